@@ -1,0 +1,8 @@
+"""replaytest: keep durable-workflow orchestration code replay-safe.
+
+Two halves share this package: ``replaytest.lint`` (a static determinism analyzer) and
+``replaytest.replay`` (re-running current code against recorded histories). ``replaytest.cli`` and
+``replaytest.pytest_plugin`` are the faces users touch.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,246 @@
+"""Project configuration: the ``[tool.replaytest]`` table of the nearest ``pyproject.toml``.
+
+Everything is validated here, once per process, so the rest of the program receives typed values and a
+bad key fails early with the file and the key named (``ConfigError``).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CATEGORIES: tuple[str, ...] = (
+    "clock",
+    "random",
+    "uuid",
+    "idempotency-key",
+    "model-call",
+    "iteration-order",
+    "environment",
+    "network",
+    "filesystem",
+    "concurrency",
+    "sleep",
+    "global-state",
+    "syntax",
+)
+
+PROMPT_POLICIES: tuple[str, ...] = ("fail", "warn", "ignore")
+
+
+class ConfigError(Exception):
+    """A configuration value is missing, misspelt or of the wrong type; the message names file and key."""
+
+    def __init__(self, path: Path | None, key: str, problem: str) -> None:
+        self.path = path
+        self.key = key
+        self.problem = problem
+        where = f"{path}: " if path is not None else ""
+        super().__init__(f"{where}[tool.replaytest] {key}: {problem}")
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """``[tool.replaytest.replay]``: where histories live and which code replays them."""
+
+    paths: tuple[str, ...] = ()
+    workflows: tuple[str, ...] = ()
+    # What a prompt version that differs from the recorded one means, per history status.
+    prompts_running: str = "fail"
+    prompts_completed: str = "warn"
+    strict_args: bool = False
+
+
+@dataclass(frozen=True)
+class RedactSettings:
+    """``[tool.replaytest.redact]``: what ``replaytest redact`` and importers scrub from payloads."""
+
+    key_names: tuple[str, ...] = ()
+    json_paths: tuple[str, ...] = ()
+    replacement: str = "[redacted]"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The validated ``[tool.replaytest]`` table. ``path`` is the pyproject.toml it came from, if any."""
+
+    path: Path | None = None
+    root: Path = field(default_factory=Path.cwd)
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    frameworks: tuple[str, ...] = ()  # empty means every installed profile is on
+    orchestration_decorators: tuple[str, ...] = ()
+    step_decorators: tuple[str, ...] = ()
+    idempotency_key_names: tuple[str, ...] = ()
+    model_calls: tuple[str, ...] = ()
+    cache_dir: str = ".replaytest_cache"
+    replay: ReplaySettings = field(default_factory=ReplaySettings)
+    redact: RedactSettings = field(default_factory=RedactSettings)
+
+    def fingerprint(self) -> str:
+        """A stable text of every value that can change a lint result, for cache keys."""
+        parts = []
+        for f in fields(self):
+            if f.name in ("path", "root", "replay", "redact", "cache_dir"):
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, Mapping):
+                value = sorted((k, tuple(v)) for k, v in value.items())
+            parts.append(f"{f.name}={value!r}")
+        return ";".join(parts)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.replaytest]`` table,
+    else the nearest one at all (so ``root`` still means the project), else None."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    nearest: Path | None = None
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            if nearest is None:
+                nearest = candidate
+            try:
+                if b"[tool.replaytest" in candidate.read_bytes():
+                    return candidate
+            except OSError:
+                continue
+    return nearest
+
+
+def load_config(start: Path | None = None, explicit: Path | None = None) -> Config:
+    """Read and validate configuration; ``explicit`` (``--config``) wins over discovery from ``start``."""
+    path = explicit if explicit is not None else find_pyproject(start or Path.cwd())
+    if path is None:
+        return Config(root=(start or Path.cwd()).resolve())
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(path, "(file)", f"cannot be read: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(path, "(file)", f"is not valid TOML: {error}") from None
+    table = document.get("tool", {}).get("replaytest", {})
+    return config_from_table(table, path)
+
+
+_LIST_KEYS = {
+    "select": "select",
+    "ignore": "ignore",
+    "exclude": "exclude",
+    "frameworks": "frameworks",
+    "orchestration-decorators": "orchestration_decorators",
+    "step-decorators": "step_decorators",
+    "idempotency-key-names": "idempotency_key_names",
+    "model-calls": "model_calls",
+}
+
+
+def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Config:
+    """Validate a ``[tool.replaytest]`` table (already parsed) into a Config."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(path, "(table)", "must be a table")
+    values: dict[str, Any] = {"path": path, "root": path.parent.resolve() if path else Path.cwd().resolve()}
+    known = set(_LIST_KEYS) | {"per-file-ignores", "cache-dir", "replay", "redact"}
+    for key, value in table.items():
+        if key not in known:
+            raise ConfigError(path, key, f"unknown key; expected one of {', '.join(sorted(known))}")
+        if key in _LIST_KEYS:
+            values[_LIST_KEYS[key]] = _string_list(path, key, value)
+        elif key == "per-file-ignores":
+            if not isinstance(value, Mapping):
+                raise ConfigError(path, key, "must be a table of glob = [codes or categories]")
+            values["per_file_ignores"] = {
+                str(glob): _string_list(path, f"{key}.{glob}", codes) for glob, codes in value.items()
+            }
+        elif key == "cache-dir":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(path, key, "must be a non-empty string")
+            values["cache_dir"] = value
+        elif key == "replay":
+            values["replay"] = _replay_settings(path, value)
+        elif key == "redact":
+            values["redact"] = _redact_settings(path, value)
+    for key in ("select", "ignore"):
+        for entry in values.get(key, ()):
+            if not _is_code_or_category(entry):
+                raise ConfigError(path, key.replace("_", "-"), f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
+    for glob, entries in values.get("per_file_ignores", {}).items():
+        for entry in entries:
+            if not _is_code_or_category(entry):
+                raise ConfigError(path, f"per-file-ignores.{glob}", f"{entry!r} is neither a rule code nor a category")
+    for key in ("orchestration_decorators", "step_decorators", "model_calls"):
+        for entry in values.get(key, ()):
+            if not all(part.isidentifier() for part in entry.split(".")):
+                raise ConfigError(path, key.replace("_", "-"), f"{entry!r} is not a dotted qualified name")
+    return Config(**values)
+
+
+def _is_code_or_category(entry: str) -> bool:
+    if entry in CATEGORIES or entry == "ALL":
+        return True
+    # Rule codes of third-party rules may use another prefix; any LETTERS+DIGITS prefix is a selector.
+    letters = entry.rstrip("0123456789")
+    return bool(letters) and letters.isalpha() and letters.isupper()
+
+
+def _string_list(path: Path | None, key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise ConfigError(path, key, f"must be a list of strings, e.g. [{value!r}]")
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(path, key, "must be a list of strings")
+    return tuple(value)
+
+
+def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
+    if not isinstance(table, Mapping):
+        raise ConfigError(path, "replay", "must be a table")
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        full = f"replay.{key}"
+        if key in ("paths", "workflows"):
+            values[key] = _string_list(path, full, value)
+        elif key in ("prompts-running", "prompts-completed"):
+            if value not in PROMPT_POLICIES:
+                raise ConfigError(path, full, f"must be one of {', '.join(PROMPT_POLICIES)}")
+            values[key.replace("-", "_")] = value
+        elif key == "strict-args":
+            if not isinstance(value, bool):
+                raise ConfigError(path, full, "must be true or false")
+            values["strict_args"] = value
+        else:
+            raise ConfigError(
+                path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, strict-args"
+            )
+    for key in values.get("workflows", ()):
+        if ":" not in key:
+            raise ConfigError(path, "replay.workflows", f"{key!r} must be module:attribute")
+    return ReplaySettings(**values)
+
+
+def _redact_settings(path: Path | None, table: Any) -> RedactSettings:
+    if not isinstance(table, Mapping):
+        raise ConfigError(path, "redact", "must be a table")
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        full = f"redact.{key}"
+        if key in ("key-names", "json-paths"):
+            values[key.replace("-", "_")] = _string_list(path, full, value)
+        elif key == "replacement":
+            if not isinstance(value, str):
+                raise ConfigError(path, full, "must be a string")
+            values["replacement"] = value
+        else:
+            raise ConfigError(path, full, "unknown key; expected one of key-names, json-paths, replacement")
+    return RedactSettings(**values)

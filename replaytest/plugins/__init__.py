@@ -1,0 +1,72 @@
+"""Framework plugins: the one object per framework that tells replaytest what it must know about it.
+
+``FrameworkPlugin`` bundles a lint profile (how orchestration code and steps are marked, which calls are
+the framework's safe replacements), and optionally a history replayer and an import command. Built-in
+plugins live in this package, one module each, exposing ``PLUGIN``; third-party ones register the same
+kind of object under the entry-point group ``replaytest.plugins``. The faces load them with
+``load_plugins`` and hand profiles to the linter and replayers to the replay side, so neither of those
+imports a framework module.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    import click
+
+    from replaytest.lint.profile import FrameworkProfile
+    from replaytest.replay.adapter import HistoryReplayer
+
+BUILTIN_MODULES: tuple[str, ...] = ("temporal", "dbos", "langgraph", "restate", "azure_durable", "journal")
+ENTRY_POINT_GROUP = "replaytest.plugins"
+
+
+class PluginError(Exception):
+    """A plugin could not be loaded or is not a FrameworkPlugin."""
+
+
+@dataclass(frozen=True)
+class FrameworkPlugin:
+    name: str
+    profile: FrameworkProfile | None = None
+    replayer: HistoryReplayer | None = None
+    # ``replaytest import <name> …``: a click command that fetches histories from the engine.
+    import_command: click.Command | None = None
+
+
+def builtin_plugins() -> list[FrameworkPlugin]:
+    plugins = []
+    for module_name in BUILTIN_MODULES:
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        plugins.append(_checked(module.PLUGIN, f"{__name__}.{module_name}"))
+    return plugins
+
+
+def load_plugins(enabled: Sequence[str] = ()) -> list[FrameworkPlugin]:
+    """Built-in plus third-party plugins, in a stable order; ``enabled`` (config ``frameworks``) filters
+    by name when non-empty. An unknown name in ``enabled`` is a PluginError naming the known ones."""
+    plugins = builtin_plugins()
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            plugins.append(_checked(entry.load(), f"entry point {entry.name} = {entry.value}"))
+        except PluginError:
+            raise
+        except Exception as error:  # a broken third-party plugin must say which one it was
+            raise PluginError(f"plugin entry point {entry.name} = {entry.value} failed to load: {error}") from error
+    if not enabled:
+        return plugins
+    known = {plugin.name for plugin in plugins}
+    unknown = [name for name in enabled if name not in known]
+    if unknown:
+        raise PluginError(f"unknown framework(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return [plugin for plugin in plugins if plugin.name in enabled]
+
+
+def _checked(candidate: object, origin: str) -> FrameworkPlugin:
+    if not isinstance(candidate, FrameworkPlugin):
+        raise PluginError(f"{origin} is {type(candidate).__name__}, not a replaytest FrameworkPlugin")
+    return candidate

@@ -1,0 +1,50 @@
+"""The interface a framework implements to replay its histories: ``HistoryReplayer``.
+
+A replayer recognises its history files by content (``sniff`` on the first bytes, cheap enough for
+collecting thousands of files), and replays one file against the current code. The current code is a
+``WorkflowSet``: the objects named by ``replay_workflows`` / ``[tool.replaytest.replay] workflows`` and
+returned by the ``pytest_replaytest_workflows`` hook; each replayer picks the objects it understands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+
+from replaytest.replay.divergence import ReplayResult
+
+PromptPolicy = Literal["fail", "warn", "ignore"]
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """How strict a replay is. Prompt policy is per history status: a running or parked task would resume
+    under the new prompt (fail by default); a completed one only documents the change (warn)."""
+
+    prompts_running: PromptPolicy = "fail"
+    prompts_completed: PromptPolicy = "warn"
+    strict_args: bool = False
+    details: bool = False
+
+    def prompt_policy(self, status: str) -> PromptPolicy:
+        return self.prompts_running if status in ("running", "parked") else self.prompts_completed
+
+
+@dataclass(frozen=True)
+class WorkflowSet:
+    """The current code to replay against: any objects (functions, classes, configuration objects)."""
+
+    objects: Sequence[Any] = field(default_factory=tuple)
+    origins: Sequence[str] = field(default_factory=tuple)  # the module:attr each object came from
+
+
+@runtime_checkable
+class HistoryReplayer(Protocol):
+    engine: str
+
+    def sniff(self, head: bytes) -> bool:
+        """True if a file starting with ``head`` (up to 64 KiB) is a history this replayer handles."""
+
+    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        """Replay one history file; never raises for a divergence or a stale type (see ReplayResult)."""

@@ -1,0 +1,102 @@
+"""The outcome of one replay: ``Divergence`` (what differed, where) and ``ReplayResult`` (per history).
+
+These types are the contract between every framework replayer (journal, DBOS, Temporal, third-party)
+and the faces (pytest plugin, ``replaytest replay``). Rendering lives in ``replaytest.replay.report``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+DIVERGENCE_KINDS: tuple[str, ...] = (
+    "command-mismatch",  # a different kind or name at a position
+    "args-mismatch",  # same command, different arguments digest
+    "extra-command",  # code issues a command the completed history lacks
+    "missing-command",  # code finished before the history did
+    "result-mismatch",  # the run ends with another result or failure than recorded
+    "prompt-drift",  # a model step's prompt version differs from the recorded one
+    "patch-mismatch",  # a patch marker the code no longer issues, or issues where history has none
+    "nondeterministic-call",  # a runtime guard caught a clock/random/uuid/network call
+)
+
+ResultStatus = Literal["passed", "diverged", "stale", "error"]
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class CommandView:
+    """One command, as recorded in a history or as issued by the code, in engine-neutral terms.
+
+    ``kind`` is the neutral kind (step, model, timer, signal, marker, child-workflow, …) and
+    ``detail`` carries what the engine adds (Temporal event id and type, patch id, activity type).
+    """
+
+    kind: str
+    name: str
+    position: int | None = None
+    args_digest: str | None = None
+    prompt_version: str | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        text = f"{self.kind} {self.name!r}" if self.name else self.kind
+        if self.prompt_version:
+            text += f" prompt {self.prompt_version}"
+        if self.args_digest:
+            text += f" args {self.args_digest[:19]}"
+        return text
+
+
+@dataclass(frozen=True)
+class SourcePosition:
+    """Where in the current code a command was issued (or a guard tripped)."""
+
+    path: str
+    line: int
+    function: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}"
+        return f"{where} in {self.function}" if self.function else where
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first place where the current code and the recorded history part."""
+
+    kind: str
+    position: int | None
+    message: str
+    recorded: CommandView | None = None
+    issued: CommandView | None = None
+    recorded_context: tuple[CommandView, ...] = ()
+    issued_context: tuple[CommandView, ...] = ()
+    source: SourcePosition | None = None
+    severity: Severity = "error"
+
+    def __post_init__(self) -> None:
+        if self.kind not in DIVERGENCE_KINDS:
+            raise ValueError(f"unknown divergence kind {self.kind!r}; expected one of {', '.join(DIVERGENCE_KINDS)}")
+
+
+@dataclass
+class ReplayResult:
+    """What replaying one history file produced.
+
+    ``status``: ``passed`` (no divergence; ``warnings`` may still hold prompt drift), ``diverged``
+    (``divergence`` set), ``stale`` (no current code for the workflow type; ``error`` says which),
+    ``error`` (the replay itself could not run; ``error`` holds the reason).
+    """
+
+    history_path: Path
+    engine: str
+    workflow_type: str
+    workflow_id: str | None = None
+    status: ResultStatus = "passed"
+    divergence: Divergence | None = None
+    warnings: list[Divergence] = field(default_factory=list)
+    error: str | None = None
+    duration_s: float = 0.0
+    events: int = 0
