@@ -1,0 +1,1 @@
+"""pytest plugin: collects recorded histories as test items and replays them against the current code."""
