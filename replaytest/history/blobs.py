@@ -1,0 +1,83 @@
+"""Content-addressed storage for large results: ``<history dir>/blobs/sha256/<hex>``.
+
+A result whose compact JSON exceeds ``BLOB_THRESHOLD`` bytes is written once under its SHA-256 and the
+event records ``result_ref: "sha256:<hex>"``. Histories in one directory share the store, so a result
+recorded by many runs is kept once. Reading verifies the hash; a mismatch or a missing blob is a
+``HistoryError`` naming the history file and the event's JSON path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from replaytest.history.errors import HistoryError
+
+BLOB_THRESHOLD = 64 * 1024
+REF_PREFIX = "sha256:"
+
+
+def blob_bytes(value: Any) -> bytes:
+    """The stored form of a result: compact UTF-8 JSON, key order as recorded (it is what the code saw)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def ref_of(data: bytes) -> str:
+    return REF_PREFIX + hashlib.sha256(data).hexdigest()
+
+
+class BlobStore:
+    """The ``blobs`` directory beside a history file."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    @classmethod
+    def beside(cls, history_path: Path) -> BlobStore:
+        return cls(Path(history_path).parent / "blobs")
+
+    def path_of(self, ref: str) -> Path:
+        return self.root / "sha256" / ref[len(REF_PREFIX) :]
+
+    def write_bytes(self, data: bytes) -> str:
+        """Store ``data`` (atomically: temp file then rename) and return its ``sha256:`` ref."""
+        ref = ref_of(data)
+        target = self.path_of(ref)
+        if target.is_file():
+            return ref
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+        return ref
+
+    def write_json(self, value: Any) -> str:
+        return self.write_bytes(blob_bytes(value))
+
+    def read_bytes(self, ref: str, source: Path | None, json_path: str) -> bytes:
+        """The blob's bytes after checking they hash to ``ref``."""
+        where = self.path_of(ref)
+        try:
+            data = where.read_bytes()
+        except OSError as error:
+            raise HistoryError(source, json_path, f"blob {ref} cannot be read from {where}: {error.strerror or error}") from None
+        actual = ref_of(data)
+        if actual != ref:
+            raise HistoryError(source, json_path, f"blob {where} does not match its hash: content is {actual}, expected {ref}")
+        return data
+
+    def read_json(self, ref: str, source: Path | None, json_path: str) -> Any:
+        data = self.read_bytes(ref, source, json_path)
+        try:
+            return json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as error:
+            raise HistoryError(source, json_path, f"blob {ref} is not UTF-8 JSON: {error}") from None

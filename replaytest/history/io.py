@@ -1,0 +1,442 @@
+"""Reading, validating and writing history files: ``load_history``, ``save_history``,
+``history_from_dict``, ``history_to_dict``.
+
+The validator is written by hand against ``schema.json`` (shipped beside this module, for editors and
+other tools) so loading needs no third-party package and every error names the file and the JSON path
+of the problem (``HistoryError``). Nothing here pickles or evaluates anything: a history is data.
+
+Writing is deterministic: the fixed key order of the contract for known fields, recorded payloads in
+their recorded key order (it is the order the code saw), unknown event fields sorted, two-space
+indentation, UTF-8 without escapes, a final newline. Results larger than ``BLOB_THRESHOLD`` go to the
+blob store beside the file and are referenced by hash.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from replaytest.history.blobs import BLOB_THRESHOLD, BlobStore, blob_bytes
+from replaytest.history.errors import HistoryError
+from replaytest.history.model import (
+    EVENT_KINDS,
+    FORMAT,
+    FORMAT_VERSION,
+    STATUSES,
+    ErrorInfo,
+    Event,
+    History,
+    PromptRef,
+    WorkflowInfo,
+)
+
+MAX_DEPTH = 400
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
+_TOP_KEYS = (
+    "format",
+    "format_version",
+    "workflow",
+    "code_version",
+    "prompt_versions",
+    "status",
+    "input",
+    "events",
+    "result",
+    "error",
+)
+_EVENT_KEYS = (
+    "seq",
+    "kind",
+    "name",
+    "args_digest",
+    "prompt",
+    "idempotency_key",
+    "result",
+    "result_ref",
+    "error",
+    "duration_s",
+    "patch_id",
+)
+_WORKFLOW_KEYS = ("type", "id", "run_id", "engine")
+
+
+def load_history(path: Path | str) -> History:
+    """Read and validate one history file; blobs resolve from ``<its directory>/blobs``.
+
+    Every ``result_ref`` is checked against its blob's hash here, so a tampered or truncated blob store
+    fails at load time, not halfway through a replay.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise HistoryError(path, None, f"cannot be read: {error.strerror or error}") from None
+    data = parse_json(raw, path)
+    blobs = BlobStore.beside(path)
+    history = history_from_dict(data, path, blobs)
+    for index, event in enumerate(history.events):
+        if event.result_ref is not None:
+            blobs.read_json(event.result_ref, path, f"$.events[{index}].result_ref")
+    return history
+
+
+def parse_json(raw: bytes, path: Path | str | None) -> Any:
+    """Strict JSON (no NaN/Infinity, UTF-8); errors give line and column."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise HistoryError(path, None, f"is not UTF-8 (byte {error.start}): {error.reason}") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise HistoryError(path, None, f"line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}") from None
+    except _ConstantError as error:
+        raise HistoryError(path, None, f"invalid JSON: {error.args[0]} is not a JSON value") from None
+    except RecursionError:
+        raise HistoryError(path, None, "invalid JSON: nested too deeply") from None
+
+
+class _ConstantError(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _ConstantError(name)
+
+
+def history_from_dict(data: Any, source: Path | str | None = None, blobs: BlobStore | None = None) -> History:
+    """Validate parsed JSON and build a History. ``source`` is named in errors; ``blobs`` resolves refs
+    (by default the store beside ``source``, when there is one)."""
+    src = Path(source) if source is not None else None
+    if blobs is None and src is not None:
+        blobs = BlobStore.beside(src)
+    v = _Validator(src)
+    if not isinstance(data, dict):
+        v.fail("$", f"expected an object, got {_type_name(data)}; not a replaytest history")
+    fmt = data.get("format")
+    if fmt != FORMAT:
+        shown = "missing" if "format" not in data else json.dumps(fmt, ensure_ascii=False)[:80]
+        v.fail("$.format", f"not a replaytest history: format is {shown}, expected {FORMAT!r}")
+    version = data.get("format_version")
+    if not _is_int(version):
+        v.fail("$.format_version", f"expected an integer, got {_type_name(version)}")
+    if version > FORMAT_VERSION:
+        v.fail(
+            "$.format_version",
+            f"format_version {version} was written by a newer replaytest (this one reads up to "
+            f"{FORMAT_VERSION}); upgrade replaytest",
+        )
+    if version < 1:
+        v.fail("$.format_version", f"expected 1, got {version}")
+    for key in data:
+        if key not in _TOP_KEYS:
+            v.fail(_join("$", key), f"unknown key; expected one of {', '.join(_TOP_KEYS)}")
+    for key in ("workflow", "status", "events"):
+        if key not in data:
+            v.fail("$", f"missing required key {key!r}")
+
+    workflow = v.workflow(data["workflow"])
+    status = data["status"]
+    if status not in STATUSES:
+        v.fail("$.status", f"expected one of {', '.join(STATUSES)}, got {_short(status)}")
+    code_version = v.optional_str(data.get("code_version"), "$.code_version")
+    prompt_versions = v.string_map(data.get("prompt_versions", {}), "$.prompt_versions")
+    v.json_value(data.get("input"), "$.input")
+    v.json_value(data.get("result"), "$.result")
+    error = v.error(data.get("error"), "$.error")
+    events_raw = data["events"]
+    if not isinstance(events_raw, list):
+        v.fail("$.events", f"expected an array, got {_type_name(events_raw)}")
+    events = tuple(v.event(item, index) for index, item in enumerate(events_raw))
+    return History(
+        workflow=workflow,
+        status=status,
+        events=events,
+        input=data.get("input"),
+        result=data.get("result"),
+        error=error,
+        code_version=code_version,
+        prompt_versions=prompt_versions,
+        format=FORMAT,
+        format_version=version,
+        source=src,
+        blobs=blobs,
+    )
+
+
+class _Validator:
+    def __init__(self, source: Path | None) -> None:
+        self.source = source
+
+    def fail(self, json_path: str, message: str) -> Any:
+        raise HistoryError(self.source, json_path, message)
+
+    def object(self, value: Any, path: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(path, f"expected an object, got {_type_name(value)}")
+        return value
+
+    def string(self, value: Any, path: str, *, nonempty: bool = False) -> str:
+        if not isinstance(value, str):
+            self.fail(path, f"expected a string, got {_type_name(value)}")
+        if nonempty and not value:
+            self.fail(path, "expected a non-empty string")
+        return value
+
+    def optional_str(self, value: Any, path: str) -> str | None:
+        return None if value is None else self.string(value, path)
+
+    def digest(self, value: Any, path: str) -> str | None:
+        if value is None:
+            return None
+        self.string(value, path)
+        if not _SHA256.fullmatch(value):
+            self.fail(path, f"expected 'sha256:' and 64 lowercase hex digits, got {_short(value)}")
+        return value
+
+    def keys(self, obj: Mapping[str, Any], path: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
+        for key in required:
+            if key not in obj:
+                self.fail(path, f"missing required key {key!r}")
+        for key in obj:
+            if key not in allowed:
+                self.fail(_join(path, key), f"unknown key; expected one of {', '.join(allowed)}")
+
+    def workflow(self, value: Any) -> WorkflowInfo:
+        obj = self.object(value, "$.workflow")
+        self.keys(obj, "$.workflow", _WORKFLOW_KEYS, ("type", "id"))
+        return WorkflowInfo(
+            type=self.string(obj["type"], "$.workflow.type", nonempty=True),
+            id=self.string(obj["id"], "$.workflow.id"),
+            run_id=self.optional_str(obj.get("run_id"), "$.workflow.run_id"),
+            engine=self.string(obj.get("engine", "journal"), "$.workflow.engine", nonempty=True),
+        )
+
+    def string_map(self, value: Any, path: str) -> dict[str, str]:
+        obj = self.object(value, path)
+        for key, item in obj.items():
+            self.string(item, _join(path, key))
+        return dict(obj)
+
+    def error(self, value: Any, path: str) -> ErrorInfo | None:
+        if value is None:
+            return None
+        obj = self.object(value, path)
+        self.keys(obj, path, ("type", "message"), ("type", "message"))
+        return ErrorInfo(type=self.string(obj["type"], f"{path}.type", nonempty=True), message=self.string(obj["message"], f"{path}.message"))
+
+    def json_value(self, value: Any, path: str, depth: int = 0) -> None:
+        """Values that come from a dict (not a file) may hold anything; only JSON can be saved."""
+        if depth > MAX_DEPTH:
+            self.fail(path, f"nested deeper than {MAX_DEPTH} levels")
+        if value is None or isinstance(value, (bool, int, str)):
+            return
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                self.fail(path, f"{value} is not a JSON number")
+            return
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                self.json_value(item, f"{path}[{index}]", depth + 1)
+            return
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    self.fail(path, f"object key {key!r} is not a string")
+                self.json_value(item, _join(path, key), depth + 1)
+            return
+        self.fail(path, f"expected a JSON value, got Python {type(value).__name__}")
+
+    def event(self, value: Any, index: int) -> Event:
+        path = f"$.events[{index}]"
+        obj = self.object(value, path)
+        for key in ("seq", "kind", "name"):
+            if key not in obj:
+                self.fail(path, f"missing required key {key!r}")
+        seq = obj["seq"]
+        if not _is_int(seq):
+            self.fail(f"{path}.seq", f"expected an integer, got {_type_name(seq)}")
+        if seq != index + 1:
+            self.fail(f"{path}.seq", f"expected {index + 1} (events are numbered 1, 2, 3, … in order), got {seq}")
+        kind = obj["kind"]
+        if kind not in EVENT_KINDS:
+            self.fail(f"{path}.kind", f"expected one of {', '.join(EVENT_KINDS)}, got {_short(kind)}")
+        name = self.string(obj["name"], f"{path}.name")
+        prompt = None
+        if obj.get("prompt") is not None:
+            prompt_obj = self.object(obj["prompt"], f"{path}.prompt")
+            self.keys(prompt_obj, f"{path}.prompt", ("name", "version"), ("name", "version"))
+            prompt = PromptRef(
+                name=self.string(prompt_obj["name"], f"{path}.prompt.name", nonempty=True),
+                version=self.string(prompt_obj["version"], f"{path}.prompt.version", nonempty=True),
+            )
+        result_ref = self.digest(obj.get("result_ref"), f"{path}.result_ref")
+        if result_ref is not None and obj.get("result") is not None:
+            self.fail(f"{path}.result", "an event has either result or result_ref, not both")
+        self.json_value(obj.get("result"), f"{path}.result")
+        duration = obj.get("duration_s")
+        if duration is not None and (not isinstance(duration, (int, float)) or isinstance(duration, bool) or not math.isfinite(duration) or duration < 0):
+            self.fail(f"{path}.duration_s", f"expected a non-negative number, got {_short(duration)}")
+        patch_id = self.optional_str(obj.get("patch_id"), f"{path}.patch_id")
+        if kind == "marker" and name == "patched" and not patch_id:
+            self.fail(path, "a 'patched' marker needs a patch_id")
+        extra = {key: item for key, item in obj.items() if key not in _EVENT_KEYS}
+        for key, item in extra.items():
+            if not isinstance(key, str):
+                self.fail(path, f"object key {key!r} is not a string")
+            self.json_value(item, _join(path, key))
+        return Event(
+            seq=seq,
+            kind=kind,
+            name=name,
+            args_digest=self.digest(obj.get("args_digest"), f"{path}.args_digest"),
+            prompt=prompt,
+            idempotency_key=self.optional_str(obj.get("idempotency_key"), f"{path}.idempotency_key"),
+            result=obj.get("result"),
+            result_ref=result_ref,
+            error=self.error(obj.get("error"), f"{path}.error"),
+            duration_s=duration,
+            patch_id=patch_id,
+            extra=dict(sorted(extra.items())),
+        )
+
+
+def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[str, Any]:
+    """The JSON form, keys in contract order. With ``blobs``, results over ``BLOB_THRESHOLD`` are
+    written there and referenced; refs already present are copied from the history's own store."""
+    out: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "workflow": _workflow_dict(history.workflow),
+    }
+    if history.code_version is not None:
+        out["code_version"] = history.code_version
+    out["prompt_versions"] = dict(sorted(history.prompt_versions.items()))
+    out["status"] = history.status
+    out["input"] = history.input
+    out["events"] = [_event_dict(history, event, blobs) for event in history.events]
+    if history.result is not None:
+        out["result"] = history.result
+    if history.error is not None:
+        out["error"] = _error_dict(history.error)
+    return out
+
+
+def dumps_history(history: History, blobs: BlobStore | None = None) -> str:
+    """The exact text ``save_history`` writes (blobs, if given, are written as a side effect)."""
+    data = history_to_dict(history, blobs)
+    # Validate what we are about to write: a History built in code may hold non-JSON values.
+    history_from_dict(data, history.source, history.blobs)
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def save_history(history: History, path: Path | str) -> History:
+    """Write ``history`` to ``path`` (atomically) with large results in ``<dir>/blobs``; returns the
+    history as it now resolves from that file (same data, ``source`` and ``blobs`` updated)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    store = BlobStore.beside(path)
+    text = dumps_history(history, store)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return history_from_dict(json.loads(text), path, store)
+
+
+def _workflow_dict(workflow: WorkflowInfo) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": workflow.type, "id": workflow.id}
+    if workflow.run_id is not None:
+        out["run_id"] = workflow.run_id
+    out["engine"] = workflow.engine
+    return out
+
+
+def _error_dict(error: ErrorInfo) -> dict[str, str]:
+    return {"type": error.type, "message": error.message}
+
+
+def _event_dict(history: History, event: Event, blobs: BlobStore | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"seq": event.seq, "kind": event.kind, "name": event.name}
+    if event.args_digest is not None:
+        out["args_digest"] = event.args_digest
+    if event.prompt is not None:
+        out["prompt"] = {"name": event.prompt.name, "version": event.prompt.version}
+    if event.idempotency_key is not None:
+        out["idempotency_key"] = event.idempotency_key
+    json_path = f"$.events[{event.seq - 1}]"
+    if event.result_ref is not None:
+        if blobs is not None and not blobs.path_of(event.result_ref).is_file():
+            # Saving elsewhere: bring the blob along (verified on the way).
+            if history.blobs is None:
+                raise HistoryError(history.source, f"{json_path}.result_ref", f"blob {event.result_ref} is not available to copy")
+            blobs.write_bytes(history.blobs.read_bytes(event.result_ref, history.source, f"{json_path}.result_ref"))
+        out["result_ref"] = event.result_ref
+    elif event.result is not None:
+        try:
+            data = blob_bytes(event.result) if blobs is not None else b""
+        except (TypeError, ValueError) as error:
+            raise HistoryError(history.source, f"{json_path}.result", f"not JSON-serialisable: {error}") from None
+        if blobs is not None and len(data) > BLOB_THRESHOLD:
+            out["result_ref"] = blobs.write_bytes(data)
+        else:
+            out["result"] = event.result
+    if event.error is not None:
+        out["error"] = _error_dict(event.error)
+    if event.duration_s is not None:
+        out["duration_s"] = event.duration_s
+    if event.patch_id is not None:
+        out["patch_id"] = event.patch_id
+    for key in sorted(event.extra):
+        if key in out or key in _EVENT_KEYS:
+            raise HistoryError(history.source, _join(json_path, key), "extra field shadows a known field")
+        out[key] = event.extra[key]
+    return out
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _plain(key: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key))
+
+
+def _join(path: str, key: Any) -> str:
+    key = str(key)
+    return f"{path}.{key}" if _plain(key) else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return f"Python {type(value).__name__}"
+
+
+def _short(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = _type_name(value)
+    return text if len(text) <= 60 else text[:57] + "…"

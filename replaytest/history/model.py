@@ -1,0 +1,116 @@
+"""The neutral history model (format ``replaytest-history``, version 1): ``History``, ``Event`` and parts.
+
+These are plain frozen dataclasses holding JSON values; reading, validating and writing files lives in
+``replaytest.history.io``, large results by reference in ``replaytest.history.blobs``. A result stored
+by reference (``result_ref``) is read with ``History.event_result(event)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from replaytest.history.blobs import BlobStore
+
+FORMAT = "replaytest-history"
+FORMAT_VERSION = 1
+
+STATUSES: tuple[str, ...] = ("completed", "failed", "running", "parked")
+
+EVENT_KINDS: tuple[str, ...] = (
+    "step",  # an effectful call whose result is recorded
+    "model",  # a model (LLM) call; records the prompt name and version
+    "timer",  # a durable sleep; ``duration_s`` is the requested duration
+    "signal",  # an external signal received; ``result`` is its payload
+    "marker",  # a code-version marker, e.g. name "patched" with ``patch_id``
+    "side-effect",  # a recorded nondeterministic value: name "now", "random" or "uuid"
+    "child-workflow",  # a child run started by this one
+    "continue-as-new",  # the run ended by starting a fresh run with new input
+)
+
+
+@dataclass(frozen=True)
+class WorkflowInfo:
+    """Which workflow the history belongs to. ``type`` is the name current code is looked up by."""
+
+    type: str
+    id: str
+    run_id: str | None = None
+    engine: str = "journal"
+
+
+@dataclass(frozen=True)
+class PromptRef:
+    """The prompt a model event was issued with; ``version`` is ``sha256:`` of the template text."""
+
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """A recorded failure: the exception type's name and its message."""
+
+    type: str
+    message: str
+
+    @classmethod
+    def from_exception(cls, error: BaseException) -> ErrorInfo:
+        return cls(type=type(error).__name__, message=str(error))
+
+
+@dataclass(frozen=True)
+class Event:
+    """One recorded command and its outcome.
+
+    ``result`` holds the JSON result inline; a large result is stored by content hash instead and
+    ``result_ref`` (``sha256:…``) names it — never both. ``None`` in ``result`` means a JSON null or no
+    result (a timer, a failed step); the file omits the key in both cases. ``extra`` keeps fields this
+    version does not know, so an importer's additions survive a load/save round trip.
+    """
+
+    seq: int
+    kind: str
+    name: str
+    args_digest: str | None = None
+    prompt: PromptRef | None = None
+    idempotency_key: str | None = None
+    result: Any = None
+    result_ref: str | None = None
+    error: ErrorInfo | None = None
+    duration_s: float | None = None
+    patch_id: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class History:
+    """One workflow run as recorded. ``blobs`` is where ``result_ref`` values resolve (set by the loader
+    and by ``save_history``); it is not part of the recorded data and takes no part in equality."""
+
+    workflow: WorkflowInfo
+    status: str
+    events: tuple[Event, ...] = ()
+    input: Any = None
+    result: Any = None
+    error: ErrorInfo | None = None
+    code_version: str | None = None
+    prompt_versions: Mapping[str, str] = field(default_factory=dict)
+    format: str = FORMAT
+    format_version: int = FORMAT_VERSION
+    source: Path | None = field(default=None, compare=False, repr=False)
+    blobs: BlobStore | None = field(default=None, compare=False, repr=False)
+
+    def event_result(self, event: Event) -> Any:
+        """The event's result, read from the blob store when it is stored by reference."""
+        if event.result_ref is None:
+            return event.result
+        if self.blobs is None:
+            from replaytest.history.errors import HistoryError
+
+            raise HistoryError(
+                self.source, f"$.events[{event.seq - 1}].result_ref", "result stored by reference but no blob store is known"
+            )
+        return self.blobs.read_json(event.result_ref, self.source, f"$.events[{event.seq - 1}].result_ref")
