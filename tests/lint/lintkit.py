@@ -1,0 +1,109 @@
+"""Helpers for the lint tests: run the real ``replaytest`` command line in a subprocess, build small
+throwaway projects from inline sources, and read findings out of a JSON report.
+
+The linter is exercised through ``python -m replaytest`` (the interpreter running the tests), exactly
+as a user or CI runs it, so the tests check the documented contract rather than internal names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """One finished ``replaytest`` invocation."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.stdout)
+        except json.JSONDecodeError as error:
+            raise AssertionError(
+                f"`replaytest {' '.join(self.args)}` did not print JSON ({error}); exit {self.returncode}\n"
+                f"stdout:\n{self.stdout[:2000]}\nstderr:\n{self.stderr[:2000]}"
+            ) from None
+
+    def describe(self) -> str:
+        return (
+            f"`replaytest {' '.join(self.args)}` exited {self.returncode}\n"
+            f"stdout:\n{self.stdout[:3000]}\nstderr:\n{self.stderr[:3000]}"
+        )
+
+
+def run_replaytest(
+    *args: str, cwd: Path, timeout: float = 180, env: Mapping[str, str] | None = None
+) -> CliRun:
+    environment = dict(os.environ)
+    # A stray cache or colour setting of the developer's shell must not change what the tests see.
+    environment.pop("REPLAYTEST_CACHE_DIR", None)
+    environment["NO_COLOR"] = "1"
+    if env:
+        environment.update(env)
+    completed = subprocess.run(
+        [sys.executable, "-m", "replaytest", *args],
+        cwd=cwd,
+        capture_output=True,
+        timeout=timeout,
+        env=environment,
+    )
+    return CliRun(
+        args=tuple(args),
+        returncode=completed.returncode,
+        stdout=completed.stdout.decode("utf-8", errors="replace"),
+        stderr=completed.stderr.decode("utf-8", errors="replace"),
+    )
+
+
+def write_files(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Create ``files`` (relative path -> text, dedented, or raw bytes) under ``root``; returns root."""
+    for relative, content in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def findings(report: Mapping[str, Any]) -> set[tuple[str, int, str]]:
+    """(posix path, line, category) of every diagnostic of a JSON report."""
+    return {
+        (str(d["path"]).replace("\\", "/"), int(d["line"]), str(d["category"])) for d in report["diagnostics"]
+    }
+
+
+def line_of(source: str, needle: str) -> int:
+    """1-based line of the only line of ``source`` containing ``needle``."""
+    hits = [number for number, text in enumerate(source.splitlines(), 1) if needle in text]
+    assert len(hits) == 1, f"{needle!r} occurs on lines {hits} of the test input"
+    return hits[0]
+
+
+# A Temporal workflow with exactly one direct finding: the clock read in ``run``.
+CLOCK_WORKFLOW = '''\
+"""A minimal Temporal workflow."""
+from datetime import datetime
+
+from temporalio import workflow
+
+
+@workflow.defn
+class Greeting:
+    @workflow.run
+    async def run(self, name: str) -> str:
+        return f"{name} at {datetime.now()}"
+'''
+CLOCK_WORKFLOW_LINE = line_of(CLOCK_WORKFLOW, "datetime.now()")
