@@ -1,0 +1,226 @@
+"""State across runs: ``--baseline`` (only new findings are reported), the summary cache (warm runs
+give the same output, edits and configuration changes are seen, ``--no-cache`` leaves nothing behind)
+and the parallel path (a many-file project gives the same result as a serial run)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, line_of, run_replaytest
+
+# How the engine is told to record a baseline and how to run it serially (agreed in the notes).
+WRITE_BASELINE = ("--write-baseline",)
+SERIAL = ("--jobs", "1")
+
+HELPER = '''\
+"""Formatting helper; its body decides whether the workflow's call site is a finding."""
+
+
+def label(name: str) -> str:
+    return name.upper()
+'''
+HELPER_WITH_CLOCK = HELPER.replace("return name.upper()", "import time\n    return f'{name}{time.time()}'")
+
+WORKFLOW = '''\
+"""A workflow calling a helper of another module."""
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from app.labels import label
+
+
+@workflow.defn
+class Labelled:
+    @workflow.run
+    async def run(self, name: str) -> str:
+        return label(name)
+'''
+CALL_SITE = ("app/wf.py", line_of(WORKFLOW, "return label(name)"), "clock")
+
+
+def _lint(project: Path, *options: str):
+    return run_replaytest("lint", "--format", "json", *options, ".", cwd=project)
+
+
+def _tree(root: Path) -> set[str]:
+    return {path.relative_to(root).as_posix() for path in root.rglob("*")}
+
+
+# --- baseline -----------------------------------------------------------------------------------
+
+
+def test_baseline_reports_only_new_findings(make_project, tmp_path: Path) -> None:
+    project = make_project({"app/wf.py": CLOCK_WORKFLOW})
+    baseline = tmp_path / "baseline.json"
+    recorded = run_replaytest("lint", "--no-cache", *WRITE_BASELINE, str(baseline), ".", cwd=project)
+    assert baseline.is_file(), recorded.describe()
+    assert "Traceback" not in recorded.stderr, recorded.describe()
+
+    known = run_replaytest("lint", "--format", "json", "--no-cache", "--baseline", str(baseline), ".", cwd=project)
+    assert known.returncode == 0, known.describe()
+    assert known.json()["diagnostics"] == []
+
+    # A new finding above the old one shifts its line: the baseline must still recognise the old one.
+    edited = CLOCK_WORKFLOW.replace(
+        "        return f\"{name} at {datetime.now()}\"",
+        "        import uuid\n        token = uuid.uuid4()\n        return f\"{name} at {datetime.now()} {token}\"",
+    )
+    (project / "app" / "wf.py").write_text(edited, encoding="utf-8")
+    run = run_replaytest("lint", "--format", "json", "--no-cache", "--baseline", str(baseline), ".", cwd=project)
+    assert run.returncode == 1, run.describe()
+    assert findings(run.json()) == {("app/wf.py", line_of(edited, "uuid.uuid4()"), "uuid")}
+
+    without = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project)
+    assert findings(without.json()) == {
+        ("app/wf.py", line_of(edited, "uuid.uuid4()"), "uuid"),
+        ("app/wf.py", line_of(edited, "datetime.now()"), "clock"),
+    }
+
+
+def test_baseline_file_that_is_not_a_baseline_is_exit_2(make_project, tmp_path: Path) -> None:
+    project = make_project({"app/wf.py": CLOCK_WORKFLOW})
+    bogus = tmp_path / "bogus.json"
+    bogus.write_text("this is not json", encoding="utf-8")
+    run = run_replaytest("lint", "--no-cache", "--baseline", str(bogus), ".", cwd=project)
+    assert run.returncode == 2, run.describe()
+    assert "bogus.json" in run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+
+
+# --- cache --------------------------------------------------------------------------------------
+
+
+def test_warm_run_gives_identical_output_and_uses_the_cache_dir(make_project) -> None:
+    project = make_project({"app/__init__.py": "", "app/labels.py": HELPER_WITH_CLOCK, "app/wf.py": WORKFLOW})
+    cold = _lint(project)
+    assert (project / ".replaytest_cache").is_dir(), "the default cache-dir is .replaytest_cache in the project root"
+    warm = _lint(project)
+    assert cold.returncode == warm.returncode == 1, cold.describe()
+    assert warm.stdout == cold.stdout
+    assert findings(warm.json()) == {CALL_SITE}
+    for output_format in ("text", "sarif", "github"):
+        first = run_replaytest("lint", "--format", output_format, "--no-cache", ".", cwd=project)
+        cached = run_replaytest("lint", "--format", output_format, ".", cwd=project)
+        assert cached.stdout == first.stdout, output_format
+
+
+def test_editing_a_helper_module_changes_the_finding_at_the_unchanged_call_site(make_project) -> None:
+    project = make_project({"app/__init__.py": "", "app/labels.py": HELPER, "app/wf.py": WORKFLOW})
+    assert findings(_lint(project).json()) == set()
+    (project / "app" / "labels.py").write_text(HELPER_WITH_CLOCK, encoding="utf-8")
+    assert findings(_lint(project).json()) == {CALL_SITE}
+    (project / "app" / "labels.py").write_text(HELPER, encoding="utf-8")
+    assert findings(_lint(project).json()) == set()
+
+
+def test_same_size_same_mtime_edit_is_seen(make_project) -> None:
+    # A cache keyed on size and modification time alone would return the stale result here.
+    project = make_project({"app/wf.py": CLOCK_WORKFLOW})
+    target = project / "app" / "wf.py"
+    assert findings(_lint(project).json()) == {("app/wf.py", CLOCK_WORKFLOW_LINE, "clock")}
+    stat = target.stat()
+    edited = CLOCK_WORKFLOW.replace("datetime.now()", "datetime.min  ")
+    assert len(edited) == len(CLOCK_WORKFLOW)
+    target.write_text(edited, encoding="utf-8")
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert findings(_lint(project).json()) == set()
+
+
+def test_configuration_change_is_seen_with_a_warm_cache(make_project) -> None:
+    project = make_project({"app/wf.py": CLOCK_WORKFLOW})
+    assert findings(_lint(project).json()) == {("app/wf.py", CLOCK_WORKFLOW_LINE, "clock")}
+    (project / "pyproject.toml").write_text('[tool.replaytest]\nignore = ["clock"]\n', encoding="utf-8")
+    assert findings(_lint(project).json()) == set()
+
+
+def test_config_declared_decorators_change_is_seen_with_a_warm_cache(make_project) -> None:
+    source = "import time\nfrom acme.durable import orchestration\n\n\n@orchestration\ndef job(ctx):\n    return time.time()\n"
+    project = make_project({"app/job.py": source})
+    assert findings(_lint(project).json()) == set()
+    (project / "pyproject.toml").write_text(
+        '[tool.replaytest]\norchestration-decorators = ["acme.durable.orchestration"]\n', encoding="utf-8"
+    )
+    assert findings(_lint(project).json()) == {("app/job.py", 7, "clock")}
+
+
+def test_no_cache_writes_nothing(make_project) -> None:
+    project = make_project({"app/__init__.py": "", "app/labels.py": HELPER_WITH_CLOCK, "app/wf.py": WORKFLOW})
+    before = _tree(project)
+    run = _lint(project, "--no-cache")
+    assert run.returncode == 1, run.describe()
+    assert _tree(project) == before
+
+
+def test_cache_dir_setting_is_used(make_project) -> None:
+    project = make_project({"app/wf.py": CLOCK_WORKFLOW}, pyproject='[tool.replaytest]\ncache-dir = "build/lint-cache"\n')
+    _lint(project)
+    assert (project / "build" / "lint-cache").is_dir()
+    assert not (project / ".replaytest_cache").exists()
+
+
+# --- parallel -----------------------------------------------------------------------------------
+
+
+def _generated_project(root: Path, modules: int = 60) -> set[tuple[str, int, str]]:
+    """Write ``modules`` files: every fifth a Temporal workflow calling helpers in two other modules,
+    the rest helpers (half of them reading the clock). Returns the findings the linter must report."""
+    expected: set[tuple[str, int, str]] = set()
+    (root / "gen").mkdir(parents=True)
+    (root / "gen" / "__init__.py").write_text("", encoding="utf-8")
+    for index in range(modules):
+        path = root / "gen" / f"mod_{index:03d}.py"
+        if index % 5 == 0:
+            first, second = (index + 1) % modules, (index + 2) % modules
+            lines = [
+                f'"""Generated workflow module {index}."""',
+                "import random",
+                "",
+                "from temporalio import workflow",
+                "",
+                "with workflow.unsafe.imports_passed_through():",
+                f"    from gen.mod_{first:03d} import helper_{first}",
+                f"    from gen.mod_{second:03d} import helper_{second}",
+                "",
+                "",
+                "@workflow.defn",
+                f"class Flow{index}:",
+                "    @workflow.run",
+                "    async def run(self, value: int) -> float:",
+                f"        a = helper_{first}(value)",
+                f"        b = helper_{second}(value)",
+                "        c = random.random()",
+                "        return a + b + c",
+            ]
+            expected.add((f"gen/mod_{index:03d}.py", 17, "random"))
+            for line, target in ((15, first), (16, second)):
+                if target % 5 != 0 and target % 2 == 1:
+                    expected.add((f"gen/mod_{index:03d}.py", line, "clock"))
+        else:
+            body = "    return value + time.time()" if index % 2 == 1 else "    return value * 2.0"
+            lines = [
+                f'"""Generated helper module {index}."""',
+                "import time",
+                "",
+                "",
+                f"def helper_{index}(value: int) -> float:",
+                body,
+                "",
+                "",
+                f"def unused_{index}() -> float:",
+                "    return time.monotonic()",
+            ]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return expected
+
+
+def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
+    project = make_project({})
+    expected = _generated_project(project)
+    parallel = _lint(project, "--no-cache")
+    assert parallel.returncode == 1, parallel.describe()
+    assert findings(parallel.json()) == expected
+    assert parallel.json()["summary"]["files"] == 61
+    serial = _lint(project, "--no-cache", *SERIAL)
+    assert serial.returncode == 1, serial.describe()
+    assert serial.stdout == parallel.stdout

@@ -1,0 +1,180 @@
+"""Choosing what is reported: configuration errors, ``select``/``ignore`` (command line and
+pyproject.toml), ``per-file-ignores``, ``exclude`` and ``# replaytest: ignore[...]`` comments."""
+
+from __future__ import annotations
+
+from lintkit import findings, line_of, run_replaytest
+
+MIXED = '''\
+"""A workflow with one clock, one random and one uuid finding."""
+import random
+import time
+import uuid
+
+from temporalio import workflow
+
+
+@workflow.defn
+class Mixed:
+    @workflow.run
+    async def run(self) -> str:
+        started = time.time()
+        roll = random.random()
+        ident = uuid.uuid4()
+        return f"{started} {roll} {ident}"
+'''
+CLOCK = ("app/wf.py", line_of(MIXED, "time.time()"), "clock")
+RANDOM = ("app/wf.py", line_of(MIXED, "random.random()"), "random")
+UUID = ("app/wf.py", line_of(MIXED, "uuid.uuid4()"), "uuid")
+
+
+def _lint(project, *options: str):
+    return run_replaytest("lint", "--format", "json", "--no-cache", *options, ".", cwd=project)
+
+
+def _config_error(run, *names: str) -> None:
+    output = run.stdout + run.stderr
+    assert run.returncode == 2, run.describe()
+    assert "Traceback" not in run.stderr, run.describe()
+    for name in names:
+        assert name in output, f"{name!r} not named in the error\n{run.describe()}"
+
+
+def test_baseline_project_reports_all_three(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED})
+    assert findings(_lint(project).json()) == {CLOCK, RANDOM, UUID}
+
+
+def test_unknown_config_key_is_exit_2_naming_key_and_file(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED}, pyproject='[tool.replaytest]\nselct = ["clock"]\n')
+    _config_error(_lint(project), "selct", "pyproject.toml")
+
+
+def test_wrongly_typed_config_value_is_exit_2(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED}, pyproject='[tool.replaytest]\nselect = "clock"\n')
+    _config_error(_lint(project), "select", "pyproject.toml")
+
+
+def test_unknown_selector_in_config_is_exit_2(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED}, pyproject='[tool.replaytest]\nignore = ["clocks"]\n')
+    _config_error(_lint(project), "clocks", "pyproject.toml")
+
+
+def test_invalid_toml_is_exit_2(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED}, pyproject="[tool.replaytest\nselect = [\n")
+    _config_error(_lint(project), "pyproject.toml")
+
+
+def test_unknown_framework_is_exit_2(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED}, pyproject='[tool.replaytest]\nframeworks = ["temporl"]\n')
+    _config_error(_lint(project), "temporl")
+
+
+def test_select_on_the_command_line(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED})
+    assert findings(_lint(project, "--select", "clock").json()) == {CLOCK}
+
+
+def test_ignore_on_the_command_line(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED})
+    assert findings(_lint(project, "--ignore", "clock").json()) == {RANDOM, UUID}
+
+
+def test_select_by_rule_code(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED})
+    report = _lint(project).json()
+    [random_rule] = {d["rule"] for d in report["diagnostics"] if d["category"] == "random"}
+    assert findings(_lint(project, "--select", random_rule).json()) == {RANDOM}
+    assert findings(_lint(project, "--ignore", random_rule).json()) == {CLOCK, UUID}
+
+
+def test_select_everything_filtered_out_exits_0(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED})
+    run = _lint(project, "--select", "network")
+    assert run.returncode == 0, run.describe()
+    assert run.json()["diagnostics"] == []
+
+
+def test_select_and_ignore_in_pyproject(make_project) -> None:
+    selected = make_project({"app/wf.py": MIXED}, pyproject='[tool.replaytest]\nselect = ["random", "uuid"]\n', name="a")
+    assert findings(_lint(selected).json()) == {RANDOM, UUID}
+    ignored = make_project({"app/wf.py": MIXED}, pyproject='[tool.replaytest]\nignore = ["uuid"]\n', name="b")
+    assert findings(_lint(ignored).json()) == {CLOCK, RANDOM}
+
+
+def test_per_file_ignores(make_project) -> None:
+    project = make_project(
+        {"app/wf.py": MIXED, "app/legacy/old.py": MIXED},
+        pyproject='[tool.replaytest.per-file-ignores]\n"app/legacy/*.py" = ["clock", "uuid"]\n',
+    )
+    legacy_random = ("app/legacy/old.py", RANDOM[1], "random")
+    assert findings(_lint(project).json()) == {CLOCK, RANDOM, UUID, legacy_random}
+
+
+def test_exclude(make_project) -> None:
+    project = make_project(
+        {"app/wf.py": MIXED, "scripts/scratch.py": MIXED}, pyproject='[tool.replaytest]\nexclude = ["scripts/*"]\n'
+    )
+    assert findings(_lint(project).json()) == {CLOCK, RANDOM, UUID}
+
+
+SUPPRESSED = '''\
+"""Suppression comments in every accepted form, and two that must not suppress."""
+import random
+import time
+import uuid
+
+from temporalio import workflow
+
+
+@workflow.defn
+class Suppressed:
+    @workflow.run
+    async def run(self) -> str:
+        a = time.time()  # replaytest: ignore[clock]
+        # replaytest: ignore[random]
+        b = random.random()
+        c = uuid.uuid4()  # replaytest: ignore
+        d = time.time()  # replaytest: ignore[random]
+        # replaytest: ignore[clock]
+
+        e = time.time()
+        f = time.monotonic()  # replaytest: ignore[uuid, clock]
+        return f"{a} {b} {c} {d} {e} {f}"
+'''
+
+
+def test_suppression_comments(make_project) -> None:
+    project = make_project({"app/wf.py": SUPPRESSED})
+    report = _lint(project).json()
+    assert findings(report) == {
+        # The wrong category does not suppress; a comment two lines up does not either.
+        ("app/wf.py", line_of(SUPPRESSED, "d = time.time()"), "clock"),
+        ("app/wf.py", line_of(SUPPRESSED, "e = time.time()"), "clock"),
+    }
+
+
+def test_suppression_by_rule_code(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED})
+    report = _lint(project).json()
+    [clock_rule] = {d["rule"] for d in report["diagnostics"] if d["category"] == "clock"}
+    suppressed = MIXED.replace("started = time.time()", f"started = time.time()  # replaytest: ignore[{clock_rule}]")
+    (project / "app" / "wf.py").write_text(suppressed, encoding="utf-8")
+    assert findings(_lint(project).json()) == {RANDOM, UUID}
+
+
+def test_suppression_of_a_transitive_finding_at_the_call_site(make_project) -> None:
+    helper = 'import os\n\n\ndef region() -> str:\n    return os.environ["REGION"]\n'
+    workflow_source = (
+        "from temporalio import workflow\n\n"
+        "with workflow.unsafe.imports_passed_through():\n"
+        "    from app.env import region\n\n\n"
+        "@workflow.defn\n"
+        "class Regional:\n"
+        "    @workflow.run\n"
+        "    async def run(self) -> str:\n"
+        "        first = region()  # replaytest: ignore[environment]\n"
+        "        return first + region()\n"
+    )
+    project = make_project({"app/__init__.py": "", "app/env.py": helper, "app/wf.py": workflow_source})
+    assert findings(_lint(project).json()) == {("app/wf.py", 12, "environment")}
