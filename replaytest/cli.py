@@ -32,6 +32,110 @@ def cli() -> None:
 
 
 @cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--workflows", "-w", "workflow_specs", multiple=True, metavar="MODULE:ATTR",
+              help="Current code to replay against (repeatable); default [tool.replaytest.replay] workflows.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--prompts", type=click.Choice(["fail", "warn", "ignore"]),
+              help="Prompt drift policy for every history status (default: fail running/parked, warn completed).")
+@click.option("--strict-args", is_flag=True, default=None, help="Fail on args-mismatch instead of warning.")
+@click.option("--details", is_flag=True, help="Longer reports: more context, every warning in full.")
+def replay(
+    paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: str | None,
+    strict_args: bool | None, details: bool,
+) -> None:
+    """Replay history files (or folders of them) against the current code; stop each at its first divergence.
+
+    Without PATHS the [tool.replaytest.replay] paths apply. Exit 0 all passed, 1 a divergence, 2 usage
+    error, malformed history or stale history (no current code for its workflow type)."""
+    import json
+
+    from replaytest.config import ConfigError, load_config
+    from replaytest.plugins import PluginError, load_plugins
+    from replaytest.replay.adapter import ReplayOptions
+    from replaytest.replay.report import render_text, report_data, summary_counts
+    from replaytest.replay.runner import WorkflowImportError, iter_history_files, load_workflows, replay_file
+
+    try:
+        config = load_config()
+        settings = config.replay
+        replayers = [p.replayer for p in load_plugins(config.frameworks) if p.replayer is not None]
+        if workflow_specs:
+            workflows = load_workflows(workflow_specs, Path.cwd())
+        else:
+            workflows = load_workflows(settings.workflows, config.root)
+    except (ConfigError, PluginError, WorkflowImportError) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+    targets = list(paths) or [config.root / p for p in settings.paths]
+    if not targets:
+        click.echo("error: no history paths given and [tool.replaytest.replay] paths is empty", err=True)
+        sys.exit(EXIT_ERROR)
+    options = ReplayOptions(
+        prompts_running=prompts or settings.prompts_running,  # type: ignore[arg-type]
+        prompts_completed=prompts or settings.prompts_completed,  # type: ignore[arg-type]
+        strict_args=settings.strict_args if strict_args is None else strict_args,
+        details=details,
+    )
+    results = [replay_file(path, replayers, workflows, options) for path in iter_history_files(targets)]
+    if not results:
+        click.echo(f"error: no *.json history files under {', '.join(map(str, targets))}", err=True)
+        sys.exit(EXIT_ERROR)
+    counts = summary_counts(results)
+    if output_format == "json":
+        click.echo(json.dumps(report_data(results), indent=2, ensure_ascii=False))
+    else:
+        for result in results:
+            click.echo(render_text(result, details))
+        click.echo(
+            f"replayed {counts['histories']} histories: {counts['passed']} passed, {counts['diverged']} diverged, "
+            f"{counts['stale']} stale, {counts['error']} error; {counts['warnings']} warning(s)"
+        )
+    if counts["stale"] or counts["error"]:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if counts["diverged"] else EXIT_CLEAN)
+
+
+@cli.command()
+@click.argument("a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--details", is_flag=True, help="Show more events of context.")
+def diff(a: Path, b: Path, output_format: str, details: bool) -> None:
+    """Show where two histories A and B of the same workflow part (first differing command, with context).
+
+    Compares command streams (kind, name, arguments digest, prompt version, patch id), not results.
+    Exit 0 identical command streams, 1 they differ, 2 unreadable/malformed or different workflow types."""
+    import json
+
+    from replaytest.history import HistoryError
+    from replaytest.replay.diff import DiffError, diff_files
+    from replaytest.replay.report import display_path, divergence_data, render_divergence
+
+    try:
+        outcome = diff_files(a, b)
+    except (HistoryError, DiffError) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+    if output_format == "json":
+        data = {
+            "a": display_path(a), "b": display_path(b), "identical": outcome.identical,
+            "divergence": None if outcome.divergence is None else divergence_data(outcome.divergence),
+        }
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        for label, path, history in (("A", a, outcome.a), ("B", b, outcome.b)):
+            click.echo(f"{label}: {display_path(path)} ({history.workflow.type} id {history.workflow.id}, "
+                       f"{history.status}, {len(history.events)} events)")
+        if outcome.divergence is None:
+            click.echo("identical command streams")
+        else:
+            click.echo(render_divergence(outcome.divergence, details, labels=("A", "B")))
+    sys.exit(EXIT_CLEAN if outcome.identical else EXIT_FINDINGS)
+
+
+
+@cli.command()
 @click.option("--key", "keys", multiple=True, metavar="NAME", help="Key name to scrub anywhere in payloads (repeatable).")
 @click.option("--path", "paths", multiple=True, metavar="JSONPATH", help="JSON path to scrub, e.g. $.input.customer.email (repeatable).")
 @click.option("--in-place", is_flag=True, help="Rewrite each history file.")

@@ -1,1 +1,398 @@
-"""pytest plugin: collects recorded histories as test items and replays them against the current code."""
+"""pytest plugin: collects recorded histories as test items and replays them against the current code.
+
+* **Where histories are**: ini ``replay_paths`` (files or folders, relative to the ini file), else
+  ``[tool.replaytest.replay] paths`` of the nearest pyproject.toml, else ``fixtures/histories`` under
+  the rootdir when it exists *and* some current code is configured (a conventional folder with nothing
+  to replay it against is left alone). Nothing configured: the plugin does nothing.
+* **Collection**: one item per history file (``path/to/run.json::replay``), found by pytest's own
+  directory walk, so ``-k``, ``--lf`` and xdist work and the order is pytest's sorted order. When pytest
+  runs with its default arguments (``testpaths`` or the invocation dir) the replay paths are added to
+  them unless an argument already covers them, so ``python -m pytest`` runs histories along with tests,
+  each once. With explicit arguments only what they name runs. A file is only sniffed (first bytes)
+  at collection; it is replayed when its item runs.
+* **Current code**: ini ``replay_workflows`` (``module:attr`` lines), else ``[tool.replaytest.replay]
+  workflows``, plus whatever ``pytest_replaytest_workflows(config)`` hooks return.
+* **Outcomes**: a divergence or a history that cannot be replayed fails with the shared report as a
+  plain string; a *stale* history (its workflow type has no current code) fails too, or is skipped with
+  ``--replay-stale=skip``; warnings (prompt drift of a completed history, arguments that changed without
+  ``--replay-strict-args``) pass with a ``ReplayWarning``. Counts travel in each report's
+  ``user_properties`` so the terminal summary is right under pytest-xdist too.
+* **In Python tests**: the ``replay_history`` fixture (``replay_history(path, workflows=[fn])`` returns a
+  ``ReplayResult``) and the ``@pytest.mark.replay_history(path)`` marker (replays before the test body,
+  fails it on divergence, result in the ``replay_result`` fixture).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import pytest
+
+from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.report import display_path, render_text
+from replaytest.replay.runner import (
+    HISTORY_SUFFIX,
+    WorkflowImportError,
+    find_replayer,
+    load_workflows,
+    read_head,
+    replay_file,
+)
+
+DEFAULT_HISTORY_DIR = "fixtures/histories"
+ITEM_NAME = "replay"
+_PROPERTY = "replaytest"  # user_properties key: (status, warning kinds) of one replayed history
+
+
+class ReplayWarning(UserWarning):
+    """A replay passed with a warning: prompt drift in a completed history, or changed arguments."""
+
+
+class ReplaytestHookspecs:
+    @pytest.hookspec
+    def pytest_replaytest_workflows(self, config: pytest.Config) -> Sequence[Any]:
+        """Return workflow objects (functions, classes) to replay histories against, in addition to
+        the ``replay_workflows`` ini option / ``[tool.replaytest.replay] workflows``."""
+        raise NotImplementedError
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(ReplaytestHookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("replaytest", "replaytest: replay recorded workflow histories")
+    group.addoption(
+        "--replay-prompts",
+        choices=("fail", "warn", "ignore"),
+        default=None,
+        help="what a prompt version that differs from the recorded one means, for every history status "
+        "(default: fail for running/parked, warn for completed). ini: replay_prompts",
+    )
+    group.addoption(
+        "--replay-strict-args",
+        action="store_true",
+        default=None,
+        help="fail on args-mismatch instead of warning. ini: replay_strict_args",
+    )
+    group.addoption(
+        "--replay-details",
+        action="store_true",
+        default=None,
+        help="longer divergence reports with more context. ini: replay_details",
+    )
+    group.addoption(
+        "--replay-stale",
+        choices=("fail", "skip"),
+        default=None,
+        help="outcome of a history whose workflow type has no current code (default fail). ini: replay_stale",
+    )
+    parser.addini("replay_paths", "history files or folders to replay (relative to the ini file)", type="linelist")
+    parser.addini("replay_workflows", "current code to replay against, module:attr per line", type="linelist")
+    parser.addini("replay_prompts", "fail, warn or ignore prompt drift (see --replay-prompts)", default="")
+    parser.addini("replay_strict_args", "fail on args-mismatch (see --replay-strict-args)", type="bool", default=False)
+    parser.addini("replay_details", "longer divergence reports (see --replay-details)", type="bool", default=False)
+    parser.addini("replay_stale", "fail or skip stale histories (see --replay-stale)", default="fail")
+
+
+@dataclass
+class _Counts:
+    histories: int = 0
+    passed: int = 0
+    diverged: int = 0
+    stale: int = 0
+    error: int = 0
+    prompt_drift: int = 0
+    other_warnings: int = 0
+    first_failing: str | None = None
+
+
+@dataclass(eq=False)
+class ReplaySession:
+    """Per-run state of the plugin (in ``config.stash``, and registered as a plugin for the reporting
+    hooks): settings, lazily loaded replayers and code, and the counts for the terminal summary."""
+
+    config: pytest.Config
+    paths: tuple[Path, ...]
+    workflow_specs: tuple[str, ...]
+    specs_from_ini: bool
+    options: ReplayOptions
+    stale: str
+    base: Path
+    counts: _Counts = field(default_factory=_Counts)
+    _prefixes: tuple[str, ...] = ()
+    _replayers: list[HistoryReplayer] | None = None
+    _workflows: WorkflowSet | None = None
+
+    def __post_init__(self) -> None:
+        self._prefixes = tuple(_prefix(path) for path in self.paths)
+
+    def covers(self, path: Path) -> bool:
+        text = os.path.normcase(str(path))
+        return any(text == prefix[:-1] or text.startswith(prefix) for prefix in self._prefixes)
+
+    def replayers(self) -> list[HistoryReplayer]:
+        if self._replayers is None:
+            # Imported here: loading plugins may import framework SDKs, and a run without histories
+            # should not pay for that.
+            from replaytest.plugins import load_plugins
+
+            self._replayers = [plugin.replayer for plugin in load_plugins() if plugin.replayer is not None]
+        return self._replayers
+
+    def workflows(self) -> WorkflowSet:
+        if self._workflows is None:
+            extra = [obj for objects in self.config.hook.pytest_replaytest_workflows(config=self.config) for obj in objects]
+            self._workflows = load_workflows(self.workflow_specs, self.base, extra)
+        return self._workflows
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Count replayed histories from reports (on the xdist controller they arrive from workers)."""
+        if report.when != "call":
+            return
+        value = next((v for k, v in report.user_properties if k == _PROPERTY), None)
+        if not isinstance(value, str):
+            return
+        status, _, kinds = value.partition(";")
+        counts = self.counts
+        counts.histories += 1
+        if status in ("passed", "diverged", "stale", "error"):
+            setattr(counts, status, getattr(counts, status) + 1)
+        for kind in filter(None, kinds.split(",")):
+            if kind == "prompt-drift":
+                counts.prompt_drift += 1
+            else:
+                counts.other_warnings += 1
+        if status != "passed" and counts.first_failing is None:
+            counts.first_failing = report.nodeid.split("::")[0]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        counts = self.counts
+        if not counts.histories:
+            return
+        terminalreporter.section("replaytest")
+        parts = [f"{counts.passed} passed", f"{counts.diverged} diverged"]
+        if counts.stale:
+            parts.append(f"{counts.stale} stale")
+        if counts.error:
+            parts.append(f"{counts.error} error")
+        terminalreporter.line(f"replayed {counts.histories} histories: {', '.join(parts)}")
+        terminalreporter.line(f"prompt drift: {counts.prompt_drift} warning(s)")
+        if counts.other_warnings:
+            terminalreporter.line(f"args-mismatch: {counts.other_warnings} warning(s) (--replay-strict-args fails them)")
+        if counts.first_failing is not None:
+            command = f"replaytest replay {counts.first_failing} --details"
+            if self.specs_from_ini:
+                command += "".join(f" --workflows {spec}" for spec in self.workflow_specs)
+            terminalreporter.line(f"next: {command}")
+
+    def options_for(self, prompts: str | None = None, strict_args: bool | None = None) -> ReplayOptions:
+        options = self.options
+        if prompts is not None:
+            options = ReplayOptions(prompts, prompts, options.strict_args, options.details)  # type: ignore[arg-type]
+        if strict_args is not None:
+            options = ReplayOptions(options.prompts_running, options.prompts_completed, strict_args, options.details)
+        return options
+
+
+_SESSION = pytest.StashKey[ReplaySession]()
+_MARKED_RESULT = pytest.StashKey[ReplayResult]()
+
+
+def _prefix(path: Path) -> str:
+    return os.path.normcase(str(path)).rstrip(os.sep) + os.sep
+
+
+def _settings(config: pytest.Config) -> ReplaySession:
+    from replaytest.config import ConfigError, load_config
+
+    try:
+        project = load_config(config.rootpath)
+    except ConfigError as error:
+        raise pytest.UsageError(str(error)) from None
+    ini_base = config.inipath.parent if config.inipath else config.rootpath
+    ini_paths = config.getini("replay_paths")
+    if ini_paths:
+        paths = [ini_base / p for p in ini_paths]
+    else:
+        paths = [project.root / p for p in project.replay.paths]
+    ini_specs = config.getini("replay_workflows")
+    specs = tuple(ini_specs) if ini_specs else project.replay.workflows
+    if not paths:
+        default = config.rootpath / DEFAULT_HISTORY_DIR
+        has_code = bool(specs) or bool(config.pluginmanager.hook.pytest_replaytest_workflows.get_hookimpls())
+        if default.is_dir() and has_code:
+            paths = [default]
+    prompts = config.getoption("replay_prompts") or config.getini("replay_prompts") or None
+    if prompts is not None and prompts not in ("fail", "warn", "ignore"):
+        raise pytest.UsageError(f"replay_prompts must be fail, warn or ignore, not {prompts!r}")
+    stale = config.getoption("replay_stale") or config.getini("replay_stale") or "fail"
+    if stale not in ("fail", "skip"):
+        raise pytest.UsageError(f"replay_stale must be fail or skip, not {stale!r}")
+    options = ReplayOptions(
+        prompts_running=prompts or project.replay.prompts_running,  # type: ignore[arg-type]
+        prompts_completed=prompts or project.replay.prompts_completed,  # type: ignore[arg-type]
+        strict_args=bool(config.getoption("replay_strict_args") or config.getini("replay_strict_args") or project.replay.strict_args),
+        details=bool(config.getoption("replay_details") or config.getini("replay_details")),
+    )
+    return ReplaySession(
+        config=config,
+        paths=tuple(p.resolve() for p in paths),
+        workflow_specs=tuple(specs),
+        specs_from_ini=bool(ini_specs),
+        options=options,
+        stale=stale,
+        base=project.root if not ini_specs else config.rootpath,
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "replay_history(path, workflows=None): replay a history file before the test; fails it on divergence"
+    )
+    session = _settings(config)
+    config.stash[_SESSION] = session
+    config.pluginmanager.register(session, "replaytest-session")
+    if session.paths and config.args_source != pytest.Config.ArgsSource.ARGS:
+        _add_default_args(config, session)
+
+
+def _add_default_args(config: pytest.Config, session: ReplaySession) -> None:
+    """Append replay paths to pytest's default arguments unless an argument already covers them."""
+    invocation = config.invocation_params.dir
+    covering = [_prefix((invocation / arg.split("::")[0]).resolve()) for arg in config.args]
+    for path in session.paths:
+        text = os.path.normcase(str(path)) + os.sep
+        if path.exists() and not any(text.startswith(prefix) for prefix in covering):
+            config.args.append(str(path))
+            covering.append(_prefix(path))
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> HistoryFile | None:
+    if not file_path.name.endswith(HISTORY_SUFFIX):
+        return None
+    session = parent.config.stash.get(_SESSION, None)
+    if session is None or not session.paths or not session.covers(file_path) or "blobs" in file_path.parts:
+        return None
+    try:
+        head = read_head(file_path)
+    except OSError:
+        return None
+    replayer = find_replayer(head, session.replayers())
+    if replayer is None:
+        return None
+    return HistoryFile.from_parent(parent, path=file_path)
+
+
+class HistoryFile(pytest.File):
+    """A recorded history file: one item that replays it."""
+
+    def collect(self) -> Iterator[HistoryItem]:
+        yield HistoryItem.from_parent(self, name=ITEM_NAME)
+
+
+class ReplayFailed(Exception):
+    """A history that diverged, is stale or could not be replayed; ``repr_failure`` renders it."""
+
+    def __init__(self, result: ReplayResult) -> None:
+        self.result = result
+        super().__init__(result.status)
+
+
+class HistoryItem(pytest.Item):
+    """Replays one history file against the current code."""
+
+    def runtest(self) -> None:
+        session = self.config.stash[_SESSION]
+        result: ReplayResult | None = None
+        try:
+            workflows = session.workflows()
+            result = replay_file(self.path, session.replayers(), workflows, session.options)
+        finally:
+            status = result.status if result is not None else "error"
+            kinds = ",".join(w.kind for w in result.warnings) if result is not None else ""
+            self.user_properties.append((_PROPERTY, f"{status};{kinds}"))
+        for warning in result.warnings:
+            warnings.warn(ReplayWarning(f"{display_path(self.path)}: {warning.kind}: {warning.message}"), stacklevel=1)
+        if result.status == "stale" and session.stale == "skip":
+            pytest.skip(f"stale history: {result.error}")
+        if result.status != "passed":
+            raise ReplayFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ReplayFailed):
+            session = self.config.stash[_SESSION]
+            return render_text(excinfo.value.result, session.options.details)
+        if isinstance(excinfo.value, WorkflowImportError):
+            return f"{display_path(self.path)}: cannot load the current code to replay against: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, None, str]:
+        return self.path, None, f"replay {display_path(self.path)}"
+
+
+@pytest.fixture
+def replay_history(request: pytest.FixtureRequest) -> Callable[..., ReplayResult]:
+    """``replay_history(path, workflows=None, *, prompts=None, strict_args=None) -> ReplayResult``.
+
+    ``path`` is relative to the rootdir unless absolute; ``workflows`` (a list of objects) defaults to
+    the configured current code. Never raises for a divergence: assert on the result."""
+    session = request.config.stash[_SESSION]
+
+    def replay(
+        path: str | os.PathLike[str],
+        workflows: Sequence[Any] | None = None,
+        *,
+        prompts: str | None = None,
+        strict_args: bool | None = None,
+    ) -> ReplayResult:
+        return _replay_one(session, path, workflows, prompts, strict_args)
+
+    return replay
+
+
+@pytest.fixture
+def replay_result(request: pytest.FixtureRequest) -> ReplayResult:
+    """The result of the ``@pytest.mark.replay_history(path)`` replay of this test."""
+    try:
+        return request.node.stash[_MARKED_RESULT]
+    except KeyError:
+        raise pytest.UsageError("replay_result needs @pytest.mark.replay_history(path) on the test") from None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("replay_history")
+    if marker is None:
+        return
+    if not marker.args:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.replay_history needs the history path")
+    session = item.config.stash[_SESSION]
+    result = _replay_one(
+        session,
+        marker.args[0],
+        marker.kwargs.get("workflows"),
+        marker.kwargs.get("prompts"),
+        marker.kwargs.get("strict_args"),
+    )
+    item.stash[_MARKED_RESULT] = result
+    if result.status != "passed":
+        pytest.fail(render_text(result, session.options.details), pytrace=False)
+
+
+def _replay_one(
+    session: ReplaySession,
+    path: str | os.PathLike[str],
+    workflows: Sequence[Any] | None,
+    prompts: str | None,
+    strict_args: bool | None,
+) -> ReplayResult:
+    history = Path(path)
+    if not history.is_absolute():
+        history = session.config.rootpath / history
+    workflow_set = session.workflows() if workflows is None else load_workflows((), None, workflows)
+    return replay_file(history, session.replayers(), workflow_set, session.options_for(prompts, strict_args))

@@ -41,9 +41,12 @@ class CommandView:
     detail: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
+        """Short text for reports: kind, name, patch id, and digests cut to 12 hex digits."""
         text = f"{self.kind} {self.name!r}" if self.name else self.kind
+        if self.detail.get("patch_id"):
+            text += f" {self.detail['patch_id']!r}"
         if self.prompt_version:
-            text += f" prompt {self.prompt_version}"
+            text += f" prompt {self.prompt_version[:19]}"
         if self.args_digest:
             text += f" args {self.args_digest[:19]}"
         return text

@@ -1,0 +1,233 @@
+"""The engine-neutral matcher: commands issued by the current code against a history's recorded events.
+
+A replayer (the journal's, a DBOS one, …) runs the orchestration code and hands every command it issues
+to ``Matcher.issue``, which compares it with the recorded event at the same position and returns that
+event so the replayer can feed its recorded result back (the real effect is never performed). The first
+divergence raises ``DivergenceFound``; warnings (prompt drift under a ``warn`` policy, arguments that
+changed without ``strict_args``) are collected on ``Matcher.warnings`` and the replay goes on.
+
+Choices the whole replay side shares:
+
+* ``args-mismatch`` is always detected; ``strict_args`` decides whether it fails the replay or is a
+  warning. Without it the recorded result is fed back as a resumed run would (Temporal's behaviour:
+  activity inputs are not compared on replay), so reworded arguments do not fail old histories.
+* A running or parked history ends where the run would resume: the first command past its end raises
+  ``ReachedEnd`` and the replay passes. For completed and failed histories it is ``extra-command``.
+* ``patched(id)`` follows Temporal: a marker for ``id`` at the current position is consumed and the new
+  path taken; no marker there means an older history, the old path (False) and nothing consumed; a
+  marker the code does not ask for at that position is ``patch-mismatch``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from replaytest.replay.adapter import ReplayOptions
+from replaytest.replay.divergence import CommandView, Divergence, SourcePosition
+
+PATCH_MARKER = "patched"  # the name of the marker event ``patched(id)`` records
+_CONTEXT = 6  # events kept on each side for the report (the renderer shows fewer unless --details)
+
+
+class ReachedEnd(BaseException):
+    """The code issued a command past the end of a running/parked history: the run would resume here.
+
+    A ``BaseException`` so that orchestration code catching ``Exception`` does not swallow it."""
+
+
+class DivergenceFound(BaseException):
+    """The first divergence; raised through the orchestration code to stop it."""
+
+    def __init__(self, divergence: Divergence) -> None:
+        self.divergence = divergence
+        super().__init__(divergence.message)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded event in neutral terms; ``payload`` is the replayer's own event object (for results)."""
+
+    seq: int
+    kind: str
+    name: str
+    args_digest: str | None = None
+    prompt_version: str | None = None
+    patch_id: str | None = None
+    payload: Any = None
+
+    def view(self) -> CommandView:
+        detail = {"patch_id": self.patch_id} if self.patch_id else {}
+        return CommandView(self.kind, self.name, self.seq, self.args_digest, self.prompt_version, detail)
+
+
+@dataclass(frozen=True)
+class Issued:
+    """One command the current code issued, with where in the code it was issued."""
+
+    kind: str
+    name: str
+    args_digest: str | None = None
+    prompt_version: str | None = None
+    patch_id: str | None = None
+    source: SourcePosition | None = None
+
+    def view(self, position: int | None) -> CommandView:
+        detail = {"patch_id": self.patch_id} if self.patch_id else {}
+        return CommandView(self.kind, self.name, position, self.args_digest, self.prompt_version, detail)
+
+
+@dataclass
+class Matcher:
+    """Walks a history's events in order while the code issues commands (see the module docstring)."""
+
+    events: Sequence[Recorded]
+    status: str
+    options: ReplayOptions
+    warnings: list[Divergence] = field(default_factory=list)
+    index: int = 0  # the next recorded event to match
+    _recent: deque[tuple[int, Issued]] = field(default_factory=lambda: deque(maxlen=_CONTEXT))
+    last_source: SourcePosition | None = None
+
+    @property
+    def resumable(self) -> bool:
+        return self.status in ("running", "parked")
+
+    def next_position(self) -> int:
+        if self.index < len(self.events):
+            return self.events[self.index].seq
+        return (self.events[-1].seq + 1) if self.events else 1
+
+    def issue(self, command: Issued) -> Recorded:
+        """Match ``command`` with the next recorded event and return that event (its result is fed back)."""
+        self.last_source = command.source
+        if self.index >= len(self.events):
+            if self.resumable:
+                raise ReachedEnd()
+            self._diverge(
+                "extra-command",
+                command,
+                None,
+                f"the code issued {command.view(None).describe()} after the last recorded event "
+                f"of this {self.status} history",
+            )
+        event = self.events[self.index]
+        if event.kind == "marker" and event.name == PATCH_MARKER and command.kind != "marker":
+            self._diverge(
+                "patch-mismatch",
+                command,
+                event,
+                f"the history recorded patch marker {event.patch_id!r} here but the code no longer calls "
+                f"patched({event.patch_id!r}) before this command",
+            )
+        if (event.kind, event.name) != (command.kind, command.name):
+            self._diverge(
+                "command-mismatch",
+                command,
+                event,
+                f"the code issued {command.kind} {command.name!r} where the history recorded {event.kind} {event.name!r}",
+            )
+        if command.args_digest and event.args_digest and command.args_digest != event.args_digest:
+            self.args_changed(command, event, f"{command.kind} {command.name!r} was called with other arguments than recorded")
+        if command.prompt_version and event.prompt_version and command.prompt_version != event.prompt_version:
+            policy = self.options.prompt_policy(self.status)
+            message = (
+                f"{command.kind} {command.name!r} now uses prompt version {command.prompt_version} "
+                f"but the history recorded {event.prompt_version}"
+            )
+            if policy == "fail":
+                self._diverge("prompt-drift", command, event, message + f" (a {self.status} history resumes with it)")
+            elif policy == "warn":
+                self._warn("prompt-drift", command, event, message)
+        self._accept(command)
+        return event
+
+    def args_changed(self, command: Issued, event: Recorded, message: str) -> None:
+        """An ``args-mismatch`` at the current command: fails with ``strict_args``, else a warning."""
+        if self.options.strict_args:
+            self._diverge("args-mismatch", command, event, message)
+        self._warn("args-mismatch", command, event, message + " (recorded result used; strict args would fail)")
+
+    def patched(self, patch_id: str, source: SourcePosition | None = None) -> bool:
+        """Temporal-style ``patched(id)``: True (and the marker consumed) if the history has it here."""
+        command = Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source)
+        self.last_source = source
+        if self.index >= len(self.events):
+            if self.resumable:
+                raise ReachedEnd()
+            return False  # a completed history without the marker ran the old code path
+        event = self.events[self.index]
+        if event.kind != "marker" or event.name != PATCH_MARKER:
+            return False
+        if event.patch_id != patch_id:
+            self._diverge(
+                "patch-mismatch",
+                command,
+                event,
+                f"the code asks patched({patch_id!r}) where the history recorded patch marker {event.patch_id!r}",
+            )
+        self._accept(command)
+        return True
+
+    def finish(self) -> None:
+        """The code returned or raised: every recorded command must have been issued."""
+        if self.index < len(self.events):
+            event = self.events[self.index]
+            self._diverge(
+                "missing-command",
+                None,
+                event,
+                f"the code finished but the history continues with {event.kind} {event.name!r} "
+                f"({len(self.events) - self.index} recorded event(s) not issued)",
+            )
+
+    def divergence(
+        self,
+        kind: str,
+        message: str,
+        command: Issued | None = None,
+        event: Recorded | None = None,
+        source: SourcePosition | None = None,
+        position: int | None = None,
+    ) -> Divergence:
+        """Build a divergence at the current position with context (used for guard trips, results)."""
+        if position is None:
+            position = event.seq if event is not None else self.next_position()
+        source = source or (command.source if command is not None else None)
+        low = max(0, self.index - _CONTEXT)
+        recorded_context = tuple(e.view() for e in self.events[low : self.index + _CONTEXT + 1])
+        issued_context = tuple(issued.view(pos) for pos, issued in self._recent)
+        return Divergence(
+            kind=kind,
+            position=position,
+            message=message,
+            recorded=event.view() if event is not None else None,
+            issued=command.view(position) if command is not None else None,
+            recorded_context=recorded_context,
+            issued_context=issued_context,
+            source=source,
+        )
+
+    def _accept(self, command: Issued) -> None:
+        self._recent.append((self.events[self.index].seq, command))
+        self.index += 1
+
+    def _diverge(self, kind: str, command: Issued | None, event: Recorded | None, message: str) -> None:
+        raise DivergenceFound(self.divergence(kind, message, command, event))
+
+    def _warn(self, kind: str, command: Issued, event: Recorded, message: str) -> None:
+        divergence = self.divergence(kind, message, command, event)
+        self.warnings.append(
+            Divergence(
+                kind=divergence.kind,
+                position=divergence.position,
+                message=divergence.message,
+                recorded=divergence.recorded,
+                issued=divergence.issued,
+                recorded_context=divergence.recorded_context,
+                issued_context=divergence.issued_context,
+                source=divergence.source,
+                severity="warning",
+            )
+        )

@@ -1,0 +1,219 @@
+"""Replaying neutral histories (``"format": "replaytest-history"``) with journal workflow functions.
+
+``JournalReplayer`` loads a history, finds the current ``@workflow`` function of its type, and runs it
+through ``replaytest.journal.run_workflow`` with a ``ReplayBackend``: every command the context issues is
+matched against the recorded event at its position (``replaytest.replay.engine.Matcher``) and answered
+with the recorded result, recorded failure (``StepFailed``) or recorded signal payload. Thunks — the
+real step, model call, clock read — are never called. The run executes under the runtime guards, so a
+clock, random, uuid, socket or subprocess call made directly by orchestration code is a
+``nondeterministic-call`` divergence at the line that made it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from replaytest.history import Event, History, HistoryError, load_history
+from replaytest.journal import Command, RunInfo, StepFailed, find_workflow, run_workflow
+from replaytest.journal.commands import Thunk
+from replaytest.journal.workflow import Outcome, definition_of
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
+from replaytest.replay.engine import PATCH_MARKER, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
+from replaytest.replay.guards import NondeterministicCall, guarded, orchestration_modules
+
+SNIFF_MARKER = b'"format": "replaytest-history"'
+_SNIFF_COMPACT = b'"format":"replaytest-history"'
+
+# What the journal offers instead of each guarded call (the fix named in the report).
+_INSTEAD = {
+    "time": "ctx.now()",
+    "datetime": "ctx.now()",
+    "date": "ctx.now()",
+    "random": "ctx.random()",
+    "secrets": "ctx.random() or a value made in a ctx.step",
+    "os": "a value made in a ctx.step",
+    "uuid": "ctx.uuid()",
+    "socket": "a ctx.step(...) around the network call",
+    "subprocess": "a ctx.step(...) around the process",
+}
+
+
+class ReplayBackend:
+    """Answers the context's commands from a history through a ``Matcher``; never runs a thunk."""
+
+    def __init__(self, history: History, matcher: Matcher) -> None:
+        self.history = history
+        self.matcher = matcher
+
+    def execute(self, command: Command, thunk: Thunk) -> Any:
+        source = _source(command)
+        if command.kind == "marker" and command.name == PATCH_MARKER:
+            return self.matcher.patched(command.patch_id or "", source)
+        issued = Issued(
+            kind=command.kind,
+            name=command.name,
+            args_digest=command.args_digest,
+            prompt_version=command.prompt.version if command.prompt is not None else None,
+            patch_id=command.patch_id,
+            source=source,
+        )
+        recorded = self.matcher.issue(issued)
+        event: Event = recorded.payload
+        if command.duration_s is not None and event.duration_s is not None and command.duration_s != event.duration_s:
+            self.matcher.args_changed(
+                issued, recorded, f"timer {command.name!r} now sleeps {command.duration_s:g}s, recorded {event.duration_s:g}s"
+            )
+        if event.error is not None:
+            raise StepFailed(event.name, event.error.type, event.error.message)
+        if command.kind == "timer":
+            return None
+        return self.history.event_result(event)
+
+
+class JournalReplayer:
+    """The ``HistoryReplayer`` for neutral histories recorded by the journal (or imported into the format)."""
+
+    engine = "journal"
+
+    def sniff(self, head: bytes) -> bool:
+        return SNIFF_MARKER in head or _SNIFF_COMPACT in head
+
+    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        started = time.perf_counter()
+        try:
+            history = load_history(path)
+        except HistoryError as error:
+            return ReplayResult(path, self.engine, "?", status="error", error=str(error))
+        result = self.replay_history(history, workflows, options, path)
+        result.duration_s = time.perf_counter() - started
+        return result
+
+    def replay_history(
+        self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None
+    ) -> ReplayResult:
+        """Replay an already loaded history (``path`` is only named in the result)."""
+        path = path or history.source or Path("<history>")
+        result = ReplayResult(
+            path, self.engine, history.workflow.type, history.workflow.id, events=len(history.events)
+        )
+        definition = find_workflow(workflows.objects, history.workflow.type)
+        if definition is None:
+            known = sorted(d.name for d in map(definition_of, workflows.objects) if d is not None)
+            result.status = "stale"
+            result.error = (
+                f"no current code for workflow type {history.workflow.type!r}; "
+                f"known types: {', '.join(known) or 'none (configure replay_workflows)'}"
+            )
+            return result
+        events = [_recorded(event) for event in history.events]
+        matcher = Matcher(events, history.status, options)
+        backend = ReplayBackend(history, matcher)
+        run = RunInfo(
+            workflow_type=history.workflow.type,
+            workflow_id=history.workflow.id,
+            run_id=history.workflow.run_id or history.workflow.id,
+            input=history.input,
+            code_version=definition.version,
+        )
+        divergence: Divergence | None = None
+        outcome: Outcome | None = None
+        with guarded(orchestration_modules([definition.fn, *workflows.objects])) as guard:
+            try:
+                outcome = run_workflow(definition, run, backend)
+            except DivergenceFound as found:
+                divergence = found.divergence
+            except NondeterministicCall:
+                pass  # recorded on the guard state; reported below
+            except ReachedEnd:
+                pass  # a running/parked history ends where the run would resume
+        if guard.trips:
+            divergence = _nondeterministic(matcher, guard.trips[0])
+        elif divergence is None and outcome is not None:
+            divergence = _check_end(matcher, history, outcome)
+        result.warnings = matcher.warnings
+        if divergence is not None:
+            result.status = "diverged"
+            result.divergence = divergence
+        return result
+
+
+def _recorded(event: Event) -> Recorded:
+    return Recorded(
+        seq=event.seq,
+        kind=event.kind,
+        name=event.name,
+        args_digest=event.args_digest,
+        prompt_version=event.prompt.version if event.prompt is not None else None,
+        patch_id=event.patch_id,
+        payload=event,
+    )
+
+
+def _source(command: Command) -> SourcePosition | None:
+    site = command.source
+    return SourcePosition(site.path, site.line, site.function) if site is not None else None
+
+
+def _nondeterministic(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
+    module = trip.call.split(".")[0]
+    instead = _INSTEAD.get(module, "a recorded ctx call")
+    return matcher.divergence(
+        "nondeterministic-call",
+        f"orchestration code called {trip.call}() during replay; use {instead}",
+        source=trip.source,
+    )
+
+
+def _check_end(matcher: Matcher, history: History, outcome: Outcome) -> Divergence | None:
+    """After the code returned, raised or continued: all events issued, and the same ending."""
+    try:
+        matcher.finish()
+    except DivergenceFound as found:
+        return found.divergence
+    if history.status == "completed" and outcome.status == "failed":
+        assert outcome.error is not None
+        return matcher.divergence(
+            "result-mismatch",
+            f"the code now fails with {outcome.error.type}: {outcome.error.message}; the history completed",
+            source=matcher.last_source,
+        )
+    if history.status == "completed" and outcome.status == "completed":
+        if _normal(outcome.result) != _normal(history.result):
+            return matcher.divergence(
+                "result-mismatch",
+                f"the code now returns {_short(outcome.result)}; the history recorded {_short(history.result)}",
+                source=matcher.last_source,
+            )
+    if history.status == "failed" and outcome.status != "failed":
+        recorded = f"{history.error.type}: {history.error.message}" if history.error else "an error"
+        return matcher.divergence(
+            "result-mismatch",
+            f"the code now {outcome.status} where the history failed with {recorded}",
+            source=matcher.last_source,
+        )
+    if history.status == "failed" and outcome.error is not None and history.error is not None:
+        if (outcome.error.type, outcome.error.message) != (history.error.type, history.error.message):
+            return matcher.divergence(
+                "result-mismatch",
+                f"the code now fails with {outcome.error.type}: {outcome.error.message}; "
+                f"the history failed with {history.error.type}: {history.error.message}",
+                source=matcher.last_source,
+            )
+    return None
+
+
+def _normal(value: Any) -> str:
+    """Results compare as canonical JSON text (the form they are recorded in; tuples equal lists)."""
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = _normal(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

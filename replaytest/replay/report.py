@@ -1,0 +1,211 @@
+"""Rendering of replay outcomes: short plain text (pytest, terminal) and a JSON-ready dict (``--format json``).
+
+Works from ``ReplayResult`` / ``Divergence`` alone, so every framework replayer (journal, Temporal,
+third-party) gets the same report without knowing about this module.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from replaytest.replay.divergence import CommandView, Divergence, ReplayResult
+
+REPORT_VERSION = 1
+_COLUMN = 56  # width of the "recorded" column in the side-by-side context
+
+
+def display_path(path: Path | str) -> str:
+    """``path`` relative to the working directory when it lies below it (shorter, clickable), else as is."""
+    text = str(path)
+    try:
+        relative = os.path.relpath(text)
+    except ValueError:  # another drive on Windows
+        return text
+    return text if relative.startswith("..") else relative
+
+
+def headline(result: ReplayResult) -> str:
+    """One line naming the history, the workflow and the outcome."""
+    who = result.workflow_type or "?"
+    if result.workflow_id:
+        who += f" id {result.workflow_id}"
+    where = display_path(result.history_path)
+    if result.status == "diverged":
+        return f"{where}: {who}: diverged ({result.events} recorded events)"
+    if result.status == "stale":
+        return f"{where}: {who}: stale"
+    if result.status == "error":
+        return f"{where}: {who}: error"
+    drift = f", {len(result.warnings)} warning(s)" if result.warnings else ""
+    return f"{where}: {who}: passed ({result.events} events{drift})"
+
+
+def render_text(result: ReplayResult, details: bool = False) -> str:
+    """The report for one history: outcome, recorded vs issued, source line, a few events of context.
+
+    ``details`` widens the context and lists every warning in full.
+    """
+    lines = [headline(result)]
+    if result.status in ("stale", "error"):
+        lines.append(f"  {result.error or 'no reason given'}")
+    if result.divergence is not None:
+        lines.extend(_divergence_lines(result.divergence, details))
+    for warning in result.warnings:
+        if details:
+            lines.append("warning:")
+            lines.extend(_divergence_lines(warning, details))
+        else:
+            lines.append(f"  warning: {warning.kind}{_position(warning.position)}: {warning.message}")
+    return "\n".join(lines)
+
+
+def render_divergence(divergence: Divergence, details: bool = False, labels: tuple[str, str] = ("recorded", "issued")) -> str:
+    """Just the divergence block (what ``render_text`` shows under the headline). ``labels`` name the
+    two sides (``replaytest diff`` compares history A with history B)."""
+    return "\n".join(_divergence_lines(divergence, details, labels))
+
+
+def _divergence_lines(
+    divergence: Divergence, details: bool, labels: tuple[str, str] = ("recorded", "issued")
+) -> list[str]:
+    left, right = labels
+    lines = [f"  {divergence.kind}{_position(divergence.position)}: {divergence.message}"]
+    if divergence.recorded is not None or divergence.issued is not None:
+        lines.append(f"    {left:<9} {_describe(divergence.recorded, 'nothing (history ends here)')}")
+        lines.append(f"    {right:<9} {_describe(divergence.issued, 'nothing (the code finished)')}")
+    if divergence.source is not None:
+        lines.append(f"    {'at':<9} {_source(divergence)}")
+    context = _context_lines(divergence, 6 if details else 2)
+    if context:
+        lines.append(f"    {left:<{_COLUMN}} | {right}")
+        lines.extend(context)
+    return lines
+
+
+def _source(divergence: Divergence) -> str:
+    source = divergence.source
+    assert source is not None
+    text = f"{display_path(source.path)}:{source.line}"
+    return f"{text} in {source.function}" if source.function else text
+
+
+def _describe(view: CommandView | None, missing: str) -> str:
+    return missing if view is None else view.describe()
+
+
+def _position(position: int | None) -> str:
+    return f" at event #{position}" if position is not None else ""
+
+
+def _context_lines(divergence: Divergence, radius: int) -> list[str]:
+    """Side-by-side rows: recorded events around the divergence against what the code issued there.
+
+    Rows are keyed by position; the diverging row is marked with ``>``. Issued commands without a
+    position are aligned after the recorded ones they followed.
+    """
+    recorded = {view.position: view for view in divergence.recorded_context if view.position is not None}
+    issued = {view.position: view for view in divergence.issued_context if view.position is not None}
+    if divergence.recorded is not None and divergence.recorded.position is not None:
+        recorded.setdefault(divergence.recorded.position, divergence.recorded)
+    if divergence.issued is not None and divergence.issued.position is not None:
+        issued.setdefault(divergence.issued.position, divergence.issued)
+    positions = sorted(set(recorded) | set(issued))
+    if not positions:
+        return []
+    centre = divergence.position if divergence.position is not None else positions[-1]
+    shown = [p for p in positions if centre - radius <= p <= centre + radius]
+    rows = []
+    for position in shown:
+        marker = ">" if position == divergence.position else " "
+        left = _cell(recorded.get(position), position)
+        right = issued.get(position)
+        right_text = "" if right is None else ("same" if _same(recorded.get(position), right) else right.describe())
+        rows.append(f"  {marker} {left:<{_COLUMN}} | {right_text}".rstrip())
+    return rows
+
+
+def _cell(view: CommandView | None, position: int) -> str:
+    text = f"#{position} " + (view.describe() if view is not None else "-")
+    return text if len(text) <= _COLUMN else text[: _COLUMN - 1] + "…"
+
+
+def _same(recorded: CommandView | None, issued: CommandView) -> bool:
+    return recorded is not None and (recorded.kind, recorded.name, recorded.args_digest, recorded.prompt_version) == (
+        issued.kind,
+        issued.name,
+        issued.args_digest,
+        issued.prompt_version,
+    )
+
+
+def view_data(view: CommandView | None) -> dict[str, Any] | None:
+    if view is None:
+        return None
+    data: dict[str, Any] = {"kind": view.kind, "name": view.name, "position": view.position}
+    if view.args_digest is not None:
+        data["args_digest"] = view.args_digest
+    if view.prompt_version is not None:
+        data["prompt_version"] = view.prompt_version
+    if view.detail:
+        data["detail"] = {key: _jsonable(value) for key, value in view.detail.items()}
+    return data
+
+
+def divergence_data(divergence: Divergence) -> dict[str, Any]:
+    source = divergence.source
+    return {
+        "kind": divergence.kind,
+        "severity": divergence.severity,
+        "position": divergence.position,
+        "message": divergence.message,
+        "recorded": view_data(divergence.recorded),
+        "issued": view_data(divergence.issued),
+        "source": None
+        if source is None
+        else {"path": display_path(source.path), "line": source.line, "function": source.function},
+        "recorded_context": [view_data(view) for view in divergence.recorded_context],
+        "issued_context": [view_data(view) for view in divergence.issued_context],
+    }
+
+
+def result_data(result: ReplayResult) -> dict[str, Any]:
+    """One history's outcome as plain JSON types (stable keys; what ``--format json`` prints per file)."""
+    return {
+        "history": display_path(result.history_path),
+        "engine": result.engine,
+        "workflow": {"type": result.workflow_type, "id": result.workflow_id},
+        "status": result.status,
+        "events": result.events,
+        "duration_s": round(result.duration_s, 6),
+        "divergence": None if result.divergence is None else divergence_data(result.divergence),
+        "warnings": [divergence_data(warning) for warning in result.warnings],
+        "error": result.error,
+    }
+
+
+def summary_counts(results: Iterable[ReplayResult]) -> dict[str, int]:
+    """Counts per outcome plus warnings (prompt drift, non-strict args mismatch), for summaries."""
+    counts = {"histories": 0, "passed": 0, "diverged": 0, "stale": 0, "error": 0, "warnings": 0}
+    for result in results:
+        counts["histories"] += 1
+        counts[result.status] += 1
+        counts["warnings"] += len(result.warnings)
+    return counts
+
+
+def report_data(results: Iterable[ReplayResult]) -> dict[str, Any]:
+    """The whole ``replaytest replay --format json`` document."""
+    results = list(results)
+    return {"version": REPORT_VERSION, "results": [result_data(r) for r in results], "summary": summary_counts(results)}
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    return repr(value)

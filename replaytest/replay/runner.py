@@ -1,0 +1,124 @@
+"""What the faces share to replay files: finding history files, importing the current code, dispatching
+each file to the replayer that recognises it (by sniffing its first bytes), and turning anything that
+goes wrong outside a replayer into an ``error`` result instead of a crash.
+
+Replayers arrive as arguments (the faces get them from ``replaytest.plugins.load_plugins``), so this
+module never imports a framework.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import ReplayResult
+
+SNIFF_BYTES = 64 * 1024
+HISTORY_SUFFIX = ".json"
+
+
+class WorkflowImportError(Exception):
+    """A ``module:attr`` of ``replay_workflows`` / ``--workflows`` could not be imported."""
+
+
+def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(size)
+
+
+def find_replayer(head: bytes, replayers: Sequence[HistoryReplayer]) -> HistoryReplayer | None:
+    """The first replayer (in plugin order) whose ``sniff`` accepts a file starting with ``head``."""
+    for replayer in replayers:
+        if replayer.sniff(head):
+            return replayer
+    return None
+
+
+def iter_history_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Every ``*.json`` file named or below the folders named, sorted, each once. Folders named
+    ``blobs`` (content-addressed payloads stored beside histories) and hidden folders are skipped."""
+    seen: set[Path] = set()
+    found: list[Path] = []
+    for entry in paths:
+        path = Path(entry)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "blobs")
+                found.extend(Path(root, name) for name in files if name.endswith(HISTORY_SUFFIX))
+        else:
+            found.append(path)
+    for path in sorted(found, key=lambda p: p.as_posix()):
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            yield path
+
+
+def import_object(spec: str, base: Path | None = None) -> Any:
+    """Import ``module:attr`` (``attr`` may be dotted). ``base`` is put on ``sys.path`` first if it is
+    not there, so a project's own packages import the way ``celery -A`` / ``uvicorn`` find them."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise WorkflowImportError(f"{spec!r} must be module:attribute (e.g. app.workflows:support_agent)")
+    if base is not None:
+        base_text = str(base.resolve())
+        if base_text not in sys.path:
+            sys.path.insert(0, base_text)
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise WorkflowImportError(f"cannot import {spec!r}: {error}") from error
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise WorkflowImportError(f"cannot import {spec!r}: module {module_name!r} has no {attr!r}") from None
+    return obj
+
+
+def load_workflows(specs: Iterable[str], base: Path | None = None, extra: Iterable[Any] = ()) -> WorkflowSet:
+    """The current code: objects imported from ``specs`` plus ``extra`` ones (hooks, direct calls)."""
+    objects: list[Any] = []
+    origins: list[str] = []
+    for spec in specs:
+        objects.append(import_object(spec, base))
+        origins.append(spec)
+    for obj in extra:
+        objects.append(obj)
+        origins.append(f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', type(obj).__name__)}")
+    return WorkflowSet(objects=tuple(objects), origins=tuple(origins))
+
+
+def replay_file(
+    path: Path,
+    replayers: Sequence[HistoryReplayer],
+    workflows: WorkflowSet,
+    options: ReplayOptions,
+) -> ReplayResult:
+    """Replay one file with the replayer that recognises it; unreadable or unrecognised files and
+    replayer crashes become ``error`` results naming the file."""
+    started = time.perf_counter()
+    try:
+        head = read_head(path)
+    except OSError as error:
+        return ReplayResult(path, "?", "?", status="error", error=f"cannot read history: {error.strerror or error}")
+    replayer = find_replayer(head, replayers)
+    if replayer is None:
+        engines = ", ".join(r.engine for r in replayers) or "none installed"
+        return ReplayResult(
+            path, "?", "?", status="error", error=f"not a history any replayer recognises (replayers: {engines})"
+        )
+    try:
+        result = replayer.replay(path, workflows, options)
+    except Exception as error:  # a replayer bug must name the file, not abort the whole run
+        result = ReplayResult(
+            path, replayer.engine, "?", status="error", error=f"{replayer.engine} replayer failed: {type(error).__name__}: {error}"
+        )
+    if not result.duration_s:
+        result.duration_s = time.perf_counter() - started
+    return result
