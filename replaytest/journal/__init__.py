@@ -25,6 +25,8 @@ from replaytest.journal.errors import (
 )
 from replaytest.journal.prompts import Prompt
 from replaytest.journal.retry import NO_RETRY, RetryPolicy, Timing
+from replaytest.journal.store import Claim, Journal
+from replaytest.journal.worker import LiveBackend, Worker
 from replaytest.journal.workflow import Outcome, WorkflowDef, definition_of, find_workflow, run_workflow, workflow
 
 __all__ = [
@@ -32,11 +34,14 @@ __all__ = [
     "AsyncContext",
     "Backend",
     "CallSite",
+    "Claim",
     "Command",
     "Context",
     "ContinueAsNew",
     "ControlFlow",
+    "Journal",
     "JournalDivergence",
+    "LiveBackend",
     "Outcome",
     "Park",
     "Prompt",
@@ -47,6 +52,7 @@ __all__ = [
     "StepTimeout",
     "Timing",
     "WorkflowDef",
+    "Worker",
     "definition_of",
     "find_workflow",
     "run_workflow",

@@ -52,8 +52,9 @@ class StepFailed(Exception):
         self.error_type = error_type
         self.message = message
         self.attempts = attempts
-        tries = f" after {attempts} attempt(s)" if attempts else ""
-        super().__init__(f"step {step!r} failed{tries}: {error_type}: {message}")
+        # The text must not depend on live-only facts (attempts): a failed run's recorded error is
+        # compared with the replayed one.
+        super().__init__(f"step {step!r} failed: {error_type}: {message}")
 
 
 class StepTimeout(Exception):
