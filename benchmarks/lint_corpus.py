@@ -1,0 +1,90 @@
+"""Robustness run: lint the whole standard library of the running interpreter and a copy of its
+site-packages, and print files, diagnostics, files that could not be checked, internal errors and time.
+
+The standard library is linted in place (from an empty working directory with its own empty
+``[tool.replaytest]`` table, so no project configuration applies); site-packages is copied into a
+temporary directory first for the same reason. Internal errors (a rule or the engine failing on a file)
+are read from the JSON summary's ``internal_errors`` and from tracebacks on stderr; any of them is a
+bug to report with the file path.
+
+Usage: ``python benchmarks/lint_corpus.py [--skip-site-packages] [--no-cache]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+
+def lint(target: Path, cwd: Path, no_cache: bool) -> dict:
+    options = ["--no-cache"] if no_cache else []
+    started = time.perf_counter()
+    completed = subprocess.run(
+        [sys.executable, "-m", "replaytest", "lint", "--format", "json", *options, str(target)],
+        cwd=cwd, capture_output=True, text=True, errors="replace",
+    )
+    seconds = time.perf_counter() - started
+    try:
+        report = json.loads(completed.stdout)
+    except json.JSONDecodeError:
+        report = {"diagnostics": [], "summary": {}}
+    return {"report": report, "seconds": seconds, "exit": completed.returncode, "stderr": completed.stderr}
+
+
+def describe(name: str, target: Path, outcome: dict) -> None:
+    report, summary = outcome["report"], outcome["report"].get("summary", {})
+    files_on_disk = sum(1 for _ in target.rglob("*.py"))
+    by_category = collections.Counter(d["category"] for d in report["diagnostics"])
+    tracebacks = outcome["stderr"].count("Traceback (most recent call last)")
+    print(f"== {name}: {target}")
+    print(f"   .py files on disk {files_on_disk}, checked {summary.get('files', '?')}, "
+          f"diagnostics {summary.get('diagnostics', len(report['diagnostics']))}, "
+          f"not checked (errors) {summary.get('errors', '?')}, "
+          f"internal errors {summary.get('internal_errors', '?')}, tracebacks on stderr {tracebacks}")
+    print(f"   exit {outcome['exit']}, {outcome['seconds']:.1f} s, "
+          f"{files_on_disk / outcome['seconds']:.0f} files/s")
+    print("   by category: " + ", ".join(f"{c} {n}" for c, n in sorted(by_category.items())))
+    syntax = sorted({d["path"] for d in report["diagnostics"] if d["category"] == "syntax"})
+    if syntax:
+        print(f"   syntax/undecodable files ({len(syntax)}): " + ", ".join(syntax[:8]) + (" …" if len(syntax) > 8 else ""))
+    problem_lines = [line for line in outcome["stderr"].splitlines() if "internal" in line.lower() or "Error" in line]
+    for line in problem_lines[:20]:
+        print(f"   stderr: {line}")
+    if not report["diagnostics"] and not summary:
+        print(f"   no JSON report; stderr tail:\n{outcome['stderr'][-2000:]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--skip-site-packages", action="store_true")
+    parser.add_argument("--no-cache", action="store_true", help="pass --no-cache (the default uses a scratch cache)")
+    args = parser.parse_args()
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    with tempfile.TemporaryDirectory(prefix="replaytest-corpus-") as scratch:
+        workdir = Path(scratch) / "work"
+        workdir.mkdir()
+        (workdir / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+        describe("standard library", stdlib, lint(stdlib, workdir, args.no_cache))
+        if args.skip_site_packages:
+            return
+        for index, packages in enumerate(sorted({Path(p).resolve() for p in site.getsitepackages()})):
+            if not packages.is_dir():
+                continue
+            copy = Path(scratch) / f"site-packages-{index}"
+            shutil.copytree(packages, copy, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            (copy / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+            describe(f"site-packages copy of {packages}", copy, lint(copy, copy, args.no_cache))
+
+
+if __name__ == "__main__":
+    main()
