@@ -1,0 +1,170 @@
+"""The validating loader: accepted input, and exact file + JSON path + message for malformed input."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from conftest import VALID
+
+from replaytest.history import HistoryError, history_from_dict, load_history
+
+
+def _mutated(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    data = copy.deepcopy(VALID)
+    change(data)
+    return data
+
+
+def _set(path: tuple, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        node = data
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return change
+
+
+def _delete(path: tuple) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        node = data
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+
+    return change
+
+
+MALFORMED = [
+    (_set(("events", 3, "kind"), "sleep"), "$.events[3].kind", "expected one of step, model, timer, signal, marker, side-effect, child-workflow, continue-as-new, got \"sleep\""),
+    (_set(("events", 0, "seq"), "1"), "$.events[0].seq", "expected an integer, got string"),
+    (_set(("events", 1, "seq"), 5), "$.events[1].seq", "expected 2 (events are numbered 1, 2, 3, … in order), got 5"),
+    (_set(("events", 0, "seq"), True), "$.events[0].seq", "expected an integer, got boolean"),
+    (_delete(("events", 2, "name")), "$.events[2]", "missing required key 'name'"),
+    (_set(("events", 2, "name"), 3), "$.events[2].name", "expected a string, got integer"),
+    (_set(("events", 0, "args_digest"), "md5:abc"), "$.events[0].args_digest", "expected 'sha256:' and 64 lowercase hex digits, got \"md5:abc\""),
+    (_set(("events", 0, "prompt"), {"name": "planner"}), "$.events[0].prompt", "missing required key 'version'"),
+    (_set(("events", 0, "prompt"), "planner"), "$.events[0].prompt", "expected an object, got string"),
+    (_set(("events", 1, "result_ref"), "sha256:" + "0" * 64), "$.events[1].result", "an event has either result or result_ref, not both"),
+    (_set(("events", 3, "duration_s"), -1), "$.events[3].duration_s", "expected a non-negative number, got -1"),
+    (_set(("events", 3, "duration_s"), "1d"), "$.events[3].duration_s", "expected a non-negative number, got \"1d\""),
+    (_delete(("events", 5, "patch_id")), "$.events[5]", "a 'patched' marker needs a patch_id"),
+    (_set(("events", 6, "error"), {"type": "X"}), "$.events[6].error", "missing required key 'message'"),
+    (_set(("events", 6, "error"), {"type": "X", "message": "m", "stack": []}), "$.events[6].error.stack", "unknown key; expected one of type, message"),
+    (_set(("events", 4), [1, 2]), "$.events[4]", "expected an object, got array"),
+    (_set(("events",), {}), "$.events", "expected an array, got object"),
+    (_set(("status",), "done"), "$.status", "expected one of completed, failed, running, parked, got \"done\""),
+    (_delete(("status",)), "$", "missing required key 'status'"),
+    (_set(("workflow",), "support_agent"), "$.workflow", "expected an object, got string"),
+    (_set(("workflow", "type"), ""), "$.workflow.type", "expected a non-empty string"),
+    (_delete(("workflow", "id")), "$.workflow", "missing required key 'id'"),
+    (_set(("workflow", "region"), "eu"), "$.workflow.region", "unknown key; expected one of type, id, run_id, engine"),
+    (_set(("prompt_versions", "planner"), 1), "$.prompt_versions.planner", "expected a string, got integer"),
+    (_set(("prompt_versions", "my prompt"), None), '$.prompt_versions["my prompt"]', "expected a string, got null"),
+    (_set(("code_version",), 3), "$.code_version", "expected a string, got integer"),
+    (_set(("evnets",), []), "$.evnets", "unknown key; expected one of format, format_version, workflow, code_version, prompt_versions, status, input, events, result, error"),
+    (_set(("error",), "boom"), "$.error", "expected an object, got string"),
+    (_set(("format_version",), 2), "$.format_version", "format_version 2 was written by a newer replaytest (this one reads up to 1); upgrade replaytest"),
+    (_set(("format_version",), "1"), "$.format_version", "expected an integer, got string"),
+    (_set(("format_version",), 0), "$.format_version", "expected 1, got 0"),
+    (_set(("format",), "temporal"), "$.format", "not a replaytest history: format is \"temporal\", expected 'replaytest-history'"),
+    (_delete(("format",)), "$.format", "not a replaytest history: format is missing, expected 'replaytest-history'"),
+]
+
+
+@pytest.mark.parametrize(("change", "json_path", "message"), MALFORMED, ids=[case[1] + ":" + case[2][:30] for case in MALFORMED])
+def test_malformed_history_names_file_path_and_problem(tmp_path: Path, change, json_path: str, message: str) -> None:
+    target = tmp_path / "run.json"
+    target.write_text(json.dumps(_mutated(change)), encoding="utf-8")
+    with pytest.raises(HistoryError) as caught:
+        load_history(target)
+    assert caught.value.path == target
+    assert caught.value.json_path == json_path
+    assert caught.value.message == message
+    assert str(caught.value) == f"{target}: {json_path}: {message}"
+
+
+def test_valid_history_loads_with_unknown_event_fields_kept(tmp_path: Path) -> None:
+    target = tmp_path / "run.json"
+    target.write_text(json.dumps(VALID), encoding="utf-8")
+    history = load_history(target)
+    assert history.workflow.type == "support_agent"
+    assert [event.kind for event in history.events] == ["model", "step", "step", "timer", "signal", "marker", "step"]
+    assert history.events[0].prompt is not None and history.events[0].prompt.name == "planner"
+    assert history.events[6].extra == {"x-importer": {"attempt": 3}}
+    assert history.events[6].error is not None and history.events[6].error.message == "card declined"
+    assert history.source == target
+
+
+def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
+    target = tmp_path / "broken.json"
+    target.write_text('{\n  "format": "replaytest-history",\n  "events": [1,, 2]\n}\n', encoding="utf-8")
+    with pytest.raises(HistoryError) as caught:
+        load_history(target)
+    assert str(caught.value) == f"{target}: line 3, column 16: invalid JSON: Expecting value"
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b'{"a": NaN}', "invalid JSON: NaN is not a JSON value"),
+        (b"\xff\xfe{}", "is not UTF-8 (byte 0): invalid start byte"),
+        (b"[" * 100000 + b"]" * 100000, "invalid JSON: nested too deeply"),
+        (b"[]", None),
+    ],
+)
+def test_non_json_input_is_a_history_error(tmp_path: Path, raw: bytes, message: str | None) -> None:
+    target = tmp_path / "odd.json"
+    target.write_bytes(raw)
+    with pytest.raises(HistoryError) as caught:
+        load_history(target)
+    if message is not None:
+        assert caught.value.message == message
+    else:
+        assert caught.value.json_path == "$"
+
+
+def test_missing_file_is_a_history_error(tmp_path: Path) -> None:
+    with pytest.raises(HistoryError, match="cannot be read"):
+        load_history(tmp_path / "absent.json")
+
+
+def test_dict_source_without_file_omits_the_file_part() -> None:
+    data = _mutated(_set(("status",), 1))
+    with pytest.raises(HistoryError) as caught:
+        history_from_dict(data)
+    assert str(caught.value) == "$.status: expected one of completed, failed, running, parked, got 1"
+
+
+def test_python_values_that_are_not_json_are_rejected_with_their_path() -> None:
+    data = _mutated(_set(("input", "customer", "tags"), {"a", "b"}))
+    with pytest.raises(HistoryError) as caught:
+        history_from_dict(data, "mem")
+    assert caught.value.json_path == "$.input.customer.tags"
+    assert caught.value.message == "expected a JSON value, got Python set"
+
+
+def test_shipped_schema_agrees_with_loader_vocabulary() -> None:
+    from importlib.resources import files
+
+    from replaytest.history import EVENT_KINDS, STATUSES
+
+    schema = json.loads(files("replaytest.history").joinpath("schema.json").read_text(encoding="utf-8"))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert tuple(schema["$defs"]["event"]["properties"]["kind"]["enum"]) == EVENT_KINDS
+    assert tuple(schema["properties"]["status"]["enum"]) == STATUSES
+    assert set(schema["properties"]) == {"format", "format_version", "workflow", "code_version", "prompt_versions", "status", "input", "events", "result", "error"}
+
+
+def test_schema_accepts_the_valid_history_and_rejects_a_bad_kind() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib.resources import files
+
+    schema = json.loads(files("replaytest.history").joinpath("schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(VALID)
+    bad = _mutated(_set(("events", 3, "kind"), "sleep"))
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(bad))

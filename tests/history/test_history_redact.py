@@ -1,0 +1,140 @@
+"""Redaction of histories and plain JSON values, and the ``replaytest redact`` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import VALID
+
+from replaytest.cli import cli
+from replaytest.history import (
+    BLOB_THRESHOLD,
+    Event,
+    History,
+    RedactError,
+    Redactor,
+    WorkflowInfo,
+    history_from_dict,
+    load_history,
+    redact_history,
+    redact_value,
+    save_history,
+)
+from replaytest.history.redact import parse_json_path
+
+
+def test_key_names_match_case_and_separator_insensitively() -> None:
+    value = {"API-Key": "k1", "apiKey": "k2", "nested": [{"Password": "p", "keep": 1}], "tokens_used": 12}
+    assert redact_value(value, ["api_key", "password"]) == {
+        "API-Key": "[redacted]",
+        "apiKey": "[redacted]",
+        "nested": [{"Password": "[redacted]", "keep": 1}],
+        "tokens_used": 12,
+    }
+    assert value["API-Key"] == "k1"  # the input is not modified
+
+
+def test_default_key_names_cover_common_secrets() -> None:
+    value = {"authorization": "Bearer x", "email": "a@b.c", "Token": "t", "name": "Ann"}
+    assert redact_value(value) == {"authorization": "[redacted]", "email": "[redacted]", "Token": "[redacted]", "name": "Ann"}
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("$.customer.email", {"customer": {"email": "R", "phone": "1"}, "rows": [{"token": "a"}, {"token": "b"}]}),
+        ("$.rows[*].token", {"customer": {"email": "e", "phone": "1"}, "rows": [{"token": "R"}, {"token": "R"}]}),
+        ("$.rows[1]", {"customer": {"email": "e", "phone": "1"}, "rows": [{"token": "a"}, "R"]}),
+        ("$['customer']['phone']", {"customer": {"email": "e", "phone": "R"}, "rows": [{"token": "a"}, {"token": "b"}]}),
+        ("$..token", {"customer": {"email": "e", "phone": "1"}, "rows": [{"token": "R"}, {"token": "R"}]}),
+        ("$.customer.*", {"customer": {"email": "R", "phone": "R"}, "rows": [{"token": "a"}, {"token": "b"}]}),
+        ("$.absent.deeper", {"customer": {"email": "e", "phone": "1"}, "rows": [{"token": "a"}, {"token": "b"}]}),
+        ("$", "R"),
+    ],
+)
+def test_json_paths(path: str, expected: object) -> None:
+    value = {"customer": {"email": "e", "phone": "1"}, "rows": [{"token": "a"}, {"token": "b"}]}
+    assert redact_value(value, [], [path], replacement="R") == expected
+
+
+@pytest.mark.parametrize("path", ["input.email", "$.a[", "$.a[x]", "$.", "$..", "$ .a"])
+def test_bad_json_paths_are_rejected(path: str) -> None:
+    with pytest.raises(RedactError):
+        parse_json_path(path)
+
+
+def test_history_redaction_keeps_digests_keys_and_structure() -> None:
+    history = history_from_dict(VALID)
+    redactor = Redactor.build(["token"], ["$.input.customer.email", "$.events[*].result.by", "$.events[6].error.message"])
+    redacted, count = redact_history(history, redactor)
+    assert count == 4
+    assert redacted.input["customer"] == {"email": "[redacted]", "name": "Ann"}
+    assert redacted.event_result(redacted.events[1]) == [{"id": 7, "token": "[redacted]"}]
+    assert redacted.events[4].result == {"by": "[redacted]"}
+    assert redacted.events[6].error is not None
+    assert (redacted.events[6].error.type, redacted.events[6].error.message) == ("StepFailed", "[redacted]")
+    for before, after in zip(history.events, redacted.events):
+        assert (after.seq, after.kind, after.name, after.args_digest, after.idempotency_key, after.prompt, after.patch_id) == (
+            before.seq, before.kind, before.name, before.args_digest, before.idempotency_key, before.prompt, before.patch_id,
+        )
+    assert redacted.prompt_versions == history.prompt_versions
+
+
+def test_paths_outside_payloads_select_nothing() -> None:
+    history = history_from_dict(VALID)
+    redacted, count = redact_history(history, Redactor.build([], ["$.workflow.id", "$.events[0].args_digest"]))
+    assert count == 0
+    assert redacted == history
+
+
+def test_redacting_a_blob_result_writes_a_new_blob(tmp_path: Path) -> None:
+    big = {"rows": ["x" * 100] * (BLOB_THRESHOLD // 100 + 10), "api_key": "k"}
+    source = tmp_path / "run.json"
+    save_history(History(workflow=WorkflowInfo("wf", "w"), status="completed", events=(Event(1, "step", "s", result=big),)), source)
+    old_ref = load_history(source).events[0].result_ref
+    redacted, count = redact_history(load_history(source), Redactor.build(["api_key"]))
+    assert count == 1
+    save_history(redacted, tmp_path / "out" / "run.json")
+    again = load_history(tmp_path / "out" / "run.json")
+    assert again.events[0].result_ref not in (None, old_ref)
+    assert again.event_result(again.events[0])["api_key"] == "[redacted]"
+
+
+def test_cli_redact_out_dir_and_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "run.json"
+    save_history(history_from_dict(VALID), source)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["redact", "--path", "$.input.customer.name", "--out", "clean", str(source)])
+    assert result.exit_code == 0, result.output
+    assert "3 value(s) redacted" in result.output  # email (default key), token (default key), name (path)
+    clean = json.loads((tmp_path / "clean" / "run.json").read_text())
+    assert clean["input"]["customer"] == {"email": "[redacted]", "name": "[redacted]"}
+    assert clean["events"][0]["args_digest"] == VALID["events"][0]["args_digest"]
+
+    result = runner.invoke(cli, ["redact", "--key", "ticket", "--in-place", str(source)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(source.read_text())
+    assert data["input"]["ticket"] == "[redacted]"
+    assert data["input"]["customer"]["email"] == "ann@example.com"  # --key replaces the defaults
+
+
+def test_cli_redact_uses_config_and_reports_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.replaytest.redact]\nkey-names = ["name"]\njson-paths = ["$.result"]\nreplacement = "***"\n', encoding="utf-8"
+    )
+    source = tmp_path / "run.json"
+    save_history(history_from_dict(VALID), source)
+    (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["redact", "--in-place", str(source), str(tmp_path / "bad.json")])
+    assert result.exit_code == 2
+    assert "bad.json: $.format: not a replaytest history" in result.output
+    data = json.loads(source.read_text())
+    assert data["input"]["customer"]["name"] == "***"
+    assert data["result"] == "***"
+    assert runner.invoke(cli, ["redact", str(source)]).exit_code == 2  # neither --in-place nor --out
