@@ -174,13 +174,12 @@ class Matcher:
         """The code returned or raised: every recorded command must have been issued."""
         if self.index < len(self.events):
             event = self.events[self.index]
-            self._diverge(
-                "missing-command",
-                None,
-                event,
+            message = (
                 f"the code finished but the history continues with {event.kind} {event.name!r} "
-                f"({len(self.events) - self.index} recorded event(s) not issued)",
+                f"({len(self.events) - self.index} recorded event(s) not issued)"
             )
+            # Named at the last command the code did issue: the place the missing one used to follow.
+            raise DivergenceFound(self.divergence("missing-command", message, None, event, source=self.last_source))
 
     def divergence(
         self,

@@ -62,17 +62,20 @@ _EFFECT_METHODS: tuple[tuple[type, str, str], ...] = (
 class NondeterministicCall(BaseException):
     """A guarded call made by orchestration code during replay. ``call`` names it (``time.time``)."""
 
-    def __init__(self, call: str, source: SourcePosition | None) -> None:
+    def __init__(self, call: str, source: SourcePosition | None, position: int | None = None) -> None:
         self.call = call
         self.source = source
+        self.position = position  # the history position the replay had reached, when known
         where = f" at {source}" if source else ""
         super().__init__(f"{call}() called from orchestration code during replay{where}")
 
 
 @dataclass
 class GuardState:
-    """What the guard saw on one thread: every trip in order (the first one is the divergence)."""
+    """What the guard saw on one thread: every trip in order (the first one is the divergence).
+    ``position`` (given by the replayer) tells each trip where in the history the replay was."""
 
+    position: Callable[[], int] | None = None
     trips: list[NondeterministicCall] = field(default_factory=list)
 
 
@@ -113,7 +116,7 @@ def _position(frame: types.FrameType) -> SourcePosition:
 
 
 def _trip(state: GuardState, call: str, frame: types.FrameType) -> None:
-    error = NondeterministicCall(call, _position(frame))
+    error = NondeterministicCall(call, _position(frame), state.position() if state.position else None)
     state.trips.append(error)
     raise error
 
@@ -269,10 +272,13 @@ def orchestration_modules(objects: Iterable[Any]) -> list[types.ModuleType]:
 
 
 @contextmanager
-def guarded(modules: Iterable[types.ModuleType] = ()) -> Iterator[GuardState]:
-    """Activate the guards on the current thread for the duration of the block."""
+def guarded(
+    modules: Iterable[types.ModuleType] = (), position: Callable[[], int] | None = None
+) -> Iterator[GuardState]:
+    """Activate the guards on the current thread for the duration of the block. ``modules`` are the
+    orchestration modules whose imported names are swapped; ``position`` reports the replay position."""
     ident = threading.get_ident()
-    state = GuardState()
+    state = GuardState(position)
     with _lock:
         if ident in _active:
             raise RuntimeError("replay guards are already active on this thread (nested replay)")

@@ -121,7 +121,8 @@ class JournalReplayer:
         )
         divergence: Divergence | None = None
         outcome: Outcome | None = None
-        with guarded(orchestration_modules([definition.fn, *workflows.objects])) as guard:
+        modules = orchestration_modules([definition.fn, *workflows.objects])
+        with guarded(modules, matcher.next_position) as guard:
             try:
                 outcome = run_workflow(definition, run, backend)
             except DivergenceFound as found:
@@ -165,6 +166,7 @@ def _nondeterministic(matcher: Matcher, trip: NondeterministicCall) -> Divergenc
         "nondeterministic-call",
         f"orchestration code called {trip.call}() during replay; use {instead}",
         source=trip.source,
+        position=trip.position,
     )
 
 

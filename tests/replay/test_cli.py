@@ -1,0 +1,128 @@
+"""``replaytest replay`` and ``replaytest diff``: output, JSON, exit codes, configuration defaults."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import replay_apps as apps
+from click.testing import CliRunner
+from replaykit import record
+
+from replaytest.cli import cli
+
+REPO = Path(__file__).resolve().parents[2]
+APP = "fixtures.journal_app.agent:support_agent"
+
+
+def run(*args: str, cwd: Path | None = None) -> tuple[int, str]:
+    """Invoke the CLI in-process (from ``cwd`` when given); returns exit code and combined output."""
+    previous = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(cli, list(args))
+    finally:
+        os.chdir(previous)
+    return result.exit_code, result.output
+
+
+def test_fixture_histories_replay_cleanly_against_the_example_app() -> None:
+    code, out = run("replay", str(REPO / "fixtures/histories"), "--workflows", APP, cwd=REPO)
+    assert code == 0, out
+    assert "replayed 3 histories: 3 passed, 0 diverged, 0 stale, 0 error" in out
+
+
+def test_divergence_exits_1_with_the_report(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.recorded, {"text": "x"}, name="orders")
+    code, out = run("replay", str(history), "--workflows", "replay_apps:renamed_step")
+    assert code == 1
+    assert "command-mismatch at event #2" in out and "replay_apps.py:" in out
+
+
+def test_json_format(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.recorded, {"text": "x"}, name="orders")
+    code, out = run("replay", str(history), "--workflows", "replay_apps:reworded_prompt", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["version"] == 1
+    assert data["summary"] == {"histories": 1, "passed": 1, "diverged": 0, "stale": 0, "error": 0, "warnings": 1}
+    [entry] = data["results"]
+    assert entry["workflow"] == {"type": "orders", "id": "wf-orders"}
+    assert entry["warnings"][0]["kind"] == "prompt-drift"
+
+
+def test_prompts_and_strict_args_options(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.recorded, {"text": "x"}, name="orders")
+    assert run("replay", str(history), "-w", "replay_apps:reworded_prompt", "--prompts", "fail")[0] == 1
+    assert run("replay", str(history), "-w", "replay_apps:changed_args")[0] == 0
+    assert run("replay", str(history), "-w", "replay_apps:changed_args", "--strict-args")[0] == 1
+
+
+def test_stale_and_malformed_exit_2(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.recorded, {"text": "x"}, name="orders")
+    code, out = run("replay", str(history), "-w", "replay_apps:billing_v1")
+    assert code == 2 and "stale" in out and "'orders'" in out
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "replaytest-history", "format_version": 9}')
+    code, out = run("replay", str(broken), "-w", "replay_apps:recorded")
+    assert code == 2 and "newer replaytest" in out
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.recorded, {"text": "x"}, name="orders")
+    code, out = run("replay", str(history), "-w", "no_such_module_here:thing")
+    assert code == 2 and "cannot import 'no_such_module_here:thing'" in out
+    code, out = run("replay", cwd=tmp_path)
+    assert code == 2 and "no history paths" in out
+
+
+def test_paths_and_workflows_default_to_the_project_configuration(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "fixtures/journal_app", project / "shop", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "fixtures/histories", project / "histories")
+    (project / "pyproject.toml").write_text(
+        '[tool.replaytest.replay]\npaths = ["histories"]\nworkflows = ["shop.agent:support_agent"]\n'
+    )
+    code, out = run("replay", cwd=project)
+    assert code == 0, out
+    assert "replayed 3 histories: 3 passed" in out
+
+
+def test_diff_identical_and_different(tmp_path: Path) -> None:
+    a = record(tmp_path, apps.recorded, {"text": "x"}, name="a")
+    b = record(tmp_path, apps.recorded, {"text": "x"}, name="b")
+    code, out = run("diff", str(a), str(b))
+    assert code == 0 and "identical command streams" in out
+    c = record(tmp_path, apps.added_step, {"text": "x"}, name="c")
+    code, out = run("diff", str(a), str(c))
+    assert code == 1
+    assert "extra-command at event #4" in out
+    assert "A         nothing" in out and "B         step 'audit'" in out
+    code, out = run("diff", str(a), str(c), "--format", "json")
+    assert code == 1 and json.loads(out)["divergence"]["position"] == 4
+
+
+def test_diff_shows_args_and_prompt_changes(tmp_path: Path) -> None:
+    a = record(tmp_path, apps.recorded, {"text": "x"}, name="a")
+    other = record(tmp_path, apps.recorded, {"text": "y"}, name="other")
+    code, out = run("diff", str(a), str(other))
+    assert code == 1 and "args-mismatch at event #1" in out
+    reworded = record(tmp_path, apps.reworded_prompt, {"text": "x"}, name="reworded")
+    code, out = run("diff", str(a), str(reworded))
+    assert code == 1 and "prompt-drift at event #1" in out
+
+
+def test_diff_of_different_workflows_exits_2(tmp_path: Path) -> None:
+    a = record(tmp_path, apps.recorded, {"text": "x"}, name="a")
+    b = record(tmp_path, apps.billing_v1, 3, name="b")
+    code, out = run("diff", str(a), str(b))
+    assert code == 2 and "different workflow types" in out
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "fixtures/histories").glob("*.json")), ids=lambda p: p.name)
+def test_each_fixture_history_diffs_identical_with_itself(path: Path) -> None:
+    assert run("diff", str(path), str(path))[0] == 0

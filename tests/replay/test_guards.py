@@ -1,0 +1,108 @@
+"""Runtime guards: trip only for orchestration code on the replaying thread, and always come off."""
+
+from __future__ import annotations
+
+import logging
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import pytest
+
+from replaytest.replay import guards
+from replaytest.replay.guards import NondeterministicCall, guarded, orchestration_modules
+
+
+def originals() -> tuple:
+    return (time.time, time.monotonic, random.random, uuid.uuid4, socket.socket.__init__, subprocess.Popen.__init__)
+
+
+def test_project_code_tripping_a_guard_names_call_and_line() -> None:
+    with guarded() as state:
+        with pytest.raises(NondeterministicCall) as caught:
+            time.time()
+        line = sys._getframe().f_lineno - 1
+    assert caught.value.call == "time.time"
+    assert caught.value.source.path == __file__ and caught.value.source.line == line
+    assert state.trips == [caught.value]
+
+
+def test_guards_come_off_after_the_block_even_on_an_exception() -> None:
+    before = originals()
+    with pytest.raises(RuntimeError):
+        with guarded():
+            assert time.time is not before[0]
+            raise RuntimeError("boom")
+    assert originals() == before
+    assert "connect" not in socket.socket.__dict__  # the inherited method is visible again
+    time.time()  # no guard
+
+
+def test_the_standard_library_reading_the_clock_is_not_a_trip() -> None:
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("replaytest-guard-test")
+    logger.addHandler(handler)
+    try:
+        with guarded() as state:
+            logger.warning("logging stamps records with time.time()")
+    finally:
+        logger.removeHandler(handler)
+    assert records and not state.trips
+
+
+def test_other_threads_pass_straight_through() -> None:
+    seen: list[object] = []
+    started = threading.Event()
+    release = threading.Event()
+
+    def worker() -> None:
+        started.set()
+        release.wait(5)
+        seen.append(time.time())
+        seen.append(uuid.uuid4())
+        with socket.socket() as sock:
+            seen.append(sock.fileno())
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    started.wait(5)
+    with guarded() as state:
+        release.set()
+        thread.join(5)
+    assert len(seen) == 3 and not state.trips
+
+
+def test_effects_reached_through_the_standard_library_trip_at_the_project_line() -> None:
+    with guarded():
+        with pytest.raises(NondeterministicCall) as caught:
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+        line = sys._getframe().f_lineno - 1
+    assert caught.value.call == "subprocess.Popen"
+    assert caught.value.source.line == line
+
+
+def test_imported_names_in_orchestration_modules_are_swapped_and_restored() -> None:
+    import replay_apps
+
+    original = replay_apps.datetime
+    with guarded(orchestration_modules([replay_apps.recorded])):
+        assert replay_apps.datetime is not original
+        assert isinstance(original(2020, 1, 1), replay_apps.datetime)  # construction and isinstance work
+        assert replay_apps.datetime(2020, 1, 1).year == 2020
+        with pytest.raises(NondeterministicCall):
+            replay_apps.datetime.now()
+    assert replay_apps.datetime is original
+
+
+def test_nested_guards_on_one_thread_are_refused() -> None:
+    with guarded():
+        with pytest.raises(RuntimeError, match="already active"):
+            with guarded():
+                pass
+    assert not guards._active
