@@ -150,6 +150,7 @@ class Worker:
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.lease_s = lease_s
         self.timing = timing
+        self.abandoned = 0  # executions ended by StaleLeaseError: another worker had taken the run over
         self.workflows: dict[str, WorkflowDef] = {}
         for obj in workflows:
             definition = definition_of(obj)
@@ -183,6 +184,7 @@ class Worker:
             self._settle(claim, outcome)
             return outcome
         except StaleLeaseError:
+            self.abandoned += 1
             return None
 
     def _settle(self, claim: Claim, outcome: Outcome) -> None:
