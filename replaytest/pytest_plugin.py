@@ -318,7 +318,15 @@ class HistoryItem(pytest.Item):
             kinds = ",".join(w.kind for w in result.warnings) if result is not None else ""
             self.user_properties.append((_PROPERTY, f"{status};{kinds}"))
         for warning in result.warnings:
-            warnings.warn(ReplayWarning(f"{display_path(self.path)}: {warning.kind}: {warning.message}"), stacklevel=1)
+            # Attributed to the line of current code that issued the command (pytest shows it), not to
+            # this plugin; the history and event are in the message.
+            where = warning.source
+            warnings.warn_explicit(
+                f"{warning.kind} at event #{warning.position} of {display_path(self.path)}: {warning.message}",
+                ReplayWarning,
+                where.path if where else str(self.path),
+                where.line if where else 0,
+            )
         if result.status == "stale" and session.stale == "skip":
             pytest.skip(f"stale history: {result.error}")
         if result.status != "passed":
@@ -380,8 +388,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         marker.kwargs.get("strict_args"),
     )
     item.stash[_MARKED_RESULT] = result
-    if result.status != "passed":
-        pytest.fail(render_text(result, session.options.details), pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """A marked test whose history did not replay fails (in the call phase: it is the test's verdict)."""
+    result = item.stash.get(_MARKED_RESULT, None)
+    if result is not None and result.status != "passed":
+        pytest.fail(render_text(result, item.config.stash[_SESSION].options.details), pytrace=False)
 
 
 def _replay_one(

@@ -133,8 +133,8 @@ class Matcher:
         if command.prompt_version and event.prompt_version and command.prompt_version != event.prompt_version:
             policy = self.options.prompt_policy(self.status)
             message = (
-                f"{command.kind} {command.name!r} now uses prompt version {command.prompt_version} "
-                f"but the history recorded {event.prompt_version}"
+                f"{command.kind} {command.name!r} now uses prompt version {command.prompt_version[:19]} "
+                f"but the history recorded {event.prompt_version[:19]}"
             )
             if policy == "fail":
                 self._diverge("prompt-drift", command, event, message + f" (a {self.status} history resumes with it)")

@@ -82,10 +82,10 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 def test_paths_and_workflows_default_to_the_project_configuration(tmp_path: Path) -> None:
     project = tmp_path / "project"
-    shutil.copytree(REPO / "fixtures/journal_app", project / "shop", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "fixtures/journal_app", project / "cli_example_shop", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "fixtures/histories", project / "histories")
     (project / "pyproject.toml").write_text(
-        '[tool.replaytest.replay]\npaths = ["histories"]\nworkflows = ["shop.agent:support_agent"]\n'
+        '[tool.replaytest.replay]\npaths = ["histories"]\nworkflows = ["cli_example_shop.agent:support_agent"]\n'
     )
     code, out = run("replay", cwd=project)
     assert code == 0, out

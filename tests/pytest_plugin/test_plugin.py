@@ -1,0 +1,239 @@
+"""The replaytest pytest plugin: collection, node ids, selection, outcomes, options, summary, xdist,
+the ``replay_history`` fixture and marker. Projects are built from the example agent and its recorded
+histories."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = (REPO / "fixtures/journal_app/agent.py").read_text()
+HISTORY_NAMES = sorted(p.name for p in (REPO / "fixtures/histories").glob("*.json"))
+INI = """
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+replay_paths = ["histories"]
+replay_workflows = ["shop.agent:support_agent"]
+"""
+
+
+def make_project(pytester: pytest.Pytester, ini: str = INI, agent: str = AGENT, histories: str = "histories") -> Path:
+    root = pytester.path
+    (root / "shop").mkdir()
+    (root / "shop/__init__.py").write_text("")
+    (root / "shop/agent.py").write_text(agent)
+    shutil.copytree(REPO / "fixtures/histories", root / histories)
+    (root / "tests").mkdir()
+    (root / "tests/test_unit.py").write_text("def test_unit():\n    assert True\n")
+    (root / "pyproject.toml").write_text(ini)
+    return root
+
+
+def history_ids(prefix: str = "histories") -> list[str]:
+    return [f"{prefix}/{name}::replay" for name in HISTORY_NAMES]
+
+
+def collected(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines if "::" in line and not line.startswith(("=", "FAILED", "ERROR"))]
+
+
+def test_histories_are_collected_sorted_with_their_path_in_the_node_id(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    result = pytester.runpytest("--collect-only", "-q")
+    assert collected(result) == ["tests/test_unit.py::test_unit", *history_ids()]
+
+
+def test_default_run_replays_histories_along_with_tests_once_each(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*= replaytest =*", "replayed 3 histories: 3 passed, 0 diverged", "prompt drift: 0 warning(s)"])
+
+
+def test_no_double_collection_when_the_histories_are_also_named(pytester: pytest.Pytester) -> None:
+    make_project(pytester, ini=INI.replace('testpaths = ["tests"]\n', ""))
+    # Invocation dir (".") already covers histories/; naming the folder as well must not add it twice.
+    assert collected(pytester.runpytest("--collect-only", "-q")) == [*history_ids(), "tests/test_unit.py::test_unit"]
+    assert collected(pytester.runpytest("--collect-only", "-q", "histories")) == history_ids()
+
+
+def test_explicit_arguments_run_only_what_they_name(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    assert collected(pytester.runpytest("--collect-only", "-q", "tests")) == ["tests/test_unit.py::test_unit"]
+    one = f"histories/{HISTORY_NAMES[0]}"
+    assert collected(pytester.runpytest("--collect-only", "-q", one)) == [f"{one}::replay"]
+
+
+def test_keyword_selection(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    result = pytester.runpytest("-k", "refund", "--collect-only", "-q")
+    assert collected(result) == [i for i in history_ids() if "refund" in i]
+
+
+def test_nothing_configured_means_nothing_happens(pytester: pytest.Pytester) -> None:
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests/test_unit.py").write_text("def test_unit():\n    pass\n")
+    shutil.copytree(REPO / "fixtures/histories", pytester.path / "histories")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "= replaytest =" not in result.stdout.str()
+
+
+def test_conventional_folder_is_used_only_when_code_is_configured(pytester: pytest.Pytester) -> None:
+    make_project(pytester, ini="[tool.pytest.ini_options]\n", histories="fixtures/histories")
+    assert collected(pytester.runpytest("--collect-only", "-q")) == ["tests/test_unit.py::test_unit"]
+    (pytester.path / "pyproject.toml").write_text(
+        '[tool.replaytest.replay]\nworkflows = ["shop.agent:support_agent"]\n'
+    )
+    assert collected(pytester.runpytest("--collect-only", "-q")) == [
+        *history_ids("fixtures/histories"),
+        "tests/test_unit.py::test_unit",
+    ]
+
+
+def test_project_configuration_supplies_paths_and_workflows(pytester: pytest.Pytester) -> None:
+    make_project(
+        pytester,
+        ini='[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n[tool.replaytest.replay]\n'
+        'paths = ["histories"]\nworkflows = ["shop.agent:support_agent"]\n',
+    )
+    pytester.runpytest().assert_outcomes(passed=4)
+
+
+def test_a_divergence_fails_with_the_plain_report_and_a_hint(pytester: pytest.Pytester) -> None:
+    make_project(pytester, agent=AGENT.replace('ctx.step("fetch orders"', 'ctx.step("load orders"'))
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*histories/support_agent-question.json: support_agent id ticket-question: diverged (4 recorded events)",
+            "  command-mismatch at event #2: the code issued step 'load orders' where the history recorded step 'fetch orders'",
+            "    at        shop/agent.py:*in support_agent",
+            "replayed 3 histories: 0 passed, 3 diverged",
+            "next: replaytest replay histories/support_agent-question.json --details --workflows shop.agent:support_agent",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_stale_history_fails_by_default_and_can_be_skipped(pytester: pytest.Pytester) -> None:
+    make_project(pytester, agent=AGENT.replace('name="support_agent"', 'name="helpdesk_agent"'))
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines(["*no current code for workflow type 'support_agent'; known types: helpdesk_agent*"])
+    result.stdout.fnmatch_lines(["replayed 3 histories: 0 passed, 0 diverged, 3 stale"])
+    skipped = pytester.runpytest("--replay-stale=skip", "-rs")
+    skipped.assert_outcomes(passed=1, skipped=3)
+    skipped.stdout.fnmatch_lines(["replayed 3 histories: 0 passed, 0 diverged, 3 stale"])
+    (pytester.path / "pyproject.toml").write_text(INI + 'replay_stale = "skip"\n')
+    pytester.runpytest().assert_outcomes(passed=1, skipped=3)
+
+
+def test_prompt_drift_warns_by_default_and_fails_with_the_option_or_ini(pytester: pytest.Pytester) -> None:
+    reworded = AGENT.replace("Write a short, friendly reply", "Write a warm reply")
+    make_project(pytester, agent=reworded)
+    result = pytester.runpytest()
+    # The example passes the rendered prompt to the model, so its arguments changed too.
+    result.assert_outcomes(passed=4, warnings=4)
+    result.stdout.fnmatch_lines(
+        [
+            "*shop/agent.py:*: ReplayWarning: prompt-drift at event #3 of histories/support_agent-question.json: "
+            "model 'write reply' now uses prompt version*",
+            '    reply = ctx.model("write reply"*',
+            "prompt drift: 2 warning(s)",
+            "args-mismatch: 2 warning(s)*",
+        ]
+    )
+    pytester.runpytest("--replay-prompts=fail").assert_outcomes(passed=2, failed=2)
+    (pytester.path / "pyproject.toml").write_text(INI + 'replay_prompts = "fail"\n')
+    pytester.runpytest().assert_outcomes(passed=2, failed=2)
+    pytester.runpytest("--replay-prompts=ignore").assert_outcomes(passed=4)
+
+
+def test_strict_args_option_and_ini(pytester: pytest.Pytester) -> None:
+    changed = AGENT.replace('ctx.step("fetch orders", fetch_orders, ticket["customer"])', 'ctx.step("fetch orders", fetch_orders, ticket["customer"].upper())')
+    make_project(pytester, agent=changed)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=4, warnings=3)
+    result.stdout.fnmatch_lines(["args-mismatch: 3 warning(s)*"])
+    pytester.runpytest("--replay-strict-args").assert_outcomes(passed=1, failed=3)
+    (pytester.path / "pyproject.toml").write_text(INI + "replay_strict_args = true\n")
+    pytester.runpytest().assert_outcomes(passed=1, failed=3)
+
+
+def test_details_option_widens_the_context(pytester: pytest.Pytester) -> None:
+    make_project(pytester, agent=AGENT.replace('ctx.step("email customer"', 'ctx.step("mail customer"'))
+    short = pytester.runpytest("-k", "approved").stdout.str()
+    long = pytester.runpytest("-k", "approved", "--replay-details").stdout.str()
+    assert "#1 model 'plan'" not in short  # two events either side by default
+    assert "#1 model 'plan'" in long
+
+
+def test_last_failed_reruns_only_the_diverging_history(pytester: pytest.Pytester) -> None:
+    make_project(pytester, agent=AGENT.replace('"issue refund"', '"refund"'))
+    pytester.runpytest("-p", "cacheprovider").assert_outcomes(passed=3, failed=1)
+    again = pytester.runpytest("-p", "cacheprovider", "--lf", "-v")
+    again.assert_outcomes(failed=1)
+    again.stdout.fnmatch_lines(["*histories/support_agent-refund-approved.json::replay FAILED*"])
+
+
+def test_workflows_from_a_hook(pytester: pytest.Pytester) -> None:
+    make_project(pytester, ini='[tool.pytest.ini_options]\ntestpaths = ["tests"]\nreplay_paths = ["histories"]\n')
+    (pytester.path / "conftest.py").write_text(
+        "def pytest_replaytest_workflows(config):\n"
+        "    from shop.agent import support_agent\n"
+        "    return [support_agent]\n"
+    )
+    pytester.runpytest().assert_outcomes(passed=4)
+
+
+def test_a_malformed_history_fails_naming_the_file_and_json_path(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    (pytester.path / "histories/zz-broken.json").write_text(
+        '{"format": "replaytest-history", "format_version": 1, "workflow": {"type": "support_agent", "id": 7}, "status": "completed", "events": []}'
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(["*zz-broken.json*$.workflow.id*expected a string*", "replayed 4 histories: 3 passed, 0 diverged, 1 error"])
+
+
+def test_other_json_files_under_the_replay_paths_are_ignored(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    (pytester.path / "histories/notes.json").write_text('{"not": "a history"}')
+    assert collected(pytester.runpytest("--collect-only", "-q", "histories")) == history_ids()
+
+
+def test_xdist_merges_the_summary_on_the_controller(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    make_project(pytester, agent=AGENT.replace('"issue refund"', '"refund"'))
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["replayed 3 histories: 2 passed, 1 diverged", "next: replaytest replay histories/support_agent-refund-approved.json*"])
+
+
+def test_replay_history_fixture_and_marker(pytester: pytest.Pytester) -> None:
+    make_project(pytester, ini='[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n')
+    (pytester.path / "tests/test_replays.py").write_text(
+        "import pytest\n"
+        "from shop.agent import support_agent\n"
+        "\n"
+        "def test_fixture(replay_history):\n"
+        "    result = replay_history('histories/support_agent-question.json', workflows=[support_agent])\n"
+        "    assert result.status == 'passed' and result.workflow_type == 'support_agent'\n"
+        "    stale = replay_history('histories/support_agent-question.json', workflows=[])\n"
+        "    assert stale.status == 'stale'\n"
+        "\n"
+        "@pytest.mark.replay_history('histories/support_agent-refund-approved.json', workflows=[support_agent])\n"
+        "def test_marker(replay_result):\n"
+        "    assert replay_result.events == 6\n"
+        "\n"
+        "@pytest.mark.replay_history('histories/support_agent-refund-approved.json', workflows=[])\n"
+        "def test_marker_fails_the_test():\n"
+        "    pass\n"
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*test_marker_fails_the_test*", "*support_agent-refund-approved.json*stale*"])
