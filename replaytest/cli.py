@@ -28,6 +28,159 @@ def cli() -> None:
 # --- lint side: lint, fix, rules ----------------------------------------------------------------
 
 
+_FORMATS = ("text", "json", "sarif", "github")
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _lint_options(function):  # type: ignore[no-untyped-def]
+    """Options shared by ``lint`` and ``fix``."""
+    options = [
+        click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+                     help="pyproject.toml to read instead of the nearest one to the first path."),
+        click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes/prefixes/categories."),
+        click.option("--ignore", multiple=True, metavar="CODES", help="Also ignore these rule codes/prefixes/categories."),
+        click.option("--exclude", multiple=True, metavar="GLOBS", help="Also exclude these path globs."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the summary cache."),
+        click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (1 = serial, in-process)."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs):  # type: ignore[no-untyped-def]
+    """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors."""
+    import dataclasses
+
+    from replaytest.config import CATEGORIES, ConfigError, load_config
+    from replaytest.lint.engine import build_context, lint_paths
+    from replaytest.plugins import load_plugins
+
+    targets = list(paths) or [Path(".")]
+    first = targets[0]
+    config = load_config(first if first.exists() else Path.cwd(), explicit=config_path)
+    for name, values in (("--select", select), ("--ignore", ignore)):
+        for entry in _split(values):
+            letters = entry.rstrip("0123456789")
+            if not (entry in CATEGORIES or entry == "ALL" or (letters.isalpha() and letters.isupper())):
+                raise ConfigError(None, name, f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
+    config = dataclasses.replace(
+        config,
+        select=_split(select) or config.select,
+        ignore=config.ignore + _split(ignore),
+        exclude=config.exclude + _split(exclude),
+    )
+    profiles = [plugin.profile for plugin in load_plugins(config.frameworks) if plugin.profile is not None]
+    context = build_context(config, profiles)
+    result = lint_paths(targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context)
+    return result, context.rules
+
+
+def _setup_failed(error: Exception, output_format: str) -> None:
+    import json
+
+    click.echo(f"error: {error}", err=True)
+    if output_format == "json":
+        click.echo(json.dumps({"version": 1, "diagnostics": [], "summary": {"files": 0, "diagnostics": 0, "errors": 1}}))
+    sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+@_lint_options
+@click.option("--format", "output_format", type=click.Choice(_FORMATS), default="text", show_default=True)
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
+              help="Report only findings not recorded in this baseline file.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
+              help="Record today's findings in this baseline file and exit 0.")
+def lint(paths, config_path, select, ignore, exclude, no_cache, jobs, output_format, baseline, write_baseline):  # type: ignore[no-untyped-def]
+    """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
+
+    Exit 0 no findings, 1 findings, 2 usage/configuration error or a file that could not be checked."""
+    from replaytest.config import ConfigError
+    from replaytest.lint.filtering import BaselineError, new_findings, read_baseline, write_baseline as store
+    from replaytest.lint.reporters import REPORTERS
+    from replaytest.lint.rules import RuleLoadError
+    from replaytest.plugins import PluginError
+
+    try:
+        known = read_baseline(baseline) if baseline is not None else None
+        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs)
+    except (ConfigError, PluginError, RuleLoadError, BaselineError) as error:
+        _setup_failed(error, output_format)
+        return
+    for problem in result.problems:
+        click.echo(f"error: {problem}", err=True)
+    if write_baseline is not None:
+        store(write_baseline, result.diagnostics)
+        click.echo(f"wrote {len(result.diagnostics)} finding(s) to {write_baseline}", err=True)
+        sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
+    if known is not None:
+        result.diagnostics = new_findings(result.diagnostics, known)
+    click.echo(REPORTERS[output_format](result, rules), nl=False)
+    if result.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if result.diagnostics else EXIT_CLEAN)
+
+
+@cli.command()
+@_lint_options
+@click.option("--unsafe", is_flag=True, help="Also apply fixes marked unsafe.")
+def fix(paths, config_path, select, ignore, exclude, no_cache, jobs, unsafe):  # type: ignore[no-untyped-def]
+    """Apply the safe fixes (and with --unsafe the unsafe ones) to PATHS, printing each change.
+
+    Exit 0 when no findings remain, 1 when some remain, 2 on errors."""
+    from replaytest.config import ConfigError
+    from replaytest.lint.fix import apply_fixes
+    from replaytest.lint.rules import RuleLoadError
+    from replaytest.plugins import PluginError
+
+    try:
+        result, _ = _run_lint(paths, config_path, select, ignore, exclude, True if no_cache else no_cache, jobs)
+    except (ConfigError, PluginError, RuleLoadError) as error:
+        _setup_failed(error, "text")
+        return
+    for problem in result.problems:
+        click.echo(f"error: {problem}", err=True)
+    applied = apply_fixes(result.diagnostics, unsafe=unsafe, cwd=Path.cwd())
+    for change in applied:
+        d = change.diagnostic
+        click.echo(f"{d.path}:{d.line}:{d.column}: {d.rule} {change.original} -> {change.replacement}")
+    files = len({change.diagnostic.path for change in applied})
+    remaining = len(result.diagnostics) - len(applied)
+    click.echo(f"Fixed {len(applied)} finding(s) in {files} file(s); {remaining} remaining.")
+    if result.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if remaining else EXIT_CLEAN)
+
+
+@cli.command()
+@click.argument("code", required=False)
+def rules(code: str | None) -> None:
+    """List every rule (code, category, name), or print one rule's documentation."""
+    from replaytest.lint.rules import RuleLoadError, load_rules
+
+    try:
+        available = load_rules()
+    except RuleLoadError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+    if code is None:
+        for rule in available:
+            click.echo(f"{rule.code}  {rule.category:<16} {rule.name:<36} {rule.summary}")
+        return
+    for rule in available:
+        if rule.code.upper() == code.upper():
+            click.echo(f"# {rule.code} {rule.name} ({rule.category})\n")
+            click.echo(rule.documentation())
+            return
+    click.echo(f"error: unknown rule {code!r}; run `replaytest rules` for the list", err=True)
+    sys.exit(EXIT_ERROR)
+
+
 # --- replay side: replay, diff, redact ----------------------------------------------------------
 
 
@@ -173,6 +326,31 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
 
 
 # --- import: one subcommand per framework plugin that can fetch histories ------------------------
+
+
+class _PluginImportGroup(click.Group):
+    """Subcommands are the ``import_command`` of each installed plugin, loaded only when ``import`` runs
+    (so other commands never import plugin modules for it)."""
+
+    def _plugin_commands(self) -> dict[str, click.Command]:
+        from replaytest.plugins import PluginError, load_plugins
+
+        try:
+            plugins = load_plugins()
+        except PluginError as error:
+            raise click.ClickException(str(error)) from error
+        return {plugin.name: plugin.import_command for plugin in plugins if plugin.import_command is not None}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self._plugin_commands())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self._plugin_commands().get(cmd_name)
+
+
+@cli.group("import", cls=_PluginImportGroup)
+def import_group() -> None:
+    """Fetch histories from a workflow engine into files for replay (one subcommand per framework)."""
 
 
 def main() -> None:

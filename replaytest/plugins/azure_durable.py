@@ -1,5 +1,51 @@
-"""Framework plugin for azure_durable: what replaytest knows about it (filled in by the lint profile and replayer work)."""
+"""Framework plugin for Azure Durable Functions (Python): generator orchestrators and activities."""
 
+from replaytest.lint.profile import FixTemplate, FrameworkProfile
 from replaytest.plugins import FrameworkPlugin
 
-PLUGIN = FrameworkPlugin(name="azure_durable")
+_CONTEXT = "azure.durable_functions.DurableOrchestrationContext"
+_ACTIVITY = "an activity (context.call_activity)"
+
+PROFILE = FrameworkProfile(
+    name="azure_durable",
+    screen=(b"durable_functions",),
+    modules=("azure.durable_functions",),
+    # Orchestrators are generator functions registered by decorator on a DFApp/Blueprint or by
+    # Orchestrator.create(fn).
+    orchestration_decorators=(
+        "azure.durable_functions.DFApp.orchestration_trigger", "azure.durable_functions.Blueprint.orchestration_trigger",
+    ),
+    registration_calls=("azure.durable_functions.Orchestrator.create",),
+    step_decorators=(
+        "azure.durable_functions.DFApp.activity_trigger", "azure.durable_functions.Blueprint.activity_trigger",
+        "azure.durable_functions.DFApp.entity_trigger", "azure.durable_functions.Blueprint.entity_trigger",
+    ),
+    context_types=(_CONTEXT, "azure.durable_functions.models.DurableOrchestrationContext"),
+    context_param_names=("context",),
+    context_class=_CONTEXT,
+    safe_calls=frozenset(
+        f"{_CONTEXT}.{name}"
+        for name in ("new_uuid", "create_timer", "call_activity", "call_activity_with_retry", "call_sub_orchestrator",
+                     "call_sub_orchestrator_with_retry", "wait_for_external_event", "task_all", "task_any",
+                     "continue_as_new", "set_custom_status", "get_input", "call_http", "call_entity", "signal_entity")
+    ),
+    durable_sleeps=(f"{_CONTEXT}.create_timer",),
+    replacements={
+        "clock": "context.current_utc_datetime",
+        "random": f"a value returned by {_ACTIVITY}",
+        "uuid": "context.new_uuid()",
+        "sleep": "yield context.create_timer(fire_at)",
+        "model-call": _ACTIVITY,
+        "network": _ACTIVITY,
+        "filesystem": _ACTIVITY,
+        "environment": f"orchestration input or {_ACTIVITY}",
+        "concurrency": "context.task_all() / context.task_any()",
+    },
+    fixes={
+        "datetime.datetime.utcnow": FixTemplate("{ctx}.current_utc_datetime", False),
+        "datetime.datetime.now": FixTemplate("{ctx}.current_utc_datetime", False),
+        "uuid.uuid4": FixTemplate("{ctx}.new_uuid()", False),
+    },
+)
+
+PLUGIN = FrameworkPlugin(name="azure_durable", profile=PROFILE)

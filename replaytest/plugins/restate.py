@@ -1,5 +1,47 @@
-"""Framework plugin for restate: what replaytest knows about it (filled in by the lint profile and replayer work)."""
+"""Framework plugin for Restate (Python SDK): service, virtual-object and workflow handlers."""
 
+from replaytest.lint.profile import FixTemplate, FrameworkProfile
 from replaytest.plugins import FrameworkPlugin
 
-PLUGIN = FrameworkPlugin(name="restate")
+_CONTEXT = "restate.Context"
+
+PROFILE = FrameworkProfile(
+    name="restate",
+    screen=(b"restate",),
+    modules=("restate",),
+    orchestration_decorators=(
+        "restate.Workflow.main", "restate.Workflow.handler", "restate.Service.handler", "restate.VirtualObject.handler",
+    ),
+    step_calls=(f"{_CONTEXT}.run", f"{_CONTEXT}.run_typed"),
+    context_types=(
+        "restate.Context", "restate.WorkflowContext", "restate.WorkflowSharedContext", "restate.ObjectContext",
+        "restate.ObjectSharedContext", "restate.context.Context", "restate.context.WorkflowContext",
+        "restate.context.ObjectContext",
+    ),
+    context_param_names=("ctx",),
+    context_class=_CONTEXT,
+    safe_calls=frozenset(
+        f"{_CONTEXT}.{name}"
+        for name in ("time", "random", "uuid", "sleep", "run", "run_typed", "promise", "get", "set", "clear",
+                     "service_call", "object_call", "workflow_call", "generic_call", "awakeable", "request", "key")
+    ),
+    durable_sleeps=(f"{_CONTEXT}.sleep",),
+    replacements={
+        "clock": "ctx.time()",
+        "random": "ctx.random()",
+        "uuid": "ctx.uuid()",
+        "sleep": "ctx.sleep()",
+        "model-call": "ctx.run(...)",
+        "network": "ctx.run(...)",
+        "filesystem": "ctx.run(...)",
+        "environment": "handler input or ctx.run(...)",
+        "concurrency": "Restate calls and promises (ctx.service_call, restate.gather)",
+    },
+    fixes={
+        "uuid.uuid4": FixTemplate("{ctx}.uuid()", True),
+        "random.random": FixTemplate("{ctx}.random().random()", True),
+        "time.time": FixTemplate("{ctx}.time()", False),
+    },
+)
+
+PLUGIN = FrameworkPlugin(name="restate", profile=PROFILE)

@@ -1,5 +1,69 @@
-"""Framework plugin for temporal: what replaytest knows about it (filled in by the lint profile and replayer work)."""
+"""Framework plugin for Temporal (temporalio): workflow classes, activities and their safe APIs."""
 
+from replaytest.lint.profile import FixTemplate, FrameworkProfile
 from replaytest.plugins import FrameworkPlugin
 
-PLUGIN = FrameworkPlugin(name="temporal")
+_WORKFLOW = ("temporalio", "workflow")
+_RANDOM_FUNCTIONS = (
+    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss", "getrandbits",
+    "randbytes", "triangular",
+)
+
+PROFILE = FrameworkProfile(
+    name="temporal",
+    screen=(b"temporalio",),
+    modules=("temporalio",),
+    orchestration_class_decorators=("temporalio.workflow.defn",),
+    handler_decorators=(
+        "temporalio.workflow.run", "temporalio.workflow.signal", "temporalio.workflow.update",
+        "temporalio.workflow.query", "temporalio.workflow.init",
+    ),
+    orchestration_base_classes=(
+        "temporalio.worker.WorkflowInboundInterceptor", "temporalio.worker.WorkflowOutboundInterceptor",
+        "temporalio.worker._interceptor.WorkflowInboundInterceptor",
+        "temporalio.worker._interceptor.WorkflowOutboundInterceptor",
+    ),
+    registration_calls=("temporalio.workflow.defn",),
+    step_decorators=("temporalio.activity.defn",),
+    safe_calls=frozenset({
+        "temporalio.workflow.now", "temporalio.workflow.random", "temporalio.workflow.uuid4",
+        "temporalio.workflow.time", "temporalio.workflow.time_ns", "temporalio.workflow.sleep",
+        "temporalio.workflow.wait", "temporalio.workflow.as_completed", "temporalio.workflow.wait_condition",
+        "temporalio.workflow.execute_activity", "temporalio.workflow.start_activity",
+        "temporalio.workflow.execute_activity_method", "temporalio.workflow.start_activity_method",
+        "temporalio.workflow.execute_local_activity", "temporalio.workflow.start_local_activity",
+        "temporalio.workflow.execute_local_activity_method", "temporalio.workflow.start_local_activity_method",
+        "temporalio.workflow.execute_child_workflow", "temporalio.workflow.start_child_workflow",
+        "temporalio.workflow.logger", "temporalio.workflow.info", "temporalio.workflow.patched",
+        "temporalio.workflow.deprecate_patch", "asyncio.sleep",
+    }),
+    extra_effects={"asyncio.wait": "concurrency", "asyncio.as_completed": "concurrency"},
+    durable_sleeps=("asyncio.sleep", "temporalio.workflow.sleep"),
+    replacements={
+        "clock": "workflow.now()",
+        "random": "workflow.random()",
+        "uuid": "workflow.uuid4()",
+        "sleep": "asyncio.sleep() or workflow.sleep() (durable timers)",
+        "model-call": "an activity (workflow.execute_activity)",
+        "network": "an activity (workflow.execute_activity)",
+        "filesystem": "an activity (workflow.execute_activity)",
+        "environment": "workflow input or an activity",
+        "concurrency": "workflow.wait() / workflow.as_completed() or activities",
+        "global-state": "attributes of the workflow instance",
+    },
+    fixes={
+        "datetime.datetime.now": FixTemplate("workflow.now()", True, _WORKFLOW),
+        "datetime.datetime.utcnow": FixTemplate("workflow.now()", False, _WORKFLOW),
+        "time.time": FixTemplate("workflow.now().timestamp()", True, _WORKFLOW),
+        "time.time_ns": FixTemplate("workflow.time_ns()", True, _WORKFLOW),
+        "uuid.uuid4": FixTemplate("workflow.uuid4()", True, _WORKFLOW),
+        "uuid.uuid1": FixTemplate("workflow.uuid4()", False, _WORKFLOW),
+        **{f"random.{name}": FixTemplate(f"workflow.random().{name}({{args}})", True, _WORKFLOW)
+           for name in _RANDOM_FUNCTIONS},
+        "time.sleep": FixTemplate("await asyncio.sleep({args})", False, ("", "asyncio")),
+        "asyncio.wait": FixTemplate("workflow.wait({args})", False, _WORKFLOW),
+        "asyncio.as_completed": FixTemplate("workflow.as_completed({args})", False, _WORKFLOW),
+    },
+)
+
+PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE)

@@ -1,0 +1,187 @@
+"""``LintContext``: rules, profiles and every lookup table derived from them, built once per process.
+
+The batched pass asks it one question per call (``match_call``: which rule's table names this callee?)
+and a handful of set lookups for decorators, bases and context types, so nothing rule- or
+framework-specific is recomputed per file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from replaytest import __version__
+from replaytest.config import Config
+from replaytest.lint.profile import FrameworkProfile, config_profile
+from replaytest.lint.rule import Rule
+
+# Import roots that are never project code, besides the ones rule tables and profiles name.
+_EXTERNAL_ROOTS = frozenset(
+    {"builtins", "typing", "typing_extensions", "dataclasses", "pydantic", "logging", "collections", "functools",
+     "itertools", "json", "asyncio", "abc", "enum", "attr", "attrs", "numpy", "pandas", "click", "pytest"}
+)
+_SCREEN_KEY_PARTS = (b"idempoten", b"dedup", b"client_token", b"clienttoken", b"clientrequesttoken")
+
+
+class LintContext:
+    """Rules and profiles with their lookup tables. Build once, share (workers build their own once)."""
+
+    def __init__(self, config: Config, profiles: Sequence[FrameworkProfile], rules: Iterable[type[Rule]]) -> None:
+        self.config = config
+        custom = config_profile(config)
+        self.given_profiles = tuple(profiles)
+        self.profiles: tuple[FrameworkProfile, ...] = tuple(profiles) + ((custom,) if custom else ())
+        self.profile_by_name = {profile.name: profile for profile in self.profiles}
+        self.rules: dict[str, Rule] = {}
+        for rule_class in rules:
+            rule = rule_class()
+            rule.configure(idempotency_key_names=config.idempotency_key_names, model_calls=config.model_calls)
+            self.rules[rule.code] = rule
+        self._build_call_tables()
+        self._build_profile_tables()
+        self.fingerprint = self._fingerprint()
+
+    # --- rules --------------------------------------------------------------------------------
+
+    def _build_call_tables(self) -> None:
+        self.exact: dict[str, Rule] = {}
+        self.one_level: dict[str, Rule] = {}
+        self.any_depth: dict[str, Rule] = {}
+        self.reads: dict[str, Rule] = {}
+        self.by_category: dict[str, Rule] = {}
+        roots: set[str] = set()
+        for rule in self.rules.values():
+            self.by_category.setdefault(rule.category, rule)
+            for name in rule.calls:
+                if name.endswith(".**"):
+                    self.any_depth.setdefault(name[:-3], rule)
+                elif name.endswith(".*"):
+                    self.one_level.setdefault(name[:-2], rule)
+                else:
+                    self.exact.setdefault(name, rule)
+                roots.add(name.split(".", 1)[0].split("[", 1)[0])
+            for name in rule.reads:
+                self.reads.setdefault(name, rule)
+                roots.add(name.split(".", 1)[0])
+        self.read_attributes = frozenset(name.rsplit(".", 1)[-1] for name in self.reads)
+        self.unordered_rules = [r for r in self.rules.values() if type(r).check_unordered is not Rule.check_unordered]
+        self.global_rules = [r for r in self.rules.values() if type(r).check_global_write is not Rule.check_global_write]
+        self.key_rules = [r for r in self.rules.values() if type(r).check_key is not Rule.check_key]
+        self.taint_categories = frozenset(
+            category for r in self.key_rules for category in getattr(r, "taint_categories", ())
+        )
+        roots.discard("builtins")
+        self.table_roots = frozenset(roots)
+
+    def match_call(self, qualname: str) -> Rule | None:
+        """The rule whose call table names ``qualname``: exact names first, then ``X.*``, then ``X.**``.
+        ``boto3.client[s3].put_object`` also matches as ``boto3.client.put_object``."""
+        rule = self.exact.get(qualname)
+        if rule is not None:
+            return rule
+        candidates = (qualname, _strip_brackets(qualname)) if "[" in qualname else (qualname,)
+        for name in candidates:
+            if name is not qualname:
+                rule = self.exact.get(name)
+                if rule is not None:
+                    return rule
+            owner, _, _ = name.rpartition(".")
+            if owner:
+                rule = self.one_level.get(owner)
+                if rule is not None:
+                    return rule
+            if self.any_depth:
+                while owner:
+                    rule = self.any_depth.get(owner)
+                    if rule is not None:
+                        return rule
+                    owner = owner.rpartition(".")[0]
+        return None
+
+    def wants_key(self, name: str) -> bool:
+        return any(rule.wants_key(name) for rule in self.key_rules)
+
+    # --- profiles -----------------------------------------------------------------------------
+
+    def _build_profile_tables(self) -> None:
+        self.orchestration_decorators: dict[str, FrameworkProfile] = {}
+        self.class_decorators: dict[str, FrameworkProfile] = {}
+        self.base_classes: dict[str, FrameworkProfile] = {}
+        self.registration_calls: dict[str, FrameworkProfile] = {}
+        self.step_decorators: dict[str, FrameworkProfile] = {}
+        self.step_calls: set[str] = set()
+        self.context_types: dict[str, FrameworkProfile] = {}
+        self.extra_effects: dict[str, list[tuple[str, str]]] = {}
+        self.fix_names: set[str] = set()
+        screen: set[bytes] = set(_SCREEN_KEY_PARTS)
+        external = set(_EXTERNAL_ROOTS) | self.table_roots | set(getattr(sys, "stdlib_module_names", ()))
+        for profile in self.profiles:
+            for name in profile.orchestration_decorators:
+                self.orchestration_decorators.setdefault(name, profile)
+            for name in profile.orchestration_class_decorators:
+                self.class_decorators.setdefault(name, profile)
+            for name in profile.orchestration_base_classes:
+                self.base_classes.setdefault(name, profile)
+            for name in profile.registration_calls:
+                self.registration_calls.setdefault(name, profile)
+            for name in profile.step_decorators:
+                self.step_decorators.setdefault(name, profile)
+            for name in profile.context_types:
+                self.context_types.setdefault(name, profile)
+            self.step_calls.update(profile.step_calls)
+            for name, category in profile.extra_effects.items():
+                self.extra_effects.setdefault(name, []).append((category, profile.name))
+            self.fix_names.update(profile.fixes)
+            screen.update(token.lower() for token in profile.screen)
+            external.update(module.split(".", 1)[0] for module in profile.modules)
+        for name in self.config.idempotency_key_names:
+            screen.add(name.lower().encode())
+        self.screen_tokens = tuple(sorted(screen))
+        self.external_roots = frozenset(external)
+
+    def profiles_for_imports(self, qualnames: Iterable[str]) -> list[FrameworkProfile]:
+        """The profiles whose framework a module imports (by the qualified names it imports)."""
+        names = list(qualnames)
+        return [
+            profile
+            for profile in self.profiles
+            if any(name == module or name.startswith(module + ".") for name in names for module in profile.modules)
+        ]
+
+    def screen(self, data: bytes) -> bool:
+        """Whether a file's bytes mention anything a rule or profile could fire on (no parse)."""
+        lowered = data.lower()
+        return any(token in lowered for token in self.screen_tokens)
+
+    def _fingerprint(self) -> str:
+        digest = hashlib.sha256()
+        digest.update(__version__.encode())
+        digest.update(self.config.fingerprint().encode())
+        for code, rule in sorted(self.rules.items()):
+            digest.update(f"{code}:{type(rule).__module__}.{type(rule).__qualname__}".encode())
+        for profile in self.profiles:
+            digest.update(profile.fingerprint().encode())
+        # The analyzer's own code: a changed rule table or collector must not reuse old summaries.
+        files = sorted(Path(__file__).parent.glob("**/*.py"))
+        files += sorted({Path(sys.modules[type(rule).__module__].__file__ or "") for rule in self.rules.values()})
+        for path in files:
+            try:
+                digest.update(path.read_bytes())
+            except OSError:
+                continue
+        return digest.hexdigest()
+
+
+def _strip_brackets(name: str) -> str:
+    out = []
+    depth = 0
+    for char in name:
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        elif depth == 0:
+            out.append(char)
+    return "".join(out)

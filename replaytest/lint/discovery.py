@@ -1,0 +1,168 @@
+"""Which files to lint, what module each one is, and where an imported project module lives.
+
+Directories are walked in sorted order, skipping tool and environment folders and ``exclude`` globs;
+files given explicitly are always linted. A file's module name comes from its package (the chain of
+directories holding ``__init__.py``); a file outside any package is also known by its path relative to
+the project root (with a leading ``src/`` dropped), so both ``import util`` from a sibling script and
+``import app.util`` from the root resolve.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+SKIPPED_DIRECTORIES = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox", "build", "dist",
+     ".replaytest_cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs"}
+)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path  # absolute
+    display: str  # relative to the working directory, POSIX separators
+    module: str
+    is_package: bool
+    other_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WalkProblem:
+    """A path argument that does not exist or cannot be listed."""
+
+    display: str
+    problem: str
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    try:
+        relative = os.path.relpath(path, cwd)
+    except ValueError:  # another drive on Windows
+        relative = str(path)
+    return Path(relative).as_posix()
+
+
+def is_excluded(relative: str, patterns: Sequence[str]) -> bool:
+    """``exclude`` globs match the path relative to the project root, or any trailing part of it."""
+    if not patterns:
+        return False
+    parts = relative.split("/")
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        bare = pattern[3:] if pattern.startswith("**/") else pattern
+        for start in range(len(parts)):
+            candidate = "/".join(parts[start:])
+            if fnmatch.fnmatchcase(candidate, bare) or fnmatch.fnmatchcase(candidate, pattern):
+                return True
+    return False
+
+
+class ModuleNamer:
+    """Module names for paths, with ``__init__.py`` lookups cached per directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._has_init: dict[Path, bool] = {}
+        self.import_roots: set[Path] = {root, root / "src"}
+
+    def _package_dir(self, directory: Path) -> bool:
+        known = self._has_init.get(directory)
+        if known is None:
+            known = (directory / "__init__.py").is_file()
+            self._has_init[directory] = known
+        return known
+
+    def names(self, path: Path) -> tuple[str, bool, tuple[str, ...]]:
+        """(primary module name, is a package ``__init__``, other names it is importable as)."""
+        is_package = path.name == "__init__.py"
+        parts: list[str] = [] if is_package else [path.stem]
+        directory = path.parent
+        while self._package_dir(directory) and directory.parent != directory:
+            parts.insert(0, directory.name)
+            directory = directory.parent
+        self.import_roots.add(directory)
+        package_name = ".".join(parts)
+        others: list[str] = []
+        try:
+            relative = path.relative_to(self.root).with_suffix("")
+            rel_parts = list(relative.parts)
+            if rel_parts and rel_parts[-1] == "__init__":
+                rel_parts.pop()
+            if rel_parts and rel_parts[0] == "src":
+                rel_parts.pop(0)
+            root_name = ".".join(rel_parts)
+        except ValueError:
+            root_name = ""
+        if len(parts) <= 1 and root_name and root_name != package_name:
+            # A file outside any package: the root-relative name reads better and is importable from the root.
+            primary = root_name
+            if package_name:
+                others.append(package_name)
+        else:
+            primary = package_name or root_name or path.stem
+            if root_name and root_name != primary:
+                others.append(root_name)
+        return primary, is_package, tuple(others)
+
+    def locate(self, module: str) -> Path | None:
+        """The file of a project module not among the linted files, searched under the import roots."""
+        relative = Path(*module.split("."))
+        for root in sorted(self.import_roots):
+            for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
+                if candidate.is_file():
+                    return candidate
+        return None
+
+
+def walk(
+    arguments: Iterable[Path], *, root: Path, exclude: Sequence[str], cwd: Path, namer: ModuleNamer
+) -> tuple[list[SourceFile], list[WalkProblem]]:
+    """The files to lint (each once, sorted within each argument) and the arguments that were unusable."""
+    files: list[SourceFile] = []
+    problems: list[WalkProblem] = []
+    seen: set[Path] = set()
+
+    def add(path: Path) -> None:
+        absolute = Path(os.path.abspath(path))
+        if absolute in seen:
+            return
+        seen.add(absolute)
+        module, is_package, others = namer.names(absolute)
+        files.append(SourceFile(absolute, display_path(absolute, cwd), module, is_package, others))
+
+    for argument in arguments:
+        absolute = Path(os.path.abspath(argument))
+        if absolute.is_dir():
+            for path in _walk_directory(absolute, root, exclude):
+                add(path)
+        elif absolute.exists() or absolute.is_symlink():
+            add(absolute)  # explicit files are always linted; unreadable ones are reported when read
+        else:
+            problems.append(WalkProblem(display_path(absolute, cwd), "no such file or directory"))
+    return files, problems
+
+
+def _walk_directory(directory: Path, root: Path, exclude: Sequence[str]) -> Iterator[Path]:
+    def relative(path: str) -> str:
+        try:
+            return Path(path).relative_to(root).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+    for current, dirnames, filenames in os.walk(directory, onerror=None, followlinks=False):
+        dirnames[:] = sorted(
+            name for name in dirnames
+            if name not in SKIPPED_DIRECTORIES and not name.endswith(".egg-info")
+            and not is_excluded(relative(os.path.join(current, name)), exclude)
+        )
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(current, name)
+            if is_excluded(relative(path), exclude):
+                continue
+            yield Path(path)

@@ -1,0 +1,387 @@
+"""The lint run: discover files, screen, summarise (cached, in parallel), resolve, report.
+
+Public API::
+
+    from replaytest.config import load_config
+    from replaytest.lint.engine import lint_paths
+    from replaytest.plugins import load_plugins
+
+    config = load_config(Path("."))
+    profiles = [p.profile for p in load_plugins(config.frameworks) if p.profile is not None]
+    result = lint_paths([Path("src")], config, profiles, use_cache=True, jobs=None)
+    result.diagnostics      # list[Diagnostic], sorted by path, line, column, rule
+    result.files_checked    # files read (screened or parsed)
+    result.errors           # files that could not be checked (syntax, unreadable, internal errors, bad paths)
+    result.internal_errors  # of those, analyzer failures (rule RT002)
+    result.problems         # path arguments that do not exist, as messages
+
+How a run goes: every file is read once and *screened* on its bytes (does it mention a framework,
+a configured decorator or an idempotency-key name?). Screened-in files are parsed once by libcst and
+summarised by one batched pass (``collector``); summaries are cached by content. More than
+``PARALLEL_THRESHOLD`` files to parse go to a process pool whose workers build the rule context once.
+Screened-out files are parsed only if orchestration code calls into them, during resolution (``resolve``).
+Diagnostics then pass selection, suppression comments and get line-independent fingerprints.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import libcst as cst
+
+from replaytest.config import Config
+from replaytest.lint.cache import SummaryCache, summary_key
+from replaytest.lint.collector import ModuleCollector
+from replaytest.lint.context import LintContext
+from replaytest.lint.discovery import ModuleNamer, SourceFile, walk
+from replaytest.lint.filtering import Selection, fingerprint, is_suppressed, suppressions
+from replaytest.lint.model import (
+    ORCHESTRATION,
+    Diagnostic,
+    Effect,
+    Fix,
+    FunctionSummary,
+    LintResult,
+    ModuleSummary,
+    Span,
+)
+from replaytest.lint.profile import FrameworkProfile
+from replaytest.lint.resolve import Program
+from replaytest.lint.rule import Rule
+from replaytest.lint.rules import INTERNAL_ERROR_RULE, SYNTAX_RULE, load_rules
+
+PARALLEL_THRESHOLD = 16
+
+__all__ = ["PARALLEL_THRESHOLD", "LintResult", "build_context", "lint_paths", "summarise_source"]
+
+
+def build_context(
+    config: Config, profiles: Sequence[FrameworkProfile], rules: Iterable[type[Rule]] | None = None
+) -> LintContext:
+    """Rules, profiles and their tables; build once per process and pass to ``lint_paths``."""
+    return LintContext(config, profiles, load_rules() if rules is None else rules)
+
+
+# --- one file -------------------------------------------------------------------------------------
+
+
+def _error_summary(module: str, path: str, rule: str, message: str, line: int = 1, column: int = 1) -> ModuleSummary:
+    effect = Effect(rule, "syntax", message, "", Span(line, column, line, column))
+    return ModuleSummary(module=module, path=path, error=effect)
+
+
+def summarise_source(context: LintContext, path: str, module: str, is_package: bool, data: bytes) -> ModuleSummary:
+    """Parse one file and summarise it; problems become an error summary, never an exception."""
+    try:
+        tree = cst.parse_module(data)
+    except cst.ParserSyntaxError as error:
+        message = f"syntax error: {str(error.message).splitlines()[0] if error.message else 'invalid syntax'}"
+        return _error_summary(module, path, SYNTAX_RULE, message, error.raw_line, error.raw_column + 1)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        return _error_summary(module, path, SYNTAX_RULE, f"cannot be decoded: {error}")
+    except RecursionError:
+        return _error_summary(module, path, SYNTAX_RULE, "too deeply nested to parse")
+    except Exception as error:  # the parser itself failed: report, never abort the run
+        return _error_summary(module, path, INTERNAL_ERROR_RULE, f"internal error while parsing: {error!r}")
+    try:
+        return ModuleCollector(context, module, path, is_package).collect(tree)
+    except RecursionError:
+        return _error_summary(module, path, SYNTAX_RULE, "too deeply nested to analyse")
+    except Exception as error:
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return _error_summary(
+            module, path, INTERNAL_ERROR_RULE,
+            f"internal error while analysing: {error!r} at {Path(where.filename).name}:{where.lineno}",
+        )
+
+
+_WORKER_CONTEXT: LintContext | None = None
+
+
+def _init_worker(config: Config, profiles: Sequence[FrameworkProfile], rules: Sequence[type[Rule]]) -> None:
+    global _WORKER_CONTEXT
+    _WORKER_CONTEXT = LintContext(config, profiles, rules)
+
+
+def _summarise_job(job: tuple[str, str, bool, bytes]) -> ModuleSummary:
+    assert _WORKER_CONTEXT is not None
+    return summarise_source(_WORKER_CONTEXT, *job)
+
+
+# --- the run --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    context: LintContext
+    cache: SummaryCache | None
+    namer: ModuleNamer
+    files: list[SourceFile]
+    by_module: dict[str, SourceFile] = field(default_factory=dict)
+    summaries: dict[Path, ModuleSummary] = field(default_factory=dict)
+    read_errors: dict[Path, str] = field(default_factory=dict)
+
+    def read(self, path: Path) -> bytes | None:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except IsADirectoryError:
+            self.read_errors[path] = "is a directory, not a Python file"
+            return None
+        except OSError as error:
+            self.read_errors[path] = f"cannot be read: {error.strerror or error}"
+            return None
+        if b"\0" in data:
+            self.read_errors[path] = "is a binary file (contains NUL bytes), not Python source"
+            return None
+        return data
+
+    def cached_or_none(self, source: SourceFile, data: bytes) -> tuple[str, ModuleSummary | None]:
+        key = summary_key(self.context.fingerprint, source.module, source.is_package, data)
+        if self.cache is None:
+            return key, None
+        return key, self.cache.get(key, str(source.path))
+
+    def summarise_now(self, source: SourceFile, data: bytes) -> ModuleSummary:
+        key, summary = self.cached_or_none(source, data)
+        if summary is None:
+            summary = summarise_source(self.context, str(source.path), source.module, source.is_package, data)
+            if self.cache is not None:
+                self.cache.put(key, summary)
+        return summary
+
+    def load_module(self, name: str) -> ModuleSummary | None:
+        """Lazy summary of a project module that orchestration code calls into."""
+        source = self.by_module.get(name)
+        if source is None:
+            path = self.namer.locate(name)
+            if path is None:
+                return None
+            module, is_package, _ = self.namer.names(path)
+            source = SourceFile(path, str(path), module, is_package, ())
+        summary = self.summaries.get(source.path)
+        if summary is not None:
+            return summary
+        data = self.read(source.path)
+        if data is None:
+            return None
+        summary = self.summarise_now(source, data)
+        self.summaries[source.path] = summary
+        return summary if summary.error is None else None
+
+
+def lint_paths(
+    paths: Sequence[Path],
+    config: Config,
+    profiles: Sequence[FrameworkProfile],
+    *,
+    use_cache: bool = True,
+    jobs: int | None = None,
+    context: LintContext | None = None,
+    cwd: Path | None = None,
+) -> LintResult:
+    """Lint files and directories; see the module docstring."""
+    cwd = cwd or Path.cwd()
+    context = context or build_context(config, profiles)
+    namer = ModuleNamer(config.root)
+    files, problems = walk(paths, root=config.root, exclude=config.exclude, cwd=cwd, namer=namer)
+    cache = SummaryCache(config.root / config.cache_dir) if use_cache else None
+    run = _Run(context, cache, namer, files)
+    for source in files:
+        for name in (source.module, *source.other_names):
+            run.by_module.setdefault(name, source)
+
+    screened: list[SourceFile] = []
+    pending: list[tuple[SourceFile, str, bytes]] = []
+    for source in files:
+        data = run.read(source.path)
+        if data is None or not context.screen(data):
+            continue
+        screened.append(source)
+        key, summary = run.cached_or_none(source, data)
+        if summary is not None:
+            run.summaries[source.path] = summary
+        else:
+            pending.append((source, key, data))
+    for (source, key, _), summary in zip(pending, _summarise_all(context, pending, jobs)):
+        run.summaries[source.path] = summary
+        if cache is not None:
+            cache.put(key, summary)
+
+    program = Program(context, run.load_module)
+    for source in files:
+        summary = run.summaries.get(source.path)
+        if summary is not None and summary.error is None:
+            program.add(summary, source.other_names)
+
+    raw: list[tuple[SourceFile, Diagnostic]] = []
+    screened_paths = {source.path for source in screened}
+    for source in files:
+        if source.path not in screened_paths and source.path not in run.read_errors:
+            continue
+        try:
+            raw.extend((source, d) for d in _file_diagnostics(run, program, source))
+        except Exception as error:  # never abort the run for one file
+            raw.append((source, _internal_error(source, error)))
+    # Files of the run parsed lazily during resolution report their own problems too.
+    for source in files:
+        summary = run.summaries.get(source.path)
+        if source.path not in screened_paths and summary is not None and summary.error is not None:
+            raw.append((source, _error_diagnostic(source, summary.error, context)))
+
+    return _finish(raw, files, problems, config, cwd, context)
+
+
+def _summarise_all(
+    context: LintContext, pending: list[tuple[SourceFile, str, bytes]], jobs: int | None
+) -> list[ModuleSummary]:
+    job_args = [(str(source.path), source.module, source.is_package, data) for source, _, data in pending]
+    workers = jobs if jobs is not None else _available_cpus()
+    if len(job_args) > PARALLEL_THRESHOLD and workers > 1:
+        workers = min(workers, max(1, len(job_args) // 4))
+        rule_classes = [type(rule) for rule in context.rules.values()]
+        try:
+            with ProcessPoolExecutor(
+                max_workers=workers, initializer=_init_worker,
+                initargs=(context.config, context.given_profiles, rule_classes),
+            ) as pool:
+                chunk = max(1, len(job_args) // (workers * 8))
+                return list(pool.map(_summarise_job, job_args, chunksize=chunk))
+        except (BrokenProcessPool, OSError):
+            pass  # a worker died (or pools are unavailable): finish serially, same results
+    return [summarise_source(context, *job) for job in job_args]
+
+
+def _available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _error_diagnostic(source: SourceFile, error: Effect, context: LintContext) -> Diagnostic:
+    rule = context.rules.get(error.rule)
+    message = rule.message(error, None) if rule is not None else error.subject
+    return Diagnostic(source.display, error.span.line, error.span.column, error.span.end_line, error.span.end_column,
+                      error.rule, "syntax", message)
+
+
+def _internal_error(source: SourceFile, error: Exception) -> Diagnostic:
+    where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+    return Diagnostic(source.display, 1, 1, 1, 1, INTERNAL_ERROR_RULE, "syntax",
+                      f"internal error while resolving: {error!r}{at}")
+
+
+def _file_diagnostics(run: _Run, program: Program, source: SourceFile) -> list[Diagnostic]:
+    context = run.context
+    if source.path in run.read_errors:
+        return [Diagnostic(source.display, 1, 1, 1, 1, SYNTAX_RULE, "syntax", f"{source.display} {run.read_errors[source.path]}")]
+    summary = run.summaries.get(source.path)
+    if summary is None:
+        return []
+    if summary.error is not None:
+        return [_error_diagnostic(source, summary.error, context)]
+    diagnostics = []
+    for finding in summary.findings:
+        rule = context.rules[finding.rule]
+        diagnostics.append(_diagnostic(source, finding.span, rule, rule.message(finding, None), None, None, ()))
+    for function in summary.functions.values():
+        if function.kind != ORCHESTRATION:
+            continue
+        profile = context.profile_by_name.get(function.framework)
+        if profile is None:
+            continue
+        diagnostics.extend(_orchestration_diagnostics(run, program, source, summary, function, profile))
+    return diagnostics
+
+
+def _orchestration_diagnostics(
+    run: _Run, program: Program, source: SourceFile, summary: ModuleSummary, function: FunctionSummary,
+    profile: FrameworkProfile,
+) -> list[Diagnostic]:
+    context = run.context
+    entry = f"{summary.module}.{function.name}"
+    diagnostics = []
+    for effect in function.effects:
+        if not program.applies(effect, profile):
+            continue
+        rule = context.rules[effect.rule]
+        fix = _fix_for(effect, function, profile)
+        diagnostics.append(_diagnostic(source, effect.span, rule, rule.message(effect, profile), profile.name, fix, ()))
+    for site in function.calls:
+        reached, direct = program.call_effects(site, profile)
+        reported: set[str] = set()
+        for item in reached:
+            if item.effect.rule in reported:
+                continue
+            reported.add(item.effect.rule)
+            rule = context.rules[item.effect.rule]
+            if direct:
+                message, trace = rule.message(item.effect, profile), ()
+            else:
+                message, trace = rule.message(item.effect, profile, via=site.subject), (entry, *item.chain)
+            diagnostics.append(_diagnostic(source, site.span, rule, message, profile.name, None, trace))
+    return diagnostics
+
+
+def _fix_for(effect: Effect, function: FunctionSummary, profile: FrameworkProfile) -> Fix | None:
+    template = profile.fixes.get(effect.qualname)
+    if template is None:
+        return None
+    if "{ctx}" in template.replacement and not function.context_param:
+        return None
+    replacement = template.replacement.replace("{ctx}", function.context_param).replace("{args}", effect.args)
+    return Fix(template.safe, replacement, template.import_from)
+
+
+def _diagnostic(
+    source: SourceFile, span: Span, rule: Rule, message: str, framework: str | None, fix: Fix | None,
+    trace: tuple[str, ...],
+) -> Diagnostic:
+    return Diagnostic(source.display, span.line, span.column, span.end_line, span.end_column, rule.code,
+                      rule.category, message, framework, fix, tuple(trace))
+
+
+def _finish(
+    raw: list[tuple[SourceFile, Diagnostic]], files: list[SourceFile], problems: list, config: Config, cwd: Path,
+    context: LintContext,
+) -> LintResult:
+    selection = Selection(config.select, config.ignore, config.per_file_ignores, config.root, cwd)
+    by_line: dict[Path, dict] = {}
+    kept: list[Diagnostic] = []
+    seen: set[tuple] = set()
+    for source, diagnostic in raw:
+        if not selection.keeps(diagnostic):
+            continue
+        if source.path not in by_line:
+            by_line[source.path] = suppressions(_source_text(source.path))
+        if is_suppressed(diagnostic, by_line[source.path]):
+            continue
+        key = (diagnostic.path, diagnostic.line, diagnostic.column, diagnostic.rule, diagnostic.trace)
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(replace(diagnostic, fingerprint=fingerprint(diagnostic.path, diagnostic.rule, diagnostic.message, diagnostic.trace)))
+    kept.sort(key=Diagnostic.sort_key)
+    failed_files = {d.path for d in kept if d.category == "syntax"}
+    internal = sum(1 for d in kept if d.rule == INTERNAL_ERROR_RULE)
+    messages = [f"{problem.display}: {problem.problem}" for problem in problems]
+    return LintResult(kept, len(files), len(failed_files) + len(problems), internal, messages)
+
+
+def _source_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")

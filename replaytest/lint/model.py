@@ -1,0 +1,199 @@
+"""The analyzer's data: per-module summaries (what the cache stores) and diagnostics (what reporters print).
+
+A ``ModuleSummary`` depends only on one file's bytes, its module name, the configuration and the rule
+set, so it can be cached and the whole-program resolution can run on summaries alone. Summaries convert
+to and from plain JSON-able structures (``to_json`` / ``summary_from_json``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ORCHESTRATION = "orchestration"
+STEP = "step"
+PLAIN = "plain"
+
+
+@dataclass(frozen=True)
+class Span:
+    """1-based line and column of the start and end of a source range."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A nondeterministic or effectful thing a function does directly, as found by one rule.
+
+    ``frameworks`` limits the effect to those profiles (empty: every profile); ``args`` is the call's
+    argument text, kept for fix templates.
+    """
+
+    rule: str
+    category: str
+    subject: str  # how the source spells it, e.g. "dt.datetime.now()"
+    qualname: str  # what it resolves to, e.g. "datetime.datetime.now"
+    span: Span
+    frameworks: tuple[str, ...] = ()
+    args: str = ""
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call from a function to something that may be a project function (resolved later)."""
+
+    target: str
+    span: Span
+    subject: str
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    name: str  # qualified within the module: "OrderWorkflow.run"
+    kind: str = PLAIN
+    framework: str = ""
+    context_param: str = ""
+    effects: tuple[Effect, ...] = ()
+    calls: tuple[CallSite, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    name: str
+    bases: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    module: str
+    path: str
+    # Module-level names bound by imports: local name -> qualified name (followed for re-exports).
+    aliases: dict[str, str] = field(default_factory=dict)
+    # Module-level names bound to instances: name -> type ("client" -> "openai.AsyncOpenAI"), so a call
+    # through an imported instance (``from app.llm import client``) resolves in the importing module.
+    exports: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, FunctionSummary] = field(default_factory=dict)
+    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    # Findings reported wherever they are, orchestration or not (fresh idempotency keys).
+    findings: tuple[Effect, ...] = ()
+    # Why the file could not be analysed (syntax error, bad encoding), as a syntax effect.
+    error: Effect | None = None
+
+
+@dataclass(frozen=True)
+class Fix:
+    safe: bool
+    replacement: str
+    import_from: tuple[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"safe": self.safe, "replacement": self.replacement}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str  # relative to the working directory, POSIX separators
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    rule: str
+    category: str
+    message: str
+    framework: str | None = None
+    fix: Fix | None = None
+    trace: tuple[str, ...] = ()
+    severity: str = "error"
+    # Stable identity independent of line numbers (baseline, SARIF partialFingerprints).
+    fingerprint: str = ""
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.rule)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "rule": self.rule,
+            "category": self.category,
+            "severity": self.severity,
+            "message": self.message,
+            "framework": self.framework,
+            "fix": self.fix.to_json() if self.fix else None,
+            "trace": list(self.trace),
+        }
+
+
+@dataclass
+class LintResult:
+    """What ``lint_paths`` returns: diagnostics sorted by path, line, column, rule."""
+
+    diagnostics: list[Diagnostic]
+    files_checked: int
+    # Files that could not be checked (syntax errors, unreadable files, internal errors).
+    errors: int = 0
+    internal_errors: int = 0
+    # Path arguments that could not be used (missing), as "path: problem" messages.
+    problems: list[str] = field(default_factory=list)
+
+
+# --- JSON conversion for the cache -------------------------------------------------------------
+
+
+def _span_json(span: Span) -> list[int]:
+    return [span.line, span.column, span.end_line, span.end_column]
+
+
+def _effect_json(effect: Effect) -> list[Any]:
+    return [effect.rule, effect.category, effect.subject, effect.qualname, _span_json(effect.span),
+            list(effect.frameworks), effect.args]
+
+
+def _effect_from(data: list[Any]) -> Effect:
+    rule, category, subject, qualname, span, frameworks, args = data
+    return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args)
+
+
+def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
+    return {
+        "module": summary.module,
+        "path": summary.path,
+        "aliases": summary.aliases,
+        "exports": summary.exports,
+        "functions": [
+            [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
+             [[c.target, _span_json(c.span), c.subject] for c in f.calls]]
+            for f in summary.functions.values()
+        ],
+        "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
+        "findings": [_effect_json(e) for e in summary.findings],
+        "error": _effect_json(summary.error) if summary.error else None,
+    }
+
+
+def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
+    functions = {}
+    for name, kind, framework, context_param, effects, calls in data["functions"]:
+        functions[name] = FunctionSummary(
+            name, kind, framework, context_param,
+            tuple(_effect_from(e) for e in effects),
+            tuple(CallSite(target, Span(*span), subject) for target, span, subject in calls),
+        )
+    return ModuleSummary(
+        module=data["module"],
+        path=data["path"],
+        aliases=dict(data["aliases"]),
+        exports=dict(data["exports"]),
+        functions=functions,
+        classes={name: ClassSummary(name, tuple(bases), tuple(methods)) for name, bases, methods in data["classes"]},
+        findings=tuple(_effect_from(e) for e in data["findings"]),
+        error=_effect_from(data["error"]) if data["error"] else None,
+    )

@@ -1,0 +1,102 @@
+"""Framework lint profiles: what a durable-execution framework calls orchestration code, steps and safe APIs.
+
+A ``FrameworkProfile`` is data, read by the generic collector and rules; no rule branches on a framework
+name. Every name in a profile is a fully qualified name as the resolver spells it: the import path of a
+function or class (``temporalio.workflow.defn``), a method on an instance of a class (``restate.Workflow.main``
+for ``@wf.main()`` where ``wf = restate.Workflow(...)``), or a method on the framework's context object
+(``restate.Context.run``; see ``context_class``).
+
+``config_profile`` builds the profile of a home-grown engine declared in ``[tool.replaytest]``
+(``orchestration-decorators`` / ``step-decorators``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Mapping
+
+from replaytest.config import Config
+
+CUSTOM_PROFILE_NAME = "custom"
+
+
+@dataclass(frozen=True)
+class FixTemplate:
+    """How to rewrite one call into the framework's safe replacement.
+
+    ``replacement`` may use ``{args}`` (the original call's argument text) and ``{ctx}`` (the name of the
+    orchestration function's context parameter); ``import_from`` is ``(module, name)`` for the
+    ``from module import name`` the replacement needs.
+    """
+
+    replacement: str
+    safe: bool
+    import_from: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class FrameworkProfile:
+    name: str
+    # Byte strings whose presence makes a file worth parsing (import names, decorator names).
+    screen: tuple[bytes, ...] = ()
+    # Import roots of the framework; a module importing one of them "uses" the framework.
+    modules: tuple[str, ...] = ()
+    # Functions (or methods) decorated with one of these are orchestration entry points.
+    orchestration_decorators: tuple[str, ...] = ()
+    # Classes decorated with one of these hold orchestration handlers ...
+    orchestration_class_decorators: tuple[str, ...] = ()
+    # ... namely the methods carrying one of these decorators (run, signal, update, query, init).
+    handler_decorators: tuple[str, ...] = ()
+    # Every method of a subclass of one of these runs as orchestration code (workflow interceptors).
+    orchestration_base_classes: tuple[str, ...] = ()
+    # ``X = register(X)`` / ``register(fn)``: the first positional argument becomes orchestration code
+    # (a class as if decorated with an orchestration class decorator, a function as an entry point).
+    registration_calls: tuple[str, ...] = ()
+    # Functions decorated with one of these are steps: recorded, so their effects are allowed.
+    step_decorators: tuple[str, ...] = ()
+    # Calls whose callable arguments (functions, lambdas) run as recorded steps (``ctx.run(name, fn)``).
+    step_calls: tuple[str, ...] = ()
+    # The framework's context object: annotations naming it, unannotated parameter names that mean it in
+    # a module using the framework, and the canonical class its methods are spelt under.
+    context_types: tuple[str, ...] = ()
+    context_param_names: tuple[str, ...] = ()
+    context_class: str = ""
+    # Calls that are never findings in this framework's orchestration code (its deterministic APIs).
+    safe_calls: frozenset[str] = frozenset()
+    # Calls that are findings only in this framework (qualified name -> category).
+    extra_effects: Mapping[str, str] = field(default_factory=dict)
+    # Sleeps that are durable timers here; a framework with none has no sleep findings at all.
+    durable_sleeps: tuple[str, ...] = ()
+    # Category -> what to use instead, quoted in messages ("use workflow.now()").
+    replacements: Mapping[str, str] = field(default_factory=dict)
+    # Qualified name of a flagged call -> its direct rewrite.
+    fixes: Mapping[str, FixTemplate] = field(default_factory=dict)
+
+    def fingerprint(self) -> str:
+        """A stable text of everything that can change a lint result, for cache keys."""
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (Mapping, frozenset)):
+                value = sorted(value.items()) if isinstance(value, Mapping) else sorted(value)
+            parts.append(f"{f.name}={value!r}")
+        return ";".join(parts)
+
+
+def config_profile(config: Config) -> FrameworkProfile | None:
+    """The profile of a home-grown engine declared in configuration, or None when none is declared."""
+    if not config.orchestration_decorators and not config.step_decorators:
+        return None
+    names = config.orchestration_decorators + config.step_decorators
+    return FrameworkProfile(
+        name=CUSTOM_PROFILE_NAME,
+        screen=tuple(sorted({name.rsplit(".", 1)[-1].encode() for name in names})),
+        modules=tuple(sorted({name.split(".", 1)[0] for name in names})),
+        orchestration_decorators=config.orchestration_decorators,
+        step_decorators=config.step_decorators,
+        replacements={
+            "clock": "a time recorded by a step",
+            "random": "a value recorded by a step",
+            "uuid": "an id recorded by a step",
+        },
+    )

@@ -1,0 +1,24 @@
+"""Output formats for lint results: ``text`` (default), ``json``, ``sarif`` (2.1.0) and ``github``.
+
+Each reporter is a function ``(result, rules) -> str`` returning the whole output.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from replaytest.lint.model import LintResult
+from replaytest.lint.reporters.github import render_github
+from replaytest.lint.reporters.json_report import render_json
+from replaytest.lint.reporters.sarif import render_sarif
+from replaytest.lint.reporters.text import render_text
+from replaytest.lint.rule import Rule
+
+Reporter = Callable[[LintResult, Mapping[str, Rule]], str]
+
+REPORTERS: dict[str, Reporter] = {
+    "text": render_text,
+    "json": render_json,
+    "sarif": render_sarif,
+    "github": render_github,
+}

@@ -1,0 +1,79 @@
+"""SARIF 2.1.0 for GitHub code scanning: rule metadata, results with relative URIs under %SRCROOT%,
+line-independent partial fingerprints, and the trace as a code flow."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from replaytest import __version__
+from replaytest.lint.model import Diagnostic, LintResult
+from replaytest.lint.rule import Rule
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/replaytest/replaytest"
+
+
+def _rule_descriptor(rule: Rule) -> dict[str, Any]:
+    docs = rule.documentation()
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": docs.split("## Why is this bad?")[0].replace("## What it does", "").strip() or rule.summary},
+        "help": {"text": docs or rule.summary, "markdown": docs or rule.summary},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["replaytest", rule.category]},
+    }
+
+
+def _location(d: Diagnostic, message: str | None = None) -> dict[str, Any]:
+    location: dict[str, Any] = {
+        "physicalLocation": {
+            "artifactLocation": {"uri": d.path, "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": d.line, "startColumn": d.column, "endLine": d.end_line, "endColumn": d.end_column},
+        }
+    }
+    if message is not None:
+        location["message"] = {"text": message}
+    return location
+
+
+def render_sarif(result: LintResult, rules: Mapping[str, Rule]) -> str:
+    ordered = sorted(rules.values(), key=lambda rule: rule.code)
+    index = {rule.code: position for position, rule in enumerate(ordered)}
+    results = []
+    for d in result.diagnostics:
+        item: dict[str, Any] = {
+            "ruleId": d.rule,
+            "ruleIndex": index.get(d.rule, -1),
+            "level": "error",
+            "message": {"text": d.message},
+            "locations": [_location(d)],
+            "partialFingerprints": {"replaytestFingerprint/v1": d.fingerprint},
+        }
+        if d.trace:
+            steps = [{"location": _location(d, f"called from {d.trace[0]}")}]
+            steps += [{"location": {"message": {"text": name}}} for name in d.trace[1:]]
+            item["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
+        results.append(item)
+    document = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "replaytest",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [_rule_descriptor(rule) for rule in ordered],
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The directory replaytest ran in."}}},
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(document, indent=2) + "\n"

@@ -1,0 +1,31 @@
+"""The default human-readable report: ``path:line:col: RULE message``, trace and fix beneath, a summary."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from replaytest.lint.model import LintResult
+from replaytest.lint.rule import Rule
+
+
+def render_text(result: LintResult, rules: Mapping[str, Rule]) -> str:
+    lines = []
+    for d in result.diagnostics:
+        lines.append(f"{d.path}:{d.line}:{d.column}: {d.rule} {d.message}")
+        if d.trace:
+            lines.append(f"    via {' -> '.join(d.trace)}")
+        if d.fix is not None:
+            lines.append(f"    fix ({'safe' if d.fix.safe else 'unsafe'}): {d.fix.replacement}")
+    findings = sum(1 for d in result.diagnostics if d.category != "syntax")
+    files = f"{result.files_checked} file{'s' if result.files_checked != 1 else ''} checked"
+    if not result.diagnostics:
+        lines.append(f"All checks passed ({files}).")
+    else:
+        fixable = sum(1 for d in result.diagnostics if d.fix is not None and d.fix.safe)
+        summary = f"Found {findings} finding{'s' if findings != 1 else ''} ({files})"
+        if result.errors:
+            summary += f"; {result.errors} file{'s' if result.errors != 1 else ''} could not be checked"
+        if fixable:
+            summary += f"; {fixable} fixable with `replaytest fix`"
+        lines.append(summary + ".")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,166 @@
+"""Whole-program resolution on summaries: from each orchestration entry point, through the project
+functions it calls, to the effects it reaches.
+
+The walk follows call sites into functions of other summaries (loading a not-yet-summarised project
+module lazily through the ``load`` callback), stops at steps, other orchestration entry points and the
+framework's safe calls, and is memoised per (function, framework) with an in-progress set, so recursion
+and import cycles terminate. Calls through instances exported by another module
+(``from app.llm import client``) are matched against the rule tables here, where the instance's type
+is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from replaytest.lint.context import LintContext
+from replaytest.lint.model import ORCHESTRATION, STEP, CallSite, Effect, FunctionSummary, ModuleSummary
+from replaytest.lint.profile import FrameworkProfile
+
+_MAX_ALIAS_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Reached:
+    """An effect reached from a function, with the chain of qualified names down to it (the last
+    element is the effect's own qualified name)."""
+
+    effect: Effect
+    chain: tuple[str, ...]
+
+
+class Program:
+    def __init__(self, context: LintContext, load: Callable[[str], ModuleSummary | None]) -> None:
+        self.ctx = context
+        self._load = load
+        self.modules: dict[str, ModuleSummary] = {}
+        self._missing: set[str] = set()
+        self._memo: dict[tuple[str, str], list[Reached]] = {}
+        self._active: set[tuple[str, str]] = set()
+
+    def add(self, summary: ModuleSummary, names: tuple[str, ...] = ()) -> None:
+        for name in (summary.module, *names):
+            self.modules.setdefault(name, summary)
+
+    def module(self, name: str) -> ModuleSummary | None:
+        summary = self.modules.get(name)
+        if summary is not None or name in self._missing:
+            return summary
+        summary = self._load(name)
+        if summary is None:
+            self._missing.add(name)
+            return None
+        self.modules[name] = summary
+        return summary
+
+    # --- lookups ----------------------------------------------------------------------------
+
+    def find_function(self, qualname: str, depth: int = 0) -> tuple[ModuleSummary, FunctionSummary] | None:
+        if depth > _MAX_ALIAS_DEPTH:
+            return None
+        parts = qualname.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            summary = self.module(".".join(parts[:split]))
+            if summary is not None:
+                return self._in_module(summary, parts[split:], depth)
+        return None
+
+    def _in_module(self, summary: ModuleSummary, rest: list[str], depth: int) -> tuple[ModuleSummary, FunctionSummary] | None:
+        local = ".".join(rest)
+        function = summary.functions.get(local)
+        if function is not None:
+            return summary, function
+        if local in summary.classes:
+            init = summary.functions.get(f"{local}.__init__")
+            return (summary, init) if init is not None else None
+        if len(rest) >= 2:
+            owner = ".".join(rest[:-1])
+            cls = summary.classes.get(owner)
+            if cls is not None:
+                for base in cls.bases:
+                    found = self.find_function(f"{base}.{rest[-1]}", depth + 1)
+                    if found is not None:
+                        return found
+                return None
+        target = summary.aliases.get(rest[0])
+        if target is not None:
+            return self.find_function(".".join([target, *rest[1:]]), depth + 1)
+        return None
+
+    def exported_call(self, qualname: str, depth: int = 0) -> str | None:
+        """``app.llm.client.chat.completions.create`` -> ``openai.AsyncOpenAI.chat.completions.create``
+        when ``app.llm`` binds ``client`` to an instance; None when no prefix is an exported instance."""
+        if depth > _MAX_ALIAS_DEPTH:
+            return None
+        parts = qualname.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            summary = self.module(".".join(parts[:split]))
+            if summary is None:
+                continue
+            name, rest = parts[split], parts[split + 1:]
+            typed = summary.exports.get(name)
+            if typed is not None:
+                return ".".join([typed, *rest])
+            target = summary.aliases.get(name)
+            if target is not None:
+                return self.exported_call(".".join([target, *rest]), depth + 1)
+            return None
+        return None
+
+    # --- reachability -----------------------------------------------------------------------
+
+    def applies(self, effect: Effect, profile: FrameworkProfile) -> bool:
+        if effect.frameworks and profile.name not in effect.frameworks:
+            return False
+        if effect.qualname in profile.safe_calls:
+            return False
+        rule = self.ctx.rules.get(effect.rule)
+        return rule is None or rule.applies_to(effect, profile)
+
+    def call_effects(self, site: CallSite, profile: FrameworkProfile) -> tuple[list[Reached], bool]:
+        """What a call site reaches: (reached effects, whether the call itself is the effect)."""
+        if site.target in profile.safe_calls:
+            return [], False
+        found = self.find_function(site.target)
+        if found is not None:
+            summary, function = found
+            if function.kind in (STEP, ORCHESTRATION):
+                return [], False
+            return self.reach(summary, function, profile), False
+        typed = self.exported_call(site.target)
+        if typed is None:
+            return [], False
+        rule = self.ctx.match_call(typed)
+        if rule is None:
+            return [], False
+        effect = Effect(rule.code, rule.category, site.subject, typed, site.span)
+        return ([Reached(effect, (typed,))] if self.applies(effect, profile) else []), True
+
+    def reach(self, summary: ModuleSummary, function: FunctionSummary, profile: FrameworkProfile) -> list[Reached]:
+        name = f"{summary.module}.{function.name}"
+        key = (name, profile.name)
+        memo = self._memo.get(key)
+        if memo is not None:
+            return memo
+        if key in self._active:
+            return []
+        self._active.add(key)
+        try:
+            reached: list[Reached] = []
+            seen: set[tuple[str, str]] = set()
+            for effect in function.effects:
+                if self.applies(effect, profile) and (effect.rule, effect.qualname) not in seen:
+                    seen.add((effect.rule, effect.qualname))
+                    reached.append(Reached(effect, (name, effect.qualname)))
+            for site in function.calls:
+                below, _ = self.call_effects(site, profile)
+                for item in below:
+                    if (item.effect.rule, item.effect.qualname) in seen:
+                        continue
+                    seen.add((item.effect.rule, item.effect.qualname))
+                    reached.append(Reached(item.effect, (name, *item.chain)))
+        finally:
+            self._active.discard(key)
+        self._memo[key] = reached
+        return reached

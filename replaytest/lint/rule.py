@@ -1,0 +1,147 @@
+"""The rule API: a rule is a small class that turns facts from the one batched pass into effects.
+
+Most rules are declarative: ``calls`` maps qualified names to what the call does (the clock rule is a
+table of clock functions), ``reads`` does the same for attribute reads (``os.environ``). A name ending in
+``.*`` matches any one attribute of it (``httpx.Client.*`` matches ``httpx.Client.get``), one ending in
+``.**`` any dotted path below it. ``accept_call`` refines a table match (``random.Random(seed)`` is fine).
+Structural rules override a hook instead (``check_unordered``, ``check_global_write``, ``check_key``);
+the collector only calls hooks a rule overrides.
+
+At report time ``applies_to`` decides whether an effect counts in a given framework's orchestration code
+and ``message`` words it with the framework's replacement. ``everywhere`` rules report in any code, steps
+included. Each rule carries ``VALID`` / ``INVALID`` example modules that the test suite runs.
+
+Third-party rules subclass ``Rule`` and register under the entry-point group ``replaytest.rules``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, ClassVar, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from replaytest.lint.model import Effect
+    from replaytest.lint.profile import FrameworkProfile
+
+DEFAULT_REPLACEMENTS: Mapping[str, str] = {
+    "clock": "the framework's deterministic clock",
+    "random": "the framework's deterministic random source",
+    "uuid": "the framework's deterministic UUID",
+    "idempotency-key": "a key derived from stable workflow data (workflow id + step name)",
+    "model-call": "a recorded step",
+    "network": "a recorded step",
+    "filesystem": "a recorded step",
+    "environment": "workflow input or a recorded step",
+    "concurrency": "the framework's concurrency primitives or steps",
+    "sleep": "the framework's durable sleep",
+    "iteration-order": "sorted(...)",
+    "global-state": "state held in the workflow's own variables",
+}
+
+
+@dataclass(frozen=True)
+class CallFact:
+    """A call as the batched pass sees it: resolved callee and a way to ask about its arguments."""
+
+    qualname: str
+    node: cst.Call
+    kind_of: Callable[[cst.BaseExpression], str | None]
+
+    @property
+    def positional(self) -> list[cst.BaseExpression]:
+        return [arg.value for arg in self.node.args if arg.keyword is None and not arg.star]
+
+    def keyword(self, name: str) -> cst.BaseExpression | None:
+        for arg in self.node.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg.value
+        return None
+
+
+@dataclass(frozen=True)
+class UnorderedUse:
+    """A value whose order is not reproducible (set, directory listing, dict built from one) is
+    iterated, indexed, joined or listed."""
+
+    node: cst.CSTNode
+    source: str  # "set", "listing" or "dict"
+    how: str  # "iterates", "joins", "lists", ...
+
+
+@dataclass(frozen=True)
+class GlobalWrite:
+    """A function writes module state: a ``global`` statement or a mutation of a module-level container."""
+
+    node: cst.CSTNode
+    name: str
+    how: str  # "global statement", "append", "item assignment", ...
+
+
+@dataclass(frozen=True)
+class KeyUse:
+    """A keyword argument, dict key or item assignment whose key looks like an idempotency key, with the
+    call that makes its value differ per attempt."""
+
+    node: cst.CSTNode
+    key: str
+    source: str  # how the fresh value is made, e.g. "uuid.uuid4()"
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    category: ClassVar[str]
+    summary: ClassVar[str]
+    # Message fragment: "<subject> <what> in workflow code; use <replacement>".
+    what: ClassVar[str] = ""
+    calls: ClassVar[Mapping[str, str]] = {}
+    reads: ClassVar[Mapping[str, str]] = {}
+    # Wording for names that only a framework profile turns into effects of this category.
+    wording: ClassVar[Mapping[str, str]] = {}
+    everywhere: ClassVar[bool] = False
+    VALID: ClassVar[Sequence[str]] = ()
+    INVALID: ClassVar[Sequence[str]] = ()
+
+    def configure(self, *, idempotency_key_names: Sequence[str], model_calls: Sequence[str]) -> None:
+        """Receive the configuration a rule may need; called once per process."""
+
+    def accept_call(self, call: CallFact) -> bool:
+        return True
+
+    def check_unordered(self, use: UnorderedUse) -> str | None:
+        return None
+
+    def check_global_write(self, write: GlobalWrite) -> str | None:
+        return None
+
+    def wants_key(self, name: str) -> bool:
+        """Whether a keyword / dict key of this name is worth a ``check_key`` (cheap pre-filter)."""
+        return False
+
+    def check_key(self, use: KeyUse) -> str | None:
+        return None
+
+    def applies_to(self, effect: Effect, profile: FrameworkProfile) -> bool:
+        return True
+
+    def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
+        replacement = (profile.replacements.get(self.category) if profile else None) or DEFAULT_REPLACEMENTS.get(
+            self.category, "a recorded step"
+        )
+        what = (
+            self.calls.get(effect.qualname)
+            or self.reads.get(effect.qualname)
+            or self.wording.get(effect.qualname)
+            or self.what
+        )
+        if via is not None:
+            return f"{via} reaches {effect.subject}, which {what} in workflow code; use {replacement}"
+        return f"{effect.subject} {what} in workflow code; use {replacement}"
+
+    @classmethod
+    def documentation(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")

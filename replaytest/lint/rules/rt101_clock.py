@@ -1,0 +1,123 @@
+"""RT101: reading the wall clock in orchestration code."""
+
+from __future__ import annotations
+
+from replaytest.lint.rule import CallFact, Rule
+
+# Reading these without an argument means "now"; with one they convert a given time.
+_NOW_WITHOUT_ARGUMENT = {"time.localtime", "time.gmtime", "time.ctime", "time.asctime"}
+
+
+class ReadsWallClock(Rule):
+    """
+    ## What it does
+    Finds reads of the wall clock or a process timer (`datetime.now()`, `time.time()`, `date.today()`,
+    `time.localtime()` without argument, ...) in orchestration code, directly or through a helper.
+
+    ## Why is this bad?
+    A durable engine resumes a workflow by re-running its code against the recorded history. The clock
+    returns a different value on every replay, so any decision taken on it can differ from the recorded
+    run and the replay diverges.
+
+    ## Example
+    ```python
+    @workflow.run
+    async def run(self) -> None:
+        deadline = datetime.now() + timedelta(days=1)
+    ```
+
+    ## Use instead
+    ```python
+    @workflow.run
+    async def run(self) -> None:
+        deadline = workflow.now() + timedelta(days=1)
+    ```
+
+    ## Fix safety
+    Replacing `datetime.now()` with the framework's clock (`workflow.now()`) is safe where the framework
+    documents the same meaning; replacements that change naive/aware datetimes or return types are
+    offered as unsafe fixes.
+    """
+
+    code = "RT101"
+    name = "reads-wall-clock"
+    category = "clock"
+    summary = "Wall-clock or timer read in orchestration code"
+    what = "reads the wall clock"
+    calls = {
+        name: ""
+        for name in (
+            "time.time", "time.time_ns", "time.monotonic", "time.monotonic_ns", "time.perf_counter",
+            "time.perf_counter_ns", "time.process_time", "time.process_time_ns", "time.thread_time",
+            "time.thread_time_ns", "time.localtime", "time.gmtime", "time.ctime", "time.asctime",
+            "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
+            "datetime.date.today", "pendulum.now", "pendulum.today", "arrow.now", "arrow.utcnow",
+        )
+    }
+
+    def accept_call(self, call: CallFact) -> bool:
+        return not (call.qualname in _NOW_WITHOUT_ARGUMENT and call.node.args)
+
+    VALID = (
+        """
+from datetime import datetime
+from temporalio import workflow
+
+@workflow.defn
+class Greeting:
+    @workflow.run
+    async def run(self) -> str:
+        return workflow.now().isoformat()
+""",
+        """
+import time
+from temporalio import workflow
+
+@workflow.defn
+class Stamp:
+    @workflow.run
+    async def run(self, seconds: float) -> str:
+        return time.strftime("%Y", time.gmtime(seconds))
+""",
+        """
+from datetime import datetime
+from temporalio import activity
+
+@activity.defn
+async def stamp() -> str:
+    return datetime.now().isoformat()
+""",
+    )
+    INVALID = (
+        """
+from datetime import datetime
+from temporalio import workflow
+
+@workflow.defn
+class Greeting:
+    @workflow.run
+    async def run(self) -> str:
+        return datetime.now().isoformat()
+""",
+        """
+import datetime as dt
+from temporalio import workflow
+
+def stamp() -> str:
+    return dt.datetime.now().isoformat()
+
+@workflow.defn
+class Greeting:
+    @workflow.run
+    async def run(self) -> str:
+        return stamp()
+""",
+        """
+import time
+from dbos import DBOS
+
+@DBOS.workflow()
+def poll() -> float:
+    return time.monotonic()
+""",
+    )

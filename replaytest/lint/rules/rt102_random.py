@@ -1,0 +1,103 @@
+"""RT102: drawing randomness in orchestration code."""
+
+from __future__ import annotations
+
+from replaytest.lint.rule import CallFact, Rule
+
+_RANDOM_FUNCTIONS = (
+    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss",
+    "getrandbits", "randbytes", "triangular", "betavariate", "expovariate", "gammavariate",
+    "normalvariate", "lognormvariate", "vonmisesvariate", "paretovariate", "weibullvariate", "binomialvariate",
+)
+_SEEDABLE = {"random.Random", "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.seed"}
+
+
+class DrawsUnrecordedRandomness(Rule):
+    """
+    ## What it does
+    Finds module-level `random.*` calls, unseeded `random.Random()`, `secrets.*`, `os.urandom` and
+    `numpy.random.*` in orchestration code.
+
+    ## Why is this bad?
+    Each replay draws different numbers, so branches, choices and generated names differ from the
+    recorded run and the engine reports a nondeterminism error (or silently does something else).
+
+    ## Example
+    ```python
+    delay = random.randint(1, 10)
+    ```
+
+    ## Use instead
+    ```python
+    delay = workflow.random().randint(1, 10)
+    ```
+
+    ## Fix safety
+    Rewriting `random.f(...)` to the framework's seeded generator (`workflow.random().f(...)`) keeps
+    the arguments and is safe. A `random.Random(seed)` with an explicit seed is not reported.
+    """
+
+    code = "RT102"
+    name = "draws-unrecorded-randomness"
+    category = "random"
+    summary = "Randomness drawn in orchestration code"
+    what = "draws fresh randomness"
+    calls = {
+        **{f"random.{name}": "" for name in _RANDOM_FUNCTIONS},
+        "random.Random": "creates an unseeded random generator",
+        "random.SystemRandom": "",
+        "secrets.*": "",
+        "os.urandom": "",
+        "os.getrandom": "",
+        "numpy.random.*": "",
+    }
+
+    def accept_call(self, call: CallFact) -> bool:
+        if call.qualname in _SEEDABLE:
+            seed = call.positional[0] if call.positional else call.keyword("seed") or call.keyword("x")
+            return seed is None or (hasattr(seed, "value") and getattr(seed, "value", None) == "None")
+        return True
+
+    VALID = (
+        """
+import random
+from temporalio import workflow
+
+@workflow.defn
+class Pick:
+    @workflow.run
+    async def run(self, seed: int) -> int:
+        rng = random.Random(seed)
+        return rng.randint(1, 6) + workflow.random().randint(1, 6)
+""",
+    )
+    INVALID = (
+        """
+import random
+from temporalio import workflow
+
+@workflow.defn
+class Pick:
+    @workflow.run
+    async def run(self) -> int:
+        return random.randint(1, 6)
+""",
+        """
+from secrets import token_hex
+from dbos import DBOS
+
+@DBOS.workflow()
+def name() -> str:
+    return token_hex(8)
+""",
+        """
+import random
+from temporalio import workflow
+
+@workflow.defn
+class Pick:
+    @workflow.run
+    async def run(self) -> float:
+        return random.Random().random()
+""",
+    )

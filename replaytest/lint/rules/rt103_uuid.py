@@ -1,0 +1,83 @@
+"""RT103: creating fresh UUIDs in orchestration code."""
+
+from __future__ import annotations
+
+from replaytest.lint.rule import CallFact, Rule
+
+_FRESH_WITHOUT_ARGUMENT = {"ulid.ULID", "bson.ObjectId", "bson.objectid.ObjectId"}
+
+
+class CreatesFreshUuid(Rule):
+    """
+    ## What it does
+    Finds `uuid.uuid1()`, `uuid.uuid4()`, `uuid.uuid7()` (and ULID / ObjectId generators) in
+    orchestration code. `uuid3`/`uuid5` of stable input are deterministic and not reported.
+
+    ## Why is this bad?
+    A fresh id differs on every replay: ids passed to steps, used as keys or compared no longer match
+    the recorded history.
+
+    ## Example
+    ```python
+    order_id = str(uuid.uuid4())
+    ```
+
+    ## Use instead
+    ```python
+    order_id = str(workflow.uuid4())
+    ```
+
+    ## Fix safety
+    `uuid4()` to the framework's deterministic `uuid4()` is safe where it returns a `uuid.UUID`;
+    replacements returning a string (Azure `new_uuid()`) are unsafe.
+    """
+
+    code = "RT103"
+    name = "creates-fresh-uuid"
+    category = "uuid"
+    summary = "Fresh UUID created in orchestration code"
+    what = "creates a fresh UUID"
+    calls = {
+        name: ""
+        for name in (
+            "uuid.uuid1", "uuid.uuid4", "uuid.uuid6", "uuid.uuid7", "uuid6.uuid6", "uuid6.uuid7",
+            "uuid_utils.uuid4", "uuid_utils.uuid7", "ulid.new", "ulid.ULID", "ulid.ulid",
+            "bson.ObjectId", "bson.objectid.ObjectId", "nanoid.generate", "shortuuid.uuid",
+        )
+    }
+
+    def accept_call(self, call: CallFact) -> bool:
+        return not (call.qualname in _FRESH_WITHOUT_ARGUMENT and call.node.args)
+
+    VALID = (
+        """
+import uuid
+from temporalio import workflow
+
+@workflow.defn
+class Ids:
+    @workflow.run
+    async def run(self, order: str) -> str:
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, order)) + str(workflow.uuid4())
+""",
+    )
+    INVALID = (
+        """
+import uuid
+from temporalio import workflow
+
+@workflow.defn
+class Ids:
+    @workflow.run
+    async def run(self) -> str:
+        return str(uuid.uuid4())
+""",
+        """
+from uuid import uuid1 as fresh
+from langgraph.func import entrypoint
+
+@entrypoint()
+def agent(question: str) -> str:
+    return fresh().hex
+""",
+    )

@@ -1,0 +1,109 @@
+"""RT202: network I/O (HTTP, sockets, databases, cloud SDKs) in orchestration code."""
+
+from __future__ import annotations
+
+from replaytest.lint.rule import Rule
+
+_HTTP_VERBS = ("get", "post", "put", "patch", "delete", "head", "options", "request", "stream")
+
+
+def _network_calls() -> dict[str, str]:
+    names = [f"requests.{verb}" for verb in _HTTP_VERBS] + [f"httpx.{verb}" for verb in _HTTP_VERBS]
+    names += [
+        "requests.Session.*", "requests.sessions.Session.*", "httpx.Client.*", "httpx.AsyncClient.*",
+        "aiohttp.ClientSession.*", "aiohttp.request", "urllib.request.urlopen", "urllib.request.urlretrieve",
+        "urllib3.request", "urllib3.PoolManager.*", "http.client.HTTPConnection.*", "http.client.HTTPSConnection.*",
+        "socket.socket", "socket.create_connection", "socket.getaddrinfo", "socket.gethostbyname",
+        "smtplib.SMTP", "smtplib.SMTP_SSL", "ftplib.FTP", "telnetlib.Telnet",
+        "sqlite3.connect", "psycopg.connect", "psycopg.AsyncConnection.connect", "psycopg2.connect",
+        "psycopg_pool.ConnectionPool", "pymysql.connect", "MySQLdb.connect", "mysql.connector.connect",
+        "asyncpg.connect", "asyncpg.create_pool", "redis.Redis.*", "redis.StrictRedis.*", "redis.from_url",
+        "redis.asyncio.Redis.*", "redis.asyncio.from_url", "pymongo.MongoClient", "motor.motor_asyncio.AsyncIOMotorClient",
+        "sqlalchemy.create_engine", "sqlalchemy.ext.asyncio.create_async_engine", "elasticsearch.Elasticsearch.*",
+        "boto3.client.*", "boto3.resource.*", "boto3.Session.client.*", "boto3.session.Session.client.*",
+        "boto3.Session.resource.*", "aioboto3.Session.client", "google.cloud.storage.Client.*",
+        "google.cloud.bigquery.Client.*", "google.cloud.pubsub_v1.PublisherClient.*",
+        "azure.storage.blob.BlobServiceClient.*", "azure.storage.blob.BlobClient.*", "grpc.insecure_channel",
+        "grpc.secure_channel", "websockets.connect", "paramiko.SSHClient.*", "kafka.KafkaProducer.*",
+        "kafka.KafkaConsumer", "pika.BlockingConnection", "stripe.**", "slack_sdk.WebClient.*",
+        "twilio.rest.Client.**", "sendgrid.SendGridAPIClient.*",
+    ]
+    return {name: "" for name in names}
+
+
+class DoesNetworkIoOutsideStep(Rule):
+    """
+    ## What it does
+    Finds HTTP client calls (requests, httpx, aiohttp, urllib), sockets, database drivers and cloud SDK
+    clients (boto3, Google Cloud, Azure Storage, Stripe, ...) used in orchestration code.
+
+    ## Why is this bad?
+    The response is not recorded: a replay sends the request again (a second charge, a second email)
+    and may receive a different answer, taking a different path than the recorded run.
+
+    ## Example
+    ```python
+    orders = httpx.get(f"{API}/orders").json()
+    ```
+
+    ## Use instead
+    ```python
+    orders = await workflow.execute_activity(fetch_orders, start_to_close_timeout=timedelta(seconds=30))
+    ```
+    """
+
+    code = "RT202"
+    name = "does-network-io-outside-step"
+    category = "network"
+    summary = "Network, database or cloud SDK call in orchestration code"
+    what = "does network I/O outside a recorded step"
+    calls = _network_calls()
+
+    VALID = (
+        """
+import httpx
+from dbos import DBOS
+
+@DBOS.step()
+def fetch(url: str) -> str:
+    return httpx.get(url).text
+
+@DBOS.workflow()
+def pipeline(url: str) -> str:
+    return fetch(url)
+""",
+    )
+    INVALID = (
+        """
+import httpx
+from dbos import DBOS
+
+@DBOS.workflow()
+def pipeline(url: str) -> str:
+    return httpx.get(url).text
+""",
+        """
+import boto3
+from temporalio import workflow
+
+@workflow.defn
+class Upload:
+    @workflow.run
+    async def run(self, body: bytes) -> None:
+        s3 = boto3.client("s3")
+        s3.put_object(Bucket="b", Key="k", Body=body)
+""",
+        """
+import requests
+from temporalio import workflow
+
+@workflow.defn
+class Fetch:
+    def __init__(self) -> None:
+        self.session = requests.Session()
+
+    @workflow.run
+    async def run(self, url: str) -> int:
+        return self.session.get(url).status_code
+""",
+    )

@@ -1,0 +1,81 @@
+"""RT203: filesystem access in orchestration code."""
+
+from __future__ import annotations
+
+from replaytest.lint.rule import Rule
+
+_PATH_METHODS = (
+    "read_text", "read_bytes", "write_text", "write_bytes", "open", "exists", "is_file", "is_dir", "mkdir", "unlink", "rmdir", "stat", "touch", "rename", "replace", "lstat", "chmod",
+)
+
+
+def _filesystem_calls() -> dict[str, str]:
+    names = ["builtins.open", "io.open", "os.open", "os.remove", "os.unlink", "os.rename", "os.replace",
+             "os.makedirs", "os.mkdir", "os.rmdir", "os.removedirs", "os.stat",
+             "os.lstat", "os.chmod", "os.truncate", "os.path.exists", "os.path.isfile", "os.path.isdir",
+             "os.path.getsize", "os.path.getmtime", "os.path.getctime", "os.path.getatime", "os.path.lexists",
+             "shutil.*", "tempfile.*", "fileinput.input", "aiofiles.open"]
+    names += [f"pathlib.Path.{method}" for method in _PATH_METHODS]
+    return {name: "" for name in names}
+
+
+class TouchesFilesystemOutsideStep(Rule):
+    """
+    ## What it does
+    Finds `open()`, `pathlib.Path` reads and writes, `os` file operations, `shutil` and `tempfile` in
+    orchestration code. Directory listings are reported by RT301 where their order is used.
+
+    ## Why is this bad?
+    Files change between the recorded run and the replay, and the replay may run on another machine:
+    what the workflow read is not what it reads now, and writes happen again.
+
+    ## Example
+    ```python
+    config = Path("rules.json").read_text()
+    ```
+
+    ## Use instead
+    ```python
+    config = await workflow.execute_activity(load_rules, start_to_close_timeout=timedelta(seconds=5))
+    ```
+    """
+
+    code = "RT203"
+    name = "touches-filesystem-outside-step"
+    category = "filesystem"
+    summary = "Filesystem access in orchestration code"
+    what = "touches the filesystem outside a recorded step"
+    calls = _filesystem_calls()
+
+    VALID = (
+        """
+from pathlib import Path
+from temporalio import workflow
+
+@workflow.defn
+class Report:
+    @workflow.run
+    async def run(self, name: str) -> str:
+        return str(Path("reports") / name)
+""",
+    )
+    INVALID = (
+        """
+from pathlib import Path
+from temporalio import workflow
+
+@workflow.defn
+class Report:
+    @workflow.run
+    async def run(self, name: str) -> str:
+        return (Path("reports") / name).read_text()
+""",
+        """
+from dbos import DBOS
+
+@DBOS.workflow()
+def load(path: str) -> str:
+    with open(path) as handle:
+        return handle.read()
+""",
+    )

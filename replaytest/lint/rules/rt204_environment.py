@@ -1,0 +1,71 @@
+"""RT204: reading the process environment in orchestration code."""
+
+from __future__ import annotations
+
+from replaytest.lint.rule import Rule
+
+
+class ReadsProcessEnvironment(Rule):
+    """
+    ## What it does
+    Finds reads of `os.environ`, `os.getenv`, the host name, process ids, `platform.*` and the current
+    user in orchestration code.
+
+    ## Why is this bad?
+    The replay runs on another worker, often with other settings; a decision taken on an environment
+    variable or host name then differs from the recorded one.
+
+    ## Example
+    ```python
+    region = os.environ["REGION"]
+    ```
+
+    ## Use instead
+    Pass the value in the workflow input, or read it in a step whose result is recorded.
+    """
+
+    code = "RT204"
+    name = "reads-process-environment"
+    category = "environment"
+    summary = "Environment, host or process read in orchestration code"
+    what = "reads the process environment"
+    reads = {"os.environ": "", "os.environb": ""}
+    calls = {
+        name: ""
+        for name in (
+            "os.getenv", "os.getenvb", "os.getpid", "os.getppid", "os.getuid", "os.geteuid", "os.getlogin",
+            "os.cpu_count", "os.uname", "os.getcwd", "platform.*", "socket.gethostname", "socket.getfqdn",
+            "getpass.getuser", "dotenv.load_dotenv", "dotenv.dotenv_values",
+        )
+    }
+
+    VALID = (
+        """
+import os
+from temporalio import activity
+
+@activity.defn
+async def region() -> str:
+    return os.environ["REGION"]
+""",
+    )
+    INVALID = (
+        """
+import os
+from temporalio import workflow
+
+@workflow.defn
+class Deploy:
+    @workflow.run
+    async def run(self) -> str:
+        return os.environ.get("REGION", "eu")
+""",
+        """
+from os import getenv
+from dbos import DBOS
+
+@DBOS.workflow()
+def deploy() -> str:
+    return getenv("REGION") or "eu"
+""",
+    )

@@ -1,0 +1,87 @@
+"""RT303: a blocking or non-durable sleep where the framework has a durable timer."""
+
+from __future__ import annotations
+
+from replaytest.lint.model import Effect
+from replaytest.lint.profile import FrameworkProfile
+from replaytest.lint.rule import Rule
+
+
+class SleepsWithoutDurableTimer(Rule):
+    """
+    ## What it does
+    Finds `time.sleep()` and, where the framework offers another durable sleep, `asyncio.sleep()`
+    (and trio/anyio/gevent sleeps) in orchestration code. In Temporal `asyncio.sleep` *is* a durable
+    timer and is not reported; in DBOS it is, because `DBOS.sleep` is the durable one. Frameworks
+    without a durable sleep (the LangGraph functional API) get no sleep findings.
+
+    ## Why is this bad?
+    A plain sleep is not recorded: after a restart the workflow sleeps the whole duration again, and a
+    blocking sleep stalls the worker's event loop, failing deadlock detection.
+
+    ## Example
+    ```python
+    time.sleep(60)
+    ```
+
+    ## Use instead
+    ```python
+    DBOS.sleep(60)
+    ```
+
+    ## Fix safety
+    Rewrites keep the duration; they are safe when the durable sleep has the same signature and call
+    style (`DBOS.sleep`), unsafe when it must be awaited in a synchronous function.
+    """
+
+    code = "RT303"
+    name = "sleeps-without-durable-timer"
+    category = "sleep"
+    summary = "Non-durable sleep in orchestration code"
+    what = "sleeps without a durable timer"
+    calls = {name: "" for name in ("time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep", "gevent.sleep")}
+
+    def applies_to(self, effect: Effect, profile: FrameworkProfile) -> bool:
+        return bool(profile.durable_sleeps) and effect.qualname not in profile.durable_sleeps
+
+    VALID = (
+        """
+import asyncio
+from temporalio import workflow
+
+@workflow.defn
+class Wait:
+    @workflow.run
+    async def run(self) -> None:
+        await asyncio.sleep(60)
+""",
+        """
+import time
+from langgraph.func import entrypoint
+
+@entrypoint()
+def agent(question: str) -> str:
+    time.sleep(1)
+    return question
+""",
+    )
+    INVALID = (
+        """
+import time
+from temporalio import workflow
+
+@workflow.defn
+class Wait:
+    @workflow.run
+    async def run(self) -> None:
+        time.sleep(60)
+""",
+        """
+import asyncio
+from dbos import DBOS
+
+@DBOS.workflow()
+async def wait() -> None:
+    await asyncio.sleep(60)
+""",
+    )
