@@ -1,0 +1,398 @@
+"""Turning temporalio's replay failures into replaytest ``Divergence`` objects.
+
+temporalio's Replayer reports a failed replay as a ``NondeterminismError`` (sdk-core found a command
+that does not fit the history) or a ``RuntimeError`` (the workflow task failed in Python: a sandbox
+violation such as ``datetime.now()``, or an exception raised by the workflow code). Both carry sdk-core's
+text, e.g. ``[TMPRL1100] Nondeterminism error: Timer machine does not handle this event:
+HistoryEvent(id: 5, ActivityTaskScheduled)``, usually wrapped in the debug print of a ``Failure``. This
+module parses that text (older SDKs omit the ``[TMPRL1100]`` code) and names the divergence in
+DESIGN's kinds, with the recorded side read from the history JSON itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from replaytest.plugins.temporal_history import TERMINAL_KINDS, command_views, event_type, event_view, find_event
+from replaytest.replay.divergence import CommandView, Divergence, SourcePosition
+
+# sdk-core's state machine names (``<name> machine does not handle this event``) → the command kind.
+_MACHINE_KINDS: Mapping[str, str] = {
+    "activity": "activity",
+    "local activity": "local-activity",
+    "timer": "timer",
+    "complete workflow": "complete",
+    "fail workflow": "fail",
+    "cancel workflow": "cancel",
+    "continue as new workflow": "continue-as-new",
+    "child workflow": "child-workflow",
+    "signal external wf": "signal-external",
+    "cancel external wf": "cancel-external",
+    "change": "patch",
+    "update": "update",
+    "nexus operation": "nexus-operation",
+}
+
+_KIND_VERBS: Mapping[str, str] = {
+    "activity": "scheduled activity",
+    "local-activity": "ran local activity",
+    "timer": "started timer",
+    "patch": "recorded patch marker",
+    "marker": "recorded marker",
+    "child-workflow": "started child workflow",
+    "signal-external": "signalled external workflow",
+    "cancel-external": "requested cancellation of workflow",
+    "complete": "completed the workflow",
+    "fail": "failed the workflow",
+    "cancel": "cancelled the workflow",
+    "continue-as-new": "continued as new",
+    "signal": "received signal",
+    "nexus-operation": "scheduled Nexus operation",
+    "update": "accepted update",
+}
+
+_UNHANDLED_RE = re.compile(
+    r"(?P<machine>[A-Za-z ]+?) machine (?:does not|cannot) handle this event: "
+    r"HistoryEvent\(id: (?P<id>\d+), (?P<type>\w+)\)"
+)
+_NO_COMMAND_RE = re.compile(r"No command scheduled for event HistoryEvent\(id: (?P<id>\d+), (?P<type>\w+)\)")
+_NAME_MISMATCH_RE = re.compile(
+    r"(?P<what>Activity type|Activity id|Child workflow type|Child workflow id|Nexus operation service|Nexus operation)"
+    r" of (?:scheduled event|recorded marker) '(?P<recorded>.*?)' does not match .*?command '(?P<issued>.*?)'",
+    re.DOTALL,
+)
+_TIMER_ID_RE = re.compile(r"Timer fired event did not have expected timer id (?P<recorded>\S+), it was (?P<issued>\S+?)!")
+_PATCH_GONE_RE = re.compile(r"Non-deprecated patch marker encountered for change (?P<patch>.+?), but there is no corresponding")
+_PATCH_ID_RE = re.compile(r"Change id (?P<issued>.+?) does not match expected id (?P<recorded>.+)")
+_LOCAL_RESULT_RE = re.compile(r"Local activity \(seq \d+\) (?:completed successfully locally, but history said it failed|failed locally, but history said it completed)")
+_SANDBOX_RE = re.compile(r"Cannot access (?P<call>[\w.]+?)(?:\.__call__)? from inside a workflow")
+_FRAME_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s\\]+)')
+_FAILURE_TYPE_RE = re.compile(r'ApplicationFailureInfo \{ r#type: "(?P<type>[^"]*)"')
+_REASON_RE = re.compile(r"^(?P<reason>\d+|[A-Z_]+): ")
+_LANG_FAIL = ("4", "LANG_FAIL")
+
+
+@dataclass(frozen=True)
+class Located:
+    """How to find the recorded event a message did not number: the kind and name the history holds."""
+
+    kind: str
+    name: str
+
+
+def core_message(text: str) -> str:
+    """sdk-core's own message out of the Python exception text, without the ``[TMPRL1100]`` code and
+    the ``Nondeterminism error:`` prefix."""
+    inner = _failure_field(text, "message")
+    message = inner if inner is not None else text
+    message = re.sub(r"^\s*\[TMPRL\d+\]\s*", "", message)
+    return re.sub(r"^\s*Nondeterminism error:\s*", "", message).strip()
+
+
+def _failure_field(text: str, field: str) -> str | None:
+    """The first ``field: "…"`` string of a Rust debug-printed struct, unescaped."""
+    start = text.find(f'{field}: "')
+    if start < 0:
+        return None
+    i = start + len(field) + 3
+    out = []
+    while i < len(text):
+        char = text[i]
+        if char == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(nxt, nxt))
+            i += 2
+            continue
+        if char == '"':
+            return "".join(out)
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def describe_recorded(view: CommandView | None) -> str:
+    if view is None:
+        return "nothing"
+    verb = _KIND_VERBS.get(view.kind, f"recorded {view.kind}")
+    name = view.detail.get("patch_id") if view.kind == "patch" else view.name
+    text = f"{verb} {name!r}" if name and view.kind not in TERMINAL_KINDS else verb
+    if view.kind == "timer" and view.detail.get("duration"):
+        text += f" ({view.detail['duration']})"
+    return text
+
+
+def describe_issued(view: CommandView | None) -> str:
+    if view is None:
+        return "issues nothing here"
+    if view.kind == "patch":
+        patch_id = view.detail.get("patch_id")
+        return f"calls workflow.patched({patch_id!r})" if patch_id else "calls workflow.patched()"
+    phrases = {
+        "activity": "schedules activity",
+        "local-activity": "runs local activity",
+        "timer": "starts a timer",
+        "child-workflow": "starts child workflow",
+        "signal-external": "signals an external workflow",
+        "cancel-external": "cancels an external workflow",
+        "complete": "completes the workflow",
+        "fail": "fails the workflow",
+        "cancel": "cancels the workflow",
+        "continue-as-new": "continues as new",
+        "update": "handles an update",
+        "nexus-operation": "schedules a Nexus operation",
+    }
+    phrase = phrases.get(view.kind, f"issues {view.kind}")
+    return f"{phrase} {view.name!r}" if view.name else phrase
+
+
+@dataclass
+class Classified:
+    """Either a divergence (``divergence`` set) or a reason the replay could not run (``error``).
+    ``locate`` asks the caller to find the event by replaying prefixes when the message gave no id."""
+
+    divergence: Divergence | None = None
+    error: str | None = None
+    locate: Located | None = None
+
+
+def classify(
+    failure: BaseException,
+    events: Sequence[Mapping[str, Any]],
+    run_source: SourcePosition | None,
+    *,
+    nondeterminism: bool,
+    context_radius: int = 3,
+) -> Classified:
+    """Name the divergence that ``failure`` (a replay failure from temporalio) reports for ``events``.
+
+    ``nondeterminism`` says whether temporalio raised ``NondeterminismError``; otherwise the failure is
+    a workflow task failure (a ``RuntimeError`` whose text starts with the eviction reason).
+    """
+    text = str(failure)
+    message = core_message(text)
+    if not nondeterminism:
+        return _task_failure(text, message, events, run_source, context_radius)
+    builder = _Builder(events, run_source, message, context_radius)
+
+    match = _UNHANDLED_RE.search(message)
+    if match:
+        issued_kind = _MACHINE_KINDS.get(match["machine"].strip().lower(), match["machine"].strip().lower())
+        position = int(match["id"])
+        recorded = builder.recorded_at(position, match["type"])
+        issued = CommandView(issued_kind, "", position=position)
+        return Classified(builder.command_divergence(recorded, issued, position))
+
+    match = _NO_COMMAND_RE.search(message)
+    if match:
+        position = int(match["id"])
+        recorded = builder.recorded_at(position, match["type"])
+        return Classified(builder.build("missing-command", position, recorded, None,
+                                        f"history event {position} {describe_recorded(recorded)}, the code now issues no command there"))
+
+    match = _PATCH_GONE_RE.search(message)
+    if match:
+        patch = match["patch"]
+        recorded = builder.first_patch(patch)
+        position = recorded.position if recorded else None
+        return Classified(builder.build(
+            "patch-mismatch", position, recorded, None,
+            f"history event {position} recorded patch {patch!r}, the code no longer calls workflow.patched({patch!r});"
+            f" keep the patch (or workflow.deprecate_patch({patch!r})) until no open run predates it",
+        ))
+
+    match = _PATCH_ID_RE.search(message)
+    if match:
+        recorded_id, issued_id = match["recorded"].strip(), match["issued"].strip()
+        return Classified(builder.pending(
+            "patch-mismatch", CommandView("patch", "", detail={"patch_id": issued_id}),
+            f"history recorded patch {recorded_id!r}, the code now calls workflow.patched({issued_id!r}) there",
+        ), locate=Located("patch", recorded_id))
+
+    match = _NAME_MISMATCH_RE.search(message)
+    if match:
+        what = match["what"]
+        recorded_name, issued_name = match["recorded"], match["issued"]
+        kind = "child-workflow" if what.startswith("Child") else "nexus-operation" if what.startswith("Nexus") else "activity"
+        if "marker" in match.group(0) or "local activity command" in match.group(0):
+            kind = "local-activity"
+        by_id = what.endswith(" id")
+        located = Located(kind, recorded_name) if not by_id else Located(kind + "#id", recorded_name)
+        noun = what.lower()
+        return Classified(builder.pending(
+            "command-mismatch", CommandView(kind, issued_name),
+            f"history has {noun} {recorded_name!r}, the code now uses {noun} {issued_name!r} at the same point",
+        ), locate=located)
+
+    match = _TIMER_ID_RE.search(message)
+    if match:
+        return Classified(builder.pending(
+            "command-mismatch", CommandView("timer", match["issued"]),
+            f"history fired timer {match['recorded']!r}, the code now waits on timer {match['issued']!r}",
+        ), locate=Located("timer", match["recorded"]))
+
+    if _LOCAL_RESULT_RE.search(message):
+        return Classified(builder.build("result-mismatch", None, None, None, message))
+
+    return Classified(builder.build("command-mismatch", None, None, None, message))
+
+
+def candidate_views(events: Sequence[Mapping[str, Any]], located: Located) -> list[CommandView]:
+    """The recorded commands a ``Located`` may mean, in history order."""
+    views = command_views(events)
+    if located.kind.endswith("#id"):
+        kind = located.kind[: -len("#id")]
+        return [
+            v for v in views
+            if v.kind == kind and str(v.detail.get("activity_id", v.detail.get("workflow_id"))) == located.name
+        ]
+    if located.kind == "patch":
+        return [v for v in views if v.kind == "patch" and v.detail.get("patch_id") == located.name]
+    return [v for v in views if v.kind == located.kind and v.name == located.name]
+
+
+def _task_failure(
+    text: str, message: str, events: Sequence[Mapping[str, Any]], run_source: SourcePosition | None, radius: int
+) -> Classified:
+    reason = _REASON_RE.match(text)
+    frames = [
+        SourcePosition(m["path"], int(m["line"]), m["function"])
+        for m in _FRAME_RE.finditer(text.replace('\\"', '"'))
+    ]
+    user_frames = [frame for frame in frames if not _is_library_frame(frame.path)]
+    sandbox = _SANDBOX_RE.search(message)
+    builder = _Builder(events, run_source, message, radius)
+    if sandbox:
+        call = sandbox["call"]
+        issued = CommandView("call", call)
+        return Classified(builder.build(
+            "nondeterministic-call", None, None, issued,
+            f"the code calls {call}() during replay, which the Temporal sandbox forbids in workflow code"
+            f" (it would differ on every replay); use the workflow.* equivalent or an activity",
+            source=user_frames[-1] if user_frames else run_source,
+        ))
+    if reason and reason["reason"] in _LANG_FAIL and user_frames:
+        failure_type = _FAILURE_TYPE_RE.search(text)
+        raised = f"{failure_type['type']}: {message}" if failure_type and failure_type["type"] else message
+        close = builder.close_view()
+        recorded_text = describe_recorded(close) if close else "no failure at this point"
+        return Classified(builder.build(
+            "result-mismatch", close.position if close else None, close, CommandView("task-failure", raised),
+            f"the code now raises {raised} during replay; the history {recorded_text}",
+            source=user_frames[-1],
+        ))
+    return Classified(error=f"replay failed: {message}")
+
+
+def _is_library_frame(path: str) -> bool:
+    normalised = path.replace("\\", "/")
+    return "/temporalio/" in normalised or normalised.startswith("<")
+
+
+class _Builder:
+    """Shared pieces of one classification: the history's views and the run method's position."""
+
+    def __init__(
+        self, events: Sequence[Mapping[str, Any]], run_source: SourcePosition | None, message: str, radius: int
+    ) -> None:
+        self.events = events
+        self.views = command_views(events)
+        self.run_source = run_source
+        self.core = message
+        self.radius = radius
+
+    def recorded_at(self, position: int, core_type: str) -> CommandView:
+        event = find_event(self.events, position)
+        view = event_view(event) if event is not None else None
+        if view is None:
+            kind = event_type(event) if event is not None else core_type
+            view = CommandView(kind, "", position=position, detail={"event_id": position, "event_type": kind})
+        return view
+
+    def first_patch(self, patch_id: str) -> CommandView | None:
+        return next((v for v in self.views if v.kind == "patch" and v.detail.get("patch_id") == patch_id), None)
+
+    def close_view(self) -> CommandView | None:
+        last = self.views[-1] if self.views else None
+        return last if last is not None and last.kind in TERMINAL_KINDS | {"terminated", "timed-out"} else None
+
+    def context(self, position: int | None) -> tuple[CommandView, ...]:
+        if position is None:
+            return ()
+        before = [v for v in self.views if v.position is not None and v.position < position][-self.radius :]
+        after = [v for v in self.views if v.position is not None and v.position > position][: self.radius]
+        at = [v for v in self.views if v.position == position]
+        return tuple(before + at + after)
+
+    def command_divergence(self, recorded: CommandView, issued: CommandView, position: int) -> Divergence:
+        rec_terminal = recorded.kind in TERMINAL_KINDS
+        iss_terminal = issued.kind in TERMINAL_KINDS
+        if rec_terminal and iss_terminal:
+            kind = "result-mismatch"
+        elif iss_terminal:
+            kind = "missing-command"
+        elif rec_terminal:
+            kind = "extra-command"
+        elif "patch" in (recorded.kind, issued.kind):
+            kind = "patch-mismatch"
+        else:
+            kind = "command-mismatch"
+        text = f"history event {position} {describe_recorded(recorded)}, the code now {describe_issued(issued)}"
+        if kind == "missing-command":
+            text += " (the code finished before the history did)"
+        elif kind == "extra-command":
+            text += " (the history has no such command)"
+        return self.build(kind, position, recorded, issued, text)
+
+    def pending(self, kind: str, issued: CommandView, text: str) -> Divergence:
+        """A divergence whose position the caller still has to find (``Classified.locate``)."""
+        return self.build(kind, None, None, issued, text)
+
+    def build(
+        self,
+        kind: str,
+        position: int | None,
+        recorded: CommandView | None,
+        issued: CommandView | None,
+        text: str,
+        source: SourcePosition | None = None,
+    ) -> Divergence:
+        full = text if text == self.core else f"{text} [sdk-core: {self.core}]"
+        return Divergence(
+            kind=kind,
+            position=position,
+            message=full,
+            recorded=recorded,
+            issued=issued,
+            recorded_context=self.context(position),
+            source=source or self.run_source,
+        )
+
+
+def placed(
+    divergence: Divergence, located: Located, recorded: CommandView, events: Sequence[Mapping[str, Any]], radius: int = 3
+) -> Divergence:
+    """``divergence`` positioned at ``recorded`` (the command ``located`` asked for, found by replaying
+    prefixes), with context and the issued view aligned to it."""
+    builder = _Builder(events, divergence.source, "", radius)
+    issued = divergence.issued
+    if issued is not None:
+        issued = CommandView(issued.kind, issued.name, position=recorded.position, detail=issued.detail)
+    position = recorded.position
+    message = divergence.message
+    if position is not None and issued is not None and not located.kind.endswith("#id"):
+        core = message[message.find(" [sdk-core: "):] if " [sdk-core: " in message else ""
+        message = f"history event {position} {describe_recorded(recorded)}, the code now {describe_issued(issued)} there{core}"
+    elif position is not None:
+        message = f"history event {position}: {message}"
+    return Divergence(
+        kind=divergence.kind,
+        position=position,
+        message=message,
+        recorded=recorded,
+        issued=issued,
+        recorded_context=builder.context(position),
+        source=divergence.source,
+        severity=divergence.severity,
+    )

@@ -1,0 +1,190 @@
+"""Reading Temporal history JSON without temporalio: detection, the started event, and command views.
+
+Temporal writes histories as ``{"events": [...]}`` in protobuf JSON, with two spellings of event types:
+``EVENT_TYPE_ACTIVITY_TASK_SCHEDULED`` (``temporal workflow show --output json``, ``WorkflowHistory.to_json()``)
+and ``ActivityTaskScheduled`` (older tools and the web UI). Everything here normalises to the short
+CamelCase spelling, which is also what sdk-core prints in its non-determinism messages.
+
+The views built here describe what the *history* recorded (scheduled activities, timers, markers, child
+workflows, signals, the close event) so a divergence report can show it without protobuf.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from typing import Any, Mapping, Sequence
+
+from replaytest.replay.divergence import CommandView
+
+# The started event is always first and protobuf JSON writes ``eventType`` before the attributes, so the
+# first 64 KiB decide, whatever the size of the input payload.
+_STARTED_RE = re.compile(rb'"eventType"\s*:\s*"(?:EVENT_TYPE_WORKFLOW_EXECUTION_STARTED|WorkflowExecutionStarted)"')
+_EVENTS_RE = re.compile(rb'"events"\s*:\s*\[')
+
+# Kinds whose command ends the run: matching one against a non-terminal event means the code finished
+# early (or the other way round).
+TERMINAL_KINDS: frozenset[str] = frozenset({"complete", "fail", "cancel", "continue-as-new"})
+
+_EVENT_KINDS: Mapping[str, str] = {
+    "ActivityTaskScheduled": "activity",
+    "ActivityTaskCancelRequested": "activity-cancel",
+    "TimerStarted": "timer",
+    "TimerCanceled": "timer-cancel",
+    "MarkerRecorded": "marker",
+    "StartChildWorkflowExecutionInitiated": "child-workflow",
+    "SignalExternalWorkflowExecutionInitiated": "signal-external",
+    "RequestCancelExternalWorkflowExecutionInitiated": "cancel-external",
+    "UpsertWorkflowSearchAttributes": "search-attributes",
+    "WorkflowPropertiesModified": "properties",
+    "NexusOperationScheduled": "nexus-operation",
+    "WorkflowExecutionUpdateAccepted": "update",
+    "WorkflowExecutionSignaled": "signal",
+    "WorkflowExecutionCompleted": "complete",
+    "WorkflowExecutionFailed": "fail",
+    "WorkflowExecutionCanceled": "cancel",
+    "WorkflowExecutionContinuedAsNew": "continue-as-new",
+    "WorkflowExecutionTerminated": "terminated",
+    "WorkflowExecutionTimedOut": "timed-out",
+}
+
+
+def sniff_temporal_json(head: bytes) -> bool:
+    """True if ``head`` (the first bytes of a file) looks like a Temporal history in JSON."""
+    return bool(_EVENTS_RE.search(head)) and bool(_STARTED_RE.search(head))
+
+
+def event_type(event: Mapping[str, Any]) -> str:
+    """``EVENT_TYPE_TIMER_STARTED`` and ``TimerStarted`` both become ``TimerStarted``."""
+    raw = str(event.get("eventType", ""))
+    if raw.startswith("EVENT_TYPE_"):
+        return "".join(part.capitalize() for part in raw[len("EVENT_TYPE_") :].split("_"))
+    return raw
+
+
+def event_id(event: Mapping[str, Any]) -> int | None:
+    try:
+        return int(event.get("eventId", ""))
+    except (TypeError, ValueError):
+        return None
+
+
+def attributes(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The one ``…EventAttributes`` object of an event (empty if it has none)."""
+    for key, value in event.items():
+        if key.endswith("EventAttributes") and isinstance(value, Mapping):
+            return value
+    return {}
+
+
+def started_info(events: Sequence[Mapping[str, Any]]) -> tuple[str, str | None]:
+    """Workflow type and (when the server recorded it) workflow id from the started event."""
+    if not events or event_type(events[0]) != "WorkflowExecutionStarted":
+        raise ValueError("the first event is not WorkflowExecutionStarted")
+    attrs = attributes(events[0])
+    name = attrs.get("workflowType", {}).get("name")
+    if not name:
+        raise ValueError("the started event names no workflow type")
+    return str(name), attrs.get("workflowId") or None
+
+
+def decode_json_payload(payload: Mapping[str, Any]) -> tuple[bool, Any]:
+    """``(True, value)`` for a ``json/plain`` payload in protobuf JSON (base64 metadata and data), else
+    ``(False, None)`` — binary, protobuf or encrypted payloads are left alone."""
+    metadata = payload.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return False, None
+    try:
+        encoding = base64.b64decode(str(metadata.get("encoding", "")), validate=True)
+        if encoding != b"json/plain":
+            return False, None
+        return True, json.loads(base64.b64decode(str(payload.get("data", "")), validate=True) or b"null")
+    except (binascii.Error, ValueError):
+        return False, None
+
+
+def _payload_value(container: Any) -> Any:
+    payloads = container.get("payloads") if isinstance(container, Mapping) else None
+    if not payloads:
+        return None
+    ok, value = decode_json_payload(payloads[0])
+    return value if ok else None
+
+
+def _marker_view(attrs: Mapping[str, Any], position: int | None, detail: dict[str, Any]) -> CommandView:
+    marker = str(attrs.get("markerName", ""))
+    details = attrs.get("details") or {}
+    if marker == "core_patch":
+        data = _payload_value(details.get("patch-data")) or {}
+        patch_id = str(data.get("id", "")) if isinstance(data, Mapping) else ""
+        detail.update(patch_id=patch_id, deprecated=bool(isinstance(data, Mapping) and data.get("deprecated")))
+        # The patch id lives in ``detail`` (the report prints it), the name stays empty: "patch 'v2'".
+        return CommandView("patch", "", position=position, detail=detail)
+    if marker == "core_local_activity":
+        data = _payload_value(details.get("data")) or {}
+        name = str(data.get("activity_type", "")) if isinstance(data, Mapping) else ""
+        detail.update(activity_type=name)
+        return CommandView("local-activity", name, position=position, detail=detail)
+    return CommandView("marker", marker, position=position, detail=detail)
+
+
+def event_view(event: Mapping[str, Any]) -> CommandView | None:
+    """What a command-created (or signal/close) event recorded, or None for bookkeeping events
+    (workflow tasks, activity started/completed, timer fired …)."""
+    kind_name = event_type(event)
+    kind = _EVENT_KINDS.get(kind_name)
+    if kind is None:
+        return None
+    attrs = attributes(event)
+    position = event_id(event)
+    detail: dict[str, Any] = {"event_id": position, "event_type": kind_name}
+    if kind == "marker":
+        return _marker_view(attrs, position, detail)
+    name = ""
+    if kind == "activity":
+        name = attrs.get("activityType", {}).get("name", "")
+        detail.update(activity_type=name, activity_id=attrs.get("activityId"))
+    elif kind == "timer":
+        name = str(attrs.get("timerId", ""))
+        detail.update(timer_id=name, duration=attrs.get("startToFireTimeout"))
+    elif kind in ("child-workflow", "continue-as-new"):
+        name = attrs.get("workflowType", {}).get("name", "")
+        detail.update(workflow_type=name)
+        if attrs.get("workflowId"):
+            detail.update(workflow_id=attrs.get("workflowId"))
+    elif kind in ("signal-external", "signal"):
+        name = str(attrs.get("signalName", ""))
+        detail.update(signal_name=name)
+    elif kind == "cancel-external":
+        name = str(attrs.get("workflowExecution", {}).get("workflowId", ""))
+    elif kind == "nexus-operation":
+        name = f"{attrs.get('service', '')}.{attrs.get('operation', '')}"
+    elif kind == "update":
+        name = str(attrs.get("acceptedRequest", {}).get("input", {}).get("name", ""))
+    elif kind == "fail":
+        failure = attrs.get("failure") or {}
+        name = str(failure.get("message", ""))
+        detail.update(failure_type=failure.get("applicationFailureInfo", {}).get("type"))
+    elif kind in ("activity-cancel", "timer-cancel"):
+        name = str(attrs.get("timerId", attrs.get("scheduledEventId", "")))
+    return CommandView(kind, name, position=position, detail=detail)
+
+
+def command_views(events: Sequence[Mapping[str, Any]]) -> list[CommandView]:
+    """Every event of the history that a command created, plus received signals and the close event,
+    in history order."""
+    views = []
+    for event in events:
+        view = event_view(event)
+        if view is not None:
+            views.append(view)
+    return views
+
+
+def find_event(events: Sequence[Mapping[str, Any]], position: int) -> Mapping[str, Any] | None:
+    # Event ids are 1-based and dense in a complete history; fall back to a scan if a file was edited.
+    if 0 < position <= len(events) and event_id(events[position - 1]) == position:
+        return events[position - 1]
+    return next((event for event in events if event_id(event) == position), None)

@@ -1,0 +1,418 @@
+"""Replaying Temporal histories with ``temporalio.worker.Replayer`` and reporting the first divergence.
+
+The matching of commands against events is temporalio's (sdk-core's); this module feeds it, keeps it
+fast, and translates its failure into replaytest's ``Divergence`` (``temporal_failure``), with the
+recorded side read from the history JSON (``temporal_history``).
+
+Speed: one Replayer per set of workflow classes/configuration, kept open as a replay iterator on a
+private event loop thread, so every history after the first reuses the same sandbox and core worker
+instead of building them again (temporalio's ``replay_workflow`` builds both per call).
+
+temporalio is an optional dependency (``replaytest[temporal]``): it is imported on first replay only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import inspect
+import json
+import threading
+import time
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
+
+from replaytest.plugins.temporal_failure import Classified, candidate_views, classify, placed
+from replaytest.plugins.temporal_history import sniff_temporal_json
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import ReplayResult, SourcePosition
+
+if TYPE_CHECKING:
+    from temporalio.client import WorkflowHistory
+    from temporalio.worker import Replayer, WorkflowReplayResult
+
+ENGINE = "temporal"
+# Generous: temporalio needs ~4 s for 12,000 events; a replay that takes longer than this is hung.
+REPLAY_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class TemporalReplayConfig:
+    """The current code as production workers run it, for ``replay_workflows = "myapp.replay:CONFIG"``.
+
+    Replay has to decode payloads and run interceptors exactly as the workers do, so pass the same data
+    converter (codecs included), interceptors and worker plugins given to ``temporalio.worker.Worker``.
+    """
+
+    workflows: Sequence[type] = ()
+    data_converter: Any = None  # temporalio.converter.DataConverter; None means temporalio's default
+    interceptors: Sequence[Any] = ()  # temporalio.worker.Interceptor
+    plugins: Sequence[Any] = ()  # temporalio.worker.Plugin
+    workflow_failure_exception_types: Sequence[type[BaseException]] = ()
+    namespace: str | None = None
+    debug_mode: bool = False  # disables the deadlock detector, for stepping through replay in a debugger
+
+
+@dataclass
+class _Group:
+    """Workflow definitions that replay under one configuration (one Replayer)."""
+
+    config: TemporalReplayConfig
+    by_type: dict[str, Any] = field(default_factory=dict)  # workflow type name -> temporalio _Definition
+    dynamic: Any = None
+
+
+class TemporalReplayer:
+    """``HistoryReplayer`` for Temporal history JSON files (see ``replaytest.replay.adapter``)."""
+
+    engine = ENGINE
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sessions: dict[tuple[int, ...], _Session] = {}
+        self._resolved: tuple[WorkflowSet, list[_Group]] | None = None
+
+    def sniff(self, head: bytes) -> bool:
+        return sniff_temporal_json(head)
+
+    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        started = time.perf_counter()
+        with self._lock:
+            result = self._replay(Path(path), workflows, options)
+        result.duration_s = time.perf_counter() - started
+        return result
+
+    def close(self) -> None:
+        """Shut down the Replayers kept open for speed (also done at interpreter exit)."""
+        with self._lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.close()
+
+    def _replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        result = ReplayResult(history_path=path, engine=ENGINE, workflow_type="")
+        try:
+            from temporalio.client import WorkflowHistory
+        except ImportError:
+            result.status, result.error = "error", "temporalio is not installed; install replaytest[temporal]"
+            return result
+        try:
+            text = path.read_text(encoding="utf-8")
+            history = WorkflowHistory.from_json(path.stem, text)
+        except (OSError, UnicodeDecodeError, ValueError, TypeError) as error:
+            result.status, result.error = "error", f"{path}: not a readable Temporal history: {error}"
+            return result
+        result.events = len(history.events)
+        if not history.events or not history.events[0].HasField("workflow_execution_started_event_attributes"):
+            result.status, result.error = "error", f"{path}: the first event is not WorkflowExecutionStarted"
+            return result
+        started = history.events[0].workflow_execution_started_event_attributes
+        result.workflow_type = started.workflow_type.name
+        result.workflow_id = started.workflow_id or None
+        group, defn = self._definition(workflows, result.workflow_type)
+        if group is None:
+            known = sorted({name for g in self._groups(workflows) for name in g.by_type})
+            result.status = "stale"
+            result.error = (
+                f"no workflow class for Temporal workflow type {result.workflow_type!r} in the current code"
+                f" (known: {', '.join(known) or 'none'}); add it to replay_workflows or delete the history"
+            )
+            return result
+        if not _has_workflow_task(history):
+            return result  # the run never reached a worker: no code ran, so nothing can diverge
+        session = self._session(group)
+        try:
+            outcome = session.replay(history)
+        except Exception as error:  # the replay worker itself broke (bad converter, plugin, hang)
+            self._drop(group)
+            result.status, result.error = "error", f"replay could not run: {type(error).__name__}: {error}"
+            return result
+        if outcome.replay_failure is None:
+            return result
+        classified = self._classify(outcome.replay_failure, text, history, session, defn, options)
+        if classified.divergence is None:
+            result.status, result.error = "error", classified.error
+        else:
+            result.status, result.divergence = "diverged", classified.divergence
+        return result
+
+    def _classify(
+        self, failure: BaseException, text: str, history: WorkflowHistory, session: _Session, defn: Any,
+        options: ReplayOptions,
+    ) -> Classified:
+        from temporalio.workflow import NondeterminismError
+
+        events = json.loads(text).get("events", [])
+        radius = 6 if options.details else 3
+        classified = classify(
+            failure, events, _run_source(defn), nondeterminism=isinstance(failure, NondeterminismError),
+            context_radius=radius,
+        )
+        if classified.divergence is not None and classified.locate is not None:
+            candidates = candidate_views(events, classified.locate)
+            found = _first_failing(candidates, history, session)
+            if found is not None:
+                classified.divergence = placed(classified.divergence, classified.locate, found, events, radius)
+        return classified
+
+    def _groups(self, workflows: WorkflowSet) -> list[_Group]:
+        if self._resolved is None or self._resolved[0] is not workflows:
+            self._resolved = (workflows, _resolve(workflows))
+        return self._resolved[1]
+
+    def _definition(self, workflows: WorkflowSet, workflow_type: str) -> tuple[_Group | None, Any]:
+        groups = self._groups(workflows)
+        for group in groups:
+            if workflow_type in group.by_type:
+                return group, group.by_type[workflow_type]
+        for group in groups:
+            if group.dynamic is not None:
+                return group, group.dynamic
+        return None, None
+
+    def _key(self, group: _Group) -> tuple[int, ...]:
+        return (id(group.config), *(id(defn.cls) for defn in _definitions(group)))
+
+    def _session(self, group: _Group) -> _Session:
+        key = self._key(group)
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = _Session(group)
+        return session
+
+    def _drop(self, group: _Group) -> None:
+        session = self._sessions.pop(self._key(group), None)
+        if session is not None:
+            session.close()
+
+
+def _definitions(group: _Group) -> list[Any]:
+    defns = list(group.by_type.values())
+    if group.dynamic is not None:
+        defns.append(group.dynamic)
+    return defns
+
+
+def _resolve(workflows: WorkflowSet) -> list[_Group]:
+    """Sort the WorkflowSet's objects into groups: each TemporalReplayConfig is one, loose workflow
+    classes (directly, in lists, or found in a module) share a default one. Objects of other engines
+    are ignored — the WorkflowSet is shared by every replayer."""
+    from temporalio.workflow import _Definition
+
+    default = _Group(TemporalReplayConfig())
+    groups: list[_Group] = []
+
+    def add(group: _Group, cls: type) -> None:
+        defn = _Definition.from_class(cls)
+        if defn is None:
+            return
+        if defn.name is None:
+            group.dynamic = group.dynamic or defn
+        else:
+            group.by_type.setdefault(defn.name, defn)
+
+    def visit(obj: Any, depth: int = 0) -> None:
+        if isinstance(obj, TemporalReplayConfig):
+            group = _Group(obj)
+            for cls in obj.workflows:
+                add(group, cls)
+            groups.append(group)
+        elif isinstance(obj, type):
+            add(default, obj)
+        elif isinstance(obj, types.ModuleType) and depth == 0:
+            for name in sorted(vars(obj)):
+                value = getattr(obj, name)
+                if isinstance(value, (type, TemporalReplayConfig)):
+                    visit(value, depth + 1)
+        elif isinstance(obj, (list, tuple, set, frozenset)) and depth < 3:
+            for item in sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj:
+                visit(item, depth + 1)
+
+    for obj in workflows.objects:
+        visit(obj)
+    if default.by_type or default.dynamic is not None:
+        groups.append(default)
+    return groups
+
+
+def _has_workflow_task(history: WorkflowHistory) -> bool:
+    from temporalio.api.enums.v1 import EventType
+
+    started = EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED
+    return any(event.event_type == started for event in history.events)
+
+
+def _run_source(defn: Any) -> SourcePosition | None:
+    """Where the workflow's run method is defined, for reports that cannot point closer."""
+    if defn is None:
+        return None
+    fn = inspect.unwrap(defn.run_fn)
+    try:
+        path = inspect.getsourcefile(fn)
+        _, line = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    if path is None:
+        return None
+    return SourcePosition(path, line, f"{defn.cls.__qualname__}.{fn.__name__}")
+
+
+def _first_failing(candidates: list[Any], history: WorkflowHistory, session: _Session) -> Any:
+    """The earliest recorded command among ``candidates`` at which a history prefix already fails.
+
+    sdk-core's message names the recorded command (e.g. activity type ``say``) but not its event id;
+    when that command occurs more than once, bisect over prefixes of the history ending at each
+    occurrence (a prefix replays like a still-running workflow). Only runs after a divergence.
+    """
+    from temporalio.client import WorkflowHistory
+
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    events = list(history.events)
+    low, high = 0, len(candidates) - 1
+    while low < high:
+        middle = (low + high) // 2
+        prefix = WorkflowHistory(history.workflow_id, events[: candidates[middle].position])
+        if session.replay(prefix).replay_failure is not None:
+            high = middle
+        else:
+            low = middle + 1
+    return candidates[low]
+
+
+class _Session:
+    """One Replayer kept open as a replay iterator on the shared loop thread; histories are pushed
+    one at a time and their results pulled back."""
+
+    def __init__(self, group: _Group) -> None:
+        self._group = group
+        self._queue: asyncio.Queue[WorkflowHistory | None] | None = None
+        self._context: Any = None
+        self._results: AsyncIterator[WorkflowReplayResult] | None = None
+        self._replayer: Replayer | None = None
+        _OPEN.add(self)
+
+    def replay(self, history: WorkflowHistory) -> WorkflowReplayResult:
+        future = _loop().submit(self._replay(history))
+        try:
+            return future.result(REPLAY_TIMEOUT_S)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"replay did not finish within {REPLAY_TIMEOUT_S:.0f} s") from None
+
+    def close(self) -> None:
+        _OPEN.discard(self)
+        if self._context is not None:
+            try:
+                _loop().submit(self._close()).result(10)
+            except Exception:  # shutting down a broken worker must not hide the error that broke it
+                pass
+
+    async def _replay(self, history: WorkflowHistory) -> WorkflowReplayResult:
+        if self._results is None:
+            await self._open()
+        assert self._queue is not None and self._results is not None
+        await self._queue.put(history)
+        try:
+            return await self._results.__anext__()
+        except BaseException:
+            await self._close()
+            raise
+
+    async def _open(self) -> None:
+        if self._replayer is None:
+            self._replayer = _make_replayer(self._group)
+        self._queue = asyncio.Queue()
+        self._context = self._replayer.workflow_replay_iterator(self._feed(self._queue))
+        self._results = (await self._context.__aenter__()).__aiter__()
+
+    async def _close(self) -> None:
+        context, queue = self._context, self._queue
+        self._context = self._results = self._queue = None
+        if context is None or queue is None:
+            return
+        await queue.put(None)
+        await context.__aexit__(None, None, None)
+
+    @staticmethod
+    async def _feed(queue: asyncio.Queue[WorkflowHistory | None]) -> AsyncIterator[WorkflowHistory]:
+        while True:
+            history = await queue.get()
+            if history is None:
+                return
+            yield history
+
+
+def _make_replayer(group: _Group) -> Replayer:
+    from temporalio.worker import Replayer
+
+    config = group.config
+    options: dict[str, Any] = {
+        "workflows": [defn.cls for defn in _definitions(group)],
+        "interceptors": list(config.interceptors),
+        "plugins": list(config.plugins),
+        "workflow_failure_exception_types": list(config.workflow_failure_exception_types),
+        "debug_mode": config.debug_mode,
+        "runtime": _quiet_runtime(),
+    }
+    if config.data_converter is not None:
+        options["data_converter"] = config.data_converter
+    if config.namespace is not None:
+        options["namespace"] = config.namespace
+    return Replayer(**options)
+
+
+_runtime: Any = None
+
+
+def _quiet_runtime() -> Any:
+    """A temporalio Runtime without core's log output: its warning repeats the failure this plugin
+    reports, raw, on stderr."""
+    global _runtime
+    if _runtime is None:
+        from temporalio.runtime import Runtime, TelemetryConfig
+
+        _runtime = Runtime(telemetry=TelemetryConfig(logging=None, metrics=None))
+    return _runtime
+
+
+class _LoopThread:
+    """A private event loop on a daemon thread, so ``replay`` works from synchronous code and from
+    inside a running loop alike, and open Replayers survive between calls."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, name="replaytest-temporal-replay", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def submit(self, coroutine: Any) -> concurrent.futures.Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+
+_loop_thread: _LoopThread | None = None
+_loop_lock = threading.Lock()
+_OPEN: set[_Session] = set()
+
+
+def _loop() -> _LoopThread:
+    global _loop_thread
+    with _loop_lock:
+        if _loop_thread is None:
+            _loop_thread = _LoopThread()
+        return _loop_thread
+
+
+@atexit.register
+def _close_all() -> None:
+    for session in list(_OPEN):
+        session.close()
+    if _loop_thread is not None:
+        _loop_thread.loop.call_soon_threadsafe(_loop_thread.loop.stop)
+

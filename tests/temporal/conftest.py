@@ -1,0 +1,51 @@
+"""Fixtures for the Temporal plugin tests: the recorded histories and a replay helper.
+
+The workflow modules (``temporal_wf_*.py``) sit next to the tests and must be importable by their own
+name, because the Temporal sandbox re-imports a workflow's module when it runs it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+HISTORIES = HERE / "histories"
+
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+try:
+    import temporalio  # noqa: F401
+except ImportError:  # the optional extra replaytest[temporal] is not installed
+    collect_ignore_glob = ["test_*.py"]
+
+from replaytest.plugins.temporal_replay import TemporalReplayer  # noqa: E402
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet  # noqa: E402
+from replaytest.replay.divergence import ReplayResult  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def histories() -> Path:
+    return HISTORIES
+
+
+@pytest.fixture(scope="session")
+def temporal_replayer() -> Iterator[TemporalReplayer]:
+    replayer = TemporalReplayer()
+    yield replayer
+    replayer.close()
+
+
+@pytest.fixture
+def replay(temporal_replayer: TemporalReplayer) -> Callable[..., ReplayResult]:
+    """``replay("hello_timer_history.json", Hello)``: replay one shared history against the objects."""
+
+    def run(history: str | Path, *objects: Any, details: bool = False) -> ReplayResult:
+        path = history if isinstance(history, Path) else HISTORIES / history
+        return temporal_replayer.replay(path, WorkflowSet(tuple(objects)), ReplayOptions(details=details))
+
+    return run

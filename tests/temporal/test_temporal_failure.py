@@ -1,0 +1,62 @@
+"""Parsing sdk-core's failure texts, including the older spelling without the ``[TMPRL1100]`` code."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from replaytest.plugins.temporal_failure import classify, core_message
+
+
+def _events(histories):
+    return json.loads((histories / "hello_timer_history.json").read_text())["events"]
+
+
+def _wrapped(message: str) -> str:
+    escaped = message.replace('"', '\\"')
+    return (
+        f'Workflow activation completion failed: Failure {{ failure: Some(Failure {{ message: "{escaped}", '
+        'source: "", stack_trace: "", encoded_attributes: None, cause: None }), force_cause: NonDeterministicError }'
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _wrapped("[TMPRL1100] Nondeterminism error: Timer machine does not handle this event: HistoryEvent(id: 5, ActivityTaskScheduled)"),
+        _wrapped("Nondeterminism error: Timer machine does not handle this event: HistoryEvent(id: 5, ActivityTaskScheduled)"),
+        "Timer machine does not handle this event: HistoryEvent(id: 5, ActivityTaskScheduled)",
+    ],
+)
+def test_old_and_new_message_spellings_give_the_same_divergence(histories, text):
+    assert core_message(text) == "Timer machine does not handle this event: HistoryEvent(id: 5, ActivityTaskScheduled)"
+    divergence = classify(RuntimeError(text), _events(histories), None, nondeterminism=True).divergence
+    assert divergence.kind == "command-mismatch"
+    assert divergence.position == 5
+    assert divergence.recorded.name == "say"
+    assert divergence.issued.kind == "timer"
+
+
+def test_unknown_nondeterminism_text_is_still_a_divergence_with_the_raw_message(histories):
+    divergence = classify(RuntimeError("Nondeterminism error: something new"), _events(histories), None,
+                          nondeterminism=True).divergence
+    assert divergence.kind == "command-mismatch"
+    assert divergence.message == "something new"
+
+
+def test_no_command_for_event_is_a_missing_command(histories):
+    text = _wrapped("[TMPRL1100] Nondeterminism error: No command scheduled for event HistoryEvent(id: 16, ActivityTaskScheduled)")
+    divergence = classify(RuntimeError(text), _events(histories), None, nondeterminism=True).divergence
+    assert divergence.kind == "missing-command"
+    assert divergence.position == 16
+    assert divergence.issued is None
+
+
+def test_task_failure_without_workflow_code_frames_is_an_error_not_a_divergence(histories):
+    text = ('4: Workflow activation completion failed: Failure { failure: Some(Failure { message: "Failed decoding '
+            'arguments", source: "", stack_trace: "  File \\"/site-packages/temporalio/worker/_workflow.py\\", line 3, '
+            'in activate\\n", encoded_attributes: None, cause: None }) }')
+    classified = classify(RuntimeError(text), _events(histories), None, nondeterminism=False)
+    assert classified.divergence is None
+    assert "Failed decoding arguments" in classified.error

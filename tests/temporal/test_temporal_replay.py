@@ -1,0 +1,235 @@
+"""Replaying the recorded Temporal histories against current code: passes, each kind of change, the report."""
+
+from __future__ import annotations
+
+import pytest
+import temporal_wf_hello as hello
+import temporal_wf_patched as patched
+import temporal_wf_sayhello as sayhello
+
+from replaytest.plugins.temporal_replay import TemporalReplayConfig
+from replaytest.replay.report import render_text
+
+COMMAND_KINDS = {"command-mismatch", "extra-command", "missing-command"}
+
+
+def test_complete_2022_history_passes(replay):
+    result = replay("test_replayer_complete_history.json", sayhello.SayHelloWorkflow)
+    assert result.status == "passed", render_text(result)
+    assert result.workflow_type == "SayHelloWorkflow"
+    assert result.events == 11
+    assert result.engine == "temporal"
+
+
+def test_nondeterministic_2022_history_reports_the_timer_the_code_adds(replay):
+    result = replay("test_replayer_nondeterministic_history.json", sayhello.SayHelloWorkflow)
+    assert result.status == "diverged"
+    divergence = result.divergence
+    # The code starts a timer (only while replaying) where the history completed the workflow.
+    assert divergence.kind == "extra-command"
+    assert divergence.kind in COMMAND_KINDS
+    assert divergence.position == 11
+    assert divergence.recorded.kind == "complete"
+    assert divergence.recorded.detail["event_type"] == "WorkflowExecutionCompleted"
+    assert divergence.issued.kind == "timer"
+    assert divergence.source.function == "SayHelloWorkflow.run"
+    assert divergence.source.path.endswith("temporal_wf_sayhello.py")
+    text = render_text(result)
+    assert "history event 11 completed the workflow, the code now starts a timer" in text
+
+
+def test_modern_hello_timer_history_passes(replay):
+    result = replay("hello_timer_history.json", hello.Hello)
+    assert result.status == "passed", render_text(result)
+    assert result.workflow_id == "hello-1"
+    assert result.events == 22
+
+
+@pytest.mark.parametrize(
+    ("workflow", "kind", "position", "recorded", "issued"),
+    [
+        # reordered: a timer where the history scheduled activity `say`
+        (hello.HelloTimerFirst, "command-mismatch", 5, ("activity", "say"), ("timer", "")),
+        # renamed: `shout` where the history scheduled `say` (detected thanks to core flag 1)
+        (hello.HelloRenamedFirst, "command-mismatch", 5, ("activity", "say"), ("activity", "shout")),
+        (hello.HelloRenamedSecond, "command-mismatch", 16, ("activity", "say"), ("activity", "shout")),
+        # dropped: each of the three commands in turn
+        (hello.HelloWithoutFirstActivity, "command-mismatch", 5, ("activity", "say"), ("timer", "")),
+        (hello.HelloWithoutTimer, "command-mismatch", 11, ("timer", "1"), ("activity", "")),
+        (hello.HelloWithoutSecondActivity, "missing-command", 16, ("activity", "say"), ("complete", "")),
+        # added: a timer after the last activity, where the history completed
+        (hello.HelloExtraTimer, "extra-command", 22, ("complete", ""), ("timer", "")),
+    ],
+)
+def test_changed_hello_workflow_is_reported_with_event_and_both_sides(replay, workflow, kind, position, recorded, issued):
+    result = replay("hello_timer_history.json", workflow)
+    assert result.status == "diverged", render_text(result)
+    divergence = result.divergence
+    assert divergence.kind == kind
+    assert divergence.position == position
+    assert (divergence.recorded.kind, divergence.recorded.name) == recorded
+    assert divergence.recorded.position == position
+    assert (divergence.issued.kind, divergence.issued.name) == issued
+    assert divergence.source.function == f"{workflow.__qualname__}.run"
+    text = render_text(result)
+    assert f"at event #{position}" in text
+    assert f"history event {position} " in text
+    # The history's commands around the failure are shown from the history itself.
+    assert any(view.position == position for view in divergence.recorded_context)
+
+
+def test_report_reads_like_the_history(replay):
+    text = render_text(replay("hello_timer_history.json", hello.HelloTimerFirst))
+    assert "history event 5 scheduled activity 'say', the code now starts a timer" in text
+    assert "temporal_wf_hello.py" in text
+    text = render_text(replay("hello_timer_history.json", hello.HelloRenamedSecond))
+    assert "history event 16 scheduled activity 'say', the code now schedules activity 'shout'" in text
+
+
+def test_recorded_context_lists_history_commands_in_order(replay):
+    divergence = replay("hello_timer_history.json", hello.HelloWithoutTimer).divergence
+    context = [(view.position, view.kind, view.name) for view in divergence.recorded_context]
+    assert context == [(5, "activity", "say"), (11, "timer", "1"), (16, "activity", "say"), (22, "complete", "")]
+    timer = divergence.recorded
+    assert timer.detail["duration"] == "0.100s"
+    assert timer.detail["event_type"] == "TimerStarted"
+
+
+def test_wall_clock_read_is_a_nondeterministic_call_naming_the_call(replay):
+    result = replay("hello_timer_history.json", hello.HelloReadsClock)
+    assert result.status == "diverged"
+    divergence = result.divergence
+    assert divergence.kind == "nondeterministic-call"
+    assert divergence.issued.name == "datetime.datetime.now"
+    assert "datetime.datetime.now" in divergence.message
+    # Points at the line that reads the clock, not just the run method.
+    assert divergence.source.path.endswith("temporal_wf_hello.py")
+    source_lines = open(divergence.source.path, encoding="utf-8").read().splitlines()
+    assert "datetime.now()" in source_lines[divergence.source.line - 1]
+
+
+def test_workflow_failure_the_history_did_not_have_is_a_result_mismatch(replay):
+    result = replay("hello_timer_history.json", hello.HelloFailsAtEnd)
+    assert result.divergence.kind == "result-mismatch"
+    assert result.divergence.position == 22
+    assert result.divergence.recorded.kind == "complete"
+    assert result.divergence.issued.kind == "fail"
+
+
+def test_exception_in_workflow_code_is_a_result_mismatch_at_the_raising_line(replay):
+    result = replay("hello_timer_history.json", hello.HelloRaisesBug)
+    assert result.status == "diverged"
+    divergence = result.divergence
+    assert divergence.kind == "result-mismatch"
+    assert "KeyError" in divergence.issued.name
+    assert divergence.source.path.endswith("temporal_wf_hello.py")
+    assert '["key"]' in open(divergence.source.path, encoding="utf-8").read().splitlines()[divergence.source.line - 1]
+
+
+@pytest.mark.parametrize("workflow", [patched.PatchedV2, patched.PatchedV3Deprecated])
+def test_patch_marker_history_replays_against_patched_and_deprecated_code(replay, workflow):
+    result = replay("patched_v2_history.json", workflow)
+    assert result.status == "passed", render_text(result)
+
+
+@pytest.mark.parametrize("workflow", [patched.PatchedV1, patched.PatchedV2])
+def test_pre_patch_history_replays_against_the_patched_code(replay, workflow):
+    result = replay("patched_v1_history.json", workflow)
+    assert result.status == "passed", render_text(result)
+
+
+@pytest.mark.parametrize("workflow", [patched.PatchRemovedTooEarly, patched.PatchRenamed, patched.PatchedV1])
+def test_removing_a_still_needed_patch_is_a_patch_mismatch(replay, workflow):
+    result = replay("patched_v2_history.json", workflow)
+    assert result.status == "diverged"
+    divergence = result.divergence
+    assert divergence.kind == "patch-mismatch"
+    assert divergence.position == 5
+    assert divergence.recorded.kind == "patch"
+    assert divergence.recorded.detail["patch_id"] == "v2"
+    assert "workflow.patched('v2')" in divergence.message
+    assert "patch 'v2'" in render_text(result)
+
+
+def test_deprecated_patch_code_cannot_replay_pre_patch_history(replay):
+    # Deprecating too early is caught too: the pre-patch run had no timer.
+    result = replay("patched_v1_history.json", patched.PatchedV3Deprecated)
+    assert result.divergence.kind == "command-mismatch"
+    assert result.divergence.recorded.name == "say"
+
+
+def test_unregistered_workflow_type_is_stale_not_a_crash(replay):
+    result = replay("hello_timer_history.json", sayhello.SayHelloWorkflow)
+    assert result.status == "stale"
+    assert "'Hello'" in result.error
+    assert "SayHelloWorkflow" in result.error
+
+
+def test_workflow_set_shapes_config_lists_and_modules(replay):
+    config = TemporalReplayConfig(workflows=[hello.Hello])
+    assert replay("hello_timer_history.json", config).status == "passed"
+    assert replay("hello_timer_history.json", [sayhello.SayHelloWorkflow, hello.Hello]).status == "passed"
+    # A module contributes the workflow classes it defines.
+    assert replay("test_replayer_complete_history.json", sayhello).status == "passed"
+    # Objects of other engines are ignored, not errors.
+    assert replay("hello_timer_history.json", object(), "text", hello.Hello).status == "passed"
+
+
+def test_replay_uses_the_configured_data_converter(replay):
+    import dataclasses
+
+    import temporalio.converter
+
+    # A converter that cannot decode JSON payloads: replay must go through it, and say so.
+    converter = dataclasses.replace(
+        temporalio.converter.DataConverter.default,
+        payload_converter_class=_BinaryOnlyPayloadConverter,
+    )
+    result = replay("hello_timer_history.json", TemporalReplayConfig(workflows=[hello.Hello], data_converter=converter))
+    # Not a divergence of the code: the replay could not decode the recorded input.
+    assert result.status == "error"
+    assert "decoding" in result.error
+
+
+class _BinaryOnlyPayloadConverter:
+    """Payload converter that only knows binary/plain (module level so the data converter can build it)."""
+
+    def __new__(cls):  # type: ignore[no-untyped-def]
+        import temporalio.converter
+
+        return temporalio.converter.CompositePayloadConverter(temporalio.converter.BinaryPlainPayloadConverter())
+
+
+def test_same_replayer_serves_many_histories_in_any_order(replay):
+    outcomes = [
+        replay(name, workflow).status
+        for name, workflow in [
+            ("hello_timer_history.json", hello.Hello),
+            ("hello_timer_history.json", hello.HelloTimerFirst),
+            ("hello_timer_history.json", hello.Hello),
+            ("test_replayer_complete_history.json", sayhello.SayHelloWorkflow),
+            ("test_replayer_nondeterministic_history.json", sayhello.SayHelloWorkflow),
+            ("test_replayer_complete_history.json", sayhello.SayHelloWorkflow),
+        ]
+    ]
+    assert outcomes == ["passed", "diverged", "passed", "passed", "diverged", "passed"]
+
+
+def test_unreadable_history_is_an_error(replay, tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"events": [{"eventId": "1", "eventType": "EVENT_TYPE_WORKFLOW_EXEC', encoding="utf-8")
+    result = replay(broken, hello.Hello)
+    assert result.status == "error"
+    assert "broken.json" in result.error
+
+
+def test_history_that_never_reached_a_worker_passes(replay, histories, tmp_path):
+    import json
+
+    document = json.loads((histories / "hello_timer_history.json").read_text(encoding="utf-8"))
+    document["events"] = document["events"][:2]
+    path = tmp_path / "just_started.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    result = replay(path, hello.Hello)
+    assert result.status == "passed"
+    assert result.events == 2
