@@ -27,7 +27,8 @@ import json
 import math
 import pathlib
 import uuid
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 DIGEST_PREFIX = "sha256:"
 
@@ -52,7 +53,17 @@ def args_digest(args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = Non
 
 
 def _encode(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, str)):
+    # Fast path for plain JSON values, which are nearly all arguments (replay digests every command).
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float and math.isfinite(value):
+        return value
+    if kind is list or kind is tuple:
+        return [_encode(item) for item in value]
+    if kind is dict and all(type(key) is str for key in value):
+        return {key: _encode(item) for key, item in value.items()}
+    if isinstance(value, (bool, str)):
         return value
     if isinstance(value, enum.Enum):
         return _encode(value.value)

@@ -78,7 +78,7 @@ def load_history(path: Path | str) -> History:
         raise HistoryError(path, None, f"cannot be read: {error.strerror or error}") from None
     data = parse_json(raw, path)
     blobs = BlobStore.beside(path)
-    history = history_from_dict(data, path, blobs)
+    history = history_from_dict(data, path, blobs, parsed=True)
     for index, event in enumerate(history.events):
         if event.result_ref is not None:
             blobs.read_json(event.result_ref, path, f"$.events[{index}].result_ref")
@@ -109,13 +109,16 @@ def _reject_constant(name: str) -> Any:
     raise _ConstantError(name)
 
 
-def history_from_dict(data: Any, source: Path | str | None = None, blobs: BlobStore | None = None) -> History:
+def history_from_dict(
+    data: Any, source: Path | str | None = None, blobs: BlobStore | None = None, *, parsed: bool = False
+) -> History:
     """Validate parsed JSON and build a History. ``source`` is named in errors; ``blobs`` resolves refs
-    (by default the store beside ``source``, when there is one)."""
+    (by default the store beside ``source``, when there is one). ``parsed=True`` says ``data`` came from
+    ``json.loads`` (as in ``load_history``), so payloads need no check that they are JSON values."""
     src = Path(source) if source is not None else None
     if blobs is None and src is not None:
         blobs = BlobStore.beside(src)
-    v = _Validator(src)
+    v = _Validator(src, check_payloads=not parsed)
     if not isinstance(data, dict):
         v.fail("$", f"expected an object, got {_type_name(data)}; not a replaytest history")
     fmt = data.get("format")
@@ -170,8 +173,9 @@ def history_from_dict(data: Any, source: Path | str | None = None, blobs: BlobSt
 
 
 class _Validator:
-    def __init__(self, source: Path | None) -> None:
+    def __init__(self, source: Path | None, check_payloads: bool = True) -> None:
         self.source = source
+        self.check_payloads = check_payloads
 
     def fail(self, json_path: str, message: str) -> Any:
         raise HistoryError(self.source, json_path, message)
@@ -232,6 +236,8 @@ class _Validator:
 
     def json_value(self, value: Any, path: str, depth: int = 0) -> None:
         """Values that come from a dict (not a file) may hold anything; only JSON can be saved."""
+        if not self.check_payloads:
+            return
         if depth > MAX_DEPTH:
             self.fail(path, f"nested deeper than {MAX_DEPTH} levels")
         if value is None or isinstance(value, (bool, int, str)):
@@ -253,6 +259,9 @@ class _Validator:
         self.fail(path, f"expected a JSON value, got Python {type(value).__name__}")
 
     def event(self, value: Any, index: int) -> Event:
+        fast = self._plain_event(value, index)
+        if fast is not None:
+            return fast
         path = f"$.events[{index}]"
         obj = self.object(value, path)
         for key in ("seq", "kind", "name"):
@@ -306,6 +315,34 @@ class _Validator:
         )
 
 
+    def _plain_event(self, value: Any, index: int) -> Event | None:
+        """The common shape (a step, model call without prompt, side effect …) checked inline; None
+        sends anything else — or anything wrong — through the full validation with its exact errors."""
+        if type(value) is not dict or not value.keys() <= _PLAIN_KEYS:
+            return None
+        get = value.get
+        seq, kind, name = get("seq"), get("kind"), get("name")
+        if type(seq) is not int or seq != index + 1 or type(kind) is not str or type(name) is not str:
+            return None
+        if kind not in _KIND_SET or kind == "marker":
+            return None
+        digest, key, ref = get("args_digest"), get("idempotency_key"), get("result_ref")
+        if digest is not None and (type(digest) is not str or not _SHA256.fullmatch(digest)):
+            return None
+        if key is not None and type(key) is not str:
+            return None
+        result = get("result")
+        if ref is not None and (type(ref) is not str or not _SHA256.fullmatch(ref) or result is not None):
+            return None
+        if self.check_payloads:
+            self.json_value(result, f"$.events[{index}].result")
+        return Event(seq=seq, kind=kind, name=name, args_digest=digest, idempotency_key=key, result=result, result_ref=ref)
+
+
+_PLAIN_KEYS = frozenset(("seq", "kind", "name", "args_digest", "idempotency_key", "result", "result_ref"))
+_KIND_SET = frozenset(EVENT_KINDS)
+
+
 def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[str, Any]:
     """The JSON form, keys in contract order. With ``blobs``, results over ``BLOB_THRESHOLD`` are
     written there and referenced; refs already present are copied from the history's own store."""
@@ -350,7 +387,7 @@ def save_history(history: History, path: Path | str) -> History:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return history_from_dict(json.loads(text), path, store)
+    return history_from_dict(json.loads(text), path, store, parsed=True)
 
 
 def _workflow_dict(workflow: WorkflowInfo) -> dict[str, Any]:
