@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import VALID
+from history_samples import VALID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

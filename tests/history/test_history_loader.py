@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from conftest import VALID
+from history_samples import VALID
 
 from replaytest.history import HistoryError, history_from_dict, load_history
 

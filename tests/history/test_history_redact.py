@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import VALID
+from history_samples import VALID
 
 from replaytest.cli import cli
 from replaytest.history import (

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import VALID
+from history_samples import VALID
 
 from replaytest.history import (
     BLOB_THRESHOLD,

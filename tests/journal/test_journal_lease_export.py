@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FakeClock
+from journal_clock import FakeClock
 
 from replaytest.history import Event, load_history, save_history
 from replaytest.journal import Journal, StaleLeaseError, Worker, workflow

@@ -7,7 +7,7 @@ import random
 import time
 
 import pytest
-from conftest import FakeClock
+from journal_clock import FakeClock
 
 from replaytest.journal import Journal, RetryPolicy, StepFailed, Worker, workflow
 from replaytest.journal.retry import Timing, call_with_retry

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FakeClock
+from journal_clock import FakeClock
 
 from replaytest.journal import Journal, Prompt, RetryPolicy, Worker, workflow
 

@@ -1,11 +1,10 @@
-"""Shared valid history data for the history tests."""
+"""A valid history (as parsed JSON) that the history tests mutate."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-import pytest
 
 DIGEST = "sha256:" + "ab" * 32
 VERSION = "sha256:" + "cd" * 32
@@ -29,8 +28,3 @@ VALID: dict[str, Any] = {
     ],
     "result": "done",
 }
-
-
-@pytest.fixture
-def valid() -> dict[str, Any]:
-    return copy.deepcopy(VALID)
