@@ -45,7 +45,7 @@ class DivergenceFound(BaseException):
         super().__init__(divergence.message)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Recorded:
     """One recorded event in neutral terms; ``payload`` is the replayer's own event object (for results)."""
 
@@ -62,7 +62,7 @@ class Recorded:
         return CommandView(self.kind, self.name, self.seq, self.args_digest, self.prompt_version, detail)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Issued:
     """One command the current code issued, with where in the code it was issued."""
 
