@@ -245,14 +245,35 @@ class Journal:
             for row in rows
         }
 
-    def append(self, claim: Claim, event: Event, *, state: str = "done", due_at: float | None = None, lease_s: float | None = None) -> None:
-        """Record (or complete a pending) command of the claimed run, fenced by the claim's epoch."""
+    def append(
+        self,
+        claim: Claim,
+        event: Event,
+        *,
+        state: str = "done",
+        due_at: float | None = None,
+        lease_s: float | None = None,
+        result_json: str | None = None,
+    ) -> None:
+        """Record (or complete a pending) command of the claimed run, fenced by the claim's epoch; with
+        ``lease_s`` the lease is extended too. ``result_json`` is ``event.result`` already encoded."""
         with self._write():
-            self._append(claim, event, state, due_at, lease_s)
+            self._append(claim, event, state, due_at, lease_s, result_json)
 
-    def _append(self, claim: Claim, event: Event, state: str, due_at: float | None, lease_s: float | None) -> None:
+    def _append(
+        self, claim: Claim, event: Event, state: str, due_at: float | None, lease_s: float | None, result_json: str | None = None
+    ) -> None:
         run_id = claim.run.run_id
-        self._check_epoch(run_id, claim.epoch)
+        # The fencing check and the heartbeat in one statement: it matches only under the claimed epoch.
+        expires = None if lease_s is None else self.clock() + lease_s
+        fenced = self._db.execute(
+            "UPDATE runs SET lease_expires = COALESCE(?, lease_expires) WHERE run_id = ? AND lease_epoch = ?",
+            (expires, run_id, claim.epoch),
+        )
+        if fenced.rowcount != 1:
+            self._check_epoch(run_id, claim.epoch)
+        if result_json is None and event.result is not None:
+            result_json = dumps(event.result)
         self._db.execute(
             "INSERT OR REPLACE INTO events (run_id, seq, kind, name, state, args_digest, prompt_name, prompt_version,"
             " idempotency_key, patch_id, result, error, duration_s, due_at, epoch)"
@@ -260,12 +281,10 @@ class Journal:
             (
                 run_id, event.seq, event.kind, event.name, state, event.args_digest,
                 event.prompt.name if event.prompt else None, event.prompt.version if event.prompt else None,
-                event.idempotency_key, event.patch_id, None if event.result is None else dumps(event.result),
-                _error_json(event.error), event.duration_s, due_at, claim.epoch,
+                event.idempotency_key, event.patch_id, result_json, _error_json(event.error), event.duration_s, due_at,
+                claim.epoch,
             ),
         )
-        if lease_s is not None:
-            self._db.execute("UPDATE runs SET lease_expires = ? WHERE run_id = ?", (self.clock() + lease_s, run_id))
 
     def take_signal(self, claim: Claim, event: Event, lease_s: float | None = None) -> tuple[bool, Any]:
         """Consume the oldest pending signal named ``event.name`` and record it as ``event``'s result, in

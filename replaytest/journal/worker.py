@@ -79,15 +79,17 @@ class LiveBackend:
             ) from None
         # The code gets what a resume or a replay will give it: the JSON round trip.
         recorded = json.loads(text)
-        self._append(command, result=recorded)
+        self._append(command, result_json=text, result=recorded)
         return recorded
 
-    def _append(self, command: Command, *, state: str = "done", due_at: float | None = None, **fields: Any) -> None:
+    def _append(
+        self, command: Command, *, state: str = "done", due_at: float | None = None, result_json: str | None = None, **fields: Any
+    ) -> None:
         event = Event(
             seq=command.seq, kind=command.kind, name=command.name, args_digest=command.args_digest, prompt=command.prompt,
             idempotency_key=command.idempotency_key, patch_id=command.patch_id, duration_s=command.duration_s, **fields,
         )
-        self.journal.append(self.claim, event, state=state, due_at=due_at, lease_s=self.lease_s)
+        self.journal.append(self.claim, event, state=state, due_at=due_at, lease_s=self.lease_s, result_json=result_json)
         self.recorded[command.seq] = EventRow(
             seq=command.seq, kind=command.kind, name=command.name, state=state, result=fields.get("result"),
             error=fields.get("error"), patch_id=command.patch_id, due_at=due_at,
