@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+# pytester must be declared in the top-level conftest (pytest refuses it in nested ones); the
+# pytest-plugin tests drive the plugin through it.
+pytest_plugins = ["pytester"]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "fixtures"
 
