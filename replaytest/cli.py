@@ -298,12 +298,15 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
     """Scrub secrets and personal data from history FILES, keeping argument digests so they still replay.
 
     Without --key/--path the [tool.replaytest.redact] settings apply (key names default to common
-    secret and contact fields)."""
+    secret and contact fields). A redacted result stored as a blob is written under its new hash; the
+    old blob stays in blobs/ (other histories may share it) — delete it if it must not be kept."""
     from replaytest.config import ConfigError, load_config
     from replaytest.history import DEFAULT_KEY_NAMES, HistoryError, RedactError, Redactor, redact_file
 
     if in_place == (out_dir is not None):
         raise click.UsageError("give exactly one of --in-place or --out DIR")
+    if out_dir is not None and len({source.name for source in files}) < len(files):
+        raise click.UsageError("--out DIR would write two FILES with the same name to one place; redact them separately")
     try:
         settings = load_config().redact
         redactor = Redactor.build(

@@ -224,6 +224,8 @@ class _Validator:
     def string_map(self, value: Any, path: str) -> dict[str, str]:
         obj = self.object(value, path)
         for key, item in obj.items():
+            if not isinstance(key, str):
+                self.fail(path, f"object key {key!r} is not a string")
             self.string(item, _join(path, key))
         return dict(obj)
 

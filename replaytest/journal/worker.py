@@ -137,7 +137,13 @@ class LiveBackend:
 
 class Worker:
     """Executes ready runs of ``workflows`` (decorated functions). One run at a time per worker; run
-    several workers (threads or processes, each with its own ``Journal``) for parallelism."""
+    several workers (threads or processes, each with its own ``Journal``) for parallelism.
+
+    Every committed command extends the lease by ``lease_s``, so ``lease_s`` must exceed the longest
+    step including its retries (or bound steps with ``RetryPolicy.attempt_timeout``/``total_timeout``):
+    a step that outlives the lease lets another worker take the run over, and the slow worker's
+    result is then fenced off (the step has run twice — which is what idempotency keys are for).
+    """
 
     def __init__(
         self,

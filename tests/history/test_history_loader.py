@@ -168,3 +168,10 @@ def test_schema_accepts_the_valid_history_and_rejects_a_bad_kind() -> None:
     jsonschema.Draft202012Validator(schema).validate(VALID)
     bad = _mutated(_set(("events", 3, "kind"), "sleep"))
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(bad))
+
+
+def test_prompt_versions_keys_must_be_strings() -> None:
+    data = _mutated(_set(("prompt_versions",), {1: "sha256:x"}))
+    with pytest.raises(HistoryError) as caught:
+        history_from_dict(data)
+    assert (caught.value.json_path, caught.value.message) == ("$.prompt_versions", "object key 1 is not a string")

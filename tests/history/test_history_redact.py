@@ -138,3 +138,11 @@ def test_cli_redact_uses_config_and_reports_errors(tmp_path: Path, monkeypatch: 
     assert data["input"]["customer"]["name"] == "***"
     assert data["result"] == "***"
     assert runner.invoke(cli, ["redact", str(source)]).exit_code == 2  # neither --in-place nor --out
+
+
+def test_cli_redact_refuses_two_files_with_one_name_into_one_dir(tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        save_history(history_from_dict(VALID), tmp_path / folder / "run.json")
+    result = CliRunner().invoke(cli, ["redact", "--out", str(tmp_path / "out"), str(tmp_path / "a" / "run.json"), str(tmp_path / "b" / "run.json")])
+    assert result.exit_code == 2
+    assert "same name" in result.output
