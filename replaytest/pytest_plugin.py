@@ -209,12 +209,16 @@ def _prefix(path: Path) -> str:
 
 
 def _settings(config: pytest.Config) -> ReplaySession:
-    from replaytest.config import ConfigError, load_config
+    from replaytest.config import Config, ConfigError, load_config
 
     try:
         project = load_config(config.rootpath)
     except ConfigError as error:
-        raise pytest.UsageError(str(error)) from None
+        if error.key.startswith("replay") or error.key.startswith("("):
+            raise pytest.UsageError(str(error)) from None
+        # A mistake in the lint settings must not stop a test run; it is the linter's to report.
+        config.issue_config_time_warning(ReplayWarning(f"replay settings read without [tool.replaytest]: {error}"), 2)
+        project = Config(root=config.rootpath)
     ini_base = config.inipath.parent if config.inipath else config.rootpath
     ini_paths = config.getini("replay_paths")
     if ini_paths:

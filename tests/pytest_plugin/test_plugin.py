@@ -237,3 +237,14 @@ def test_replay_history_fixture_and_marker(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest()
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*test_marker_fails_the_test*", "*support_agent-refund-approved.json*stale*"])
+
+
+def test_a_lint_setting_mistake_warns_but_a_replay_setting_mistake_stops_the_run(pytester: pytest.Pytester) -> None:
+    make_project(pytester, ini=INI + '\n[tool.replaytest]\nselect = ["nonsense"]\n')
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=4, warnings=1)
+    result.stdout.fnmatch_lines(["*ReplayWarning: replay settings read without [[]tool.replaytest[]]*select*"])
+    (pytester.path / "pyproject.toml").write_text(INI + '\n[tool.replaytest.replay]\nprompts-running = "maybe"\n')
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*replay.prompts-running: must be one of fail, warn, ignore*"])
