@@ -114,8 +114,11 @@ def _context_lines(divergence: Divergence, radius: int) -> list[str]:
     positions = sorted(set(recorded) | set(issued))
     if not positions:
         return []
+    # ``radius`` rows either side among the positions present: journal positions are dense, but engines
+    # that number events (Temporal event ids) leave gaps between commands.
     centre = divergence.position if divergence.position is not None else positions[-1]
-    shown = [p for p in positions if centre - radius <= p <= centre + radius]
+    index = next((i for i, p in enumerate(positions) if p >= centre), len(positions) - 1)
+    shown = positions[max(0, index - radius) : index + radius + 1]
     rows = []
     for position in shown:
         marker = ">" if position == divergence.position else " "
