@@ -4,8 +4,9 @@ site-packages, and print files, diagnostics, files that could not be checked, in
 The standard library is linted in place (from an empty working directory with its own empty
 ``[tool.replaytest]`` table, so no project configuration applies); site-packages is copied into a
 temporary directory first for the same reason. Internal errors (a rule or the engine failing on a file)
-are read from the JSON summary's ``internal_errors`` and from tracebacks on stderr; any of them is a
-bug to report with the file path.
+are diagnostics whose message starts with "internal error" (category ``syntax``, counted in
+``summary.errors``); tracebacks on stderr are counted too. Any of them is a bug to report with the file
+path, which is printed.
 
 Usage: ``python benchmarks/lint_corpus.py [--skip-site-packages] [--no-cache]``
 """
@@ -45,15 +46,18 @@ def describe(name: str, target: Path, outcome: dict) -> None:
     files_on_disk = sum(1 for _ in target.rglob("*.py"))
     by_category = collections.Counter(d["category"] for d in report["diagnostics"])
     tracebacks = outcome["stderr"].count("Traceback (most recent call last)")
+    internal = [d for d in report["diagnostics"] if d["message"].lower().startswith("internal error")]
     print(f"== {name}: {target}")
     print(f"   .py files on disk {files_on_disk}, checked {summary.get('files', '?')}, "
           f"diagnostics {summary.get('diagnostics', len(report['diagnostics']))}, "
           f"not checked (errors) {summary.get('errors', '?')}, "
-          f"internal errors {summary.get('internal_errors', '?')}, tracebacks on stderr {tracebacks}")
+          f"internal errors {len(internal)}, tracebacks on stderr {tracebacks}")
     print(f"   exit {outcome['exit']}, {outcome['seconds']:.1f} s, "
           f"{files_on_disk / outcome['seconds']:.0f} files/s")
     print("   by category: " + ", ".join(f"{c} {n}" for c, n in sorted(by_category.items())))
-    syntax = sorted({d["path"] for d in report["diagnostics"] if d["category"] == "syntax"})
+    for diagnostic in internal[:20]:
+        print(f"   internal error: {diagnostic['path']}:{diagnostic['line']}: {diagnostic['message']}")
+    syntax = sorted({d["path"] for d in report["diagnostics"] if d["category"] == "syntax"} - {d["path"] for d in internal})
     if syntax:
         print(f"   syntax/undecodable files ({len(syntax)}): " + ", ".join(syntax[:8]) + (" …" if len(syntax) > 8 else ""))
     problem_lines = [line for line in outcome["stderr"].splitlines() if "internal" in line.lower() or "Error" in line]
