@@ -1,12 +1,20 @@
-"""A journal worker process for the SIGKILL test: ``python sigkill_worker.py JOURNAL_DB EFFECTS_DB [--stall-after N]``.
+"""Journal worker processes for the SIGKILL tests.
 
-Its workflow runs ``steps`` steps; each applies an effect (adding ``amount`` to a balance) to a
+``python sigkill_worker.py JOURNAL_DB EFFECTS_DB [--stall-after N]`` runs one worker until no run is
+ready; it exits 0, or 3 if its lease was taken over. With ``--stall-after N`` it stops itself
+(SIGSTOP) before the Nth step's effect, for the takeover test.
+
+``python sigkill_worker.py --zygote JOURNAL_DB EFFECTS_DB`` imports everything once and then, for each
+``fork`` line on stdin, forks a worker process and answers its pid once the worker has opened its
+databases; ``wait PID`` answers how that
+process ended (``exit CODE`` or ``signal NUMBER``). Forking from a warm, single-threaded parent makes a
+worker start in about a millisecond, so a test can kill hundreds of them at random points of their
+work in seconds rather than paying interpreter start-up for each.
+
+The workflow runs ``steps`` steps; each applies an effect (adding ``amount`` to a balance) to a
 deduplicating store — a SQLite table keyed by the step's idempotency key, which applies a key once and
 answers repeats with the first answer, like a payment API. Every attempt is also logged, so the test
-can see re-executions. The process exits 0 when no run is ready, 3 if its lease was taken over.
-With ``SIGKILL_TEST_HANDSHAKE=1`` it prints ``ready`` after start-up and reads one line from stdin before claiming, so
-the test can start it ahead of time and kill it at a random point of its *work*, not of its imports.
-With ``--stall-after N`` it stops itself (SIGSTOP) before the Nth step's effect, for the takeover test.
+can see re-executions.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import signal
 import sqlite3
 import sys
 import uuid
+from typing import Any, Callable
 
 from replaytest.journal import Journal, RetryPolicy, Worker, workflow
 
@@ -56,7 +65,7 @@ class Deduplicating:
         return {"seq": seq, "token": token}
 
 
-def build(store: Deduplicating):
+def build(store: Deduplicating) -> Callable[..., Any]:
     @workflow(name="many-steps")
     def many_steps(ctx, params):
         results = []
@@ -70,17 +79,50 @@ def build(store: Deduplicating):
     return many_steps
 
 
-def main() -> int:
-    journal_path, effects_path = sys.argv[1], sys.argv[2]
-    stall_after = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--stall-after" else None
-    lease_s = float(os.environ.get("SIGKILL_TEST_LEASE", "0.05"))
+def work(journal_path: str, effects_path: str, stall_after: int | None, lease_s: float, ready: Callable[[], None] | None = None) -> int:
     store = Deduplicating(open_effects(effects_path), stall_after)
     worker = Worker(Journal(journal_path), [build(store)], f"pid-{os.getpid()}", lease_s=lease_s)
-    if os.environ.get("SIGKILL_TEST_HANDSHAKE") == "1":
-        print("ready", flush=True)
-        sys.stdin.readline()
+    if ready is not None:
+        ready()
     worker.run_until_idle()
     return 3 if worker.abandoned else 0
+
+
+def zygote(journal_path: str, effects_path: str, lease_s: float) -> int:
+    for line in sys.stdin:
+        command = line.split()
+        if command == ["fork"]:
+            # The pid is answered once the child has opened its databases, so that the caller's random
+            # delay before the kill falls in the work.
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                # The child never returns into the zygote's loop, whatever happens.
+                os.close(read_end)
+                code = 1
+                try:
+                    code = work(journal_path, effects_path, None, lease_s, ready=lambda: os.close(write_end))
+                finally:
+                    os._exit(code)
+            os.close(write_end)
+            os.read(read_end, 1)  # returns at the child's ready (or its death): the write end is closed
+            os.close(read_end)
+            print(pid, flush=True)
+        elif len(command) == 2 and command[0] == "wait":
+            _, status = os.waitpid(int(command[1]), 0)
+            if os.WIFSIGNALED(status):
+                print(f"signal {os.WTERMSIG(status)}", flush=True)
+            else:
+                print(f"exit {os.WEXITSTATUS(status)}", flush=True)
+    return 0
+
+
+def main() -> int:
+    lease_s = float(os.environ.get("SIGKILL_TEST_LEASE", "0.05"))
+    if sys.argv[1] == "--zygote":
+        return zygote(sys.argv[2], sys.argv[3], lease_s)
+    stall_after = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--stall-after" else None
+    return work(sys.argv[1], sys.argv[2], stall_after, lease_s)
 
 
 if __name__ == "__main__":
