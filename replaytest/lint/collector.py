@@ -728,9 +728,9 @@ class ModuleCollector:
         self.walk(node.value)
         for element in node.slice:
             self.walk(element.slice)
-        source = self.kind_of(node.value)
-        if source in _UNORDERED:
-            self._unordered(node.value, source, "indexes")
+        # Looking a key up in a dict is order-free; indexing a listing takes an arbitrary entry.
+        if self.kind_of(node.value) == "listing":
+            self._unordered(node.value, "listing", "indexes")
 
     def _on_starred(self, node: cst.StarredElement) -> None:
         self.walk(node.value)
@@ -861,10 +861,13 @@ class ModuleCollector:
     # --- positions and the summary ----------------------------------------------------------
 
     def _finish(self, tree: cst.Module) -> ModuleSummary:
+        # Only what is reported needs a position: effects and call sites of orchestration functions
+        # (a helper's effects are reported at the orchestration call site) and everywhere-findings.
         wanted: set[int] = set()
         for function in self.functions:
-            for pending in (*function.effects, *function.calls):
-                wanted.add(id(pending.start))
+            if function.kind == ORCHESTRATION:
+                for pending in (*function.effects, *function.calls):
+                    wanted.add(id(pending.start))
         for pending in self.findings:
             wanted.add(id(pending.start))
         spans = _positions(tree, wanted) if wanted else {}
@@ -873,9 +876,9 @@ class ModuleCollector:
             (line, column), (end_line, end_column) = spans.get(id(pending.start), ((1, 0), (1, 0)))
             return Span(line, column + 1, end_line, end_column + 1)
 
-        def effect(pending: _Pending) -> Effect:
+        def effect(pending: _Pending, direct: bool = True) -> Effect:
             assert pending.rule is not None
-            args = ", ".join(_arg_text(tree, arg) for arg in pending.args)
+            args = ", ".join(_arg_text(tree, arg) for arg in pending.args) if direct else ""
             return Effect(pending.rule.code, pending.rule.category, pending.subject, pending.qualname, span(pending),
                           pending.frameworks, args)
 
@@ -883,7 +886,7 @@ class ModuleCollector:
         for function in self.functions:
             functions[function.name] = FunctionSummary(
                 function.name, function.kind, function.framework, function.context_param,
-                tuple(effect(p) for p in function.effects),
+                tuple(effect(p, function.kind == ORCHESTRATION) for p in function.effects),
                 tuple(CallSite(p.qualname, span(p), p.subject) for p in function.calls),
             )
         return ModuleSummary(
@@ -985,29 +988,32 @@ _NO_RECORD = _NoRecord()
 
 
 class _SpanState(CodegenState):
-    """Code generation that only tracks line/column and records positions of the wanted nodes."""
+    """Code generation that records positions of the wanted nodes only.
+
+    Tokens are appended as usual (the cheap part); line and column are brought up to date only when a
+    wanted node starts or ends, by scanning the tokens added since the last update, so the cost over a
+    plain code generation is proportional to the text, not to the number of tokens.
+    """
 
     def __init__(self, module: cst.Module, wanted: set[int]) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.wanted = wanted
         self.line = 1
         self.column = 0
+        self.consumed = 0
         self.spans: dict[int, tuple[tuple[int, int], tuple[int, int]]] = {}
 
-    def add_indent_tokens(self) -> None:
-        for token in self.indent_tokens:
-            self.add_token(token)
-
-    def add_token(self, value: str) -> None:
-        newlines = value.count("\n") + value.count("\r") - value.count("\r\n")
-        if newlines:
-            self.line += newlines
-            self.column = len(value) - max(value.rfind("\n"), value.rfind("\r")) - 1
-        else:
-            self.column += len(value)
-
-    def pop_trailing_newline(self) -> None:
-        return None
+    def _catch_up(self) -> tuple[int, int]:
+        if self.consumed < len(self.tokens):
+            text = "".join(self.tokens[self.consumed:])
+            self.consumed = len(self.tokens)
+            newlines = text.count("\n") + text.count("\r") - text.count("\r\n")
+            if newlines:
+                self.line += newlines
+                self.column = len(text) - max(text.rfind("\n"), text.rfind("\r")) - 1
+            else:
+                self.column += len(text)
+        return self.line, self.column
 
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Any = None, end_node: Any = None) -> Any:
         if id(node) not in self.wanted:
@@ -1016,9 +1022,9 @@ class _SpanState(CodegenState):
 
     @contextmanager
     def _record(self, node: cst.CSTNode) -> Iterator[None]:
-        start = (self.line, self.column)
+        start = self._catch_up()
         yield
-        self.spans[id(node)] = (start, (self.line, self.column))
+        self.spans[id(node)] = (start, self._catch_up())
 
 
 def _positions(tree: cst.Module, wanted: set[int]) -> dict[int, tuple[tuple[int, int], tuple[int, int]]]:

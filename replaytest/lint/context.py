@@ -22,7 +22,6 @@ _EXTERNAL_ROOTS = frozenset(
     {"builtins", "typing", "typing_extensions", "dataclasses", "pydantic", "logging", "collections", "functools",
      "itertools", "json", "asyncio", "abc", "enum", "attr", "attrs", "numpy", "pandas", "click", "pytest"}
 )
-_SCREEN_KEY_PARTS = (b"idempoten", b"dedup", b"client_token", b"clienttoken", b"clientrequesttoken")
 
 
 class LintContext:
@@ -115,7 +114,8 @@ class LintContext:
         self.context_types: dict[str, FrameworkProfile] = {}
         self.extra_effects: dict[str, list[tuple[str, str]]] = {}
         self.fix_names: set[str] = set()
-        screen: set[bytes] = set(_SCREEN_KEY_PARTS)
+        # Rules that look at every file (idempotency keys) say which bytes make a file worth parsing.
+        screen: set[bytes] = {token.lower() for rule in self.rules.values() for token in rule.screen}
         external = set(_EXTERNAL_ROOTS) | self.table_roots | set(getattr(sys, "stdlib_module_names", ()))
         for profile in self.profiles:
             for name in profile.orchestration_decorators:
@@ -136,8 +136,6 @@ class LintContext:
             self.fix_names.update(profile.fixes)
             screen.update(token.lower() for token in profile.screen)
             external.update(module.split(".", 1)[0] for module in profile.modules)
-        for name in self.config.idempotency_key_names:
-            screen.add(name.lower().encode())
         self.screen_tokens = tuple(sorted(screen))
         self.external_roots = frozenset(external)
 

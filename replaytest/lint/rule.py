@@ -101,6 +101,9 @@ class Rule:
     # Wording for names that only a framework profile turns into effects of this category.
     wording: ClassVar[Mapping[str, str]] = {}
     everywhere: ClassVar[bool] = False
+    # For ``everywhere`` rules: lowercase byte strings without which a file cannot hold a finding; a
+    # file mentioning none of them (nor any framework) is not parsed.
+    screen: tuple[bytes, ...] = ()
     VALID: ClassVar[Sequence[str]] = ()
     INVALID: ClassVar[Sequence[str]] = ()
 

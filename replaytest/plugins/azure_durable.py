@@ -8,7 +8,7 @@ _ACTIVITY = "an activity (context.call_activity)"
 
 PROFILE = FrameworkProfile(
     name="azure_durable",
-    screen=(b"durable_functions",),
+    screen=(b"orchestration_trigger", b"Orchestrator.create"),
     modules=("azure.durable_functions",),
     # Orchestrators are generator functions registered by decorator on a DFApp/Blueprint or by
     # Orchestrator.create(fn).

@@ -8,7 +8,7 @@ _STEP = "a @DBOS.step() function"
 
 PROFILE = FrameworkProfile(
     name="dbos",
-    screen=(b"dbos",),
+    screen=(b"DBOS.workflow", b"DBOS.scheduled"),
     modules=("dbos",),
     orchestration_decorators=("dbos.DBOS.workflow", "dbos.DBOS.scheduled"),
     step_decorators=("dbos.DBOS.step", "dbos.DBOS.transaction"),

@@ -11,7 +11,8 @@ _RANDOM_FUNCTIONS = (
 
 PROFILE = FrameworkProfile(
     name="temporal",
-    screen=(b"temporalio",),
+    # Orchestration is marked by workflow.defn (or an interceptor subclass); other temporalio code is not.
+    screen=(b"defn", b"WorkflowInboundInterceptor", b"WorkflowOutboundInterceptor"),
     modules=("temporalio",),
     orchestration_class_decorators=("temporalio.workflow.defn",),
     handler_decorators=(

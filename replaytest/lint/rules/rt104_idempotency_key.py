@@ -16,8 +16,19 @@ _KEY_NAMES = (
 )
 
 
+_SCREEN = (
+    b"idempotency", b"client_token", b"clienttoken", b"client-token", b"clientrequesttoken", b"client_request_token",
+    b"dedup_id", b"dedupe_id", b"dedup-id", b"deduplication_id", b"deduplicationid", b"deduplication-id",
+)
+
+
 def normalise_key(name: str) -> str:
     return name.lower().replace("-", "").replace("_", "")
+
+
+def _spellings(name: str) -> set[str]:
+    lowered = name.lower()
+    return {lowered, lowered.replace("-", "_"), lowered.replace("_", "-"), normalise_key(name)}
 
 
 class UsesFreshIdempotencyKey(Rule):
@@ -55,9 +66,13 @@ class UsesFreshIdempotencyKey(Rule):
 
     def __init__(self) -> None:
         self.key_names = frozenset(normalise_key(name) for name in _KEY_NAMES)
+        self.screen = _SCREEN
 
     def configure(self, *, idempotency_key_names: Sequence[str], model_calls: Sequence[str]) -> None:
         self.key_names = self.key_names | {normalise_key(name) for name in idempotency_key_names}
+        # Configured names may be spelt with "-", "_" or neither; screen on each spelling.
+        extra = {spelling.encode() for name in idempotency_key_names for spelling in _spellings(name)}
+        self.screen = _SCREEN + tuple(sorted(extra))
 
     def wants_key(self, name: str) -> bool:
         normal = normalise_key(name)
