@@ -1,0 +1,108 @@
+"""The dependency direction of docs/design.md, checked on the source: imports point down the list
+faces → plugins → lint, replay → journal → history → config, never up, and no module imports a face.
+
+Imports under ``if TYPE_CHECKING:`` are annotations only and are allowed anywhere; lazy imports inside
+functions count, because they run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "replaytest"
+
+# For each layer, the project layers it may import (besides itself and the package root's constants).
+ALLOWED: dict[str, set[str]] = {
+    # ``python -m replaytest`` (a face) starts the click group (a face); nothing below imports a face.
+    "faces": {"faces", "plugins", "lint", "replay", "journal", "history", "config"},
+    "plugins": {"plugins", "lint", "replay", "journal", "history", "config"},
+    "lint": {"lint", "config"},
+    "replay": {"replay", "journal", "history", "config"},
+    "journal": {"journal", "history", "config"},
+    "history": {"history"},
+    "config": {"config"},
+}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] != "replaytest" or len(parts) == 1:
+        return "root"
+    head = parts[1]
+    if head in ("cli", "pytest_plugin", "__main__"):
+        return "faces"
+    return head
+
+
+def _module_name(path: Path) -> str:
+    relative = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _runtime_imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_checking_lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                for inner in ast.walk(child):
+                    type_checking_lines.add(getattr(inner, "lineno", -1))
+    package = _module_name(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in type_checking_lines:
+            continue
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+    return [(line, name) for line, name in found if name.split(".")[0] == "replaytest"]
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(PACKAGE.parent)) for p in SOURCES])
+def test_imports_follow_the_dependency_direction(path: Path) -> None:
+    own = _layer(_module_name(path))
+    if own == "root":
+        return  # replaytest/__init__.py holds only the version
+    allowed = ALLOWED[own]
+    wrong = [
+        f"line {line}: {name} ({_layer(name)})"
+        for line, name in _runtime_imports(path)
+        if _layer(name) not in allowed and _layer(name) != "root"
+    ]
+    assert not wrong, f"{path.name} is in layer {own!r}, which may import only {sorted(allowed)}: " + "; ".join(wrong)
+
+
+def test_rules_and_engine_reach_frameworks_only_through_profiles() -> None:
+    """No module outside plugins/ imports a framework plugin module (temporal, dbos, …) directly."""
+    offenders = []
+    for path in SOURCES:
+        if _layer(_module_name(path)) in ("plugins",):
+            continue
+        for line, name in _runtime_imports(path):
+            if name.startswith("replaytest.plugins."):
+                offenders.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {name}")
+    assert not offenders, "; ".join(offenders)
+
+
+def test_the_layering_check_sees_a_wrong_import(tmp_path: Path) -> None:
+    """Guard against a checker that passes because it reads nothing."""
+    assert _runtime_imports(PACKAGE / "cli.py"), "cli.py imports project modules; the checker must see them"
+    assert _layer("replaytest.replay.engine") == "replay" and "replay" not in ALLOWED["lint"]
