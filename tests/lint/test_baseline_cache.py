@@ -224,3 +224,54 @@ def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
     serial = _lint(project, "--no-cache", *SERIAL)
     assert serial.returncode == 1, serial.describe()
     assert serial.stdout == parallel.stdout
+
+
+def test_baseline_counts_identical_findings(make_project, tmp_path: Path) -> None:
+    # Two findings with the same rule, message and trace in one function: a third identical one added
+    # later is new, so the baseline must remember how many there were, not just that there were some.
+    source = CLOCK_WORKFLOW.replace(
+        '        return f"{name} at {datetime.now()}"',
+        '        first = datetime.now()\n        second = datetime.now()\n        return f"{name} {first} {second}"',
+    )
+    project = make_project({"app/wf.py": source})
+    baseline = tmp_path / "baseline.json"
+    recorded = run_replaytest("lint", "--no-cache", *WRITE_BASELINE, str(baseline), ".", cwd=project)
+    assert recorded.returncode == 0, recorded.describe()
+    third = source.replace("        second = datetime.now()\n", "        second = datetime.now()\n        third = datetime.now()\n")
+    (project / "app" / "wf.py").write_text(third, encoding="utf-8")
+    run = run_replaytest("lint", "--format", "json", "--no-cache", "--baseline", str(baseline), ".", cwd=project)
+    assert run.returncode == 1, run.describe()
+    assert len(run.json()["diagnostics"]) == 1, run.json()["diagnostics"]
+
+
+def test_simultaneous_processes_share_a_cold_cache(make_project) -> None:
+    # pre-commit runs several `replaytest lint` processes at once (require_serial: false), all writing
+    # the same cache directory; none may crash or read another's half-written entry.
+    import subprocess
+    import sys
+
+    project = make_project({})
+    expected = _generated_project(project, modules=40)
+    command = [sys.executable, "-m", "replaytest", "lint", "--format", "json", "."]
+    processes = [
+        subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)
+    ]
+    outputs = [process.communicate(timeout=300) for process in processes]
+    for process, (stdout, stderr) in zip(processes, outputs):
+        assert process.returncode == 1, stderr.decode(errors="replace")
+        assert b"Traceback" not in stderr
+    reference = _lint(project, "--no-cache")
+    assert findings(reference.json()) == expected
+    assert all(stdout.decode() == reference.stdout for stdout, _ in outputs)
+
+
+def test_corrupt_cache_entries_are_recomputed(make_project) -> None:
+    project = make_project({"app/__init__.py": "", "app/labels.py": HELPER_WITH_CLOCK, "app/wf.py": WORKFLOW})
+    reference = _lint(project)
+    entries = [path for path in (project / ".replaytest_cache").rglob("*.json") if path.is_file()]
+    assert entries, "the cached run wrote no entries"
+    for garbage, entry in zip((b"", b"{not json", b"[1, 2]", b'{"version": 1}'), entries * 4):
+        entry.write_bytes(garbage)
+        run = _lint(project)
+        assert "Traceback" not in run.stderr, run.describe()
+        assert run.stdout == reference.stdout

@@ -178,3 +178,13 @@ def test_suppression_of_a_transitive_finding_at_the_call_site(make_project) -> N
     )
     project = make_project({"app/__init__.py": "", "app/env.py": helper, "app/wf.py": workflow_source})
     assert findings(_lint(project).json()) == {("app/wf.py", 12, "environment")}
+
+
+def test_suppression_text_inside_a_string_does_not_suppress(make_project) -> None:
+    # Only comments suppress; the same words inside a string literal are data.
+    source = MIXED.replace(
+        "        started = time.time()",
+        '        marker = "# replaytest: ignore[clock]"; started = time.time()',
+    )
+    project = make_project({"app/wf.py": source})
+    assert findings(_lint(project).json()) == {CLOCK, RANDOM, UUID}

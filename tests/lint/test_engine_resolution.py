@@ -1,0 +1,403 @@
+"""Name resolution, framework profiles and transitive analysis, through ``lint_paths`` on small projects.
+
+Each test writes a throwaway project; expected findings are marked on their lines with ``# <- RULE``
+(and ``via`` when the finding is reported at an orchestration call site with a trace).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from replaytest.config import Config
+from replaytest.lint.engine import build_context, lint_paths
+from replaytest.plugins import load_plugins
+
+PROFILES = [plugin.profile for plugin in load_plugins() if plugin.profile is not None]
+_MARK = re.compile(r"#\s*<-\s*(RT\d{3})(\s+via)?")
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def lint(root: Path, config: Config | None = None, targets: list[Path] | None = None):
+    config = config or Config(root=root)
+    return lint_paths(targets or [root], config, PROFILES, use_cache=False, jobs=1,
+                      context=build_context(config, PROFILES), cwd=root)
+
+
+def expected_marks(root: Path) -> set[tuple[str, int, str, bool]]:
+    marks = set()
+    for path in sorted(root.rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            for match in _MARK.finditer(line):
+                marks.add((path.relative_to(root).as_posix(), number, match.group(1), bool(match.group(2))))
+    return marks
+
+
+def assert_marks(root: Path, config: Config | None = None) -> list:
+    result = lint(root, config)
+    found = {(d.path, d.line, d.rule, bool(d.trace)) for d in result.diagnostics}
+    expected = expected_marks(root)
+    assert found == expected, f"missing {sorted(expected - found)}\nextra {sorted(found - expected)}"
+    return result.diagnostics
+
+
+def test_aliases_attributes_and_conditional_imports(tmp_path: Path) -> None:
+    write(tmp_path, {"wf.py": """
+        import datetime as dt
+        from uuid import uuid4 as fresh
+        from temporalio import workflow
+        try:
+            import ujson as json_impl
+        except ImportError:
+            import json as json_impl
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from os import environ
+        with workflow.unsafe.imports_passed_through():
+            import secrets
+
+        @workflow.defn(name="aliases")
+        class Aliases:
+            @workflow.run
+            async def run(self) -> str:
+                a = dt.datetime.now()  # <- RT101
+                b = fresh()  # <- RT103
+                c = secrets.token_hex(4)  # <- RT102
+                d = environ.get("X")  # <- RT204
+                return json_impl.dumps([a, b, c, d])
+    """})
+    assert_marks(tmp_path)
+
+
+def test_instances_of_known_classes(tmp_path: Path) -> None:
+    write(tmp_path, {"agent.py": """
+        import boto3
+        from anthropic import AsyncAnthropic
+        from google import genai
+        from langchain.chat_models import init_chat_model
+        from langchain_openai import ChatOpenAI
+        from openai import AsyncOpenAI
+        from temporalio import workflow
+
+        llm = ChatOpenAI(model="gpt-4o")
+
+        @workflow.defn
+        class Agent:
+            def __init__(self) -> None:
+                self.client = AsyncOpenAI()
+
+            @workflow.run
+            async def run(self, question: str) -> list:
+                claude = AsyncAnthropic()
+                gemini = genai.Client()
+                chat = init_chat_model("gpt-4o")
+                bedrock = boto3.client("bedrock-runtime")
+                s3 = boto3.client("s3")
+                return [
+                    await self.client.responses.create(model="m", input=question),  # <- RT201
+                    await claude.messages.create(model="m", max_tokens=1, messages=[]),  # <- RT201
+                    gemini.models.generate_content(model="m", contents=question),  # <- RT201
+                    chat.invoke(question),  # <- RT201
+                    llm.bind_tools([]).invoke(question),  # <- RT201
+                    bedrock.converse(modelId="m", messages=[]),  # <- RT201
+                    s3.get_object(Bucket="b", Key="k"),  # <- RT202
+                ]
+    """})
+    assert_marks(tmp_path)
+
+
+def test_transitive_chain_across_modules_is_reported_at_the_call_site(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/util.py": """
+            import time
+            from .deep import deeper
+
+            def stamp() -> float:
+                return deeper()
+
+            def recursive(n: int) -> int:
+                return recursive(n - 1) if n else ping(n)
+
+            def ping(n: int) -> int:
+                return recursive(n)
+        """,
+        "app/deep.py": """
+            import time
+
+            def deeper() -> float:
+                return time.time()
+        """,
+        "app/llm.py": """
+            from openai import AsyncOpenAI
+
+            client = AsyncOpenAI()
+        """,
+        "app/wf.py": """
+            from temporalio import workflow
+            from app import util
+            from app.llm import client
+
+            @workflow.defn
+            class OrderWorkflow:
+                @workflow.run
+                async def run(self) -> float:
+                    self.helper()  # <- RT101 via
+                    util.recursive(3)
+                    await client.chat.completions.create(model="m", messages=[])  # <- RT201
+                    return util.stamp()  # <- RT101 via
+
+                def helper(self) -> float:
+                    return util.stamp()
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    via_stamp = next(d for d in diagnostics if d.line == 12)
+    assert via_stamp.trace == ("app.wf.OrderWorkflow.run", "app.util.stamp", "app.deep.deeper", "time.time")
+    assert via_stamp.framework == "temporal"
+
+
+def test_steps_and_safe_calls_stop_the_walk(tmp_path: Path) -> None:
+    write(tmp_path, {"wf.py": """
+        import asyncio
+        import random
+        import time
+        from datetime import timedelta
+        from temporalio import activity, workflow
+
+        @activity.defn
+        async def fetch() -> float:
+            return time.time()
+
+        def not_called() -> float:
+            return random.random()
+
+        @workflow.defn
+        class Safe:
+            @workflow.run
+            async def run(self) -> None:
+                await asyncio.sleep(1)
+                await workflow.execute_activity(fetch, start_to_close_timeout=timedelta(seconds=5))
+                await fetch()
+                workflow.now()
+                await asyncio.wait([])  # <- RT302
+    """})
+    assert_marks(tmp_path)
+
+
+def test_registration_call_forms_and_interceptors(tmp_path: Path) -> None:
+    write(tmp_path, {"wf.py": """
+        import time
+        import uuid
+        import azure.durable_functions as df
+        from temporalio import workflow
+        from temporalio.worker import WorkflowInboundInterceptor
+
+        class Late:
+            @workflow.run
+            async def run(self) -> None:
+                time.time()  # <- RT101
+
+        Late = workflow.defn(name="late")(Late)
+
+        class Inbound(WorkflowInboundInterceptor):
+            async def execute_workflow(self, input):
+                return uuid.uuid4()  # <- RT103
+
+        def orchestrator_function(context):
+            uuid.uuid4()  # <- RT103
+            yield context.call_activity("Hello", "Tokyo")
+
+        main = df.Orchestrator.create(orchestrator_function)
+    """})
+    assert_marks(tmp_path)
+
+
+def test_restate_azure_journal_and_langgraph_profiles(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "restate_app.py": """
+            import time
+            import uuid
+            import restate
+
+            greeter = restate.Service("Greeter")
+
+            @greeter.handler()
+            async def greet(ctx: restate.Context, name: str) -> str:
+                stamp = await ctx.run("stamp", lambda: time.time())
+                key = ctx.uuid()
+                return f"{name} {stamp} {key} {uuid.uuid4()}"  # <- RT103
+        """,
+        "azure_app.py": """
+            import datetime
+            import azure.durable_functions as df
+
+            app = df.DFApp()
+
+            @app.orchestration_trigger(context_name="context")
+            def hello(context):
+                fire_at = context.current_utc_datetime
+                yield context.create_timer(fire_at)
+                return datetime.datetime.utcnow()  # <- RT101
+
+            @app.activity_trigger(input_name="city")
+            def say(city: str) -> str:
+                return str(datetime.datetime.utcnow())
+        """,
+        "journal_app.py": """
+            import time
+            from replaytest.journal import workflow
+
+            def call_llm(text):
+                return text
+
+            @workflow(name="agent", version="1")
+            def agent(ctx, ticket):
+                plan = ctx.model("plan", call_llm, ticket, prompt=None)
+                ctx.step("wait", lambda: time.sleep(1))
+                ctx.sleep(5)
+                time.sleep(1)  # <- RT303
+                return plan
+        """,
+        "graph_app.py": """
+            import random
+            import time
+            from langgraph.func import entrypoint, task
+
+            @task
+            def roll() -> float:
+                return random.random()
+
+            @entrypoint()
+            def agent(question: str) -> float:
+                time.sleep(1)
+                return roll().result() + random.random()  # <- RT102
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    assert {d.framework for d in diagnostics} == {"restate", "azure_durable", "journal", "langgraph"}
+
+
+def test_config_declared_engine_and_extra_names(tmp_path: Path) -> None:
+    write(tmp_path, {"flows.py": """
+        import time
+        import uuid
+        from acme.durable import orchestration, step
+        from acme.llm import complete
+
+        @step
+        def charge() -> None:
+            time.time()
+
+        @orchestration
+        def nightly(report_id: str) -> str:
+            complete("summarise")  # <- RT201
+            send(acme_dedupe_token=str(uuid.uuid4()))  # <- RT104  # <- RT103
+            return str(time.time())  # <- RT101
+    """})
+    config = Config(root=tmp_path, orchestration_decorators=("acme.durable.orchestration",),
+                    step_decorators=("acme.durable.step",), model_calls=("acme.llm.complete",),
+                    idempotency_key_names=("acme_dedupe_token",))
+    assert_marks(tmp_path, config)
+
+
+def test_iteration_order_sources_and_sinks(tmp_path: Path) -> None:
+    write(tmp_path, {"wf.py": """
+        import glob
+        import os
+        from pathlib import Path
+        from dbos import DBOS
+
+        @DBOS.workflow()
+        def order(tags: list, folder: str) -> list:
+            seen = {t for t in tags}
+            both = seen | set(folder)
+            for tag in both:  # <- RT301
+                pass
+            ordered = sorted(seen)
+            count = len(seen)
+            present = "x" in seen
+            files = os.listdir(folder)
+            first = files[0]  # <- RT301
+            listing = sorted(Path(folder).iterdir())
+            names = ",".join(glob.glob("*.py"))  # <- RT301
+            shard = hash(f"{folder}") % 4  # <- RT301
+            stable = {name: 1 for name in tags}
+            for name in stable:
+                pass
+            return os.listdir(folder)  # <- RT301
+    """})
+    assert_marks(tmp_path)
+
+
+def test_idempotency_keys_everywhere(tmp_path: Path) -> None:
+    write(tmp_path, {"payments.py": """
+        import secrets
+        import time
+        import uuid
+        import httpx
+
+        def charge(order_id: str, attempt: int) -> None:
+            key = f"{order_id}-{uuid.uuid4()}"
+            httpx.post("https://pay", headers={"Idempotency-Key": key})  # <- RT104
+            httpx.post("https://pay", json={"client_token": secrets.token_hex(8)})  # <- RT104
+            headers = {}
+            headers["Idempotency-Key"] = str(time.time())  # <- RT104
+            httpx.post("https://pay", headers={"Idempotency-Key": f"{order_id}-{attempt}"})
+            send(ClientRequestToken=order_id, MessageDeduplicationId=uuid.uuid4().hex)  # <- RT104
+    """})
+    assert_marks(tmp_path)
+
+
+def test_global_state_and_concurrency(tmp_path: Path) -> None:
+    write(tmp_path, {"wf.py": """
+        import subprocess
+        import threading
+        from collections import defaultdict
+        from dbos import DBOS
+
+        CACHE = {}
+        SEEN = defaultdict(list)
+        LIMIT = 3
+
+        @DBOS.workflow()
+        def work(key: str) -> int:
+            CACHE[key] = 1  # <- RT304
+            SEEN[key].append(1)
+            SEEN.setdefault(key, [])  # <- RT304
+            local = {}
+            local[key] = LIMIT
+            threading.Thread(target=print).start()  # <- RT302
+            return subprocess.run(["true"]).returncode  # <- RT302
+    """})
+    assert_marks(tmp_path)
+
+
+@pytest.mark.parametrize("module_text", ["x = (", "def f(:\n    pass\n"])
+def test_syntax_error_is_a_diagnostic_and_other_files_still_checked(tmp_path: Path, module_text: str) -> None:
+    write(tmp_path, {
+        "broken.py": "from temporalio import workflow\n@workflow.defn\n" + module_text,
+        "ok.py": """
+            import time
+            from temporalio import workflow
+
+            @workflow.defn
+            class Ok:
+                @workflow.run
+                async def run(self) -> float:
+                    return time.time()
+        """,
+    })
+    result = lint(tmp_path)
+    assert [(d.path, d.rule, d.category) for d in result.diagnostics] == [
+        ("broken.py", "RT001", "syntax"), ("ok.py", "RT101", "clock")]
+    assert result.errors == 1 and result.internal_errors == 0
