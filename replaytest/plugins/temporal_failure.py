@@ -366,8 +366,17 @@ class _Builder:
             recorded=recorded,
             issued=issued,
             recorded_context=self.context(position),
+            issued_context=self.issued_context(position, issued),
             source=source or self.run_source,
         )
+
+    def issued_context(self, position: int | None, issued: CommandView | None) -> tuple[CommandView, ...]:
+        """What the code issued up to the divergence: sdk-core matched every command before it, so
+        those are the recorded commands themselves (signals it received are not the code's)."""
+        if position is None:
+            return ()
+        before = [v for v in self.views if v.position is not None and v.position < position and v.kind != "signal"]
+        return tuple(before[-self.radius :]) + ((issued,) if issued is not None and issued.position is not None else ())
 
 
 def placed(
@@ -393,6 +402,7 @@ def placed(
         recorded=recorded,
         issued=issued,
         recorded_context=builder.context(position),
+        issued_context=builder.issued_context(position, issued),
         source=divergence.source,
         severity=divergence.severity,
     )

@@ -291,7 +291,8 @@ class _Session:
         self._group = group
         self._queue: asyncio.Queue[WorkflowHistory | None] | None = None
         self._context: Any = None
-        self._results: AsyncIterator[WorkflowReplayResult] | None = None
+        self._results: Any = None  # the replay iterator's async generator
+        self._histories: Any = None  # our async generator feeding it
         self._replayer: Replayer | None = None
         _OPEN.add(self)
 
@@ -326,15 +327,20 @@ class _Session:
         if self._replayer is None:
             self._replayer = _make_replayer(self._group)
         self._queue = asyncio.Queue()
-        self._context = self._replayer.workflow_replay_iterator(self._feed(self._queue))
+        self._histories = self._feed(self._queue)
+        self._context = self._replayer.workflow_replay_iterator(self._histories)
         self._results = (await self._context.__aenter__()).__aiter__()
 
     async def _close(self) -> None:
-        context, queue = self._context, self._queue
-        self._context = self._results = self._queue = None
-        if context is None or queue is None:
+        context, results, histories = self._context, self._results, self._histories
+        self._context = self._results = self._queue = self._histories = None
+        if context is None:
             return
-        await queue.put(None)
+        # Close both suspended generators here, on their loop; left to the garbage collector they
+        # would be finalised on a loop that may already be stopped.
+        for generator in (results, histories):
+            if generator is not None:
+                await generator.aclose()
         await context.__aexit__(None, None, None)
 
     @staticmethod

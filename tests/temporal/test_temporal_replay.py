@@ -90,6 +90,9 @@ def test_recorded_context_lists_history_commands_in_order(replay):
     divergence = replay("hello_timer_history.json", hello.HelloWithoutTimer).divergence
     context = [(view.position, view.kind, view.name) for view in divergence.recorded_context]
     assert context == [(5, "activity", "say"), (11, "timer", "1"), (16, "activity", "say"), (22, "complete", "")]
+    # What the code issued: the commands before the failure (they matched the history), then its own.
+    issued = [(view.position, view.kind, view.name) for view in divergence.issued_context]
+    assert issued == [(5, "activity", "say"), (11, "activity", "")]
     timer = divergence.recorded
     assert timer.detail["duration"] == "0.100s"
     assert timer.detail["event_type"] == "TimerStarted"

