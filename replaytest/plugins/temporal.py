@@ -2,6 +2,8 @@
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
 from replaytest.plugins import FrameworkPlugin
+from replaytest.plugins.temporal_import import import_command
+from replaytest.plugins.temporal_replay import TemporalReplayer
 
 _WORKFLOW = ("temporalio", "workflow")
 _RANDOM_FUNCTIONS = (
@@ -67,4 +69,4 @@ PROFILE = FrameworkProfile(
     },
 )
 
-PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE)
+PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=TemporalReplayer(), import_command=import_command)
