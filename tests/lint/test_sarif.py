@@ -71,6 +71,13 @@ def assert_valid_for_code_scanning(log: dict[str, Any]) -> None:
                 for key in ("startColumn", "endLine", "endColumn"):
                     if key in region:
                         assert type(region[key]) is int and region[key] >= 1, (key, region)
+            for flow in result.get("codeFlows", []):
+                for thread in flow["threadFlows"]:
+                    assert thread["locations"], "a thread flow needs at least one location"
+                    for step in thread["locations"]:
+                        uri = step.get("location", {}).get("physicalLocation", {}).get("artifactLocation", {}).get("uri")
+                        if uri is not None:
+                            assert not uri.startswith(("/", "file:")) and "://" not in uri, f"code flow uri: {uri}"
             fingerprints = result.get("partialFingerprints")
             assert isinstance(fingerprints, dict) and fingerprints, result
             assert all(_is_text(key) and _is_text(value) for key, value in fingerprints.items())
