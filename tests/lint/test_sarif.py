@@ -11,8 +11,10 @@ structural and written out here.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lintkit import CLOCK_WORKFLOW, run_replaytest
 
@@ -165,3 +167,16 @@ def test_validator_rejects_what_github_rejects() -> None:
         except (AssertionError, KeyError):
             continue
         raise AssertionError(f"validator accepted an invalid log: {broken}")
+
+
+def test_uris_are_percent_encoded_uri_references(make_project) -> None:
+    # artifactLocation.uri is a URI reference (RFC 3986, as SARIF 2.1.0 requires): a space, a non-ASCII
+    # letter or a percent sign in a file name must be percent-encoded, and decoding gives the path back.
+    project = make_project({"my app/w\u00f6rk 100%.py": CLOCK_WORKFLOW})
+    log, report, _ = _sarif(project)
+    assert_valid_for_code_scanning(log)
+    [uri] = [_located(r)[0] for r in _results(log)]
+    [path] = [d["path"] for d in report["diagnostics"]]
+    assert path == "my app/w\u00f6rk 100%.py"
+    assert re.fullmatch(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})+", uri), f"not a URI reference: {uri!r}"
+    assert unquote(uri) == path
