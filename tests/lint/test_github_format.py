@@ -45,6 +45,24 @@ class Odd:
 '''
 
 
+# Idempotency-key messages quote the key's name, so odd header names put %, comma, colon and a newline
+# into the message text itself.
+ODD_KEYS_ACTIVITY = '''\
+"""An activity whose fresh idempotency keys have names that need escaping in annotations."""
+import uuid
+
+import requests
+from temporalio import activity
+
+
+@activity.defn
+def pay() -> None:
+    requests.post("https://pay", headers={"idempotency-key: 100%, v2": str(uuid.uuid4())})
+    requests.post("https://pay", headers={"""Idempotency-Key
+""": str(uuid.uuid4())})
+'''
+
+
 def _annotations(stdout: str) -> list[re.Match[str]]:
     lines = [line for line in stdout.splitlines() if line.startswith("::")]
     matches = [ANNOTATION.match(line) for line in lines]
@@ -54,12 +72,14 @@ def _annotations(stdout: str) -> list[re.Match[str]]:
 
 
 def test_annotations_match_the_json_report_with_escaping(make_project) -> None:
-    project = make_project({"we,ird:dir%/wf.py": ODD_WORKFLOW, "app/wf.py": CLOCK_WORKFLOW})
+    project = make_project(
+        {"we,ird:dir%/wf.py": ODD_WORKFLOW, "app/wf.py": CLOCK_WORKFLOW, "app/pay.py": ODD_KEYS_ACTIVITY}
+    )
     github = run_replaytest("lint", "--format", "github", "--no-cache", ".", cwd=project)
     report = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project).json()
     assert github.returncode == 1, github.describe()
     annotations = _annotations(github.stdout)
-    assert len(annotations) == len(report["diagnostics"]) >= 2
+    assert len(annotations) == len(report["diagnostics"]) >= 4
     by_place = {(m["file"], int(m["line"]), int(m["col"])): m for m in annotations}
     for diagnostic in report["diagnostics"]:
         key = (escape_property(diagnostic["path"]), diagnostic["line"], diagnostic["column"])
@@ -69,6 +89,8 @@ def test_annotations_match_the_json_report_with_escaping(make_project) -> None:
         assert match["level"] == {"error": "error", "warning": "warning"}.get(diagnostic["severity"], "notice")
         if match["end_line"]:
             assert (int(match["end_line"]), int(match["end_col"])) == (diagnostic["end_line"], diagnostic["end_column"])
+    messages = "".join(d["message"] for d in report["diagnostics"])
+    assert all(char in messages for char in "%,:\n"), "the input no longer exercises message escaping"
     odd = [m for m in annotations if m["file"].startswith("we")]
     assert odd and all(m["file"] == "we%2Cird%3Adir%25/wf.py" for m in odd), [m["file"] for m in odd]
 
