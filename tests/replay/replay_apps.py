@@ -15,7 +15,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from replaytest.journal import Prompt, workflow
+from replaytest.journal import NO_RETRY, Prompt, StepFailed, workflow
 
 PLANNER = Prompt("planner", "Plan the work for: {text}")
 PLANNER_REWORDED = Prompt("planner", "Think step by step, then plan the work for: {text}")
@@ -247,3 +247,66 @@ def fetcher_calls_network_directly(ctx: Any, base_url: str) -> str:
     with urllib.request.urlopen(base_url + "/b", timeout=5) as response:  # [network]
         second = response.read().decode()
     return first + second
+
+
+# -- failures, timers, async, continue-as-new -----------------------------------------------------
+
+
+def declined(amount: int) -> str:
+    CALLS.append("declined")
+    raise ValueError("card declined")
+
+
+@workflow("payment")
+def payment_v1(ctx: Any, amount: int) -> str:
+    try:
+        ctx.step("charge", declined, amount, retry=NO_RETRY)
+    except StepFailed as failure:
+        ctx.sleep(60, "back off")
+        return f"failed: {failure.error_type}"
+    return "paid"
+
+
+@workflow("payment")
+def payment_longer_back_off(ctx: Any, amount: int) -> str:
+    try:
+        ctx.step("charge", declined, amount, retry=NO_RETRY)
+    except StepFailed as failure:
+        ctx.sleep(120, "back off")  # [timer-args]
+        return f"failed: {failure.error_type}"
+    return "paid"
+
+
+@workflow("payment")
+async def payment_async(ctx: Any, amount: int) -> str:
+    try:
+        await ctx.step("charge", declined, amount, retry=NO_RETRY)
+    except StepFailed as failure:
+        await ctx.sleep(60, "back off")
+        return f"failed: {failure.error_type}"
+    return "paid"
+
+
+@workflow("payment")
+async def payment_async_clock(ctx: Any, amount: int) -> str:
+    try:
+        await ctx.step("charge", declined, amount, retry=NO_RETRY)
+    except StepFailed as failure:
+        if time.perf_counter() > 0:  # [async-clock]
+            await ctx.sleep(60, "back off")
+        return f"failed: {failure.error_type}"
+    return "paid"
+
+
+@workflow("counter")
+def counter_v1(ctx: Any, n: int) -> int:
+    ctx.step("tick", lookup, n)
+    if n < 2:
+        ctx.continue_as_new(n + 1)
+    return n
+
+
+@workflow("counter")
+def counter_never_continues(ctx: Any, n: int) -> int:
+    ctx.step("tick", lookup, n)  # [no-continue]
+    return n

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from replaytest.history import save_history
-from replaytest.journal import Journal, Worker
+from replaytest.journal import Journal, Timing, Worker
 from replaytest.plugins.journal import PLUGIN
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.divergence import ReplayResult
@@ -23,14 +23,21 @@ def record(
     signals: Iterable[tuple[str, Any]] = (),
 ) -> Path:
     """Run ``fn`` on a fresh SQLite journal until idle, deliver ``signals`` one by one (running until
-    idle after each), and save the run's export as ``<directory>/<name>.json``."""
-    with Journal(directory / f"{name}.sqlite3") as journal:
+    idle after each), and save the run's export as ``<directory>/<name>.json``. The journal's clock is
+    fake and jumps a day whenever the run is idle, so durable timers fire without waiting."""
+    now = [1_700_000_000.0]
+    with Journal(directory / f"{name}.sqlite3", clock=lambda: now[0]) as journal:
         run_id = journal.start(fn, input, run_id=f"run-{name}", workflow_id=f"wf-{name}")
-        worker = Worker(journal, [fn])
-        worker.run_until_idle()
+        worker = Worker(journal, [fn], timing=Timing(sleep=lambda seconds: None))
+
+        def run_due() -> None:
+            while worker.run_until_idle():
+                now[0] += 86_400
+
+        run_due()
         for signal, payload in signals:
             journal.signal(run_id, signal, payload)
-            worker.run_until_idle()
+            run_due()
         path = directory / f"{name}.json"
         save_history(journal.export(run_id), path)
     return path

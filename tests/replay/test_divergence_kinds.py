@@ -190,3 +190,33 @@ def test_malformed_history_is_an_error_naming_file_and_json_path(tmp_path: Path)
     result = replay(bad, apps.recorded)
     assert result.status == "error"
     assert "bad.json" in result.error and "$.workflow" in result.error
+
+
+def test_recorded_failures_are_raised_again_and_timers_compared(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.payment_v1, 10, name="payment")
+    text = history.read_text()
+    assert '"type": "ValueError"' in text and '"duration_s": 60.0' in text
+    apps.CALLS.clear()
+    assert replay(history, apps.payment_v1).status == "passed"
+    assert apps.CALLS == []
+    longer = replay(history, apps.payment_longer_back_off)
+    assert longer.status == "passed"
+    [warning] = longer.warnings
+    assert warning.kind == "args-mismatch" and "sleeps 120s, recorded 60s" in warning.message
+    strict = replay(history, apps.payment_longer_back_off, strict_args=True)
+    assert_diverged(strict, "args-mismatch", 2, apps.payment_longer_back_off, "timer-args")
+
+
+def test_async_workflows_replay_under_the_guards(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.payment_v1, 10, name="payment")
+    assert replay(history, apps.payment_async).status == "passed"
+    result = replay(history, apps.payment_async_clock)
+    assert_diverged(result, "nondeterministic-call", 2, apps.payment_async_clock, "async-clock")
+
+
+def test_continue_as_new_is_a_command_like_any_other(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.counter_v1, 0, name="counter")
+    assert '"kind": "continue-as-new"' in history.read_text()
+    assert replay(history, apps.counter_v1).status == "passed"
+    result = replay(history, apps.counter_never_continues)
+    assert_diverged(result, "missing-command", 2, apps.counter_never_continues, "no-continue")
