@@ -45,6 +45,13 @@ class DivergenceFound(BaseException):
         super().__init__(divergence.message)
 
 
+def as_position(source: Any) -> SourcePosition | None:
+    """A ``SourcePosition`` from one, or from any object with ``path``, ``line`` (and ``function``)."""
+    if source is None or isinstance(source, SourcePosition):
+        return source
+    return SourcePosition(str(source.path), int(source.line), getattr(source, "function", None))
+
+
 @dataclass(slots=True)
 class Recorded:
     """One recorded event in neutral terms; ``payload`` is the replayer's own event object (for results)."""
@@ -64,14 +71,16 @@ class Recorded:
 
 @dataclass(slots=True)
 class Issued:
-    """One command the current code issued, with where in the code it was issued."""
+    """One command the current code issued, with where in the code it was issued. ``source`` is a
+    ``SourcePosition`` or any object with ``path``, ``line`` and ``function`` (a runtime's own call-site
+    type); it is converted only if it ends up in a report, which keeps the per-command cost low."""
 
     kind: str
     name: str
     args_digest: str | None = None
     prompt_version: str | None = None
     patch_id: str | None = None
-    source: SourcePosition | None = None
+    source: Any = None
 
     def view(self, position: int | None) -> CommandView:
         detail = {"patch_id": self.patch_id} if self.patch_id else {}
@@ -88,7 +97,7 @@ class Matcher:
     warnings: list[Divergence] = field(default_factory=list)
     index: int = 0  # the next recorded event to match
     _recent: deque[tuple[int, Issued]] = field(default_factory=lambda: deque(maxlen=_CONTEXT))
-    last_source: SourcePosition | None = None
+    last_source: Any = None  # the source of the last command issued (see Issued.source)
 
     @property
     def resumable(self) -> bool:
@@ -149,7 +158,7 @@ class Matcher:
             self._diverge("args-mismatch", command, event, message)
         self._warn("args-mismatch", command, event, message + " (recorded result used; strict args would fail)")
 
-    def patched(self, patch_id: str, source: SourcePosition | None = None) -> bool:
+    def patched(self, patch_id: str, source: Any = None) -> bool:
         """Temporal-style ``patched(id)``: True (and the marker consumed) if the history has it here."""
         command = Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source)
         self.last_source = source
@@ -187,13 +196,13 @@ class Matcher:
         message: str,
         command: Issued | None = None,
         event: Recorded | None = None,
-        source: SourcePosition | None = None,
+        source: Any = None,
         position: int | None = None,
     ) -> Divergence:
         """Build a divergence at the current position with context (used for guard trips, results)."""
         if position is None:
             position = event.seq if event is not None else self.next_position()
-        source = source or (command.source if command is not None else None)
+        source = as_position(source or (command.source if command is not None else None))
         low = max(0, self.index - _CONTEXT)
         recorded_context = tuple(e.view() for e in self.events[low : self.index + _CONTEXT + 1])
         issued_context = tuple(issued.view(pos) for pos, issued in self._recent)

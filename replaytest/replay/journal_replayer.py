@@ -23,7 +23,7 @@ from replaytest.journal import Command, RunInfo, StepFailed, find_workflow, run_
 from replaytest.journal.commands import Thunk
 from replaytest.journal.workflow import Outcome, definition_of
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
+from replaytest.replay.divergence import Divergence, ReplayResult
 from replaytest.replay.engine import PATCH_MARKER, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
 from replaytest.replay.guards import NondeterministicCall, guarded, orchestration_modules
 
@@ -52,7 +52,7 @@ class ReplayBackend:
         self.matcher = matcher
 
     def execute(self, command: Command, thunk: Thunk) -> Any:
-        source = _source(command)
+        source = command.source  # a CallSite; the matcher converts it only for a report
         if command.kind == "marker" and command.name == PATCH_MARKER:
             return self.matcher.patched(command.patch_id or "", source)
         issued = Issued(
@@ -169,11 +169,6 @@ def _recorded(event: Event) -> Recorded:
         patch_id=event.patch_id,
         payload=event,
     )
-
-
-def _source(command: Command) -> SourcePosition | None:
-    site = command.source
-    return SourcePosition(site.path, site.line, site.function) if site is not None else None
 
 
 def _nondeterministic(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
