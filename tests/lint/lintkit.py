@@ -14,7 +14,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,11 @@ class CliRun:
 
 
 def run_replaytest(
-    *args: str, cwd: Path, timeout: float = 180, env: Mapping[str, str] | None = None
+    *args: str,
+    cwd: Path,
+    timeout: float = 180,
+    env: Mapping[str, str] | None = None,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> CliRun:
     environment = dict(os.environ)
     # A stray cache or colour setting of the developer's shell must not change what the tests see.
@@ -57,6 +61,7 @@ def run_replaytest(
         capture_output=True,
         timeout=timeout,
         env=environment,
+        preexec_fn=preexec_fn,
     )
     return CliRun(
         args=tuple(args),

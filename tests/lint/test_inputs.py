@@ -4,7 +4,10 @@ for a stated reason), never a crash, and the other files are still checked."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,23 +146,48 @@ def test_directory_named_like_a_module_is_walked(make_project) -> None:
     assert findings(explicit.json()) == {("app/weird.py/inner.py", CLOCK_WORKFLOW_LINE, "clock")}
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() == 0,
-    reason="root reads files regardless of permissions, so an unreadable file cannot be made",
-)
+def _without_file_permission_override() -> None:
+    """Run in the child before exec: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the capability
+    bounding set, so even root is refused a file whose mode denies reading (root's effective
+    capabilities after exec are its bounding set)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_capbset_drop = 24
+    for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(pr_capbset_drop, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def _unprivileged_reader():
+    """A preexec function under which a mode-000 file cannot be read, or None when no change is needed
+    (not root). Skips only if this machine can make no such process (root without CAP_SETPCAP)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    if not sys.platform.startswith("linux"):
+        pytest.skip("dropping root's file-permission override needs Linux capabilities")
+    return _without_file_permission_override
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
 def test_unreadable_file_is_reported_and_exit_2(make_project) -> None:
     project = make_project({"app/wf.py": CLOCK_WORKFLOW, "app/secret.py": CLOCK_WORKFLOW})
     secret = project / "app" / "secret.py"
     secret.chmod(0)
+    preexec = _unprivileged_reader()
     try:
-        run = _lint(project)
+        probe = subprocess.run(
+            [sys.executable, "-c", f"open({str(secret)!r}, 'rb').read()"], preexec_fn=preexec, capture_output=True
+        )
+        if probe.returncode == 0:
+            pytest.skip("this process keeps read access to mode-000 files (cannot drop the capability)")
+        run = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project, preexec_fn=preexec)
     finally:
         secret.chmod(0o644)
     _assert_no_crash(run)
     assert run.returncode == 2, run.describe()
     report = run.json()
-    assert "app/secret.py" in {d["path"] for d in report["diagnostics"]} or "app/secret.py" in run.stderr
+    assert ("app/secret.py", 1, "syntax") in findings(report), report["diagnostics"]
     assert GOOD in findings(report)
+    assert report["summary"]["errors"] == 1
 
 
 def test_empty_and_whitespace_only_files_are_fine(make_project) -> None:
