@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import io
 import json
 import re
+import tokenize
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from replaytest.lint.model import Diagnostic
 
@@ -78,18 +80,35 @@ def _glob_matches(relative: str, glob: str) -> bool:
     return "/" not in glob and fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], glob)
 
 
+def _comments(text: str) -> Iterator[tuple[int, str, bool]]:
+    """(line, comment text, comment stands alone on its line) for every real comment; text inside
+    string literals is not a comment. Falls back to a line scan when the file does not tokenize."""
+    lines = text.splitlines()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                line = token.start[0]
+                yield line, token.string, lines[line - 1][: token.start[1]].strip() == ""
+        return
+    except (tokenize.TokenError, SyntaxError, IndexError):
+        pass
+    for number, line in enumerate(lines, start=1):
+        if "#" in line:
+            yield number, line[line.index("#"):], line.lstrip().startswith("#")
+
+
 def suppressions(text: str) -> dict[int, tuple[str, ...] | None]:
     """Line number -> suppressed selectors (None: everything) for one file's text."""
     found: dict[int, tuple[str, ...] | None] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if "replaytest" not in line:
-            continue
-        match = _IGNORE_COMMENT.search(line)
+    if "replaytest" not in text:
+        return found
+    for number, comment, alone in _comments(text):
+        match = _IGNORE_COMMENT.search(comment)
         if match is None:
             continue
         selectors = None if match.group(1) is None else tuple(s.strip() for s in match.group(1).split(",") if s.strip())
         lines = [number]
-        if line.lstrip().startswith("#"):
+        if alone:
             lines.append(number + 1)  # a comment on its own line covers the line below
         for target in lines:
             previous = found.get(target, ())
