@@ -16,7 +16,7 @@ import datetime as _dt
 import inspect
 import random as _random
 import uuid as _uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
 
 from replaytest.history.digest import args_digest
@@ -40,7 +40,7 @@ class RunInfo:
 @dataclass
 class _Position:
     seq: int = 0
-    key_for: int | None = field(default=None)  # the position an idempotency key was handed out for
+    key_for: int | None = None  # the position an idempotency key was handed out for
 
 
 class Context:

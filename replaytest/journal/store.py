@@ -23,7 +23,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from replaytest.history.model import ErrorInfo, Event, History, PromptRef, WorkflowInfo
 from replaytest.journal.context import RunInfo
@@ -407,10 +407,6 @@ class Journal:
             code_version=run["code_version"],
             prompt_versions=prompts,
         )
-
-    def iter_exports(self) -> Iterator[History]:
-        for run_id in self.run_ids():
-            yield self.export(run_id)
 
 
 class _WriteTx:
