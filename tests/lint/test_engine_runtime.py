@@ -1,0 +1,175 @@
+"""The run machinery: cache, process pool, screening, fixes and failure isolation."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from replaytest.config import Config
+from replaytest.lint import engine
+from replaytest.lint.engine import build_context, lint_paths
+from replaytest.lint.fix import apply_fixes
+from replaytest.lint.model import summary_from_json, summary_to_json
+from replaytest.lint.rule import CallFact, Rule
+from replaytest.lint.rules import load_rules
+from replaytest.plugins import load_plugins
+
+PROFILES = [plugin.profile for plugin in load_plugins() if plugin.profile is not None]
+
+WORKFLOW = '''
+import random
+import time
+import uuid
+from datetime import datetime
+from temporalio import workflow
+from helpers_{n} import stamp
+
+@workflow.defn
+class Flow{n}:
+    @workflow.run
+    async def run(self) -> str:
+        started = datetime.now()
+        roll = random.randint(1, {n} + 2)
+        return f"{{started}} {{roll}} {{uuid.uuid4()}} {{stamp()}} {{time.time()}}"
+'''
+HELPER = '''
+import os
+
+def stamp() -> str:
+    return os.environ.get("STAMP", "")
+'''
+
+
+def project(root: Path, count: int) -> Path:
+    for n in range(count):
+        (root / f"flow_{n}.py").write_text(WORKFLOW.format(n=n), encoding="utf-8")
+        (root / f"helpers_{n}.py").write_text(HELPER, encoding="utf-8")
+    (root / "plain.py").write_text("def nothing():\n    return 1\n", encoding="utf-8")
+    return root
+
+
+def run(root: Path, **options) -> list:
+    config = options.pop("config", None) or Config(root=root)
+    result = lint_paths([root], config, PROFILES, context=build_context(config, PROFILES), cwd=root, **options)
+    return result
+
+
+def as_rows(result) -> list:
+    return [d.to_json() | {"fingerprint": d.fingerprint} for d in result.diagnostics]
+
+
+def test_parallel_run_equals_serial_run(tmp_path: Path) -> None:
+    root = project(tmp_path, engine.PARALLEL_THRESHOLD + 4)
+    serial = run(root, use_cache=False, jobs=1)
+    parallel = run(root, use_cache=False, jobs=4)
+    assert as_rows(parallel) == as_rows(serial)
+    assert len(serial.diagnostics) == 5 * (engine.PARALLEL_THRESHOLD + 4)
+    assert serial.files_checked == 2 * (engine.PARALLEL_THRESHOLD + 4) + 1
+
+
+def test_cache_reuses_summaries_and_follows_helper_edits(tmp_path: Path, monkeypatch) -> None:
+    root = project(tmp_path, 2)
+    cold = run(root, use_cache=True, jobs=1)
+    assert list((root / ".replaytest_cache" / "lint").rglob("*.json"))
+
+    parsed: list[str] = []
+    original = engine.summarise_source
+    monkeypatch.setattr(engine, "summarise_source", lambda *a: parsed.append(a[1]) or original(*a))
+    warm = run(root, use_cache=True, jobs=1)
+    assert as_rows(warm) == as_rows(cold)
+    assert parsed == []  # every summary came from the cache, helpers included
+
+    # The helper no longer reads the environment: the unchanged workflow's call-site finding goes away.
+    (root / "helpers_0.py").write_text("def stamp() -> str:\n    return ''\n", encoding="utf-8")
+    edited = run(root, use_cache=True, jobs=1)
+    assert [p for p in parsed if p.endswith("helpers_0.py")] and len(parsed) == 1
+    assert len(edited.diagnostics) == len(cold.diagnostics) - 1
+
+
+def test_no_cache_writes_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path, 1)
+    run(root, use_cache=False, jobs=1)
+    assert not (root / ".replaytest_cache").exists()
+
+
+def test_summary_json_round_trip(tmp_path: Path) -> None:
+    root = project(tmp_path, 1)
+    config = Config(root=root)
+    context = build_context(config, PROFILES)
+    data = (root / "flow_0.py").read_bytes()
+    summary = engine.summarise_source(context, str(root / "flow_0.py"), "flow_0", False, data)
+    assert summary.functions["Flow0.run"].effects
+    assert summary_from_json(json.loads(json.dumps(summary_to_json(summary)))) == summary
+
+
+def test_screened_out_files_are_not_parsed(tmp_path: Path, monkeypatch) -> None:
+    root = project(tmp_path, 1)
+    parsed: list[str] = []
+    original = engine.summarise_source
+    monkeypatch.setattr(engine, "summarise_source", lambda *a: parsed.append(Path(a[1]).name) or original(*a))
+    run(root, use_cache=False, jobs=1)
+    # The workflow is screened in, its helper parsed because the workflow calls it, plain.py never.
+    assert sorted(parsed) == ["flow_0.py", "helpers_0.py"]
+
+
+class ExplodingRule(Rule):
+    """A third-party rule with a bug."""
+
+    code = "XX901"
+    name = "explodes"
+    category = "clock"
+    summary = "Raises on every call"
+    calls = {"time.time": ""}
+
+    def accept_call(self, call: CallFact) -> bool:
+        raise RuntimeError("boom")
+
+
+def test_a_failing_rule_is_an_internal_error_for_that_file_only(tmp_path: Path) -> None:
+    root = project(tmp_path, 1)
+    (root / "other.py").write_text(textwrap.dedent('''
+        import uuid
+        from temporalio import workflow
+
+        @workflow.defn
+        class Other:
+            @workflow.run
+            async def run(self) -> str:
+                return str(uuid.uuid4())
+    '''), encoding="utf-8")
+    config = Config(root=root)
+    context = build_context(config, PROFILES, [ExplodingRule, *load_rules()])
+    result = lint_paths([root], config, PROFILES, use_cache=False, jobs=1, context=context, cwd=root)
+    assert result.internal_errors == 1 and result.errors == 1
+    internal = [d for d in result.diagnostics if d.rule == "RT002"]
+    assert [d.path for d in internal] == ["flow_0.py"] and "boom" in internal[0].message
+    assert any(d.path == "other.py" and d.rule == "RT103" for d in result.diagnostics)
+
+
+def test_fix_rewrites_calls_and_adds_the_import(tmp_path: Path) -> None:
+    source = textwrap.dedent('''
+        """Doc."""
+        import random
+        import time
+        from datetime import datetime
+        from temporalio import workflow as wf_alias
+
+        @wf_alias.defn
+        class Flow:
+            @wf_alias.run
+            async def run(self) -> float:
+                started = datetime.now()  # keep this comment
+                time.sleep(1)
+                return random.uniform(0, 1) + started.timestamp()
+    ''').lstrip()
+    (tmp_path / "flow.py").write_text(source, encoding="utf-8")
+    result = run(tmp_path, use_cache=False, jobs=1)
+    applied = apply_fixes(result.diagnostics, unsafe=False, cwd=tmp_path)
+    assert [(a.original, a.replacement) for a in applied] == [
+        ("datetime.now()", "workflow.now()"), ("random.uniform(0, 1)", "workflow.random().uniform(0, 1)")]
+    fixed = (tmp_path / "flow.py").read_text(encoding="utf-8")
+    assert "started = workflow.now()  # keep this comment" in fixed
+    assert "from temporalio import workflow\n" in fixed and "time.sleep(1)" in fixed  # unsafe fix not applied
+    after = run(tmp_path, use_cache=False, jobs=1)
+    assert [d.rule for d in after.diagnostics] == ["RT303"]
