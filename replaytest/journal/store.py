@@ -378,7 +378,11 @@ class Journal:
         return dict(zip((column[0] for column in cursor.description), row))
 
     def export(self, run_id: str) -> History:
-        """The run as a neutral history (any status). Pending timers and signal waits are not events."""
+        """The run as a neutral history (any status). Pending timers and signal waits are not events.
+
+        Concurrent steps of an async workflow (``asyncio.gather``) can complete out of order; a run caught
+        between them has a later position done and an earlier one not. The history holds the completed
+        prefix only, which is where a resume would stand (the later result is still in the journal)."""
         run = self._run_row(run_id)
         events = []
         prompts: dict[str, str] = {}
@@ -388,6 +392,8 @@ class Journal:
             (run_id,),
         )
         for row in rows:
+            if row[0] != len(events) + 1:
+                break
             prompt = PromptRef(row[4], row[5]) if row[4] is not None else None
             if prompt is not None:
                 prompts[prompt.name] = prompt.version

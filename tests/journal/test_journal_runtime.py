@@ -323,3 +323,32 @@ def test_commands_carry_the_orchestration_source_line(tmp_path: Path) -> None:
     assert issued[0].source is not None
     assert issued[0].source.path == __file__ and issued[0].source.line == line
     assert issued[0].source.function == "test_commands_carry_the_orchestration_source_line"
+
+
+def test_concurrent_async_steps_keep_their_positions_across_a_crash(journal: Journal, clock: FakeClock) -> None:
+    import asyncio
+
+    calls: list[str] = []
+    crash = {"armed": True}
+
+    async def slow(name: str, delay: float) -> str:
+        calls.append(name)
+        await asyncio.sleep(delay)
+        if name == "a" and crash["armed"]:
+            crash["armed"] = False
+            raise Crash  # dies after "b" (the faster one) has been committed
+        return name.upper()
+
+    @workflow(name="fan-out")
+    async def fan_out(ctx, _):
+        return list(await asyncio.gather(ctx.step("a", slow, "a", 0.05), ctx.step("b", slow, "b", 0.0)))
+
+    run_id = journal.start(fan_out)
+    with pytest.raises(Crash):
+        Worker(journal, [fan_out], "w1", lease_s=1).run_once()
+    history = journal.export(run_id)
+    assert history.status == "running" and history.events == ()  # position 2 is done, position 1 is not
+    clock.advance(2)
+    assert Worker(journal, [fan_out], "w2").run_once().result == ["A", "B"]
+    assert calls == ["a", "b", "a"]
+    assert [(e.seq, e.name, e.result) for e in journal.export(run_id).events] == [(1, "a", "A"), (2, "b", "B")]
