@@ -146,3 +146,42 @@ def test_cli_redact_refuses_two_files_with_one_name_into_one_dir(tmp_path: Path)
     result = CliRunner().invoke(cli, ["redact", "--out", str(tmp_path / "out"), str(tmp_path / "a" / "run.json"), str(tmp_path / "b" / "run.json")])
     assert result.exit_code == 2
     assert "same name" in result.output
+
+
+def _json_values():
+    from hypothesis import strategies as st
+
+    keys = st.sampled_from(["email", "Email", "api-key", "token", "name", "id", "items", "nested"])
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8))
+    return st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(keys, inner, max_size=4)), max_leaves=10)
+
+
+def _has_key(value: object, names: set[str]) -> bool:
+    if isinstance(value, dict):
+        return any((key.lower().replace("-", "_") in names and item != "[redacted]") or _has_key(item, names) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_has_key(item, names) for item in value)
+    return False
+
+
+def test_redaction_property_no_secret_key_survives_and_structure_is_kept(tmp_path: Path) -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(_json_values(), _json_values())
+    def check(payload: object, result: object) -> None:
+        data = json.loads(json.dumps(VALID))
+        data["input"] = payload
+        data["events"][1]["result"] = result
+        history = history_from_dict(data)
+        redacted, _ = redact_history(history, Redactor.build(["email", "api_key", "token"]))
+        for value in (redacted.input, redacted.events[1].result):
+            assert not _has_key(value, {"email", "api_key", "token"})
+        assert [(e.seq, e.kind, e.name, e.args_digest) for e in redacted.events] == [
+            (e.seq, e.kind, e.name, e.args_digest) for e in history.events
+        ]
+        target = tmp_path / "run.json"
+        save_history(redacted, target)
+        assert load_history(target) == redacted
+
+    check()
