@@ -11,12 +11,16 @@ DESIGN's kinds, with the recorded side read from the history JSON itself.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from replaytest.plugins.temporal_history import TERMINAL_KINDS, command_views, event_type, event_view, find_event
 from replaytest.replay.divergence import CommandView, Divergence, SourcePosition
+
+if TYPE_CHECKING:
+    from replaytest.plugins.temporal_trace import IssuedCommand
 
 # sdk-core's state machine names (``<name> machine does not handle this event``) → the command kind.
 _MACHINE_KINDS: Mapping[str, str] = {
@@ -72,6 +76,8 @@ _FRAME_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func
 _FAILURE_TYPE_RE = re.compile(r'ApplicationFailureInfo \{ r#type: "(?P<type>[^"]*)"')
 _REASON_RE = re.compile(r"^(?P<reason>\d+|[A-Z_]+): ")
 _LANG_FAIL = ("4", "LANG_FAIL")
+# Issued command kinds ``temporal_trace`` can name (they pass through a workflow outbound interceptor).
+TRACEABLE_KINDS: frozenset[str] = frozenset({"activity", "local-activity", "child-workflow", "signal-external", "continue-as-new"})
 
 
 @dataclass(frozen=True)
@@ -405,4 +411,31 @@ def placed(
         issued_context=builder.issued_context(position, issued),
         source=divergence.source,
         severity=divergence.severity,
+    )
+
+
+def with_traced_command(
+    divergence: Divergence, commands: Sequence[IssuedCommand], events: Sequence[Mapping[str, Any]]
+) -> Divergence:
+    """``divergence`` with the issued command named and its source line, from a traced re-run.
+
+    Commands before the divergence matched the history one for one, so the issued command is the
+    next one of its kind after as many as the history recorded before the diverging event.
+    """
+    issued = divergence.issued
+    if issued is None or issued.kind not in TRACEABLE_KINDS or divergence.position is None:
+        return divergence
+    earlier = sum(
+        1 for view in command_views(events)
+        if view.kind == issued.kind and view.position is not None and view.position < divergence.position
+    )
+    same_kind = [command for command in commands if command.kind == issued.kind]
+    if earlier >= len(same_kind) or (issued.name and same_kind[earlier].name != issued.name):
+        return divergence  # the trace does not line up with sdk-core's account; keep what core said
+    command = same_kind[earlier]
+    named = CommandView(issued.kind, command.name, position=issued.position, detail=issued.detail)
+    message = divergence.message.replace(f"the code now {describe_issued(issued)}", f"the code now {describe_issued(named)}", 1)
+    context = tuple(named if view is issued else view for view in divergence.issued_context)
+    return dataclasses.replace(
+        divergence, issued=named, message=message, issued_context=context, source=command.source or divergence.source
     )

@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
 
-from replaytest.plugins.temporal_failure import Classified, candidate_views, classify, placed
+from replaytest.plugins.temporal_failure import (
+    TRACEABLE_KINDS,
+    Classified,
+    candidate_views,
+    classify,
+    placed,
+    with_traced_command,
+)
 from replaytest.plugins.temporal_history import sniff_temporal_json
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult, SourcePosition
@@ -72,7 +79,7 @@ class TemporalReplayer:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._sessions: dict[tuple[int, ...], _Session] = {}
+        self._sessions: dict[tuple[Any, ...], _Session] = {}
         self._resolved: tuple[WorkflowSet, list[_Group]] | None = None
 
     def sniff(self, head: bytes) -> bool:
@@ -133,6 +140,12 @@ class TemporalReplayer:
         if outcome.replay_failure is None:
             return result
         classified = self._classify(outcome.replay_failure, text, history, session, defn, options)
+        if classified.divergence is not None and classified.divergence.issued is not None:
+            if classified.divergence.issued.kind in TRACEABLE_KINDS:
+                commands = self._trace(group, history)
+                if commands is not None:
+                    events = json.loads(text).get("events", [])
+                    classified.divergence = with_traced_command(classified.divergence, commands, events)
         if classified.divergence is None:
             result.status, result.error = "error", classified.error
         else:
@@ -158,6 +171,25 @@ class TemporalReplayer:
                 classified.divergence = placed(classified.divergence, classified.locate, found, events, radius)
         return classified
 
+    def _trace(self, group: _Group, history: WorkflowHistory) -> list[Any] | None:
+        """The commands the code issues on this history, with their lines (a second, traced replay;
+        only after a divergence). None if the traced replay itself could not run."""
+        from replaytest.plugins.temporal_trace import CommandRecorder
+
+        key = ("trace", *self._key(group))
+        session = self._sessions.get(key)
+        if session is None:
+            session = self._sessions[key] = _Session(group, recorder=CommandRecorder())
+        recorder = session.recorder
+        recorder.commands.clear()
+        try:
+            session.replay(history)
+        except Exception:  # the report keeps sdk-core's account; the first replay already said what differs
+            self._sessions.pop(key, None)
+            session.close()
+            return None
+        return list(recorder.commands)
+
     def _groups(self, workflows: WorkflowSet) -> list[_Group]:
         if self._resolved is None or self._resolved[0] is not workflows:
             self._resolved = (workflows, _resolve(workflows))
@@ -173,7 +205,7 @@ class TemporalReplayer:
                 return group, group.dynamic
         return None, None
 
-    def _key(self, group: _Group) -> tuple[int, ...]:
+    def _key(self, group: _Group) -> tuple[Any, ...]:
         return (id(group.config), *(id(defn.cls) for defn in _definitions(group)))
 
     def _session(self, group: _Group) -> _Session:
@@ -287,8 +319,9 @@ class _Session:
     """One Replayer kept open as a replay iterator on the shared loop thread; histories are pushed
     one at a time and their results pulled back."""
 
-    def __init__(self, group: _Group) -> None:
+    def __init__(self, group: _Group, recorder: Any = None) -> None:
         self._group = group
+        self.recorder = recorder  # a temporal_trace.CommandRecorder for traced sessions
         self._queue: asyncio.Queue[WorkflowHistory | None] | None = None
         self._context: Any = None
         self._results: Any = None  # the replay iterator's async generator
@@ -325,7 +358,8 @@ class _Session:
 
     async def _open(self) -> None:
         if self._replayer is None:
-            self._replayer = _make_replayer(self._group)
+            extra = [self.recorder] if self.recorder is not None else []
+            self._replayer = _make_replayer(self._group, extra)
         self._queue = asyncio.Queue()
         self._histories = self._feed(self._queue)
         self._context = self._replayer.workflow_replay_iterator(self._histories)
@@ -352,13 +386,13 @@ class _Session:
             yield history
 
 
-def _make_replayer(group: _Group) -> Replayer:
+def _make_replayer(group: _Group, extra_interceptors: Sequence[Any] = ()) -> Replayer:
     from temporalio.worker import Replayer
 
     config = group.config
     options: dict[str, Any] = {
         "workflows": [defn.cls for defn in _definitions(group)],
-        "interceptors": list(config.interceptors),
+        "interceptors": [*config.interceptors, *extra_interceptors],
         "plugins": list(config.plugins),
         "workflow_failure_exception_types": list(config.workflow_failure_exception_types),
         "debug_mode": config.debug_mode,

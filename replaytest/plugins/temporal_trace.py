@@ -1,0 +1,89 @@
+"""Recording which commands the current code issues, and from which line, for divergence reports.
+
+sdk-core's message says what kind of command the code issued where the history differs ("Activity
+machine does not handle this event …") but not its name or the line that issued it. After a divergence
+the replayer runs the history once more with ``CommandRecorder`` among the interceptors: its outbound
+interceptor notes every activity, local activity, child workflow, external signal and continue-as-new
+with the first stack frame outside temporalio. Timers and patches have no interceptor hook, so they
+stay unnamed. Only imported after a divergence, when temporalio is known to be installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from temporalio import worker
+
+from replaytest.replay.divergence import SourcePosition
+
+_SKIPPED_PARTS = (f"{os.sep}temporalio{os.sep}", f"{os.sep}asyncio{os.sep}")
+_THIS_FILE = __file__
+
+
+@dataclass(frozen=True)
+class IssuedCommand:
+    kind: str
+    name: str
+    source: SourcePosition | None
+
+
+class CommandRecorder(worker.Interceptor):
+    """Interceptor that appends each intercepted command to ``commands`` (cleared by the caller)."""
+
+    def __init__(self) -> None:
+        self.commands: list[IssuedCommand] = []
+
+    def workflow_interceptor_class(
+        self, input: worker.WorkflowInterceptorClassInput
+    ) -> type[worker.WorkflowInboundInterceptor] | None:
+        recorder = self
+
+        class _Inbound(worker.WorkflowInboundInterceptor):
+            def init(self, outbound: worker.WorkflowOutboundInterceptor) -> None:
+                super().init(_Outbound(outbound, recorder))
+
+        return _Inbound
+
+    def add(self, kind: str, name: str) -> None:
+        self.commands.append(IssuedCommand(kind, name, _caller()))
+
+
+class _Outbound(worker.WorkflowOutboundInterceptor):
+    def __init__(self, next: worker.WorkflowOutboundInterceptor, recorder: CommandRecorder) -> None:
+        super().__init__(next)
+        self._recorder = recorder
+
+    def start_activity(self, input: worker.StartActivityInput) -> Any:
+        self._recorder.add("activity", input.activity)
+        return super().start_activity(input)
+
+    def start_local_activity(self, input: worker.StartLocalActivityInput) -> Any:
+        self._recorder.add("local-activity", input.activity)
+        return super().start_local_activity(input)
+
+    async def start_child_workflow(self, input: worker.StartChildWorkflowInput) -> Any:
+        self._recorder.add("child-workflow", input.workflow)
+        return await super().start_child_workflow(input)
+
+    async def signal_external_workflow(self, input: worker.SignalExternalWorkflowInput) -> None:
+        self._recorder.add("signal-external", input.signal)
+        await super().signal_external_workflow(input)
+
+    def continue_as_new(self, input: worker.ContinueAsNewInput) -> NoReturn:
+        self._recorder.add("continue-as-new", input.workflow or "")
+        super().continue_as_new(input)
+
+
+def _caller() -> SourcePosition | None:
+    """The innermost frame that is the workflow's own code (not temporalio, asyncio or this module)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if path != _THIS_FILE and not any(part in path for part in _SKIPPED_PARTS) and not path.startswith("<"):
+            name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)  # co_qualname: Python 3.11+
+            return SourcePosition(path, frame.f_lineno, name)
+        frame = frame.f_back
+    return None
