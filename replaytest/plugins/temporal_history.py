@@ -79,17 +79,6 @@ def attributes(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return {}
 
 
-def started_info(events: Sequence[Mapping[str, Any]]) -> tuple[str, str | None]:
-    """Workflow type and (when the server recorded it) workflow id from the started event."""
-    if not events or event_type(events[0]) != "WorkflowExecutionStarted":
-        raise ValueError("the first event is not WorkflowExecutionStarted")
-    attrs = attributes(events[0])
-    name = attrs.get("workflowType", {}).get("name")
-    if not name:
-        raise ValueError("the started event names no workflow type")
-    return str(name), attrs.get("workflowId") or None
-
-
 def decode_json_payload(payload: Mapping[str, Any]) -> tuple[bool, Any]:
     """``(True, value)`` for a ``json/plain`` payload in protobuf JSON (base64 metadata and data), else
     ``(False, None)`` — binary, protobuf or encrypted payloads are left alone."""

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from replaytest.plugins.temporal import PLUGIN
-from replaytest.plugins.temporal_history import command_views, event_type, sniff_temporal_json, started_info
+from replaytest.plugins.temporal_history import command_views, event_type, sniff_temporal_json
 
 
 @pytest.mark.parametrize(
@@ -44,15 +44,18 @@ def test_event_type_spellings_normalise_to_core_names():
     assert event_type({"eventType": "ActivityTaskScheduled"}) == "ActivityTaskScheduled"
 
 
-def test_started_info_reads_type_and_id(histories):
-    modern = json.loads((histories / "hello_timer_history.json").read_text())["events"]
-    assert started_info(modern) == ("Hello", "hello-1")
-    old = json.loads((histories / "test_replayer_complete_history.json").read_text())["events"]
-    assert started_info(old) == ("SayHelloWorkflow", None)
-
-
 def test_command_views_name_what_the_history_did(histories):
     events = json.loads((histories / "patched_v2_history.json").read_text())["events"]
     views = [(v.position, v.kind, v.detail.get("patch_id", v.name)) for v in command_views(events)]
     assert views == [(5, "patch", "v2"), (6, "search-attributes", ""), (7, "timer", "1"), (12, "activity", "say"),
                      (18, "complete", "")]
+
+
+def test_plugin_module_does_not_import_temporalio():
+    # temporalio is an optional extra: loading the plugins (for lint, say) must not need it.
+    import subprocess
+    import sys
+
+    code = "import sys, replaytest.plugins.temporal as t; assert t.PLUGIN.replayer; print('temporalio' in sys.modules)"
+    outcome = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert outcome.stdout.strip() == "False", outcome.stderr

@@ -242,3 +242,22 @@ def test_history_that_never_reached_a_worker_passes(replay, histories, tmp_path)
     result = replay(path, hello.Hello)
     assert result.status == "passed"
     assert result.events == 2
+
+
+def test_replay_runs_the_configured_interceptors(replay):
+    from temporalio import worker
+
+    seen: list[str] = []
+
+    class Inbound(worker.WorkflowInboundInterceptor):
+        async def execute_workflow(self, input):  # type: ignore[no-untyped-def]
+            seen.append(input.type.__name__)
+            return await super().execute_workflow(input)
+
+    class Interceptor(worker.Interceptor):
+        def workflow_interceptor_class(self, input):  # type: ignore[no-untyped-def]
+            return Inbound
+
+    config = TemporalReplayConfig(workflows=[hello.Hello], interceptors=[Interceptor()])
+    assert replay("hello_timer_history.json", config).status == "passed"
+    assert seen == ["Hello"]
