@@ -163,26 +163,30 @@ def test_cache_dir_setting_is_used(make_project) -> None:
 
 
 def _generated_project(root: Path, modules: int = 60) -> set[tuple[str, int, str]]:
-    """Write ``modules`` files: every fifth a Temporal workflow calling helpers in two other modules,
-    the rest helpers (half of them reading the clock). Returns the findings the linter must report."""
+    """Write ``modules`` files, each with a helper (every third one reads the clock); every even-numbered
+    one also holds a Temporal workflow calling the helpers of the next two modules and drawing a random
+    number itself. Half the files are orchestration code, well above the engine's threshold for
+    parsing in parallel. Returns the findings the linter must report."""
     expected: set[tuple[str, int, str]] = set()
     (root / "gen").mkdir(parents=True)
     (root / "gen" / "__init__.py").write_text("", encoding="utf-8")
     for index in range(modules):
-        path = root / "gen" / f"mod_{index:03d}.py"
-        if index % 5 == 0:
-            first, second = (index + 1) % modules, (index + 2) % modules
-            lines = [
-                f'"""Generated workflow module {index}."""',
-                "import random",
-                "",
+        relative = f"gen/mod_{index:03d}.py"
+        body = "    return value + time.time()" if index % 3 == 0 else "    return value * 2.0"
+        lines = [f'"""Generated module {index}."""', "import random", "import time", ""]
+        first, second = (index + 1) % modules, (index + 2) % modules
+        if index % 2 == 0:
+            lines += [
                 "from temporalio import workflow",
                 "",
                 "with workflow.unsafe.imports_passed_through():",
                 f"    from gen.mod_{first:03d} import helper_{first}",
                 f"    from gen.mod_{second:03d} import helper_{second}",
-                "",
-                "",
+            ]
+        lines += ["", "", f"def helper_{index}(value: int) -> float:", body]
+        if index % 2 == 0:
+            lines += [
+                "", "",
                 "@workflow.defn",
                 f"class Flow{index}:",
                 "    @workflow.run",
@@ -192,25 +196,11 @@ def _generated_project(root: Path, modules: int = 60) -> set[tuple[str, int, str
                 "        c = random.random()",
                 "        return a + b + c",
             ]
-            expected.add((f"gen/mod_{index:03d}.py", 17, "random"))
-            for line, target in ((15, first), (16, second)):
-                if target % 5 != 0 and target % 2 == 1:
-                    expected.add((f"gen/mod_{index:03d}.py", line, "clock"))
-        else:
-            body = "    return value + time.time()" if index % 2 == 1 else "    return value * 2.0"
-            lines = [
-                f'"""Generated helper module {index}."""',
-                "import time",
-                "",
-                "",
-                f"def helper_{index}(value: int) -> float:",
-                body,
-                "",
-                "",
-                f"def unused_{index}() -> float:",
-                "    return time.monotonic()",
-            ]
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            expected.add((relative, lines.index("        c = random.random()") + 1, "random"))
+            for target, call in ((first, f"        a = helper_{first}(value)"), (second, f"        b = helper_{second}(value)")):
+                if target % 3 == 0:
+                    expected.add((relative, lines.index(call) + 1, "clock"))
+        (root / relative).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return expected
 
 
@@ -224,6 +214,8 @@ def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
     serial = _lint(project, "--no-cache", *SERIAL)
     assert serial.returncode == 1, serial.describe()
     assert serial.stdout == parallel.stdout
+    two_workers = _lint(project, "--no-cache", "--jobs", "2")
+    assert two_workers.stdout == parallel.stdout
 
 
 def test_baseline_counts_identical_findings(make_project, tmp_path: Path) -> None:
