@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 ENGINE = "temporal"
 # Generous: temporalio needs ~4 s for 12,000 events; a replay that takes longer than this is hung.
 REPLAY_TIMEOUT_S = 600.0
+# Replayers kept open per TemporalReplayer; each holds a core worker, so tests that replay against many
+# different workflow sets do not accumulate them.
+MAX_OPEN_SESSIONS = 8
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class _Group:
     config: TemporalReplayConfig
     by_type: dict[str, Any] = field(default_factory=dict)  # workflow type name -> temporalio _Definition
     dynamic: Any = None
+    user_config: bool = True  # False for the default group of loose workflow classes
 
 
 class TemporalReplayer:
@@ -139,13 +143,14 @@ class TemporalReplayer:
             return result
         if outcome.replay_failure is None:
             return result
-        classified = self._classify(outcome.replay_failure, text, history, session, defn, options)
-        if classified.divergence is not None and classified.divergence.issued is not None:
-            if classified.divergence.issued.kind in TRACEABLE_KINDS:
-                commands = self._trace(group, history)
-                if commands is not None:
-                    events = json.loads(text).get("events", [])
-                    classified.divergence = with_traced_command(classified.divergence, commands, events)
+        # From here on only after a failure: read the events as JSON for the report.
+        events = json.loads(text).get("events", [])
+        classified = self._classify(outcome.replay_failure, events, history, session, defn, options)
+        issued = classified.divergence.issued if classified.divergence is not None else None
+        if classified.divergence is not None and issued is not None and issued.kind in TRACEABLE_KINDS:
+            commands = self._trace(group, history)
+            if commands is not None:
+                classified.divergence = with_traced_command(classified.divergence, commands, events)
         if classified.divergence is None:
             result.status, result.error = "error", classified.error
         else:
@@ -153,12 +158,11 @@ class TemporalReplayer:
         return result
 
     def _classify(
-        self, failure: BaseException, text: str, history: WorkflowHistory, session: _Session, defn: Any,
+        self, failure: BaseException, events: list[Any], history: WorkflowHistory, session: _Session, defn: Any,
         options: ReplayOptions,
     ) -> Classified:
         from temporalio.workflow import NondeterminismError
 
-        events = json.loads(text).get("events", [])
         radius = 6 if options.details else 3
         classified = classify(
             failure, events, _run_source(defn), nondeterminism=isinstance(failure, NondeterminismError),
@@ -176,17 +180,13 @@ class TemporalReplayer:
         only after a divergence). None if the traced replay itself could not run."""
         from replaytest.plugins.temporal_trace import CommandRecorder
 
-        key = ("trace", *self._key(group))
-        session = self._sessions.get(key)
-        if session is None:
-            session = self._sessions[key] = _Session(group, recorder=CommandRecorder())
+        session = self._session(group, traced=True, make_recorder=CommandRecorder)
         recorder = session.recorder
         recorder.commands.clear()
         try:
             session.replay(history)
         except Exception:  # the report keeps sdk-core's account; the first replay already said what differs
-            self._sessions.pop(key, None)
-            session.close()
+            self._drop(group, traced=True)
             return None
         return list(recorder.commands)
 
@@ -205,18 +205,26 @@ class TemporalReplayer:
                 return group, group.dynamic
         return None, None
 
-    def _key(self, group: _Group) -> tuple[Any, ...]:
-        return (id(group.config), *(id(defn.cls) for defn in _definitions(group)))
+    def _key(self, group: _Group, traced: bool) -> tuple[Any, ...]:
+        # Loose classes get a fresh default config per WorkflowSet; key them by the classes alone so a
+        # new WorkflowSet of the same classes reuses the open Replayer. The session keeps the classes
+        # (and a user's config) alive, so their ids cannot be reused while the key is in use.
+        config = id(group.config) if group.user_config else 0
+        return (traced, config, *(id(defn.cls) for defn in _definitions(group)))
 
-    def _session(self, group: _Group) -> _Session:
-        key = self._key(group)
-        session = self._sessions.get(key)
+    def _session(self, group: _Group, traced: bool = False, make_recorder: Any = None) -> _Session:
+        key = self._key(group, traced)
+        session = self._sessions.pop(key, None)
         if session is None:
-            session = self._sessions[key] = _Session(group)
+            session = _Session(group, recorder=make_recorder() if make_recorder else None)
+        self._sessions[key] = session  # most recently used last
+        while len(self._sessions) > MAX_OPEN_SESSIONS:
+            oldest = next(iter(self._sessions))
+            self._sessions.pop(oldest).close()
         return session
 
-    def _drop(self, group: _Group) -> None:
-        session = self._sessions.pop(self._key(group), None)
+    def _drop(self, group: _Group, traced: bool = False) -> None:
+        session = self._sessions.pop(self._key(group, traced), None)
         if session is not None:
             session.close()
 
@@ -234,7 +242,7 @@ def _resolve(workflows: WorkflowSet) -> list[_Group]:
     are ignored — the WorkflowSet is shared by every replayer."""
     from temporalio.workflow import _Definition
 
-    default = _Group(TemporalReplayConfig())
+    default = _Group(TemporalReplayConfig(), user_config=False)
     groups: list[_Group] = []
 
     def add(group: _Group, cls: type) -> None:
@@ -308,7 +316,11 @@ def _first_failing(candidates: list[Any], history: WorkflowHistory, session: _Se
     while low < high:
         middle = (low + high) // 2
         prefix = WorkflowHistory(history.workflow_id, events[: candidates[middle].position])
-        if session.replay(prefix).replay_failure is not None:
+        try:
+            failed = session.replay(prefix).replay_failure is not None
+        except Exception:  # cannot narrow it down: report without a position rather than not at all
+            return None
+        if failed:
             high = middle
         else:
             low = middle + 1

@@ -261,3 +261,24 @@ def test_replay_runs_the_configured_interceptors(replay):
     config = TemporalReplayConfig(workflows=[hello.Hello], interceptors=[Interceptor()])
     assert replay("hello_timer_history.json", config).status == "passed"
     assert seen == ["Hello"]
+
+
+def test_open_replayers_are_reused_per_class_set_and_bounded(histories):
+    from replaytest.plugins.temporal_replay import MAX_OPEN_SESSIONS, TemporalReplayer
+    from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+
+    replayer = TemporalReplayer()
+    path = histories / "hello_timer_history.json"
+    try:
+        for _ in range(3):  # a new WorkflowSet of the same class each time, as the replay_history fixture makes
+            assert replayer.replay(path, WorkflowSet((hello.Hello,)), ReplayOptions()).status == "passed"
+        assert len(replayer._sessions) == 1
+        variants = [hello.HelloTimerFirst, hello.HelloRenamedFirst, hello.HelloRenamedSecond, hello.HelloWithoutTimer,
+                    hello.HelloWithoutFirstActivity, hello.HelloWithoutSecondActivity, hello.HelloExtraTimer,
+                    hello.HelloFailsAtEnd, hello.Hello]
+        for workflow in variants:
+            assert replayer.replay(path, WorkflowSet((workflow,)), ReplayOptions()).status in ("passed", "diverged")
+        assert len(replayer._sessions) <= MAX_OPEN_SESSIONS
+    finally:
+        replayer.close()
+    assert not replayer._sessions
