@@ -428,5 +428,5 @@ class _WriteTx:
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         if kind is None:
             self.db.execute("COMMIT")
-        else:
+        elif self.db.in_transaction:  # a failed COMMIT may already have ended it
             self.db.execute("ROLLBACK")
