@@ -225,3 +225,30 @@ def test_version_flag(tmp_path: Path) -> None:
     assert run.returncode == 0, run.describe()
     assert version("replaytest") in run.stdout
     assert "replaytest" in run.stdout
+
+
+ODD_KEY_ACTIVITY = '''\
+"""An activity whose fresh idempotency key has a name spanning two source lines."""
+import uuid
+
+import requests
+from temporalio import activity
+
+
+@activity.defn
+def pay() -> None:
+    requests.post("https://pay", headers={"""Idempotency-Key
+""": str(uuid.uuid4())})
+'''
+
+
+def test_text_format_keeps_each_diagnostic_on_one_line(make_project) -> None:
+    # Messages quote names from the source; a newline in such a name must not split the
+    # `path:line:col: RULE message` line that editors and problem matchers parse.
+    project = make_project({"app/pay.py": ODD_KEY_ACTIVITY})
+    report = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project).json()
+    assert [d["category"] for d in report["diagnostics"]] == ["idempotency-key"]
+    text = run_replaytest("lint", "--no-cache", ".", cwd=project)
+    located = [line for line in text.stdout.splitlines() if line.startswith("app/pay.py:")]
+    assert len(located) == 1 and TEXT_LINE.match(located[0]), text.describe()
+    assert located[0].rstrip().endswith(report["diagnostics"][0]["message"].splitlines()[-1].strip()), text.describe()
