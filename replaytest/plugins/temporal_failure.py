@@ -71,7 +71,17 @@ _TIMER_ID_RE = re.compile(r"Timer fired event did not have expected timer id (?P
 _PATCH_GONE_RE = re.compile(r"Non-deprecated patch marker encountered for change (?P<patch>.+?), but there is no corresponding")
 _PATCH_ID_RE = re.compile(r"Change id (?P<issued>.+?) does not match expected id (?P<recorded>.+)")
 _LOCAL_RESULT_RE = re.compile(r"Local activity \(seq \d+\) (?:completed successfully locally, but history said it failed|failed locally, but history said it completed)")
-_SANDBOX_RE = re.compile(r"Cannot access (?P<call>[\w.]+?)(?:\.__call__)? from inside a workflow")
+_SANDBOX_RE = re.compile(r"Cannot access (?P<call>[\w.]+?)(?P<called>\.__call__)? from inside a workflow")
+# Deterministic replacements the Temporal SDK offers for what its sandbox stops most often.
+_SANDBOX_ADVICE: Mapping[str, str] = {
+    "datetime.datetime.now": "workflow.now()",
+    "datetime.datetime.utcnow": "workflow.now()",
+    "datetime.date.today": "workflow.now().date()",
+    "time.time": "workflow.time()",
+    "time.time_ns": "workflow.time_ns()",
+    "uuid.uuid4": "workflow.uuid4()",
+    "uuid.uuid1": "workflow.uuid4()",
+}
 _FRAME_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>[^\s\\]+)')
 _FAILURE_TYPE_RE = re.compile(r'ApplicationFailureInfo \{ r#type: "(?P<type>[^"]*)"')
 _REASON_RE = re.compile(r"^(?P<reason>\d+|[A-Z_]+): ")
@@ -202,9 +212,10 @@ def classify(
         patch = match["patch"]
         recorded = builder.first_patch(patch)
         position = recorded.position if recorded else None
+        where = f"history event {position}" if position is not None else "the history"
         return Classified(builder.build(
             "patch-mismatch", position, recorded, None,
-            f"history event {position} recorded patch {patch!r}, the code no longer calls workflow.patched({patch!r});"
+            f"{where} recorded patch {patch!r}, the code no longer calls workflow.patched({patch!r});"
             f" keep the patch (or workflow.deprecate_patch({patch!r})) until no open run predates it",
         ))
 
@@ -271,21 +282,23 @@ def _task_failure(
     builder = _Builder(events, run_source, message, radius)
     if sandbox:
         call = sandbox["call"]
-        issued = CommandView("call", call)
+        use = f"calls {call}()" if sandbox["called"] else f"uses {call}"
+        advice = _SANDBOX_ADVICE.get(call)
+        instead = f"use {advice}" if advice else "use a workflow.* equivalent or move it into an activity"
         return Classified(builder.build(
-            "nondeterministic-call", None, None, issued,
-            f"the code calls {call}() during replay, which the Temporal sandbox forbids in workflow code"
-            f" (it would differ on every replay); use the workflow.* equivalent or an activity",
+            "nondeterministic-call", None, None, CommandView("call", call),
+            f"the code {use} during replay, which the Temporal sandbox forbids in workflow code"
+            f" (it would differ between the original run and every replay); {instead}",
             source=user_frames[-1] if user_frames else run_source,
         ))
     if reason and reason["reason"] in _LANG_FAIL and user_frames:
         failure_type = _FAILURE_TYPE_RE.search(text)
         raised = f"{failure_type['type']}: {message}" if failure_type and failure_type["type"] else message
         close = builder.close_view()
-        recorded_text = describe_recorded(close) if close else "no failure at this point"
+        recorded_text = f"the history {describe_recorded(close)}" if close else "the history has no such failure"
         return Classified(builder.build(
             "result-mismatch", close.position if close else None, close, CommandView("task-failure", raised),
-            f"the code now raises {raised} during replay; the history {recorded_text}",
+            f"the code now raises {raised} during replay; {recorded_text}",
             source=user_frames[-1],
         ))
     return Classified(error=f"replay failed: {message}")

@@ -60,3 +60,15 @@ def test_task_failure_without_workflow_code_frames_is_an_error_not_a_divergence(
     classified = classify(RuntimeError(text), _events(histories), None, nondeterminism=False)
     assert classified.divergence is None
     assert "Failed decoding arguments" in classified.error
+
+
+def test_sandbox_violation_names_the_call_and_its_deterministic_replacement(histories):
+    text = ('4: Workflow activation completion failed: Failure { failure: Some(Failure { message: "Cannot access '
+            'uuid.uuid4.__call__ from inside a workflow. If this is code from a module not used in a workflow, mark '
+            'the import as pass through.", source: "", stack_trace: "  File \\"/app/wf.py\\", line 12, in run\\n" }) }')
+    divergence = classify(RuntimeError(text), _events(histories), None, nondeterminism=False).divergence
+    assert divergence.kind == "nondeterministic-call"
+    assert divergence.issued.name == "uuid.uuid4"
+    assert "calls uuid.uuid4()" in divergence.message
+    assert "use workflow.uuid4()" in divergence.message
+    assert (divergence.source.path, divergence.source.line) == ("/app/wf.py", 12)
