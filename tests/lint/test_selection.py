@@ -188,3 +188,37 @@ def test_suppression_text_inside_a_string_does_not_suppress(make_project) -> Non
     )
     project = make_project({"app/wf.py": source})
     assert findings(_lint(project).json()) == {CLOCK, RANDOM, UUID}
+
+
+DBOS_WORKFLOW = '''\
+"""A DBOS workflow with one clock finding."""
+import time
+
+from dbos import DBOS
+
+
+@DBOS.workflow()
+def settle() -> float:
+    return time.time()
+'''
+
+
+def test_frameworks_setting_turns_profiles_off(make_project) -> None:
+    files = {"app/wf.py": MIXED, "app/settle.py": DBOS_WORKFLOW}
+    dbos_clock = ("app/settle.py", line_of(DBOS_WORKFLOW, "time.time()"), "clock")
+    everything = make_project(files, name="all")
+    assert findings(_lint(everything).json()) == {CLOCK, RANDOM, UUID, dbos_clock}
+    only_dbos = make_project(files, pyproject='[tool.replaytest]\nframeworks = ["dbos"]\n', name="dbos-only")
+    assert findings(_lint(only_dbos).json()) == {dbos_clock}
+
+
+def test_exclude_on_the_command_line(make_project) -> None:
+    project = make_project({"app/wf.py": MIXED, "app/generated/wf.py": MIXED})
+    assert findings(_lint(project, "--exclude", "app/generated/*").json()) == {CLOCK, RANDOM, UUID}
+
+
+def test_explicit_config_file(make_project, tmp_path) -> None:
+    project = make_project({"app/wf.py": MIXED})
+    other = tmp_path / "strict.toml"
+    other.write_text('[tool.replaytest]\nselect = ["uuid"]\n', encoding="utf-8")
+    assert findings(_lint(project, "--config", str(other)).json()) == {UUID}
