@@ -70,6 +70,9 @@ _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", 
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard",
                        "setdefault", "popitem", "appendleft", "extendleft", "popleft", "sort", "reverse"})
 _UNORDERED = frozenset({"set", "listing", "dict"})
+# What a trace names as the origin of an unordered value.
+_SET_ORIGINS = frozenset({"builtins.set", "builtins.frozenset", "builtins.dict", "builtins.dict.fromkeys"})
+_DEFAULT_ORIGINS = {"set": "builtins.set", "listing": "os.listdir", "dict": "builtins.dict"}
 # Fields that never hold code worth visiting (whitespace, punctuation, parentheses).
 _SKIPPED_FIELDS = frozenset({
     "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
@@ -831,19 +834,23 @@ class ModuleCollector:
     def _unordered(self, node: cst.CSTNode, source: str, how: str) -> None:
         if self.function is None or self.function.kind == STEP:
             return
-        use = UnorderedUse(node, source, how)
+        use = UnorderedUse(node, source, how, _short_text(node))
+        origin = self.resolve(node.func) if isinstance(node, cst.Call) else None
+        if origin is None or not (origin in _LISTING_CALLS or origin in _SET_ORIGINS):
+            origin = _DEFAULT_ORIGINS[source]
         for rule in self.ctx.unordered_rules:
             description = rule.check_unordered(use)
             if description is not None:
-                self._effect(rule, node, _short_text(node), description)
+                self._effect(rule, node, description, origin)
                 return
 
     def _global_write(self, node: cst.CSTNode, name: str, how: str) -> None:
         write = GlobalWrite(node, name, how)
+        qualname = f"{self.module}.{name}" + (f".{how[:-2]}" if how.endswith("()") else "")
         for rule in self.ctx.global_rules:
             description = rule.check_global_write(write)
             if description is not None:
-                self._effect(rule, node, name, description)
+                self._effect(rule, node, description, qualname)
                 return
 
     def _check_key(self, node: cst.CSTNode, key: str, value: cst.BaseExpression) -> None:

@@ -68,6 +68,7 @@ class UnorderedUse:
     node: cst.CSTNode
     source: str  # "set", "listing" or "dict"
     how: str  # "iterates", "joins", "lists", ...
+    text: str  # the expression as written, shortened
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class GlobalWrite:
 
     node: cst.CSTNode
     name: str
-    how: str  # "global statement", "append", "item assignment", ...
+    how: str  # "global statement", "item assignment", "augmented assignment", "del", or "append()" etc.
 
 
 @dataclass(frozen=True)

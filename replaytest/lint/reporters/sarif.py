@@ -4,6 +4,8 @@ line-independent partial fingerprints, and the trace as a code flow."""
 from __future__ import annotations
 
 import json
+from collections import Counter
+from urllib.parse import quote
 from typing import Any, Mapping
 
 from replaytest import __version__
@@ -30,7 +32,7 @@ def _rule_descriptor(rule: Rule) -> dict[str, Any]:
 def _location(d: Diagnostic, message: str | None = None) -> dict[str, Any]:
     location: dict[str, Any] = {
         "physicalLocation": {
-            "artifactLocation": {"uri": d.path, "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": quote(d.path, safe="/"), "uriBaseId": "%SRCROOT%"},
             "region": {"startLine": d.line, "startColumn": d.column, "endLine": d.end_line, "endColumn": d.end_column},
         }
     }
@@ -43,14 +45,19 @@ def render_sarif(result: LintResult, rules: Mapping[str, Rule]) -> str:
     ordered = sorted(rules.values(), key=lambda rule: rule.code)
     index = {rule.code: position for position, rule in enumerate(ordered)}
     results = []
+    # Identical findings (same file, rule, message and trace) are told apart by their order of
+    # occurrence, which a line shift elsewhere does not change.
+    occurrences: Counter = Counter()
     for d in result.diagnostics:
+        occurrence = occurrences[d.fingerprint]
+        occurrences[d.fingerprint] += 1
         item: dict[str, Any] = {
             "ruleId": d.rule,
             "ruleIndex": index.get(d.rule, -1),
             "level": "error",
             "message": {"text": d.message},
             "locations": [_location(d)],
-            "partialFingerprints": {"replaytestFingerprint/v1": d.fingerprint},
+            "partialFingerprints": {"replaytestFingerprint/v1": f"{d.fingerprint}:{occurrence}"},
         }
         if d.trace:
             steps = [{"location": _location(d, f"called from {d.trace[0]}")}]

@@ -48,14 +48,15 @@ class DependsOnUnstableOrder(Rule):
         return len(positional) == 1 and call.kind_of(positional[0]) == "str"
 
     def check_unordered(self, use: UnorderedUse) -> str | None:
-        return f"{use.how} {_SOURCES.get(use.source, use.source)}"
+        return f"{use.text}: {use.how} {_SOURCES.get(use.source, use.source)}"
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         replacement = (profile.replacements.get(self.category) if profile else None) or DEFAULT_REPLACEMENTS[self.category]
-        if effect.qualname == "builtins.hash":
-            what = f"{effect.subject} is salted per process"
+        if effect.qualname == "builtins.hash" and effect.subject.endswith("()"):
+            what = f"{effect.subject} of a str or bytes is salted per process"
+            replacement = "a stable digest (zlib.crc32, hashlib)"
         else:
-            what = f"{effect.subject} {effect.qualname}, whose order changes between runs"
+            what = f"{effect.subject}, whose order changes between runs"
         if via is not None:
             return f"{via} reaches code where {what}; use {replacement}"
         return f"{what}; use {replacement}"

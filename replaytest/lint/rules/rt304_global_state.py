@@ -35,11 +35,17 @@ class WritesModuleState(Rule):
     what = "writes module-level state"
 
     def check_global_write(self, write: GlobalWrite) -> str | None:
-        return write.how
+        spelled = {
+            "global statement": f"global {write.name}",
+            "item assignment": f"{write.name}[...] = ...",
+            "augmented assignment": f"{write.name} += ...",
+            "del": f"del {write.name}[...]",
+        }
+        return spelled.get(write.how, f"{write.name}.{write.how}")
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         replacement = (profile.replacements.get(self.category) if profile else None) or DEFAULT_REPLACEMENTS[self.category]
-        what = f"{effect.subject} ({effect.qualname}) writes module-level state"
+        what = f"{effect.subject} writes module-level state"
         if via is not None:
             return f"{via} reaches code where {what}; use {replacement}"
         return f"{what} in workflow code; use {replacement}"
