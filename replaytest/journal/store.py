@@ -366,6 +366,11 @@ class Journal:
         """The run this one continued as new into, if any."""
         return self._run_row(run_id)["continued_to"]
 
+    def next_wake(self) -> float | None:
+        """The earliest time a parked run becomes due (timers and signal timeouts), if any."""
+        row = self._db.execute("SELECT MIN(wake_at) FROM runs WHERE status = 'parked'").fetchone()
+        return row[0]
+
     def run_ids(self, status: str | None = None) -> list[str]:
         query = "SELECT run_id FROM runs" + (" WHERE status = ?" if status else "") + " ORDER BY created_at, run_id"
         return [row[0] for row in self._db.execute(query, (status,) if status else ())]

@@ -15,7 +15,8 @@ import inspect
 import json
 import os
 import socket
-from typing import Any, Awaitable, Iterable
+import time
+from typing import Any, Awaitable, Callable, Iterable
 
 from replaytest.history.model import ErrorInfo, Event
 from replaytest.journal.commands import Command, Thunk
@@ -210,6 +211,20 @@ class Worker:
             self.journal.finish(claim, "completed", result=outcome.result)
         else:
             self.journal.finish(claim, "failed", error=outcome.error)
+
+    def run(self, stop: Callable[[], bool], poll_s: float = 0.5, sleep: Callable[[float], None] = time.sleep) -> int:
+        """Serve until ``stop()`` is true: execute whatever is ready, then wait for the next parked run's
+        wake time or ``poll_s``, whichever is sooner (signals and new runs are noticed within
+        ``poll_s``). Returns how many executions ran."""
+        count = 0
+        while not stop():
+            count += self.run_until_idle()
+            if stop():
+                break
+            wake = self.journal.next_wake()
+            now = self.journal.clock()
+            sleep(poll_s if wake is None else max(0.0, min(poll_s, wake - now)))
+        return count
 
     def run_until_idle(self, limit: int | None = None) -> int:
         """Execute ready runs until none is ready (parked runs not yet due do not count); returns how

@@ -352,3 +352,22 @@ def test_concurrent_async_steps_keep_their_positions_across_a_crash(journal: Jou
     assert Worker(journal, [fan_out], "w2").run_once().result == ["A", "B"]
     assert calls == ["a", "b", "a"]
     assert [(e.seq, e.name, e.result) for e in journal.export(run_id).events] == [(1, "a", "A"), (2, "b", "B")]
+
+
+def test_worker_run_serves_until_stopped_sleeping_until_the_next_wake(journal: Journal, clock: FakeClock) -> None:
+    @workflow(name="napper")
+    def napper(ctx, seconds):
+        ctx.sleep(seconds)
+        return seconds
+
+    short, long = journal.start(napper, 2), journal.start(napper, 10)
+    pauses: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        clock.advance(seconds)
+
+    executions = Worker(journal, [napper], "w").run(stop=lambda: journal.status(long) == "completed", poll_s=5, sleep=sleep)
+    assert (journal.result(short), journal.result(long)) == (2, 10)
+    assert executions == 4
+    assert pauses == [2, 5, 3]  # to the short timer, one poll interval, then to the long timer
