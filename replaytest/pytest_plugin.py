@@ -176,9 +176,7 @@ class ReplaySession:
         if not counts.histories:
             return
         terminalreporter.section("replaytest")
-        parts = [f"{counts.passed} passed", f"{counts.diverged} diverged"]
-        if counts.stale:
-            parts.append(f"{counts.stale} stale")
+        parts = [f"{counts.passed} passed", f"{counts.diverged} diverged", f"{counts.stale} stale"]
         if counts.error:
             parts.append(f"{counts.error} error")
         terminalreporter.line(f"replayed {counts.histories} histories: {', '.join(parts)}")

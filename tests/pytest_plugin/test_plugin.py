@@ -50,7 +50,7 @@ def test_default_run_replays_histories_along_with_tests_once_each(pytester: pyte
     make_project(pytester)
     result = pytester.runpytest("-v")
     result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["*= replaytest =*", "replayed 3 histories: 3 passed, 0 diverged", "prompt drift: 0 warning(s)"])
+    result.stdout.fnmatch_lines(["*= replaytest =*", "replayed 3 histories: 3 passed, 0 diverged, 0 stale", "prompt drift: 0 warning(s)"])
 
 
 def test_no_double_collection_when_the_histories_are_also_named(pytester: pytest.Pytester) -> None:
@@ -112,7 +112,7 @@ def test_a_divergence_fails_with_the_plain_report_and_a_hint(pytester: pytest.Py
             "*histories/support_agent-question.json: support_agent id ticket-question: diverged (4 recorded events)",
             "  command-mismatch at event #2: the code issued step 'load orders' where the history recorded step 'fetch orders'",
             "    at        shop/agent.py:*in support_agent",
-            "replayed 3 histories: 0 passed, 3 diverged",
+            "replayed 3 histories: 0 passed, 3 diverged, 0 stale",
             "next: replaytest replay histories/support_agent-question.json --details --workflows shop.agent:support_agent",
         ]
     )
@@ -197,7 +197,7 @@ def test_a_malformed_history_fails_naming_the_file_and_json_path(pytester: pytes
     )
     result = pytester.runpytest()
     result.assert_outcomes(passed=4, failed=1)
-    result.stdout.fnmatch_lines(["*zz-broken.json*$.workflow.id*expected a string*", "replayed 4 histories: 3 passed, 0 diverged, 1 error"])
+    result.stdout.fnmatch_lines(["*zz-broken.json*$.workflow.id*expected a string*", "replayed 4 histories: 3 passed, 0 diverged, 0 stale, 1 error"])
 
 
 def test_other_json_files_under_the_replay_paths_are_ignored(pytester: pytest.Pytester) -> None:
@@ -211,7 +211,7 @@ def test_xdist_merges_the_summary_on_the_controller(pytester: pytest.Pytester) -
     make_project(pytester, agent=AGENT.replace('"issue refund"', '"refund"'))
     result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2")
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines(["replayed 3 histories: 2 passed, 1 diverged", "next: replaytest replay histories/support_agent-refund-approved.json*"])
+    result.stdout.fnmatch_lines(["replayed 3 histories: 2 passed, 1 diverged, 0 stale", "next: replaytest replay histories/support_agent-refund-approved.json*"])
 
 
 def test_replay_history_fixture_and_marker(pytester: pytest.Pytester) -> None:
