@@ -6,9 +6,9 @@
   to replay it against is left alone). Nothing configured: the plugin does nothing.
 * **Collection**: one item per history file (``path/to/run.json::replay``), found by pytest's own
   directory walk, so ``-k``, ``--lf`` and xdist work and the order is pytest's sorted order. When pytest
-  runs with its default arguments (``testpaths`` or the invocation dir) the replay paths are added to
-  them unless an argument already covers them, so ``python -m pytest`` runs histories along with tests,
-  each once. With explicit arguments only what they name runs. A file is only sniffed (first bytes)
+  runs the whole project (``testpaths``, or no arguments from the rootdir) the replay paths are added to
+  its arguments unless one already covers them, so ``python -m pytest`` runs histories along with tests,
+  each once. With explicit arguments, or from a subdirectory, only what pytest was pointed at runs. A file is only sniffed (first bytes)
   at collection; it is replayed when its item runs.
 * **Current code**: ini ``replay_workflows`` (``module:attr`` lines), else ``[tool.replaytest.replay]
   workflows``, plus whatever ``pytest_replaytest_workflows(config)`` hooks return.
@@ -260,8 +260,17 @@ def pytest_configure(config: pytest.Config) -> None:
     session = _settings(config)
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "replaytest-session")
-    if session.paths and config.args_source != pytest.Config.ArgsSource.ARGS:
+    if session.paths and _default_run(config):
         _add_default_args(config, session)
+
+
+def _default_run(config: pytest.Config) -> bool:
+    """pytest runs "the project" (``testpaths``, or no arguments from the rootdir); run from a
+    subdirectory without arguments it runs that subdirectory only, so histories are not added."""
+    source = config.args_source
+    if source == pytest.Config.ArgsSource.TESTPATHS:
+        return True
+    return source == pytest.Config.ArgsSource.INVOCATION_DIR and config.invocation_params.dir == config.rootpath
 
 
 def _add_default_args(config: pytest.Config, session: ReplaySession) -> None:

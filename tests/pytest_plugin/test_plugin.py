@@ -67,6 +67,13 @@ def test_explicit_arguments_run_only_what_they_name(pytester: pytest.Pytester) -
     assert collected(pytester.runpytest("--collect-only", "-q", one)) == [f"{one}::replay"]
 
 
+def test_running_from_a_subdirectory_runs_only_that_subdirectory(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(pytester.path / "tests")
+        assert collected(pytester.runpytest("--collect-only", "-q")) == ["tests/test_unit.py::test_unit"]
+
+
 def test_keyword_selection(pytester: pytest.Pytester) -> None:
     make_project(pytester)
     result = pytester.runpytest("-k", "refund", "--collect-only", "-q")
