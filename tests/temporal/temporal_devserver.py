@@ -32,6 +32,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class _ExitedEarly(RuntimeError):
+    pass
+
+
 class DevServer:
     """``start()`` returns once the frontend answers a health check; ``stop()`` terminates it."""
 
@@ -43,7 +47,20 @@ class DevServer:
         self.address = f"{HOST}:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout_s: float = 60.0) -> None:
+    def start(self, timeout_s: float = 60.0, attempts: int = 3) -> None:
+        """Start and wait until healthy; if the server exits early (another process took one of the
+        free ports between our probe and its bind), try again on new ports."""
+        for attempt in range(attempts):
+            try:
+                self._start_once(timeout_s)
+                return
+            except _ExitedEarly:
+                if attempt == attempts - 1:
+                    raise
+                self.port = free_port()
+                self.address = f"{HOST}:{self.port}"
+
+    def _start_once(self, timeout_s: float) -> None:
         command = [
             self.cli, "server", "start-dev", "--headless",
             "--ip", HOST, "--port", str(self.port), "--ui-port", str(free_port()),
@@ -55,7 +72,7 @@ class DevServer:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"temporal dev server exited with {self.process.returncode}: {self._log_tail()}")
+                raise _ExitedEarly(f"temporal dev server exited with {self.process.returncode}: {self._log_tail()}")
             if self._port_open() and self._healthy():
                 return
             time.sleep(0.2)
