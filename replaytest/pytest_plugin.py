@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -190,11 +190,14 @@ class ReplaySession:
             terminalreporter.line(f"next: {command}")
 
     def options_for(self, prompts: str | None = None, strict_args: bool | None = None) -> ReplayOptions:
+        """The session's options with a fixture's or marker's overrides."""
         options = self.options
         if prompts is not None:
-            options = ReplayOptions(prompts, prompts, options.strict_args, options.details)  # type: ignore[arg-type]
+            if prompts not in ("fail", "warn", "ignore"):
+                raise ValueError(f"prompts must be fail, warn or ignore, not {prompts!r}")
+            options = replace(options, prompts_running=prompts, prompts_completed=prompts)
         if strict_args is not None:
-            options = ReplayOptions(options.prompts_running, options.prompts_completed, strict_args, options.details)
+            options = replace(options, strict_args=strict_args)
         return options
 
 
