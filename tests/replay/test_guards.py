@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
+import secrets
 import socket
 import subprocess
 import sys
@@ -106,3 +108,29 @@ def test_nested_guards_on_one_thread_are_refused() -> None:
             with guarded():
                 pass
     assert not guards._active
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: time.perf_counter(), "time.perf_counter"),
+        (lambda: time.time_ns(), "time.time_ns"),
+        (lambda: random.choice("ab"), "random.choice"),
+        (lambda: uuid.uuid1(), "uuid.uuid1"),
+        (lambda: os.urandom(4), "os.urandom"),
+        (lambda: secrets.token_hex(4), "secrets.token_hex"),
+        (lambda: socket.create_connection(("127.0.0.1", 9)), "socket.socket"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_every_guarded_call_trips_from_project_code(call, name: str) -> None:
+    with guarded():
+        with pytest.raises(NondeterministicCall) as caught:
+            call()
+    assert caught.value.call == name
+
+
+def test_a_seeded_random_instance_is_not_guarded() -> None:
+    with guarded() as state:
+        value = random.Random(7).random()
+    assert value == random.Random(7).random() and not state.trips
