@@ -123,6 +123,10 @@ class TemporalReplayer:
         started = history.events[0].workflow_execution_started_event_attributes
         result.workflow_type = started.workflow_type.name
         result.workflow_id = started.workflow_id or None
+        if result.workflow_id:
+            # Code may derive ids from workflow.info().workflow_id (child workflow ids, say), so replay
+            # must run under the recorded id; older servers did not record it, then the file name stands in.
+            history = WorkflowHistory(result.workflow_id, history.events)
         group, defn = self._definition(workflows, result.workflow_type)
         if group is None:
             known = sorted({name for g in self._groups(workflows) for name in g.by_type})
