@@ -131,6 +131,12 @@ class Program:
         typed = self.exported_call(site.target)
         if typed is None:
             return [], False
+        found = self.find_function(typed)  # a method of a project class, through an exported instance
+        if found is not None:
+            summary, function = found
+            if function.kind in (STEP, ORCHESTRATION):
+                return [], False
+            return self.reach(summary, function, profile), False
         rule = self.ctx.match_call(typed)
         if rule is None:
             return [], False

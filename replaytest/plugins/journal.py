@@ -8,7 +8,7 @@ _CONTEXT = "replaytest.journal.Context"
 
 PROFILE = FrameworkProfile(
     name="journal",
-    screen=(b"replaytest.journal",),
+    screen=(b"replaytest.journal", b"replaytest import journal"),
     modules=("replaytest.journal",),
     orchestration_decorators=("replaytest.journal.workflow", "replaytest.journal.workflow.workflow"),
     step_calls=(f"{_CONTEXT}.step", f"{_CONTEXT}.model"),

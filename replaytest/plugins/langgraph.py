@@ -7,7 +7,7 @@ _TASK = "a @task function"
 
 PROFILE = FrameworkProfile(
     name="langgraph",
-    screen=(b"langgraph.func",),
+    screen=(b"langgraph.func", b"langgraph import func"),
     modules=("langgraph",),
     orchestration_decorators=("langgraph.func.entrypoint",),
     step_decorators=("langgraph.func.task",),

@@ -14,7 +14,7 @@ _RANDOM_FUNCTIONS = (
 PROFILE = FrameworkProfile(
     name="temporal",
     # Orchestration is marked by workflow.defn (or an interceptor subclass); other temporalio code is not.
-    screen=(b"defn", b"WorkflowInboundInterceptor", b"WorkflowOutboundInterceptor"),
+    screen=(b".defn", b"@defn", b"import defn", b"WorkflowInboundInterceptor", b"WorkflowOutboundInterceptor"),
     modules=("temporalio",),
     orchestration_class_decorators=("temporalio.workflow.defn",),
     handler_decorators=(

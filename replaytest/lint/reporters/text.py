@@ -11,7 +11,7 @@ from replaytest.lint.rule import Rule
 def render_text(result: LintResult, rules: Mapping[str, Rule]) -> str:
     lines = []
     for d in result.diagnostics:
-        lines.append(f"{d.path}:{d.line}:{d.column}: {d.rule} {d.message}")
+        lines.append(f"{d.path}:{d.line}:{d.column}: {d.rule} {_one_line(d.message)}")
         if d.trace:
             lines.append(f"    via {' -> '.join(d.trace)}")
         if d.fix is not None:
@@ -29,3 +29,8 @@ def render_text(result: LintResult, rules: Mapping[str, Rule]) -> str:
             summary += f"; {fixable} fixable with `replaytest fix`"
         lines.append(summary + ".")
     return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    """Keep one diagnostic per line even when a message quotes text with line breaks."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")

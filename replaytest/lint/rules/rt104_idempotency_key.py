@@ -16,8 +16,10 @@ _KEY_NAMES = (
 )
 
 
+# Spellings of key names as code writes them (a prose mention of "idempotency" in a comment is not one).
 _SCREEN = (
-    b"idempotency", b"client_token", b"clienttoken", b"client-token", b"clientrequesttoken", b"client_request_token",
+    b"idempotency_", b"idempotency-", b"idempotencykey", b"idempotencytoken", b"idempotency=", b"idempotency\"",
+    b"idempotency'", b"client_token", b"clienttoken", b"client-token", b"clientrequesttoken", b"client_request_token",
     b"dedup_id", b"dedupe_id", b"dedup-id", b"deduplication_id", b"deduplicationid", b"deduplication-id",
 )
 
