@@ -8,9 +8,11 @@ The module is importable by name because the Temporal sandbox re-imports workflo
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from temporalio import activity, workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 _TIMEOUT = timedelta(seconds=5)
@@ -146,3 +148,15 @@ class HelloRaisesBug:
         await asyncio.sleep(0.1)
         second = await workflow.execute_activity(say, first, start_to_close_timeout=_TIMEOUT)
         return second + {"missing": ""}["key"]
+
+
+@workflow.defn(dynamic=True)
+class AnyWorkflow:
+    """A dynamic workflow: it takes every type without a class of its own (here it replays ``Hello``)."""
+
+    @workflow.run
+    async def run(self, args: Sequence[RawValue]) -> str:
+        name = workflow.payload_converter().from_payload(args[0].payload, str)
+        first = await workflow.execute_activity(say, name, start_to_close_timeout=_TIMEOUT)
+        await asyncio.sleep(0.1)
+        return await workflow.execute_activity(say, first, start_to_close_timeout=_TIMEOUT)

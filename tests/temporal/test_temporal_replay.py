@@ -282,3 +282,30 @@ def test_open_replayers_are_reused_per_class_set_and_bounded(histories):
     finally:
         replayer.close()
     assert not replayer._sessions
+
+
+def test_dynamic_workflow_takes_types_without_a_class(replay):
+    assert replay("hello_timer_history.json", hello.AnyWorkflow).status == "passed"
+    # A registered class wins over the dynamic one.
+    result = replay("hello_timer_history.json", hello.AnyWorkflow, hello.HelloTimerFirst)
+    assert result.status == "diverged"
+
+
+def test_replay_applies_the_configured_worker_plugins(replay):
+    from temporalio import worker
+    from temporalio.plugin import SimplePlugin
+
+    seen: list[str] = []
+
+    class Inbound(worker.WorkflowInboundInterceptor):
+        async def execute_workflow(self, input):  # type: ignore[no-untyped-def]
+            seen.append("plugin interceptor")
+            return await super().execute_workflow(input)
+
+    class Interceptor(worker.Interceptor):
+        def workflow_interceptor_class(self, input):  # type: ignore[no-untyped-def]
+            return Inbound
+
+    config = TemporalReplayConfig(workflows=[hello.Hello], plugins=[SimplePlugin("replay-test", interceptors=[Interceptor()])])
+    assert replay("hello_timer_history.json", config).status == "passed"
+    assert seen == ["plugin interceptor"]
