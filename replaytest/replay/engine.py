@@ -137,8 +137,8 @@ class Matcher:
                 event,
                 f"the code issued {command.kind} {command.name!r} where the history recorded {event.kind} {event.name!r}",
             )
-        if command.args_digest and event.args_digest and command.args_digest != event.args_digest:
-            self.args_changed(command, event, f"{command.kind} {command.name!r} was called with other arguments than recorded")
+        # Prompt first: a reworded prompt usually changes the model call's arguments too, and the
+        # prompt is the cause worth reporting.
         if command.prompt_version and event.prompt_version and command.prompt_version != event.prompt_version:
             policy = self.options.prompt_policy(self.status)
             message = (
@@ -146,9 +146,12 @@ class Matcher:
                 f"but the history recorded {event.prompt_version[:19]}"
             )
             if policy == "fail":
-                self._diverge("prompt-drift", command, event, message + f" (a {self.status} history resumes with it)")
+                why = f" (a {self.status} run resumes with the new prompt)" if self.resumable else ""
+                self._diverge("prompt-drift", command, event, message + why)
             elif policy == "warn":
                 self._warn("prompt-drift", command, event, message)
+        if command.args_digest and event.args_digest and command.args_digest != event.args_digest:
+            self.args_changed(command, event, f"{command.kind} {command.name!r} was called with other arguments than recorded")
         self._accept(command)
         return event
 

@@ -255,3 +255,17 @@ def test_a_lint_setting_mistake_warns_but_a_replay_setting_mistake_stops_the_run
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*replay.prompts-running: must be one of fail, warn, ignore*"])
+
+
+def test_prompt_drift_fails_a_parked_history_and_warns_for_completed_ones(pytester: pytest.Pytester) -> None:
+    make_project(pytester, agent=AGENT.replace("Decide the next steps for this ticket", "Decide the next steps for this request"))
+    result = pytester.runpytest("-rf")
+    result.assert_outcomes(passed=3, failed=1, warnings=4)
+    result.stdout.fnmatch_lines(
+        [
+            "*support_agent-refund-waiting.json: support_agent id ticket-refund-waiting: diverged (2 recorded events)",
+            "  prompt-drift at event #1: model 'plan' now uses prompt version * (a parked run resumes with the new prompt)",
+            "replayed 3 histories: 2 passed, 1 diverged, 0 stale",
+            "prompt drift: 2 warning(s)",
+        ]
+    )
