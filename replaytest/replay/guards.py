@@ -26,6 +26,7 @@ import datetime as _datetime
 import os
 import random
 import secrets
+import site
 import socket
 import subprocess
 import sys
@@ -76,7 +77,13 @@ class GuardState:
     ``position`` (given by the replayer) tells each trip where in the history the replay was."""
 
     position: Callable[[], int] | None = None
+    # Folders of the orchestration modules: project code even when the project is installed into
+    # site-packages (a CI that installs the app as a wheel), where the library rule would skip it.
+    project_prefixes: tuple[str, ...] = ()
     trips: list[NondeterministicCall] = field(default_factory=list)
+
+    def is_orchestration(self, filename: str) -> bool:
+        return filename.startswith(self.project_prefixes) or is_project_file(filename)
 
 
 _lock = threading.RLock()
@@ -92,6 +99,10 @@ def _library_prefixes() -> tuple[str, ...]:
     prefixes = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
     prefixes.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the replaytest package
     prefixes.add(os.path.dirname(os.__file__))
+    # Distribution layouts put packages elsewhere too (Debian's dist-packages, the user site).
+    prefixes.update(getattr(site, "getsitepackages", lambda: [])())
+    if site.ENABLE_USER_SITE and site.USER_SITE:
+        prefixes.add(site.USER_SITE)
     return tuple(os.path.normcase(os.path.abspath(p)) + os.sep for p in prefixes)
 
 
@@ -126,7 +137,7 @@ def _value_wrapper(name: str, original: Callable[..., Any]) -> Callable[..., Any
         state = _active.get(threading.get_ident())
         if state is not None:
             caller = sys._getframe(1)
-            if is_project_file(caller.f_code.co_filename):
+            if state.is_orchestration(caller.f_code.co_filename):
                 _trip(state, name, caller)
         return original(*args, **kwargs)
 
@@ -144,7 +155,7 @@ def _effect_wrapper(name: str, original: Callable[..., Any]) -> Callable[..., An
             frame: types.FrameType | None = sys._getframe(1)
             while frame is not None:
                 filename = frame.f_code.co_filename
-                if is_project_file(filename):
+                if state.is_orchestration(filename):
                     _trip(state, name, frame)
                 if _is_replaytest_file(filename):
                     break  # reached replaytest itself (the engine or a runtime): not orchestration code
@@ -254,21 +265,33 @@ def _swap_globals(modules: Iterable[types.ModuleType]) -> list[tuple[dict[str, A
 
 def orchestration_modules(objects: Iterable[Any]) -> list[types.ModuleType]:
     """The loaded modules whose globals orchestration code reads: the modules defining ``objects`` and
-    the other loaded modules of the same top-level project package (helpers the workflow calls)."""
+    the other loaded modules of the same top-level package (helpers the workflow calls). Objects
+    defined by replaytest itself (a ``WorkflowDef`` wrapper) are skipped: their ``fn`` is passed too."""
     roots: set[str] = set()
     for obj in objects:
-        module_name = getattr(obj, "__module__", None) or getattr(getattr(obj, "__func__", None), "__module__", None)
-        if module_name:
+        module_name = getattr(obj, "__module__", None)
+        filename = getattr(sys.modules.get(module_name or ""), "__file__", None)
+        if module_name and filename and not _is_replaytest_file(filename):
             roots.add(module_name)
-    chosen: dict[str, types.ModuleType] = {}
     top_levels = {name.split(".")[0] for name in roots}
+    chosen: dict[str, types.ModuleType] = {}
     for name, module in list(sys.modules.items()):
-        if module is None or not (name in roots or name.split(".")[0] in top_levels):
+        if module is None or name.split(".")[0] not in top_levels:
             continue
         filename = getattr(module, "__file__", None)
-        if filename and is_project_file(filename):
+        if filename and not _is_replaytest_file(filename):
             chosen[name] = module
     return [chosen[name] for name in sorted(chosen)]
+
+
+def _module_prefixes(modules: Iterable[types.ModuleType]) -> tuple[str, ...]:
+    """The folders holding ``modules`` (as ``co_filename`` spells them), replaytest's own excluded."""
+    prefixes = set()
+    for module in modules:
+        filename = getattr(module, "__file__", None)
+        if filename and not _is_replaytest_file(filename):
+            prefixes.add(os.path.dirname(filename) + os.sep)
+    return tuple(sorted(prefixes))
 
 
 @contextmanager
@@ -278,7 +301,8 @@ def guarded(
     """Activate the guards on the current thread for the duration of the block. ``modules`` are the
     orchestration modules whose imported names are swapped; ``position`` reports the replay position."""
     ident = threading.get_ident()
-    state = GuardState(position)
+    modules = list(modules)
+    state = GuardState(position, _module_prefixes(modules))
     with _lock:
         if ident in _active:
             raise RuntimeError("replay guards are already active on this thread (nested replay)")

@@ -134,3 +134,36 @@ def test_a_seeded_random_instance_is_not_guarded() -> None:
     with guarded() as state:
         value = random.Random(7).random()
     assert value == random.Random(7).random() and not state.trips
+
+
+def test_orchestration_code_installed_like_a_library_is_still_guarded(tmp_path, monkeypatch) -> None:
+    """A CI that installs the app into site-packages: the workflow's own package counts as project code."""
+    import importlib
+
+    from replaykit import record, replay
+
+    package = tmp_path / "installed_shop"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "flow.py").write_text(
+        "import time\n"
+        "from replaytest.journal import workflow\n\n"
+        "def noop():\n    return 1\n\n"
+        "@workflow('installed')\n"
+        "def flow(ctx, data):\n"
+        "    ctx.step('noop', noop)\n"
+        "    return time.time() > 0\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("installed_shop.flow")
+    try:
+        history = record(tmp_path, module.flow, None, name="installed")
+        monkeypatch.setattr(guards, "_LIBRARY_PREFIXES", (*guards._LIBRARY_PREFIXES, str(tmp_path) + os.sep))
+        monkeypatch.setattr(guards, "_user_cache", {})
+        assert not guards.is_project_file(module.__file__)
+        result = replay(history, module.flow)
+    finally:
+        sys.modules.pop("installed_shop.flow", None)
+        sys.modules.pop("installed_shop", None)
+    assert result.status == "diverged" and result.divergence.kind == "nondeterministic-call"
+    assert result.divergence.source.line == 10
