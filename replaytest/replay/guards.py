@@ -13,7 +13,7 @@ from orchestration code raise ``NondeterministicCall`` (a ``BaseException``, so 
   though the socket is made deep inside the standard library.
 
 "Library" means the standard library, site-packages and replaytest itself; everything else is project
-code. Other threads (pytest-xdist's execnet threads, a test's HTTP server) always pass straight
+code, and so are the folders of the orchestration modules handed to ``guarded`` wherever they live. Other threads (pytest-xdist's execnet threads, a test's HTTP server) always pass straight
 through. Calls spelled ``time.time()`` are caught by patching the source modules; names imported
 into an orchestration module (``from datetime import datetime``, ``from time import time``) are
 caught by swapping that module's globals for guarded stand-ins. Everything is restored when the last
