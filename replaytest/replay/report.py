@@ -73,8 +73,10 @@ def _divergence_lines(
     left, right = labels
     lines = [f"  {divergence.kind}{_position(divergence.position)}: {divergence.message}"]
     if divergence.recorded is not None or divergence.issued is not None:
-        lines.append(f"    {left:<9} {_describe(divergence.recorded, 'nothing (history ends here)')}")
-        lines.append(f"    {right:<9} {_describe(divergence.issued, 'nothing (the code finished)')}")
+        # A missing side is just "nothing": why (history ended, code finished, code waits) is the
+        # message's job, and it differs by engine.
+        lines.append(f"    {left:<9} {_describe(divergence.recorded)}")
+        lines.append(f"    {right:<9} {_describe(divergence.issued)}")
     if divergence.source is not None:
         lines.append(f"    {'at':<9} {_source(divergence)}")
     context = _context_lines(divergence, 6 if details else 2)
@@ -91,8 +93,8 @@ def _source(divergence: Divergence) -> str:
     return f"{text} in {source.function}" if source.function else text
 
 
-def _describe(view: CommandView | None, missing: str) -> str:
-    return missing if view is None else view.describe()
+def _describe(view: CommandView | None) -> str:
+    return "nothing" if view is None else view.describe()
 
 
 def _position(position: int | None) -> str:
