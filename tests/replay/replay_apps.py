@@ -310,3 +310,14 @@ def counter_v1(ctx: Any, n: int) -> int:
 def counter_never_continues(ctx: Any, n: int) -> int:
     ctx.step("tick", lookup, n)  # [no-continue]
     return n
+
+
+def big_report(size: int) -> dict[str, Any]:
+    CALLS.append("big_report")
+    return {"rows": [f"row {i}" for i in range(size)]}
+
+
+@workflow("reporting")
+def reporting(ctx: Any, size: int) -> int:
+    report = ctx.step("build report", big_report, size)
+    return len(report["rows"])

@@ -126,3 +126,19 @@ def test_diff_of_different_workflows_exits_2(tmp_path: Path) -> None:
 @pytest.mark.parametrize("path", sorted((REPO / "fixtures/histories").glob("*.json")), ids=lambda p: p.name)
 def test_each_fixture_history_diffs_identical_with_itself(path: Path) -> None:
     assert run("diff", str(path), str(path))[0] == 0
+
+
+def test_results_stored_as_blobs_replay_and_blob_files_are_not_histories(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.reporting, 20_000, name="reporting")
+    assert '"result_ref": "sha256:' in history.read_text()
+    assert list((tmp_path / "blobs").iterdir())
+    code, out = run("replay", str(tmp_path), "-w", "replay_apps:reporting")
+    assert code == 0, out
+    assert "replayed 1 histories: 1 passed" in out
+
+
+def test_a_file_no_replayer_recognises_is_an_error(tmp_path: Path) -> None:
+    other = tmp_path / "settings.json"
+    other.write_text('{"theme": "dark"}')
+    code, out = run("replay", str(other), "-w", "replay_apps:recorded")
+    assert code == 2 and "not a history any replayer recognises" in out
