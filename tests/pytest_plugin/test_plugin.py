@@ -210,6 +210,9 @@ def test_a_malformed_history_fails_naming_the_file_and_json_path(pytester: pytes
 def test_other_json_files_under_the_replay_paths_are_ignored(pytester: pytest.Pytester) -> None:
     make_project(pytester)
     (pytester.path / "histories/notes.json").write_text('{"not": "a history"}')
+    # Blob stores beside histories hold payloads, even ones that quote a history.
+    (pytester.path / "histories/blobs").mkdir()
+    (pytester.path / "histories/blobs/quoted.json").write_text('{"format": "replaytest-history", "partial": true}')
     assert collected(pytester.runpytest("--collect-only", "-q", "histories")) == history_ids()
 
 
