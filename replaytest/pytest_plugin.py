@@ -133,8 +133,14 @@ class ReplaySession:
         self._prefixes = tuple(_prefix(path) for path in self.paths)
 
     def covers(self, path: Path) -> bool:
+        """``path`` is a replay path or below one, and not inside a ``blobs`` store under it."""
         text = os.path.normcase(str(path))
-        return any(text == prefix[:-1] or text.startswith(prefix) for prefix in self._prefixes)
+        for prefix in self._prefixes:
+            if text == prefix[:-1]:
+                return True
+            if text.startswith(prefix):
+                return "blobs" not in text[len(prefix) :].split(os.sep)[:-1]
+        return False
 
     def replayers(self) -> list[HistoryReplayer]:
         if self._replayers is None:
@@ -291,7 +297,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> HistoryFil
     if not file_path.name.endswith(HISTORY_SUFFIX):
         return None
     session = parent.config.stash.get(_SESSION, None)
-    if session is None or not session.paths or not session.covers(file_path) or "blobs" in file_path.parts:
+    if session is None or not session.paths or not session.covers(file_path):
         return None
     try:
         head = read_head(file_path)
