@@ -272,3 +272,12 @@ def test_prompt_drift_fails_a_parked_history_and_warns_for_completed_ones(pytest
             "prompt drift: 2 warning(s)",
         ]
     )
+
+
+def test_current_code_that_cannot_be_imported_fails_each_history_with_the_reason(pytester: pytest.Pytester) -> None:
+    make_project(pytester, ini=INI.replace("shop.agent:support_agent", "shop.agent:no_such_agent"))
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines(
+        ["*cannot load the current code to replay against: cannot import 'shop.agent:no_such_agent'*", "*3 error"]
+    )
