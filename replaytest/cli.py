@@ -254,7 +254,8 @@ def replay(
 @click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--details", is_flag=True, help="Show more events of context.")
-def diff(a: Path, b: Path, output_format: str, details: bool) -> None:
+@click.option("--ignore-args", is_flag=True, help="Compare decisions only (runs on different inputs part where their paths part).")
+def diff(a: Path, b: Path, output_format: str, details: bool, ignore_args: bool) -> None:
     """Show where two histories A and B of the same workflow part (first differing command, with context).
 
     Compares command streams (kind, name, arguments digest, prompt version, patch id), not results.
@@ -266,7 +267,7 @@ def diff(a: Path, b: Path, output_format: str, details: bool) -> None:
     from replaytest.replay.report import display_path, divergence_data, render_divergence
 
     try:
-        outcome = diff_files(a, b)
+        outcome = diff_files(a, b, compare_args=not ignore_args)
     except (HistoryError, DiffError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_ERROR)

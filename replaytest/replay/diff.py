@@ -40,18 +40,20 @@ def event_view(event: Event) -> CommandView:
     return CommandView(event.kind, event.name, event.seq, event.args_digest, version, detail)
 
 
-def diff_files(a: Path, b: Path) -> HistoryDiff:
+def diff_files(a: Path, b: Path, compare_args: bool = True) -> HistoryDiff:
     """Load both (``HistoryError`` if either is malformed) and compare them."""
-    return diff_histories(load_history(a), load_history(b))
+    return diff_histories(load_history(a), load_history(b), compare_args)
 
 
-def diff_histories(a: History, b: History) -> HistoryDiff:
+def diff_histories(a: History, b: History, compare_args: bool = True) -> HistoryDiff:
+    """``compare_args=False`` looks only at the decisions (kind, name, prompt, patch), so two runs on
+    different inputs part where their code paths part rather than at the first argument."""
     if a.workflow.type != b.workflow.type:
         raise DiffError(f"different workflow types: {a.workflow.type!r} and {b.workflow.type!r}")
     for index in range(max(len(a.events), len(b.events))):
         left = a.events[index] if index < len(a.events) else None
         right = b.events[index] if index < len(b.events) else None
-        kind, message = _difference(left, right)
+        kind, message = _difference(left, right, compare_args)
         if kind is not None:
             low, high = max(0, index - _CONTEXT), index + _CONTEXT + 1
             return HistoryDiff(
@@ -70,7 +72,7 @@ def diff_histories(a: History, b: History) -> HistoryDiff:
     return HistoryDiff(a, b, None)
 
 
-def _difference(left: Event | None, right: Event | None) -> tuple[str | None, str]:
+def _difference(left: Event | None, right: Event | None, compare_args: bool) -> tuple[str | None, str]:
     if left is None and right is not None:
         return "extra-command", f"B continues with {right.kind} {right.name!r} after A's last event"
     if right is None and left is not None:
@@ -80,7 +82,7 @@ def _difference(left: Event | None, right: Event | None) -> tuple[str | None, st
         return "patch-mismatch", f"patch markers differ: A {left.patch_id!r}, B {right.patch_id!r}"
     if (left.kind, left.name) != (right.kind, right.name):
         return "command-mismatch", f"A recorded {left.kind} {left.name!r}, B {right.kind} {right.name!r}"
-    if left.args_digest != right.args_digest:
+    if compare_args and left.args_digest != right.args_digest:
         return "args-mismatch", f"{left.kind} {left.name!r} was called with other arguments"
     left_prompt = left.prompt.version if left.prompt else None
     right_prompt = right.prompt.version if right.prompt else None

@@ -111,6 +111,7 @@ def test_diff_shows_args_and_prompt_changes(tmp_path: Path) -> None:
     other = record(tmp_path, apps.recorded, {"text": "y"}, name="other")
     code, out = run("diff", str(a), str(other))
     assert code == 1 and "args-mismatch at event #1" in out
+    assert run("diff", str(a), str(other), "--ignore-args")[0] == 0
     reworded = record(tmp_path, apps.reworded_prompt, {"text": "x"}, name="reworded")
     code, out = run("diff", str(a), str(reworded))
     assert code == 1 and "prompt-drift at event #1" in out
@@ -142,3 +143,12 @@ def test_a_file_no_replayer_recognises_is_an_error(tmp_path: Path) -> None:
     other.write_text('{"theme": "dark"}')
     code, out = run("replay", str(other), "-w", "replay_apps:recorded")
     assert code == 2 and "not a history any replayer recognises" in out
+
+
+def test_diff_ignoring_args_shows_where_two_fixture_runs_take_different_paths() -> None:
+    histories = REPO / "fixtures/histories"
+    code, out = run(
+        "diff", str(histories / "support_agent-question.json"), str(histories / "support_agent-refund-approved.json"), "--ignore-args"
+    )
+    assert code == 1
+    assert "command-mismatch at event #3: A recorded model 'write reply', B signal 'approved'" in out
