@@ -321,3 +321,27 @@ def big_report(size: int) -> dict[str, Any]:
 def reporting(ctx: Any, size: int) -> int:
     report = ctx.step("build report", big_report, size)
     return len(report["rows"])
+
+
+@workflow("strict")
+def strict_v1(ctx: Any, data: dict[str, Any]) -> str:
+    found = ctx.step("lookup", lookup, 1)
+    if found["value"] > 5:
+        raise ValueError("value too large")
+    return "ok"
+
+
+@workflow("strict")
+def strict_relaxed(ctx: Any, data: dict[str, Any]) -> str:
+    found = ctx.step("lookup", lookup, 1)  # [now-completes]
+    if found["value"] > 50:
+        raise ValueError("value too large")
+    return "ok"
+
+
+@workflow("strict")
+def strict_other_error(ctx: Any, data: dict[str, Any]) -> str:
+    found = ctx.step("lookup", lookup, 1)  # [other-error]
+    if found["value"] > 5:
+        raise KeyError("value")
+    return "ok"

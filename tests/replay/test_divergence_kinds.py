@@ -220,3 +220,15 @@ def test_continue_as_new_is_a_command_like_any_other(tmp_path: Path) -> None:
     assert replay(history, apps.counter_v1).status == "passed"
     result = replay(history, apps.counter_never_continues)
     assert_diverged(result, "missing-command", 2, apps.counter_never_continues, "no-continue")
+
+
+def test_a_failed_history_must_fail_the_same_way(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.strict_v1, {}, name="strict")
+    assert '"status": "failed"' in history.read_text()
+    assert replay(history, apps.strict_v1).status == "passed"
+    completes = replay(history, apps.strict_relaxed)
+    assert_diverged(completes, "result-mismatch", 2, apps.strict_relaxed, "now-completes")
+    assert "the history failed with ValueError: value too large" in completes.divergence.message
+    other = replay(history, apps.strict_other_error)
+    assert_diverged(other, "result-mismatch", 2, apps.strict_other_error, "other-error")
+    assert "KeyError" in other.divergence.message
