@@ -182,7 +182,17 @@ def billing_v3_patch_removed(ctx: Any, amount: int) -> int:
 
 @workflow("billing")
 def billing_other_patch(ctx: Any, amount: int) -> int:
-    if ctx.patched("vat"):  # [other-patch]
+    if ctx.patched("vat"):
+        ctx.step("add tax", lookup, amount)
+    ctx.step("charge", lookup, amount)  # [other-patch]
+    return amount
+
+
+@workflow("billing")
+def billing_two_patches(ctx: Any, amount: int) -> int:
+    if ctx.patched("vat"):
+        ctx.step("add vat", lookup, amount)
+    if ctx.patched("tax"):
         ctx.step("add tax", lookup, amount)
     ctx.step("charge", lookup, amount)
     return amount

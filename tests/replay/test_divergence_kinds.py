@@ -122,7 +122,16 @@ def test_patch_mismatch_when_the_code_no_longer_asks_for_a_recorded_patch(tmp_pa
 def test_patch_mismatch_when_the_code_asks_for_another_patch(tmp_path: Path) -> None:
     history = record(tmp_path, apps.billing_v2, 5, name="billing")
     result = replay(history, apps.billing_other_patch)
+    # patched("vat") is False (recorded before it existed); the recorded "tax" marker is then not asked for.
     assert_diverged(result, "patch-mismatch", 1, apps.billing_other_patch, "other-patch")
+    assert "patched('tax')" in result.divergence.message
+
+
+def test_a_newer_patch_before_a_recorded_one_takes_its_old_path(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.billing_v2, 5, name="billing")
+    apps.CALLS.clear()
+    result = replay(history, apps.billing_two_patches)
+    assert result.status == "passed", render_text(result)
 
 
 def test_old_history_without_the_marker_takes_the_old_path(tmp_path: Path) -> None:
