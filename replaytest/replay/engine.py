@@ -181,6 +181,9 @@ class Matcher:
         """The code returned or raised: every recorded command must have been issued."""
         if self.index < len(self.events):
             event = self.events[self.index]
+            if event.kind == "marker" and event.name == PATCH_MARKER:
+                message = f"the history recorded patch marker {event.patch_id!r} but the code finished without asking for it"
+                raise DivergenceFound(self.divergence("patch-mismatch", message, None, event, source=self.last_source))
             message = (
                 f"the code finished but the history continues with {event.kind} {event.name!r} "
                 f"({len(self.events) - self.index} recorded event(s) not issued)"

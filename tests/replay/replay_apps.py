@@ -355,3 +355,17 @@ def strict_other_error(ctx: Any, data: dict[str, Any]) -> str:
     if found["value"] > 5:
         raise KeyError("value")
     return "ok"
+
+
+@workflow("closing")
+def closing_v2(ctx: Any, amount: int) -> int:
+    ctx.step("charge", lookup, amount)
+    if ctx.patched("receipt"):
+        ctx.step("send receipt", notify, "receipt")
+    return amount
+
+
+@workflow("closing")
+def closing_patch_dropped(ctx: Any, amount: int) -> int:
+    ctx.step("charge", lookup, amount)  # [dropped-at-end]
+    return amount

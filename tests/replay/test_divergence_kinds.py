@@ -241,3 +241,9 @@ def test_a_failed_history_must_fail_the_same_way(tmp_path: Path) -> None:
     other = replay(history, apps.strict_other_error)
     assert_diverged(other, "result-mismatch", 2, apps.strict_other_error, "other-error")
     assert "KeyError" in other.divergence.message
+
+
+def test_a_recorded_patch_the_finished_code_never_asked_for_is_a_patch_mismatch(tmp_path: Path) -> None:
+    history = record(tmp_path, apps.closing_v2, 5, name="closing")
+    result = replay(history, apps.closing_patch_dropped)
+    assert_diverged(result, "patch-mismatch", 2, apps.closing_patch_dropped, "dropped-at-end")
