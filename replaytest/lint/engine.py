@@ -18,7 +18,8 @@ Public API::
 How a run goes: every file is read once and *screened* on its bytes (does it mention a framework,
 a configured decorator or an idempotency-key name?). Screened-in files are parsed once by libcst and
 summarised by one batched pass (``collector``); summaries are cached by content. More than
-``PARALLEL_THRESHOLD`` files to parse go to a process pool whose workers build the rule context once.
+``PARALLEL_THRESHOLD`` files (and ``PARALLEL_MIN_BYTES``) to parse go to one process pool whose workers
+build the rule context once.
 Screened-out files are parsed only if orchestration code calls into them, during resolution (``resolve``).
 Diagnostics then pass selection, suppression comments and get line-independent fingerprints.
 """
@@ -56,7 +57,10 @@ from replaytest.lint.resolve import Program
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules import INTERNAL_ERROR_RULE, SYNTAX_RULE, load_rules
 
+# A process pool pays for itself only with enough parsing to share out: more than this many files and
+# more than this many bytes (worker start-up costs about as much as parsing a few hundred kB).
 PARALLEL_THRESHOLD = 16
+PARALLEL_MIN_BYTES = 1_000_000
 
 __all__ = ["PARALLEL_THRESHOLD", "LintResult", "build_context", "lint_paths", "summarise_source"]
 
@@ -243,7 +247,8 @@ def _summarise_all(
 ) -> list[ModuleSummary]:
     job_args = [(str(source.path), source.module, source.is_package, data) for source, _, data in pending]
     workers = jobs if jobs is not None else _available_cpus()
-    if len(job_args) > PARALLEL_THRESHOLD and workers > 1:
+    total_bytes = sum(len(job[3]) for job in job_args)
+    if len(job_args) > PARALLEL_THRESHOLD and total_bytes > PARALLEL_MIN_BYTES and workers > 1:
         workers = min(workers, max(1, len(job_args) // 4))
         rule_classes = [type(rule) for rule in context.rules.values()]
         try:
@@ -314,7 +319,8 @@ def _orchestration_diagnostics(
             continue
         rule = context.rules[effect.rule]
         fix = _fix_for(effect, function, profile)
-        diagnostics.append(_diagnostic(source, effect.span, rule, rule.message(effect, profile), profile.name, fix, ()))
+        diagnostics.append(
+            _diagnostic(source, effect.span, rule, rule.message(effect, profile), profile.name, fix, (), entry))
     for site in function.calls:
         reached, direct = program.call_effects(site, profile)
         reported: set[str] = set()
@@ -327,7 +333,7 @@ def _orchestration_diagnostics(
                 message, trace = rule.message(item.effect, profile), ()
             else:
                 message, trace = rule.message(item.effect, profile, via=site.subject), (entry, *item.chain)
-            diagnostics.append(_diagnostic(source, site.span, rule, message, profile.name, None, trace))
+            diagnostics.append(_diagnostic(source, site.span, rule, message, profile.name, None, trace, entry))
     return diagnostics
 
 
@@ -343,10 +349,10 @@ def _fix_for(effect: Effect, function: FunctionSummary, profile: FrameworkProfil
 
 def _diagnostic(
     source: SourceFile, span: Span, rule: Rule, message: str, framework: str | None, fix: Fix | None,
-    trace: tuple[str, ...],
+    trace: tuple[str, ...], scope: str = "",
 ) -> Diagnostic:
     return Diagnostic(source.display, span.line, span.column, span.end_line, span.end_column, rule.code,
-                      rule.category, message, framework, fix, tuple(trace))
+                      rule.category, message, framework, fix, tuple(trace), scope=scope)
 
 
 def _finish(
@@ -368,7 +374,7 @@ def _finish(
         if key in seen:
             continue
         seen.add(key)
-        kept.append(replace(diagnostic, fingerprint=fingerprint(diagnostic.path, diagnostic.rule, diagnostic.message, diagnostic.trace)))
+        kept.append(replace(diagnostic, fingerprint=fingerprint(diagnostic.path, diagnostic.rule, diagnostic.message, diagnostic.trace, diagnostic.scope)))
     kept.sort(key=Diagnostic.sort_key)
     failed_files = {d.path for d in kept if d.category == "syntax"}
     internal = sum(1 for d in kept if d.rule == INTERNAL_ERROR_RULE)

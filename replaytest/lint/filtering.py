@@ -126,11 +126,11 @@ def is_suppressed(diagnostic: Diagnostic, by_line: Mapping[int, tuple[str, ...] 
     return selectors is None or any(selector_matches(s, diagnostic) for s in selectors)
 
 
-def fingerprint(path: str, rule: str, message: str, trace: Iterable[str]) -> str:
+def fingerprint(path: str, rule: str, message: str, trace: Iterable[str], scope: str = "") -> str:
     """Stable across line shifts and edits elsewhere on the line: the path, the rule, the message (which
-    names the flagged call) and the trace."""
+    names the flagged call), the trace and the enclosing orchestration function."""
     digest = hashlib.sha256()
-    for part in (path, rule, message, "|".join(trace)):
+    for part in (path, rule, message, "|".join(trace), scope):
         digest.update(part.encode("utf-8", "replace"))
         digest.update(b"\0")
     return digest.hexdigest()[:32]

@@ -109,6 +109,8 @@ class Diagnostic:
     fix: Fix | None = None
     trace: tuple[str, ...] = ()
     severity: str = "error"
+    # The orchestration function the finding is in (not part of the JSON contract; feeds the fingerprint).
+    scope: str = ""
     # Stable identity independent of line numbers (baseline, SARIF partialFingerprints).
     fingerprint: str = ""
 

@@ -59,10 +59,15 @@ def as_rows(result) -> list:
     return [d.to_json() | {"fingerprint": d.fingerprint} for d in result.diagnostics]
 
 
-def test_parallel_run_equals_serial_run(tmp_path: Path) -> None:
+def test_parallel_run_equals_serial_run(tmp_path: Path, monkeypatch) -> None:
     root = project(tmp_path, engine.PARALLEL_THRESHOLD + 4)
     serial = run(root, use_cache=False, jobs=1)
+    pools = []
+    real_pool = engine.ProcessPoolExecutor
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)  # small files: force the pool
+    monkeypatch.setattr(engine, "ProcessPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
     parallel = run(root, use_cache=False, jobs=4)
+    assert len(pools) == 1
     assert as_rows(parallel) == as_rows(serial)
     assert len(serial.diagnostics) == 5 * (engine.PARALLEL_THRESHOLD + 4)
     assert serial.files_checked == 2 * (engine.PARALLEL_THRESHOLD + 4) + 1
