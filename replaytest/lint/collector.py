@@ -102,8 +102,7 @@ _LOCAL: Binding = ("local", None)
 class _Pending:
     """An effect or call site waiting for its position."""
 
-    start: cst.CSTNode
-    end: cst.CSTNode
+    node: cst.CSTNode
     rule: Rule | None
     subject: str
     qualname: str
@@ -797,7 +796,7 @@ class ModuleCollector:
         if not matched and self._is_project_candidate(qualname):
             function = self.function
             if function is not None and function.kind != STEP:
-                function.calls.append(_Pending(node, node, None, subject, qualname))
+                function.calls.append(_Pending(node, None, subject, qualname))
 
     def _order_sinks(self, node: cst.Call, func: cst.BaseExpression, qualname: str | None) -> None:
         if not node.args:
@@ -829,7 +828,7 @@ class ModuleCollector:
             return
         if qualname not in self.ctx.fix_names:
             args = ()
-        function.effects.append(_Pending(node, node, rule, subject, qualname, frameworks, args))
+        function.effects.append(_Pending(node, rule, subject, qualname, frameworks, args))
 
     def _unordered(self, node: cst.CSTNode, source: str, how: str) -> None:
         if self.function is None or self.function.kind == STEP:
@@ -862,25 +861,25 @@ class ModuleCollector:
         use = KeyUse(node, key, source)
         for rule in self.ctx.key_rules:
             if rule.check_key(use) is not None:
-                self.findings.append(_Pending(node, node, rule, key, source))
+                self.findings.append(_Pending(node, rule, key, source))
                 return
 
     # --- positions and the summary ----------------------------------------------------------
 
     def _finish(self, tree: cst.Module) -> ModuleSummary:
         # Only what is reported needs a position: effects and call sites of orchestration functions
-        # (a helper's effects are reported at the orchestration call site) and everywhere-findings.
+        # (a helper's effects are reported at the orchestration call site) and findings reported in any code (keys).
         wanted: set[int] = set()
         for function in self.functions:
             if function.kind == ORCHESTRATION:
                 for pending in (*function.effects, *function.calls):
-                    wanted.add(id(pending.start))
+                    wanted.add(id(pending.node))
         for pending in self.findings:
-            wanted.add(id(pending.start))
+            wanted.add(id(pending.node))
         spans = _positions(tree, wanted) if wanted else {}
 
         def span(pending: _Pending) -> Span:
-            (line, column), (end_line, end_column) = spans.get(id(pending.start), ((1, 0), (1, 0)))
+            (line, column), (end_line, end_column) = spans.get(id(pending.node), ((1, 0), (1, 0)))
             return Span(line, column + 1, end_line, end_column + 1)
 
         def effect(pending: _Pending, direct: bool = True) -> Effect:

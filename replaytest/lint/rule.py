@@ -8,8 +8,8 @@ Structural rules override a hook instead (``check_unordered``, ``check_global_wr
 the collector only calls hooks a rule overrides.
 
 At report time ``applies_to`` decides whether an effect counts in a given framework's orchestration code
-and ``message`` words it with the framework's replacement. ``everywhere`` rules report in any code, steps
-included. Each rule carries ``VALID`` / ``INVALID`` example modules that the test suite runs.
+and ``message`` words it with the framework's replacement. Findings of ``check_key`` are reported in any
+code, steps included. Each rule carries ``VALID`` / ``INVALID`` example modules that the test suite runs.
 
 Third-party rules subclass ``Rule`` and register under the entry-point group ``replaytest.rules``.
 """
@@ -101,9 +101,8 @@ class Rule:
     reads: ClassVar[Mapping[str, str]] = {}
     # Wording for names that only a framework profile turns into effects of this category.
     wording: ClassVar[Mapping[str, str]] = {}
-    everywhere: ClassVar[bool] = False
-    # For ``everywhere`` rules: lowercase byte strings without which a file cannot hold a finding; a
-    # file mentioning none of them (nor any framework) is not parsed.
+    # For rules that report outside orchestration code: lowercase byte strings without which a file
+    # cannot hold a finding; a file mentioning none of them (nor any framework marker) is not parsed.
     screen: tuple[bytes, ...] = ()
     VALID: ClassVar[Sequence[str]] = ()
     INVALID: ClassVar[Sequence[str]] = ()

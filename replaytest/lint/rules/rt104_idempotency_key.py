@@ -62,7 +62,6 @@ class UsesFreshIdempotencyKey(Rule):
     category = "idempotency-key"
     summary = "Idempotency key that differs on every attempt"
     what = "makes an idempotency key that differs on every attempt"
-    everywhere = True
     # Values are fresh per attempt when they come from a finding of these categories.
     taint_categories = ("clock", "random", "uuid")
 
