@@ -193,9 +193,10 @@ def rules(code: str | None) -> None:
               help="Prompt drift policy for every history status (default: fail running/parked, warn completed).")
 @click.option("--strict-args", is_flag=True, default=None, help="Fail on args-mismatch instead of warning.")
 @click.option("--details", is_flag=True, help="Longer reports: more context, every warning in full.")
+@click.option("--quiet", "-q", is_flag=True, help="Text format: report only histories that did not pass cleanly.")
 def replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: str | None,
-    strict_args: bool | None, details: bool,
+    strict_args: bool | None, details: bool, quiet: bool,
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
@@ -239,7 +240,8 @@ def replay(
         click.echo(json.dumps(report_data(results), indent=2, ensure_ascii=False))
     else:
         for result in results:
-            click.echo(render_text(result, details))
+            if not (quiet and result.status == "passed" and not result.warnings):
+                click.echo(render_text(result, details))
         click.echo(
             f"replayed {counts['histories']} histories: {counts['passed']} passed, {counts['diverged']} diverged, "
             f"{counts['stale']} stale, {counts['error']} error; {counts['warnings']} warning(s)"

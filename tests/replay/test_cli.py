@@ -152,3 +152,14 @@ def test_diff_ignoring_args_shows_where_two_fixture_runs_take_different_paths() 
     )
     assert code == 1
     assert "command-mismatch at event #3: A recorded model 'write reply', B signal 'approved'" in out
+
+
+def test_quiet_prints_only_histories_that_need_attention(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "fixtures/histories", tmp_path / "histories")
+    record(tmp_path / "histories", apps.recorded, {"text": "x"}, name="orders")
+    code, out = run("replay", str(tmp_path / "histories"), "-w", APP, "-w", "replay_apps:renamed_step", "-q", cwd=REPO)
+    assert code == 1
+    lines = out.splitlines()
+    assert not any("support_agent" in line for line in lines)
+    assert "orders.json: orders id wf-orders: diverged (3 recorded events)" in out
+    assert lines[-1] == "replayed 4 histories: 3 passed, 1 diverged, 0 stale, 0 error; 0 warning(s)"
