@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gc
 import json
 import os
 import re
@@ -170,6 +171,10 @@ def import_command(
     except Exception as error:  # connection refused, bad query, permission: say which and stop
         click.echo(f"error: importing from {address} namespace {namespace!r} failed: {type(error).__name__}: {error}", err=True)
         sys.exit(_EXIT_ERROR)
+    finally:
+        # Free the client's native connection now; freed during interpreter finalisation it can abort the
+        # process (temporalio/sdk-python#300).
+        gc.collect()
     redaction = "not redacted" if redactor is None else f"{totals.replaced} value(s) redacted"
     if redactor is not None and totals.opaque_payloads:
         redaction += f", {totals.opaque_payloads} non-JSON payload(s) left as they are"

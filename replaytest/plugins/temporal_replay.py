@@ -16,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import gc
 import inspect
 import json
 import threading
 import time
 import types
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
@@ -82,6 +84,7 @@ class TemporalReplayer:
     engine = ENGINE
 
     def __init__(self) -> None:
+        _REPLAYERS.add(self)
         self._lock = threading.Lock()
         self._sessions: dict[tuple[Any, ...], _Session] = {}
         self._resolved: tuple[WorkflowSet, list[_Group]] | None = None
@@ -360,6 +363,7 @@ class _Session:
                 _loop().submit(self._close()).result(10)
             except Exception:  # shutting down a broken worker must not hide the error that broke it
                 pass
+        self._replayer = None
 
     async def _replay(self, history: WorkflowHistory) -> WorkflowReplayResult:
         if self._results is None:
@@ -455,6 +459,7 @@ class _LoopThread:
 _loop_thread: _LoopThread | None = None
 _loop_lock = threading.Lock()
 _OPEN: set[_Session] = set()
+_REPLAYERS: weakref.WeakSet[TemporalReplayer] = weakref.WeakSet()
 
 
 def _loop() -> _LoopThread:
@@ -465,10 +470,26 @@ def _loop() -> _LoopThread:
         return _loop_thread
 
 
-@atexit.register
 def _close_all() -> None:
+    global _loop_thread
+    for replayer in list(_REPLAYERS):
+        replayer.close()
     for session in list(_OPEN):
         session.close()
-    if _loop_thread is not None:
-        _loop_thread.loop.call_soon_threadsafe(_loop_thread.loop.stop)
+    with _loop_lock:
+        stopping, _loop_thread = _loop_thread, None
+    if stopping is not None:
+        stopping.loop.call_soon_threadsafe(stopping.loop.stop)
+        stopping.thread.join(10)
+    # Free the closed Replayers now, while their native parts can still take the GIL; freed during
+    # interpreter finalisation they can abort the process.
+    gc.collect()
 
+
+
+# Close open Replayers while the interpreter can still run threads: shutting one down needs temporalio's
+# workflow task executor, which refuses work once threading's shutdown hooks ran (they run before
+# ``atexit``), and a core worker left open into finalisation can crash the process on exit
+# (temporalio/sdk-python#300).
+_register_shutdown = getattr(threading, "_register_atexit", atexit.register)
+_register_shutdown(_close_all)
