@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from replaytest.lint.model import ModuleSummary, summary_from_json, summary_to_json
@@ -41,10 +42,7 @@ class SummaryCache:
             summary = summary_from_json(data)
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if summary.path != path:
-            summary = ModuleSummary(summary.module, path, summary.aliases, summary.exports, summary.functions,
-                                    summary.classes, summary.findings, summary.error)
-        return summary
+        return summary if summary.path == path else replace(summary, path=path)
 
     def put(self, key: str, summary: ModuleSummary) -> None:
         try:

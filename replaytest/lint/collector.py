@@ -67,7 +67,7 @@ _LISTING_SINKS = {"builtins.list": "lists", "builtins.tuple": "lists", "builtins
                   "builtins.reversed": "iterates", "builtins.map": "iterates", "builtins.filter": "iterates"}
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
-_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard",
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard",
                        "setdefault", "popitem", "appendleft", "extendleft", "popleft", "sort", "reverse"})
 _UNORDERED = frozenset({"set", "listing", "dict"})
 # What a trace names as the origin of an unordered value.
@@ -302,6 +302,9 @@ class ModuleCollector:
         if isinstance(node, cst.Name):
             binding = self.lookup(node.value)
             return binding[0] if binding is not None and binding[0] in ("set", "listing", "dict", "str") else None
+        if isinstance(node, cst.Attribute):
+            # ``self.pending = set()`` in a method types ``self.pending`` as a set in every method.
+            return "set" if self.resolve(node) in ("builtins.set", "builtins.frozenset") else None
         if isinstance(node, cst.Call):
             func = node.func
             qualname = self.resolve(func)
@@ -435,7 +438,7 @@ class ModuleCollector:
                     targets, value = [small.target], small.value
                 else:
                     continue
-                if not isinstance(value, (cst.Call, cst.Await)):
+                if not isinstance(value, (cst.Call, cst.Await, cst.Set, cst.SetComp)):
                     continue
                 for target in targets:
                     if (
@@ -443,7 +446,7 @@ class ModuleCollector:
                         and isinstance(target.value, cst.Name)
                         and target.value.value == "self"
                     ):
-                        typed = self.resolve(value)
+                        typed = "builtins.set" if isinstance(value, (cst.Set, cst.SetComp)) else self.resolve(value)
                         if typed:
                             self.instance_attributes[f"{class_qualname}.{target.attr.value}"] = typed
 
@@ -774,7 +777,7 @@ class ModuleCollector:
             if arg.keyword is not None and self.ctx.key_rules:
                 self._check_key(arg, arg.keyword.value, value)
         self._order_sinks(node, func, qualname)
-        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS:
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
             container = self._is_module_container(func.value)
             if container is not None:
                 self._global_write(node, container, f"{func.attr.value}()")
@@ -900,6 +903,7 @@ class ModuleCollector:
             path=self.path,
             aliases=dict(self.aliases),
             exports={name: value for name, (kind, value) in self.module_scope.items() if kind == "inst" and value},
+            containers=tuple(sorted(self.containers)),
             functions=functions,
             classes=dict(self.classes),
             findings=tuple(effect(p) for p in self.findings),

@@ -77,6 +77,8 @@ class ModuleSummary:
     # Module-level names bound to instances: name -> type ("client" -> "openai.AsyncOpenAI"), so a call
     # through an imported instance (``from app.llm import client``) resolves in the importing module.
     exports: dict[str, str] = field(default_factory=dict)
+    # Module-level mutable containers (lists, dicts, sets ...), so a mutation from another module is seen.
+    containers: tuple[str, ...] = ()
     functions: dict[str, FunctionSummary] = field(default_factory=dict)
     classes: dict[str, ClassSummary] = field(default_factory=dict)
     # Findings reported wherever they are, orchestration or not (fresh idempotency keys).
@@ -170,6 +172,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "path": summary.path,
         "aliases": summary.aliases,
         "exports": summary.exports,
+        "containers": list(summary.containers),
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
              [[c.target, _span_json(c.span), c.subject] for c in f.calls]]
@@ -194,6 +197,7 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
         path=data["path"],
         aliases=dict(data["aliases"]),
         exports=dict(data["exports"]),
+        containers=tuple(data["containers"]),
         functions=functions,
         classes={name: ClassSummary(name, tuple(bases), tuple(methods)) for name, bases, methods in data["classes"]},
         findings=tuple(_effect_from(e) for e in data["findings"]),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from replaytest.lint.collector import MUTATING_METHODS
 from replaytest.lint.context import LintContext
 from replaytest.lint.model import ORCHESTRATION, STEP, CallSite, Effect, FunctionSummary, ModuleSummary
 from replaytest.lint.profile import FrameworkProfile
@@ -108,6 +109,20 @@ class Program:
             return None
         return None
 
+    def container_mutation(self, site: CallSite) -> Effect | None:
+        """``EVENTS.append(x)`` where ``EVENTS`` is a module-level container of another module."""
+        owner, _, method = site.target.rpartition(".")
+        module_name, _, name = owner.rpartition(".")
+        if method not in MUTATING_METHODS or not module_name:
+            return None
+        summary = self.module(module_name)
+        if summary is None or name not in summary.containers:
+            return None
+        rule = self.ctx.by_category.get("global-state")
+        if rule is None:
+            return None
+        return Effect(rule.code, rule.category, f"{name}.{method}()", site.target, site.span)
+
     # --- reachability -----------------------------------------------------------------------
 
     def applies(self, effect: Effect, profile: FrameworkProfile) -> bool:
@@ -128,6 +143,9 @@ class Program:
             if function.kind in (STEP, ORCHESTRATION):
                 return [], False
             return self.reach(summary, function, profile), False
+        mutation = self.container_mutation(site)
+        if mutation is not None:
+            return ([Reached(mutation, (mutation.qualname,))] if self.applies(mutation, profile) else []), True
         typed = self.exported_call(site.target)
         if typed is None:
             return [], False

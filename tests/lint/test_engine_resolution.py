@@ -401,3 +401,39 @@ def test_syntax_error_is_a_diagnostic_and_other_files_still_checked(tmp_path: Pa
     assert [(d.path, d.rule, d.category) for d in result.diagnostics] == [
         ("broken.py", "RT001", "syntax"), ("ok.py", "RT101", "clock")]
     assert result.errors == 1 and result.internal_errors == 0
+
+
+def test_instance_attribute_sets_and_containers_of_other_modules(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/state.py": """
+            EVENTS = []
+            LIMITS = {"max": 3}
+        """,
+        "app/wf.py": """
+            from temporalio import workflow
+            from app.state import EVENTS, LIMITS
+            from app import state
+
+            @workflow.defn
+            class Tracker:
+                def __init__(self) -> None:
+                    self.pending: set[str] = set()
+                    self.done = {"a", "b"}
+
+                @workflow.signal
+                async def add(self, item: str) -> None:
+                    self.pending.add(item)
+                    EVENTS.append(item)  # <- RT304
+                    state.EVENTS.clear()  # <- RT304
+
+                @workflow.run
+                async def run(self) -> list:
+                    ordered = sorted(self.pending)
+                    first = [item for item in self.done]  # <- RT301
+                    for item in self.pending:  # <- RT301
+                        pass
+                    return ordered + first + [LIMITS.get("max")]
+        """,
+    })
+    assert_marks(tmp_path)
