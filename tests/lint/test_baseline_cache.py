@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, line_of, run_replaytest
 
 # How the engine is told to record a baseline and how to run it serially (agreed in the notes).
@@ -162,11 +163,26 @@ def test_cache_dir_setting_is_used(make_project) -> None:
 # --- parallel -----------------------------------------------------------------------------------
 
 
-def _generated_project(root: Path, modules: int = 60) -> set[tuple[str, int, str]]:
+def _padding(index: int, functions: int) -> list[str]:
+    """Plain, deterministic functions that give a module realistic bulk (and no findings)."""
+    lines: list[str] = []
+    for number in range(functions):
+        lines += [
+            "", "",
+            f"def tally_{index}_{number}(rows: list[dict], key: str = \"amount\") -> dict[str, int]:",
+            f'    """Sum ``key`` per customer over rows {number}."""',
+            "    totals: dict[str, int] = {}",
+            "    for row in sorted(rows, key=lambda r: (r[\"customer\"], r[key])):",
+            "        totals[row[\"customer\"]] = totals.get(row[\"customer\"], 0) + int(row[key])",
+            f"    return {{name: value * {number + 1} for name, value in sorted(totals.items())}}",
+        ]
+    return lines
+
+
+def _generated_project(root: Path, modules: int = 60, padding: int = 0) -> set[tuple[str, int, str]]:
     """Write ``modules`` files, each with a helper (every third one reads the clock); every even-numbered
     one also holds a Temporal workflow calling the helpers of the next two modules and drawing a random
-    number itself. Half the files are orchestration code, well above the engine's threshold for
-    parsing in parallel. Returns the findings the linter must report."""
+    number itself, plus ``padding`` plain functions of bulk. Returns the findings the linter must report."""
     expected: set[tuple[str, int, str]] = set()
     (root / "gen").mkdir(parents=True)
     (root / "gen" / "__init__.py").write_text("", encoding="utf-8")
@@ -200,13 +216,19 @@ def _generated_project(root: Path, modules: int = 60) -> set[tuple[str, int, str
             for target, call in ((first, f"        a = helper_{first}(value)"), (second, f"        b = helper_{second}(value)")):
                 if target % 3 == 0:
                     expected.add((relative, lines.index(call) + 1, "clock"))
+            lines += _padding(index, padding)
         (root / relative).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return expected
 
 
+@pytest.mark.slow
 def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
+    # The engine parses in a process pool only when there is enough to parse (more than 16 files and
+    # 1 MB of orchestration modules), so the workflow modules carry realistic bulk: 30 modules of ~40 KB.
     project = make_project({})
-    expected = _generated_project(project)
+    expected = _generated_project(project, padding=100)
+    pending = sum(len(p.read_bytes()) for p in (project / "gen").glob("*.py") if b"workflow.defn" in p.read_bytes())
+    assert pending > 1_100_000, pending
     parallel = _lint(project, "--no-cache")
     assert parallel.returncode == 1, parallel.describe()
     assert findings(parallel.json()) == expected
