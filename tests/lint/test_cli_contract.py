@@ -215,6 +215,7 @@ def test_rule_docs_of_fixable_rules_say_whether_the_fix_is_safe(make_project) ->
     project = _project(make_project)
     report = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project).json()
     fixable = {d["rule"] for d in report["diagnostics"] if d["fix"] is not None}
+    assert fixable, "datetime.now() in a Temporal workflow has a documented fix (workflow.now())"
     for code in fixable:
         doc = run_replaytest("rules", code, cwd=project)
         assert "Fix safety" in doc.stdout, f"{code} offers a fix but its doc has no 'Fix safety' section"
