@@ -83,7 +83,14 @@ def _caller() -> SourcePosition | None:
     while frame is not None:
         path = frame.f_code.co_filename
         if path != _THIS_FILE and not any(part in path for part in _SKIPPED_PARTS) and not path.startswith("<"):
-            name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)  # co_qualname: Python 3.11+
-            return SourcePosition(path, frame.f_lineno, name)
+            return SourcePosition(path, frame.f_lineno, _qualified_name(frame))
         frame = frame.f_back
     return None
+
+
+def _qualified_name(frame: Any) -> str:
+    name = getattr(frame.f_code, "co_qualname", None)  # Python 3.11+
+    if name is not None:
+        return str(name)
+    owner = frame.f_locals.get("self")
+    return f"{type(owner).__qualname__}.{frame.f_code.co_name}" if owner is not None else frame.f_code.co_name
