@@ -309,3 +309,30 @@ def test_replay_applies_the_configured_worker_plugins(replay):
     config = TemporalReplayConfig(workflows=[hello.Hello], plugins=[SimplePlugin("replay-test", interceptors=[Interceptor()])])
     assert replay("hello_timer_history.json", config).status == "passed"
     assert seen == ["plugin interceptor"]
+
+
+@pytest.mark.slow
+def test_processes_that_replayed_divergences_exit_cleanly():
+    # Replayers are kept open between histories; left to interpreter finalisation their native parts
+    # aborted about one exit in four. Several processes at once make a regression show up reliably.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; import temporal_wf_hello as h\n"
+        "from replaytest.plugins.temporal_replay import TemporalReplayer\n"
+        "from replaytest.replay.adapter import ReplayOptions, WorkflowSet\n"
+        "r = TemporalReplayer()\n"
+        "for cls in (h.Hello, h.HelloRenamedSecond, h.HelloReadsClock, h.HelloWithoutTimer, h.HelloTimerFirst):\n"
+        "    r.replay(Path(sys.argv[1]) / 'histories' / 'hello_timer_history.json', WorkflowSet((cls,)), ReplayOptions())\n"
+    )
+    processes = [
+        subprocess.Popen([sys.executable, "-c", code, str(here)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(6)
+    ]
+    outcomes = [(process.wait(timeout=120), process.stderr.read().decode(errors="replace")[-300:]) for process in processes]
+    for process in processes:
+        process.stderr.close()
+    assert [code for code, _ in outcomes] == [0] * 6, outcomes
