@@ -13,6 +13,7 @@ import base64
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -112,6 +113,10 @@ async def _run_orders(address: str, module: object, orders: list[dict]) -> list[
 
 def _pytest(project: Path) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "COV_"))}
+    # The edits rewrite shop_workflows.py within seconds, some at the same size: bytecode cached by
+    # mtime and size could then run the previous version.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    shutil.rmtree(project / "__pycache__", ignore_errors=True)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
         cwd=project, capture_output=True, text=True, timeout=120, env=env,
