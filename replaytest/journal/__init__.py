@@ -10,6 +10,10 @@ Orchestration code::
 
 Runtime: ``Journal(path)``, ``journal.start(support_agent, input)``, ``Worker(journal, [support_agent])
 .run_until_idle()``, ``journal.signal(run_id, name, payload)``, ``journal.export(run_id)``.
+
+Workers lease the runs they execute; a heartbeat thread per worker renews the lease while a step runs
+(``Heartbeat``), so only a worker that died or stalled loses a run to another, and fencing keeps the
+loser from recording anything.
 """
 
 from replaytest.journal.commands import Backend, CallSite, Command
@@ -23,6 +27,7 @@ from replaytest.journal.errors import (
     StepFailed,
     StepTimeout,
 )
+from replaytest.journal.heartbeat import Heartbeat, Lease
 from replaytest.journal.prompts import Prompt
 from replaytest.journal.retry import NO_RETRY, RetryPolicy, Timing
 from replaytest.journal.store import Claim, Journal
@@ -39,8 +44,10 @@ __all__ = [
     "Context",
     "ContinueAsNew",
     "ControlFlow",
+    "Heartbeat",
     "Journal",
     "JournalDivergence",
+    "Lease",
     "LiveBackend",
     "Outcome",
     "Park",

@@ -9,7 +9,9 @@ Fencing: a worker owns a run through a lease (``lease_owner``, ``lease_expires``
 (``lease_epoch``) that grows by one on every claim. Every write a worker makes on behalf of a run names
 the epoch it claimed with; inside the write transaction the epoch is compared with the run's current one
 and a mismatch raises ``StaleLeaseError`` — so a worker that stalled past its lease and was taken over
-can never append to the run again. A successful append also extends the lease (a heartbeat).
+can never append to the run again. A successful append also extends the lease, and while a step runs
+the worker's heartbeat thread extends it through ``renew`` on a second connection (``reopen``), fenced
+the same way: a renewal never revives a lease another worker has claimed, nor one its holder released.
 
 Durability: ``synchronous=NORMAL`` (the default here) survives process crashes (SIGKILL) with every
 committed transaction intact; pass ``synchronous="FULL"`` to survive power loss too.
@@ -137,12 +139,26 @@ class Journal:
             raise ValueError("synchronous must be OFF, NORMAL or FULL")
         self.path = str(path)
         self.clock = clock
+        self.synchronous = synchronous
         self._db = sqlite3.connect(self.path, isolation_level=None, timeout=60.0, check_same_thread=False)
         self._db.execute("PRAGMA busy_timeout = 60000")
         if self.path != ":memory:":
             self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute(f"PRAGMA synchronous = {synchronous}")
         self._db.executescript(_SCHEMA)
+
+    @property
+    def shareable(self) -> bool:
+        """Whether another connection reaches the same database (false for ``":memory:"`` and ``""``,
+        which are private to their connection)."""
+        return self.path not in ("", ":memory:")
+
+    def reopen(self) -> Journal:
+        """Another connection to the same database, with the same clock and durability: for another
+        thread (a connection must not be shared by threads that each run transactions)."""
+        if not self.shareable:
+            raise ValueError(f"a {self.path or 'temporary'!r} journal cannot be reopened: it is private to its connection")
+        return Journal(self.path, clock=self.clock, synchronous=self.synchronous)
 
     def close(self) -> None:
         self._db.close()
@@ -226,11 +242,20 @@ class Journal:
         info = RunInfo(workflow_type=run[1], workflow_id=run[2], run_id=run[0], input=_loads(run[3]), code_version=run[4])
         return Claim(run=info, epoch=run[5], worker_id=worker_id)
 
-    def renew(self, claim: Claim, lease_s: float) -> None:
-        """Extend the lease (fenced): for steps that run longer than a lease."""
+    def renew(self, claim: Claim, lease_s: float) -> bool:
+        """Extend the lease to ``lease_s`` from now (the heartbeat), fenced like an append:
+        ``StaleLeaseError`` if another worker has claimed the run since. False, changing nothing, when
+        the claim's holder has already released the run (parked, finished, continued): a late renewal
+        must not lease a run that is free, or one a signal has just made ready, to nobody."""
+        run_id = claim.run.run_id
         with self._write():
-            self._check_epoch(claim.run.run_id, claim.epoch)
-            self._db.execute("UPDATE runs SET lease_expires = ? WHERE run_id = ?", (self.clock() + lease_s, claim.run.run_id))
+            renewed = self._db.execute(
+                "UPDATE runs SET lease_expires = ? WHERE run_id = ? AND lease_epoch = ? AND lease_owner IS NOT NULL",
+                (self.clock() + lease_s, run_id, claim.epoch),
+            ).rowcount
+            if renewed != 1:
+                self._check_epoch(run_id, claim.epoch)
+        return renewed == 1
 
     # -- recorded commands ------------------------------------------------------------------------
     def events(self, run_id: str) -> dict[int, EventRow]:

@@ -6,33 +6,45 @@ new command is performed and committed before the code continues. A crash anywhe
 most the command that was in flight; the next worker to claim the run re-runs the function and picks up
 exactly there. Whether that in-flight effect happened twice is up to the effect: pass
 ``ctx.idempotency_key()`` to anything that can deduplicate.
+
+While an execution runs, the worker's ``Heartbeat`` thread keeps its lease alive (every ``lease_s / 3``,
+fenced), so a long step is not taken over by another worker; a dead or stopped worker stops renewing
+and its lease runs out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import json
 import os
 import socket
 import time
+import weakref
 from typing import Any, Awaitable, Callable, Iterable
 
 from replaytest.history.model import ErrorInfo, Event
 from replaytest.journal.commands import Command, Thunk
 from replaytest.journal.errors import JournalDivergence, Park, StaleLeaseError, StepFailed
+from replaytest.journal.heartbeat import Heartbeat, Lease
 from replaytest.journal.retry import Timing
 from replaytest.journal.store import Claim, EventRow, Journal, dumps
 from replaytest.journal.workflow import Outcome, WorkflowDef, definition_of, run_workflow
 
 
 class LiveBackend:
-    """Answers commands from the run's journal and records new ones (fenced by the claim)."""
+    """Answers commands from the run's journal and records new ones (fenced by the claim).
 
-    def __init__(self, journal: Journal, claim: Claim, lease_s: float) -> None:
+    ``lease``, when the worker heartbeats, is checked before every effect: once the heartbeat has found
+    the run taken over, no further effect is started (``StaleLeaseError``).
+    """
+
+    def __init__(self, journal: Journal, claim: Claim, lease_s: float, lease: Lease | None = None) -> None:
         self.journal = journal
         self.claim = claim
         self.lease_s = lease_s
+        self.lease = lease
         self.recorded: dict[int, EventRow] = journal.events(claim.run.run_id)
 
     def execute(self, command: Command, thunk: Thunk) -> Any:
@@ -53,6 +65,8 @@ class LiveBackend:
             if recorded.error is not None:
                 raise StepFailed(recorded.name, recorded.error.type, recorded.error.message)
             return recorded.result
+        if self.lease is not None:
+            self.lease.check()
         try:
             outcome = thunk()
         except StepFailed as failure:
@@ -140,10 +154,19 @@ class Worker:
     """Executes ready runs of ``workflows`` (decorated functions). One run at a time per worker; run
     several workers (threads or processes, each with its own ``Journal``) for parallelism.
 
-    Every committed command extends the lease by ``lease_s``, so ``lease_s`` must exceed the longest
-    step including its retries (or bound steps with ``RetryPolicy.attempt_timeout``/``total_timeout``):
-    a step that outlives the lease lets another worker take the run over, and the slow worker's
-    result is then fenced off (the step has run twice — which is what idempotency keys are for).
+    Leases: a claim leases the run for ``lease_s``; every committed command extends it, and while the
+    run executes a heartbeat thread (one per worker, see ``replaytest.journal.heartbeat``) renews it
+    every ``lease_s / 3`` through its own connection. A step may therefore run far longer than the
+    lease; ``lease_s`` bounds instead how long a dead, stopped or stalled worker keeps a run from the
+    others. A step that never returns holds its run for as long as the worker lives: bound steps with
+    ``RetryPolicy.attempt_timeout``/``total_timeout``. A worker that nevertheless loses its lease (it
+    stalled past it, or the journal was changed under it) is fenced off: its heartbeat stops, it
+    starts no further effect and its next append is rejected (the step may have run twice — which is
+    what idempotency keys are for).
+
+    ``heartbeat=False`` turns the heartbeat off (the lease then lives only from commit to commit); an
+    in-memory journal has none, having no second connection. ``close()`` (or ``with Worker(…)``) stops
+    the thread; it also stops when idle for a few seconds or when the worker is garbage-collected.
     """
 
     def __init__(
@@ -154,7 +177,10 @@ class Worker:
         *,
         lease_s: float = 30.0,
         timing: Timing | None = None,
+        heartbeat: bool = True,
     ) -> None:
+        if lease_s <= 0:
+            raise ValueError("lease_s must be positive")
         self.journal = journal
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.lease_s = lease_s
@@ -166,6 +192,21 @@ class Worker:
             if definition is None:
                 raise TypeError(f"{obj!r} is not a @workflow function")
             self.workflows[definition.name] = definition
+        self.heartbeat: Heartbeat | None = Heartbeat(journal) if heartbeat and journal.shareable else None
+        if self.heartbeat is not None:
+            # The finalizer holds the heartbeat, not the worker: a dropped worker's thread stops.
+            weakref.finalize(self, self.heartbeat.close, None)
+
+    def close(self) -> None:
+        """Stop the heartbeat thread. The journal stays open (it is the caller's)."""
+        if self.heartbeat is not None:
+            self.heartbeat.close()
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def run_once(self, run_id: str | None = None) -> Outcome | None:
         """Claim one ready run (or ``run_id`` if it is ready), execute it until it ends or parks, and
@@ -186,15 +227,23 @@ class Worker:
                 return Outcome("failed", error=error)
             run = dataclasses.replace(claim.run, code_version=definition.version or claim.run.code_version)
             claim = dataclasses.replace(claim, run=run)
-            try:
-                outcome = run_workflow(definition, run, LiveBackend(self.journal, claim, self.lease_s), self.timing)
-            except JournalDivergence as divergence:
-                outcome = Outcome("failed", error=ErrorInfo.from_exception(divergence))
+            # The lease is released before settling, so no renewal can land after the run is parked or
+            # finished; the last append or on-time renewal left it two thirds of lease_s or more to settle.
+            with self._keep_alive(claim) as lease:
+                try:
+                    outcome = run_workflow(definition, run, LiveBackend(self.journal, claim, self.lease_s, lease), self.timing)
+                except JournalDivergence as divergence:
+                    outcome = Outcome("failed", error=ErrorInfo.from_exception(divergence))
             self._settle(claim, outcome)
             return outcome
         except StaleLeaseError:
             self.abandoned += 1
             return None
+
+    def _keep_alive(self, claim: Claim) -> contextlib.AbstractContextManager[Lease | None]:
+        if self.heartbeat is None:
+            return contextlib.nullcontext()
+        return self.heartbeat.hold(claim, self.lease_s)
 
     def _settle(self, claim: Claim, outcome: Outcome) -> None:
         if outcome.status == "parked":
