@@ -139,7 +139,7 @@ def fix(paths, config_path, select, ignore, exclude, no_cache, jobs, unsafe):  #
     from replaytest.plugins import PluginError
 
     try:
-        result, _ = _run_lint(paths, config_path, select, ignore, exclude, True if no_cache else no_cache, jobs)
+        result, _ = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs)
     except (ConfigError, PluginError, RuleLoadError) as error:
         _setup_failed(error, "text")
         return

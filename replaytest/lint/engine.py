@@ -27,12 +27,14 @@ Diagnostics then pass selection, suppression comments and get line-independent f
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import traceback
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import libcst as cst
 
@@ -94,7 +96,10 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
     except Exception as error:  # the parser itself failed: report, never abort the run
         return _error_summary(module, path, INTERNAL_ERROR_RULE, f"internal error while parsing: {error!r}")
     try:
-        return ModuleCollector(context, module, path, is_package).collect(tree)
+        try:
+            return ModuleCollector(context, module, path, is_package).collect(tree)
+        except RecursionError:
+            return _collect_deeply_nested(context, module, path, is_package, tree)
     except RecursionError:
         return _error_summary(module, path, SYNTAX_RULE, "too deeply nested to analyse")
     except Exception as error:
@@ -103,6 +108,39 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
             module, path, INTERNAL_ERROR_RULE,
             f"internal error while analysing: {error!r} at {Path(where.filename).name}:{where.lineno}",
         )
+
+
+_DEEP_STACK_BYTES = 512 * 1024 * 1024
+_DEEP_RECURSION_LIMIT = 200_000
+
+
+def _collect_deeply_nested(
+    context: LintContext, module: str, path: str, is_package: bool, tree: cst.Module
+) -> ModuleSummary:
+    """Collect a module whose nesting (a long ``a + b + ...`` chain, generated code) exceeds the
+    default recursion limit: again, in a thread with a large stack and a high limit."""
+    outcome: list[Any] = []
+
+    def work() -> None:
+        try:
+            outcome.append(ModuleCollector(context, module, path, is_package).collect(tree))
+        except BaseException as error:  # handed back to the calling thread
+            outcome.append(error)
+
+    previous_limit = sys.getrecursionlimit()
+    previous_stack = threading.stack_size()
+    try:
+        threading.stack_size(_DEEP_STACK_BYTES)
+        sys.setrecursionlimit(max(previous_limit, _DEEP_RECURSION_LIMIT))
+        worker = threading.Thread(target=work, name="replaytest-deep-collect")
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(previous_stack)
+        sys.setrecursionlimit(previous_limit)
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 _WORKER_CONTEXT: LintContext | None = None

@@ -178,3 +178,15 @@ def test_fix_rewrites_calls_and_adds_the_import(tmp_path: Path) -> None:
     assert "from temporalio import workflow\n" in fixed and "time.sleep(1)" in fixed  # unsafe fix not applied
     after = run(tmp_path, use_cache=False, jobs=1)
     assert [d.rule for d in after.diagnostics] == ["RT303"]
+
+
+def test_deeply_nested_code_is_analysed_not_rejected(tmp_path: Path) -> None:
+    chain = " + ".join(["x"] * 3000)
+    (tmp_path / "deep.py").write_text(
+        "import time\nfrom temporalio import workflow\n\n@workflow.defn\nclass Deep:\n    @workflow.run\n"
+        f"    async def run(self, x: int) -> float:\n        return {chain} + time.time()\n",
+        encoding="utf-8",
+    )
+    result = run(tmp_path, use_cache=False, jobs=1)
+    assert result.errors == 0
+    assert [(d.rule, d.line) for d in result.diagnostics] == [("RT101", 8)]
