@@ -7,8 +7,8 @@ Public API::
     from replaytest.plugins import load_plugins
 
     config = load_config(Path("."))
-    profiles = [p.profile for p in load_plugins(config.frameworks) if p.profile is not None]
-    result = lint_paths([Path("src")], config, profiles, use_cache=True, jobs=None)
+    plugins = load_plugins(config.frameworks)       # or their profiles: [p.profile for p in plugins]
+    result = lint_paths([Path("src")], config, plugins, use_cache=True, jobs=None)
     result.diagnostics      # list[Diagnostic], sorted by path, line, column, rule
     result.files_checked    # files read (screened or parsed)
     result.errors           # files that could not be checked (syntax, unreadable, internal errors, bad paths)
@@ -68,10 +68,21 @@ __all__ = ["PARALLEL_THRESHOLD", "LintResult", "build_context", "lint_paths", "s
 
 
 def build_context(
-    config: Config, profiles: Sequence[FrameworkProfile], rules: Iterable[type[Rule]] | None = None
+    config: Config, profiles: Sequence[Any], rules: Iterable[type[Rule]] | None = None
 ) -> LintContext:
-    """Rules, profiles and their tables; build once per process and pass to ``lint_paths``."""
-    return LintContext(config, profiles, load_rules() if rules is None else rules)
+    """Rules, profiles and their tables; build once per process and pass to ``lint_paths``.
+    ``profiles`` may also hold framework plugins; their ``profile`` is used."""
+    return LintContext(config, _profiles(profiles), load_rules() if rules is None else rules)
+
+
+def _profiles(items: Sequence[Any]) -> list[FrameworkProfile]:
+    """Profiles from profiles or from objects carrying one (plugins), without importing the plugin layer."""
+    found = []
+    for item in items:
+        profile = item if isinstance(item, FrameworkProfile) else getattr(item, "profile", None)
+        if profile is not None:
+            found.append(profile)
+    return found
 
 
 # --- one file -------------------------------------------------------------------------------------
@@ -221,14 +232,15 @@ class _Run:
 def lint_paths(
     paths: Sequence[Path],
     config: Config,
-    profiles: Sequence[FrameworkProfile],
+    profiles: Sequence[Any],
     *,
     use_cache: bool = True,
     jobs: int | None = None,
     context: LintContext | None = None,
     cwd: Path | None = None,
 ) -> LintResult:
-    """Lint files and directories; see the module docstring."""
+    """Lint files and directories; see the module docstring. ``profiles`` are framework profiles or
+    plugins carrying one; ``jobs`` None picks serial or a pool by the amount to parse, N forces N workers."""
     cwd = cwd or Path.cwd()
     context = context or build_context(config, profiles)
     namer = ModuleNamer(config.root)
@@ -284,10 +296,13 @@ def _summarise_all(
     context: LintContext, pending: list[tuple[SourceFile, str, bytes]], jobs: int | None
 ) -> list[ModuleSummary]:
     job_args = [(str(source.path), source.module, source.is_package, data) for source, _, data in pending]
-    workers = jobs if jobs is not None else _available_cpus()
-    total_bytes = sum(len(job[3]) for job in job_args)
-    if len(job_args) > PARALLEL_THRESHOLD and total_bytes > PARALLEL_MIN_BYTES and workers > 1:
-        workers = min(workers, max(1, len(job_args) // 4))
+    if jobs is not None:
+        # The user asked for this many workers: honour it whenever there are two files to share out.
+        workers = min(jobs, len(job_args))
+    else:
+        big_enough = len(job_args) > PARALLEL_THRESHOLD and sum(len(job[3]) for job in job_args) > PARALLEL_MIN_BYTES
+        workers = min(_available_cpus(), max(1, len(job_args) // 4)) if big_enough else 1
+    if workers > 1:
         rule_classes = [type(rule) for rule in context.rules.values()]
         try:
             with ProcessPoolExecutor(

@@ -17,6 +17,7 @@ from replaytest.plugins import load_plugins
 
 PROFILES = [plugin.profile for plugin in load_plugins() if plugin.profile is not None]
 
+
 WORKFLOW = '''
 import random
 import time
@@ -49,7 +50,7 @@ def project(root: Path, count: int) -> Path:
     return root
 
 
-def run(root: Path, **options) -> list:
+def run(root: Path, **options):
     config = options.pop("config", None) or Config(root=root)
     result = lint_paths([root], config, PROFILES, context=build_context(config, PROFILES), cwd=root, **options)
     return result
@@ -64,13 +65,14 @@ def test_parallel_run_equals_serial_run(tmp_path: Path, monkeypatch) -> None:
     serial = run(root, use_cache=False, jobs=1)
     pools = []
     real_pool = engine.ProcessPoolExecutor
-    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)  # small files: force the pool
     monkeypatch.setattr(engine, "ProcessPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
-    parallel = run(root, use_cache=False, jobs=4)
+    parallel = run(root, use_cache=False, jobs=4)  # an explicit worker count uses the pool even for small files
     assert len(pools) == 1
     assert as_rows(parallel) == as_rows(serial)
     assert len(serial.diagnostics) == 5 * (engine.PARALLEL_THRESHOLD + 4)
     assert serial.files_checked == 2 * (engine.PARALLEL_THRESHOLD + 4) + 1
+    by_default = run(root, use_cache=False, jobs=None)  # a small project: not worth a pool
+    assert len(pools) == 1 and as_rows(by_default) == as_rows(serial)
 
 
 def test_cache_reuses_summaries_and_follows_helper_edits(tmp_path: Path, monkeypatch) -> None:
@@ -190,3 +192,10 @@ def test_deeply_nested_code_is_analysed_not_rejected(tmp_path: Path) -> None:
     result = run(tmp_path, use_cache=False, jobs=1)
     assert result.errors == 0
     assert [(d.rule, d.line) for d in result.diagnostics] == [("RT101", 8)]
+
+
+def test_plugins_can_stand_in_for_profiles(tmp_path: Path) -> None:
+    root = project(tmp_path, 1)
+    config = Config(root=root)
+    from_plugins = lint_paths([root], config, load_plugins(), use_cache=False, jobs=1, cwd=root)
+    assert as_rows(from_plugins) == as_rows(run(root, use_cache=False, jobs=1))
