@@ -70,6 +70,8 @@ _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", 
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard",
                        "setdefault", "popitem", "appendleft", "extendleft", "popleft", "sort", "reverse"})
 _UNORDERED = frozenset({"set", "listing", "dict"})
+_FIELD_CALLS = frozenset({"dataclasses.field", "attr.ib", "attr.field", "attrs.field", "pydantic.Field",
+                          "pydantic.fields.Field"})
 # What a trace names as the origin of an unordered value.
 _SET_ORIGINS = frozenset({"builtins.set", "builtins.frozenset", "builtins.dict", "builtins.dict.fromkeys"})
 _DEFAULT_ORIGINS = {"set": "builtins.set", "listing": "os.listdir", "dict": "builtins.dict"}
@@ -413,6 +415,8 @@ class ModuleCollector:
             if isinstance(statement, cst.FunctionDef):
                 methods.append(statement.name.value)
                 self._prescan_instance_attributes(qualname, statement)
+        if "__init__" not in methods:
+            self._field_factories(node, name)
         self.classes[name] = ClassSummary(name, tuple(bases), tuple(methods))
         info = _ClassInfo(name, profile, interceptor)
         for statement in node.body.body:
@@ -422,6 +426,30 @@ class ModuleCollector:
                 self._class(statement, f"{name}.")
             else:
                 self.walk(statement)
+
+    def _field_factories(self, node: cst.ClassDef, name: str) -> None:
+        """``created: datetime = field(default_factory=datetime.now)`` calls the factory whenever the
+        (dataclass, attrs or pydantic) class is instantiated: record it as an effect of the generated
+        ``__init__``, so constructing the class in orchestration code reaches it."""
+        builder: _FunctionBuilder | None = None
+        for statement in node.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                value = small.value if isinstance(small, (cst.AnnAssign, cst.Assign)) else None
+                if not isinstance(value, cst.Call) or self.resolve(value.func) not in _FIELD_CALLS:
+                    continue
+                for arg in value.args:
+                    if arg.keyword is None or arg.keyword.value not in ("default_factory", "factory"):
+                        continue
+                    factory = self.resolve(arg.value) if isinstance(arg.value, (cst.Name, cst.Attribute)) else None
+                    rule = self.ctx.match_call(factory) if factory else None
+                    if rule is None or factory is None:
+                        continue
+                    if builder is None:
+                        builder = _FunctionBuilder(f"{name}.__init__", PLAIN, "", "", {})
+                        self.functions.append(builder)
+                    builder.effects.append(_Pending(arg.value, rule, f"{_dotted_text(arg.value)}()", factory))
 
     def _prescan_instance_attributes(self, class_qualname: str, method: cst.FunctionDef) -> None:
         """``self.client = OpenAI()`` in any method types ``self.client`` in every method."""

@@ -437,3 +437,39 @@ def test_instance_attribute_sets_and_containers_of_other_modules(tmp_path: Path)
         """,
     })
     assert_marks(tmp_path)
+
+
+def test_field_default_factories_run_when_the_class_is_built(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/models.py": """
+            import uuid
+            from dataclasses import dataclass, field
+            from datetime import datetime
+
+            @dataclass
+            class Order:
+                items: list = field(default_factory=list)
+                created: datetime = field(default_factory=datetime.now)
+                id: str = field(default_factory=lambda: "fixed")
+
+            @dataclass
+            class Plain:
+                key: uuid.UUID = field(default_factory=uuid.uuid4)
+
+                def __init__(self) -> None:
+                    self.key = uuid.UUID(int=0)
+        """,
+        "app/wf.py": """
+            from dbos import DBOS
+            from app.models import Order, Plain
+
+            @DBOS.workflow()
+            def place() -> str:
+                order = Order()  # <- RT101 via
+                plain = Plain()
+                return f"{order} {plain}"
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    assert diagnostics[0].trace == ("app.wf.place", "app.models.Order.__init__", "datetime.datetime.now")
