@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import click
 
 from replaytest import __version__
+
+if TYPE_CHECKING:
+    from replaytest.lint.model import LintResult
+    from replaytest.lint.rule import Rule
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -35,7 +40,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
-def _lint_options(function):  # type: ignore[no-untyped-def]
+def _lint_options(function: Callable[..., None]) -> Callable[..., None]:
     """Options shared by ``lint`` and ``fix``."""
     options = [
         click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
@@ -52,7 +57,10 @@ def _lint_options(function):  # type: ignore[no-untyped-def]
     return function
 
 
-def _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs):  # type: ignore[no-untyped-def]
+def _run_lint(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None,
+) -> tuple[LintResult, Mapping[str, Rule]]:
     """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors."""
     import dataclasses
 
@@ -96,7 +104,11 @@ def _setup_failed(error: Exception, output_format: str) -> None:
               help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Record today's findings in this baseline file and exit 0.")
-def lint(paths, config_path, select, ignore, exclude, no_cache, jobs, output_format, baseline, write_baseline):  # type: ignore[no-untyped-def]
+def lint(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, output_format: str, baseline: Path | None,
+    write_baseline: Path | None,
+) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
 
     Exit 0 no findings, 1 findings, 2 usage/configuration error or a file that could not be checked."""
@@ -129,7 +141,10 @@ def lint(paths, config_path, select, ignore, exclude, no_cache, jobs, output_for
 @cli.command()
 @_lint_options
 @click.option("--unsafe", is_flag=True, help="Also apply fixes marked unsafe.")
-def fix(paths, config_path, select, ignore, exclude, no_cache, jobs, unsafe):  # type: ignore[no-untyped-def]
+def fix(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, unsafe: bool,
+) -> None:
     """Apply the safe fixes (and with --unsafe the unsafe ones) to PATHS, printing each change.
 
     Exit 0 when no findings remain, 1 when some remain, 2 on errors."""

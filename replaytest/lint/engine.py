@@ -31,7 +31,6 @@ import sys
 import threading
 import traceback
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -311,8 +310,8 @@ def _summarise_all(
             ) as pool:
                 chunk = max(1, len(job_args) // (workers * 8))
                 return list(pool.map(_summarise_job, job_args, chunksize=chunk))
-        except (BrokenProcessPool, OSError):
-            pass  # a worker died (or pools are unavailable): finish serially, same results
+        except Exception:
+            pass  # a worker died or pools are unavailable here: finish serially, same results
     return [summarise_source(context, *job) for job in job_args]
 
 
