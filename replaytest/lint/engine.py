@@ -371,8 +371,8 @@ def _orchestration_diagnostics(
             continue
         rule = context.rules[effect.rule]
         fix = _fix_for(effect, function, profile)
-        diagnostics.append(
-            _diagnostic(source, effect.span, rule, rule.message(effect, profile), profile.name, fix, (), entry))
+        message = _respell_context(rule.message(effect, profile), function, profile)
+        diagnostics.append(_diagnostic(source, effect.span, rule, message, profile.name, fix, (), entry))
     for site in function.calls:
         reached, direct = program.call_effects(site, profile)
         reported: set[str] = set()
@@ -385,8 +385,20 @@ def _orchestration_diagnostics(
                 message, trace = rule.message(item.effect, profile), ()
             else:
                 message, trace = rule.message(item.effect, profile, via=site.subject), (entry, *item.chain)
+            message = _respell_context(message, function, profile)
             diagnostics.append(_diagnostic(source, site.span, rule, message, profile.name, None, trace, entry))
     return diagnostics
+
+
+def _respell_context(message: str, function: FunctionSummary, profile: FrameworkProfile) -> str:
+    """Replacement texts spell the context parameter conventionally (``ctx.uuid()``); say it the way
+    this function names it (``context.uuid()``)."""
+    if not profile.context_param_names or not function.context_param:
+        return message
+    conventional = profile.context_param_names[0]
+    if function.context_param == conventional:
+        return message
+    return message.replace(f"{conventional}.", f"{function.context_param}.")
 
 
 def _fix_for(effect: Effect, function: FunctionSummary, profile: FrameworkProfile) -> Fix | None:

@@ -67,7 +67,8 @@ class FrameworkProfile:
     extra_effects: Mapping[str, str] = field(default_factory=dict)
     # Sleeps that are durable timers here; a framework with none has no sleep findings at all.
     durable_sleeps: tuple[str, ...] = ()
-    # Category -> what to use instead, quoted in messages ("use workflow.now()").
+    # Category -> what to use instead, quoted in messages ("use workflow.now()"); the context parameter
+    # is spelt as context_param_names[0] and respelt with the function's own parameter name.
     replacements: Mapping[str, str] = field(default_factory=dict)
     # Qualified name of a flagged call -> its direct rewrite.
     fixes: Mapping[str, FixTemplate] = field(default_factory=dict)
