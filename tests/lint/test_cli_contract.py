@@ -110,6 +110,7 @@ def test_direct_finding_position_points_at_the_call(make_project) -> None:
     assert clock["framework"] == "temporal"
     assert clock["trace"] == []
     assert "workflow.now()" in clock["message"]  # the message names the safe replacement
+    assert clock["fix"] == {"safe": True, "replacement": "workflow.now()"}  # as in the contract's example
 
 
 def test_transitive_finding_is_reported_at_the_call_site_with_the_chain(make_project) -> None:

@@ -47,6 +47,7 @@ def test_syntax_error_is_a_syntax_diagnostic_and_exit_2_and_other_files_still_ch
     # The error is on the `async def` line (missing colon); a parser may point at it or the next line.
     assert syntax[0]["line"] in (8, 9), syntax[0]
     assert GOOD in findings(report), "the parsable file must still be checked"
+    assert report["summary"]["errors"] == 1 and report["summary"]["files"] == 3
 
 
 def test_syntax_error_in_text_format_names_the_file(make_project) -> None:
