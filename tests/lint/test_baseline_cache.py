@@ -289,3 +289,21 @@ def test_corrupt_cache_entries_are_recomputed(make_project) -> None:
         run = _lint(project)
         assert "Traceback" not in run.stderr, run.describe()
         assert run.stdout == reference.stdout
+
+
+def test_written_baseline_is_byte_stable(make_project, tmp_path: Path) -> None:
+    # Baselines are committed to version control: rewriting one for unchanged code must not churn it.
+    project = make_project({"app/__init__.py": "", "app/labels.py": HELPER_WITH_CLOCK, "app/wf.py": WORKFLOW,
+                            "app/clock.py": CLOCK_WORKFLOW})
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    run_replaytest("lint", "--no-cache", *WRITE_BASELINE, str(first), ".", cwd=project)
+    run_replaytest("lint", *WRITE_BASELINE, str(second), ".", cwd=project)
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_missing_baseline_file_is_exit_2(make_project, tmp_path: Path) -> None:
+    project = make_project({"app/wf.py": CLOCK_WORKFLOW})
+    run = run_replaytest("lint", "--no-cache", "--baseline", str(tmp_path / "nowhere.json"), ".", cwd=project)
+    assert run.returncode == 2, run.describe()
+    assert "nowhere.json" in run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
