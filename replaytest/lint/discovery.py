@@ -13,7 +13,7 @@ import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox", "build", "dist",
@@ -32,7 +32,7 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class WalkProblem:
-    """A path argument that does not exist or cannot be listed."""
+    """A path argument that does not exist, or a directory that cannot be listed."""
 
     display: str
     problem: str
@@ -134,10 +134,14 @@ def walk(
         module, is_package, others = namer.names(absolute)
         files.append(SourceFile(absolute, display_path(absolute, cwd), module, is_package, others))
 
+    def unreadable(error: OSError) -> None:
+        where = Path(error.filename) if error.filename else absolute
+        problems.append(WalkProblem(display_path(where, cwd), f"cannot be listed: {error.strerror or error}"))
+
     for argument in arguments:
         absolute = Path(os.path.abspath(argument))
         if absolute.is_dir():
-            for path in _walk_directory(absolute, root, exclude):
+            for path in _walk_directory(absolute, root, exclude, unreadable):
                 add(path)
         elif absolute.exists() or absolute.is_symlink():
             add(absolute)  # explicit files are always linted; unreadable ones are reported when read
@@ -146,14 +150,16 @@ def walk(
     return files, problems
 
 
-def _walk_directory(directory: Path, root: Path, exclude: Sequence[str]) -> Iterator[Path]:
+def _walk_directory(
+    directory: Path, root: Path, exclude: Sequence[str], onerror: Callable[[OSError], None]
+) -> Iterator[Path]:
     def relative(path: str) -> str:
         try:
             return Path(path).relative_to(root).as_posix()
         except ValueError:
             return Path(path).as_posix()
 
-    for current, dirnames, filenames in os.walk(directory, onerror=None, followlinks=False):
+    for current, dirnames, filenames in os.walk(directory, onerror=onerror, followlinks=False):
         dirnames[:] = sorted(
             name for name in dirnames
             if name not in SKIPPED_DIRECTORIES and not name.endswith(".egg-info")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -199,3 +200,19 @@ def test_plugins_can_stand_in_for_profiles(tmp_path: Path) -> None:
     config = Config(root=root)
     from_plugins = lint_paths([root], config, load_plugins(), use_cache=False, jobs=1, cwd=root)
     assert as_rows(from_plugins) == as_rows(run(root, use_cache=False, jobs=1))
+
+
+def test_a_directory_that_cannot_be_listed_is_reported(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "locked").mkdir()
+    real_walk = os.walk
+
+    def walk_failing_on_locked(top, onerror=None, followlinks=False):
+        for current, dirnames, filenames in real_walk(top, onerror=onerror, followlinks=followlinks):
+            if current.endswith("locked"):
+                onerror(PermissionError(13, "Permission denied", current))
+                continue
+            yield current, dirnames, filenames
+
+    monkeypatch.setattr("replaytest.lint.discovery.os.walk", walk_failing_on_locked)
+    result = run(tmp_path, use_cache=False, jobs=1)
+    assert result.errors == 1 and result.problems == ["locked: cannot be listed: Permission denied"]
