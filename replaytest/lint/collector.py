@@ -290,6 +290,15 @@ class ModuleCollector:
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
             left = self.resolve(node.left)
             return left if left == "pathlib.Path" else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            # A LangChain pipeline (``prompt | llm | parser``) invokes the model inside it.
+            for side in (node.right, node.left):
+                typed = self.resolve(side)
+                if typed is not None:
+                    rule = self.ctx.match_call(f"{typed}.invoke")
+                    if rule is not None and rule.category == "model-call":
+                        return typed
+            return None
         if isinstance(node, cst.Await):
             return self.resolve(node.expression)
         return None

@@ -89,6 +89,8 @@ def test_instances_of_known_classes(tmp_path: Path) -> None:
         from temporalio import workflow
 
         llm = ChatOpenAI(model="gpt-4o")
+        PROMPT = None
+        parse = None
 
         @workflow.defn
         class Agent:
@@ -109,6 +111,7 @@ def test_instances_of_known_classes(tmp_path: Path) -> None:
                     chat.invoke(question),  # <- RT201
                     llm.bind_tools([]).invoke(question),  # <- RT201
                     bedrock.converse(modelId="m", messages=[]),  # <- RT201
+                    (PROMPT | llm | parse).invoke({"q": question}),  # <- RT201
                     s3.get_object(Bucket="b", Key="k"),  # <- RT202
                 ]
     """})
