@@ -112,3 +112,44 @@ class Greeting:
         return f"{name} at {datetime.now()}"
 '''
 CLOCK_WORKFLOW_LINE = line_of(CLOCK_WORKFLOW, "datetime.now()")
+
+
+# Runs the command line with concurrent.futures.ProcessPoolExecutor wrapped so that each pool's
+# creation and how its `with` block ended are written to POOL_LOG at exit: the engine falls back to
+# serial work when a pool fails, which would otherwise be invisible from the output.
+_POOL_RECORDER = """
+import atexit, concurrent.futures, concurrent.futures.process, json, os, runpy, sys
+events = []
+Original = concurrent.futures.ProcessPoolExecutor
+class Recording(Original):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        events.append("created")
+    def __exit__(self, exc_type, exc, tb):
+        events.append("completed" if exc_type is None else f"failed: {exc!r}")
+        return super().__exit__(exc_type, exc, tb)
+concurrent.futures.ProcessPoolExecutor = Recording
+concurrent.futures.process.ProcessPoolExecutor = Recording
+def dump():
+    with open(os.environ["POOL_LOG"], "w") as handle:
+        json.dump(events, handle)
+atexit.register(dump)
+sys.argv = ["replaytest", *sys.argv[1:]]
+runpy.run_module("replaytest", run_name="__main__", alter_sys=True)
+"""
+
+
+def run_recording_pools(*args: str, cwd: Path, log: Path, timeout: float = 300) -> tuple[CliRun, list[str]]:
+    """``replaytest ARGS`` plus the list of process-pool events ("created", "completed", "failed: …")."""
+    environment = dict(os.environ, NO_COLOR="1", POOL_LOG=str(log))
+    completed = subprocess.run(
+        [sys.executable, "-c", _POOL_RECORDER, *args], cwd=cwd, capture_output=True, timeout=timeout, env=environment
+    )
+    run = CliRun(
+        args=tuple(args),
+        returncode=completed.returncode,
+        stdout=completed.stdout.decode("utf-8", errors="replace"),
+        stderr=completed.stderr.decode("utf-8", errors="replace"),
+    )
+    events = json.loads(log.read_text(encoding="utf-8")) if log.exists() else ["no log written"]
+    return run, events

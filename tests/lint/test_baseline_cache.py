@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, line_of, run_replaytest
+from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, line_of, run_recording_pools, run_replaytest
 
 # How the engine is told to record a baseline and how to run it serially (agreed in the notes).
 WRITE_BASELINE = ("--write-baseline",)
@@ -221,6 +221,19 @@ def _generated_project(root: Path, modules: int = 60, padding: int = 0) -> set[t
     return expected
 
 
+def test_explicit_jobs_runs_a_pool_with_the_same_result(make_project, tmp_path: Path) -> None:
+    project = make_project({})
+    expected = _generated_project(project, modules=12)
+    serial, serial_pools = run_recording_pools("lint", "--format", "json", "--no-cache", "--jobs", "1", ".",
+                                               cwd=project, log=tmp_path / "serial.json")
+    pooled, pools = run_recording_pools("lint", "--format", "json", "--no-cache", "--jobs", "2", ".",
+                                        cwd=project, log=tmp_path / "pooled.json")
+    assert serial_pools == [], serial_pools
+    assert pools == ["created", "completed"], f"--jobs 2 did not complete its work in a process pool: {pools}"
+    assert findings(pooled.json()) == expected
+    assert pooled.stdout == serial.stdout and pooled.returncode == serial.returncode == 1
+
+
 @pytest.mark.slow
 def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
     # The engine parses in a process pool only when there is enough to parse (more than 16 files and
@@ -229,8 +242,10 @@ def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
     expected = _generated_project(project, padding=100)
     pending = sum(len(p.read_bytes()) for p in (project / "gen").glob("*.py") if b"workflow.defn" in p.read_bytes())
     assert pending > 1_100_000, pending
-    parallel = _lint(project, "--no-cache")
+    parallel, pools = run_recording_pools("lint", "--format", "json", "--no-cache", ".", cwd=project,
+                                          log=project.parent / "pools.json")
     assert parallel.returncode == 1, parallel.describe()
+    assert pools == ["created", "completed"], f"the default run did not complete its work in a process pool: {pools}"
     assert findings(parallel.json()) == expected
     assert parallel.json()["summary"]["files"] == 61
     serial = _lint(project, "--no-cache", *SERIAL)
