@@ -191,6 +191,27 @@ def test_unreadable_file_is_reported_and_exit_2(make_project) -> None:
     assert report["summary"]["errors"] == 1
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+def test_unlistable_directory_is_reported_and_exit_2(make_project) -> None:
+    project = make_project({"app/wf.py": CLOCK_WORKFLOW, "app/private/hidden.py": CLOCK_WORKFLOW})
+    private = project / "app" / "private"
+    private.chmod(0)
+    preexec = _unprivileged_reader()
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", f"import os; os.listdir({str(private)!r})"], preexec_fn=preexec, capture_output=True
+        )
+        if probe.returncode == 0:
+            pytest.skip("this process keeps access to mode-000 directories (cannot drop the capability)")
+        run = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project, preexec_fn=preexec)
+    finally:
+        private.chmod(0o755)
+    _assert_no_crash(run)
+    assert run.returncode == 2, run.describe()
+    assert "app/private" in run.stdout + run.stderr, run.describe()
+    assert GOOD in findings(run.json())
+
+
 def test_empty_and_whitespace_only_files_are_fine(make_project) -> None:
     project = make_project({"app/wf.py": CLOCK_WORKFLOW, "app/empty.py": "", "app/blank.py": "\n\n   \n"})
     run = _lint(project)
