@@ -26,6 +26,7 @@ Diagnostics then pass selection, suppression comments and get line-independent f
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 import threading
@@ -97,8 +98,15 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
     try:
         tree = cst.parse_module(data)
     except cst.ParserSyntaxError as error:
-        message = f"syntax error: {str(error.message).splitlines()[0] if error.message else 'invalid syntax'}"
-        return _error_summary(module, path, SYNTAX_RULE, message, error.raw_line, error.raw_column + 1)
+        detail = str(error.message).splitlines()[0] if error.message else "invalid syntax"
+        python_error = _python_syntax_error(data, path)
+        if python_error is None:
+            message = f"not analysed: valid Python that the libcst parser does not support ({detail})"
+            return _error_summary(module, path, SYNTAX_RULE, message, error.raw_line, error.raw_column + 1)
+        if python_error.lineno:  # CPython's position and wording are the ones users know
+            return _error_summary(module, path, SYNTAX_RULE, f"syntax error: {python_error.msg}",
+                                  python_error.lineno, max(1, python_error.offset or 1))
+        return _error_summary(module, path, SYNTAX_RULE, f"syntax error: {detail}", error.raw_line, error.raw_column + 1)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         return _error_summary(module, path, SYNTAX_RULE, f"cannot be decoded: {error}")
     except RecursionError:
@@ -118,6 +126,18 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
             module, path, INTERNAL_ERROR_RULE,
             f"internal error while analysing: {error!r} at {Path(where.filename).name}:{where.lineno}",
         )
+
+
+def _python_syntax_error(data: bytes, path: str) -> SyntaxError | None:
+    """The running interpreter's verdict on a source libcst rejected: None when it parses (libcst lags
+    behind some grammar corners), else its SyntaxError (an empty one when it fails otherwise)."""
+    try:
+        compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        return error
+    except (ValueError, RecursionError, MemoryError):
+        return SyntaxError()
+    return None
 
 
 _DEEP_STACK_BYTES = 512 * 1024 * 1024

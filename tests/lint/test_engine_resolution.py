@@ -476,3 +476,14 @@ def test_field_default_factories_run_when_the_class_is_built(tmp_path: Path) -> 
     })
     diagnostics = assert_marks(tmp_path)
     assert diagnostics[0].trace == ("app.wf.place", "app.models.Order.__init__", "datetime.datetime.now")
+
+
+def test_valid_python_libcst_cannot_parse_is_not_called_a_syntax_error(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "annotated.py": "from temporalio import workflow\n\n@workflow.defn\nclass A:\n    pass\n\n(pars): bool = True\n",
+        "broken.py": "from temporalio import workflow\n\n@workflow.defn\nclass B(:\n    pass\n",
+    })
+    result = lint(tmp_path)
+    assert [(d.path, d.line, d.message.split(":")[0]) for d in result.diagnostics] == [
+        ("annotated.py", 7, "not analysed"), ("broken.py", 4, "syntax error")]
+    assert all(d.rule == "RT001" for d in result.diagnostics) and result.errors == 2
