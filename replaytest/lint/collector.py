@@ -21,6 +21,7 @@ from libcst._nodes.internal import CodegenState
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.model import (
+    MUTATING_METHODS,
     ORCHESTRATION,
     PLAIN,
     STEP,
@@ -67,8 +68,6 @@ _LISTING_SINKS = {"builtins.list": "lists", "builtins.tuple": "lists", "builtins
                   "builtins.reversed": "iterates", "builtins.map": "iterates", "builtins.filter": "iterates"}
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
-MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard",
-                       "setdefault", "popitem", "appendleft", "extendleft", "popleft", "sort", "reverse"})
 _UNORDERED = frozenset({"set", "listing", "dict"})
 _FIELD_CALLS = frozenset({"dataclasses.field", "attr.ib", "attr.field", "attrs.field", "pydantic.Field",
                           "pydantic.fields.Field"})
@@ -110,6 +109,8 @@ class _Pending:
     qualname: str
     frameworks: tuple[str, ...] = ()
     args: tuple[cst.Arg, ...] = ()
+    unless_given: str = ""
+    given: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
@@ -441,24 +442,46 @@ class ModuleCollector:
         (dataclass, attrs or pydantic) class is instantiated: record it as an effect of the generated
         ``__init__``, so constructing the class in orchestration code reaches it."""
         builder: _FunctionBuilder | None = None
+        position = 0
         for statement in node.body.body:
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
             for small in statement.body:
-                value = small.value if isinstance(small, (cst.AnnAssign, cst.Assign)) else None
+                if not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)):
+                    continue
+                field_name, position = small.target.value, position + 1
+                value = small.value
                 if not isinstance(value, cst.Call) or self.resolve(value.func) not in _FIELD_CALLS:
                     continue
+                keyword_only = any(
+                    a.keyword is not None and a.keyword.value == "kw_only" and _is_true(a.value) for a in value.args
+                )
                 for arg in value.args:
                     if arg.keyword is None or arg.keyword.value not in ("default_factory", "factory"):
                         continue
-                    factory = self.resolve(arg.value) if isinstance(arg.value, (cst.Name, cst.Attribute)) else None
-                    rule = self.ctx.match_call(factory) if factory else None
-                    if rule is None or factory is None:
+                    found = self._factory_effect(arg.value)
+                    if found is None:
                         continue
                     if builder is None:
                         builder = _FunctionBuilder(f"{name}.__init__", PLAIN, "", "", {})
                         self.functions.append(builder)
-                    builder.effects.append(_Pending(arg.value, rule, f"{_dotted_text(arg.value)}()", factory))
+                    rule, subject, factory = found
+                    spec = f"{field_name}:{-1 if keyword_only else position - 1}"
+                    builder.effects.append(_Pending(arg.value, rule, subject, factory, unless_given=spec))
+
+    def _factory_effect(self, factory: cst.BaseExpression) -> tuple[Rule, str, str] | None:
+        """The rule a default factory falls under: a function named directly, or a call in a lambda."""
+        if isinstance(factory, (cst.Name, cst.Attribute)):
+            qualname = self.resolve(factory)
+            rule = self.ctx.match_call(qualname) if qualname else None
+            return (rule, f"{_dotted_text(factory)}()", qualname) if rule is not None and qualname else None
+        if isinstance(factory, cst.Lambda):
+            for call in _calls_in(factory.body):
+                qualname = self.resolve(call.func)
+                rule = self.ctx.match_call(qualname) if qualname else None
+                if rule is not None and qualname:
+                    return rule, f"{_dotted_text(call.func)}()", qualname
+        return None
 
     def _prescan_instance_attributes(self, class_qualname: str, method: cst.FunctionDef) -> None:
         """``self.client = OpenAI()`` in any method types ``self.client`` in every method."""
@@ -836,7 +859,12 @@ class ModuleCollector:
         if not matched and self._is_project_candidate(qualname):
             function = self.function
             if function is not None and function.kind != STEP:
-                function.calls.append(_Pending(node, None, subject, qualname))
+                given = tuple(
+                    "#*" if arg.star else arg.keyword.value if arg.keyword is not None else "" for arg in node.args
+                )
+                positional = sum(1 for g in given if g == "")
+                given = (f"#{positional}", *sorted({g for g in given if g}))
+                function.calls.append(_Pending(node, None, subject, qualname, given=given))
 
     def _order_sinks(self, node: cst.Call, func: cst.BaseExpression, qualname: str | None) -> None:
         if not node.args:
@@ -926,14 +954,14 @@ class ModuleCollector:
             assert pending.rule is not None
             args = ", ".join(_arg_text(tree, arg) for arg in pending.args) if direct else ""
             return Effect(pending.rule.code, pending.rule.category, pending.subject, pending.qualname, span(pending),
-                          pending.frameworks, args)
+                          pending.frameworks, args, pending.unless_given)
 
         functions = {}
         for function in self.functions:
             functions[function.name] = FunctionSummary(
                 function.name, function.kind, function.framework, function.context_param,
                 tuple(effect(p, function.kind == ORCHESTRATION) for p in function.effects),
-                tuple(CallSite(p.qualname, span(p), p.subject) for p in function.calls),
+                tuple(CallSite(p.qualname, span(p), p.subject, p.given) for p in function.calls),
             )
         return ModuleSummary(
             module=self.module,
@@ -975,6 +1003,21 @@ _HANDLERS: dict[type, Any] = {
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+
+def _calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
+    if isinstance(node, cst.Call):
+        yield node
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        children = value if isinstance(value, (list, tuple)) else (value,)
+        for child in children:
+            if isinstance(child, cst.CSTNode):
+                yield from _calls_in(child)
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
 
 
 def _dotted_name(node: cst.BaseExpression) -> str:

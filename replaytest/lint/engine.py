@@ -34,13 +34,10 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
-
-import libcst as cst
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from replaytest.config import Config
 from replaytest.lint.cache import SummaryCache, summary_key
-from replaytest.lint.collector import ModuleCollector
 from replaytest.lint.context import LintContext
 from replaytest.lint.discovery import ModuleNamer, SourceFile, walk
 from replaytest.lint.filtering import Selection, fingerprint, is_suppressed, suppressions
@@ -61,6 +58,11 @@ from replaytest.lint.rules import INTERNAL_ERROR_RULE, SYNTAX_RULE, load_rules
 
 # A process pool pays for itself only with enough parsing to share out: more than this many files and
 # more than this many bytes (worker start-up costs about as much as parsing a few hundred kB).
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from replaytest.lint.collector import ModuleCollector
+
 PARALLEL_THRESHOLD = 16
 PARALLEL_MIN_BYTES = 1_000_000
 
@@ -95,6 +97,11 @@ def _error_summary(module: str, path: str, rule: str, message: str, line: int = 
 
 def summarise_source(context: LintContext, path: str, module: str, is_package: bool, data: bytes) -> ModuleSummary:
     """Parse one file and summarise it; problems become an error summary, never an exception."""
+    # Imported here: a run served entirely from the cache never loads the parser.
+    import libcst as cst
+
+    from replaytest.lint.collector import ModuleCollector
+
     try:
         tree = cst.parse_module(data)
     except cst.ParserSyntaxError as error:
@@ -117,7 +124,7 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
         try:
             return ModuleCollector(context, module, path, is_package).collect(tree)
         except RecursionError:
-            return _collect_deeply_nested(context, module, path, is_package, tree)
+            return _collect_deeply_nested(ModuleCollector(context, module, path, is_package), tree)
     except RecursionError:
         return _error_summary(module, path, SYNTAX_RULE, "too deeply nested to analyse")
     except Exception as error:
@@ -144,16 +151,14 @@ _DEEP_STACK_BYTES = 512 * 1024 * 1024
 _DEEP_RECURSION_LIMIT = 200_000
 
 
-def _collect_deeply_nested(
-    context: LintContext, module: str, path: str, is_package: bool, tree: cst.Module
-) -> ModuleSummary:
+def _collect_deeply_nested(collector: ModuleCollector, tree: cst.Module) -> ModuleSummary:
     """Collect a module whose nesting (a long ``a + b + ...`` chain, generated code) exceeds the
     default recursion limit: again, in a thread with a large stack and a high limit."""
     outcome: list[Any] = []
 
     def work() -> None:
         try:
-            outcome.append(ModuleCollector(context, module, path, is_package).collect(tree))
+            outcome.append(collector.collect(tree))
         except BaseException as error:  # handed back to the calling thread
             outcome.append(error)
 

@@ -10,6 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Methods that change a list, dict, set or deque in place (writes to module state when on a global).
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard", "setdefault", "popitem",
+    "appendleft", "extendleft", "popleft", "sort", "reverse",
+})
+
 ORCHESTRATION = "orchestration"
 STEP = "step"
 PLAIN = "plain"
@@ -40,6 +46,8 @@ class Effect:
     span: Span
     frameworks: tuple[str, ...] = ()
     args: str = ""
+    # A field default factory runs only when the field is not passed: "name:position" (-1: keyword only).
+    unless_given: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,18 @@ class CallSite:
     target: str
     span: Span
     subject: str
+    # The arguments passed: "#<positional count>" and the keyword names ("#*" when unpacked).
+    given: tuple[str, ...] = ()
+
+    def passes(self, unless_given: str) -> bool:
+        """Whether this call passes the field ``name:position`` (so its default factory does not run)."""
+        name, _, position = unless_given.rpartition(":")
+        if name in self.given:
+            return True
+        if "#*" in self.given:
+            return False  # unpacked arguments may or may not cover it: assume the factory runs
+        positional = next((int(g[1:]) for g in self.given if g.startswith("#")), 0)
+        return 0 <= int(position) < positional
 
 
 @dataclass(frozen=True)
@@ -158,12 +178,12 @@ def _span_json(span: Span) -> list[int]:
 
 def _effect_json(effect: Effect) -> list[Any]:
     return [effect.rule, effect.category, effect.subject, effect.qualname, _span_json(effect.span),
-            list(effect.frameworks), effect.args]
+            list(effect.frameworks), effect.args, effect.unless_given]
 
 
 def _effect_from(data: list[Any]) -> Effect:
-    rule, category, subject, qualname, span, frameworks, args = data
-    return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args)
+    rule, category, subject, qualname, span, frameworks, args, unless_given = data
+    return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given)
 
 
 def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
@@ -175,7 +195,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "containers": list(summary.containers),
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
-             [[c.target, _span_json(c.span), c.subject] for c in f.calls]]
+             [[c.target, _span_json(c.span), c.subject, list(c.given)] for c in f.calls]]
             for f in summary.functions.values()
         ],
         "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
@@ -190,7 +210,7 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
         functions[name] = FunctionSummary(
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
-            tuple(CallSite(target, Span(*span), subject) for target, span, subject in calls),
+            tuple(CallSite(target, Span(*span), subject, tuple(given)) for target, span, subject, given in calls),
         )
     return ModuleSummary(
         module=data["module"],

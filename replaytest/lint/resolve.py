@@ -14,9 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from replaytest.lint.collector import MUTATING_METHODS
 from replaytest.lint.context import LintContext
-from replaytest.lint.model import ORCHESTRATION, STEP, CallSite, Effect, FunctionSummary, ModuleSummary
+from replaytest.lint.model import (
+    MUTATING_METHODS,
+    ORCHESTRATION,
+    STEP,
+    CallSite,
+    Effect,
+    FunctionSummary,
+    ModuleSummary,
+)
 from replaytest.lint.profile import FrameworkProfile
 
 _MAX_ALIAS_DEPTH = 8
@@ -142,7 +149,7 @@ class Program:
             summary, function = found
             if function.kind in (STEP, ORCHESTRATION):
                 return [], False
-            return self.reach(summary, function, profile), False
+            return _without_given_fields(self.reach(summary, function, profile), site), False
         mutation = self.container_mutation(site)
         if mutation is not None:
             return ([Reached(mutation, (mutation.qualname,))] if self.applies(mutation, profile) else []), True
@@ -188,3 +195,11 @@ class Program:
             self._active.discard(key)
         self._memo[key] = reached
         return reached
+
+
+def _without_given_fields(reached: list[Reached], site: CallSite) -> list[Reached]:
+    """Drop default factories of fields this constructor call passes (they do not run)."""
+    return [
+        item for item in reached
+        if not (len(item.chain) == 2 and item.effect.unless_given and site.passes(item.effect.unless_given))
+    ]

@@ -455,6 +455,7 @@ def test_field_default_factories_run_when_the_class_is_built(tmp_path: Path) -> 
                 items: list = field(default_factory=list)
                 created: datetime = field(default_factory=datetime.now)
                 id: str = field(default_factory=lambda: "fixed")
+                token: str = field(default_factory=lambda: str(uuid.uuid4()), kw_only=True)
 
             @dataclass
             class Plain:
@@ -468,10 +469,13 @@ def test_field_default_factories_run_when_the_class_is_built(tmp_path: Path) -> 
             from app.models import Order, Plain
 
             @DBOS.workflow()
-            def place() -> str:
-                order = Order()  # <- RT101 via
+            def place(now, token) -> str:
+                order = Order()  # <- RT101 via  # <- RT103 via
+                dated = Order([], now)  # <- RT103 via
+                named = Order(created=now, token=token)
+                spread = Order(*[[], now], token=token)  # <- RT101 via
                 plain = Plain()
-                return f"{order} {plain}"
+                return f"{order} {dated} {named} {spread} {plain}"
         """,
     })
     diagnostics = assert_marks(tmp_path)
