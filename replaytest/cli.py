@@ -126,6 +126,8 @@ def lint(
         return
     for problem in result.problems:
         click.echo(f"error: {problem}", err=True)
+    for note in result.notes:
+        click.echo(f"replaytest: {note}", err=True)
     if write_baseline is not None:
         store(write_baseline, result.diagnostics)
         click.echo(f"wrote {len(result.diagnostics)} finding(s) to {write_baseline}", err=True)

@@ -875,6 +875,10 @@ class ModuleCollector:
         how = _LISTING_SINKS.get(qualname or "")
         if how is None and isinstance(func, cst.Attribute) and func.attr.value == "join":
             how = "joins"
+        if how is None and qualname in ("builtins.min", "builtins.max") and len(node.args) > 1:
+            # With a key, ties go to whichever element is iterated first.
+            if any(arg.keyword is not None and arg.keyword.value == "key" for arg in node.args):
+                how = "picks by key from"
         if how is not None:
             source = self.kind_of(first)
             if source in _UNORDERED:

@@ -287,7 +287,8 @@ def lint_paths(
             run.summaries[source.path] = summary
         else:
             pending.append((source, key, data))
-    for (source, key, _), summary in zip(pending, _summarise_all(context, pending, jobs)):
+    notes: list[str] = []
+    for (source, key, _), summary in zip(pending, _summarise_all(context, pending, jobs, notes)):
         run.summaries[source.path] = summary
         if cache is not None:
             cache.put(key, summary)
@@ -313,11 +314,13 @@ def lint_paths(
         if source.path not in screened_paths and summary is not None and summary.error is not None:
             raw.append((source, _error_diagnostic(source, summary.error, context)))
 
-    return _finish(raw, files, problems, config, cwd, context)
+    result = _finish(raw, files, problems, config, cwd, context)
+    result.notes = notes
+    return result
 
 
 def _summarise_all(
-    context: LintContext, pending: list[tuple[SourceFile, str, bytes]], jobs: int | None
+    context: LintContext, pending: list[tuple[SourceFile, str, bytes]], jobs: int | None, notes: list[str]
 ) -> list[ModuleSummary]:
     job_args = [(str(source.path), source.module, source.is_package, data) for source, _, data in pending]
     if jobs is not None:
@@ -335,8 +338,8 @@ def _summarise_all(
             ) as pool:
                 chunk = max(1, len(job_args) // (workers * 8))
                 return list(pool.map(_summarise_job, job_args, chunksize=chunk))
-        except Exception:
-            pass  # a worker died or pools are unavailable here: finish serially, same results
+        except Exception as error:  # a worker died or pools are unavailable here: finish serially, same results
+            notes.append(f"process pool failed ({error!r}); continuing serially")
     return [summarise_source(context, *job) for job in job_args]
 
 

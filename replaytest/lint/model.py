@@ -167,6 +167,8 @@ class LintResult:
     internal_errors: int = 0
     # Path arguments that could not be used (missing), as "path: problem" messages.
     problems: list[str] = field(default_factory=list)
+    # Things the user should know that are not findings (a process pool that fell back to serial).
+    notes: list[str] = field(default_factory=list)
 
 
 # --- JSON conversion for the cache -------------------------------------------------------------

@@ -334,6 +334,8 @@ def test_iteration_order_sources_and_sinks(tmp_path: Path) -> None:
             listing = sorted(Path(folder).iterdir())
             names = ",".join(glob.glob("*.py"))  # <- RT301
             shard = hash(f"{folder}") % 4  # <- RT301
+            shortest = min(seen, key=len)  # <- RT301
+            largest = max(seen)
             stable = {name: 1 for name in tags}
             for name in stable:
                 pass

@@ -216,3 +216,15 @@ def test_a_directory_that_cannot_be_listed_is_reported(tmp_path: Path, monkeypat
     monkeypatch.setattr("replaytest.lint.discovery.os.walk", walk_failing_on_locked)
     result = run(tmp_path, use_cache=False, jobs=1)
     assert result.errors == 1 and result.problems == ["locked: cannot be listed: Permission denied"]
+
+
+def test_a_failing_pool_falls_back_to_serial_and_says_so(tmp_path: Path, monkeypatch) -> None:
+    root = project(tmp_path, 3)
+
+    def no_pool(**options):
+        raise OSError("no semaphores here")
+
+    monkeypatch.setattr(engine, "ProcessPoolExecutor", no_pool)
+    result = run(root, use_cache=False, jobs=2)
+    assert as_rows(result) == as_rows(run(root, use_cache=False, jobs=1))
+    assert result.notes and "continuing serially" in result.notes[0]
