@@ -5,8 +5,9 @@ skips whitespace and punctuation, which makes it several times cheaper than libc
 traversal. On the way it keeps a light scope model (imports with aliases, relative and conditional
 imports, locals bound to instances of known classes, sets, directory listings, strings and fresh
 values) so every call resolves to a qualified name, and asks the ``LintContext`` which rule, if any, the
-call is an effect for. Positions are computed afterwards, only for the nodes that became effects or
-call sites, with one position-tracking code generation of the module.
+call is an effect for. Positions are computed afterwards, only for what can be reported at its own
+place (effects and call sites of orchestration functions, idempotency-key findings), by one code
+generation of the module that brings line/column up to date only at those nodes.
 """
 
 from __future__ import annotations
