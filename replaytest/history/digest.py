@@ -37,9 +37,14 @@ class DigestError(TypeError):
     """An argument has no canonical form (see the module docstring for what is supported)."""
 
 
+# One encoder for every digest: ``json.dumps`` with non-default options builds a new encoder per call,
+# which is a measurable share of replaying a long history (every command is digested).
+_CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(value: Any) -> str:
     """Canonical JSON text of ``value`` after encoding non-JSON values as described above."""
-    return json.dumps(_encode(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _CANONICAL_ENCODER.encode(_encode(value))
 
 
 def sha256_text(text: str) -> str:
@@ -47,9 +52,21 @@ def sha256_text(text: str) -> str:
     return DIGEST_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# Types ``_encode`` returns unchanged and the encoder writes as they are (floats are not here: a NaN must
+# become a tagged object, not an encoder error).
+_PLAIN_SCALARS = frozenset((str, int, bool, type(None)))
+
+
 def args_digest(args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None) -> str:
     """The digest recorded as an event's ``args_digest``; equal arguments give equal digests everywhere."""
-    return sha256_text(canonical_json({"args": list(args), "kwargs": dict(kwargs or {})}))
+    payload = {"args": list(args), "kwargs": dict(kwargs or {})}
+    plain = _PLAIN_SCALARS
+    if all(type(item) in plain for item in payload["args"]) and all(
+        type(key) is str and type(item) in plain for key, item in payload["kwargs"].items()
+    ):
+        # Flat scalar arguments (most steps): the canonical text without the recursive walk.
+        return sha256_text(_CANONICAL_ENCODER.encode(payload))
+    return sha256_text(canonical_json(payload))
 
 
 def _encode(value: Any) -> Any:

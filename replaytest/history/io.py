@@ -176,6 +176,7 @@ class _Validator:
     def __init__(self, source: Path | None, check_payloads: bool = True) -> None:
         self.source = source
         self.check_payloads = check_payloads
+        self._prompt_refs: dict[tuple[str, str], PromptRef] = {}
 
     def fail(self, json_path: str, message: str) -> Any:
         raise HistoryError(self.source, json_path, message)
@@ -336,12 +337,33 @@ class _Validator:
         result = get("result")
         if ref is not None and (type(ref) is not str or not _SHA256.fullmatch(ref) or result is not None):
             return None
+        prompt = get("prompt")
+        if prompt is not None:
+            # Model events: the same checks as the full path (an object with exactly two non-empty strings).
+            if type(prompt) is not dict or prompt.keys() != _PROMPT_KEYS:
+                return None
+            prompt_name, prompt_version = prompt["name"], prompt["version"]
+            if type(prompt_name) is not str or type(prompt_version) is not str or not prompt_name or not prompt_version:
+                return None
+            prompt = self._prompt_ref(prompt_name, prompt_version)
         if self.check_payloads:
             self.json_value(result, f"$.events[{index}].result")
-        return Event(seq=seq, kind=kind, name=name, args_digest=digest, idempotency_key=key, result=result, result_ref=ref)
+        return Event(
+            seq=seq, kind=kind, name=name, args_digest=digest, prompt=prompt, idempotency_key=key, result=result,
+            result_ref=ref,
+        )
+
+    def _prompt_ref(self, name: str, version: str) -> PromptRef:
+        # A history repeats a handful of prompt versions thousands of times; share one frozen PromptRef each.
+        key = (name, version)
+        ref = self._prompt_refs.get(key)
+        if ref is None:
+            ref = self._prompt_refs[key] = PromptRef(name=name, version=version)
+        return ref
 
 
-_PLAIN_KEYS = frozenset(("seq", "kind", "name", "args_digest", "idempotency_key", "result", "result_ref"))
+_PLAIN_KEYS = frozenset(("seq", "kind", "name", "args_digest", "prompt", "idempotency_key", "result", "result_ref"))
+_PROMPT_KEYS = frozenset(("name", "version"))
 _KIND_SET = frozenset(EVENT_KINDS)
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from replaytest.history import DigestError, args_digest, canonical_json
 
@@ -49,3 +51,15 @@ def test_set_digest_is_stable_across_hash_seeds() -> None:
 def test_objects_without_a_canonical_form_are_refused() -> None:
     with pytest.raises(DigestError, match="cannot digest a builtins.object"):
         args_digest((object(),))
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.booleans(), st.integers(), st.text()), max_size=6),
+    st.dictionaries(st.text(), st.one_of(st.none(), st.booleans(), st.integers(), st.text()), max_size=4),
+)
+def test_flat_scalar_fast_path_gives_the_general_digest(args: list, kwargs: dict) -> None:
+    from replaytest.history.digest import sha256_text
+
+    general = sha256_text(canonical_json({"args": list(args), "kwargs": dict(kwargs)}))
+    assert args_digest(args, kwargs) == general
+    assert args_digest(tuple(args), kwargs) == general
