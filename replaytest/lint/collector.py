@@ -676,6 +676,8 @@ class ModuleCollector:
             container = self._is_module_container(target.value)
             if container is not None:
                 self._global_write(target, container, "item assignment")
+            else:
+                self._foreign_item_write(target, "__setitem__")
             if value is not None and self.ctx.key_rules and len(target.slice) == 1:
                 index = target.slice[0].slice
                 key = _string_value(index.value) if isinstance(index, cst.Index) else None
@@ -702,6 +704,21 @@ class ModuleCollector:
                 container = self._is_module_container(target.value)
                 if container is not None:
                     self._global_write(target, container, "del")
+                else:
+                    self._foreign_item_write(target, "__delitem__")
+
+    def _foreign_item_write(self, target: cst.Subscript, method: str) -> None:
+        """``CACHE[k] = v`` on a name imported from a project module: whether ``CACHE`` is a module-level
+        container there is known only at resolution, so record it as a call to ``__setitem__``."""
+        function = self.function
+        if function is None or function.kind == STEP or not isinstance(target.value, (cst.Name, cst.Attribute)):
+            return
+        if isinstance(target.value, cst.Name) and any(target.value.value in scope for scope in self.scopes):
+            return  # a local
+        qualname = self.resolve(target.value)
+        if qualname and not qualname.startswith(f"{self.module}.") and self._is_project_candidate(qualname):
+            subject = f"{_dotted_text(target.value)}[...]"
+            function.calls.append(_Pending(target, None, subject, f"{qualname}.{method}"))
 
     def _on_return(self, node: cst.Return) -> None:
         if node.value is None:

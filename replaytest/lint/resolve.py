@@ -27,6 +27,8 @@ from replaytest.lint.model import (
 from replaytest.lint.profile import FrameworkProfile
 
 _MAX_ALIAS_DEPTH = 8
+# Item writes recorded as calls (``CACHE[k] = v`` on an imported name), spelt for messages.
+_ITEM_WRITES = {"__setitem__": "{name}[...] = ...", "__delitem__": "del {name}[...]"}
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ class Program:
         """``EVENTS.append(x)`` where ``EVENTS`` is a module-level container of another module."""
         owner, _, method = site.target.rpartition(".")
         module_name, _, name = owner.rpartition(".")
-        if method not in MUTATING_METHODS or not module_name:
+        if not module_name or not (method in MUTATING_METHODS or method in _ITEM_WRITES):
             return None
         summary = self.module(module_name)
         if summary is None or name not in summary.containers:
@@ -128,7 +130,8 @@ class Program:
         rule = self.ctx.by_category.get("global-state")
         if rule is None:
             return None
-        return Effect(rule.code, rule.category, f"{name}.{method}()", site.target, site.span)
+        subject = _ITEM_WRITES[method].format(name=name) if method in _ITEM_WRITES else f"{name}.{method}()"
+        return Effect(rule.code, rule.category, subject, site.target, site.span)
 
     # --- reachability -----------------------------------------------------------------------
 

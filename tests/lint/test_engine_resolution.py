@@ -431,6 +431,10 @@ def test_instance_attribute_sets_and_containers_of_other_modules(tmp_path: Path)
                     self.pending.add(item)
                     EVENTS.append(item)  # <- RT304
                     state.EVENTS.clear()  # <- RT304
+                    LIMITS["max"] = 4  # <- RT304
+                    del state.LIMITS["max"]  # <- RT304
+                    local = {}
+                    local["max"] = 1
 
                 @workflow.run
                 async def run(self) -> list:
