@@ -69,6 +69,8 @@ class _CallRewriter(cst.CSTTransformer):
         diagnostic = self.wanted.get(key)
         if diagnostic is None or diagnostic.fix is None:
             return updated
+        if not updated.deep_equals(original):
+            return updated  # a call inside it was rewritten; its replacement text is stale (the next run fixes it)
         try:
             replacement = cst.parse_expression(diagnostic.fix.replacement)
         except cst.ParserSyntaxError:

@@ -228,3 +228,23 @@ def test_a_failing_pool_falls_back_to_serial_and_says_so(tmp_path: Path, monkeyp
     result = run(root, use_cache=False, jobs=2)
     assert as_rows(result) == as_rows(run(root, use_cache=False, jobs=1))
     assert result.notes and "continuing serially" in result.notes[0]
+
+
+def test_nested_fixes_never_lose_the_inner_rewrite(tmp_path: Path) -> None:
+    (tmp_path / "flow.py").write_text(textwrap.dedent('''
+        import random
+        import uuid
+        from temporalio import workflow
+
+        @workflow.defn
+        class Pick:
+            @workflow.run
+            async def run(self) -> str:
+                return str(random.choice([uuid.uuid4(), uuid.uuid4()]))
+    ''').lstrip(), encoding="utf-8")
+    first = apply_fixes(run(tmp_path, use_cache=False, jobs=1).diagnostics, unsafe=False, cwd=tmp_path)
+    assert [a.diagnostic.rule for a in first] == ["RT103", "RT103"]  # the outer call waits for the next run
+    second = apply_fixes(run(tmp_path, use_cache=False, jobs=1).diagnostics, unsafe=False, cwd=tmp_path)
+    assert [a.diagnostic.rule for a in second] == ["RT102"]
+    assert "workflow.random().choice([workflow.uuid4(), workflow.uuid4()])" in (tmp_path / "flow.py").read_text()
+    assert run(tmp_path, use_cache=False, jobs=1).diagnostics == []
