@@ -34,6 +34,7 @@ def cli() -> None:
 
 
 _FORMATS = ("text", "json", "sarif", "github")
+_FIX_PASSES = 4
 
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -155,20 +156,26 @@ def fix(
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
 
-    try:
-        result, _ = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs)
-    except (ConfigError, PluginError, RuleLoadError) as error:
-        _setup_failed(error, "text")
-        return
+    applied_total: list = []
+    # A fix inside another fixed call (random.choice([uuid4()])) lands on the next pass: repeat a few times.
+    for _ in range(_FIX_PASSES):
+        try:
+            result, _ = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs)
+        except (ConfigError, PluginError, RuleLoadError) as error:
+            _setup_failed(error, "text")
+            return
+        applied = apply_fixes(result.diagnostics, unsafe=unsafe, cwd=Path.cwd())
+        for change in applied:
+            d = change.diagnostic
+            click.echo(f"{d.path}:{d.line}:{d.column}: {d.rule} {change.original} -> {change.replacement}")
+        applied_total.extend(applied)
+        if not applied:
+            break
     for problem in result.problems:
         click.echo(f"error: {problem}", err=True)
-    applied = apply_fixes(result.diagnostics, unsafe=unsafe, cwd=Path.cwd())
-    for change in applied:
-        d = change.diagnostic
-        click.echo(f"{d.path}:{d.line}:{d.column}: {d.rule} {change.original} -> {change.replacement}")
-    files = len({change.diagnostic.path for change in applied})
+    files = len({change.diagnostic.path for change in applied_total})
     remaining = len(result.diagnostics) - len(applied)
-    click.echo(f"Fixed {len(applied)} finding(s) in {files} file(s); {remaining} remaining.")
+    click.echo(f"Fixed {len(applied_total)} finding(s) in {files} file(s); {remaining} remaining.")
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if remaining else EXIT_CLEAN)
