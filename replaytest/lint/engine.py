@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from replaytest.config import Config
 from replaytest.lint.cache import SummaryCache, summary_key
 from replaytest.lint.context import LintContext
-from replaytest.lint.discovery import ModuleNamer, SourceFile, walk
+from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, walk
 from replaytest.lint.filtering import Selection, fingerprint, is_suppressed, suppressions
 from replaytest.lint.model import (
     ORCHESTRATION,
@@ -200,6 +200,7 @@ class _Run:
     cache: SummaryCache | None
     namer: ModuleNamer
     files: list[SourceFile]
+    cwd: Path
     by_module: dict[str, SourceFile] = field(default_factory=dict)
     summaries: dict[Path, ModuleSummary] = field(default_factory=dict)
     read_errors: dict[Path, str] = field(default_factory=dict)
@@ -270,7 +271,7 @@ def lint_paths(
     namer = ModuleNamer(config.root)
     files, problems = walk(paths, root=config.root, exclude=config.exclude, cwd=cwd, namer=namer)
     cache = SummaryCache(config.root / config.cache_dir) if use_cache else None
-    run = _Run(context, cache, namer, files)
+    run = _Run(context, cache, namer, files, cwd)
     for source in files:
         for name in (source.module, *source.other_names):
             run.by_module.setdefault(name, source)
@@ -414,8 +415,19 @@ def _orchestration_diagnostics(
             else:
                 message, trace = rule.message(item.effect, profile, via=site.subject), (entry, *item.chain)
             message = _respell_context(message, function, profile)
-            diagnostics.append(_diagnostic(source, site.span, rule, message, profile.name, None, trace, entry))
+            diagnostic = _diagnostic(source, site.span, rule, message, profile.name, None, trace, entry)
+            if not direct:
+                diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, item.chain[:-1], run.cwd))
+            diagnostics.append(diagnostic)
     return diagnostics
+
+
+def _helper_paths(program: Program, helpers: tuple[str, ...], cwd: Path) -> tuple[str, ...]:
+    paths = []
+    for name in helpers:
+        found = program.find_function(name)
+        paths.append(display_path(Path(found[0].path), cwd) if found is not None else "")
+    return tuple(paths)
 
 
 def _respell_context(message: str, function: FunctionSummary, profile: FrameworkProfile) -> str:

@@ -133,6 +133,8 @@ class Diagnostic:
     severity: str = "error"
     # The orchestration function the finding is in (not part of the JSON contract; feeds the fingerprint).
     scope: str = ""
+    # Files of the helpers in ``trace[1:-1]`` (display paths, for SARIF code flows; not in the JSON contract).
+    trace_paths: tuple[str, ...] = ()
     # Stable identity independent of line numbers (baseline, SARIF partialFingerprints).
     fingerprint: str = ""
 

@@ -248,3 +248,18 @@ def test_nested_fixes_never_lose_the_inner_rewrite(tmp_path: Path) -> None:
     assert [a.diagnostic.rule for a in second] == ["RT102"]
     assert "workflow.random().choice([workflow.uuid4(), workflow.uuid4()])" in (tmp_path / "flow.py").read_text()
     assert run(tmp_path, use_cache=False, jobs=1).diagnostics == []
+
+
+def test_sarif_code_flows_name_each_helper_and_its_file(tmp_path: Path) -> None:
+    from replaytest.lint.reporters.sarif import render_sarif
+
+    root = project(tmp_path, 1)
+    result = run(root, use_cache=False, jobs=1)
+    log = json.loads(render_sarif(result, build_context(Config(root=root), PROFILES).rules))
+    flows = [r["codeFlows"] for r in log["runs"][0]["results"] if "codeFlows" in r]
+    assert len(flows) == 1
+    steps = [step["location"] for step in flows[0][0]["threadFlows"][0]["locations"]]
+    assert steps[0]["physicalLocation"]["region"]["startLine"] == 15  # the stamp() call in the workflow
+    assert steps[1]["message"]["text"] == "helpers_0.stamp"
+    assert steps[1]["physicalLocation"]["artifactLocation"]["uri"] == "helpers_0.py"
+    assert steps[2] == {"message": {"text": "os.environ"}}

@@ -22,11 +22,15 @@ def _rule_descriptor(rule: Rule) -> dict[str, Any]:
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": docs.split("## Why is this bad?")[0].replace("## What it does", "").strip() or rule.summary},
+        "fullDescription": {"text": _what_it_does(docs) or rule.summary},
         "help": {"text": docs or rule.summary, "markdown": docs or rule.summary},
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["replaytest", rule.category]},
     }
+
+
+def _what_it_does(docs: str) -> str:
+    return docs.split("## Why is this bad?")[0].replace("## What it does", "").strip()
 
 
 def _location(d: Diagnostic, message: str | None = None) -> dict[str, Any]:
@@ -61,7 +65,13 @@ def render_sarif(result: LintResult, rules: Mapping[str, Rule]) -> str:
         }
         if d.trace:
             steps = [{"location": _location(d, f"called from {d.trace[0]}")}]
-            steps += [{"location": {"message": {"text": name}}} for name in d.trace[1:]]
+            for hop, name in enumerate(d.trace[1:]):
+                step: dict[str, Any] = {"message": {"text": name}}
+                path = d.trace_paths[hop] if hop < len(d.trace_paths) else ""
+                if path:  # a helper: its file (summaries keep no helper positions)
+                    artifact = {"uri": quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
+                    step["physicalLocation"] = {"artifactLocation": artifact}
+                steps.append({"location": step})
             item["codeFlows"] = [{"threadFlows": [{"locations": steps}]}]
         results.append(item)
     document = {
