@@ -18,6 +18,7 @@ from replaytest import __version__
 if TYPE_CHECKING:
     from replaytest.lint.model import LintResult
     from replaytest.lint.rule import Rule
+    from replaytest.replay.divergence import ReplayResult
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -65,7 +66,7 @@ def _run_lint(
     """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors."""
     import dataclasses
 
-    from replaytest.config import CATEGORIES, ConfigError, load_config
+    from replaytest.config import ConfigError, is_selector, load_config
     from replaytest.lint.engine import build_context, lint_paths
     from replaytest.plugins import load_plugins
 
@@ -74,8 +75,7 @@ def _run_lint(
     config = load_config(first if first.exists() else Path.cwd(), explicit=config_path)
     for name, values in (("--select", select), ("--ignore", ignore)):
         for entry in _split(values):
-            letters = entry.rstrip("0123456789")
-            if not (entry in CATEGORIES or entry == "ALL" or (letters.isalpha() and letters.isupper())):
+            if not is_selector(entry):
                 raise ConfigError(None, name, f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
     config = dataclasses.replace(
         config,
@@ -228,10 +228,33 @@ def replay(
     error, malformed history or stale history (no current code for its workflow type)."""
     import json
 
+    from replaytest.replay.report import report_data
+
+    try:
+        results = _run_replay(paths, workflow_specs, prompts, strict_args, details)
+    except _ReplaySetupError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+    if output_format == "json":
+        click.echo(json.dumps(report_data(results), indent=2, ensure_ascii=False))
+    else:
+        _echo_replay_text(results, details, quiet)
+    sys.exit(_replay_exit_code(results))
+
+
+class _ReplaySetupError(Exception):
+    """Replay could not start: configuration, plugins, the current code, or no history files."""
+
+
+def _run_replay(
+    paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: str | None, strict_args: bool | None,
+    details: bool,
+) -> list[ReplayResult]:
+    """Load configuration, replayers and the current code once, and replay every history file under PATHS
+    (default: ``[tool.replaytest.replay] paths``)."""
     from replaytest.config import ConfigError, load_config
     from replaytest.plugins import PluginError, load_plugins
     from replaytest.replay.adapter import ReplayOptions
-    from replaytest.replay.report import render_text, report_data, summary_counts
     from replaytest.replay.runner import WorkflowImportError, iter_history_files, load_workflows, replay_file
 
     try:
@@ -243,12 +266,10 @@ def replay(
         else:
             workflows = load_workflows(settings.workflows, config.root)
     except (ConfigError, PluginError, WorkflowImportError) as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_ERROR)
+        raise _ReplaySetupError(str(error)) from error
     targets = list(paths) or [config.root / p for p in settings.paths]
     if not targets:
-        click.echo("error: no history paths given and [tool.replaytest.replay] paths is empty", err=True)
-        sys.exit(EXIT_ERROR)
+        raise _ReplaySetupError("no history paths given and [tool.replaytest.replay] paths is empty")
     options = ReplayOptions(
         prompts_running=prompts or settings.prompts_running,  # type: ignore[arg-type]
         prompts_completed=prompts or settings.prompts_completed,  # type: ignore[arg-type]
@@ -257,22 +278,30 @@ def replay(
     )
     results = [replay_file(path, replayers, workflows, options) for path in iter_history_files(targets)]
     if not results:
-        click.echo(f"error: no *.json history files under {', '.join(map(str, targets))}", err=True)
-        sys.exit(EXIT_ERROR)
+        raise _ReplaySetupError(f"no *.json history files under {', '.join(map(str, targets))}")
+    return results
+
+
+def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool) -> None:
+    from replaytest.replay.report import render_text, summary_counts
+
+    for result in results:
+        if not (quiet and result.status == "passed" and not result.warnings):
+            click.echo(render_text(result, details))
     counts = summary_counts(results)
-    if output_format == "json":
-        click.echo(json.dumps(report_data(results), indent=2, ensure_ascii=False))
-    else:
-        for result in results:
-            if not (quiet and result.status == "passed" and not result.warnings):
-                click.echo(render_text(result, details))
-        click.echo(
-            f"replayed {counts['histories']} histories: {counts['passed']} passed, {counts['diverged']} diverged, "
-            f"{counts['stale']} stale, {counts['error']} error; {counts['warnings']} warning(s)"
-        )
+    click.echo(
+        f"replayed {counts['histories']} histories: {counts['passed']} passed, {counts['diverged']} diverged, "
+        f"{counts['stale']} stale, {counts['error']} error; {counts['warnings']} warning(s)"
+    )
+
+
+def _replay_exit_code(results: list[ReplayResult]) -> int:
+    from replaytest.replay.report import summary_counts
+
+    counts = summary_counts(results)
     if counts["stale"] or counts["error"]:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if counts["diverged"] else EXIT_CLEAN)
+        return EXIT_ERROR
+    return EXIT_FINDINGS if counts["diverged"] else EXIT_CLEAN
 
 
 @cli.command()
@@ -353,6 +382,57 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
             continue
         click.echo(f"{source}: {count} value(s) redacted -> {target}")
     sys.exit(EXIT_ERROR if failed else EXIT_CLEAN)
+
+
+# --- check: the CI gate --------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the lint summary cache.")
+@click.option("--details", is_flag=True, help="Longer divergence reports.")
+def check(paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool) -> None:
+    """The CI gate: lint PATHS (default: the current directory), then replay the histories of
+    [tool.replaytest.replay] against the current code; one report, one exit code.
+
+    Without configured histories only the lint runs. Exit 0 both clean, 1 findings or a divergence,
+    2 a file or history that could not be checked, or a usage/configuration error."""
+    import json
+
+    from replaytest.config import ConfigError, load_config
+    from replaytest.lint.reporters import REPORTERS
+    from replaytest.lint.rules import RuleLoadError
+    from replaytest.plugins import PluginError
+    from replaytest.replay.report import report_data
+
+    try:
+        lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None)
+        replay_configured = bool(load_config().replay.paths)
+        results = _run_replay((), (), None, None, details) if replay_configured else []
+    except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError) as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_ERROR)
+    for problem in lint_result.problems:
+        click.echo(f"error: {problem}", err=True)
+    if lint_result.errors:
+        lint_code = EXIT_ERROR
+    else:
+        lint_code = EXIT_FINDINGS if lint_result.diagnostics else EXIT_CLEAN
+    replay_code = _replay_exit_code(results) if results else EXIT_CLEAN
+    if output_format == "json":
+        document = {
+            "lint": json.loads(REPORTERS["json"](lint_result, rules)),
+            "replay": report_data(results) if replay_configured else None,
+        }
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        click.echo(REPORTERS["text"](lint_result, rules), nl=False)
+        if replay_configured:
+            _echo_replay_text(results, details, quiet=True)
+        else:
+            click.echo("no histories configured ([tool.replaytest.replay] paths); replay skipped")
+    sys.exit(max(lint_code, replay_code))
 
 
 # --- import: one subcommand per framework plugin that can fetch histories ------------------------

@@ -174,11 +174,11 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
             values["redact"] = _redact_settings(path, value)
     for key in ("select", "ignore"):
         for entry in values.get(key, ()):
-            if not _is_code_or_category(entry):
+            if not is_selector(entry):
                 raise ConfigError(path, key.replace("_", "-"), f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
     for glob, entries in values.get("per_file_ignores", {}).items():
         for entry in entries:
-            if not _is_code_or_category(entry):
+            if not is_selector(entry):
                 raise ConfigError(path, f"per-file-ignores.{glob}", f"{entry!r} is neither a rule code nor a category")
     for key in ("orchestration_decorators", "step_decorators", "model_calls"):
         for entry in values.get(key, ()):
@@ -187,7 +187,8 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
     return Config(**values)
 
 
-def _is_code_or_category(entry: str) -> bool:
+def is_selector(entry: str) -> bool:
+    """A valid ``select``/``ignore`` entry: a category, ``ALL``, or a rule code or code prefix (``RT101``, ``RT1``)."""
     if entry in CATEGORIES or entry == "ALL":
         return True
     # Rule codes of third-party rules may use another prefix; any LETTERS+DIGITS prefix is a selector.

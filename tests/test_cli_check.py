@@ -1,0 +1,92 @@
+"""``replaytest check``: lint and replay as one CI gate, with one exit code and one report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+AGENT = REPO / "fixtures" / "journal_app" / "agent.py"
+HISTORIES = REPO / "fixtures" / "histories"
+REPLAY_CONFIG = '[tool.replaytest.replay]\npaths = ["histories"]\nworkflows = ["agent:support_agent"]\n'
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The bundled journal example with its recorded histories, as a project of its own."""
+    shutil.copy(AGENT, tmp_path / "agent.py")
+    shutil.copytree(HISTORIES, tmp_path / "histories")
+    (tmp_path / "pyproject.toml").write_text(REPLAY_CONFIG, encoding="utf-8")
+    return tmp_path
+
+
+def _check(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "replaytest", "check", "--no-cache", *args, "."],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_clean_code_and_histories_exit_0(project: Path) -> None:
+    run = _check(project)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "All checks passed" in run.stdout
+    assert "replayed 3 histories: 3 passed, 0 diverged" in run.stdout
+
+
+def test_a_lint_finding_fails_the_gate_even_when_replay_passes(project: Path) -> None:
+    agent = project / "agent.py"
+    source = agent.read_text(encoding="utf-8")
+    agent.write_text(source.replace("    refunded = None\n", "    refunded = None\n    started = time.time()\n")
+                     .replace("from typing import Any\n", "import time\nfrom typing import Any\n"), encoding="utf-8")
+    run = _check(project)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "RT101" in run.stdout
+    # The replay itself trips on the new clock read: the runtime guard catches it too.
+    assert "nondeterministic-call" in run.stdout
+
+
+def test_a_divergence_fails_the_gate_and_is_shown(project: Path) -> None:
+    agent = project / "agent.py"
+    source = agent.read_text(encoding="utf-8")
+    step = '    orders = ctx.step("fetch orders", fetch_orders, ticket["customer"])\n'
+    assert step in source
+    agent.write_text(source.replace(step, step + '    ctx.step("load profile", fetch_orders, "x")\n'), encoding="utf-8")
+    run = _check(project)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "All checks passed" in run.stdout
+    assert "command-mismatch at event #3" in run.stdout
+    assert "2 diverged" in run.stdout
+
+
+def test_a_malformed_history_is_exit_2_naming_file_and_json_path(project: Path) -> None:
+    broken = project / "histories" / "broken.json"
+    document = json.loads((HISTORIES / "support_agent-question.json").read_text(encoding="utf-8"))
+    document["events"][1]["kind"] = "sleep"
+    broken.write_text(json.dumps(document), encoding="utf-8")
+    run = _check(project)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "broken.json" in run.stdout + run.stderr
+    assert "$.events[1].kind" in run.stdout + run.stderr
+
+
+def test_json_report_holds_both_sides(project: Path) -> None:
+    run = _check(project, "--format", "json")
+    assert run.returncode == 0, run.stderr
+    document = json.loads(run.stdout)
+    assert document["lint"]["version"] == 1
+    assert document["lint"]["summary"]["diagnostics"] == 0
+    assert document["replay"] is not None and "support_agent" in json.dumps(document["replay"])
+
+
+def test_without_histories_configured_only_lint_runs(tmp_path: Path) -> None:
+    shutil.copy(AGENT, tmp_path / "agent.py")
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    run = _check(tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "replay skipped" in run.stdout
