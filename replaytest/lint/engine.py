@@ -56,15 +56,16 @@ from replaytest.lint.resolve import Program
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules import INTERNAL_ERROR_RULE, SYNTAX_RULE, load_rules
 
-# A process pool pays for itself only with enough parsing to share out: more than this many files and
-# more than this many bytes (worker start-up costs about as much as parsing a few hundred kB).
 if TYPE_CHECKING:
     import libcst as cst
 
     from replaytest.lint.collector import ModuleCollector
 
+# A process pool pays for itself only with enough parsing to share out: more than this many files and
+# more than this many bytes. Forked workers start in tens of milliseconds, while libcst parses about
+# 0.5 MB/s, so from a quarter megabyte on two workers already win (measured with benchmarks/lint_bench.py).
 PARALLEL_THRESHOLD = 16
-PARALLEL_MIN_BYTES = 1_000_000
+PARALLEL_MIN_BYTES = 256_000
 
 __all__ = ["PARALLEL_THRESHOLD", "LintResult", "build_context", "lint_paths", "summarise_source"]
 
