@@ -16,10 +16,13 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import click
 
     from replaytest.lint.profile import FrameworkProfile
-    from replaytest.replay.adapter import HistoryReplayer
+    from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+    from replaytest.replay.divergence import ReplayResult
 
 BUILTIN_MODULES: tuple[str, ...] = ("temporal", "dbos", "langgraph", "restate", "azure_durable", "journal")
 ENTRY_POINT_GROUP = "replaytest.plugins"
@@ -36,6 +39,30 @@ class FrameworkPlugin:
     replayer: HistoryReplayer | None = None
     # ``replaytest import <name> …``: a click command that fetches histories from the engine.
     import_command: click.Command | None = None
+
+
+class LazyReplayer:
+    """A ``HistoryReplayer`` that imports its implementation (``"module:Class"``) on first use.
+
+    Building a plugin must stay cheap: ``replaytest lint`` loads every plugin for its profile on each
+    commit and never replays, so it should not import the replay machinery (or a framework SDK)."""
+
+    def __init__(self, engine: str, target: str) -> None:
+        self.engine = engine
+        self._target = target
+        self._instance: HistoryReplayer | None = None
+
+    def _load(self) -> HistoryReplayer:
+        if self._instance is None:
+            module_name, _, attribute = self._target.partition(":")
+            self._instance = getattr(importlib.import_module(module_name), attribute)()
+        return self._instance
+
+    def sniff(self, head: bytes) -> bool:
+        return self._load().sniff(head)
+
+    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        return self._load().replay(path, workflows, options)
 
 
 def builtin_plugins() -> list[FrameworkPlugin]:

@@ -1,8 +1,7 @@
 """Framework plugin for replaytest's own journal runtime: ``@workflow`` functions taking a context."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
-from replaytest.replay.journal_replayer import JournalReplayer
+from replaytest.plugins import FrameworkPlugin, LazyReplayer
 
 _CONTEXT = "replaytest.journal.Context"
 
@@ -44,4 +43,4 @@ PROFILE = FrameworkProfile(
     },
 )
 
-PLUGIN = FrameworkPlugin(name="journal", profile=PROFILE, replayer=JournalReplayer())
+PLUGIN = FrameworkPlugin(name="journal", profile=PROFILE, replayer=LazyReplayer("journal", "replaytest.replay.journal_replayer:JournalReplayer"))

@@ -1,9 +1,8 @@
 """Framework plugin for Temporal (temporalio): workflow classes, activities and their safe APIs."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
+from replaytest.plugins import FrameworkPlugin, LazyReplayer
 from replaytest.plugins.temporal_import import import_command
-from replaytest.plugins.temporal_replay import TemporalReplayer
 
 _WORKFLOW = ("temporalio", "workflow")
 _RANDOM_FUNCTIONS = (
@@ -69,4 +68,4 @@ PROFILE = FrameworkProfile(
     },
 )
 
-PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=TemporalReplayer(), import_command=import_command)
+PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=LazyReplayer("temporal", "replaytest.plugins.temporal_replay:TemporalReplayer"), import_command=import_command)

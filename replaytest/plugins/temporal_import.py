@@ -10,7 +10,6 @@ writes them; binary, protobuf and encrypted payloads are left untouched and coun
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import gc
 import json
@@ -19,12 +18,14 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
-from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor
 from replaytest.plugins.temporal_history import decode_json_payload
+
+if TYPE_CHECKING:
+    from replaytest.history.redact import Redactor
 
 _EXIT_ERROR = 2
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -144,7 +145,11 @@ def import_command(
     tls: bool,
 ) -> None:
     """Fetch Temporal workflow histories into OUT as <workflow_id>_<run_id>.json, payloads redacted."""
+    # Imported here, not at module level: every lint run loads this plugin, and only this command needs them.
+    import asyncio
+
     from replaytest.config import ConfigError, load_config
+    from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor
 
     try:
         import temporalio  # noqa: F401  (fail early with the install hint, before any output)

@@ -106,3 +106,19 @@ def test_the_layering_check_sees_a_wrong_import(tmp_path: Path) -> None:
     """Guard against a checker that passes because it reads nothing."""
     assert _runtime_imports(PACKAGE / "cli.py"), "cli.py imports project modules; the checker must see them"
     assert _layer("replaytest.replay.engine") == "replay" and "replay" not in ALLOWED["lint"]
+
+
+def test_loading_plugins_for_lint_imports_no_replay_machinery() -> None:
+    """Every lint run loads all plugins for their profiles; replayers and importers load on first use.
+    (``replaytest.replay.divergence`` holds only the result data types plugins describe histories with.)"""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from replaytest.plugins import load_plugins; plugins = load_plugins(); "
+        "heavy = sorted(m for m in sys.modules if m.startswith(('replaytest.replay.', 'replaytest.journal', "
+        "'replaytest.history', 'temporalio', 'asyncio')) and m != 'replaytest.replay.divergence'); "
+        "print(' '.join(heavy))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.strip() == "", f"loading plugins imported: {run.stdout.strip()}"
