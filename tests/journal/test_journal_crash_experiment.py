@@ -7,13 +7,17 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
 from fixtures.crash_experiment.run import in_memory, journaled, print_table, replay_demo
 
 
-def test_crash_experiment_small(tmp_path: Path) -> None:
+def test_crash_experiment_small(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     memory = in_memory(600, 0.03, seed=7)
-    plain, _, _ = journaled(600, 0.03, seed=7, keys=False)
+    plain, plain_journal, _ = journaled(600, 0.03, seed=7, keys=False)
+    plain_journal.close()
     keyed, journal, run_ids = journaled(600, 0.03, seed=7, keys=True)
+    request.addfinalizer(journal.close)
     assert plain.crashes == keyed.crashes > 0
     assert plain.model_calls == keyed.model_calls
     assert keyed.duplicate_emails == 0
