@@ -8,8 +8,9 @@ divergences, 2 usage/configuration error or input that could not be checked).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import click
 
@@ -114,7 +115,8 @@ def lint(
 
     Exit 0 no findings, 1 findings, 2 usage/configuration error or a file that could not be checked."""
     from replaytest.config import ConfigError
-    from replaytest.lint.filtering import BaselineError, new_findings, read_baseline, write_baseline as store
+    from replaytest.lint.filtering import BaselineError, new_findings, read_baseline
+    from replaytest.lint.filtering import write_baseline as store
     from replaytest.lint.reporters import REPORTERS
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
@@ -373,7 +375,7 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
         sys.exit(EXIT_ERROR)
     failed = False
     for source in files:
-        target = source if in_place else out_dir / source.name
+        target = source if out_dir is None else out_dir / source.name
         try:
             count = redact_file(source, target, redactor)
         except HistoryError as error:

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, cast
 
 import pytest
 
-from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+from replaytest.replay.adapter import HistoryReplayer, PromptPolicy, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.report import display_path, render_text
 from replaytest.replay.runner import (
@@ -201,7 +202,8 @@ class ReplaySession:
         if prompts is not None:
             if prompts not in ("fail", "warn", "ignore"):
                 raise ValueError(f"prompts must be fail, warn or ignore, not {prompts!r}")
-            options = replace(options, prompts_running=prompts, prompts_completed=prompts)
+            policy = cast(PromptPolicy, prompts)
+            options = replace(options, prompts_running=policy, prompts_completed=policy)
         if strict_args is not None:
             options = replace(options, strict_args=strict_args)
         return options

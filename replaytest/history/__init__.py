@@ -16,7 +16,14 @@ from replaytest.history.model import (
     PromptRef,
     WorkflowInfo,
 )
-from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor, redact_file, redact_history, redact_value
+from replaytest.history.redact import (
+    DEFAULT_KEY_NAMES,
+    RedactError,
+    Redactor,
+    redact_file,
+    redact_history,
+    redact_value,
+)
 
 __all__ = [
     "BLOB_THRESHOLD",

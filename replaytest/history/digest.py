@@ -27,8 +27,8 @@ import json
 import math
 import pathlib
 import uuid
-from collections.abc import Mapping
-from typing import Any, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 DIGEST_PREFIX = "sha256:"
 
@@ -59,10 +59,12 @@ _PLAIN_SCALARS = frozenset((str, int, bool, type(None)))
 
 def args_digest(args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None) -> str:
     """The digest recorded as an event's ``args_digest``; equal arguments give equal digests everywhere."""
-    payload = {"args": list(args), "kwargs": dict(kwargs or {})}
+    positional = list(args)
+    named = dict(kwargs or {})
+    payload = {"args": positional, "kwargs": named}
     plain = _PLAIN_SCALARS
-    if all(type(item) in plain for item in payload["args"]) and all(
-        type(key) is str and type(item) in plain for key, item in payload["kwargs"].items()
+    if all(type(item) in plain for item in positional) and all(
+        type(key) is str and type(item) in plain for key, item in named.items()
     ):
         # Flat scalar arguments (most steps): the canonical text without the recursive walk.
         return sha256_text(_CANONICAL_ENCODER.encode(payload))

@@ -18,8 +18,9 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from replaytest.history.blobs import BLOB_THRESHOLD, BlobStore, blob_bytes
 from replaytest.history.errors import HistoryError

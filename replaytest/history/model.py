@@ -7,9 +7,10 @@ by reference (``result_ref``) is read with ``History.event_result(event)``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from replaytest.history.blobs import BlobStore

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from replaytest.history.io import load_history, save_history
 from replaytest.history.model import ErrorInfo, History

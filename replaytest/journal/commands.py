@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Protocol, runtime_checkable
+from types import FrameType
+from typing import Any, Protocol, runtime_checkable
 
 from replaytest.history.model import PromptRef
 
@@ -80,7 +82,7 @@ class Backend(Protocol):
 
 def caller_site() -> CallSite | None:
     """The first frame outside the replaytest package: the orchestration code line issuing a command."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not _inside_package(filename):

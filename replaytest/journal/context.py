@@ -16,8 +16,9 @@ import datetime as _dt
 import inspect
 import random as _random
 import uuid as _uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, NoReturn
+from typing import Any, NoReturn
 
 from replaytest.history.digest import args_digest
 from replaytest.journal.commands import Backend, Command, caller_site

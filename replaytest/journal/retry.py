@@ -12,8 +12,9 @@ import asyncio
 import concurrent.futures
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from replaytest.journal.errors import StepFailed, StepTimeout
 

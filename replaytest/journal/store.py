@@ -23,9 +23,10 @@ import json
 import sqlite3
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from replaytest.history.model import ErrorInfo, Event, History, PromptRef, WorkflowInfo
 from replaytest.journal.context import RunInfo
@@ -414,7 +415,7 @@ class Journal:
         between them has a later position done and an earlier one not. The history holds the completed
         prefix only, which is where a resume would stand (the later result is still in the journal)."""
         run = self._run_row(run_id)
-        events = []
+        events: list[Event] = []
         prompts: dict[str, str] = {}
         rows = self._db.execute(
             "SELECT seq, kind, name, args_digest, prompt_name, prompt_version, idempotency_key, patch_id, result, error,"

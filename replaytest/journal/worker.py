@@ -22,7 +22,8 @@ import os
 import socket
 import time
 import weakref
-from typing import Any, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from replaytest.history.model import ErrorInfo, Event
 from replaytest.journal.commands import Command, Thunk

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from replaytest.history.model import ErrorInfo
 from replaytest.journal.commands import Backend

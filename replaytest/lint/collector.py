@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from replaytest import __version__
 from replaytest.config import Config

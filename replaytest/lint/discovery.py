@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox", "build", "dist",

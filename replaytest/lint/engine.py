@@ -31,10 +31,11 @@ import os
 import sys
 import threading
 import traceback
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from replaytest.config import Config
 from replaytest.lint.cache import SummaryCache, summary_key
@@ -412,7 +413,7 @@ def _orchestration_diagnostics(
             reported.add(item.effect.rule)
             rule = context.rules[item.effect.rule]
             if direct:
-                message, trace = rule.message(item.effect, profile), ()
+                message, trace = rule.message(item.effect, profile), tuple[str, ...]()
             else:
                 message, trace = rule.message(item.effect, profile, via=site.subject), (entry, *item.chain)
             message = _respell_context(message, function, profile)

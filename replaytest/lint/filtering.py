@@ -17,8 +17,8 @@ import json
 import re
 import tokenize
 from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
 
 from replaytest.lint.model import Diagnostic
 
@@ -87,8 +87,8 @@ def _comments(text: str) -> Iterator[tuple[int, str, bool]]:
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.COMMENT:
-                line = token.start[0]
-                yield line, token.string, lines[line - 1][: token.start[1]].strip() == ""
+                row = token.start[0]
+                yield row, token.string, lines[row - 1][: token.start[1]].strip() == ""
         return
     except (tokenize.TokenError, SyntaxError, IndexError):
         pass

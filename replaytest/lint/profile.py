@@ -12,8 +12,8 @@ for ``@wf.main()`` where ``wf = restate.Workflow(...)``), or a method on the fra
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Mapping
 
 from replaytest.config import Config
 

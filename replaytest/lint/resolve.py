@@ -11,8 +11,8 @@ is known.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.model import (

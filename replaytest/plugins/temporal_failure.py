@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from replaytest.plugins.temporal_history import TERMINAL_KINDS, command_views, event_type, event_view, find_event
 from replaytest.replay.divergence import CommandView, Divergence, SourcePosition
@@ -210,11 +211,11 @@ def classify(
     match = _PATCH_GONE_RE.search(message)
     if match:
         patch = match["patch"]
-        recorded = builder.first_patch(patch)
-        position = recorded.position if recorded else None
-        where = f"history event {position}" if position is not None else "the history"
+        patch_event = builder.first_patch(patch)
+        patch_position = patch_event.position if patch_event else None
+        where = f"history event {patch_position}" if patch_position is not None else "the history"
         return Classified(builder.build(
-            "patch-mismatch", position, recorded, None,
+            "patch-mismatch", patch_position, patch_event, None,
             f"{where} recorded patch {patch!r}, the code no longer calls workflow.patched({patch!r});"
             f" keep the patch (or workflow.deprecate_patch({patch!r})) until no open run predates it",
         ))

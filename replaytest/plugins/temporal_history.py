@@ -15,7 +15,8 @@ import base64
 import binascii
 import json
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from replaytest.replay.divergence import CommandView
 

@@ -23,9 +23,10 @@ import threading
 import time
 import types
 import weakref
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from replaytest.plugins.temporal_failure import (
     TRACEABLE_KINDS,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, NoReturn
 
 from temporalio import worker
@@ -79,7 +80,7 @@ class _Outbound(worker.WorkflowOutboundInterceptor):
 
 def _caller() -> SourcePosition | None:
     """The innermost frame that is the workflow's own code (not temporalio, asyncio or this module)."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         path = frame.f_code.co_filename
         if path != _THIS_FILE and not any(part in path for part in _SKIPPED_PARTS) and not path.startswith("<"):

@@ -8,9 +8,10 @@ returned by the ``pytest_replaytest_workflows`` hook; each replayer picks the ob
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from replaytest.replay.divergence import ReplayResult
 

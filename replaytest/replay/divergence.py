@@ -6,9 +6,10 @@ and the faces (pytest plugin, ``replaytest replay``). Rendering lives in ``repla
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 DIVERGENCE_KINDS: tuple[str, ...] = (
     "command-mismatch",  # a different kind or name at a position

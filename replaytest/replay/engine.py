@@ -21,8 +21,9 @@ Choices the whole replay side shares:
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.divergence import CommandView, Divergence, SourcePosition

@@ -35,9 +35,10 @@ import threading
 import time
 import types
 import uuid
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from replaytest.replay.divergence import SourcePosition
 

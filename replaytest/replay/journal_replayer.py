@@ -14,9 +14,10 @@ from __future__ import annotations
 import gc
 import json
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from replaytest.history import Event, History, HistoryError, load_history
 from replaytest.journal import Command, RunInfo, StepFailed, find_workflow, run_workflow

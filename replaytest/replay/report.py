@@ -7,8 +7,9 @@ third-party) gets the same report without knowing about this module.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult
 

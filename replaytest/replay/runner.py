@@ -12,8 +12,9 @@ import importlib
 import os
 import sys
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult

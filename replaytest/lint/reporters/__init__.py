@@ -5,7 +5,7 @@ Each reporter is a function ``(result, rules) -> str`` returning the whole outpu
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from replaytest.lint.model import LintResult
 from replaytest.lint.reporters.github import render_github

@@ -6,7 +6,7 @@ Escaping follows the runner: ``%``, CR and LF are percent-encoded in the message
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from replaytest.lint.model import LintResult
 from replaytest.lint.rule import Rule

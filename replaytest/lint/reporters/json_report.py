@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 from replaytest.lint.model import LintResult
 from replaytest.lint.rule import Rule

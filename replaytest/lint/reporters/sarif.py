@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import quote
-from typing import Any, Mapping
 
 from replaytest import __version__
 from replaytest.lint.model import Diagnostic, LintResult

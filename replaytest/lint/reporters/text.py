@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from replaytest.lint.model import LintResult
 from replaytest.lint.rule import Rule

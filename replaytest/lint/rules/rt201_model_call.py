@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from replaytest.lint.rule import Rule
 
@@ -83,7 +83,8 @@ class CallsModelOutsideStep(Rule):
     calls = _model_calls()
 
     def configure(self, *, idempotency_key_names: Sequence[str], model_calls: Sequence[str]) -> None:
-        self.calls = {**type(self).calls, **{name: "" for name in model_calls}}
+        # An instance attribute shadows the class table for this run's configuration only.
+        vars(self)["calls"] = {**type(self).calls, **{name: "" for name in model_calls}}
 
     VALID = (
         """
