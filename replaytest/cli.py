@@ -226,7 +226,8 @@ def replay(
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
-    Without PATHS the [tool.replaytest.replay] paths apply. Exit 0 all passed, 1 a divergence, 2 usage
+    Without PATHS the configured histories apply (pytest ini replay_paths, else [tool.replaytest.replay]
+    paths). Exit 0 all passed, 1 a divergence, 2 usage
     error, malformed history or stale history (no current code for its workflow type)."""
     import json
 
@@ -250,32 +251,42 @@ class _ReplaySetupError(Exception):
 
 def _run_replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: str | None, strict_args: bool | None,
-    details: bool,
+    details: bool, require_configured: bool = False,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
-    (default: ``[tool.replaytest.replay] paths``)."""
+    (default: the project's replay settings, pytest's ini options first; see ``replay.settings``)."""
     from replaytest.config import ConfigError, load_config
     from replaytest.plugins import PluginError, load_plugins
     from replaytest.replay.adapter import ReplayOptions
     from replaytest.replay.runner import WorkflowImportError, iter_history_files, load_workflows, replay_file
+    from replaytest.replay.settings import replay_plan
 
     try:
         config = load_config()
-        settings = config.replay
+        plan = replay_plan(config, Path.cwd())
+        if require_configured and plan.paths and not plan.workflows:
+            raise _ReplaySetupError(
+                f"histories are configured ({plan.paths_from}) but no current code to replay them against: set "
+                "replay_workflows in [tool.pytest.ini_options] or workflows in [tool.replaytest.replay] "
+                "(the pytest hook pytest_replaytest_workflows is not called outside pytest)"
+            )
         replayers = [p.replayer for p in load_plugins(config.frameworks) if p.replayer is not None]
         if workflow_specs:
             workflows = load_workflows(workflow_specs, Path.cwd())
         else:
-            workflows = load_workflows(settings.workflows, config.root)
+            workflows = load_workflows(plan.workflows, plan.workflows_base)
     except (ConfigError, PluginError, WorkflowImportError) as error:
         raise _ReplaySetupError(str(error)) from error
-    targets = list(paths) or [config.root / p for p in settings.paths]
+    targets = list(paths) or list(plan.paths)
     if not targets:
-        raise _ReplaySetupError("no history paths given and [tool.replaytest.replay] paths is empty")
+        raise _ReplaySetupError(
+            "no history paths given, and none configured: neither replay_paths in [tool.pytest.ini_options] "
+            "nor paths in [tool.replaytest.replay]"
+        )
     options = ReplayOptions(
-        prompts_running=prompts or settings.prompts_running,  # type: ignore[arg-type]
-        prompts_completed=prompts or settings.prompts_completed,  # type: ignore[arg-type]
-        strict_args=settings.strict_args if strict_args is None else strict_args,
+        prompts_running=prompts or plan.prompts_running,  # type: ignore[arg-type]
+        prompts_completed=prompts or plan.prompts_completed,  # type: ignore[arg-type]
+        strict_args=plan.strict_args if strict_args is None else strict_args,
         details=details,
     )
     results = [replay_file(path, replayers, workflows, options) for path in iter_history_files(targets)]
@@ -395,10 +406,12 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the lint summary cache.")
 @click.option("--details", is_flag=True, help="Longer divergence reports.")
 def check(paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool) -> None:
-    """The CI gate: lint PATHS (default: the current directory), then replay the histories of
-    [tool.replaytest.replay] against the current code; one report, one exit code.
+    """The CI gate: lint PATHS (default: the current directory), then replay the configured histories
+    against the current code; one report, one exit code. Histories and code come from the same settings
+    pytest uses: replay_paths/replay_workflows in the pytest ini ([tool.pytest.ini_options]) first, then
+    [tool.replaytest.replay].
 
-    Without configured histories only the lint runs. Exit 0 both clean, 1 findings or a divergence,
+    Without configured histories only the lint runs, and the report says so. Exit 0 both clean, 1 findings or a divergence,
     2 a file or history that could not be checked, or a usage/configuration error."""
     import json
 
@@ -407,14 +420,18 @@ def check(paths: tuple[Path, ...], output_format: str, no_cache: bool, details: 
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
     from replaytest.replay.report import report_data
+    from replaytest.replay.settings import replay_plan
 
     try:
         lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None)
-        replay_configured = bool(load_config().replay.paths)
-        results = _run_replay((), (), None, None, details) if replay_configured else []
+        plan = replay_plan(load_config(), Path.cwd())
+        replay_configured = plan.configured
+        results = _run_replay((), (), None, None, details, require_configured=True) if replay_configured else []
     except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_ERROR)
+    if plan.stale == "skip":  # replay_stale = skip: a stale history is skipped, as under pytest
+        results = [result for result in results if result.status != "stale"]
     for problem in lint_result.problems:
         click.echo(f"error: {problem}", err=True)
     if lint_result.errors:
@@ -433,7 +450,8 @@ def check(paths: tuple[Path, ...], output_format: str, no_cache: bool, details: 
         if replay_configured:
             _echo_replay_text(results, details, quiet=True)
         else:
-            click.echo("no histories configured ([tool.replaytest.replay] paths); replay skipped")
+            click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
+                       "[tool.replaytest.replay]); replay skipped")
     sys.exit(max(lint_code, replay_code))
 
 

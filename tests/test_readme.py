@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,46 @@ def test_thirty_second_example_prints_what_the_readme_shows(tmp_path: Path) -> N
         assert run.returncode == 1, run.stderr  # a finding remains after each step
         assert "Traceback" not in run.stderr, run.stderr
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.py")) == sorted(files)
+
+
+_DIVERGENCE = re.compile(r"^(\S+\.json): .*: diverged .*\n(?:(?: {2}.*)\n)+", flags=re.M)
+
+
+def _divergence_reports(output: str) -> dict[str, str]:
+    """history path -> its whole divergence report, from replaytest's or pytest's output."""
+    return {match.group(1): match.group(0) for match in _DIVERGENCE.finditer(output)}
+
+
+def test_check_fails_on_the_ci_example_with_the_divergences_pytest_reports(tmp_path: Path) -> None:
+    # The README's CI example: its pyproject.toml exactly as shown (replay configured only through
+    # [tool.pytest.ini_options]), the bundled agent with a step added after its histories were recorded.
+    section = README.split("Then, in CI, replay what production recorded", 1)[1]
+    pyproject = re.search(r"```toml\n# pyproject.toml\n(.*?)```", section, flags=re.S)
+    assert pyproject is not None and "[tool.replaytest" not in pyproject.group(1)
+    (tmp_path / "pyproject.toml").write_text(pyproject.group(1), encoding="utf-8")
+    shutil.copytree(ROOT / "fixtures" / "histories", tmp_path / "histories")
+    source = (ROOT / "fixtures" / "journal_app" / "agent.py").read_text(encoding="utf-8")
+    fetch = '    orders = ctx.step("fetch orders", fetch_orders, ticket["customer"])\n'
+    assert fetch in source
+    (tmp_path / "agent.py").write_text(
+        source.replace(fetch, fetch + '    ctx.step("load profile", fetch_orders, ticket["customer"])\n'), encoding="utf-8")
+
+    check = subprocess.run([sys.executable, "-m", "replaytest", "check"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    pytest_run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
+                                cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert pytest_run.returncode == 1, pytest_run.stdout + pytest_run.stderr
+    assert "replay skipped" not in check.stdout
+    from_check, from_pytest = _divergence_reports(check.stdout), _divergence_reports(pytest_run.stdout)
+    assert sorted(from_check) == sorted(from_pytest) == [
+        "histories/support_agent-question.json", "histories/support_agent-refund-approved.json"]
+    assert from_check == from_pytest
+    # And both print the report the README shows (its text between the "..." elisions).
+    shown = re.search(r"\$ python -m pytest\n(.*?)```", section, flags=re.S)
+    assert shown is not None
+    report = shown.group(1).split("...\n")[1]
+    assert report in from_check["histories/support_agent-question.json"]
+    assert report in from_pytest["histories/support_agent-question.json"]
+    assert "replayed 3 histories: 1 passed, 2 diverged, 0 stale" in pytest_run.stdout
+    assert "replayed 3 histories: 1 passed, 2 diverged, 0 stale" in check.stdout
