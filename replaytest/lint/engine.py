@@ -331,10 +331,34 @@ def _source_roots(config: Config) -> list[Path]:
     return roots
 
 
+def _missing_modules(program: Program) -> list[str]:
+    """Names resolution could not load that are modules, not attributes of a loaded module: the walk also
+    tries ``app.wf.Flow`` as a module before ``app.wf``, and ``Flow`` is then a class, not a missing file."""
+    missing = []
+    for name in program.unresolved:
+        parts = name.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            owner = program.modules.get(".".join(parts[:split]))
+            if owner is None:
+                continue
+            if owner.path.endswith("__init__.py") and not _binds(owner, parts[split]):
+                missing.append(".".join(parts[: split + 1]))  # a submodule the package does not have
+            break
+        else:
+            missing.append(name)
+    return missing
+
+
+def _binds(summary: ModuleSummary, name: str) -> bool:
+    """Whether a module binds ``name`` at top level (function, class, import, instance or container)."""
+    return (name in summary.aliases or name in summary.exports or name in summary.classes
+            or name in summary.containers or any(key.split(".")[0] == name for key in summary.functions))
+
+
 def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[str]:
     """One note per project-looking module that orchestration code reaches but no source root holds."""
     notes = []
-    for name in namer.unresolved_project_modules(program.unresolved):
+    for name in namer.unresolved_project_modules(_missing_modules(program)):
         importers = sorted(
             display_path(Path(summary.path), cwd) for summary in {id(s): s for s in program.modules.values()}.values()
             if any(target == name or target.startswith(f"{name}.") for target in summary.aliases.values())

@@ -261,3 +261,60 @@ def test_without_pyproject_the_root_is_the_checkout_top_level(tmp_path: Path) ->
     assert not (tmp_path / "service" / ".replaytest_cache").exists()
     assert not (tmp_path / "service" / "app" / ".replaytest_cache").exists()
     assert load_config(tmp_path / "service" / "app").root == tmp_path.resolve()
+
+
+def test_unresolved_submodule_of_a_regular_package_is_noted(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pyproject.toml": "[tool.replaytest]\n",
+        "app/__init__.py": "def helper():\n    return 1\n",
+        "app/wf.py": """
+            from temporalio import workflow
+
+            import app
+            from app.gone import region
+
+
+            @workflow.defn
+            class Flow:
+                @workflow.run
+                async def run(self) -> str:
+                    return region() + app.helper()
+            """,
+    })
+    notes = lint(tmp_path).notes
+    assert len(notes) == 1 and "'app.gone'" in notes[0], notes
+
+
+def test_classes_and_instances_of_resolved_modules_are_not_noted(tmp_path: Path) -> None:
+    # The walk tries app.util.Registry as a module before app.util; Registry is a class there, not a
+    # missing module, so there is nothing to report beyond the finding itself.
+    write(tmp_path, {
+        "pyproject.toml": "[tool.replaytest]\n",
+        "app/util.py": """
+            import os
+
+
+            class Registry:
+                @staticmethod
+                def region() -> str:
+                    return os.environ["REGION"]
+
+
+            registry = Registry()
+            """,
+        "app/wf.py": """
+            from temporalio import workflow
+
+            from app.util import Registry, registry
+
+
+            @workflow.defn
+            class Flow:
+                @workflow.run
+                async def run(self) -> str:
+                    return Registry.region() + registry.region()
+            """,
+    })
+    result = lint(tmp_path)
+    assert result.notes == []
+    assert {(d.path, d.rule) for d in result.diagnostics} == {("app/wf.py", "RT204")}
