@@ -137,7 +137,11 @@ def lint(
         sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
     if known is not None:
         result.diagnostics = new_findings(result.diagnostics, known)
-    click.echo(REPORTERS[output_format](result, rules), nl=False)
+    if output_format in ("sarif", "github"):
+        # CI formats: paths relative to the repository root, wherever in it the job runs.
+        click.echo(REPORTERS[output_format](result, rules, cwd=Path.cwd()), nl=False)  # type: ignore[call-arg]
+    else:
+        click.echo(REPORTERS[output_format](result, rules), nl=False)
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.diagnostics else EXIT_CLEAN)
@@ -389,9 +393,13 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
 # --- check: the CI gate --------------------------------------------------------------------------
 
 
+_CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", "--format", "output_format", type=click.Choice(_CHECK_FORMATS), default="text",
+              show_default=True, help="github annotations, SARIF and junit cover findings and divergences alike.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the lint summary cache.")
 @click.option("--details", is_flag=True, help="Longer divergence reports.")
 def check(paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool) -> None:
@@ -403,9 +411,10 @@ def check(paths: tuple[Path, ...], output_format: str, no_cache: bool, details: 
     import json
 
     from replaytest.config import ConfigError, load_config
-    from replaytest.lint.reporters import REPORTERS
+    from replaytest.lint.reporters import CI_REPORTERS, REPORTERS
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
+    from replaytest.replay.annotations import replay_annotations
     from replaytest.replay.report import report_data
 
     try:
@@ -428,6 +437,11 @@ def check(paths: tuple[Path, ...], output_format: str, no_cache: bool, details: 
             "replay": report_data(results) if replay_configured else None,
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    elif output_format in CI_REPORTERS:
+        extra = replay_annotations(results, details)
+        click.echo(CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd()), nl=False)
+        if not replay_configured:
+            click.echo("no histories configured ([tool.replaytest.replay] paths); replay skipped", err=True)
     else:
         click.echo(REPORTERS["text"](lint_result, rules), nl=False)
         if replay_configured:
