@@ -104,16 +104,18 @@ def test_fixture_project_sarif_is_valid_for_github_code_scanning() -> None:
     assert_valid_for_code_scanning(log)
     results = _results(log)
     assert len(results) == len(report["diagnostics"]) > 0
-    # Same findings as the JSON report, in the same places, under the same rule ids.
+    # Same findings as the JSON report, in the same places, under the same rule ids; SARIF paths are
+    # relative to the repository's top level, JSON ones to the working directory (the fixture project).
+    in_repository = TEMPORAL_FIXTURE.resolve().relative_to(Path(__file__).resolve().parents[2]).as_posix()
     from_sarif = sorted((*_located(r), r["ruleId"]) for r in results)
-    from_json = sorted((d["path"], d["line"], d["column"], d["rule"]) for d in report["diagnostics"])
+    from_json = sorted((f"{in_repository}/{d['path']}", d["line"], d["column"], d["rule"]) for d in report["diagnostics"])
     assert from_sarif == from_json
     # Distinct findings must not share a fingerprint, or GitHub merges them into one alert.
     prints = [json.dumps(r["partialFingerprints"], sort_keys=True) for r in results]
     assert len(set(prints)) == len(prints)
 
 
-def test_uris_are_relative_to_the_working_directory(make_project) -> None:
+def test_outside_a_repository_uris_are_relative_to_the_working_directory(make_project) -> None:
     project = make_project({"app/wf.py": CLOCK_WORKFLOW})
     log, _, _ = _sarif(project, project.name, cwd=project.parent)
     assert_valid_for_code_scanning(log)
