@@ -8,6 +8,7 @@ expectations written out by hand, in a different way from the first test of the 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -124,3 +125,23 @@ def test_check_json_replay_half_names_each_history_and_its_divergence(tmp_path: 
     assert question["source"] == {"path": "agent.py", "line": 54, "function": "support_agent"}
     assert by_file["support_agent-refund-approved.json"]["divergence"]["recorded"]["kind"] == "signal"
     assert by_file["support_agent-refund-waiting.json"]["divergence"] is None
+
+
+# --- fix: how many findings remain ----------------------------------------------------------------
+
+
+def test_fix_counts_what_remains_after_the_safe_fixes(tmp_path: Path) -> None:
+    # Two clock reads with a safe fix and one environment read without any (counts stated here).
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    (tmp_path / "wf.py").write_text(
+        "import os\nfrom datetime import datetime\n\nfrom temporalio import workflow\n\n\n@workflow.defn\n"
+        "class Flow:\n    @workflow.run\n    async def run(self) -> str:\n"
+        "        return f\"{datetime.now()} {datetime.now()} {os.environ['R']}\"\n",
+        encoding="utf-8",
+    )
+    run = _replaytest(tmp_path, "fix", "--no-cache", ".")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.count(" -> workflow.now()") == 2, run.stdout
+    assert re.search(r"\b2 finding\(s\) in 1 file\(s\); 1 remaining\.$", run.stdout.strip()), run.stdout
+    again = _replaytest(tmp_path, "lint", "--no-cache", "--format", "json", ".")
+    assert [d["rule"] for d in json.loads(again.stdout)["diagnostics"]] == ["RT204"]

@@ -11,6 +11,7 @@ import importlib
 import importlib.metadata
 import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +87,13 @@ def test_the_dependency_check_names_temporalio_when_it_cannot_be_imported(tmp_pa
     assert run.returncode == 1, run.stdout[-3000:]
     assert "temporalio is missing" in run.stdout, run.stdout[-3000:]
     assert "1 failed" in run.stdout, run.stdout[-3000:]
+
+
+def test_the_temporal_conftest_ignores_nothing_without_temporalio(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Executed with `import temporalio` failing, the conftest must not ask pytest to skip any file.
+    monkeypatch.setitem(sys.modules, "temporalio", None)  # None in sys.modules makes the import fail
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    with pytest.raises(ImportError):
+        import temporalio  # noqa: F401
+    namespace = runpy.run_path(str(ROOT / "tests" / "temporal" / "conftest.py"))
+    assert not {"collect_ignore", "collect_ignore_glob"} & set(namespace)
