@@ -13,6 +13,10 @@ Choices the whole replay side shares:
   activity inputs are not compared on replay), so reworded arguments do not fail old histories.
 * A running or parked history ends where the run would resume: the first command past its end raises
   ``ReachedEnd`` and the replay passes. For completed and failed histories it is ``extra-command``.
+* A running or parked history also carries a *prompt manifest* (the prompt versions its workflow
+  could use when it started). ``check_pending_prompts`` compares it with the current code's: a prompt
+  the run has not reached yet that changed is ``prompt-drift`` under the ``prompts_pending`` policy,
+  since it is what the run will use once it resumes. Without a manifest it says so in a note.
 * ``patched(id)`` follows Temporal: a marker for ``id`` at the current position is consumed and the new
   path taken; no marker for ``id`` there means an older history, the old path (False) and nothing
   consumed; a recorded marker the code does not ask for before its next command is ``patch-mismatch``.
@@ -21,13 +25,19 @@ Choices the whole replay side shares:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from replaytest.prompts import describe_changes
 from replaytest.replay.adapter import ReplayOptions
-from replaytest.replay.divergence import CommandView, Divergence, SourcePosition
+from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition
 
+NO_MANIFEST_NOTE = (
+    "no prompt manifest recorded (recorded before manifests, or without replaytest's prompt recording):"
+    " prompts the unfinished run has not reached yet were not checked"
+)
+NO_PROMPTS_NOTE = "no prompt versions recorded: prompt drift was not checked"
 PATCH_MARKER = "patched"  # the name of the marker event ``patched(id)`` records
 _CONTEXT = 6  # events kept on each side for the report (the renderer shows fewer unless --details)
 
@@ -241,3 +251,35 @@ class Matcher:
                 severity="warning",
             )
         )
+
+
+def check_pending_prompts(
+    result: ReplayResult,
+    status: str,
+    recorded: Mapping[str, str] | None,
+    current: Mapping[str, str],
+    reached: Iterable[str],
+    options: ReplayOptions,
+    position: int | None = None,
+) -> None:
+    """Prompt drift a running/parked run will meet after it resumes: prompts of its manifest (``recorded``)
+    that the current code (``current``) has at another version and that no recorded model call used
+    yet (``reached``: those were compared at their call). Adds a divergence or a warning to ``result``
+    by the ``prompts_pending`` policy, or a note when the history has no manifest. Completed and failed
+    runs will not use any prompt again: nothing to check. A result that already diverged keeps its
+    first divergence."""
+    if status not in ("running", "parked") or options.prompts_pending == "ignore":
+        return
+    if recorded is None:
+        result.notes.append(NO_MANIFEST_NOTE)
+        return
+    phrases = describe_changes(recorded, current, reached)
+    if not phrases:
+        return
+    message = f"the {status} run has not reached these prompts yet: " + "; ".join(phrases)
+    if options.prompts_pending == "fail":
+        if result.divergence is None:
+            result.status = "diverged"
+            result.divergence = Divergence("prompt-drift", position, message + " (fails by prompts-pending)")
+        return
+    result.warnings.append(Divergence("prompt-drift", position, message, severity="warning"))

@@ -59,7 +59,7 @@ def test_data_form_is_plain_json() -> None:
     assert data["divergence"]["source"] == {"path": "app/orders.py", "line": 42, "function": "OrderWorkflow.run"}
     assert data["divergence"]["recorded"] == {"kind": "activity", "name": "ship", "position": 16}
     whole = report_data([sparse_result(), ReplayResult(Path("h.json"), "journal", "t")])
-    assert whole["summary"] == {"histories": 2, "passed": 1, "diverged": 1, "stale": 0, "error": 0, "warnings": 0}
+    assert whole["summary"] == {"histories": 2, "passed": 1, "diverged": 1, "stale": 0, "error": 0, "warnings": 0, "notes": []}
 
 
 def test_stale_and_error_results_render_their_reason() -> None:
