@@ -18,14 +18,15 @@ declares prompts the walk cannot see (built from data at run time, say).
 from __future__ import annotations
 
 import functools
+import hashlib
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from replaytest.history.digest import sha256_text
-from replaytest.history.model import PromptRef
+if TYPE_CHECKING:
+    from replaytest.history.model import PromptRef
 
 DECLARED = "__replaytest_prompts__"  # attribute ``uses_prompts`` sets on a workflow
 _SKIPPED_TOP = frozenset({"replaytest", "temporalio", "builtins"})
@@ -43,7 +44,9 @@ class Prompt:
 
     def __post_init__(self) -> None:
         if not self.version:
-            object.__setattr__(self, "version", sha256_text(self.template))
+            # ``replaytest.history.digest.sha256_text``, spelled out: workflow code imports this module
+            # (in Temporal's sandbox, once per run), so it stays free of the history package.
+            object.__setattr__(self, "version", "sha256:" + hashlib.sha256(self.template.encode("utf-8")).hexdigest())
 
     def render(self, **values: Any) -> str:
         """The template with ``{placeholders}`` filled (``str.format`` syntax)."""
@@ -51,6 +54,8 @@ class Prompt:
 
     @property
     def ref(self) -> PromptRef:
+        from replaytest.history.model import PromptRef
+
         return PromptRef(name=self.name, version=self.version)
 
 

@@ -80,6 +80,9 @@ def _divergence_lines(
         lines.append(f"    {right:<9} {_describe(divergence.issued)}")
     if divergence.source is not None:
         lines.append(f"    {'at':<9} {_source(divergence)}")
+    elif divergence.recorded is not None or divergence.issued is not None:
+        # Said, not left out: a missing line must not read as "no code involved".
+        lines.append(f"    {'at':<9} line unknown (the engine does not say which line issued this command)")
     context = _context_lines(divergence, 6 if details else 2)
     if context:
         lines.append(f"    {left:<{_COLUMN}} | {right}")
