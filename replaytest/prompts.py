@@ -21,6 +21,7 @@ import functools
 import hashlib
 import sys
 import types
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -72,13 +73,17 @@ def uses_prompts(*prompts: Prompt) -> Callable[[T], T]:
     def mark(obj: T) -> T:
         earlier = tuple(getattr(obj, DECLARED, ()))
         setattr(obj, DECLARED, earlier + prompts)
-        _CACHE.pop(id(obj), None)
+        try:
+            _CACHE.pop(obj, None)
+        except TypeError:  # not weakly referenceable: never cached
+            pass
         return obj
 
     return mark
 
 
-_CACHE: dict[int, tuple[Any, dict[str, str]]] = {}
+# Weak keys: Temporal's sandbox makes a fresh class per run, which must not be kept alive by the cache.
+_CACHE: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
 def prompt_manifest(*roots: Any) -> dict[str, str]:
@@ -87,13 +92,18 @@ def prompt_manifest(*roots: Any) -> dict[str, str]:
     Two different prompts with one name keep the first found; walking order is deterministic."""
     manifest: dict[str, str] = {}
     for root in roots:
-        cached = _CACHE.get(id(root))
-        if cached is None or cached[0] is not root:
-            found: dict[str, str] = {}
+        try:
+            found = _CACHE.get(root)
+        except TypeError:  # not weakly referenceable (a list, say): walked every time
+            found = None
+        if found is None:
+            found = {}
             _Walk(found).visit(root)
-            cached = (root, found)
-            _CACHE[id(root)] = cached
-        for name, version in cached[1].items():
+            try:
+                _CACHE[root] = found
+            except TypeError:
+                pass
+        for name, version in found.items():
             manifest.setdefault(name, version)
     return manifest
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -182,3 +183,31 @@ def test_manifest_follows_closures_defaults_containers_and_declarations() -> Non
         return with_default()
 
     assert prompt_manifest(declared) == {"a": a.version, "b": b.version, "c": c.version, "d": d.version}
+
+
+def test_pending_policy_from_the_command_line_and_the_config(histories: dict[str, Path], tmp_path: Path) -> None:
+    module = app(tmp_path, writer="v2").__module__
+
+    def cli(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "replaytest", "replay", str(histories["waiting"]), "-w", f"{module}:agent", *extra],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )
+
+    failed = cli()
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "will use writer v2, started under v1" in failed.stdout
+    warned = cli("--prompts-pending", "warn")
+    assert warned.returncode == 0, warned.stdout + warned.stderr
+    assert "1 warning(s)" in warned.stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.replaytest.replay]\nprompts-pending = "ignore"\n', encoding="utf-8")
+    ignored = cli()
+    assert ignored.returncode == 0 and "0 warning(s)" in ignored.stdout, ignored.stdout + ignored.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.replaytest.replay]\nprompts-pending = "sometimes"\n', encoding="utf-8")
+    assert cli().returncode == 2
+
+
+def test_content_version_is_the_history_digest_of_the_template() -> None:
+    from replaytest.history.digest import sha256_text
+
+    assert Prompt("p", "Grüße, {name}").version == sha256_text("Grüße, {name}")
