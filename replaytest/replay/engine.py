@@ -93,8 +93,14 @@ class Issued:
     patch_id: str | None = None
     source: Any = None
 
-    def view(self, position: int | None) -> CommandView:
-        detail = {"patch_id": self.patch_id} if self.patch_id else {}
+    def view(self, position: int | None, with_source: bool = False) -> CommandView:
+        """``with_source``: the issuing line in ``detail["source"]`` (``file.py:12``), which the report's
+        side-by-side table shows so two calls of one kind and name are told apart."""
+        detail: dict[str, Any] = {"patch_id": self.patch_id} if self.patch_id else {}
+        if with_source and self.source is not None:
+            where = as_position(self.source)
+            if where is not None:
+                detail["source"] = f"{where.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{where.line}"
         return CommandView(self.kind, self.name, position, self.args_digest, self.prompt_version, detail)
 
 
@@ -217,13 +223,13 @@ class Matcher:
         source = as_position(source or (command.source if command is not None else None))
         low = max(0, self.index - _CONTEXT)
         recorded_context = tuple(e.view() for e in self.events[low : self.index + _CONTEXT + 1])
-        issued_context = tuple(issued.view(pos) for pos, issued in self._recent)
+        issued_context = tuple(issued.view(pos, with_source=True) for pos, issued in self._recent)
         return Divergence(
             kind=kind,
             position=position,
             message=message,
             recorded=event.view() if event is not None else None,
-            issued=command.view(position) if command is not None else None,
+            issued=command.view(position, with_source=True) if command is not None else None,
             recorded_context=recorded_context,
             issued_context=issued_context,
             source=source,
