@@ -222,12 +222,14 @@ def rules(code: str | None) -> None:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--prompts", type=click.Choice(["fail", "warn", "ignore"]),
               help="Prompt drift policy for every history status (default: fail running/parked, warn completed).")
+@click.option("--prompts-pending", type=click.Choice(["fail", "warn", "ignore"]),
+              help="A prompt a running/parked run has not reached yet that changed since it started (default fail).")
 @click.option("--strict-args", is_flag=True, default=None, help="Fail on args-mismatch instead of warning.")
 @click.option("--details", is_flag=True, help="Longer reports: more context, every warning in full.")
 @click.option("--quiet", "-q", is_flag=True, help="Text format: report only histories that did not pass cleanly.")
 def replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: str | None,
-    strict_args: bool | None, details: bool, quiet: bool,
+    prompts_pending: str | None, strict_args: bool | None, details: bool, quiet: bool,
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
@@ -239,7 +241,7 @@ def replay(
     from replaytest.replay.report import report_data
 
     try:
-        results = _run_replay(paths, workflow_specs, prompts, strict_args, details)
+        results = _run_replay(paths, workflow_specs, prompts, strict_args, details, prompts_pending=prompts_pending)
     except _ReplaySetupError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_ERROR)
@@ -257,7 +259,7 @@ class _ReplaySetupError(Exception):
 def _run_replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: str | None, strict_args: bool | None,
     details: bool, require_configured: bool = False, *, coverage: CoverageRun | None = None,
-    show_progress: bool = False,
+    show_progress: bool = False, prompts_pending: str | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
@@ -296,6 +298,7 @@ def _run_replay(
     options = ReplayOptions(
         prompts_running=prompts or plan.prompts_running,  # type: ignore[arg-type]
         prompts_completed=prompts or plan.prompts_completed,  # type: ignore[arg-type]
+        prompts_pending=prompts_pending or plan.prompts_pending,  # type: ignore[arg-type]
         strict_args=plan.strict_args if strict_args is None else strict_args,
         details=details,
     )
@@ -314,7 +317,7 @@ def _run_replay(
 
 
 def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool) -> None:
-    from replaytest.replay.report import render_text, summary_counts
+    from replaytest.replay.report import render_text, summary_counts, summary_notes
 
     for result in results:
         if not (quiet and result.status == "passed" and not result.warnings):
@@ -324,6 +327,8 @@ def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool) -
         f"replayed {counts['histories']} histories: {counts['passed']} passed, {counts['diverged']} diverged, "
         f"{counts['stale']} stale, {counts['error']} error; {counts['warnings']} warning(s)"
     )
+    for line in summary_notes(results):
+        click.echo(f"note: {line}")
 
 
 def _replay_exit_code(results: list[ReplayResult]) -> int:
