@@ -11,7 +11,7 @@ from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, line_of, run_
 
 CATEGORIES = {
     "clock", "random", "uuid", "idempotency-key", "model-call", "iteration-order", "environment",
-    "network", "filesystem", "concurrency", "sleep", "global-state", "syntax",
+    "network", "filesystem", "concurrency", "sleep", "global-state", "syntax", "suppression",
 }
 RULE_CODE = re.compile(r"^[A-Z]+[0-9]+$")
 TEXT_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>[A-Z]+[0-9]+) (?P<message>\S.*)$")
