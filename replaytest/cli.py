@@ -178,44 +178,32 @@ def lint(
 
 @cli.command()
 @_lint_options
-@click.option("--unsafe", is_flag=True, help="Also apply fixes marked unsafe.")
+@click.option("--unsafe", "--unsafe-fixes", "unsafe", is_flag=True, help="Also apply fixes marked unsafe.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Write nothing; print a unified diff of what would change (exit 1 when something would).")
+@click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: one object with the applied, skipped and remaining fixes.")
 def fix(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
-    respect_gitignore: bool | None, unsafe: bool,
+    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str,
 ) -> None:
     """Apply the safe fixes (and with --unsafe the unsafe ones) to PATHS, printing each change.
 
-    Exit 0 when no findings remain, 1 when some remain, 2 on errors."""
+    A file is rewritten only if it is unchanged since it was linted, each replacement is valid where it
+    goes, and the result compiles; otherwise it is left as it is and the reason printed.
+    Exit 0 when no findings remain, 1 when some remain (with --diff: when something would change), 2 on errors."""
     from replaytest.config import ConfigError
-    from replaytest.lint.fix import apply_fixes
+    from replaytest.lint.fix_runner import run_fix
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
 
-    applied_total: list = []
-    # A fix inside another fixed call (random.choice([uuid4()])) lands on the next pass: repeat a few times.
-    for _ in range(_FIX_PASSES):
-        try:
-            result, _ = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
-                                  force_exclude=force_exclude, respect_gitignore=respect_gitignore)
-        except (ConfigError, PluginError, RuleLoadError) as error:
-            _setup_failed(error, "text")
-            return
-        applied = apply_fixes(result.diagnostics, unsafe=unsafe, cwd=Path.cwd())
-        for change in applied:
-            d = change.diagnostic
-            click.echo(f"{d.path}:{d.line}:{d.column}: {d.rule} {change.original} -> {change.replacement}")
-        applied_total.extend(applied)
-        if not applied:
-            break
-    for problem in result.problems:
-        click.echo(f"error: {problem}", err=True)
-    files = len({change.diagnostic.path for change in applied_total})
-    remaining = len(result.diagnostics) - len(applied)
-    click.echo(f"Fixed {len(applied_total)} finding(s) in {files} file(s); {remaining} remaining.")
-    if result.errors:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if remaining else EXIT_CLEAN)
+    sys.exit(run_fix(
+        lambda: _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
+                          force_exclude=force_exclude, respect_gitignore=respect_gitignore),
+        unsafe=unsafe, show_diff=show_diff, output_format=output_format, passes=_FIX_PASSES,
+        setup_errors=(ConfigError, PluginError, RuleLoadError),
+    ))
 
 
 @cli.command()

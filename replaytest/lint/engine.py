@@ -27,6 +27,7 @@ Diagnostics then pass selection, suppression comments and get line-independent f
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import sys
 import threading
@@ -297,8 +298,11 @@ def lint_paths(
     screened: list[SourceFile] = []
     pending: list[tuple[SourceFile, str, bytes]] = []
     prefixes = {code.rstrip("0123456789") for code in context.rules}
+    digests: dict[str, str] = {}
     for source in files:
         data = run.read(source.path)
+        if data is not None:
+            digests[source.display] = hashlib.sha256(data).hexdigest()
         if data is not None and (b"replaytest" in data or b"noqa" in data or b"NOQA" in data):
             run.comments[source.path] = parse_suppressions(_decode(data), prefixes)
         if data is None or not context.screen(data):
@@ -337,7 +341,9 @@ def lint_paths(
             raw.append((source, _error_diagnostic(source, summary.error, context)))
 
     notes.extend(_unresolved_notes(program, namer, cwd))
+    raw = _offerable_fixes(raw)
     result = _finish(raw, files, problems, config, cwd, context, run.comments)
+    result.source_digests = digests
     if nothing_left is not None:
         explicit_only, message = nothing_left
         if explicit_only:
@@ -511,6 +517,27 @@ def _nothing_left(
                    f"{', '.join(display_path(Path(cwd, p), cwd) for p in paths)} ({shown})")
 
 
+def _offerable_fixes(raw: list[tuple[SourceFile, Diagnostic]]) -> list[tuple[SourceFile, Diagnostic]]:
+    """Drop the fixes whose replacement would not mean the same at its call (``fix_scope``): an ``await``
+    outside an ``async def``, a replacement name shadowed there. Only files with a fix are parsed (by ast)."""
+    from replaytest.lint.fix_scope import FixSites
+
+    sites: dict[Path, FixSites | None] = {}
+    kept = []
+    for source, diagnostic in raw:
+        if diagnostic.fix is not None:
+            if source.path not in sites:
+                try:
+                    sites[source.path] = FixSites(source.path.read_bytes())
+                except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                    sites[source.path] = None
+            checker = sites[source.path]
+            if checker is None or checker.problem(diagnostic.line, diagnostic.column, diagnostic.fix) is not None:
+                diagnostic = replace(diagnostic, fix=None)
+        kept.append((source, diagnostic))
+    return kept
+
+
 def check_config_selectors(config: Config, rules: Iterable[str]) -> None:
     """Every ``select``, ``ignore`` and ``per-file-ignores`` entry must name an installed rule or a category:
     a typo would otherwise turn rules off (or the whole linter, in ``select``) without a word."""
@@ -524,13 +551,18 @@ def check_config_selectors(config: Config, rules: Iterable[str]) -> None:
 
 
 def _fix_for(effect: Effect, function: FunctionSummary, profile: FrameworkProfile) -> Fix | None:
-    template = profile.fixes.get(effect.qualname)
-    if template is None:
+    templates = profile.fixes.get(effect.qualname)
+    if templates is None:
         return None
-    if "{ctx}" in template.replacement and not function.context_param:
-        return None
-    replacement = template.replacement.replace("{ctx}", function.context_param).replace("{args}", effect.args)
-    return Fix(template.safe, replacement, template.import_from)
+    for template in templates if isinstance(templates, tuple) else (templates,):
+        if not template.fits(effect.args):
+            continue
+        if "{ctx}" in template.replacement and not function.context_param:
+            return None
+        replacement = template.replacement.replace("{ctx}", function.context_param).replace("{args}", effect.args)
+        scope = "async" if replacement.startswith("await ") else template.scope
+        return Fix(template.safe_for(effect.args), replacement, template.import_from, scope)
+    return None
 
 
 def _diagnostic(

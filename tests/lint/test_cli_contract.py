@@ -110,7 +110,8 @@ def test_direct_finding_position_points_at_the_call(make_project) -> None:
     assert clock["framework"] == "temporal"
     assert clock["trace"] == []
     assert "workflow.now()" in clock["message"]  # the message names the safe replacement
-    assert clock["fix"] == {"safe": True, "replacement": "workflow.now()"}  # as in the contract's example
+    # As in the contract's example: naive local time has no exact deterministic twin, so the fix is unsafe.
+    assert clock["fix"] == {"safe": False, "replacement": "workflow.now().replace(tzinfo=None)"}
 
 
 def test_transitive_finding_is_reported_at_the_call_site_with_the_chain(make_project) -> None:
