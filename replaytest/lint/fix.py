@@ -135,9 +135,10 @@ def _fix_one(
 
 def _write_atomically(path: Path, expected: bytes, data: bytes) -> str | None:
     """Replace ``path`` by ``data`` if it still holds ``expected``; keep its mode. None when written."""
-    if not os.access(path, os.W_OK):
-        return "not rewritten: the file is not writable"
     mode = path.stat().st_mode & 0o7777
+    # A file without write permission is read-only on purpose, also for a user (root) who could write it.
+    if not os.access(path, os.W_OK) or not mode & 0o222:
+        return "not rewritten: the file is read-only"
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".replaytest-fix")
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -272,8 +273,8 @@ class _ImportRemover(cst.CSTTransformer):
 
     def _keep(self, names: Sequence[cst.ImportAlias]) -> list[cst.ImportAlias]:
         kept = [alias for alias in names if self._bound(alias) not in self.names]
-        if kept and kept[-1].comma is not cst.MaybeSentinel.DEFAULT:
-            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        if kept and len(kept) != len(names):
+            kept[-1] = kept[-1].with_changes(comma=names[-1].comma)  # keep the list's trailing-comma style
         return kept
 
     def leave_Import(

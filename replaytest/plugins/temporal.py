@@ -64,7 +64,7 @@ PROFILE = FrameworkProfile(
         ),
         "datetime.datetime.utcnow": FixTemplate("workflow.now().replace(tzinfo=None)", True, _WORKFLOW,
                                                 arguments="none"),
-        "time.time": FixTemplate("workflow.now().timestamp()", True, _WORKFLOW, arguments="none"),
+        "time.time": FixTemplate("workflow.time()", True, _WORKFLOW, arguments="none"),
         "time.time_ns": FixTemplate("workflow.time_ns()", True, _WORKFLOW, arguments="none"),
         "uuid.uuid4": FixTemplate("workflow.uuid4()", True, _WORKFLOW, arguments="none"),
         "uuid.uuid1": FixTemplate("workflow.uuid4()", False, _WORKFLOW),
