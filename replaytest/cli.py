@@ -55,6 +55,10 @@ def _lint_options(function: Callable[..., None]) -> Callable[..., None]:
         click.option("--exclude", multiple=True, metavar="GLOBS", help="Also exclude these path globs."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the summary cache."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (1 = serial, in-process)."),
+        click.option("--force-exclude", is_flag=True, default=None,
+                     help="Apply exclude to files named on the command line too (as pre-commit names them)."),
+        click.option("--respect-gitignore/--no-respect-gitignore", default=None,
+                     help="Leave out what .gitignore ignores when walking directories (default: on)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -63,13 +67,15 @@ def _lint_options(function: Callable[..., None]) -> Callable[..., None]:
 
 def _run_lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
-    exclude: tuple[str, ...], no_cache: bool, jobs: int | None,
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, *, force_exclude: bool | None = None,
+    respect_gitignore: bool | None = None, whole_project: bool = False,
 ) -> tuple[LintResult, Mapping[str, Rule]]:
     """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors."""
     import dataclasses
 
-    from replaytest.config import ConfigError, is_selector, load_config
+    from replaytest.config import CATEGORIES, ConfigError, is_selector, load_config
     from replaytest.lint.engine import build_context, lint_paths
+    from replaytest.lint.filtering import unknown_selectors
     from replaytest.plugins import load_plugins
 
     targets = list(paths) or [Path(".")]
@@ -84,10 +90,24 @@ def _run_lint(
         select=_split(select) or config.select,
         ignore=config.ignore + _split(ignore),
         exclude=config.exclude + _split(exclude),
+        force_exclude=config.force_exclude if force_exclude is None else force_exclude,
+        respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore,
     )
+    if whole_project:  # lint everything; report what PATHS contain or what reaches into them
+        from replaytest.lint.scope import reachable_from
+
+        changed = [p for p in targets if not p.is_dir()]
+        if changed or not paths:
+            targets = [config.root]
     profiles = [plugin.profile for plugin in load_plugins(config.frameworks) if plugin.profile is not None]
     context = build_context(config, profiles)
+    for name, values in (("--select", select), ("--ignore", ignore)):
+        for entry in unknown_selectors(_split(values), context.rules, CATEGORIES):
+            raise ConfigError(None, name, f"{entry!r} is not a known rule code, code prefix or category "
+                                          "(`replaytest rules` lists them)")
     result = lint_paths(targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context)
+    if whole_project and paths and changed:
+        result = reachable_from(result, changed, Path.cwd())
     return result, context.rules
 
 
@@ -102,14 +122,20 @@ def _setup_failed(error: Exception, output_format: str) -> None:
 
 @cli.command()
 @_lint_options
-@click.option("--format", "output_format", type=click.Choice(_FORMATS), default="text", show_default=True)
+@click.option("--format", "--output-format", "output_format", type=click.Choice(_FORMATS), default="text",
+              show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (errors still exit 2).")
+@click.option("--whole-project", is_flag=True,
+              help="Lint the whole project; report the findings in PATHS and those reached through a helper in "
+                   "PATHS (the pre-commit default: a change to a helper shows at the workflow that calls it).")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Record today's findings in this baseline file and exit 0.")
 def lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
-    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, output_format: str, baseline: Path | None,
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
+    respect_gitignore: bool | None, output_format: str, exit_zero: bool, whole_project: bool, baseline: Path | None,
     write_baseline: Path | None,
 ) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
@@ -124,7 +150,9 @@ def lint(
 
     try:
         known = read_baseline(baseline) if baseline is not None else None
-        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs)
+        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
+                                  force_exclude=force_exclude, respect_gitignore=respect_gitignore,
+                                  whole_project=whole_project)
     except (ConfigError, PluginError, RuleLoadError, BaselineError) as error:
         _setup_failed(error, output_format)
         return
@@ -145,47 +173,37 @@ def lint(
         click.echo(REPORTERS[output_format](result, rules), nl=False)
     if result.errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if result.diagnostics else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
 
 
 @cli.command()
 @_lint_options
-@click.option("--unsafe", is_flag=True, help="Also apply fixes marked unsafe.")
+@click.option("--unsafe", "--unsafe-fixes", "unsafe", is_flag=True, help="Also apply fixes marked unsafe.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Write nothing; print a unified diff of what would change (exit 1 when something would).")
+@click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: one object with the applied, skipped and remaining fixes.")
 def fix(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
-    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, unsafe: bool,
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
+    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str,
 ) -> None:
     """Apply the safe fixes (and with --unsafe the unsafe ones) to PATHS, printing each change.
 
-    Exit 0 when no findings remain, 1 when some remain, 2 on errors."""
+    A file is rewritten only if it is unchanged since it was linted, each replacement is valid where it
+    goes, and the result compiles; otherwise it is left as it is and the reason printed.
+    Exit 0 when no findings remain, 1 when some remain (with --diff: when something would change), 2 on errors."""
     from replaytest.config import ConfigError
-    from replaytest.lint.fix import apply_fixes
+    from replaytest.lint.fix_runner import run_fix
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
 
-    applied_total: list = []
-    # A fix inside another fixed call (random.choice([uuid4()])) lands on the next pass: repeat a few times.
-    for _ in range(_FIX_PASSES):
-        try:
-            result, _ = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs)
-        except (ConfigError, PluginError, RuleLoadError) as error:
-            _setup_failed(error, "text")
-            return
-        applied = apply_fixes(result.diagnostics, unsafe=unsafe, cwd=Path.cwd())
-        for change in applied:
-            d = change.diagnostic
-            click.echo(f"{d.path}:{d.line}:{d.column}: {d.rule} {change.original} -> {change.replacement}")
-        applied_total.extend(applied)
-        if not applied:
-            break
-    for problem in result.problems:
-        click.echo(f"error: {problem}", err=True)
-    files = len({change.diagnostic.path for change in applied_total})
-    remaining = len(result.diagnostics) - len(applied)
-    click.echo(f"Fixed {len(applied_total)} finding(s) in {files} file(s); {remaining} remaining.")
-    if result.errors:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if remaining else EXIT_CLEAN)
+    sys.exit(run_fix(
+        lambda: _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
+                          force_exclude=force_exclude, respect_gitignore=respect_gitignore),
+        unsafe=unsafe, show_diff=show_diff, output_format=output_format, passes=_FIX_PASSES,
+        setup_errors=(ConfigError, PluginError, RuleLoadError),
+    ))
 
 
 @cli.command()
