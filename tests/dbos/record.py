@@ -1,0 +1,55 @@
+"""Runs the shop application for real on a SQLite system database and leaves one run pending.
+
+``python record.py SYSTEM_DB APP_DB EFFECTS [--portable]``: completed runs ``order-ok`` (recv times out),
+``order-declined`` (the card step fails, a message arrives), ``parcel-1`` (async, pickled dataclass)
+and ``report-day`` (class method, start_workflow, events, send/recv); then ``order-pending`` waits in
+``recv`` and the process exits without letting it finish, as a crash would."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+SYSTEM_DB, APP_DB, EFFECTS = sys.argv[1:4]
+PORTABLE = "--portable" in sys.argv
+os.environ["SHOP_APP_DB"] = f"sqlite:///{APP_DB}"
+os.environ["SHOP_EFFECTS"] = EFFECTS
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from dbos import DBOS, DBOSConfig, DBOSPortableJSONSerializer, SetWorkflowID  # noqa: E402
+
+from shop import app  # noqa: E402
+
+config: DBOSConfig = {"name": "shop", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1"}
+if PORTABLE:
+    config["serializer"] = DBOSPortableJSONSerializer()
+DBOS(config=config)
+DBOS.launch()
+
+with SetWorkflowID("order-ok"):
+    app.place_order("ok", 20.0, 0.2)
+with SetWorkflowID("order-declined"):
+    declined = DBOS.start_workflow(app.place_order, "declined", 500.0, 60)
+while DBOS.get_workflow_status("order-declined") is None or not any(
+    step["function_name"] == "DBOS.sleep" and step["function_id"] > 5 for step in DBOS.list_workflow_steps("order-declined")
+):
+    time.sleep(0.05)  # wait until it is in recv
+DBOS.send("order-declined", "approved by ops", topic="approval")
+declined.get_result()
+if not PORTABLE:
+    import asyncio
+
+    async def pack() -> None:
+        with SetWorkflowID("parcel-1"):
+            await app.pack_parcel("p1")
+
+    asyncio.run(pack())
+    with SetWorkflowID("report-day"):
+        app.Reports.daily("monday")
+with SetWorkflowID("order-pending"):
+    DBOS.start_workflow(app.place_order, "pending", 30.0, 600)
+while not any(step["function_name"] == "DBOS.sleep" and step["function_id"] > 5 for step in DBOS.list_workflow_steps("order-pending")):
+    time.sleep(0.05)
+sys.stdout.flush()
+os._exit(0)  # no shutdown: order-pending stays PENDING in recv, as after a crash
