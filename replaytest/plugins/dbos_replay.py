@@ -255,7 +255,7 @@ class DBOSReplayer:
             return result
         if divergence is not None:
             result.status = "diverged"
-            if divergence.position is not None and "function id" not in divergence.message:
+            if divergence.position is not None and "function id" not in divergence.message and divergence.kind != "result-mismatch":
                 divergence = dataclasses.replace(divergence, message=f"{divergence.message} (function id {divergence.position})")
             result.divergence = divergence
         return result
@@ -354,8 +354,9 @@ def _check_end(matcher: Matcher, history: History, output: Any, raised: BaseExce
         if not _same(expected, output):
             return matcher.divergence(
                 "result-mismatch",
-                f"the workflow now returns {_short(output)}; the history recorded {_short(expected)}",
+                f"the workflow now returns another output: {_difference(expected, output)}",
                 source=where,
+                position=None,
             )
     if history.status == "failed":
         recorded = f"{history.error.type}: {history.error.message}" if history.error else "an error"
@@ -386,6 +387,25 @@ def _same(expected: Any, actual: Any) -> bool:
     except Exception:  # an __eq__ that raises compares as different
         return False
     return _text(expected) == _text(actual)  # portable JSON: tuples were recorded as lists
+
+
+_ABSENT = object()
+
+
+def _difference(expected: Any, actual: Any, path: str = "$") -> str:
+    """Where two outputs first differ, as ``at $.key the history recorded X, the code returns Y``."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in [*expected, *(k for k in actual if k not in expected)]:
+            left, right = expected.get(key, _ABSENT), actual.get(key, _ABSENT)
+            if left is _ABSENT or right is _ABSENT or not _same(left, right):
+                return _difference(left, right, f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key!r}]")
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)) and len(expected) == len(actual):
+        for index, (left, right) in enumerate(zip(expected, actual)):
+            if not _same(left, right):
+                return _difference(left, right, f"{path}[{index}]")
+    recorded = "nothing" if expected is _ABSENT else _short(expected)
+    now = "nothing" if actual is _ABSENT else _short(actual)
+    return f"at {path} the history recorded {recorded}, the code returns {now}"
 
 
 def _text(value: Any) -> str:

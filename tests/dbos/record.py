@@ -1,8 +1,9 @@
 """Runs the shop application for real on a SQLite system database and leaves one run pending.
 
 ``python record.py SYSTEM_DB APP_DB EFFECTS [--portable]``: completed runs ``order-ok`` (recv times out),
-``order-declined`` (the card step fails, a message arrives), ``parcel-1`` (async, pickled dataclass)
-and ``report-day`` (class method, start_workflow, events, send/recv); then ``order-pending`` waits in
+``order-declined`` (the card step fails, a message arrives); with pickle also ``parcel-1`` (async, a
+pickled dataclass), ``report-day`` (class method, start_workflow, events, send/recv), ``bill-1`` (a step
+result the importer refuses) and ``keep-note`` (a ``__main__`` class); then ``order-pending`` waits in
 ``recv`` and the process exits without letting it finish, as a crash would."""
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ if not PORTABLE:
     asyncio.run(pack())
     with SetWorkflowID("report-day"):
         app.Reports.daily("monday")
+    with SetWorkflowID("bill-1"):
+        app.split_bill(3)  # its step returns a fractions.Fraction, which the importer refuses
+
+    class Note:  # pickled as __main__.Note: this file runs as a script
+        pass
+
+    with SetWorkflowID("keep-note"):
+        app.keep(Note())
 with SetWorkflowID("order-pending"):
     DBOS.start_workflow(app.place_order, "pending", 30.0, 600)
 while not any(step["function_name"] == "DBOS.sleep" and step["function_id"] > 5 for step in DBOS.list_workflow_steps("order-pending")):

@@ -5,6 +5,7 @@ body really runs, so tests can assert that replay runs none."""
 from __future__ import annotations
 
 import os
+from fractions import Fraction
 
 import sqlalchemy as sa
 from dbos import DBOS, SQLAlchemyDatasource
@@ -103,3 +104,19 @@ class Reports:
         DBOS.send(DBOS.workflow_id, "note to self", topic="notes")
         note = DBOS.recv("notes", timeout_seconds=1)
         return {"day": day, "shipped": handle.get_result(), "seen": seen, "note": note}
+
+
+@DBOS.step()
+def share(people: int) -> Fraction:
+    effect(f"share {people}")
+    return Fraction(1, people)
+
+
+@DBOS.workflow()
+def split_bill(people: int) -> str:
+    return str(share(people))
+
+
+@DBOS.workflow()
+def keep(item: object) -> str:
+    return type(item).__name__
