@@ -105,12 +105,15 @@ class ReplaySystemDatabase:
         self.workflow_id = workflow_id
         self.source = source
         self.serializer = serializer
+        self.version = dbos_version()
 
     # -- the workflow itself ---------------------------------------------------------------------
 
-    def init_workflow(self, status: Any, *args: Any, **kwargs: Any) -> tuple[str, bool]:
+    def init_workflow(self, status: Any, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         if status["workflow_uuid"] != self.workflow_id:
             raise UnsupportedOperation(f"replay runs one workflow; the code started {status['workflow_uuid']!r} directly")
+        if self.version < (3, 1):  # 3.0 also returned the workflow's deadline
+            return "PENDING", status.get("workflow_deadline_epoch_ms"), True
         return "PENDING", True
 
     def init_child_workflow(self, status: Any, *args: Any, **kwargs: Any) -> tuple[str, bool]:
@@ -257,7 +260,7 @@ _lock = threading.Lock()
 _shared: list[ThreadPoolExecutor] = []
 
 
-def _executor() -> ThreadPoolExecutor:
+def _background_executor() -> ThreadPoolExecutor:
     if not _shared:
         _shared.append(ThreadPoolExecutor(max_workers=4, thread_name_prefix="replaytest-dbos"))
     return _shared[0]
@@ -313,42 +316,60 @@ def replaying(workflow_id: str, source: OperationSource) -> Iterator[Callable[..
             # The application makes its DBOS object at launch time: make one (it does not connect).
             instance = DBOS(config={"name": "replaytest-replay", "system_database_url": "sqlite://"})
         serializer = _serializer_class()()
-        saved = {name: instance.__dict__.get(name) for name in ("_sys_db_field", "_serializer", "_executor_field")}
-        saved_cleanup = (
-            _workflow_commands.delete_completed_datasource_checkpoints,
-            _workflow_commands.delete_completed_datasource_checkpoints_async,
-        )
+        saved = {
+            name: instance.__dict__.get(name) for name in ("_sys_db_field", "_serializer", "_executor_field", "enable_patching")
+        }
+        # A finished workflow drops its datasource checkpoints in the application database (since 3.4).
+        cleanups = [name for name in _CHECKPOINT_CLEANUPS if hasattr(_workflow_commands, name)]
+        saved_cleanup = {name: getattr(_workflow_commands, name) for name in cleanups}
         try:
             instance._sys_db_field = ReplaySystemDatabase(workflow_id, source, serializer)  # type: ignore[assignment]
             instance._serializer = serializer
-            if instance.__dict__.get("_executor_field") is None:
-                instance._executor_field = _executor()
-            # Async steps and async workflows' outcome writes run on DBOS's background loop; it is a
-            # daemon thread, started once and left running for the next replay.
-            instance._background_event_loop.start(_executor())
+            instance.enable_patching = True  # DBOS.patch refuses to run without it before 3.4
+            # Per replay: DBOS makes it the default executor of the loop an async workflow runs on, and
+            # closing that loop shuts it down.
+            instance._executor_field = ThreadPoolExecutor(max_workers=4, thread_name_prefix="replaytest-dbos")
+            # Async steps and async workflows' outcome writes run on DBOS's background loop: a daemon
+            # thread, started once (with an executor of its own) and left running for the next replay.
+            loop = instance._background_event_loop
+            if "executor" in inspect.signature(loop.start).parameters:  # since 3.4
+                loop.start(_background_executor())
+            else:
+                loop.start()
 
-            async def no_cleanup_async(*args: Any, **kwargs: Any) -> None:
-                return None
-
-            # A finished workflow drops its datasource checkpoints in the application database.
-            _workflow_commands.delete_completed_datasource_checkpoints = lambda *args, **kwargs: None
-            _workflow_commands.delete_completed_datasource_checkpoints_async = no_cleanup_async
+            for name in cleanups:
+                setattr(_workflow_commands, name, _no_cleanup_async if name.endswith("_async") else _no_cleanup)
 
             def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
                 with SetWorkflowID(workflow_id):
                     result = function(*args, **kwargs)
                     if inspect.isawaitable(result):
-                        return asyncio.run(_awaited(result))
+                        loop = asyncio.new_event_loop()
+                        try:
+                            return loop.run_until_complete(_awaited(result))
+                        finally:
+                            loop.close()
                     return result
 
             yield call
         finally:
+            if instance._executor_field is not None:
+                instance._executor_field.shutdown(wait=False, cancel_futures=True)
             for name, value in saved.items():
                 setattr(instance, name, value)
-            (
-                _workflow_commands.delete_completed_datasource_checkpoints,
-                _workflow_commands.delete_completed_datasource_checkpoints_async,
-            ) = saved_cleanup
+            for name, function in saved_cleanup.items():
+                setattr(_workflow_commands, name, function)
+
+
+_CHECKPOINT_CLEANUPS = ("delete_completed_datasource_checkpoints", "delete_completed_datasource_checkpoints_async")
+
+
+def _no_cleanup(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+async def _no_cleanup_async(*args: Any, **kwargs: Any) -> None:
+    return None
 
 
 async def _awaited(awaitable: Any) -> Any:
@@ -365,21 +386,14 @@ def offline_datasources() -> Iterator[None]:
 
     def create(*args: Any, serializer: Any = None, sessionmaker: Any = None, **kwargs: Any) -> Any:
         import sqlalchemy
-        from dbos._serialization import DBOSDefaultSerializer
 
-        return SqliteSyncDatasource(
-            database_url="sqlite://", engine_kwargs={}, engine=sqlalchemy.create_engine("sqlite://"), schema=None,
-            serializer=serializer or DBOSDefaultSerializer, sessionmaker=sessionmaker,
-        )
+        return _offline(SqliteSyncDatasource, "sqlite://", sqlalchemy.create_engine("sqlite://"), serializer, sessionmaker)
 
     async def create_async(*args: Any, serializer: Any = None, sessionmaker: Any = None, **kwargs: Any) -> Any:
-        from dbos._serialization import DBOSDefaultSerializer
         from sqlalchemy.ext.asyncio import create_async_engine
 
-        return SqliteAsyncDatasource(
-            database_url="sqlite+aiosqlite://", engine_kwargs={}, engine=create_async_engine("sqlite+aiosqlite://"),
-            schema=None, serializer=serializer or DBOSDefaultSerializer, sessionmaker=sessionmaker,
-        )
+        engine = create_async_engine("sqlite+aiosqlite://")
+        return _offline(SqliteAsyncDatasource, "sqlite+aiosqlite://", engine, serializer, sessionmaker)
 
     saved = (SQLAlchemyDatasource.__dict__["create"], AsyncSQLAlchemyDatasource.__dict__["create"])
     SQLAlchemyDatasource.create = staticmethod(create)  # type: ignore[assignment,method-assign]
@@ -388,3 +402,18 @@ def offline_datasources() -> Iterator[None]:
         yield
     finally:
         SQLAlchemyDatasource.create, AsyncSQLAlchemyDatasource.create = saved  # type: ignore[method-assign]
+
+
+def _offline(cls: type, url: str, engine: Any, serializer: Any, sessionmaker: Any) -> Any:
+    """A datasource on an engine that never connects (``sessionmaker`` exists since dbos 3.4)."""
+    import inspect
+
+    from dbos._serialization import DBOSDefaultSerializer
+
+    arguments: dict[str, Any] = {
+        "database_url": url, "engine_kwargs": {}, "engine": engine, "schema": None,
+        "serializer": serializer or DBOSDefaultSerializer,
+    }  # fmt: skip
+    if "sessionmaker" in inspect.signature(cls).parameters:
+        arguments["sessionmaker"] = sessionmaker
+    return cls(**arguments)

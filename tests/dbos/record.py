@@ -22,7 +22,10 @@ from dbos import DBOS, DBOSConfig, DBOSPortableJSONSerializer, SetWorkflowID  # 
 
 from shop import app  # noqa: E402
 
-config: DBOSConfig = {"name": "shop", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1"}
+# enable_patching: DBOS.patch needs it before 3.4 (3.4 only warns that it is no longer needed).
+config: DBOSConfig = {
+    "name": "shop", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1", "enable_patching": True,
+}
 if PORTABLE:
     config["serializer"] = DBOSPortableJSONSerializer()
 DBOS(config=config)
@@ -39,13 +42,6 @@ while DBOS.get_workflow_status("order-declined") is None or not any(
 DBOS.send("order-declined", "approved by ops", topic="approval")
 declined.get_result()
 if not PORTABLE:
-    import asyncio
-
-    async def pack() -> None:
-        with SetWorkflowID("parcel-1"):
-            await app.pack_parcel("p1")
-
-    asyncio.run(pack())
     with SetWorkflowID("report-day"):
         app.Reports.daily("monday")
     with SetWorkflowID("bill-1"):
@@ -60,5 +56,15 @@ with SetWorkflowID("order-pending"):
     DBOS.start_workflow(app.place_order, "pending", 30.0, 600)
 while not any(step["function_name"] == "DBOS.sleep" and step["function_id"] > 5 for step in DBOS.list_workflow_steps("order-pending")):
     time.sleep(0.05)
+if not PORTABLE:
+    import asyncio
+
+    async def pack() -> None:
+        with SetWorkflowID("parcel-1"):
+            await app.pack_parcel("p1")
+
+    # Last, on a loop never closed: before 3.4 DBOS makes its executor the loop's default one, and
+    # closing the loop would shut it down (waiting for order-pending, which waits ten minutes).
+    asyncio.new_event_loop().run_until_complete(pack())
 sys.stdout.flush()
 os._exit(0)  # no shutdown: order-pending stays PENDING in recv, as after a crash
