@@ -27,8 +27,10 @@ call only for exceptions and enums. Anything else is a ``RebuildError`` naming t
 
 from __future__ import annotations
 
+import _compat_pickle
 import base64
 import binascii
+import codecs
 import collections
 import datetime
 import decimal
@@ -68,6 +70,7 @@ _ALLOWED.update(
         ("collections", "defaultdict"): collections.defaultdict,
         ("collections", "deque"): collections.deque,
         ("collections", "Counter"): collections.Counter,
+        ("_codecs", "encode"): codecs.encode,  # how protocols 0-2 write bytes: encode(text, "latin1")
     }
 )
 for _name in dir(__import__("builtins")):
@@ -131,11 +134,16 @@ def _reconstructor(cls: Any, base: Any, state: Any) -> Any:
     """``copyreg._reconstructor`` (pickle protocols 0 and 1) for placeholder classes only."""
     if isinstance(cls, type) and issubclass(cls, _Inert) and base is object and state is None:
         return _Inert.__new__(cls)
+    if cls is uuid.UUID and base is object and state is None:  # the one allowlisted class pickled this way
+        return object.__new__(cls)
     raise PickleRefused("copyreg._reconstructor", "only plain objects can be rebuilt this way")
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
+        # Protocols 0-2 spell Python 2 names (``__builtin__.set``); pickle maps them the same way.
+        module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         if (module, name) in _ALLOWED:
             return _ALLOWED[(module, name)]
         if (module, name) == ("copyreg", "_reconstructor"):
