@@ -97,3 +97,15 @@ def test_the_system_database_is_only_read(pickled: Recording, tmp_path: Path) ->
 def test_usage_errors_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
     code, out = run(*args, "--out", str(tmp_path))
     assert code == 2 and message in out
+
+
+def test_payloads_are_redacted_on_the_way(pickled: Recording, tmp_path: Path) -> None:
+    code, out = run(
+        "--database-url", f"sqlite:///{pickled.system_db}", "--workflow-id", "order-declined", "--redact-key", "payment",
+        "--redact-key", "message", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0, out
+    history = json.loads((tmp_path / "order-declined.json").read_text())
+    assert history["result"]["payment"] != "declined: card declined for 500.0"
+    assert "card declined" not in json.dumps(history["result"])
+    assert "value(s) redacted" in out and "0 value(s) redacted" not in out
