@@ -50,7 +50,9 @@ UNKNOWN_TASK = "?"
 _EXIT_ERROR = 2
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 _EXCEPTION_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
-_MAX_CALL_INDEX = 10_000  # how far to search call indexes for savers that store no task path
+# Call indexes tried beyond the number of recorded results, for savers that store no task path (a call
+# still running when the checkpoint was read has an index but no result).
+_SPARE_CALL_INDEXES = 64
 
 
 class ImportRefused(Exception):
@@ -150,8 +152,11 @@ class SqliteThreads:
             meta = json.loads(metadata) if metadata else {}
             checkpoints.append(_checkpoint_row(checkpoint_id, parent_id, checkpoint, meta))
         writes = []
+        # langgraph-checkpoint-sqlite before 3.0 has no task_path column: call indexes then come from the ids.
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(writes)")}
+        task_path = "task_path" if "task_path" in columns else "NULL"
         for checkpoint_id, task_id, task_path, idx, channel, type_name, value in self.conn.execute(
-            "SELECT checkpoint_id, task_id, task_path, idx, channel, type, value FROM writes "
+            f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, value FROM writes "
             "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid",
             (thread_id,),
         ):
@@ -224,10 +229,10 @@ class SaverThreads:
 
 
 def build_history(
-    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], task_names: Iterable[str]
+    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], code: CurrentCode
 ) -> ImportedThread:
     """The neutral history of ``thread_id``'s latest invocation (see the module docstring)."""
-    candidates = sorted(set(task_names))
+    candidates = sorted(code.tasks)
     inputs = [c for c in checkpoints if c.source == "input"]
     if not inputs:
         raise ImportRefused(f"thread {thread_id!r}: no input checkpoint (not a functional-API thread?)")
@@ -236,8 +241,8 @@ def build_history(
     if len(inputs) > 1:
         notes.append(f"thread has {len(inputs)} invocations; the history is the latest one")
     own = [w for w in writes if w.checkpoint_id == start.id]
-    entrypoint = _entrypoint_name(thread_id, checkpoints, own)
     step = start.step + 1
+    entrypoint = _entrypoint_name(thread_id, checkpoints, own, start, step, code.entrypoints)
     entry_id = lg.entry_task_id(start.id, start.version, entrypoint, step)
     entry_writes = [w for w in own if w.task_id == entry_id]
     foreign = {w.task_id for w in own if w.task_path is not None and lg.parse_task_path(w.task_path)[0] == 0}
@@ -258,13 +263,14 @@ def build_history(
     calls: list[tuple[int, str, WriteRow]] = []
     nested = 0
     unknown: list[str] = []
+    ids = _CallIds(start, entrypoint, entry_id, step, candidates, len(task_writes) + _SPARE_CALL_INDEXES)
     for task_id, rows in task_writes.items():
         outcome = next((r for r in rows if r.channel == lg.RETURN), rows[0])
         depth, index = lg.parse_task_path(outcome.task_path) if outcome.task_path is not None else (None, None)
         if depth is not None and depth > 1:
             nested += 1
             continue
-        name, index = _recover(start, entrypoint, entry_id, step, task_id, index, candidates)
+        name, index = ids.recover(task_id, index)
         if name is None and depth is None:
             nested += 1  # a saver without task paths: an id no top-level call explains may be nested
             unknown.append(task_id)
@@ -327,7 +333,12 @@ def build_history(
     return ImportedThread(thread_id, document, notes, unknown_tasks=len(unknown))
 
 
-def _entrypoint_name(thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow]) -> str:
+def _entrypoint_name(
+    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], start: CheckpointRow, step: int,
+    candidates: Iterable[str],
+) -> str:
+    """From the task paths, else the nodes a later checkpoint saw, else the current entrypoint whose
+    recomputed task id wrote to this invocation (savers without task paths, a thread never completed)."""
     names = set()
     for write in writes:
         if write.task_path:
@@ -337,6 +348,9 @@ def _entrypoint_name(thread_id: str, checkpoints: Sequence[CheckpointRow], write
     if not names:
         for checkpoint in checkpoints:
             names.update(checkpoint.nodes_seen[:1])
+    if not names:
+        task_ids = {write.task_id for write in writes}
+        names.update(name for name in candidates if lg.entry_task_id(start.id, start.version, name, step) in task_ids)
     if len(names) != 1:
         raise ImportRefused(
             f"thread {thread_id!r}: cannot tell the entrypoint's name from the checkpoints "
@@ -345,17 +359,31 @@ def _entrypoint_name(thread_id: str, checkpoints: Sequence[CheckpointRow], write
     return names.pop()
 
 
-def _recover(
-    start: CheckpointRow, entrypoint: str, entry_id: str, step: int, task_id: str, index: int | None,
-    candidates: Sequence[str],
-) -> tuple[str | None, int | None]:
-    """(task name, call index) whose recomputed id is ``task_id``; the name is None when no candidate fits."""
-    indexes: Iterable[int] = (index,) if index is not None else range(_MAX_CALL_INDEX)
-    for call_index in indexes:
-        for name in candidates:
-            if lg.call_task_id(start.id, start.version, entrypoint, entry_id, step, name, call_index) == task_id:
-                return name, call_index
-    return None, index
+class _CallIds:
+    """Task ids of the entrypoint's calls, recomputed for each candidate name (and, for writes without a
+    task path, each call index up to ``max_index``), to name recorded calls."""
+
+    def __init__(
+        self, start: CheckpointRow, entrypoint: str, entry_id: str, step: int, candidates: Sequence[str], max_index: int
+    ) -> None:
+        self.args = (start.id, start.version, entrypoint, entry_id, step)
+        self.candidates = candidates
+        self.max_index = max_index
+        self._by_id: dict[str, tuple[str, int]] | None = None
+
+    def recover(self, task_id: str, index: int | None) -> tuple[str | None, int | None]:
+        """(task name, call index) whose recomputed id is ``task_id``; the name is None when no candidate fits."""
+        if index is not None:
+            for name in self.candidates:
+                if lg.call_task_id(*self.args, name, index) == task_id:
+                    return name, index
+            return None, index
+        if self._by_id is None:
+            self._by_id = {
+                lg.call_task_id(*self.args, name, i): (name, i) for i in range(self.max_index) for name in self.candidates
+            }
+        found = self._by_id.get(task_id)
+        return found if found is not None else (None, None)
 
 
 def _error_info(value: Any) -> dict[str, str]:
@@ -391,19 +419,31 @@ def _short(value: Any, limit: int = 60) -> str:
 # --- the current code's candidate task names ------------------------------------------------------
 
 
-def task_names_of(objects: Iterable[Any]) -> set[str]:
-    """The ``@task`` names the current code defines: every ``@task`` object in the modules (and their
-    package's already imported modules) of the given entrypoints, modules or task objects."""
-    names: set[str] = set()
+@dataclass(frozen=True)
+class CurrentCode:
+    """The names the current code gives its ``@task`` functions and ``@entrypoint``s: the candidates
+    recorded task ids are recomputed with."""
+
+    tasks: frozenset[str] = frozenset()
+    entrypoints: frozenset[str] = frozenset()
+
+
+def current_code(objects: Iterable[Any], task_names: Iterable[str] = ()) -> CurrentCode:
+    """Every ``@task`` and ``@entrypoint`` in the modules (and their package's already imported modules)
+    of the given entrypoints, modules or task objects, plus ``task_names``."""
+    tasks: set[str] = set(task_names)
+    entrypoints: set[str] = set()
     prefixes: set[str] = set()
     for obj in objects:
         if lg.is_task_function(obj):
-            names.add(lg.task_name_of(obj))
+            tasks.add(lg.task_name_of(obj))
             continue
         module_name = getattr(obj, "__name__", None) if isinstance(obj, type(sys)) else None
         if module_name is None:
             node = lg.entrypoint_node(obj)
-            function = getattr(node[1], "func", None) or getattr(node[1], "afunc", None) if node else None
+            if node is not None:
+                entrypoints.add(node[0])
+            function = (getattr(node[1], "func", None) or getattr(node[1], "afunc", None)) if node else None
             module_name = getattr(function, "__module__", None) or getattr(obj, "__module__", None)
         if module_name:
             prefixes.add(module_name.split(".")[0])
@@ -412,8 +452,10 @@ def task_names_of(objects: Iterable[Any]) -> set[str]:
             continue
         for value in list(vars(module).values()):
             if lg.is_task_function(value):
-                names.add(lg.task_name_of(value))
-    return names
+                tasks.add(lg.task_name_of(value))
+            elif (node := lg.entrypoint_node(value)) is not None:
+                entrypoints.add(node[0])
+    return CurrentCode(frozenset(tasks), frozenset(entrypoints))
 
 
 # --- writing files --------------------------------------------------------------------------------
@@ -423,15 +465,16 @@ def history_filename(entrypoint: str, thread_id: str) -> str:
     return f"{_UNSAFE_FILENAME.sub('_', entrypoint)}-{_UNSAFE_FILENAME.sub('_', thread_id)}.json"
 
 
-def iter_threads(source: SqliteThreads | SaverThreads, thread_ids: Sequence[str], limit: int | None, task_names: Iterable[str]) -> Iterator[ImportedThread | ImportRefused]:
+def iter_threads(
+    source: SqliteThreads | SaverThreads, thread_ids: Sequence[str], limit: int | None, code: CurrentCode
+) -> Iterator[ImportedThread | ImportRefused]:
     """Each selected thread's history, or the reason it could not be imported."""
-    names = sorted(set(task_names))
     for thread_id in thread_ids or source.thread_ids(limit):
         try:
             checkpoints, writes = source.read(thread_id)
             if not checkpoints:
                 raise ImportRefused(f"thread {thread_id!r}: no checkpoints")
-            yield build_history(thread_id, checkpoints, writes, names)
+            yield build_history(thread_id, checkpoints, writes, code)
         except ImportRefused as error:
             yield error
 
@@ -468,13 +511,13 @@ def histories_from_saver(
     problem = lg.version_problem()
     if problem:
         raise ImportRefused(problem)
-    names = set(task_names) | task_names_of(workflows)
+    code = current_code(workflows, task_names)
     conn = getattr(saver, "conn", None)
     if isinstance(conn, sqlite3.Connection):
         source: SqliteThreads | SaverThreads = _SqliteConnection(conn)
     else:
         source = SaverThreads(saver)
-    return write_histories(iter_threads(source, thread_ids, limit, names), out)
+    return write_histories(iter_threads(source, thread_ids, limit, code), out)
 
 
 class _SqliteConnection(SqliteThreads):
@@ -520,15 +563,15 @@ def import_command(
             workflows = load_workflows(config.replay.workflows, config.root)
     except (ConfigError, WorkflowImportError) as error:
         _fail(str(error))
-    names = set(extra_names) | task_names_of(workflows.objects)
-    if not names:
+    code = current_code(workflows.objects, extra_names)
+    if not code.tasks:
         click.echo("warning: no @task names known (give --workflows or --task-name); every call will be unnamed", err=True)
     try:
         source = SqliteThreads(Path(checkpointer[len("sqlite:///"):]))
     except (ImportRefused, sqlite3.Error) as error:
         _fail(str(error))
     try:
-        written, refused = write_histories(iter_threads(source, thread_ids, limit, names), out_dir)
+        written, refused = write_histories(iter_threads(source, thread_ids, limit, code), out_dir)
     finally:
         source.close()
     for path, item in written:

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-TESTED_MIN = (1, 0, 0)
+TESTED_MIN = (1, 0, 2)
 TESTED_BELOW = (1, 3, 0)
-TESTED_RANGE = "langgraph>=1.0,<1.3"
+TESTED_RANGE = "langgraph>=1.0.2,<1.3"
 
 # Channels of the checkpoint ``writes`` table (langgraph._internal._constants).
 RETURN = "__return__"  # a @task call's result
