@@ -38,8 +38,6 @@ from replaytest.replay.divergence import Divergence, ReplayResult, SourcePositio
 from replaytest.replay.engine import DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
 from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
 
-_SNIFF_FORMAT = (b'"format": "replaytest-history"', b'"format":"replaytest-history"')
-_SNIFF_ENGINE = (b'"engine": "langgraph"', b'"engine":"langgraph"')
 _INSTEAD = "a @task that makes the value (its result is recorded)"
 
 
@@ -49,7 +47,7 @@ class LangGraphReplayer:
     engine = "langgraph"
 
     def sniff(self, head: bytes) -> bool:
-        return any(m in head for m in _SNIFF_FORMAT) and any(m in head for m in _SNIFF_ENGINE)
+        return False  # LangGraph histories are neutral ones (engine "langgraph"); the runner dispatches them here
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
         started = time.perf_counter()
