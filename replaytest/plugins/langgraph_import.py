@@ -263,22 +263,31 @@ def build_history(
     calls: list[tuple[int, str, WriteRow]] = []
     nested = 0
     unknown: list[str] = []
+    unplaced = 0  # unknown calls of a saver without task paths: neither their index nor their depth is known
     ids = _CallIds(start, entrypoint, entry_id, step, candidates, len(task_writes) + _SPARE_CALL_INDEXES)
-    for task_id, rows in task_writes.items():
-        outcome = next((r for r in rows if r.channel == lg.RETURN), rows[0])
-        depth, index = lg.parse_task_path(outcome.task_path) if outcome.task_path is not None else (None, None)
-        if depth is not None and depth > 1:
+    outcomes = {task_id: next((r for r in rows if r.channel == lg.RETURN), rows[0]) for task_id, rows in task_writes.items()}
+    pathless = ids.search({task_id for task_id, write in outcomes.items() if write.task_path is None})
+    for task_id, outcome in outcomes.items():
+        name: str | None
+        if outcome.task_path is None:
+            if task_id not in pathless:
+                unknown.append(task_id)
+                unplaced += 1
+                continue
+            depth, name, index = pathless[task_id]
+        else:
+            depth, parsed = lg.parse_task_path(outcome.task_path)
+            if depth > 1:
+                nested += 1
+                continue
+            if parsed is None:
+                raise ImportRefused(f"thread {thread_id!r}: task {task_id} has no call index in {outcome.task_path!r}")
+            index, name = parsed, ids.name_at(task_id, parsed)
+            if name is None:
+                unknown.append(task_id)
+        if depth > 1:
             nested += 1
             continue
-        name, index = ids.recover(task_id, index)
-        if name is None and depth is None:
-            nested += 1  # a saver without task paths: an id no top-level call explains may be nested
-            unknown.append(task_id)
-            continue
-        if index is None:
-            raise ImportRefused(f"thread {thread_id!r}: task {task_id} has no call index")
-        if name is None:
-            unknown.append(task_id)
         calls.append((index, name or UNKNOWN_TASK, outcome))
     calls.sort(key=lambda c: c[0])
     events: list[dict[str, Any]] = []
@@ -328,7 +337,9 @@ def build_history(
     if unknown:
         notes.append(
             f"{len(unknown)} task call(s) match no @task name of the current code ({', '.join(candidates) or 'none given'}): "
-            f"written as {UNKNOWN_TASK!r} (task ids {', '.join(sorted(unknown))})"
+            + (f"written as {UNKNOWN_TASK!r}" if not unplaced else
+               "left out: this saver stores no task paths, so their call order is unknown too")
+            + f" (task ids {', '.join(sorted(unknown))})"
         )
     return ImportedThread(thread_id, document, notes, unknown_tasks=len(unknown))
 
@@ -360,30 +371,40 @@ def _entrypoint_name(
 
 
 class _CallIds:
-    """Task ids of the entrypoint's calls, recomputed for each candidate name (and, for writes without a
-    task path, each call index up to ``max_index``), to name recorded calls."""
+    """Names recorded task calls by recomputing their ids with each candidate ``@task`` name. With a task
+    path the call index is known; without one (older savers, saver objects) every index up to
+    ``max_index`` is tried, from the entrypoint and then from inside each task found (nested calls)."""
 
     def __init__(
         self, start: CheckpointRow, entrypoint: str, entry_id: str, step: int, candidates: Sequence[str], max_index: int
     ) -> None:
-        self.args = (start.id, start.version, entrypoint, entry_id, step)
+        self.checkpoint = (start.id, start.version)
+        self.step = step
+        self.root = lg.entry_scope(entrypoint, entry_id)
         self.candidates = candidates
         self.max_index = max_index
-        self._by_id: dict[str, tuple[str, int]] | None = None
 
-    def recover(self, task_id: str, index: int | None) -> tuple[str | None, int | None]:
-        """(task name, call index) whose recomputed id is ``task_id``; the name is None when no candidate fits."""
-        if index is not None:
-            for name in self.candidates:
-                if lg.call_task_id(*self.args, name, index) == task_id:
-                    return name, index
-            return None, index
-        if self._by_id is None:
-            self._by_id = {
-                lg.call_task_id(*self.args, name, i): (name, i) for i in range(self.max_index) for name in self.candidates
-            }
-        found = self._by_id.get(task_id)
-        return found if found is not None else (None, None)
+    def _id(self, scope: tuple[str, str], name: str, index: int) -> str:
+        return lg.scoped_task_id(*self.checkpoint, scope, self.step, name, index)
+
+    def name_at(self, task_id: str, index: int) -> str | None:
+        """The candidate name the entrypoint's call number ``index`` had, if its id is ``task_id``."""
+        return next((name for name in self.candidates if self._id(self.root, name, index) == task_id), None)
+
+    def search(self, task_ids: set[str]) -> dict[str, tuple[int, str, int]]:
+        """{task id: (depth, name, call index)} for the ids some candidate explains (depth 1: called by
+        the entrypoint; 2 and more: called inside a task)."""
+        found: dict[str, tuple[int, str, int]] = {}
+        scopes = [(self.root, 1)]
+        while scopes and len(found) < len(task_ids):
+            scope, depth = scopes.pop()
+            for index in range(self.max_index):
+                for name in self.candidates:
+                    task_id = self._id(scope, name, index)
+                    if task_id in task_ids and task_id not in found:
+                        found[task_id] = (depth, name, index)
+                        scopes.append((lg.child_scope(scope, name, task_id, index), depth + 1))
+        return found
 
 
 def _error_info(value: Any) -> dict[str, str]:

@@ -86,14 +86,35 @@ def entry_task_id(checkpoint_id: str, checkpoint_version: int, entrypoint: str, 
     return _task_id_hash(checkpoint_id, checkpoint_version, entrypoint, str(step), entrypoint, PULL, START)
 
 
+def entry_scope(entrypoint: str, entry_id: str) -> tuple[str, str]:
+    """(checkpoint namespace, task path text) the entrypoint's own task calls tasks from."""
+    return f"{entrypoint}{_NS_END}{entry_id}", f"~{PULL}, {entrypoint}"
+
+
+def child_scope(scope: tuple[str, str], task: str, task_id: str, call_index: int) -> tuple[str, str]:
+    """The scope inside the task ``task_id`` (called as ``task`` at ``call_index`` from ``scope``): where
+    the tasks it calls (nested tasks) get their ids."""
+    namespace, path = scope
+    return f"{namespace}{_NS_SEP}{task}{_NS_END}{task_id}", f"~{PUSH}, {path}, {call_index:010d}, {1:010d}"
+
+
+def scoped_task_id(
+    checkpoint_id: str, checkpoint_version: int, scope: tuple[str, str], step: int, task: str, call_index: int
+) -> str:
+    """The id of the ``call_index``-th task call (0-based) made from ``scope``, if it called ``task``."""
+    namespace, path = scope
+    return _task_id_hash(
+        checkpoint_id, checkpoint_version, f"{namespace}{_NS_SEP}{task}", str(step), task, PUSH, path, str(call_index)
+    )
+
+
 def call_task_id(
     checkpoint_id: str, checkpoint_version: int, entrypoint: str, entry_id: str, step: int, task: str, call_index: int
 ) -> str:
     """The id of the ``call_index``-th task call (0-based) made directly by the entrypoint, if it called
     the ``@task`` named ``task`` there."""
-    namespace = f"{entrypoint}{_NS_END}{entry_id}{_NS_SEP}{task}"
-    parent_path = f"~{PULL}, {entrypoint}"
-    return _task_id_hash(checkpoint_id, checkpoint_version, namespace, str(step), task, PUSH, parent_path, str(call_index))
+    scope = entry_scope(entrypoint, entry_id)
+    return scoped_task_id(checkpoint_id, checkpoint_version, scope, step, task, call_index)
 
 
 def parse_task_path(path: str) -> tuple[int, int | None]:
