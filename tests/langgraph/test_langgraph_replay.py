@@ -80,6 +80,14 @@ def test_a_removed_task_after_the_interrupt_does_not_affect_a_thread_parked_befo
     assert code == 0, report
 
 
+def test_a_task_added_after_the_end_of_a_completed_run_is_an_extra_command(recorded) -> None:
+    found = divergence(recorded, "order_agent-approved.json", "agent_extra_end")
+    assert found["kind"] == "extra-command" and found["issued"]["name"] == "notify" and found["recorded"] is None
+    assert found["source"]["line"] == line_of("agent_extra_end", 'notify("again")')
+    # A parked thread would run it on resume, long after its interrupt: nothing to report there.
+    assert replay([recorded.histories / "order_agent-waiting.json"], "lg_apps.agent_extra_end:order_agent")[0] == 0
+
+
 @pytest.mark.parametrize("history", ["order_agent-approved.json", "order_agent-waiting.json"])
 def test_a_renamed_task_names_both_sides(recorded, history: str) -> None:
     found = divergence(recorded, history, "agent_renamed")
