@@ -39,11 +39,14 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from replaytest.plugins import langgraph_internals as lg
+
+if TYPE_CHECKING:
+    from replaytest.history.redact import Redactor
 
 ENGINE = "langgraph"
 UNKNOWN_TASK = "?"
@@ -500,9 +503,12 @@ def iter_threads(
             yield error
 
 
-def write_histories(imported: Iterable[ImportedThread | ImportRefused], out: Path) -> tuple[list[tuple[Path, ImportedThread]], list[str]]:
-    """Write each history into ``out`` (validated by the neutral loader first); returns (written, refusals)."""
-    from replaytest.history import HistoryError, history_from_dict, save_history
+def write_histories(
+    imported: Iterable[ImportedThread | ImportRefused], out: Path, redactor: Redactor | None = None
+) -> tuple[list[tuple[Path, ImportedThread]], list[str]]:
+    """Write each history into ``out`` (validated by the neutral loader first, payloads redacted by
+    ``redactor``); returns (written, refusals)."""
+    from replaytest.history import HistoryError, history_from_dict, redact_history, save_history
 
     out.mkdir(parents=True, exist_ok=True)
     written: list[tuple[Path, ImportedThread]] = []
@@ -513,7 +519,12 @@ def write_histories(imported: Iterable[ImportedThread | ImportRefused], out: Pat
             continue
         path = out / history_filename(item.document["workflow"]["type"], item.thread_id)
         try:
-            save_history(history_from_dict(item.document, path), path)
+            history = history_from_dict(item.document, path)
+            if redactor is not None:
+                history, replaced = redact_history(history, redactor)
+                if replaced:
+                    item.notes.append(f"{replaced} value(s) redacted")
+            save_history(history, path)
         except HistoryError as error:
             refused.append(f"thread {item.thread_id!r}: {error}")
             continue
@@ -523,12 +534,13 @@ def write_histories(imported: Iterable[ImportedThread | ImportRefused], out: Pat
 
 def histories_from_saver(
     saver: Any, out: Path, *, workflows: Iterable[Any] = (), task_names: Iterable[str] = (),
-    thread_ids: Sequence[str] = (), limit: int | None = None,
+    thread_ids: Sequence[str] = (), limit: int | None = None, redactor: Redactor | None = None,
 ) -> tuple[list[tuple[Path, ImportedThread]], list[str]]:
     """Import threads from a ``BaseCheckpointSaver`` object (any saver; a ``SqliteSaver`` is read with
     SQL for its task paths). ``workflows`` are the current ``@entrypoint`` objects (or modules) whose
-    ``@task`` names identify the recorded calls; ``task_names`` adds names. Returns what was written and
-    the threads that were refused (with reasons)."""
+    ``@task`` names identify the recorded calls; ``task_names`` adds names; ``redactor``
+    (``replaytest.history.Redactor``) scrubs payloads. Returns what was written and the threads that
+    were refused (with reasons)."""
     problem = lg.version_problem()
     if problem:
         raise ImportRefused(problem)
@@ -538,7 +550,7 @@ def histories_from_saver(
         source: SqliteThreads | SaverThreads = _SqliteConnection(conn)
     else:
         source = SaverThreads(saver)
-    return write_histories(iter_threads(source, thread_ids, limit, code), out)
+    return write_histories(iter_threads(source, thread_ids, limit, code), out, redactor)
 
 
 class _SqliteConnection(SqliteThreads):
@@ -560,9 +572,12 @@ class _SqliteConnection(SqliteThreads):
 @click.option("--workflows", "workflow_specs", multiple=True, metavar="MODULE:ATTR",
               help="The current @entrypoint(s) whose @task names identify recorded calls (default: [tool.replaytest.replay] workflows).")
 @click.option("--task-name", "extra_names", multiple=True, metavar="NAME", help="Another @task name to try (repeatable).")
+@click.option("--redact-key", "keys", multiple=True, metavar="NAME", help="Key name to scrub in values (repeatable; default: [tool.replaytest.redact] or common secret fields).")
+@click.option("--redact-path", "paths", multiple=True, metavar="JSONPATH", help="JSON path to scrub in the history, e.g. $.input.email (repeatable).")
+@click.option("--no-redact", is_flag=True, help="Write values as the checkpointer stores them.")
 def import_command(
     checkpointer: str, thread_ids: tuple[str, ...], limit: int | None, out_dir: Path, workflow_specs: tuple[str, ...],
-    extra_names: tuple[str, ...],
+    extra_names: tuple[str, ...], keys: tuple[str, ...], paths: tuple[str, ...], no_redact: bool,
 ) -> None:
     """Import LangGraph functional-API threads from a SqliteSaver into OUT, one history per thread."""
     if thread_ids and limit:
@@ -574,15 +589,22 @@ def import_command(
     if problem:
         _fail(problem)
     from replaytest.config import ConfigError, load_config
+    from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor
     from replaytest.replay.runner import WorkflowImportError, load_workflows
 
+    redactor = None
     try:
+        config = load_config()
         if workflow_specs:
             workflows = load_workflows(workflow_specs, Path.cwd())
         else:
-            config = load_config()
             workflows = load_workflows(config.replay.workflows, config.root)
-    except (ConfigError, WorkflowImportError) as error:
+        if not no_redact:
+            settings = config.redact
+            redactor = Redactor.build(
+                keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement
+            )
+    except (ConfigError, WorkflowImportError, RedactError) as error:
         _fail(str(error))
     code = current_code(workflows.objects, extra_names)
     if not code.tasks:
@@ -592,7 +614,7 @@ def import_command(
     except (ImportRefused, sqlite3.Error) as error:
         _fail(str(error))
     try:
-        written, refused = write_histories(iter_threads(source, thread_ids, limit, code), out_dir)
+        written, refused = write_histories(iter_threads(source, thread_ids, limit, code), out_dir, redactor)
     finally:
         source.close()
     for path, item in written:

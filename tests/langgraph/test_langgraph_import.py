@@ -183,3 +183,29 @@ def test_async_entrypoints_import_like_sync_ones(tmp_path: Path) -> None:
     done = json.loads((tmp_path / "out/async_agent-a.json").read_text())
     assert done["status"] == "completed" and done["result"] == {"code": "bolt-42", "answer": "ok", "done": "confirmed bolt-42"}
     assert steps(tmp_path / "out/async_agent-b.json") == [("lookup", "nut-42")]
+
+
+def test_secrets_are_redacted_on_import_and_the_redacted_history_still_replays(tmp_path: Path) -> None:
+    db = tmp_path / "secret.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = agent.order_agent.copy(update={"checkpointer": SqliteSaver(conn)})
+        graph.invoke({"item": "lamp", "password": "hunter2"}, thread("s"))
+        graph.invoke(Command(resume={"approved": True}), thread("s"))
+    finally:
+        conn.close()
+    code, output = import_histories(db, tmp_path / "out", "--workflows", AGENT_SPEC, "--redact-path", "$.result.receipt")
+    assert code == 0, output
+    assert "2 value(s) redacted" in output
+    text = (tmp_path / "out/order_agent-s.json").read_text()
+    assert "hunter2" not in text
+    history = load_history(tmp_path / "out/order_agent-s.json")
+    assert history.input == {"item": "lamp", "password": "[redacted]"} and history.result["receipt"] == "[redacted]"
+    from click.testing import CliRunner
+
+    from replaytest.cli import cli
+
+    replayed = CliRunner().invoke(cli, ["replay", str(tmp_path / "out"), "--workflows", AGENT_SPEC])
+    assert replayed.exit_code == 0, replayed.output
+    code, output = import_histories(db, tmp_path / "raw", "--workflows", AGENT_SPEC, "--no-redact")
+    assert code == 0 and "hunter2" in (tmp_path / "raw/order_agent-s.json").read_text()
