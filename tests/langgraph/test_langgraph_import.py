@@ -209,3 +209,21 @@ def test_secrets_are_redacted_on_import_and_the_redacted_history_still_replays(t
     assert replayed.exit_code == 0, replayed.output
     code, output = import_histories(db, tmp_path / "raw", "--workflows", AGENT_SPEC, "--no-redact")
     assert code == 0 and "hunter2" in (tmp_path / "raw/order_agent-s.json").read_text()
+
+
+def test_an_interrupt_inside_a_task_parks_the_thread_at_that_call(tmp_path: Path, effects: Path) -> None:
+    saver = InMemorySaver()
+    graph = more.asking_agent.copy(update={"checkpointer": saver})
+    assert "__interrupt__" in graph.invoke("colour?", thread("q"))
+    [(path, item)], _ = histories_from_saver(saver, tmp_path, workflows=[more.asking_agent])
+    history = load_history(path)
+    assert history.status == "parked" and [e.name for e in history.events] == ["add"]
+    assert 'parked at interrupt #1 ("colour?")' in item.notes  # LangGraph bubbles it up to the entrypoint
+    effects.unlink()
+    from click.testing import CliRunner
+
+    from replaytest.cli import cli
+
+    replayed = CliRunner().invoke(cli, ["replay", str(path), "--workflows", "lg_apps.more:asking_agent"])
+    assert replayed.exit_code == 0, replayed.output  # stops at the ask() call, which has no result yet
+    assert not effects.exists()

@@ -83,3 +83,15 @@ def opaque(label: str) -> Opaque:
 @entrypoint()
 def opaque_agent(label: str) -> str:
     return opaque(label).result().label
+
+
+@task
+def ask(question: str) -> str:
+    _effect(f"ask {question}")
+    return interrupt(question)
+
+
+@entrypoint()
+def asking_agent(topic: str) -> str:
+    first = add(1, 2).result()
+    return f"{topic} {first} {ask(topic).result()}"
