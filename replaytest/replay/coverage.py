@@ -57,9 +57,11 @@ class ReplayCoverage:
             include=self.files or ["<nothing>"], config_file=False,
         )
         self._started = False
+        self._parallel = parallel
 
     def start(self) -> None:
-        self._coverage.erase()
+        if not self._parallel:  # parallel data files are cleared by whoever combines them
+            self._coverage.erase()
         self._coverage.start()
         self._started = True
 
