@@ -255,11 +255,12 @@ class _ReplaySetupError(Exception):
 
 def _run_replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: str | None, strict_args: bool | None,
-    details: bool, *, coverage: CoverageRun | None = None, show_progress: bool = False,
+    details: bool, *, coverage: CoverageRun | None = None, show_progress: bool = False, skipped: list[int] | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: ``[tool.replaytest.replay] paths``). ``coverage`` measures the replays; ``show_progress``
-    draws a progress bar on the terminal."""
+    draws a progress bar on the terminal; with ``skipped`` (a list to append the count to) histories green
+    in an earlier run whose code closure did not change are skipped (the incremental replay cache)."""
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins
@@ -293,15 +294,24 @@ def _run_replay(
     measure = None
     if coverage is not None:
         measure = coverage.start(workflows, [p.profile for p in plugins if p.profile is not None])
+    cache = None
+    if skipped is not None and coverage is None:  # coverage needs every history to run
+        from replaytest.replay.cache import ReplayCache
+
+        cache = ReplayCache(config.root / config.cache_dir, config.root, workflows, options)
     try:
         with progress(len(files), "replaying", show_progress) as advance:
-            return replay_many(files, replayers, workflows, options, measure=measure, advance=advance)
+            results = replay_many(files, replayers, workflows, options, measure=measure, cache=cache, advance=advance)
     finally:
         if coverage is not None:
             coverage.stop()
+    if cache is not None and skipped is not None:
+        cache.save()
+        skipped.append(cache.skipped)
+    return results
 
 
-def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool) -> None:
+def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool, skipped: int = 0) -> None:
     from replaytest.replay.report import render_text, summary_counts
 
     for result in results:
@@ -312,6 +322,9 @@ def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool) -
         f"replayed {counts['histories']} histories: {counts['passed']} passed, {counts['diverged']} diverged, "
         f"{counts['stale']} stale, {counts['error']} error; {counts['warnings']} warning(s)"
     )
+    if skipped:
+        click.echo(f"skipped {skipped} histories that replayed green before with no change to them or their "
+                   "workflow's code (--no-cache replays them)")
 
 
 def _replay_exit_code(results: list[ReplayResult]) -> int:
@@ -413,7 +426,7 @@ _CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--output-format", "--format", "output_format", type=click.Choice(_CHECK_FORMATS), default="text",
               show_default=True, help="github annotations, SARIF and junit cover findings and divergences alike.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the lint summary cache.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the lint summary cache or the replay cache.")
 @click.option("--details", is_flag=True, help="Longer divergence reports.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--coverage", "measure_coverage", is_flag=True,
@@ -453,8 +466,10 @@ def check(
             if not replay_configured:
                 raise _ReplaySetupError("--coverage needs histories: [tool.replaytest.replay] paths is empty")
             coverage = CoverageRun(replay_config, html_dir=coverage_html, diff_base=diff_base, fail_under=fail_under)
+        skipped: list[int] = [] if not no_cache else None  # type: ignore[assignment]
         results = (
-            _run_replay((), (), None, None, details, coverage=coverage, show_progress=show_progress(quiet))
+            _run_replay((), (), None, None, details, coverage=coverage, show_progress=show_progress(quiet),
+                        skipped=skipped)
             if replay_configured else []
         )
         coverage_text, coverage_failed = "", False
@@ -474,7 +489,7 @@ def check(
     if output_format == "json":
         document = {
             "lint": json.loads(REPORTERS["json"](lint_result, rules)),
-            "replay": report_data(results) if replay_configured else None,
+            "replay": {**report_data(results), "skipped": sum(skipped or ())} if replay_configured else None,
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif output_format in CI_REPORTERS:
@@ -485,7 +500,7 @@ def check(
     else:
         click.echo(REPORTERS["text"](lint_result, rules), nl=False)
         if replay_configured:
-            _echo_replay_text(results, details, quiet=True)
+            _echo_replay_text(results, details, quiet=True, skipped=sum(skipped or ()))
         else:
             click.echo("no histories configured ([tool.replaytest.replay] paths); replay skipped")
     if coverage_text:
