@@ -231,7 +231,8 @@ def replay(
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
-    Without PATHS the [tool.replaytest.replay] paths apply. Exit 0 all passed, 1 a divergence, 2 usage
+    Without PATHS the configured histories apply (pytest ini replay_paths, else [tool.replaytest.replay]
+    paths). Exit 0 all passed, 1 a divergence, 2 usage
     error, malformed history or stale history (no current code for its workflow type)."""
     import json
 
@@ -255,37 +256,49 @@ class _ReplaySetupError(Exception):
 
 def _run_replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: str | None, strict_args: bool | None,
-    details: bool, *, coverage: CoverageRun | None = None, show_progress: bool = False, skipped: list[int] | None = None,
+    details: bool, require_configured: bool = False, *, coverage: CoverageRun | None = None,
+    show_progress: bool = False, skipped: list[int] | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
-    (default: ``[tool.replaytest.replay] paths``). ``coverage`` measures the replays; ``show_progress``
-    draws a progress bar on the terminal; with ``skipped`` (a list to append the count to) histories green
-    in an earlier run whose code closure did not change are skipped (the incremental replay cache)."""
+    (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
+    ``coverage`` measures the replays; ``show_progress`` draws a progress bar on the terminal; with
+    ``skipped`` (a list to append the count to) histories green in an earlier run whose code closure did
+    not change are skipped (the incremental replay cache)."""
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins
     from replaytest.replay.adapter import ReplayOptions
     from replaytest.replay.batch import replay_many
     from replaytest.replay.runner import WorkflowImportError, iter_history_files, load_workflows
+    from replaytest.replay.settings import replay_plan
 
     try:
         config = load_config()
-        settings = config.replay
+        plan = replay_plan(config, Path.cwd())
+        if require_configured and plan.paths and not plan.workflows:
+            raise _ReplaySetupError(
+                f"histories are configured ({plan.paths_from}) but no current code to replay them against: set "
+                "replay_workflows in [tool.pytest.ini_options] or workflows in [tool.replaytest.replay] "
+                "(the pytest hook pytest_replaytest_workflows is not called outside pytest)"
+            )
         plugins = load_plugins(config.frameworks)
         replayers = [p.replayer for p in plugins if p.replayer is not None]
         if workflow_specs:
             workflows = load_workflows(workflow_specs, Path.cwd())
         else:
-            workflows = load_workflows(settings.workflows, config.root)
+            workflows = load_workflows(plan.workflows, plan.workflows_base)
     except (ConfigError, PluginError, WorkflowImportError) as error:
         raise _ReplaySetupError(str(error)) from error
-    targets = list(paths) or [config.root / p for p in settings.paths]
+    targets = list(paths) or list(plan.paths)
     if not targets:
-        raise _ReplaySetupError("no history paths given and [tool.replaytest.replay] paths is empty")
+        raise _ReplaySetupError(
+            "no history paths given, and none configured: neither replay_paths in [tool.pytest.ini_options] "
+            "nor paths in [tool.replaytest.replay]"
+        )
     options = ReplayOptions(
-        prompts_running=prompts or settings.prompts_running,  # type: ignore[arg-type]
-        prompts_completed=prompts or settings.prompts_completed,  # type: ignore[arg-type]
-        strict_args=settings.strict_args if strict_args is None else strict_args,
+        prompts_running=prompts or plan.prompts_running,  # type: ignore[arg-type]
+        prompts_completed=prompts or plan.prompts_completed,  # type: ignore[arg-type]
+        strict_args=plan.strict_args if strict_args is None else strict_args,
         details=details,
     )
     files = list(iter_history_files(targets))
@@ -441,10 +454,12 @@ def check(
     paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool, quiet: bool, measure_coverage: bool,
     coverage_html: Path | None, diff_base: str | None, fail_under: float | None,
 ) -> None:
-    """The CI gate: lint PATHS (default: the current directory), then replay the histories of
-    [tool.replaytest.replay] against the current code; one report, one exit code.
+    """The CI gate: lint PATHS (default: the current directory), then replay the configured histories
+    against the current code; one report, one exit code. Histories and code come from the same settings
+    pytest uses: replay_paths/replay_workflows in the pytest ini ([tool.pytest.ini_options]) first, then
+    [tool.replaytest.replay].
 
-    Without configured histories only the lint runs. Exit 0 both clean, 1 findings or a divergence,
+    Without configured histories only the lint runs, and the report says so. Exit 0 both clean, 1 findings or a divergence,
     2 a file or history that could not be checked, or a usage/configuration error."""
     import json
 
@@ -456,20 +471,25 @@ def check(
     from replaytest.replay.annotations import replay_annotations
     from replaytest.replay.coverage import CoverageSetupError
     from replaytest.replay.report import display_path, report_data
+    from replaytest.replay.settings import replay_plan
 
     coverage = None
     try:
         lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None)
         replay_config = load_config()
-        replay_configured = bool(replay_config.replay.paths)
+        plan = replay_plan(replay_config, Path.cwd())
+        replay_configured = plan.configured
         if measure_coverage or coverage_html is not None or diff_base is not None or fail_under is not None:
             if not replay_configured:
-                raise _ReplaySetupError("--coverage needs histories: [tool.replaytest.replay] paths is empty")
+                raise _ReplaySetupError(
+                    "--coverage needs histories: neither replay_paths in [tool.pytest.ini_options] nor paths in "
+                    "[tool.replaytest.replay] is set"
+                )
             coverage = CoverageRun(replay_config, html_dir=coverage_html, diff_base=diff_base, fail_under=fail_under)
         skipped: list[int] = [] if not no_cache else None  # type: ignore[assignment]
         results = (
-            _run_replay((), (), None, None, details, coverage=coverage, show_progress=show_progress(quiet),
-                        skipped=skipped)
+            _run_replay((), (), None, None, details, require_configured=True, coverage=coverage,
+                        show_progress=show_progress(quiet), skipped=skipped)
             if replay_configured else []
         )
         coverage_text, coverage_failed = "", False
@@ -479,6 +499,8 @@ def check(
     except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError, CoverageSetupError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_ERROR)
+    if plan.stale == "skip":  # replay_stale = skip: a stale history is skipped, as under pytest
+        results = [result for result in results if result.status != "stale"]
     for problem in lint_result.problems:
         click.echo(f"error: {problem}", err=True)
     if lint_result.errors:
@@ -496,13 +518,15 @@ def check(
         extra = replay_annotations(results, details)
         click.echo(CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd()), nl=False)
         if not replay_configured:
-            click.echo("no histories configured ([tool.replaytest.replay] paths); replay skipped", err=True)
+            click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
+                       "[tool.replaytest.replay]); replay skipped", err=True)
     else:
         click.echo(REPORTERS["text"](lint_result, rules), nl=False)
         if replay_configured:
             _echo_replay_text(results, details, quiet=True, skipped=sum(skipped or ()))
         else:
-            click.echo("no histories configured ([tool.replaytest.replay] paths); replay skipped")
+            click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
+                       "[tool.replaytest.replay]); replay skipped")
     if coverage_text:
         # Machine-readable formats keep stdout to themselves; the table goes to stderr beside them.
         click.echo(coverage_text, err=output_format != "text")
