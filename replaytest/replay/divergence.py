@@ -104,3 +104,4 @@ class ReplayResult:
     error: str | None = None
     duration_s: float = 0.0
     events: int = 0
+    log: str = ""  # what libraries logged or wrote to stderr during the replay (tracebacks included)
