@@ -63,7 +63,7 @@ def _lint_options(function: Callable[..., None]) -> Callable[..., None]:
 
 def _run_lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
-    exclude: tuple[str, ...], no_cache: bool, jobs: int | None,
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, show_progress: bool = False,
 ) -> tuple[LintResult, Mapping[str, Rule]]:
     """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors."""
     import dataclasses
@@ -87,7 +87,12 @@ def _run_lint(
     )
     profiles = [plugin.profile for plugin in load_plugins(config.frameworks) if plugin.profile is not None]
     context = build_context(config, profiles)
-    result = lint_paths(targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context)
+    from replaytest.replay.progress import Progress
+
+    with Progress("linting", show_progress) as progress:
+        result = lint_paths(
+            targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context, progress=progress.update
+        )
     return result, context.rules
 
 
@@ -107,10 +112,11 @@ def _setup_failed(error: Exception, output_format: str) -> None:
               help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Record today's findings in this baseline file and exit 0.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar (it shows only on a terminal, for long runs).")
 def lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, output_format: str, baseline: Path | None,
-    write_baseline: Path | None,
+    write_baseline: Path | None, quiet: bool,
 ) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
 
@@ -121,10 +127,11 @@ def lint(
     from replaytest.lint.reporters import REPORTERS
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
+    from replaytest.replay.progress import wanted
 
     try:
         known = read_baseline(baseline) if baseline is not None else None
-        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs)
+        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs, wanted(quiet))
     except (ConfigError, PluginError, RuleLoadError, BaselineError) as error:
         _setup_failed(error, output_format)
         return
@@ -224,7 +231,8 @@ def rules(code: str | None) -> None:
               help="Prompt drift policy for every history status (default: fail running/parked, warn completed).")
 @click.option("--strict-args", is_flag=True, default=None, help="Fail on args-mismatch instead of warning.")
 @click.option("--details", is_flag=True, help="Longer reports: more context, every warning in full.")
-@click.option("--quiet", "-q", is_flag=True, help="Text format: report only histories that did not pass cleanly.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Text format: report only histories that did not pass cleanly; no progress bar.")
 def replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: str | None,
     strict_args: bool | None, details: bool, quiet: bool,
@@ -236,10 +244,11 @@ def replay(
     error, malformed history or stale history (no current code for its workflow type)."""
     import json
 
+    from replaytest.replay.progress import wanted
     from replaytest.replay.report import report_data
 
     try:
-        results = _run_replay(paths, workflow_specs, prompts, strict_args, details)
+        results = _run_replay(paths, workflow_specs, prompts, strict_args, details, show_progress=wanted(quiet))
     except _ReplaySetupError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_ERROR)
@@ -475,7 +484,7 @@ def check(
 
     coverage = None
     try:
-        lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None)
+        lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None, show_progress(quiet))
         replay_config = load_config()
         plan = replay_plan(replay_config, Path.cwd())
         replay_configured = plan.configured
