@@ -31,6 +31,7 @@ import os
 import sys
 import threading
 import traceback
+from collections import deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,8 @@ from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, wal
 from replaytest.lint.filtering import Selection, fingerprint, is_suppressed, suppressions
 from replaytest.lint.model import (
     ORCHESTRATION,
+    PLAIN,
+    STEP,
     Diagnostic,
     Effect,
     Fix,
@@ -311,6 +314,10 @@ def lint_paths(
             raw.extend((source, d) for d in _file_diagnostics(run, program, source))
         except Exception as error:  # never abort the run for one file
             raw.append((source, _internal_error(source, error)))
+    try:
+        raw.extend(_helper_key_diagnostics(run, program))
+    except Exception as error:  # never abort the run for one analysis
+        raw.append((files[0], _internal_error(files[0], error)))
     # Files of the run parsed lazily during resolution report their own problems too.
     for source in files:
         summary = run.summaries.get(source.path)
@@ -387,6 +394,52 @@ def _file_diagnostics(run: _Run, program: Program, source: SourceFile) -> list[D
         if profile is None:
             continue
         diagnostics.extend(_orchestration_diagnostics(run, program, source, summary, function, profile))
+    return diagnostics
+
+
+def _helper_key_diagnostics(run: _Run, program: Program) -> list[tuple[SourceFile, Diagnostic]]:
+    """Fresh idempotency keys made in plain functions: findings when the function runs inside a retried
+    unit — passed to a framework's step call, or called (directly or through other helpers) from a step
+    or a retry-decorated function."""
+    summaries = list({id(s): s for s in program.modules.values()}.values())
+    if not any(function.keys for summary in summaries for function in summary.functions.values()):
+        return []
+    # Function -> (its summary, the function, where its keys are made: "helper, called from step x").
+    reached: dict[str, tuple[ModuleSummary, FunctionSummary, str]] = {}
+    queue: deque[tuple[ModuleSummary, FunctionSummary, str]] = deque()
+    for summary in summaries:
+        for function in summary.functions.values():
+            if function.kind == STEP:
+                queue.append((summary, function, f"step {function.name}"))
+            elif function.retried:
+                queue.append((summary, function, f"retried function {function.name}"))
+        for target in summary.step_targets:
+            found = program.find_function(target)
+            if found is not None and found[1].kind == PLAIN:
+                unit = f"{found[1].name}, which {summary.module} runs as a step"
+                reached.setdefault(f"{found[0].module}.{found[1].name}", (found[0], found[1], unit))
+                queue.append((found[0], found[1], f"step {found[1].name}"))
+    # Breadth first from every unit, so a helper is attributed to the unit nearest to it.
+    while queue:
+        summary, function, unit = queue.popleft()
+        for site in function.calls:
+            found = program.find_function(site.target)
+            if found is None or found[1].kind != PLAIN:
+                continue
+            name = f"{found[0].module}.{found[1].name}"
+            if name not in reached:
+                reached[name] = (found[0], found[1], f"{found[1].name}, called from {unit}")
+                queue.append((found[0], found[1], unit))
+    by_path = {str(source.path): source for source in run.files}
+    diagnostics = []
+    for summary, function, where in reached.values():
+        source = by_path.get(summary.path)
+        if source is None:
+            continue
+        for key in function.keys:
+            rule = run.context.rules[key.rule]
+            diagnostics.append((source, _diagnostic(source, key.span, rule, rule.message(key, None, via=where),
+                                                    None, None, ())))
     return diagnostics
 
 
