@@ -57,6 +57,11 @@ class Program:
         for name in (summary.module, *names):
             self.modules.setdefault(name, summary)
 
+    @property
+    def unresolved(self) -> frozenset[str]:
+        """Module names the walk tried to load and could not (standard library and third-party ones too)."""
+        return frozenset(self._missing)
+
     def module(self, name: str) -> ModuleSummary | None:
         summary = self.modules.get(name)
         if summary is not None or name in self._missing:
