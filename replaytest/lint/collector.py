@@ -1076,11 +1076,13 @@ class ModuleCollector:
     # --- positions and the summary ----------------------------------------------------------
 
     def _finish(self, tree: cst.Module) -> ModuleSummary:
-        # Only what is reported needs a position: effects and call sites of orchestration functions
-        # (a helper's effects are reported at the orchestration call site) and findings reported in any code (keys).
+        # Only what is reported or suppressed needs a position: effects and call sites of orchestration
+        # functions, a helper's effects and call sites (a finding reached through a helper is reported at
+        # the orchestration call site, once per helper line, and a suppression comment on the helper line
+        # counts), and findings reported in any code (keys).
         wanted: set[int] = set()
         for function in self.functions:
-            if function.kind == ORCHESTRATION:
+            if function.kind != STEP:
                 for pending in (*function.effects, *function.calls):
                     wanted.add(id(pending.node))
         for pending in self.findings:

@@ -56,7 +56,7 @@ from replaytest.lint.model import (
     Span,
 )
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.resolve import Program
+from replaytest.lint.resolve import Program, Reached
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules import INTERNAL_ERROR_RULE, SYNTAX_RULE, load_rules
 
@@ -497,9 +497,18 @@ def _orchestration_diagnostics(
             message = _respell_context(message, function, profile)
             diagnostic = _diagnostic(source, site.span, rule, message, profile.name, None, trace, entry)
             if not direct:
-                diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, item.chain[:-1], run.cwd))
+                diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, item.chain[:-1], run.cwd),
+                                     root=_root_of(program, item))
             diagnostics.append(diagnostic)
     return diagnostics
+
+
+def _root_of(program: Program, item: Reached) -> tuple[str, int, int] | None:
+    """The file and position of the effect at the end of a helper chain."""
+    found = program.find_function(item.chain[-2]) if len(item.chain) >= 2 else None
+    if found is None:
+        return None
+    return found[0].path, item.effect.span.line, item.effect.span.column
 
 
 def _helper_paths(program: Program, helpers: tuple[str, ...], cwd: Path) -> tuple[str, ...]:
@@ -545,20 +554,42 @@ def _finish(
 ) -> LintResult:
     selection = Selection(config.select, config.ignore, config.per_file_ignores, config.root, cwd)
     by_line: dict[Path, dict] = {}
+
+    def suppressed_at(path: Path, diagnostic: Diagnostic) -> bool:
+        if path not in by_line:
+            by_line[path] = suppressions(_source_text(path))
+        return is_suppressed(diagnostic, by_line[path])
+
     kept: list[Diagnostic] = []
     seen: set[tuple] = set()
+    # Findings reached through a helper, by (rule, helper line): reported once, at the first call site.
+    through_helpers: dict[tuple, list[Diagnostic]] = {}
     for source, diagnostic in raw:
-        if not selection.keeps(diagnostic):
+        if not selection.keeps(diagnostic) or suppressed_at(source.path, diagnostic):
             continue
-        if source.path not in by_line:
-            by_line[source.path] = suppressions(_source_text(source.path))
-        if is_suppressed(diagnostic, by_line[source.path]):
+        if diagnostic.root is not None:
+            root_path, root_line, root_column = diagnostic.root
+            if suppressed_at(Path(root_path), replace(diagnostic, line=root_line, column=root_column)):
+                continue
+            through_helpers.setdefault((diagnostic.rule, diagnostic.root), []).append(diagnostic)
             continue
         key = (diagnostic.path, diagnostic.line, diagnostic.column, diagnostic.rule, diagnostic.trace)
         if key in seen:
             continue
         seen.add(key)
         kept.append(replace(diagnostic, fingerprint=fingerprint(diagnostic.path, diagnostic.rule, diagnostic.message, diagnostic.trace, diagnostic.scope)))
+    for sites in through_helpers.values():
+        sites.sort(key=Diagnostic.sort_key)
+        first = sites[0]
+        others = {(s.path, s.line, s.column): s.scope for s in sites[1:]}
+        others.pop((first.path, first.line, first.column), None)
+        message = first.message
+        if others:
+            # The other call sites are named by function, not line, so the fingerprint survives edits elsewhere.
+            plural = "s" if len(others) > 1 else ""
+            message += f" (also reached from {len(others)} other call site{plural}, in {', '.join(sorted(set(others.values())))})"
+        kept.append(replace(first, message=message,
+                            fingerprint=fingerprint(first.path, first.rule, message, first.trace, first.scope)))
     kept.sort(key=Diagnostic.sort_key)
     failed_files = {d.path for d in kept if d.category == "syntax"}
     internal = sum(1 for d in kept if d.rule == INTERNAL_ERROR_RULE)

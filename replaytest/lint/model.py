@@ -150,6 +150,9 @@ class Diagnostic:
     trace_paths: tuple[str, ...] = ()
     # Stable identity independent of line numbers (baseline, SARIF partialFingerprints).
     fingerprint: str = ""
+    # For a finding reached through a helper: where the root cause is (file path as read, line, column),
+    # so call sites reaching the same helper line are reported once and a suppression there counts.
+    root: tuple[str, int, int] | None = None
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.rule)

@@ -69,7 +69,8 @@ def test_workflows_calling_into_a_cycle_are_reported_whatever_the_file_order(tmp
             async def run(self) -> None:
                 a()  # <- RT101 via
     """
-    via_b = via_a.replace("import a", "import b").replace("ViaA", "ViaB").replace("  a()", "  b()")
+    # Both reach the clock read in ``a``: one finding (first call site), naming the other workflow.
+    via_b = via_a.replace("import a", "import b").replace("ViaA", "ViaB").replace("  a()  # <- RT101 via", "  b()")
     # Files are resolved in path order: the first file's workflow walks the cycle first.
     first, second = ("w1.py", "w2.py") if order == "a_first" else ("w2.py", "w1.py")
     write(tmp_path, {
@@ -88,7 +89,12 @@ def test_workflows_calling_into_a_cycle_are_reported_whatever_the_file_order(tmp
         f"app/{first}": via_a,
         f"app/{second}": via_b,
     })
-    assert_marks(tmp_path)
+    if order == "b_first":  # w1.py holds ViaB: its call site is the first one, so it carries the finding
+        write(tmp_path, {"app/w1.py": via_b.replace("  b()", "  b()  # <- RT101 via"), "app/w2.py": via_a.replace(
+            "  a()  # <- RT101 via", "  a()")})
+    (finding,) = assert_marks(tmp_path)
+    other = "app.w2.ViaB.run" if order == "a_first" else "app.w2.ViaA.run"
+    assert finding.message.endswith(f"(also reached from 1 other call site, in {other})")
 
 
 def test_a_dense_cycle_is_walked_in_reasonable_time(tmp_path: Path) -> None:
@@ -294,6 +300,7 @@ def test_dbos_gather_yield_datasource_transactions_and_run_step(tmp_path: Path) 
         async def fan_out(urls: list) -> list:
             pages = await asyncio.gather(*(fetch(u) for u in urls))
             await asyncio.sleep(0)
+            time.sleep(0.0)
             insert_order({"pages": len(pages)})
             DBOS.run_step(roll)
             await asyncio.sleep(5)  # <- RT303
@@ -466,3 +473,57 @@ def test_class_attribute_writes_are_module_state(tmp_path: Path) -> None:
         """,
     })
     assert_marks(tmp_path)
+
+
+# --- one finding per (helper line, rule); suppressions at the helper line and at the call site ---
+
+
+_HELPER = """
+    import time
+
+    def stamp() -> float:
+        return time.time(){suppress}
+"""
+_WORKFLOWS = """
+    from temporalio import workflow
+    from app.util import stamp
+
+    @workflow.defn
+    class First:
+        @workflow.run
+        async def run(self) -> float:
+            return stamp() + stamp(){first}
+
+    @workflow.defn
+    class Second:
+        @workflow.run
+        async def run(self) -> float:
+            a = stamp()
+            return a + stamp()
+"""
+
+
+def _helper_project(tmp_path: Path, suppress: str = "", first: str = "") -> list:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/util.py": _HELPER.format(suppress=suppress),
+        "app/wf.py": _WORKFLOWS.format(first=first),
+    })
+    return lint(tmp_path).diagnostics
+
+
+def test_a_helper_line_reached_from_four_call_sites_is_one_finding(tmp_path: Path) -> None:
+    (finding,) = _helper_project(tmp_path)
+    assert (finding.path, finding.line, finding.rule) == ("app/wf.py", 8, "RT101")
+    assert finding.trace == ("app.wf.First.run", "app.util.stamp", "time.time")
+    assert finding.message.endswith("(also reached from 3 other call sites, in app.wf.First.run, app.wf.Second.run)")
+
+
+def test_a_suppression_on_the_helper_line_silences_every_call_site(tmp_path: Path) -> None:
+    assert _helper_project(tmp_path, suppress="  # replaytest: ignore[RT101]") == []
+
+
+def test_a_suppression_at_a_call_site_leaves_the_others(tmp_path: Path) -> None:
+    (finding,) = _helper_project(tmp_path, first="  # replaytest: ignore[RT101]")
+    assert (finding.path, finding.line) == ("app/wf.py", 14)
+    assert finding.message.endswith("(also reached from 1 other call site, in app.wf.Second.run)")

@@ -11,7 +11,7 @@ from replaytest.lint.rule import CallFact, Rule
 if TYPE_CHECKING:
     import libcst as cst
 
-_YIELDING = frozenset({"asyncio.sleep", "trio.sleep", "anyio.sleep"})
+_YIELDING = frozenset({"time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep"})
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:
@@ -54,8 +54,9 @@ class SleepsWithoutDurableTimer(Rule):
     calls = {name: "" for name in ("time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep", "gevent.sleep")}
 
     def accept_call(self, call: CallFact) -> bool:
-        # ``await asyncio.sleep(0)`` yields to the event loop once; it waits for nothing, so it is not a
-        # timer, and turning it into a durable sleep would add a checkpointed operation.
+        # ``await asyncio.sleep(0)`` yields to the event loop once (``time.sleep(0)`` to other threads);
+        # it waits for nothing, so it is not a timer, and turning it into a durable sleep would add a
+        # checkpointed operation.
         if call.qualname in _YIELDING and call.positional:
             return not _is_zero(call.positional[0])
         return True
