@@ -363,7 +363,7 @@ def _summarise_all(
         workers = min(jobs, len(job_args))
     else:
         big_enough = len(job_args) > PARALLEL_THRESHOLD and sum(len(job[3]) for job in job_args) > PARALLEL_MIN_BYTES
-        workers = min(_available_cpus(), max(1, len(job_args) // 4)) if big_enough else 1
+        workers = min(_idle_cpus(), max(1, len(job_args) // 4)) if big_enough else 1
     if workers > 1:
         rule_classes = [type(rule) for rule in context.rules.values()]
         try:
@@ -376,6 +376,18 @@ def _summarise_all(
         except Exception as error:  # a worker died or pools are unavailable here: finish serially, same results
             notes.append(f"process pool failed ({error!r}); continuing serially")
     return [summarise_source(context, *job) for job in job_args]
+
+
+def _idle_cpus() -> int:
+    """CPUs a pool could use now: the ones this process may run on, less the load already on them (a
+    worker on a busy core only adds start-up and pickling to the same CPU time: measured 7.7 s parallel
+    against 4.7 s serial on two cores at load 11)."""
+    cpus = _available_cpus()
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on Unix: no load figure, assume idle
+        return cpus
+    return max(1, min(cpus, int(cpus - load + 0.5)))
 
 
 def _available_cpus() -> int:
