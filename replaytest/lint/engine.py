@@ -26,7 +26,7 @@ Diagnostics then pass selection, suppression comments and get line-independent f
 
 from __future__ import annotations
 
-import ast
+import multiprocessing
 import os
 import sys
 import threading
@@ -52,6 +52,7 @@ from replaytest.lint.model import (
     ModuleSummary,
     Span,
 )
+from replaytest.lint.parse_guard import Screening, run_bounded, screen_source, syntax_problem, time_limit
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.resolve import Program
 from replaytest.lint.rule import Rule
@@ -98,7 +99,48 @@ def _error_summary(module: str, path: str, rule: str, message: str, line: int = 
 
 
 def summarise_source(context: LintContext, path: str, module: str, is_package: bool, data: bytes) -> ModuleSummary:
-    """Parse one file and summarise it; problems become an error summary, never an exception."""
+    """Parse one file and summarise it; problems become an error summary, never an exception.
+
+    CPython's parser screens the file first (``parse_guard``): what it refuses for nesting never reaches
+    libcst, and a long, deep statement is parsed in a child process with a time limit."""
+    screening = screen_source(data, path)
+    if screening.refusal is not None:
+        return _error_summary(module, path, SYNTAX_RULE, screening.refusal, screening.line, screening.column)
+    if screening.risky:
+        return _summarise_bounded(context, path, module, is_package, data, screening)
+    return _parse_and_collect(context, path, module, is_package, data, screening.syntax_error)
+
+
+def _summarise_bounded(
+    context: LintContext, path: str, module: str, is_package: bool, data: bytes, screening: Screening
+) -> ModuleSummary:
+    if "fork" in multiprocessing.get_all_start_methods():  # the child inherits the context as it is
+        outcome = run_bounded(_parse_and_collect, (context, path, module, is_package, data, screening.syntax_error),
+                              time_limit(len(data)))
+    else:
+        rule_classes = [type(rule) for rule in context.rules.values()]
+        outcome = run_bounded(
+            _parse_and_collect_fresh,
+            (context.config, context.given_profiles, rule_classes, path, module, is_package, data),
+            time_limit(len(data)),
+        )
+    if outcome.problem is not None:
+        message = f"not analysed: nested too deeply for the libcst parser: {outcome.problem}"
+        return _error_summary(module, path, SYNTAX_RULE, message, screening.line, 1)
+    return outcome.value
+
+
+def _parse_and_collect_fresh(
+    config: Config, profiles: Sequence[FrameworkProfile], rules: Sequence[type[Rule]], path: str, module: str,
+    is_package: bool, data: bytes,
+) -> ModuleSummary:
+    context = LintContext(config, profiles, rules)
+    return _parse_and_collect(context, path, module, is_package, data, screen_source(data, path).syntax_error)
+
+
+def _parse_and_collect(
+    context: LintContext, path: str, module: str, is_package: bool, data: bytes, python_error: SyntaxError | None
+) -> ModuleSummary:
     # Imported here: a run served entirely from the cache never loads the parser.
     import libcst as cst
 
@@ -108,7 +150,6 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
         tree = cst.parse_module(data)
     except cst.ParserSyntaxError as error:
         detail = str(error.message).splitlines()[0] if error.message else "invalid syntax"
-        python_error = _python_syntax_error(data, path)
         if python_error is None:
             message = f"not analysed: valid Python that the libcst parser does not support ({detail})"
             return _error_summary(module, path, SYNTAX_RULE, message, error.raw_line, error.raw_column + 1)
@@ -135,18 +176,6 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
             module, path, INTERNAL_ERROR_RULE,
             f"internal error while analysing: {error!r} at {Path(where.filename).name}:{where.lineno}",
         )
-
-
-def _python_syntax_error(data: bytes, path: str) -> SyntaxError | None:
-    """The running interpreter's verdict on a source libcst rejected: None when it parses (libcst lags
-    behind some grammar corners), else its SyntaxError (an empty one when it fails otherwise)."""
-    try:
-        compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        return error
-    except (ValueError, RecursionError, MemoryError):
-        return SyntaxError()
-    return None
 
 
 _DEEP_STACK_BYTES = 512 * 1024 * 1024
@@ -282,7 +311,15 @@ def lint_paths(
     pending: list[tuple[SourceFile, str, bytes]] = []
     for source in files:
         data = run.read(source.path)
-        if data is None or not context.screen(data):
+        if data is None:
+            continue
+        if not context.screen(data):
+            # No rule needs it parsed, but a file lint was asked to check is never called checked when
+            # it is not Python: CPython's parser (fast) vets it, libcst only sees the ones it rejects.
+            if syntax_problem(data, str(source.path)) is not None:
+                vetted = summarise_source(context, str(source.path), source.module, source.is_package, data)
+                if vetted.error is not None:
+                    run.summaries[source.path] = vetted
             continue
         screened.append(source)
         key, summary = run.cached_or_none(source, data)
