@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from replaytest.fileio import read_regular
 from replaytest.history.blobs import BLOB_THRESHOLD, BlobStore, blob_bytes
 from replaytest.history.errors import HistoryError
 from replaytest.history.model import (
@@ -74,7 +75,7 @@ def load_history(path: Path | str) -> History:
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError as error:
         raise HistoryError(path, None, f"cannot be read: {error.strerror or error}") from None
     data = parse_json(raw, path)

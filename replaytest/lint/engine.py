@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replaytest.config import Config
+from replaytest.fileio import NotRegularFileError, read_regular
 from replaytest.lint.cache import SummaryCache, summary_key
 from replaytest.lint.context import LintContext
 from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, walk
@@ -238,10 +239,12 @@ class _Run:
 
     def read(self, path: Path) -> bytes | None:
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = read_regular(path)
         except IsADirectoryError:
             self.read_errors[path] = "is a directory, not a Python file"
+            return None
+        except NotRegularFileError as error:
+            self.read_errors[path] = f"{error.strerror}; not read"
             return None
         except OSError as error:
             self.read_errors[path] = f"cannot be read: {error.strerror or error}"
@@ -527,7 +530,7 @@ def _finish(
 
 def _source_text(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return ""
     try:

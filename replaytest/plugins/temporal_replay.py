@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from replaytest.fileio import read_regular
 from replaytest.plugins.temporal_failure import (
     TRACEABLE_KINDS,
     Classified,
@@ -115,7 +116,7 @@ class TemporalReplayer:
             result.status, result.error = "error", "temporalio is not installed; install replaytest[temporal]"
             return result
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_regular(path).decode("utf-8")
             history = WorkflowHistory.from_json(path.stem, text)
         except (OSError, UnicodeDecodeError, ValueError, TypeError) as error:
             result.status, result.error = "error", f"{path}: not a readable Temporal history: {error}"

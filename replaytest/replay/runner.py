@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from replaytest.fileio import read_regular
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 
@@ -28,8 +29,7 @@ class WorkflowImportError(Exception):
 
 
 def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read(size)
+    return read_regular(path, size)
 
 
 def find_replayer(head: bytes, replayers: Sequence[HistoryReplayer]) -> HistoryReplayer | None:
