@@ -26,7 +26,7 @@ from typing import Any
 from replaytest.history import Event, History, PromptRef, WorkflowInfo, args_digest, load_history, save_history
 from replaytest.journal import Prompt, workflow
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
-from replaytest.replay.journal_replayer import JournalReplayer
+from replaytest.plugins.journal_replay import JournalReplayer
 
 PROMPT = Prompt("summariser", "Summarise item {i}")
 

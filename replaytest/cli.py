@@ -17,6 +17,7 @@ import click
 from replaytest import __version__
 
 if TYPE_CHECKING:
+    from replaytest.gate import CoverageRun
     from replaytest.lint.model import LintResult
     from replaytest.lint.rule import Rule
     from replaytest.replay.divergence import ReplayResult
@@ -137,7 +138,11 @@ def lint(
         sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
     if known is not None:
         result.diagnostics = new_findings(result.diagnostics, known)
-    click.echo(REPORTERS[output_format](result, rules), nl=False)
+    if output_format in ("sarif", "github"):
+        # CI formats: paths relative to the repository root, wherever in it the job runs.
+        click.echo(REPORTERS[output_format](result, rules, cwd=Path.cwd()), nl=False)  # type: ignore[call-arg]
+    else:
+        click.echo(REPORTERS[output_format](result, rules), nl=False)
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.diagnostics else EXIT_CLEAN)
@@ -226,7 +231,8 @@ def replay(
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
-    Without PATHS the [tool.replaytest.replay] paths apply. Exit 0 all passed, 1 a divergence, 2 usage
+    Without PATHS the configured histories apply (pytest ini replay_paths, else [tool.replaytest.replay]
+    paths). Exit 0 all passed, 1 a divergence, 2 usage
     error, malformed history or stale history (no current code for its workflow type)."""
     import json
 
@@ -250,38 +256,61 @@ class _ReplaySetupError(Exception):
 
 def _run_replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: str | None, strict_args: bool | None,
-    details: bool,
+    details: bool, require_configured: bool = False, *, coverage: CoverageRun | None = None,
+    show_progress: bool = False,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
-    (default: ``[tool.replaytest.replay] paths``)."""
+    (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
+    ``coverage`` measures the replays; ``show_progress`` draws a progress bar on the terminal."""
     from replaytest.config import ConfigError, load_config
+    from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins
     from replaytest.replay.adapter import ReplayOptions
-    from replaytest.replay.runner import WorkflowImportError, iter_history_files, load_workflows, replay_file
+    from replaytest.replay.batch import replay_many
+    from replaytest.replay.runner import WorkflowImportError, iter_history_files, load_workflows
+    from replaytest.replay.settings import replay_plan
 
     try:
         config = load_config()
-        settings = config.replay
-        replayers = [p.replayer for p in load_plugins(config.frameworks) if p.replayer is not None]
+        plan = replay_plan(config, Path.cwd())
+        if require_configured and plan.paths and not plan.workflows:
+            raise _ReplaySetupError(
+                f"histories are configured ({plan.paths_from}) but no current code to replay them against: set "
+                "replay_workflows in [tool.pytest.ini_options] or workflows in [tool.replaytest.replay] "
+                "(the pytest hook pytest_replaytest_workflows is not called outside pytest)"
+            )
+        plugins = load_plugins(config.frameworks)
+        replayers = [p.replayer for p in plugins if p.replayer is not None]
         if workflow_specs:
             workflows = load_workflows(workflow_specs, Path.cwd())
         else:
-            workflows = load_workflows(settings.workflows, config.root)
+            workflows = load_workflows(plan.workflows, plan.workflows_base)
     except (ConfigError, PluginError, WorkflowImportError) as error:
         raise _ReplaySetupError(str(error)) from error
-    targets = list(paths) or [config.root / p for p in settings.paths]
+    targets = list(paths) or list(plan.paths)
     if not targets:
-        raise _ReplaySetupError("no history paths given and [tool.replaytest.replay] paths is empty")
+        raise _ReplaySetupError(
+            "no history paths given, and none configured: neither replay_paths in [tool.pytest.ini_options] "
+            "nor paths in [tool.replaytest.replay]"
+        )
     options = ReplayOptions(
-        prompts_running=prompts or settings.prompts_running,  # type: ignore[arg-type]
-        prompts_completed=prompts or settings.prompts_completed,  # type: ignore[arg-type]
-        strict_args=settings.strict_args if strict_args is None else strict_args,
+        prompts_running=prompts or plan.prompts_running,  # type: ignore[arg-type]
+        prompts_completed=prompts or plan.prompts_completed,  # type: ignore[arg-type]
+        strict_args=plan.strict_args if strict_args is None else strict_args,
         details=details,
     )
-    results = [replay_file(path, replayers, workflows, options) for path in iter_history_files(targets)]
-    if not results:
+    files = list(iter_history_files(targets))
+    if not files:
         raise _ReplaySetupError(f"no *.json history files under {', '.join(map(str, targets))}")
-    return results
+    measure = None
+    if coverage is not None:
+        measure = coverage.start(workflows, [p.profile for p in plugins if p.profile is not None])
+    try:
+        with progress(len(files), "replaying", show_progress) as advance:
+            return replay_many(files, replayers, workflows, options, measure=measure, advance=advance)
+    finally:
+        if coverage is not None:
+            coverage.stop()
 
 
 def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool) -> None:
@@ -389,32 +418,74 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
 # --- check: the CI gate --------------------------------------------------------------------------
 
 
+_CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", "--format", "output_format", type=click.Choice(_CHECK_FORMATS), default="text",
+              show_default=True, help="github annotations, SARIF and junit cover findings and divergences alike.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the lint summary cache.")
 @click.option("--details", is_flag=True, help="Longer divergence reports.")
-def check(paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool) -> None:
-    """The CI gate: lint PATHS (default: the current directory), then replay the histories of
-    [tool.replaytest.replay] against the current code; one report, one exit code.
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--coverage", "measure_coverage", is_flag=True,
+              help="Measure which lines and branches of orchestration code the histories execute, per workflow type.")
+@click.option("--coverage-html", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Also write coverage's HTML report into DIR (implies --coverage).")
+@click.option("--diff-base", metavar="REV",
+              help="List orchestration lines changed since git REV that no history reaches; fail on them (implies --coverage).")
+@click.option("--fail-under", type=click.FloatRange(0, 100), metavar="PERCENT",
+              help="Fail when replay coverage of changed orchestration lines is below PERCENT (default 100 with --diff-base).")
+def check(
+    paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool, quiet: bool, measure_coverage: bool,
+    coverage_html: Path | None, diff_base: str | None, fail_under: float | None,
+) -> None:
+    """The CI gate: lint PATHS (default: the current directory), then replay the configured histories
+    against the current code; one report, one exit code. Histories and code come from the same settings
+    pytest uses: replay_paths/replay_workflows in the pytest ini ([tool.pytest.ini_options]) first, then
+    [tool.replaytest.replay].
 
-    Without configured histories only the lint runs. Exit 0 both clean, 1 findings or a divergence,
+    Without configured histories only the lint runs, and the report says so. Exit 0 both clean, 1 findings or a divergence,
     2 a file or history that could not be checked, or a usage/configuration error."""
     import json
 
     from replaytest.config import ConfigError, load_config
-    from replaytest.lint.reporters import REPORTERS
+    from replaytest.gate import CoverageRun, show_progress
+    from replaytest.lint.reporters import CI_REPORTERS, REPORTERS
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
-    from replaytest.replay.report import report_data
+    from replaytest.replay.annotations import replay_annotations
+    from replaytest.replay.coverage import CoverageSetupError
+    from replaytest.replay.report import display_path, report_data
+    from replaytest.replay.settings import replay_plan
 
+    coverage = None
     try:
         lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None)
-        replay_configured = bool(load_config().replay.paths)
-        results = _run_replay((), (), None, None, details) if replay_configured else []
-    except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError) as error:
+        replay_config = load_config()
+        plan = replay_plan(replay_config, Path.cwd())
+        replay_configured = plan.configured
+        if measure_coverage or coverage_html is not None or diff_base is not None or fail_under is not None:
+            if not replay_configured:
+                raise _ReplaySetupError(
+                    "--coverage needs histories: neither replay_paths in [tool.pytest.ini_options] nor paths in "
+                    "[tool.replaytest.replay] is set"
+                )
+            coverage = CoverageRun(replay_config, html_dir=coverage_html, diff_base=diff_base, fail_under=fail_under)
+        results = (
+            _run_replay((), (), None, None, details, require_configured=True, coverage=coverage,
+                        show_progress=show_progress(quiet))
+            if replay_configured else []
+        )
+        coverage_text, coverage_failed = "", False
+        if coverage is not None:
+            workflow_of = {display_path(r.history_path): r.workflow_type for r in results}
+            _, coverage_text, coverage_failed = coverage.report(workflow_of, Path.cwd())
+    except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError, CoverageSetupError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_ERROR)
+    if plan.stale == "skip":  # replay_stale = skip: a stale history is skipped, as under pytest
+        results = [result for result in results if result.status != "stale"]
     for problem in lint_result.problems:
         click.echo(f"error: {problem}", err=True)
     if lint_result.errors:
@@ -428,13 +499,24 @@ def check(paths: tuple[Path, ...], output_format: str, no_cache: bool, details: 
             "replay": report_data(results) if replay_configured else None,
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    elif output_format in CI_REPORTERS:
+        extra = replay_annotations(results, details)
+        click.echo(CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd()), nl=False)
+        if not replay_configured:
+            click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
+                       "[tool.replaytest.replay]); replay skipped", err=True)
     else:
         click.echo(REPORTERS["text"](lint_result, rules), nl=False)
         if replay_configured:
             _echo_replay_text(results, details, quiet=True)
         else:
-            click.echo("no histories configured ([tool.replaytest.replay] paths); replay skipped")
-    sys.exit(max(lint_code, replay_code))
+            click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
+                       "[tool.replaytest.replay]); replay skipped")
+    if coverage_text:
+        # Machine-readable formats keep stdout to themselves; the table goes to stderr beside them.
+        click.echo(coverage_text, err=output_format != "text")
+    coverage_code = EXIT_FINDINGS if coverage_failed else EXIT_CLEAN
+    sys.exit(max(lint_code, replay_code, coverage_code))
 
 
 # --- import: one subcommand per framework plugin that can fetch histories ------------------------

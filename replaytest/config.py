@@ -84,6 +84,8 @@ class Config:
     idempotency_key_names: tuple[str, ...] = ()
     model_calls: tuple[str, ...] = ()
     cache_dir: str = ".replaytest_cache"
+    # Source roots like ruff's ``src`` (relative to ``root``, globs allowed); empty means [".", "src"].
+    src: tuple[str, ...] = ()
     replay: ReplaySettings = field(default_factory=ReplaySettings)
     redact: RedactSettings = field(default_factory=RedactSettings)
 
@@ -120,11 +122,26 @@ def find_pyproject(start: Path) -> Path | None:
     return nearest
 
 
+VCS_MARKERS = (".git", ".hg", ".svn")
+
+
+def project_root_without_pyproject(start: Path) -> Path:
+    """Where a project without any ``pyproject.toml`` has its root (module names, ``exclude`` globs and the
+    lint cache are relative to it): the top of the version-control checkout holding ``start`` (a folder
+    with ``.git``, ``.hg`` or ``.svn``), else the current directory, as ruff does without a configuration
+    file -- never the linted folder itself, so ``app`` keeps its name and no cache lands inside it."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        if any((directory / marker).exists() for marker in VCS_MARKERS):
+            return directory
+    return Path.cwd().resolve()
+
+
 def load_config(start: Path | None = None, explicit: Path | None = None) -> Config:
     """Read and validate configuration; ``explicit`` (``--config``) wins over discovery from ``start``."""
     path = explicit if explicit is not None else find_pyproject(start or Path.cwd())
     if path is None:
-        return Config(root=(start or Path.cwd()).resolve())
+        return Config(root=project_root_without_pyproject(start or Path.cwd()))
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
@@ -145,6 +162,7 @@ _LIST_KEYS = {
     "step-decorators": "step_decorators",
     "idempotency-key-names": "idempotency_key_names",
     "model-calls": "model_calls",
+    "src": "src",
 }
 
 

@@ -39,7 +39,7 @@ from replaytest.replay.report import display_path, render_text
 from replaytest.replay.runner import (
     HISTORY_SUFFIX,
     WorkflowImportError,
-    find_replayer,
+    is_history,
     load_workflows,
     read_head,
     replay_file,
@@ -305,8 +305,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> HistoryFil
         head = read_head(file_path)
     except OSError:
         return None
-    replayer = find_replayer(head, session.replayers())
-    if replayer is None:
+    if not is_history(head, session.replayers()):
         return None
     return HistoryFile.from_parent(parent, path=file_path)
 

@@ -1,9 +1,12 @@
 """The README stays true: its rule table lists every registered rule, `.ci/run` runs exactly the README's
-test command, and the README's example lint output is what the linter prints for that code."""
+test command, and the "30 seconds" example (files and terminal session parsed from the README, so the
+README stays the single source) prints byte for byte what the README shows."""
 
 from __future__ import annotations
 
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,18 +33,82 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert test_command in ci_script.splitlines(), f"{test_command!r} is not a line of .ci/run"
 
 
-def test_thirty_second_example_output_is_what_lint_prints(tmp_path: Path) -> None:
-    sources = dict(re.findall(r"```python\n# (app/\w+\.py)\n(.*?)```", README, flags=re.S))
-    assert set(sources) == {"app/workflows.py", "app/util.py"}
-    for name, text in sources.items():
+def _thirty_second_files() -> dict[str, str]:
+    """The "30 seconds" source files, exactly as the README shows them (path from the first comment line)."""
+    section = README.split("## 30 seconds", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"```python\n# ([\w/]+\.py)\n(.*?)```", section, flags=re.S))
+
+
+def _thirty_second_session() -> list[tuple[list[str], str]]:
+    """(command words, printed output) for each ``$ replaytest ...`` line of the example's terminal block."""
+    section = README.split("## 30 seconds", 1)[1].split("\n## ", 1)[0]
+    block = next(text for text in re.findall(r"```text\n(.*?)```", section, flags=re.S) if "$ replaytest lint" in text)
+    session = []
+    for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
+        command, _, output = chunk.partition("\n")
+        session.append((shlex.split(command), output.rstrip("\n") + "\n"))
+    return session
+
+
+def test_thirty_second_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    # The README's files and nothing else (no __init__.py: Python imports app/ as a namespace package),
+    # then the README's commands in order, each printing exactly the README's text.
+    files = _thirty_second_files()
+    assert set(files) == {"app/workflows.py", "app/util.py"}
+    for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
-    (tmp_path / "app" / "__init__.py").write_text("", encoding="utf-8")
-    shown = re.search(r"\$ replaytest lint app\n(.*?)\n\n", README, flags=re.S)
+    session = _thirty_second_session()
+    assert [words[:2] for words, _ in session] == [["replaytest", "lint"], ["replaytest", "fix"]]
+    for words, expected in session:
+        run = subprocess.run(
+            [sys.executable, "-m", "replaytest", *words[1:]],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )
+        assert run.stdout == expected, f"$ {' '.join(words)}\n{run.stdout}\nstderr:\n{run.stderr}"
+        assert run.returncode == 1, run.stderr  # a finding remains after each step
+        assert "Traceback" not in run.stderr, run.stderr
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.py")) == sorted(files)
+
+
+_DIVERGENCE = re.compile(r"^(\S+\.json): .*: diverged .*\n(?:(?: {2}.*)\n)+", flags=re.M)
+
+
+def _divergence_reports(output: str) -> dict[str, str]:
+    """history path -> its whole divergence report, from replaytest's or pytest's output."""
+    return {match.group(1): match.group(0) for match in _DIVERGENCE.finditer(output)}
+
+
+def test_check_fails_on_the_ci_example_with_the_divergences_pytest_reports(tmp_path: Path) -> None:
+    # The README's CI example: its pyproject.toml exactly as shown (replay configured only through
+    # [tool.pytest.ini_options]), the bundled agent with a step added after its histories were recorded.
+    section = README.split("Then, in CI, replay what production recorded", 1)[1]
+    pyproject = re.search(r"```toml\n# pyproject.toml\n(.*?)```", section, flags=re.S)
+    assert pyproject is not None and "[tool.replaytest" not in pyproject.group(1)
+    (tmp_path / "pyproject.toml").write_text(pyproject.group(1), encoding="utf-8")
+    shutil.copytree(ROOT / "fixtures" / "histories", tmp_path / "histories")
+    source = (ROOT / "fixtures" / "journal_app" / "agent.py").read_text(encoding="utf-8")
+    fetch = '    orders = ctx.step("fetch orders", fetch_orders, ticket["customer"])\n'
+    assert fetch in source
+    (tmp_path / "agent.py").write_text(
+        source.replace(fetch, fetch + '    ctx.step("load profile", fetch_orders, ticket["customer"])\n'), encoding="utf-8")
+
+    check = subprocess.run([sys.executable, "-m", "replaytest", "check"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    pytest_run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
+                                cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert pytest_run.returncode == 1, pytest_run.stdout + pytest_run.stderr
+    assert "replay skipped" not in check.stdout
+    from_check, from_pytest = _divergence_reports(check.stdout), _divergence_reports(pytest_run.stdout)
+    assert sorted(from_check) == sorted(from_pytest) == [
+        "histories/support_agent-question.json", "histories/support_agent-refund-approved.json"]
+    assert from_check == from_pytest
+    # And both print the report the README shows (its text between the "..." elisions).
+    shown = re.search(r"\$ python -m pytest\n(.*?)```", section, flags=re.S)
     assert shown is not None
-    run = subprocess.run(
-        [sys.executable, "-m", "replaytest", "lint", "--no-cache", "app"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )
-    assert run.returncode == 1, run.stderr
-    assert run.stdout.strip() == shown.group(1).strip()
+    report = shown.group(1).split("...\n")[1]
+    assert report in from_check["histories/support_agent-question.json"]
+    assert report in from_pytest["histories/support_agent-question.json"]
+    assert "replayed 3 histories: 1 passed, 2 diverged, 0 stale" in pytest_run.stdout
+    assert "replayed 3 histories: 1 passed, 2 diverged, 0 stale" in check.stdout

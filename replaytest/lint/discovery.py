@@ -1,16 +1,28 @@
 """Which files to lint, what module each one is, and where an imported project module lives.
 
 Directories are walked in sorted order, skipping tool and environment folders and ``exclude`` globs;
-files given explicitly are always linted. A file's module name comes from its package (the chain of
-directories holding ``__init__.py``); a file outside any package is also known by its path relative to
-the project root (with a leading ``src/`` dropped), so both ``import util`` from a sibling script and
-``import app.util`` from the root resolve.
+files given explicitly are always linted.
+
+Module names follow Python's import system, PEP 420 namespace packages included. A file inside a
+regular package (the chain of directories holding ``__init__.py``) is named by that chain. Any other
+file is named by its path relative to the deepest *source root* holding it: the ``src`` setting
+(like ruff's; default ``[".", "src"]``, relative to the project root), so ``app/util.py`` is
+``app.util`` with or without ``app/__init__.py`` and ``src/app/util.py`` is ``app.util`` too.
+
+An imported project module is looked up, in order, under the source roots, the folders that hold the
+linted regular packages, and then (automatic detection) every folder between a linted file and the
+project root that contains the imported top-level name as a ``.py`` file or a folder: a project whose
+modules import each other relative to ``service/src_app`` resolves without configuration. Standard
+library names are never looked up in the project. ``unresolved_project_modules`` names the imports that
+look like the project's own (their top-level name is a folder or file of the project) but that no root
+holds, so the run can say once that helpers in them were not followed.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,12 +74,20 @@ def is_excluded(relative: str, patterns: Sequence[str]) -> bool:
 
 
 class ModuleNamer:
-    """Module names for paths, with ``__init__.py`` lookups cached per directory."""
+    """Module names for paths, and the files of imported project modules; directory lookups are cached."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, source_roots: Sequence[Path] = ()) -> None:
         self.root = root
+        # Deepest first: a file is named relative to the innermost source root holding it.
+        configured = source_roots or (root, root / "src")
+        self.source_roots: tuple[Path, ...] = tuple(sorted(set(configured), key=lambda p: (-len(p.parts), p)))
+        self.import_roots: set[Path] = set(self.source_roots)
         self._has_init: dict[Path, bool] = {}
-        self.import_roots: set[Path] = {root, root / "src"}
+        # Folders that may be on sys.path when the project runs: each linted file's folder and its
+        # ancestors up to the project root (or up to the path argument's parent outside the root).
+        self._candidate_dirs: set[Path] = set()
+        self._listings: dict[Path, frozenset[str]] = {}
+        self._located: dict[str, Path | None] = {}
 
     def _package_dir(self, directory: Path) -> bool:
         known = self._has_init.get(directory)
@@ -76,8 +96,20 @@ class ModuleNamer:
             self._has_init[directory] = known
         return known
 
-    def names(self, path: Path) -> tuple[str, bool, tuple[str, ...]]:
-        """(primary module name, is a package ``__init__``, other names it is importable as)."""
+    def _source_relative(self, path: Path) -> list[str] | None:
+        for source_root in self.source_roots:
+            try:
+                return list(path.relative_to(source_root).parts)
+            except ValueError:
+                continue
+        try:
+            return list(path.relative_to(self.root).parts)
+        except ValueError:
+            return None
+
+    def names(self, path: Path, ceiling: Path | None = None) -> tuple[str, bool, tuple[str, ...]]:
+        """(primary module name, is a package ``__init__``, other names it is importable as).
+        ``ceiling`` bounds the candidate import folders of a file outside the project root."""
         is_package = path.name == "__init__.py"
         parts: list[str] = [] if is_package else [path.stem]
         directory = path.parent
@@ -85,20 +117,16 @@ class ModuleNamer:
             parts.insert(0, directory.name)
             directory = directory.parent
         self.import_roots.add(directory)
+        self._add_candidates(path.parent, ceiling)
         package_name = ".".join(parts)
         others: list[str] = []
-        try:
-            relative = path.relative_to(self.root).with_suffix("")
-            rel_parts = list(relative.parts)
-            if rel_parts and rel_parts[-1] == "__init__":
-                rel_parts.pop()
-            if rel_parts and rel_parts[0] == "src":
-                rel_parts.pop(0)
-            root_name = ".".join(rel_parts)
-        except ValueError:
-            root_name = ""
+        relative = self._source_relative(path.with_suffix(""))
+        if relative and relative[-1] == "__init__":
+            relative.pop()
+        root_name = ".".join(relative) if relative else ""
         if len(parts) <= 1 and root_name and root_name != package_name:
-            # A file outside any package: the root-relative name reads better and is importable from the root.
+            # Outside any regular package: a namespace-package name relative to the source root,
+            # importable as Python would (PEP 420); the bare file name too, for sibling scripts.
             primary = root_name
             if package_name:
                 others.append(package_name)
@@ -108,14 +136,102 @@ class ModuleNamer:
                 others.append(root_name)
         return primary, is_package, tuple(others)
 
+    def _add_candidates(self, directory: Path, ceiling: Path | None) -> None:
+        top = self.root if directory == self.root or self.root in directory.parents else ceiling
+        while directory not in self._candidate_dirs:
+            self._candidate_dirs.add(directory)
+            if top is None or directory == top or directory.parent == directory:
+                break
+            directory = directory.parent
+
+    def _listing(self, directory: Path) -> frozenset[str]:
+        """Top-level module names a folder offers: its ``*.py`` stems and its sub-folders."""
+        known = self._listings.get(directory)
+        if known is None:
+            names: set[str] = set()
+            try:
+                with os.scandir(directory) as entries:
+                    for entry in entries:
+                        if entry.name.endswith(".py"):
+                            names.add(entry.name[:-3])
+                        elif entry.name not in SKIPPED_DIRECTORIES and entry.is_dir():
+                            names.add(entry.name)
+            except OSError:
+                pass
+            known = frozenset(names)
+            self._listings[directory] = known
+        return known
+
+    def _detected_roots(self, top_name: str) -> list[Path]:
+        """Folders between the linted files and the project root that hold ``top_name`` (shallowest first)."""
+        if top_name in _STDLIB_MODULES:
+            return []
+        found = [d for d in self._candidate_dirs if d not in self.import_roots and top_name in self._listing(d)]
+        return sorted(found, key=lambda p: (len(p.parts), p))
+
     def locate(self, module: str) -> Path | None:
-        """The file of a project module not among the linted files, searched under the import roots."""
+        """The file of a project module not among the linted files, searched under the import roots and
+        then under the automatically detected ones (see the module docstring)."""
+        if module in self._located:
+            return self._located[module]
         relative = Path(*module.split("."))
-        for root in sorted(self.import_roots):
+        found: Path | None = None
+        roots = [*sorted(self.import_roots), *self._detected_roots(relative.parts[0])]
+        for root in roots:
             for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
                 if candidate.is_file():
-                    return candidate
-        return None
+                    found = candidate
+                    break
+            if found is not None:
+                break
+        self._located[module] = found
+        return found
+
+    def is_namespace_dir(self, module: str) -> bool:
+        """A folder (without ``__init__.py``) that Python would import as a namespace package."""
+        relative = Path(*module.split("."))
+        roots = [*self.import_roots, *self._detected_roots(relative.parts[0])]
+        return any((root / relative).is_dir() for root in roots)
+
+    def looks_like_project(self, module: str) -> bool:
+        """Its top-level name is a file or folder of the project, in a root or a candidate folder."""
+        top = module.split(".")[0]
+        if top in _STDLIB_MODULES:
+            return False
+        return any(top in self._listing(d) for d in (*self.import_roots, *self._candidate_dirs))
+
+    def unresolved_project_modules(self, missing: Iterable[str]) -> list[str]:
+        """Of the module names resolution could not load, those that look like the project's own: each
+        once, and only the shortest one of a chain (``app.gone`` rather than also ``app.gone.sub``)."""
+        candidates = sorted(
+            name for name in set(missing)
+            if self.looks_like_project(name) and not self.is_namespace_dir(name) and self.locate(name) is None
+        )
+        kept: list[str] = []
+        for name in candidates:
+            if not any(name.startswith(f"{shorter}.") for shorter in kept):
+                kept.append(name)
+        return kept
+
+
+_STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names)
+
+
+def resolve_source_roots(root: Path, patterns: Sequence[str]) -> tuple[list[Path], list[str]]:
+    """The ``src`` setting's folders (globs allowed, relative to the project root), and the entries that
+    match no folder (a configuration error: a typo would otherwise silently lose every helper)."""
+    found: list[Path] = []
+    unmatched: list[str] = []
+    for pattern in patterns:
+        if any(char in pattern for char in "*?["):
+            matches = sorted(p.resolve() for p in root.glob(pattern) if p.is_dir())
+        else:
+            candidate = (root / pattern).resolve()
+            matches = [candidate] if candidate.is_dir() else []
+        if not matches:
+            unmatched.append(pattern)
+        found.extend(matches)
+    return found, unmatched
 
 
 def walk(
@@ -126,12 +242,12 @@ def walk(
     problems: list[WalkProblem] = []
     seen: set[Path] = set()
 
-    def add(path: Path) -> None:
+    def add(path: Path, ceiling: Path) -> None:
         absolute = Path(os.path.abspath(path))
         if absolute in seen:
             return
         seen.add(absolute)
-        module, is_package, others = namer.names(absolute)
+        module, is_package, others = namer.names(absolute, ceiling)
         files.append(SourceFile(absolute, display_path(absolute, cwd), module, is_package, others))
 
     def unreadable(error: OSError) -> None:
@@ -142,9 +258,9 @@ def walk(
         absolute = Path(os.path.abspath(argument))
         if absolute.is_dir():
             for path in _walk_directory(absolute, root, exclude, unreadable):
-                add(path)
+                add(path, absolute.parent)
         elif absolute.exists() or absolute.is_symlink():
-            add(absolute)  # explicit files are always linted; unreadable ones are reported when read
+            add(absolute, absolute.parent)  # explicit files are always linted; unreadable ones are reported when read
         else:
             problems.append(WalkProblem(display_path(absolute, cwd), "no such file or directory"))
     return files, problems

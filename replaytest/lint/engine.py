@@ -37,11 +37,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replaytest.config import Config
+from replaytest.config import Config, ConfigError
 from replaytest.fileio import NotRegularFileError, read_regular
 from replaytest.lint.cache import SummaryCache, summary_key
 from replaytest.lint.context import LintContext
-from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, walk
+from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, resolve_source_roots, walk
 from replaytest.lint.filtering import Selection, fingerprint, is_suppressed, suppressions
 from replaytest.lint.model import (
     ORCHESTRATION,
@@ -302,7 +302,7 @@ def lint_paths(
     plugins carrying one; ``jobs`` None picks serial or a pool by the amount to parse, N forces N workers."""
     cwd = cwd or Path.cwd()
     context = context or build_context(config, profiles)
-    namer = ModuleNamer(config.root)
+    namer = ModuleNamer(config.root, _source_roots(config))
     files, problems = walk(paths, root=config.root, exclude=config.exclude, cwd=cwd, namer=namer)
     cache = SummaryCache(config.root / config.cache_dir) if use_cache else None
     run = _Run(context, cache, namer, files, cwd)
@@ -357,9 +357,34 @@ def lint_paths(
         if source.path not in screened_paths and summary is not None and summary.error is not None:
             raw.append((source, _error_diagnostic(source, summary.error, context)))
 
+    notes.extend(_unresolved_notes(program, namer, cwd))
     result = _finish(raw, files, problems, config, cwd, context)
     result.notes = notes
     return result
+
+
+def _source_roots(config: Config) -> list[Path]:
+    """The ``src`` setting's folders; an entry that matches none is a configuration error."""
+    roots, unmatched = resolve_source_roots(config.root, config.src)
+    if unmatched:
+        raise ConfigError(config.path, "src", f"{unmatched[0]!r} matches no folder under {config.root}")
+    return roots
+
+
+def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[str]:
+    """One note per project-looking module that orchestration code reaches but no source root holds."""
+    notes = []
+    for name in namer.unresolved_project_modules(program.unresolved):
+        importers = sorted(
+            display_path(Path(summary.path), cwd) for summary in {id(s): s for s in program.modules.values()}.values()
+            if any(target == name or target.startswith(f"{name}.") for target in summary.aliases.values())
+        )
+        by = f" (imported by {importers[0]})" if importers else ""
+        notes.append(
+            f"note: cannot resolve project module {name!r}{by}; calls into it are not followed. "
+            "Add its folder to `src` in [tool.replaytest] if it lives under another source root."
+        )
+    return notes
 
 
 def _summarise_all(

@@ -3,8 +3,8 @@ functions it calls, to the effects it reaches.
 
 The walk follows call sites into functions of other summaries (loading a not-yet-summarised project
 module lazily through the ``load`` callback), stops at steps, other orchestration entry points and the
-framework's safe calls, and is memoised per (function, framework) with an in-progress set, so recursion
-and import cycles terminate. Calls through instances exported by another module
+framework's safe calls, and is memoised per (function, framework); recursion and import cycles terminate,
+and only complete results are memoised (see ``_reach``). Calls through instances exported by another module
 (``from app.llm import client``) are matched against the rule tables here, where the instance's type
 is known.
 """
@@ -27,6 +27,8 @@ from replaytest.lint.model import (
 from replaytest.lint.profile import FrameworkProfile
 
 _MAX_ALIAS_DEPTH = 8
+# The low-link of a result that depends on no function still being walked.
+_DONE = 1 << 30
 # Item writes recorded as calls (``CACHE[k] = v`` on an imported name), spelt for messages.
 _ITEM_WRITES = {"__setitem__": "{name}[...] = ...", "__delitem__": "del {name}[...]"}
 
@@ -47,11 +49,18 @@ class Program:
         self.modules: dict[str, ModuleSummary] = {}
         self._missing: set[str] = set()
         self._memo: dict[tuple[str, str], list[Reached]] = {}
-        self._active: set[tuple[str, str]] = set()
+        # Functions being walked -> their depth in the walk; results that depend on one of them.
+        self._active: dict[tuple[str, str], int] = {}
+        self._partial: dict[tuple[str, str], tuple[list[Reached], int]] = {}
 
     def add(self, summary: ModuleSummary, names: tuple[str, ...] = ()) -> None:
         for name in (summary.module, *names):
             self.modules.setdefault(name, summary)
+
+    @property
+    def unresolved(self) -> frozenset[str]:
+        """Module names the walk tried to load and could not (standard library and third-party ones too)."""
+        return frozenset(self._missing)
 
     def module(self, name: str) -> ModuleSummary | None:
         summary = self.modules.get(name)
@@ -145,41 +154,65 @@ class Program:
 
     def call_effects(self, site: CallSite, profile: FrameworkProfile) -> tuple[list[Reached], bool]:
         """What a call site reaches: (reached effects, whether the call itself is the effect)."""
+        reached, direct, _ = self._call(site, profile)
+        return reached, direct
+
+    def reach(self, summary: ModuleSummary, function: FunctionSummary, profile: FrameworkProfile) -> list[Reached]:
+        """Everything a function reaches (complete: never a partial result of a cycle in progress)."""
+        return self._reach(summary, function, profile)[0]
+
+    def _call(self, site: CallSite, profile: FrameworkProfile) -> tuple[list[Reached], bool, int]:
+        """``call_effects`` plus the lowest walk depth the result depends on (``_DONE`` when complete)."""
         if site.target in profile.safe_calls:
-            return [], False
+            return [], False, _DONE
         found = self.find_function(site.target)
         if found is not None:
             summary, function = found
             if function.kind in (STEP, ORCHESTRATION):
-                return [], False
-            return _without_given_fields(self.reach(summary, function, profile), site), False
+                return [], False, _DONE
+            reached, low = self._reach(summary, function, profile)
+            return _without_given_fields(reached, site), False, low
         mutation = self.container_mutation(site)
         if mutation is not None:
-            return ([Reached(mutation, (mutation.qualname,))] if self.applies(mutation, profile) else []), True
+            return ([Reached(mutation, (mutation.qualname,))] if self.applies(mutation, profile) else []), True, _DONE
         typed = self.exported_call(site.target)
         if typed is None:
-            return [], False
+            return [], False, _DONE
         found = self.find_function(typed)  # a method of a project class, through an exported instance
         if found is not None:
             summary, function = found
             if function.kind in (STEP, ORCHESTRATION):
-                return [], False
-            return self.reach(summary, function, profile), False
+                return [], False, _DONE
+            reached, low = self._reach(summary, function, profile)
+            return reached, False, low
         rule = self.ctx.match_call(typed)
         if rule is None:
-            return [], False
+            return [], False, _DONE
         effect = Effect(rule.code, rule.category, site.subject, typed, site.span)
-        return ([Reached(effect, (typed,))] if self.applies(effect, profile) else []), True
+        return ([Reached(effect, (typed,))] if self.applies(effect, profile) else []), True, _DONE
 
-    def reach(self, summary: ModuleSummary, function: FunctionSummary, profile: FrameworkProfile) -> list[Reached]:
+    def _reach(
+        self, summary: ModuleSummary, function: FunctionSummary, profile: FrameworkProfile
+    ) -> tuple[list[Reached], int]:
+        """The walk, depth-first with Tarjan's low-link: a function inside a cycle that is still being
+        walked (``b`` in ``a -> b -> a`` while ``a`` is in progress) gets a result lacking what the
+        cycle's first function adds. Such results are kept only until that function completes (so a
+        dense cycle is not walked again and again); only complete results are memoised for good, so a
+        finding never depends on which entry point was resolved first."""
         name = f"{summary.module}.{function.name}"
         key = (name, profile.name)
         memo = self._memo.get(key)
         if memo is not None:
-            return memo
-        if key in self._active:
-            return []
-        self._active.add(key)
+            return memo, _DONE
+        partial = self._partial.get(key)
+        if partial is not None:
+            return partial
+        depth = self._active.get(key)
+        if depth is not None:
+            return [], depth
+        depth = len(self._active)
+        self._active[key] = depth
+        low = _DONE
         try:
             reached: list[Reached] = []
             seen: set[tuple[str, str]] = set()
@@ -188,16 +221,26 @@ class Program:
                     seen.add((effect.rule, effect.qualname))
                     reached.append(Reached(effect, (name, effect.qualname)))
             for site in function.calls:
-                below, _ = self.call_effects(site, profile)
+                below, _, below_low = self._call(site, profile)
+                low = min(low, below_low)
                 for item in below:
                     if (item.effect.rule, item.effect.qualname) in seen:
                         continue
                     seen.add((item.effect.rule, item.effect.qualname))
                     reached.append(Reached(item.effect, (name, *item.chain)))
         finally:
-            self._active.discard(key)
-        self._memo[key] = reached
-        return reached
+            del self._active[key]
+        if low >= depth:
+            # Complete: this function is the first of its cycle (or in none); the partial results of
+            # the cycle's other members are superseded.
+            self._memo[key] = reached
+            if self._partial:
+                self._partial = {k: v for k, v in self._partial.items() if v[1] < depth}
+            return reached, _DONE
+        # Results that depended on this function now depend on what it depends on.
+        self._partial = {k: (v[0], min(v[1], low)) for k, v in self._partial.items()}
+        self._partial[key] = (reached, low)
+        return reached, low
 
 
 def _without_given_fields(reached: list[Reached], site: CallSite) -> list[Reached]:

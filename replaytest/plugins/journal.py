@@ -43,4 +43,4 @@ PROFILE = FrameworkProfile(
     },
 )
 
-PLUGIN = FrameworkPlugin(name="journal", profile=PROFILE, replayer=LazyReplayer("journal", "replaytest.replay.journal_replayer:JournalReplayer"))
+PLUGIN = FrameworkPlugin(name="journal", profile=PROFILE, replayer=LazyReplayer("journal", "replaytest.plugins.journal_replay:JournalReplayer"))

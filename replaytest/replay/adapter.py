@@ -1,7 +1,9 @@
 """The interface a framework implements to replay its histories: ``HistoryReplayer``.
 
-A replayer recognises its history files by content (``sniff`` on the first bytes, cheap enough for
-collecting thousands of files), and replays one file against the current code. The current code is a
+A replayer replays one history file against the current code. Neutral histories reach the replayer
+whose ``engine`` equals their ``workflow.engine`` (the runner reads it); an engine's native format is
+recognised by the replayer's ``sniff`` on the first bytes (cheap enough for collecting thousands of
+files; a replayer of neutral histories only returns False). The current code is a
 ``WorkflowSet``: the objects named by ``replay_workflows`` / ``[tool.replaytest.replay] workflows`` and
 returned by the ``pytest_replaytest_workflows`` hook; each replayer picks the objects it understands.
 """
@@ -45,7 +47,7 @@ class HistoryReplayer(Protocol):
     engine: str
 
     def sniff(self, head: bytes) -> bool:
-        """True if a file starting with ``head`` (up to 64 KiB) is a history this replayer handles."""
+        """True if a file starting with ``head`` (up to 64 KiB) is in this engine's native history format."""
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
         """Replay one history file; never raises for a divergence or a stale type (see ReplayResult)."""

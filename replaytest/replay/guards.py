@@ -61,11 +61,28 @@ _EFFECT_METHODS: tuple[tuple[type, str, str], ...] = (
 )
 
 
+# The lint category of each guarded call, by the call's module: a replayer names the framework's
+# replacement for it from its profile's ``replacements``, the same vocabulary the linter reports in.
+CALL_CATEGORIES: dict[str, str] = {
+    "time": "clock",
+    "datetime": "clock",
+    "date": "clock",
+    "random": "random",
+    "secrets": "random",
+    "os": "random",  # os.urandom is the only guarded os call
+    "uuid": "uuid",
+    "socket": "network",
+    "subprocess": "concurrency",
+}
+
+
 class NondeterministicCall(BaseException):
-    """A guarded call made by orchestration code during replay. ``call`` names it (``time.time``)."""
+    """A guarded call made by orchestration code during replay. ``call`` names it (``time.time``),
+    ``category`` is its lint category (``clock``)."""
 
     def __init__(self, call: str, source: SourcePosition | None, position: int | None = None) -> None:
         self.call = call
+        self.category = CALL_CATEGORIES.get(call.split(".")[0], "")
         self.source = source
         self.position = position  # the history position the replay had reached, when known
         where = f" at {source}" if source else ""

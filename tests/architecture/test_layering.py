@@ -36,7 +36,7 @@ def _layer(module: str) -> str:
     if parts[0] != "replaytest" or len(parts) == 1:
         return "root"
     head = parts[1]
-    if head in ("cli", "pytest_plugin", "__main__"):
+    if head in ("cli", "pytest_plugin", "__main__", "gate"):
         return "faces"
     return head
 

@@ -1,20 +1,24 @@
-"""Hypothesis: whatever a history file contains, loading it raises nothing but ``HistoryError``."""
+"""Hypothesis: whatever a history file contains, loading it either succeeds, and then saving and loading
+again gives the identical history, or raises ``HistoryError`` naming the JSON path of the problem (a
+path that exists in the document, up to a key that is missing)."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from history_samples import VALID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replaytest.history import HistoryError, History, history_from_dict, load_history
-from replaytest.history.io import parse_json
+from replaytest.history import HistoryError, history_from_dict, load_history
+from replaytest.history.io import dumps_history, parse_json, save_history
 
 json_scalars = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20)
@@ -67,15 +71,78 @@ def mutated_histories(draw: st.DrawFn) -> Any:
     return data
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+_TOKEN = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+
+
+def _json_path_tokens(json_path: str) -> list[Any]:
+    """``$.events[3]["x y"]`` -> ["events", 3, "x y"]; fails the test on anything else."""
+    assert json_path.startswith("$"), f"not a JSON path: {json_path!r}"
+    tokens: list[Any] = []
+    position = 1
+    while position < len(json_path):
+        match = _TOKEN.match(json_path, position)
+        assert match is not None, f"malformed JSON path {json_path!r} at {position}"
+        name, index, quoted = match.groups()
+        tokens.append(name if name is not None else int(index) if index is not None else json.loads(quoted))
+        position = match.end()
+    return tokens
+
+
+def assert_names_a_real_location(error: HistoryError, data: Any) -> None:
+    """The error's JSON path leads into ``data``: every step exists, except possibly a last missing key."""
+    assert error.json_path is not None, f"rejection without a JSON path: {error}"
+    node = data
+    tokens = _json_path_tokens(error.json_path)
+    for depth, token in enumerate(tokens):
+        last = depth == len(tokens) - 1
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and isinstance(token, int) and 0 <= token < len(node):
+            node = node[token]
+        else:
+            assert last and isinstance(node, dict), f"{error.json_path} leaves the document at {token!r}: {error}"
+
+
+def assert_round_trip_identical(history: Any, folder: Path) -> None:
+    """load -> save -> load gives the identical history (same JSON text, saved twice the same bytes)."""
+    text = dumps_history(history)
+    saved = save_history(history, folder / "saved.json")
+    first = (folder / "saved.json").read_bytes()
+    again = load_history(folder / "saved.json")
+    assert dumps_history(saved) == dumps_history(again) == text
+    save_history(again, folder / "saved.json")
+    assert (folder / "saved.json").read_bytes() == first
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          deadline=None)
 @given(mutated_histories())
-def test_mutated_history_loads_or_raises_history_error(data: Any) -> None:
+def test_mutated_history_loads_or_raises_history_error(tmp_path: Path, data: Any) -> None:
     try:
         history = history_from_dict(data, "fuzz.json")
     except HistoryError as error:
-        assert str(error).startswith("fuzz.json: ")
+        assert str(error).startswith("fuzz.json: $")
+        assert_names_a_real_location(error, data)
         return
-    assert isinstance(history, History)
+    assert history.workflow.type == data["workflow"]["type"] and len(history.events) == len(data["events"])
+    assert_round_trip_identical(history, tmp_path)
+
+
+def test_the_round_trip_check_compares_content(tmp_path: Path) -> None:
+    # Guard for the property above: the valid sample round-trips, and a changed history would not compare equal.
+    history = history_from_dict(copy.deepcopy(VALID), "fuzz.json")
+    assert_round_trip_identical(history, tmp_path)
+    changed = copy.deepcopy(VALID)
+    changed["events"][0]["result"] = "something else"
+    assert dumps_history(history_from_dict(changed, "x.json")) != dumps_history(history)
+
+
+def test_the_location_check_rejects_a_wrong_path() -> None:
+    with pytest.raises(AssertionError):
+        assert_names_a_real_location(HistoryError("f.json", "$.events[99].kind", "x"), VALID)
+    with pytest.raises(AssertionError):
+        assert_names_a_real_location(HistoryError("f.json", None, "x"), VALID)
+    assert_names_a_real_location(HistoryError("f.json", "$.events[1].missing", "x"), VALID)
 
 
 @settings(max_examples=300, deadline=None)
@@ -83,7 +150,8 @@ def test_mutated_history_loads_or_raises_history_error(data: Any) -> None:
 def test_random_json_is_rejected_as_history_error(data: Any) -> None:
     try:
         history_from_dict(data, "fuzz.json")
-    except HistoryError:
+    except HistoryError as error:
+        assert_names_a_real_location(error, data)
         return
     raise AssertionError("random JSON was accepted as a history")
 
@@ -92,9 +160,18 @@ def test_random_json_is_rejected_as_history_error(data: Any) -> None:
 @given(st.binary(max_size=200) | st.text(max_size=200).map(lambda text: text.encode("utf-8")))
 def test_random_bytes_parse_or_raise_history_error(raw: bytes) -> None:
     try:
-        history_from_dict(parse_json(raw, "fuzz.json"), "fuzz.json")
-    except HistoryError:
+        data = parse_json(raw, "fuzz.json")
+    except HistoryError as error:
+        # Not JSON at all: the file as a whole is the problem, with a line and column or the reason.
+        assert error.json_path is None and error.path == "fuzz.json"
+        assert "JSON" in error.message or "UTF-8" in error.message, error
         return
+    try:
+        history_from_dict(data, "fuzz.json")
+    except HistoryError as error:
+        assert_names_a_real_location(error, data)
+        return
+    raise AssertionError(f"random bytes were accepted as a history: {raw!r}")
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -103,9 +180,12 @@ def test_mutated_history_file_round_trip(tmp_path: Path, data: Any) -> None:
     target = tmp_path / "fuzz.json"
     target.write_text(json.dumps(data), encoding="utf-8")
     try:
-        load_history(target)
+        history = load_history(target)
     except HistoryError as error:
         assert error.path == target
+        assert_names_a_real_location(error, data)
+        return
+    assert_round_trip_identical(history, tmp_path)
 
 
 SCHEMA = jsonschema.Draft202012Validator(json.loads(files("replaytest.history").joinpath("schema.json").read_text(encoding="utf-8")))

@@ -56,8 +56,11 @@ def assert_valid_for_code_scanning(log: dict[str, Any]) -> None:
         assert isinstance(run.get("results"), list)
         for result in run["results"]:
             assert result.get("ruleId") in ids, f"result rule {result.get('ruleId')} not in driver.rules"
-            if "ruleIndex" in result:
-                assert ids[result["ruleIndex"]] == result["ruleId"]
+            # GitHub accepts a result without ruleIndex, but replaytest always writes it: consumers that
+            # read rules by index (and the SARIF viewer) must land on the result's own rule.
+            index = result.get("ruleIndex")
+            assert type(index) is int and 0 <= index < len(ids), f"ruleIndex missing or out of range: {result}"
+            assert ids[index] == result.get("ruleId"), f"ruleIndex {index} is {ids[index]}, not {result.get('ruleId')}"
             assert _is_text(result.get("message", {}).get("text"))
             assert result.get("level", "warning") in {"error", "warning", "note"}
             locations = result.get("locations")
@@ -101,16 +104,18 @@ def test_fixture_project_sarif_is_valid_for_github_code_scanning() -> None:
     assert_valid_for_code_scanning(log)
     results = _results(log)
     assert len(results) == len(report["diagnostics"]) > 0
-    # Same findings as the JSON report, in the same places, under the same rule ids.
+    # Same findings as the JSON report, in the same places, under the same rule ids; SARIF paths are
+    # relative to the repository's top level, JSON ones to the working directory (the fixture project).
+    in_repository = TEMPORAL_FIXTURE.resolve().relative_to(Path(__file__).resolve().parents[2]).as_posix()
     from_sarif = sorted((*_located(r), r["ruleId"]) for r in results)
-    from_json = sorted((d["path"], d["line"], d["column"], d["rule"]) for d in report["diagnostics"])
+    from_json = sorted((f"{in_repository}/{d['path']}", d["line"], d["column"], d["rule"]) for d in report["diagnostics"])
     assert from_sarif == from_json
     # Distinct findings must not share a fingerprint, or GitHub merges them into one alert.
     prints = [json.dumps(r["partialFingerprints"], sort_keys=True) for r in results]
     assert len(set(prints)) == len(prints)
 
 
-def test_uris_are_relative_to_the_working_directory(make_project) -> None:
+def test_outside_a_repository_uris_are_relative_to_the_working_directory(make_project) -> None:
     project = make_project({"app/wf.py": CLOCK_WORKFLOW})
     log, _, _ = _sarif(project, project.name, cwd=project.parent)
     assert_valid_for_code_scanning(log)
@@ -143,7 +148,7 @@ def test_validator_rejects_what_github_rejects() -> None:
         "runs": [{
             "tool": {"driver": {"name": "replaytest", "rules": [{"id": "RT1", "shortDescription": {"text": "x"}}]}},
             "results": [{
-                "ruleId": "RT1", "level": "error", "message": {"text": "m"},
+                "ruleId": "RT1", "ruleIndex": 0, "level": "error", "message": {"text": "m"},
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": "a/b.py"}, "region": {"startLine": 3}}}],
                 "partialFingerprints": {"replaytest/v1": "abc"},
             }],
@@ -154,6 +159,9 @@ def test_validator_rejects_what_github_rejects() -> None:
         lambda log: log.update(version="2.0.0"),
         lambda log: log["runs"][0]["results"][0].update(ruleId="RT2"),
         lambda log: log["runs"][0]["results"][0].update(level="fatal"),
+        lambda log: log["runs"][0]["results"][0].pop("ruleIndex"),
+        lambda log: log["runs"][0]["results"][0].update(ruleIndex=1),
+        lambda log: log["runs"][0]["results"][0].update(ruleIndex=-1),
         lambda log: log["runs"][0]["results"][0].pop("partialFingerprints"),
         lambda log: log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"].update(uri="/abs/b.py"),
         lambda log: log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"].update(startLine=0),
@@ -180,3 +188,30 @@ def test_uris_are_percent_encoded_uri_references(make_project) -> None:
     assert path == "my app/w\u00f6rk 100%.py"
     assert re.fullmatch(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})+", uri), f"not a URI reference: {uri!r}"
     assert unquote(uri) == path
+
+
+MIXED_WORKFLOW = """\
+import os
+from datetime import datetime
+
+from temporalio import workflow
+
+
+@workflow.defn
+class Mixed:
+    @workflow.run
+    async def run(self) -> str:
+        return f"{datetime.now()} {os.environ['HOME']}"
+"""
+
+
+def test_each_result_names_its_rule_by_index(make_project) -> None:
+    # Two findings of two rules (RT101 and RT204, stated here): each result's ruleIndex is the position
+    # of its own rule in driver.rules.
+    project = make_project({"app/wf.py": MIXED_WORKFLOW})
+    log, _, _ = _sarif(project)
+    [run] = log["runs"]
+    rule_ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    pairs = sorted((result["ruleId"], result["ruleIndex"]) for result in run["results"])
+    assert [rule for rule, _ in pairs] == ["RT101", "RT204"]
+    assert pairs == [("RT101", rule_ids.index("RT101")), ("RT204", rule_ids.index("RT204"))]

@@ -1,4 +1,4 @@
-"""Replaying neutral histories (``"format": "replaytest-history"``) with journal workflow functions.
+"""Replaying neutral histories of engine ``journal`` with journal workflow functions.
 
 ``JournalReplayer`` loads a history, finds the current ``@workflow`` function of its type, and runs it
 through ``replaytest.journal.run_workflow`` with a ``ReplayBackend``: every command the context issues is
@@ -23,26 +23,14 @@ from replaytest.history import Event, History, HistoryError, load_history
 from replaytest.journal import Command, RunInfo, StepFailed, find_workflow, run_workflow
 from replaytest.journal.commands import Thunk
 from replaytest.journal.workflow import Outcome, definition_of
+from replaytest.plugins.journal import PROFILE
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult
 from replaytest.replay.engine import PATCH_MARKER, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
 from replaytest.replay.guards import NondeterministicCall, guarded, orchestration_modules
 
-SNIFF_MARKER = b'"format": "replaytest-history"'
-_SNIFF_COMPACT = b'"format":"replaytest-history"'
-
-# What the journal offers instead of each guarded call (the fix named in the report).
-_INSTEAD = {
-    "time": "ctx.now()",
-    "datetime": "ctx.now()",
-    "date": "ctx.now()",
-    "random": "ctx.random()",
-    "secrets": "ctx.random() or a value made in a ctx.step",
-    "os": "a value made in a ctx.step",
-    "uuid": "ctx.uuid()",
-    "socket": "a ctx.step(...) around the network call",
-    "subprocess": "a ctx.step(...) around the process",
-}
+# What the journal offers instead of each guarded call (the fix named in the report), by lint category.
+_INSTEAD = PROFILE.replacements
 
 
 class ReplayBackend:
@@ -78,12 +66,12 @@ class ReplayBackend:
 
 
 class JournalReplayer:
-    """The ``HistoryReplayer`` for neutral histories recorded by the journal (or imported into the format)."""
+    """The ``HistoryReplayer`` for neutral histories of engine ``journal`` (the runner dispatches them here)."""
 
     engine = "journal"
 
     def sniff(self, head: bytes) -> bool:
-        return SNIFF_MARKER in head or _SNIFF_COMPACT in head
+        return False  # the journal has no native format: its histories are neutral ones
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
         started = time.perf_counter()
@@ -104,6 +92,10 @@ class JournalReplayer:
         result = ReplayResult(
             path, self.engine, history.workflow.type, history.workflow.id, events=len(history.events)
         )
+        if history.workflow.engine != self.engine:
+            result.status = "error"
+            result.error = f"a history of engine {history.workflow.engine!r}, not {self.engine!r}"
+            return result
         definition = find_workflow(workflows.objects, history.workflow.type)
         if definition is None:
             known = sorted(d.name for d in map(definition_of, workflows.objects) if d is not None)
@@ -173,8 +165,7 @@ def _recorded(event: Event) -> Recorded:
 
 
 def _nondeterministic(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
-    module = trip.call.split(".")[0]
-    instead = _INSTEAD.get(module, "a recorded ctx call")
+    instead = _INSTEAD.get(trip.category, "a recorded ctx call")
     return matcher.divergence(
         "nondeterministic-call",
         f"orchestration code called {trip.call}() during replay; use {instead}",

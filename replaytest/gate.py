@@ -1,0 +1,103 @@
+"""What ``replaytest check`` (and the pytest plugin's ``--replay-coverage``) add around lint and replay:
+replay coverage of orchestration code, and progress bars for long runs.
+
+A face-level module because it joins the two sides: the linter knows which functions are orchestration
+code (``lint.regions``), the replay side measures what the histories execute (``replay.coverage``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from replaytest.config import Config
+from replaytest.lint.regions import Region, orchestration_regions
+from replaytest.replay.adapter import WorkflowSet
+from replaytest.replay.coverage import (
+    CoverageReport,
+    ReplayCoverage,
+    build_report,
+    changed_lines_since,
+    render_table,
+    write_html,
+)
+from replaytest.replay.report import display_path
+
+COVERAGE_DIR = "replay-coverage"
+
+
+def workflow_files(workflows: WorkflowSet) -> list[Path]:
+    """The source files of the modules the current code was imported from."""
+    files = set()
+    for obj in workflows.objects:
+        module = sys.modules.get(getattr(obj, "__module__", "") or "")
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(".py"):
+            files.add(Path(path).resolve())
+    return sorted(files)
+
+
+@dataclass
+class CoverageRun:
+    """One measurement: where its data lives, which orchestration functions it covers."""
+
+    config: Config
+    html_dir: Path | None = None
+    diff_base: str | None = None
+    fail_under: float | None = None
+    regions: list[Region] = field(default_factory=list)
+    measure: ReplayCoverage | None = None
+
+    @property
+    def data_file(self) -> Path:
+        return self.config.root / self.config.cache_dir / COVERAGE_DIR / ".coverage"
+
+    def start(self, workflows: WorkflowSet, profiles: Sequence[Any], *, parallel: bool = False) -> ReplayCoverage:
+        self.regions = orchestration_regions(workflow_files(workflows), self.config, profiles)
+        self.measure = ReplayCoverage(self.regions, self.data_file, parallel=parallel)
+        self.measure.start()
+        return self.measure
+
+    def stop(self) -> None:
+        if self.measure is not None:
+            self.measure.stop()
+
+    def report(self, workflow_of: Mapping[str, str], cwd: Path) -> tuple[CoverageReport, str, bool]:
+        """(report, text, gate failed). The gate fails when changed orchestration lines are covered less
+        than ``fail_under`` percent (default 100 with ``diff_base``: every changed line reached)."""
+        changed = None
+        if self.diff_base is not None:
+            changed = changed_lines_since(self.diff_base, {r.path for r in self.regions}, cwd)
+        report = build_report(self.data_file, self.regions, workflow_of, changed)
+        text = render_table(report, display=display_path)
+        if not self.regions:
+            text += "\n  no orchestration functions found in the replayed workflows' modules"
+        if self.html_dir is not None:
+            write_html(self.data_file, self.regions, self.html_dir)
+            text += f"\nHTML report: {display_path(self.html_dir)}/index.html"
+        threshold = self.fail_under if self.fail_under is not None else (100.0 if self.diff_base else None)
+        failed = threshold is not None and report.changed_percent < threshold
+        if failed:
+            text += f"\nreplay coverage of changed orchestration lines {report.changed_percent:.0f}% < {threshold:g}%"
+        return report, text, failed
+
+
+def show_progress(quiet: bool) -> bool:
+    """Progress bars only for a person watching: stderr is a terminal and --quiet was not given."""
+    return not quiet and sys.stderr.isatty()
+
+
+@contextmanager
+def progress(total: int, label: str, enabled: bool) -> Iterator[Callable[..., None]]:
+    """A click progress bar with counts on stderr (``advance()`` after each item), or a no-op."""
+    if not enabled or total < 2:
+        yield lambda *_: None
+        return
+    with click.progressbar(length=total, label=label, show_pos=True, show_eta=True, file=sys.stderr) as bar:
+        yield lambda *_: bar.update(1)

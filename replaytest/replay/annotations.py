@@ -1,0 +1,64 @@
+"""Replay outcomes as CI results: one ``ReplayAnnotation`` per replayed history, placed where a reviewer
+acts on it — at the source line that issued the diverging command (the divergence's source position), or
+at the history file when no line is known (a stale or unreadable history, an engine that reports none).
+
+The fields match what the CI reporters read (``lint.reporters.external.ExternalResult``), so ``check
+--output-format github|sarif|junit`` shows lint findings and replay divergences in one report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from replaytest.replay.divergence import Divergence, ReplayResult
+from replaytest.replay.report import display_path, render_text
+
+
+@dataclass(frozen=True)
+class ReplayAnnotation:
+    """One replayed history as a CI result. ``level`` None: it passed (only junit lists it)."""
+
+    path: str
+    line: int
+    code: str
+    title: str
+    message: str
+    details: str
+    level: str | None
+    suite: str = "replay"
+    name: str = ""
+
+
+def replay_annotations(results: Iterable[ReplayResult], details: bool = False) -> list[ReplayAnnotation]:
+    """One annotation per history, plus one per warning (prompt drift, changed arguments) of a history
+    that passed."""
+    annotations = []
+    for result in results:
+        history = display_path(result.history_path)
+        who = f"{result.workflow_type} {history}"
+        report = render_text(result, details)
+        if result.status == "diverged" and result.divergence is not None:
+            annotations.append(_at_divergence(result.divergence, history, who, report, "error"))
+        elif result.status in ("stale", "error"):
+            annotations.append(ReplayAnnotation(
+                history, 1, f"replay/{result.status}", f"replay {result.status}",
+                f"{history}: {result.status}: {result.error or 'no reason given'}", report, "error", name=who,
+            ))
+        else:
+            annotations.append(ReplayAnnotation(history, 1, "replay/passed", "replay passed", report, "", None, name=who))
+        if result.status == "passed":
+            for warning in result.warnings:
+                annotations.append(_at_divergence(warning, history, f"{who} ({warning.kind})", report, "warning"))
+    return annotations
+
+
+def _at_divergence(divergence: Divergence, history: str, who: str, report: str, level: str) -> ReplayAnnotation:
+    if divergence.source is not None:
+        path, line = display_path(divergence.source.path), divergence.source.line
+    else:
+        path, line = history, 1
+    message = f"replaying {history}: {divergence.kind}: {divergence.message}"
+    return ReplayAnnotation(
+        path, line, f"replay/{divergence.kind}", f"replay {divergence.kind}", message, report, level, name=who
+    )

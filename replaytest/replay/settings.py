@@ -1,0 +1,194 @@
+"""The replay settings of a project as ``replaytest replay``/``check`` see them: one configuration for the
+command line and pytest.
+
+The pytest plugin reads ini options (``replay_paths``, ``replay_workflows``, ``replay_prompts``,
+``replay_strict_args``, ``replay_stale``) with ``[tool.replaytest.replay]`` as the fallback. The command
+line reads the same ini options from the same file pytest would use, with the same precedence, so a
+project configured for pytest replays the same histories against the same code from ``replaytest check``:
+
+* the ini file is found as pytest finds it: walking up from the start folder, the first of
+  ``pytest.ini``, ``.pytest.ini``, ``pyproject.toml`` with ``[tool.pytest.ini_options]``, ``tox.ini``
+  with ``[pytest]``, ``setup.cfg`` with ``[tool:pytest]``;
+* ``replay_paths`` (relative to the ini file's folder) wins over ``[tool.replaytest.replay] paths``
+  (relative to the project root); without either, ``fixtures/histories`` when current code is configured;
+* ``replay_workflows`` (imported from the ini file's folder) wins over ``workflows``;
+* ``replay_prompts`` sets both prompt policies; ``replay_strict_args`` or ``strict-args`` turns on strict
+  arguments; ``replay_stale`` (``fail`` or ``skip``) decides what a stale history means.
+
+Command-line arguments (``--workflows``, paths) win over both. pytest's ``-c``/``-o`` and
+``PYTEST_ADDOPTS`` are not seen here.
+"""
+
+from __future__ import annotations
+
+import configparser
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from replaytest.config import Config, ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+DEFAULT_HISTORY_DIR = "fixtures/histories"
+_POLICIES = ("fail", "warn", "ignore")
+_TRUE = {"y", "yes", "t", "true", "on", "1"}
+_FALSE = {"n", "no", "f", "false", "off", "0"}
+
+
+@dataclass(frozen=True)
+class PytestIni:
+    """The replay options of the ini file pytest would read (None when no such file or option)."""
+
+    path: Path | None = None
+    table: str = ""  # how the file names its pytest section, for messages
+    paths: tuple[str, ...] | None = None
+    workflows: tuple[str, ...] | None = None
+    prompts: str | None = None
+    strict_args: bool | None = None
+    stale: str | None = None
+
+    @property
+    def folder(self) -> Path | None:
+        return self.path.parent if self.path is not None else None
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """What to replay, against which code, with which options, and where each came from."""
+
+    paths: tuple[Path, ...]
+    workflows: tuple[str, ...]
+    workflows_base: Path
+    prompts_running: str
+    prompts_completed: str
+    strict_args: bool
+    stale: str
+    paths_from: str  # e.g. "[tool.pytest.ini_options] replay_paths in /p/pyproject.toml"
+    workflows_from: str
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.paths)
+
+
+def find_pytest_ini(start: Path) -> PytestIni:
+    """The ini file pytest would use from ``start`` (see the module docstring) and its replay options."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        for name, reader in _INI_FILES:
+            candidate = directory / name
+            if not candidate.is_file():
+                continue
+            found = reader(candidate)
+            if found is not None:
+                return found
+    return PytestIni()
+
+
+def _from_pyproject(path: Path) -> PytestIni | None:
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None  # not pytest's file then; the replaytest table's reader reports a broken pyproject.toml
+    table = document.get("tool", {}).get("pytest", {}).get("ini_options")
+    if not isinstance(table, dict):
+        return None
+    return _options(path, "[tool.pytest.ini_options]", table)
+
+
+def _ini_reader(section: str, always: bool) -> Any:
+    def read(path: Path) -> PytestIni | None:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(path, encoding="utf-8")
+        except (OSError, configparser.Error, UnicodeDecodeError) as error:
+            raise ConfigError(path, f"[{section}]", f"cannot be read: {error}") from None
+        if not parser.has_section(section):
+            return PytestIni(path, f"[{section}]") if always else None
+        return _options(path, f"[{section}]", dict(parser.items(section)))
+
+    return read
+
+
+_INI_FILES = (
+    ("pytest.ini", _ini_reader("pytest", always=True)),
+    (".pytest.ini", _ini_reader("pytest", always=True)),
+    ("pyproject.toml", _from_pyproject),
+    ("tox.ini", _ini_reader("pytest", always=False)),
+    ("setup.cfg", _ini_reader("tool:pytest", always=False)),
+)
+
+
+def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
+    def lines(key: str) -> tuple[str, ...] | None:
+        value = values.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            items = [line.strip() for line in value.split("\n")]
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            items = [item.strip() for item in value]
+        else:
+            raise ConfigError(path, f"{table} {key}", "must be a list of strings")
+        return tuple(item for item in items if item) or None
+
+    def choice(key: str, allowed: tuple[str, ...]) -> str | None:
+        value = values.get(key)
+        if value is None or value == "":
+            return None
+        if value not in allowed:
+            raise ConfigError(path, f"{table} {key}", f"must be one of {', '.join(allowed)}, not {value!r}")
+        return str(value)
+
+    strict: bool | None = None
+    raw = values.get("replay_strict_args")
+    if isinstance(raw, bool):
+        strict = raw
+    elif isinstance(raw, str) and raw.strip().lower() in _TRUE | _FALSE:
+        strict = raw.strip().lower() in _TRUE
+    elif raw is not None:
+        raise ConfigError(path, f"{table} replay_strict_args", "must be true or false")
+    return PytestIni(path, table, lines("replay_paths"), lines("replay_workflows"),
+                     choice("replay_prompts", _POLICIES), strict, choice("replay_stale", ("fail", "skip")))
+
+
+def replay_plan(config: Config, start: Path) -> ReplayPlan:
+    """The project's replay settings from the pytest ini file and ``[tool.replaytest.replay]`` together."""
+    ini = find_pytest_ini(start)
+    table = config.replay
+    where_table = f"[tool.replaytest.replay] %s in {config.path}" if config.path else "[tool.replaytest.replay] %s"
+    ini_folder = ini.folder or config.root
+    if ini.workflows:
+        workflows, workflows_base = ini.workflows, ini_folder
+        workflows_from = f"{ini.table} replay_workflows in {ini.path}"
+    else:
+        workflows, workflows_base = table.workflows, config.root
+        workflows_from = where_table % "workflows" if table.workflows else ""
+    if ini.paths:
+        paths = tuple(ini_folder / p for p in ini.paths)
+        paths_from = f"{ini.table} replay_paths in {ini.path}"
+    elif table.paths:
+        paths = tuple(config.root / p for p in table.paths)
+        paths_from = where_table % "paths"
+    elif workflows and (ini_folder / DEFAULT_HISTORY_DIR).is_dir():
+        paths = (ini_folder / DEFAULT_HISTORY_DIR,)
+        paths_from = f"the default {DEFAULT_HISTORY_DIR} (current code is configured)"
+    else:
+        paths, paths_from = (), ""
+    return ReplayPlan(
+        paths=paths,
+        workflows=workflows,
+        workflows_base=workflows_base,
+        prompts_running=ini.prompts or table.prompts_running,
+        prompts_completed=ini.prompts or table.prompts_completed,
+        strict_args=bool(ini.strict_args) or table.strict_args,
+        stale=ini.stale or "fail",
+        paths_from=paths_from,
+        workflows_from=workflows_from,
+    )

@@ -1,0 +1,106 @@
+"""``replaytest check --output-format github|sarif|junit``: lint findings and replay divergences in one CI
+report, a divergence placed at the source line that issued the diverging command, and paths relative to
+the git top level (not the working directory) so a job with a ``working-directory`` maps to files."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "fixtures"
+AGENT = FIXTURES / "journal_app" / "agent.py"
+OLD_RELEASE = FIXTURES / "ci_histories" / "support_agent-previous-release.json"
+ANNOTATION = re.compile(r"^::(error|warning) file=([^,]+),line=(\d+)(?:,[^:]*)?,title=([^:]+)::(.*)$")
+
+
+def _check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "replaytest", "check", "--no-cache", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=180,
+    )
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(number for number, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def test_bundled_example_github_annotations_hold_a_finding_and_a_divergence() -> None:
+    run = _check(FIXTURES, "--output-format", "github", "example_app")
+    assert run.returncode == 1, run.stdout + run.stderr
+    annotations = [ANNOTATION.match(line) for line in run.stdout.splitlines()]
+    assert all(annotations), run.stdout
+    found = {(m.group(2), int(m.group(3)), m.group(4)) for m in annotations if m}
+    workflows = FIXTURES / "example_app" / "support_agent" / "workflows.py"
+    assert ("fixtures/example_app/support_agent/workflows.py", _line_of(workflows, "datetime.now()"), "RT101") in found
+    # The previous release's history diverges at the line that now issues "write reply".
+    assert ("fixtures/journal_app/agent.py", _line_of(AGENT, 'ctx.model("write reply"'), "replay command-mismatch") in found
+    divergence = next(m for m in annotations if m and m.group(4) == "replay command-mismatch")
+    assert "draft reply" in divergence.group(5) and "%0A" in divergence.group(5)  # the report, one line
+
+
+def _service_repo(tmp_path: Path, git: bool) -> Path:
+    """A repository whose Python project sits in ``service/``: the journal agent with a clock read added
+    outside the replayed path, its histories and the previous release's one."""
+    service = tmp_path / "repo" / "service"
+    service.mkdir(parents=True)
+    source = AGENT.read_text()
+    source = source.replace("from typing import Any\n", "import time\nfrom typing import Any\n")
+    source += '\n\n@workflow(name="stamp", version="1")\ndef stamp(ctx: Any) -> float:\n    return time.time()\n'
+    (service / "agent.py").write_text(source)
+    shutil.copytree(FIXTURES / "histories", service / "histories")
+    shutil.copy(OLD_RELEASE, service / "histories" / OLD_RELEASE.name)
+    (service / "pyproject.toml").write_text(
+        '[tool.replaytest.replay]\npaths = ["histories"]\nworkflows = ["agent:support_agent"]\n'
+    )
+    if git:
+        subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    return service
+
+
+def test_sarif_from_a_subdirectory_maps_to_repository_root_paths(tmp_path: Path) -> None:
+    service = _service_repo(tmp_path, git=True)
+    run = _check(service, "--output-format", "sarif", ".")
+    assert run.returncode == 1, run.stderr
+    log = json.loads(run.stdout)
+    results = log["runs"][0]["results"]
+    uris = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results}
+    assert ("RT101", "service/agent.py") in uris
+    assert ("replay/command-mismatch", "service/agent.py") in uris
+    divergence = next(r for r in results if r["ruleId"] == "replay/command-mismatch")
+    assert divergence["locations"][0]["physicalLocation"]["region"]["startLine"] == _line_of(service / "agent.py", 'ctx.model("write reply"')
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert rules[divergence["ruleIndex"]]["id"] == "replay/command-mismatch"
+    assert "git repository" in log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["description"]["text"]
+    # Same for the annotations: the runner resolves file= from the repository root.
+    github = _check(service, "--format", "github", ".")
+    assert "file=service/agent.py,line=" in github.stdout
+
+
+def test_outside_a_repository_paths_stay_relative_to_the_working_directory(tmp_path: Path) -> None:
+    service = _service_repo(tmp_path, git=False)
+    run = _check(service, "--output-format", "sarif", ".")
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(run.stdout)["runs"][0]["results"]}
+    assert uris == {"agent.py"}
+
+
+def test_junit_lists_every_history_and_fails_the_diverged_one(tmp_path: Path) -> None:
+    service = _service_repo(tmp_path, git=True)
+    run = _check(service, "--output-format", "junit", ".")
+    assert run.returncode == 1, run.stderr
+    root = ET.fromstring(run.stdout)
+    suites = {suite.get("name"): suite for suite in root}
+    replay = suites["replaytest replay"]
+    cases = replay.findall("testcase")
+    assert len(cases) == 4 and replay.get("tests") == "4" and replay.get("failures") == "1"
+    failed = [case for case in cases if case.find("failure") is not None]
+    assert len(failed) == 1 and "previous-release" in (failed[0].get("name") or "")
+    assert failed[0].find("failure").get("type") == "replay/command-mismatch"  # type: ignore[union-attr]
+    lint = suites["replaytest lint"]
+    assert lint.get("failures") == "1" and "RT101" in (lint.find("testcase/failure").text or "")  # type: ignore[union-attr]
+    assert root.get("tests") == "5" and root.get("failures") == "2"
