@@ -71,11 +71,46 @@ def loads_strict(text: str) -> Any:
     except ValueError as error:  # int() refusing an over-long number (Python 3.11+)
         if isinstance(error, StrictJSONError):
             raise
-        raise StrictJSONError(f"invalid JSON: {_first_line(error)}") from None
+        message = _first_line(error)
+        if "integer string conversion" in message:
+            message = "an integer has more digits than Python converts (4,300)"
+        raise StrictJSONError(f"invalid JSON: {message}") from None
     problem = _find_problem(value)
+    if problem is None and _SURROGATE_ESCAPE.search(text):
+        problem = _find_surrogate(value)
     if problem is not None:
-        raise StrictJSONError(problem[1], problem[0])
+        raise StrictJSONError(problem[1], _short_path(problem[0]))
     return value
+
+
+# A lone surrogate can only arrive as an escape; paired ones decode to one character. Searching the text
+# first keeps the walk over every string for the rare file that has such an escape at all.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _find_surrogate(root: Any) -> tuple[str, str] | None:
+    stack: list[tuple[Any, str]] = [(root, "$")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return path, "string holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not valid Unicode"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if _SURROGATE.search(key):
+                    return path, "object key holds a lone UTF-16 surrogate, which is not valid Unicode"
+                stack.append((item, join_path(path, key)))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{index}]") for index, item in enumerate(value))
+    return None
+
+
+def _short_path(path: str) -> str:
+    """Paths into deep nesting are shortened: the start says where, the count how deep."""
+    if len(path) <= 160:
+        return path
+    return f"{path[:120]}… ({path.count('[') + path.count('.')} levels)"
 
 
 def _find_problem(root: Any) -> tuple[str, str] | None:

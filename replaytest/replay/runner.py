@@ -144,7 +144,15 @@ def import_object(spec: str, base: Path | None = None) -> Any:
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as error:
-        raise WorkflowImportError(f"cannot import {spec!r}: {error}") from error
+        raise WorkflowImportError(f"cannot import {spec!r}: {error}") from None
+    except SyntaxError as error:
+        where = f" ({error.filename}, line {error.lineno})" if error.filename else ""
+        raise WorkflowImportError(f"cannot import {spec!r}: syntax error{where}: {error.msg}") from None
+    except SystemExit as error:
+        # The module's own exit code must not become replaytest's.
+        raise WorkflowImportError(f"cannot import {spec!r}: importing it called sys.exit({error.code!r})") from None
+    except Exception as error:  # the module raised while it was imported
+        raise WorkflowImportError(f"cannot import {spec!r}: importing it raised {type(error).__name__}: {error}") from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
