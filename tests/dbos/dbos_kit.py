@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-APP = (HERE / "shop/app.py").read_text()
+APP = (HERE / "dbos_shop/app.py").read_text()
 
 PYPROJECT = """
 [tool.pytest.ini_options]
 replay_paths = ["histories"]
-replay_workflows = ["shop.replay:CONFIG"]
+replay_workflows = ["dbos_shop.replay:CONFIG"]
 """
 REPLAY_CONFIG = '''from replaytest.plugins.dbos_replay import DBOSReplayConfig
 
-CONFIG = DBOSReplayConfig(modules=("shop.app",))
+CONFIG = DBOSReplayConfig(modules=("dbos_shop.app",))
 '''
 
 
@@ -28,7 +28,7 @@ def edited(*changes: tuple[str, str]) -> str:
     """The shop's source with each ``(old, new)`` replaced; every ``old`` must be there exactly once."""
     text = APP
     for old, new in changes:
-        assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in shop/app.py"
+        assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in dbos_shop/app.py"
         text = text.replace(old, new)
     return text
 
@@ -36,9 +36,9 @@ def edited(*changes: tuple[str, str]) -> str:
 def project(pytester: pytest.Pytester, histories: Path, app: str = APP, only: Iterable[str] = ()) -> Path:
     """A project with the shop (``app`` as its app.py) and the recorded histories (``only`` these files)."""
     root = pytester.path
-    shutil.copytree(HERE / "shop", root / "shop", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "shop/app.py").write_text(app)
-    (root / "shop/replay.py").write_text(REPLAY_CONFIG)
+    shutil.copytree(HERE / "dbos_shop", root / "dbos_shop", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "dbos_shop/app.py").write_text(app)
+    (root / "dbos_shop/replay.py").write_text(REPLAY_CONFIG)
     (root / "pyproject.toml").write_text(PYPROJECT)
     target = root / "histories"
     target.mkdir()

@@ -67,7 +67,7 @@ def test_each_change_is_caught_with_function_id_both_sides_and_line(
         assert f"function id {function_id}" in text
     if recorded is not None:
         assert f"    recorded  {recorded}\n" in text and f"    issued    {issued}\n" in text
-    assert f"shop/app.py:{line_of(app, line)} in place_order" in text
+    assert f"dbos_shop/app.py:{line_of(app, line)} in place_order" in text
     if kind == "result-mismatch":
         assert "at $.version the history recorded nothing, the code returns 2" in text
     no_effects(root)

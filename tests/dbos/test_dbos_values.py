@@ -19,8 +19,9 @@ import pytest
 
 from replaytest.plugins.dbos_values import PickleRefused, RebuildError, decode_pickle, rebuild, to_typed
 
+# The package has a name no other test uses: once imported it stays in sys.modules for the whole session.
 sys.path.insert(0, os.path.dirname(__file__))
-from shop.models import Carrier, Parcel  # noqa: E402  (plain module: no DBOS registration)
+from dbos_shop.models import Carrier, Parcel  # noqa: E402  (plain module: no DBOS registration)
 
 CALLS: list[str] = []
 
@@ -117,7 +118,7 @@ def test_rebuilding_refuses_standard_library_and_main_classes() -> None:
     with pytest.raises(RebuildError, match="run as a script"):
         rebuild({"$type": "object", "class": "__main__.Note"})
     with pytest.raises(RebuildError, match="only for exceptions and enums"):
-        rebuild({"$type": "object", "class": "shop.models.Parcel", "call_args": ["o1"]})
+        rebuild({"$type": "object", "class": "dbos_shop.models.Parcel", "call_args": ["o1"]})
 
 
 def test_portable_json_values_pass_through_escaped() -> None:

@@ -151,7 +151,7 @@ def test_import_then_replay_catches_each_change(dev_server: DevServer, tmp_path:
     files = sorted((project / "histories").glob("*.json"))
     assert [path.name.split("_")[0] for path in files] == ["order-0", "order-1", "order-2"]
     assert "imported 3 histories" in imported.stdout
-    assert "[3/10]" in imported.stderr  # progress lines
+    assert imported.stderr == ""  # no progress bar when stderr is not a terminal
     started = json.loads(files[0].read_text())["events"][0]["workflowExecutionStartedEventAttributes"]
     order = json.loads(base64.b64decode(started["input"]["payloads"][0]["data"]))
     assert order == {"email": "[redacted]", "item": "book"}  # redacted, still valid JSON for the workflow
