@@ -293,6 +293,14 @@ def build_history(
             continue
         calls.append((index, name or UNKNOWN_TASK, outcome))
     calls.sort(key=lambda c: c[0])
+    gap = next((position for position, call in enumerate(calls) if call[0] != position), None)
+    if gap is not None:
+        # Call number ``gap`` has no recorded result (still running when the checkpoint was read, or
+        # unknown to a saver without task paths): later results cannot be placed against the code.
+        notes.append(
+            f"call #{gap + 1} has no recorded result; the {len(calls) - gap} later recorded result(s) are left out"
+        )
+        calls = calls[:gap]
     events: list[dict[str, Any]] = []
     previous = start.channel_values.get(lg.PREVIOUS)
     if previous is not None:

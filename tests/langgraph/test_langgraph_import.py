@@ -60,9 +60,10 @@ def test_calls_no_current_task_name_explains_are_reported_not_guessed(recorded, 
     if has_task_paths():  # the call counter places the unnamed calls
         assert [name for name, _ in named] == ["fetch_price", "?", "?", "notify"]
         assert named[1] == ("?", "intro about the lamp")
-    else:  # neither name nor position known: left out, and said so
-        assert [name for name, _ in named] == ["fetch_price", "notify"]
+    else:  # neither name nor position known: left out, and what follows them too, and said so
+        assert [name for name, _ in named] == ["fetch_price"]
         assert "left out: this saver stores no task paths" in output
+        assert "call #2 has no recorded result; the 1 later recorded result(s) are left out" in output
 
 
 def test_thread_selection_by_id_and_by_limit(recorded, tmp_path: Path) -> None:
@@ -227,3 +228,20 @@ def test_an_interrupt_inside_a_task_parks_the_thread_at_that_call(tmp_path: Path
     replayed = CliRunner().invoke(cli, ["replay", str(path), "--workflows", "lg_apps.more:asking_agent"])
     assert replayed.exit_code == 0, replayed.output  # stops at the ask() call, which has no result yet
     assert not effects.exists()
+
+
+def test_results_after_a_call_still_in_flight_are_left_out(recorded) -> None:
+    # The recorded thread as read, minus the result of call #2: what a checkpoint read while that call
+    # (started in parallel with later ones) was still running looks like.
+    from replaytest.plugins.langgraph_import import SqliteThreads, build_history, current_code
+
+    source = SqliteThreads(recorded.db)
+    try:
+        checkpoints, writes = source.read("approved")
+    finally:
+        source.close()
+    second = next(w for w in writes if w.channel == "__return__" and w.value == "intro about the lamp")
+    kept = [w for w in writes if w is not second]
+    item = build_history("approved", checkpoints, kept, current_code([agent.order_agent]))
+    assert [e["name"] for e in item.document["events"] if e["kind"] == "step"] == ["fetch_price"]
+    assert "call #2 has no recorded result; the 2 later recorded result(s) are left out" in item.notes
