@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -132,12 +133,16 @@ class _Run:
         self.matcher = Matcher([_recorded(e) for e in tasks], history.status, options)
         self.interrupts = 0  # interrupt() calls the code made
         self.interrupt_source: SourcePosition | None = None
+        self.modules = orchestration_modules([self.function])
+        # The folders of the entrypoint's package: its code, even when installed into site-packages.
+        files = [getattr(module, "__file__", None) for module in self.modules]
+        self.project_prefixes = tuple(sorted({os.path.dirname(f) + os.sep for f in files if f}))
 
     # --- hooks LangGraph calls ---
 
     def call(self, func: Any, arguments: Any, **options: Any) -> Any:
         """A ``@task`` call: match it, answer it with the recorded outcome; the task never runs."""
-        issued = Issued("step", lg.task_name_of(func), source=_caller())
+        issued = Issued("step", lg.task_name_of(func), source=_caller(self.project_prefixes))
         event: Event = self.matcher.issue(issued).payload
         future: Any
         try:
@@ -154,7 +159,7 @@ class _Run:
     def on_interrupt(self) -> int:
         index = self.interrupts
         self.interrupts += 1
-        self.interrupt_source = _caller()
+        self.interrupt_source = _caller(self.project_prefixes)
         return index
 
     # --- the run ---
@@ -162,12 +167,11 @@ class _Run:
     def execute(self) -> Divergence | None:
         scratchpad = lg.Scratchpad.build(self.on_interrupt, list(self.resumes))
         namespace = f"{self.history.workflow.type}:{self.history.workflow.run_id or ''}"
-        modules = orchestration_modules([self.function])
         returned: Any = None
         raised: BaseException | None = None
         outcome = "returned"
         divergence: Divergence | None = None
-        with guarded(modules, self.matcher.next_position) as guard:
+        with guarded(self.modules, self.matcher.next_position) as guard:
             try:
                 if lg.is_async_entrypoint(self.bound):
                     returned = asyncio.run(self._arun(scratchpad, namespace))
@@ -274,11 +278,12 @@ def _recorded(event: Event) -> Recorded:
     return Recorded(seq=event.seq, kind=event.kind, name=event.name, args_digest=event.args_digest, payload=event)
 
 
-def _caller() -> SourcePosition | None:
+def _caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
     """The line of project code that made the current call (the first frame outside libraries)."""
     frame = sys._getframe(2)
     while frame is not None:
-        if is_project_file(frame.f_code.co_filename):
+        filename = frame.f_code.co_filename
+        if filename.startswith(project_prefixes) or is_project_file(filename):
             return SourcePosition(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back  # type: ignore[assignment]
     return None

@@ -220,3 +220,22 @@ def test_recording_twice_gives_the_same_histories(tmp_path: Path, recorded) -> N
     for name in ("order_agent-approved.json", "order_agent-waiting.json"):
         again, first = load_history(tmp_path / "out" / name), load_history(recorded.histories / name)
         assert [(e.kind, e.name, e.result) for e in again.events] == [(e.kind, e.name, e.result) for e in first.events]
+
+
+@pytest.mark.parametrize(
+    ("installed", "message"),
+    [
+        ("1.3.0", "langgraph 1.3.0 is installed but replaytest's LangGraph support relies on its internals and is tested with langgraph>=1.0.2,<1.3"),
+        (None, "langgraph is not installed; install replaytest[langgraph]"),
+    ],
+)
+def test_an_untested_or_missing_langgraph_is_refused_not_guessed(
+    recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: str | None, message: str
+) -> None:
+    from replaytest.plugins import langgraph_internals
+
+    monkeypatch.setattr(langgraph_internals, "installed_version", lambda: installed)
+    code, report = replay([recorded.histories / "order_agent-waiting.json"], AGENT_SPEC)
+    assert code == 2 and report["results"][0]["status"] == "error" and report["results"][0]["error"] == message
+    code, output = import_histories(recorded.db, tmp_path, "--workflows", AGENT_SPEC)
+    assert code == 2 and message in output
