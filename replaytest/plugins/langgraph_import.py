@@ -32,6 +32,7 @@ are read directly (read-only); ``histories_from_saver`` takes any ``BaseCheckpoi
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import re
 import sqlite3
@@ -521,11 +522,16 @@ def write_histories(
     out.mkdir(parents=True, exist_ok=True)
     written: list[tuple[Path, ImportedThread]] = []
     refused: list[str] = []
+    used: set[Path] = set()
     for item in imported:
         if isinstance(item, ImportRefused):
             refused.append(str(item))
             continue
         path = out / history_filename(item.document["workflow"]["type"], item.thread_id)
+        if path in used:  # two thread ids that differ only in characters unsafe in file names
+            digest = hashlib.sha256(item.thread_id.encode()).hexdigest()[:8]
+            path = path.with_name(f"{path.stem}-{digest}.json")
+        used.add(path)
         try:
             history = history_from_dict(item.document, path)
             if redactor is not None:

@@ -245,3 +245,13 @@ def test_results_after_a_call_still_in_flight_are_left_out(recorded) -> None:
     item = build_history("approved", checkpoints, kept, current_code([agent.order_agent]))
     assert [e["name"] for e in item.document["events"] if e["kind"] == "step"] == ["fetch_price"]
     assert "call #2 has no recorded result; the 2 later recorded result(s) are left out" in item.notes
+
+
+def test_thread_ids_that_clash_as_file_names_get_files_of_their_own(tmp_path: Path) -> None:
+    saver = InMemorySaver()
+    graph = more.tally.copy(update={"checkpointer": saver})
+    graph.invoke(1, thread("a/b"))
+    graph.invoke(2, thread("a:b"))
+    written, refused = histories_from_saver(saver, tmp_path, workflows=[more.tally])
+    assert refused == [] and len({path for path, _ in written}) == 2
+    assert sorted(load_history(path).workflow.id for path, _ in written) == ["a/b", "a:b"]
