@@ -1,7 +1,8 @@
 """Framework plugin for DBOS Transact: ``@DBOS.workflow()`` orchestration, steps and transactions."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
+from replaytest.plugins import FrameworkPlugin, LazyReplayer
+from replaytest.plugins.dbos_import import import_command
 
 _DBOS = ("dbos", "DBOS")
 _STEP = "a @DBOS.step() function"
@@ -34,9 +35,15 @@ PROFILE = FrameworkProfile(
         "concurrency": "DBOS.start_workflow() or steps awaited one after another",
     },
     fixes={
-        "time.sleep": FixTemplate("DBOS.sleep({args})", True, _DBOS),
-        "asyncio.sleep": FixTemplate("DBOS.sleep_async({args})", True, _DBOS),
+        # One argument only: asyncio.sleep(delay, result) returns result, DBOS.sleep_async has no result.
+        "time.sleep": FixTemplate("DBOS.sleep({args})", True, _DBOS, arguments="one"),
+        "asyncio.sleep": FixTemplate("DBOS.sleep_async({args})", True, _DBOS, arguments="one"),
     },
 )
 
-PLUGIN = FrameworkPlugin(name="dbos", profile=PROFILE)
+PLUGIN = FrameworkPlugin(
+    name="dbos",
+    profile=PROFILE,
+    replayer=LazyReplayer("dbos", "replaytest.plugins.dbos_replay:DBOSReplayer"),
+    import_command=import_command,
+)
