@@ -243,14 +243,19 @@ class _Run:
         return None
 
     def _check_failed(self, error: BaseException) -> Divergence | None:
-        if self.history.status == "failed":
+        """The code raised after every recorded call: right only for a history that failed too."""
+        status = self.history.status
+        if status == "failed":
             return None
-        if self.history.status in ("running", "parked"):
-            return None  # the recorded run had not ended; a failure now is for its resume to show
+        ended = {
+            "completed": "the history completed",
+            "parked": "the recorded run went on to wait at an interrupt",
+            "running": "the recorded run was still running there",
+        }[status]
         return self.matcher.divergence(
             "result-mismatch",
-            f"the code now fails with {type(error).__name__}: {error}; the history completed",
-            source=self.matcher.last_source,
+            f"the code now fails with {type(error).__name__}: {error}; {ended}",
+            source=_raise_site(error, self.project_prefixes) or self.matcher.last_source,
         )
 
     def _check_result(self, returned: Any) -> Divergence | None:
@@ -287,6 +292,18 @@ def _caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
             return SourcePosition(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+def _raise_site(error: BaseException, project_prefixes: tuple[str, ...]) -> SourcePosition | None:
+    """The last line of project code the exception passed through."""
+    site = None
+    trace = error.__traceback__
+    while trace is not None:
+        code = trace.tb_frame.f_code
+        if code.co_filename.startswith(project_prefixes) or is_project_file(code.co_filename):
+            site = SourcePosition(code.co_filename, trace.tb_lineno, code.co_name)
+        trace = trace.tb_next
+    return site
 
 
 def _same(recorded: Any, now: Any) -> bool:

@@ -239,3 +239,14 @@ def test_an_untested_or_missing_langgraph_is_refused_not_guessed(
     assert code == 2 and report["results"][0]["status"] == "error" and report["results"][0]["error"] == message
     code, output = import_histories(recorded.db, tmp_path, "--workflows", AGENT_SPEC)
     assert code == 2 and message in output
+
+
+def test_code_that_now_fails_before_the_interrupt_a_thread_waits_at_diverges(recorded) -> None:
+    found = divergence(recorded, "order_agent-waiting.json", "agent_raising")  # desk: 250.0
+    assert found["kind"] == "result-mismatch"
+    assert found["message"] == (
+        "the code now fails with ValueError: price 250.0 needs a manager; the recorded run went on to wait at an interrupt"
+    )
+    assert found["source"]["line"] == line_of("agent_raising", "raise ValueError")
+    code, _ = replay([recorded.histories / "order_agent-approved.json"], "lg_apps.agent_raising:order_agent")
+    assert code == 0  # lamp: 40.0, the same path as recorded
