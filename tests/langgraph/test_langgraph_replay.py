@@ -250,3 +250,10 @@ def test_code_that_now_fails_before_the_interrupt_a_thread_waits_at_diverges(rec
     assert found["source"]["line"] == line_of("agent_raising", "raise ValueError")
     code, _ = replay([recorded.histories / "order_agent-approved.json"], "lg_apps.agent_raising:order_agent")
     assert code == 0  # lamp: 40.0, the same path as recorded
+
+
+def test_a_clock_read_in_the_entrypoint_is_a_nondeterministic_call(recorded) -> None:
+    found = divergence(recorded, "order_agent-waiting.json", "agent_clock")
+    assert (found["kind"], found["position"]) == ("nondeterministic-call", 2)
+    assert "orchestration code called time.time() during replay" in found["message"]
+    assert found["source"]["line"] == line_of("agent_clock", "started = time.time()")
