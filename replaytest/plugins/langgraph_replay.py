@@ -118,6 +118,11 @@ class _Run:
         self.history = history
         self.bound = bound
         self.function = getattr(bound, "func", None) or getattr(bound, "afunc", None)
+        if lg.is_async_entrypoint(bound) and sys.version_info < (3, 11):
+            raise _Unsupported(
+                "replaying an async @entrypoint needs Python 3.11 or later: before it LangGraph's task calls "
+                "cannot find their configuration inside asyncio tasks (LangGraph itself refuses them there)"
+            )
         tasks: list[Event] = []
         self.resumes: list[Any] = []
         self.previous: Any = None

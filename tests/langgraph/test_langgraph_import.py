@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import AGENT_SPEC, import_histories, thread
+from conftest import AGENT_SPEC, ASYNC_NEEDS_311, import_histories, thread
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -176,6 +176,7 @@ def record_async(db: Path) -> None:
     asyncio.run(run())
 
 
+@ASYNC_NEEDS_311
 def test_async_entrypoints_import_like_sync_ones(tmp_path: Path) -> None:
     db = tmp_path / "async.sqlite"
     record_async(db)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import AGENT_SPEC, effect_lines, import_histories, record_order_runs, thread
+from conftest import AGENT_SPEC, ASYNC_NEEDS_311, effect_lines, import_histories, record_order_runs, thread
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
@@ -175,6 +175,7 @@ def test_nested_tasks_and_failed_runs_replay(tmp_path: Path) -> None:
     assert replay([tmp_path / "out/failing_agent-f.json"], "lg_apps.more:failing_agent")[0] == 0
 
 
+@ASYNC_NEEDS_311
 def test_async_entrypoints_replay_and_diverge(tmp_path: Path, effects: Path) -> None:
     db = tmp_path / "async.sqlite"
     record_async(db)
