@@ -107,3 +107,4 @@ class ReplayResult:
     # Checks that could not apply to this history, one short sentence each (the summary counts them):
     # "passed" must say what it did not check.
     notes: list[str] = field(default_factory=list)
+    log: str = ""  # what libraries logged or wrote to stderr during the replay (tracebacks included)

@@ -59,6 +59,13 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
             lines.extend(_divergence_lines(warning, details))
         else:
             lines.append(f"  warning: {warning.kind}{_position(warning.position)}: {warning.message}")
+    if result.log:
+        if details:
+            lines.append("  captured library output:")
+            lines.extend(f"    {line}" for line in result.log.splitlines())
+        else:
+            count = len(result.log.splitlines())
+            lines.append(f"  ({count} line(s) of library output captured; --details shows them)")
     return "\n".join(lines)
 
 
@@ -207,6 +214,7 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "warnings": [divergence_data(warning) for warning in result.warnings],
         "error": result.error,
         "notes": list(result.notes),
+        "log": result.log,
     }
 
 
