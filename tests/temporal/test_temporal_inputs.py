@@ -107,3 +107,13 @@ def test_plain_json_arguments_digest_as_their_payload_round_trip(args: list) -> 
     assert all(_json_native(arg) for arg in args)
     payloads = converter.to_payloads(args)
     assert values_digest(args, ()) == values_digest(converter.from_payloads(payloads, None), payloads)
+
+
+def test_use_prompt_outside_workflow_code_changes_nothing() -> None:
+    from replaytest.plugins.temporal_prompts import current_prompt, use_prompt
+    from replaytest.prompts import Prompt
+
+    prompt = Prompt("writer", "Write", version="v1")
+    with use_prompt(prompt) as used:
+        assert used is prompt
+        assert current_prompt() is None  # no workflow: nothing to record, and no error
