@@ -51,6 +51,7 @@ _TOP_KEYS = (
     "events",
     "result",
     "error",
+    "redacted",
 )
 _EVENT_KEYS = (
     "seq",
@@ -152,7 +153,12 @@ def history_from_dict(
     if not isinstance(events_raw, list):
         v.fail("$.events", f"expected an array, got {_type_name(events_raw)}")
     events = tuple(v.event(item, index) for index, item in enumerate(events_raw))
+    redacted_raw = data.get("redacted", [])
+    if not isinstance(redacted_raw, list):
+        v.fail("$.redacted", f"expected an array of JSON paths, got {_type_name(redacted_raw)}")
+    redacted = tuple(v.string(item, f"$.redacted[{index}]") for index, item in enumerate(redacted_raw))
     return History(
+        redacted=redacted,
         workflow=workflow,
         status=status,
         events=events,
@@ -381,6 +387,8 @@ def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[st
         out["result"] = history.result
     if history.error is not None:
         out["error"] = _error_dict(history.error)
+    if history.redacted:
+        out["redacted"] = list(history.redacted)
     return out
 
 
