@@ -104,3 +104,7 @@ class ReplayResult:
     error: str | None = None
     duration_s: float = 0.0
     events: int = 0
+    # For a diverged history that redaction changed: the redacted JSON paths the code could have read
+    # before it diverged (the input and the events up to the divergence), so a report can say the
+    # divergence may come from a pseudonym rather than from the code.
+    redacted: tuple[str, ...] = ()

@@ -53,6 +53,9 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
         lines.append(f"  {result.error or 'no reason given'}")
     if result.divergence is not None:
         lines.extend(_divergence_lines(result.divergence, details))
+    if result.redacted:
+        shown = ", ".join(result.redacted[:8]) + (f", … ({len(result.redacted)} in all)" if len(result.redacted) > 8 else "")
+        lines.append(f"  note: this history was redacted; the code may have read pseudonyms at {shown}")
     for warning in result.warnings:
         if details:
             lines.append("warning:")
@@ -188,6 +191,7 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "divergence": None if result.divergence is None else divergence_data(result.divergence),
         "warnings": [divergence_data(warning) for warning in result.warnings],
         "error": result.error,
+        "redacted": list(result.redacted),
     }
 
 
