@@ -68,4 +68,5 @@ PROFILE = FrameworkProfile(
     },
 )
 
-PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=LazyReplayer("temporal", "replaytest.plugins.temporal_replay:TemporalReplayer"), import_command=import_command)
+PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=LazyReplayer("temporal", "replaytest.plugins.temporal_replay:TemporalReplayer"), import_command=import_command,
+                         history_redactor="replaytest.plugins.temporal_redact:redact_temporal_file")

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from replaytest.fileio import escape_controls
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult
 
 REPORT_VERSION = 1
@@ -62,13 +63,14 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
             lines.extend(_divergence_lines(warning, details))
         else:
             lines.append(f"  warning: {warning.kind}{_position(warning.position)}: {warning.message}")
-    return "\n".join(lines)
+    # Names and values come from the history: no control character reaches the terminal.
+    return "\n".join(escape_controls(line) for line in lines)
 
 
 def render_divergence(divergence: Divergence, details: bool = False, labels: tuple[str, str] = ("recorded", "issued")) -> str:
     """Just the divergence block (what ``render_text`` shows under the headline). ``labels`` name the
     two sides (``replaytest diff`` compares history A with history B)."""
-    return "\n".join(_divergence_lines(divergence, details, labels))
+    return "\n".join(escape_controls(line) for line in _divergence_lines(divergence, details, labels))
 
 
 def _divergence_lines(
