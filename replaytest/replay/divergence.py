@@ -104,6 +104,10 @@ class ReplayResult:
     error: str | None = None
     duration_s: float = 0.0
     events: int = 0
+    # Checks that could not apply to this history, one short sentence each (the summary counts them):
+    # "passed" must say what it did not check.
+    notes: list[str] = field(default_factory=list)
+    log: str = ""  # what libraries logged or wrote to stderr during the replay (tracebacks included)
     # For a diverged history that redaction changed: the redacted JSON paths the code could have read
     # before it diverged (the input and the events up to the divergence), so a report can say the
     # divergence may come from a pseudonym rather than from the code.

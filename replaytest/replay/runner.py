@@ -28,6 +28,7 @@ from replaytest.history.io import load_history, parse_json
 from replaytest.history.model import FORMAT
 from replaytest.history.sniff import UNKNOWN_ENGINE, neutral_engine
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+from replaytest.replay.capture import captured_output
 from replaytest.replay.divergence import ReplayResult
 
 SNIFF_BYTES = 64 * 1024
@@ -191,12 +192,15 @@ def replay_file(
     replayer = recognise(path, head, replayers)
     if isinstance(replayer, str):
         return ReplayResult(path, "?", "?", status="error", error=replayer)
-    try:
-        result = replayer.replay(path, workflows, options)
-    except Exception as error:  # a replayer bug must name the file, not abort the whole run
-        result = ReplayResult(
-            path, replayer.engine, "?", status="error", error=f"{replayer.engine} replayer failed: {type(error).__name__}: {error}"
-        )
+    with captured_output() as captured:
+        try:
+            result = replayer.replay(path, workflows, options)
+        except Exception as error:  # a replayer bug must name the file, not abort the whole run
+            result = ReplayResult(
+                path, replayer.engine, "?", status="error", error=f"{replayer.engine} replayer failed: {type(error).__name__}: {error}"
+            )
+    if captured.text:
+        result.log = captured.text
     if result.status == "diverged" and result.divergence is not None and neutral_engine(head) is not None:
         result.redacted = redacted_before(path, result.divergence.position)
     if not result.duration_s:
