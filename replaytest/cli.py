@@ -19,6 +19,7 @@ from replaytest.fileio import escape_controls
 
 if TYPE_CHECKING:
     from replaytest.gate import CoverageRun
+    from replaytest.history.model import History
     from replaytest.lint.model import LintResult
     from replaytest.lint.rule import Rule
     from replaytest.replay.divergence import ReplayResult
@@ -406,12 +407,25 @@ def diff(a: Path, b: Path, output_format: str, details: bool, ignore_args: bool)
     Exit 0 identical command streams, 1 they differ, 2 unreadable/malformed or different workflow types."""
     import json
 
-    from replaytest.history import HistoryError
-    from replaytest.replay.diff import DiffError, diff_files
+    from replaytest.history import HistoryError, load_history
+    from replaytest.plugins import load_plugins
+    from replaytest.replay.diff import DiffError, diff_histories
     from replaytest.replay.report import display_path, divergence_data, render_divergence
+    from replaytest.replay.runner import read_head
+
+    readers = [p for p in load_plugins() if p.history_reader is not None and p.replayer is not None]
+
+    def read(path: Path) -> History:
+        # Engine formats (Temporal JSON) are read by their plugin; neutral histories here.
+        head = read_head(path)
+        plugin = next((p for p in readers if p.replayer is not None and p.replayer.sniff(head)), None)
+        return plugin.read_history(path) if plugin is not None else load_history(path)
 
     try:
-        outcome = diff_files(a, b, compare_args=not ignore_args)
+        outcome = diff_histories(read(a), read(b), compare_args=not ignore_args)
+    except OSError as error:
+        click.echo(f"error: {_safe(str(error))}", err=True)
+        sys.exit(EXIT_ERROR)
     except (HistoryError, DiffError) as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
