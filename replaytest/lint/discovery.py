@@ -310,7 +310,7 @@ def git_visible_files(directory: Path) -> set[str] | None:
 
 def _visible(path: Path, directory: Path, visible: set[str]) -> bool:
     relative = path.relative_to(directory).as_posix()
-    if relative in visible or "./" in visible:  # "./": the whole folder is untracked and not ignored
+    if relative in visible or "./" in visible:  # "./": git lists the whole (untracked) directory as one entry
         return True
     # An untracked directory git lists whole (``new/``), e.g. a nested repository.
     parts = relative.split("/")
