@@ -280,24 +280,24 @@ def registered_workflow_names() -> list[str]:
 
 
 def bound_target(function: Callable[..., Any], class_name: str | None, config_name: str | None) -> tuple[Any, ...]:
-    """The leading argument DBOS recovery passes a class or instance method (stored inputs lack it)."""
+    """The leading argument DBOS recovery passes a method (stored inputs lack it): the configured
+    instance named by ``config_name``, else the class for a class method."""
     from dbos._dbos import _get_or_create_dbos_registry
     from dbos._registrations import DBOSFuncType, get_func_info
 
-    info = get_func_info(function)
-    if info is None or info.func_type not in (DBOSFuncType.Class, DBOSFuncType.Instance):
-        return ()
     registry = _get_or_create_dbos_registry()
-    if info.func_type == DBOSFuncType.Instance:
-        key = f"{class_name}/{config_name}"
-        instance = registry.instance_info_map.get(key)
+    if config_name is not None:
+        instance = registry.instance_info_map.get(f"{class_name}/{config_name}")
         if instance is None:
             raise UnsupportedOperation(f"no configured instance {config_name!r} of {class_name!r} in the current code")
         return (instance,)
-    cls = registry.class_info_map.get(class_name or "")
-    if cls is None:
-        raise UnsupportedOperation(f"no DBOS class {class_name!r} in the current code")
-    return (cls,)
+    if class_name is not None:
+        cls = registry.class_info_map.get(class_name)
+        if cls is None:
+            raise UnsupportedOperation(f"no DBOS class {class_name!r} in the current code")
+        info = get_func_info(function)
+        return () if info is not None and info.func_type == DBOSFuncType.Static else (cls,)
+    return ()
 
 
 @contextlib.contextmanager
@@ -345,9 +345,11 @@ def replaying(workflow_id: str, source: OperationSource) -> Iterator[Callable[..
                     result = function(*args, **kwargs)
                     if inspect.isawaitable(result):
                         loop = asyncio.new_event_loop()
+                        _running.append(result)
                         try:
                             return loop.run_until_complete(_awaited(result))
                         finally:
+                            _running.remove(result)
                             loop.close()
                     return result
 
@@ -359,6 +361,22 @@ def replaying(workflow_id: str, source: OperationSource) -> Iterator[Callable[..
                 setattr(instance, name, value)
             for name, function in saved_cleanup.items():
                 setattr(_workflow_commands, name, function)
+
+
+_running: list[Any] = []  # the async workflow coroutine being replayed
+
+
+def suspended_frames() -> list[Any]:
+    """The frames of the async workflow being replayed, outermost first, down the chain of awaits it is
+    suspended in (DBOS checks an async step's record on another thread, away from the workflow's stack)."""
+    frames = []
+    for awaitable in list(_running):
+        while awaitable is not None:
+            frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
+            if frame is not None:
+                frames.append(frame)
+            awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "gi_yieldfrom", None)
+    return frames
 
 
 _CHECKPOINT_CLEANUPS = ("delete_completed_datasource_checkpoints", "delete_completed_datasource_checkpoints_async")

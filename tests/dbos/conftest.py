@@ -16,7 +16,7 @@ from replaytest.cli import cli
 HERE = Path(__file__).resolve().parent
 RECORDER = HERE / "record.py"
 # The runs each import below selects; bill-1 and keep-note are imported by the tests about them.
-IMPORTED_NAMES = ("place_order", "ship", "pack_parcel", "Reports.daily")
+IMPORTED_NAMES = ("place_order", "ship", "pack_parcel", "Reports.daily", "Warehouse.restock")
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ def test_payloads_are_typed_json_never_pickle(pickled: Recording) -> None:
     parcel = load(pickled, "parcel-1")["result"]
     assert parcel["$type"] == "object" and parcel["class"] == "shop.models.Parcel"
     assert load(pickled, "report-day")["input"]["class_name"] == "Reports"
+    assert load(pickled, "restock-1")["input"] == {"args": ["book"], "kwargs": {}, "class_name": "Warehouse", "config_name": "berlin"}
     for path in pickled.histories.glob("*.json"):
         text = path.read_text()
         assert "py_pickle" not in text and not re.search(r'"gA[SRJ]', text), f"{path.name} holds a pickle"

@@ -29,9 +29,11 @@ OUTPUT_CHANGED = edited(('"approval": approval}', '"approval": approval, "versio
 def test_unchanged_code_replays_every_recorded_run_and_runs_nothing(pytester: pytest.Pytester, pickled: Recording) -> None:
     root = project(pytester, pickled.histories)
     result = replay(pytester, "-v")
-    # place_order x3 (one pending), their ship children, the async parcel, the class-method report and its child
-    result.assert_outcomes(passed=9)
-    result.stdout.fnmatch_lines(["*histories/order-pending.json::replay PASSED*", "*histories/report-day.json::replay PASSED*"])
+    # place_order x3 (one pending), their ship children, the async parcel, the class-method report and its
+    # child, the configured instance's restock
+    result.assert_outcomes(passed=10)
+    result.stdout.fnmatch_lines(["*histories/order-pending.json::replay PASSED*", "*histories/report-day.json::replay PASSED*",
+                                "*histories/restock-1.json::replay PASSED*"])
     no_effects(root)
     assert pickled.effects.read_text().count("charge") == 3  # while recording, the steps did run
 
@@ -110,3 +112,20 @@ def test_portable_json_renamed_step(pytester: pytest.Pytester, portable: Recordi
 
 def test_the_shop_source_is_what_the_variants_edit() -> None:
     assert "receipt = send_receipt(order_id)" in APP and RENAMED != APP
+
+
+def test_async_workflows_and_instance_methods_diverge_too(pytester: pytest.Pytester, pickled: Recording) -> None:
+    app = edited(
+        ("async def weigh(", "async def measure("),
+        ("    parcel = await weigh(order_id)", "    parcel = await measure(order_id)"),
+        ('        stock = reserve_stock(f"{self.site}:{item}", 5)', '        stock = {"reserved": send_receipt(item)}'),
+    )
+    root = project(pytester, pickled.histories, app, only=("parcel-1", "restock-1"))
+    result = replay(pytester)
+    result.assert_outcomes(failed=2)
+    text = report(result)
+    assert "the code issued step 'measure' where the history recorded step 'weigh' (function id 1)" in text
+    assert f"shop/app.py:{line_of(app, 'parcel = await measure(order_id)')} in pack_parcel" in text
+    assert "the code issued step 'send_receipt' where the history recorded step 'reserve_stock' (function id 1)" in text
+    assert f"shop/app.py:{line_of(app, 'stock = {')} in restock" in text
+    no_effects(root)
