@@ -23,6 +23,7 @@ ADDED = edited(
 )  # fmt: skip
 REMOVED = edited(('    save_order(order_id, "paid")\n', ""))
 RECV_REMOVED = edited(('    approval = DBOS.recv("approval", timeout_seconds=wait_s)\n', "    approval = None\n"))
+CLOCK_READ = edited(("import os\n", "import os\nimport time\n"), ('    stock = reserve_stock("book", 2)\n', '    stock = reserve_stock("book", 2)\n    started = time.time()\n'))
 OUTPUT_CHANGED = edited(('"approval": approval}', '"approval": approval, "version": 2}'))
 
 
@@ -47,6 +48,7 @@ def test_unchanged_code_replays_every_recorded_run_and_runs_nothing(pytester: py
         pytest.param(ADDED, "extra-command", 11, "nothing", "step 'notify_warehouse'", "    notify_warehouse(order_id)", id="added-step"),
         pytest.param(RECV_REMOVED, "missing-command", 9, "signal 'DBOS.recv'", "nothing", "receipt = send_receipt(", id="removed-recv"),
         pytest.param(OUTPUT_CHANGED, "result-mismatch", None, None, None, 'approval = DBOS.recv("approval"', id="changed-output"),
+        pytest.param(CLOCK_READ, "nondeterministic-call", 2, None, None, "started = time.time()", id="clock-read"),
     ],
 )  # fmt: skip
 def test_each_change_is_caught_with_function_id_both_sides_and_line(
@@ -72,6 +74,8 @@ def test_each_change_is_caught_with_function_id_both_sides_and_line(
     assert f"shop/app.py:{line_of(app, line)} in place_order" in text
     if kind == "result-mismatch":
         assert "at $.version the history recorded nothing, the code returns 2" in text
+    if kind == "nondeterministic-call":
+        assert "called time.time() during replay; use a @DBOS.step() function that reads the clock" in text
     no_effects(root)
 
 
