@@ -35,8 +35,9 @@ PROFILE = FrameworkProfile(
         "concurrency": "DBOS.start_workflow() or steps awaited one after another",
     },
     fixes={
-        "time.sleep": FixTemplate("DBOS.sleep({args})", True, _DBOS),
-        "asyncio.sleep": FixTemplate("DBOS.sleep_async({args})", True, _DBOS),
+        # One argument only: asyncio.sleep(delay, result) returns result, DBOS.sleep_async has no result.
+        "time.sleep": FixTemplate("DBOS.sleep({args})", True, _DBOS, arguments="one"),
+        "asyncio.sleep": FixTemplate("DBOS.sleep_async({args})", True, _DBOS, arguments="one"),
     },
 )
 

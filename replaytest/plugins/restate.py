@@ -38,8 +38,8 @@ PROFILE = FrameworkProfile(
         "concurrency": "Restate calls and promises (ctx.service_call, restate.gather)",
     },
     fixes={
-        "uuid.uuid4": FixTemplate("{ctx}.uuid()", True),
-        "random.random": FixTemplate("{ctx}.random().random()", True),
+        "uuid.uuid4": FixTemplate("{ctx}.uuid()", True, arguments="none"),
+        "random.random": FixTemplate("{ctx}.random().random()", True, arguments="none"),
         "time.time": FixTemplate("{ctx}.time()", False),
     },
 )
