@@ -8,7 +8,8 @@ check for a recorded operation is answered by an ``OperationSource`` (the replay
 against the history and raises at a divergence); nothing is written, no step body runs, and there is
 no database. ``DBOS(config)`` is created without ``launch()`` when the application has not made one.
 
-Tested with dbos 3.0.0 (oldest) and 3.4.0 (newest); ``SUPPORTED`` is the range the ``dbos`` extra pins.
+Tested with dbos 2.31.1 (oldest; the 2.x system-database layout), 3.0.0 and 3.4.0 (newest); ``SUPPORTED``
+is the range the ``dbos`` extra pins.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version as installed_version
 from typing import Any, Protocol
 
-SUPPORTED = ((3, 0), (3, 5))  # [oldest, first unsupported): keep in step with pyproject's dbos extra
+SUPPORTED = ((2, 31), (3, 5))  # [oldest, first unsupported): keep in step with pyproject's dbos extra
 SERIALIZATION = "replaytest_replay"
 
 
@@ -112,7 +113,7 @@ class ReplaySystemDatabase:
     def init_workflow(self, status: Any, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         if status["workflow_uuid"] != self.workflow_id:
             raise UnsupportedOperation(f"replay runs one workflow; the code started {status['workflow_uuid']!r} directly")
-        if self.version < (3, 1):  # 3.0 also returned the workflow's deadline
+        if self.version < (3, 1):  # up to 3.0 it also returned the workflow's deadline
             return "PENDING", status.get("workflow_deadline_epoch_ms"), True
         return "PENDING", True
 
