@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from dbos import DBOS, DBOSConfig, DBOSPortableJSONSerializer, SetWorkflowID  # noqa: E402
 
-from shop import app  # noqa: E402
+from dbos_shop import app  # noqa: E402
 
 # enable_patching: DBOS.patch needs it before 3.4 (3.4 only warns that it is no longer needed).
 config: DBOSConfig = {

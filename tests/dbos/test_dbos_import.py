@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import Recording
-from dbos_kit import project, replay, report
+from dbos_kit import Recording, project, replay, report
 
 from replaytest.cli import cli
 
@@ -43,11 +42,11 @@ def test_payloads_are_typed_json_never_pickle(pickled: Recording) -> None:
     declined = load(pickled, "order-declined")
     charge = declined["events"][1]
     assert charge["error"] == {"type": "PaymentDeclined", "message": "card declined for 500.0"}
-    assert charge["exception"] == {"$type": "object", "class": "shop.app.PaymentDeclined", "call_args": ["card declined for 500.0"]}
+    assert charge["exception"] == {"$type": "object", "class": "dbos_shop.app.PaymentDeclined", "call_args": ["card declined for 500.0"]}
     assert declined["result"]["approval"] == "approved by ops"  # recv with a message
     assert load(pickled, "order-ok")["result"]["approval"] is None  # recv that timed out
     parcel = load(pickled, "parcel-1")["result"]
-    assert parcel["$type"] == "object" and parcel["class"] == "shop.models.Parcel"
+    assert parcel["$type"] == "object" and parcel["class"] == "dbos_shop.models.Parcel"
     assert load(pickled, "report-day")["input"]["class_name"] == "Reports"
     assert load(pickled, "restock-1")["input"] == {"args": ["book"], "kwargs": {}, "class_name": "Warehouse", "config_name": "berlin"}
     for path in pickled.histories.glob("*.json"):

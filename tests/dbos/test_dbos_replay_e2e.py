@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Recording
-from dbos_kit import APP, edited, line_of, no_effects, project, replay, report
+from dbos_kit import APP, Recording, edited, line_of, no_effects, project, replay, report
 
 ORDERS = ("order-ok", "order-pending")
 
@@ -65,13 +64,13 @@ def test_each_change_is_caught_with_function_id_both_sides_and_line(
     result = replay(pytester)
     result.assert_outcomes(failed=1)
     text = report(result)
-    assert f"histories/order-ok.json: place_order id order-ok: diverged" in text
+    assert "histories/order-ok.json: place_order id order-ok: diverged" in text
     assert f"  {kind}" in text
     if function_id is not None:
         assert f"function id {function_id}" in text
     if recorded is not None:
         assert f"    recorded  {recorded}\n" in text and f"    issued    {issued}\n" in text
-    assert f"shop/app.py:{line_of(app, line)} in place_order" in text
+    assert f"dbos_shop/app.py:{line_of(app, line)} in place_order" in text
     if kind == "result-mismatch":
         assert "at $.version the history recorded nothing, the code returns 2" in text
     if kind == "nondeterministic-call":
@@ -129,7 +128,7 @@ def test_async_workflows_and_instance_methods_diverge_too(pytester: pytest.Pytes
     result.assert_outcomes(failed=2)
     text = report(result)
     assert "the code issued step 'measure' where the history recorded step 'weigh' (function id 1)" in text
-    assert f"shop/app.py:{line_of(app, 'parcel = await measure(order_id)')} in pack_parcel" in text
+    assert f"dbos_shop/app.py:{line_of(app, 'parcel = await measure(order_id)')} in pack_parcel" in text
     assert "the code issued step 'send_receipt' where the history recorded step 'reserve_stock' (function id 1)" in text
-    assert f"shop/app.py:{line_of(app, 'stock = {')} in restock" in text
+    assert f"dbos_shop/app.py:{line_of(app, 'stock = {')} in restock" in text
     no_effects(root)

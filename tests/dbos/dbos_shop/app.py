@@ -10,7 +10,7 @@ from fractions import Fraction
 import sqlalchemy as sa
 from dbos import DBOS, DBOSConfiguredInstance, SQLAlchemyDatasource
 
-from shop.models import Carrier, Parcel
+from dbos_shop.models import Carrier, Parcel
 
 APP_DATABASE_URL = os.environ.get("SHOP_APP_DB", "sqlite:///shop-app.sqlite3")
 EFFECTS = os.environ.get("SHOP_EFFECTS", "shop-effects.log")
