@@ -60,6 +60,8 @@ class ReplaySettings:
     # What a prompt version that differs from the recorded one means, per history status.
     prompts_running: str = "fail"
     prompts_completed: str = "warn"
+    # What a prompt a running/parked run has not reached yet means if it changed since the run started.
+    prompts_pending: str = "fail"
     strict_args: bool = False
 
 
@@ -245,7 +247,7 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
         full = f"replay.{key}"
         if key in ("paths", "workflows"):
             values[key] = _string_list(path, full, value)
-        elif key in ("prompts-running", "prompts-completed"):
+        elif key in ("prompts-running", "prompts-completed", "prompts-pending"):
             if value not in PROMPT_POLICIES:
                 raise ConfigError(path, full, f"must be one of {', '.join(PROMPT_POLICIES)}")
             values[key.replace("-", "_")] = value
@@ -255,7 +257,8 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
             values["strict_args"] = value
         else:
             raise ConfigError(
-                path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, strict-args"
+                path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, prompts-pending,"
+                " strict-args"
             )
     for key in values.get("workflows", ()):
         if ":" not in key:

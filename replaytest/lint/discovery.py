@@ -179,6 +179,9 @@ class ModuleNamer:
             return self._located[module]
         relative = Path(*module.split("."))
         found: Path | None = None
+        if relative.parts[0] in _STDLIB_MODULES:  # a project file named json.py never shadows json
+            self._located[module] = None
+            return None
         roots = [*sorted(self.import_roots), *self._detected_roots(relative.parts[0])]
         for root in roots:
             for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):

@@ -32,7 +32,7 @@ import os
 import sys
 import threading
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -277,6 +277,7 @@ def lint_paths(
     jobs: int | None = None,
     context: LintContext | None = None,
     cwd: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LintResult:
     """Lint files and directories; see the module docstring. ``profiles`` are framework profiles or
     plugins carrying one; ``jobs`` None picks serial or a pool by the amount to parse, N forces N workers."""
@@ -314,7 +315,7 @@ def lint_paths(
         else:
             pending.append((source, key, data))
     notes: list[str] = []
-    for (source, key, _), summary in zip(pending, _summarise_all(context, pending, jobs, notes)):
+    for (source, key, _), summary in zip(pending, _summarise_all(context, pending, jobs, notes, progress)):
         run.summaries[source.path] = summary
         if cache is not None:
             cache.put(key, summary)
@@ -363,10 +364,34 @@ def _source_roots(config: Config) -> list[Path]:
     return roots
 
 
+def _missing_modules(program: Program) -> list[str]:
+    """Names resolution could not load that are modules, not attributes of a loaded module: the walk also
+    tries ``app.wf.Flow`` as a module before ``app.wf``, and ``Flow`` is then a class, not a missing file."""
+    missing = []
+    for name in program.unresolved:
+        parts = name.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            owner = program.modules.get(".".join(parts[:split]))
+            if owner is None:
+                continue
+            if owner.path.endswith("__init__.py") and not _binds(owner, parts[split]):
+                missing.append(".".join(parts[: split + 1]))  # a submodule the package does not have
+            break
+        else:
+            missing.append(name)
+    return missing
+
+
+def _binds(summary: ModuleSummary, name: str) -> bool:
+    """Whether a module binds ``name`` at top level (function, class, import, instance or container)."""
+    return (name in summary.aliases or name in summary.exports or name in summary.classes
+            or name in summary.containers or any(key.split(".")[0] == name for key in summary.functions))
+
+
 def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[str]:
     """One note per project-looking module that orchestration code reaches but no source root holds."""
     notes = []
-    for name in namer.unresolved_project_modules(program.unresolved):
+    for name in namer.unresolved_project_modules(_missing_modules(program)):
         importers = sorted(
             display_path(Path(summary.path), cwd) for summary in {id(s): s for s in program.modules.values()}.values()
             if any(target == name or target.startswith(f"{name}.") for target in summary.aliases.values())
@@ -380,8 +405,20 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
 
 
 def _summarise_all(
-    context: LintContext, pending: list[tuple[SourceFile, str, bytes]], jobs: int | None, notes: list[str]
+    context: LintContext, pending: list[tuple[SourceFile, str, bytes]], jobs: int | None, notes: list[str],
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[ModuleSummary]:
+    """Summaries of the files to parse, in order; ``progress(done, total)`` after each one."""
+    total = len(pending)
+
+    def counted(summaries: Iterable[ModuleSummary]) -> list[ModuleSummary]:
+        done: list[ModuleSummary] = []
+        for summary in summaries:
+            done.append(summary)
+            if progress is not None:
+                progress(len(done), total)
+        return done
+
     job_args = [(str(source.path), source.module, source.is_package, data) for source, _, data in pending]
     if jobs is not None:
         # The user asked for this many workers: honour it whenever there are two files to share out.
@@ -397,10 +434,10 @@ def _summarise_all(
                 initargs=(context.config, context.given_profiles, rule_classes),
             ) as pool:
                 chunk = max(1, len(job_args) // (workers * 8))
-                return list(pool.map(_summarise_job, job_args, chunksize=chunk))
+                return counted(pool.map(_summarise_job, job_args, chunksize=chunk))
         except Exception as error:  # a worker died or pools are unavailable here: finish serially, same results
             notes.append(f"process pool failed ({error!r}); continuing serially")
-    return [summarise_source(context, *job) for job in job_args]
+    return counted(summarise_source(context, *job) for job in job_args)
 
 
 def _available_cpus() -> int:

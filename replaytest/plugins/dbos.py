@@ -1,7 +1,8 @@
 """Framework plugin for DBOS Transact: ``@DBOS.workflow()`` orchestration, steps and transactions."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
+from replaytest.plugins import FrameworkPlugin, LazyReplayer
+from replaytest.plugins.dbos_import import import_command
 
 _DBOS = ("dbos", "DBOS")
 _STEP = "a @DBOS.step() function"
@@ -40,4 +41,9 @@ PROFILE = FrameworkProfile(
     },
 )
 
-PLUGIN = FrameworkPlugin(name="dbos", profile=PROFILE)
+PLUGIN = FrameworkPlugin(
+    name="dbos",
+    profile=PROFILE,
+    replayer=LazyReplayer("dbos", "replaytest.plugins.dbos_replay:DBOSReplayer"),
+    import_command=import_command,
+)
