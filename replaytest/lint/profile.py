@@ -96,8 +96,11 @@ class FrameworkProfile:
     orchestration_decorators: tuple[str, ...] = ()
     # Classes decorated with one of these hold orchestration handlers ...
     orchestration_class_decorators: tuple[str, ...] = ()
-    # ... namely the methods carrying one of these decorators (run, signal, update, query, init).
+    # ... namely the methods carrying one of these decorators (run, signal, update, query, init) ...
     handler_decorators: tuple[str, ...] = ()
+    # ... and the methods of these names, decorated or not (Temporal runs a workflow's ``__init__``
+    # on every replay).
+    orchestration_methods: tuple[str, ...] = ()
     # Every method of a subclass of one of these runs as orchestration code (workflow interceptors).
     orchestration_base_classes: tuple[str, ...] = ()
     # ``X = register(X)`` / ``register(fn)``: the first positional argument becomes orchestration code
@@ -123,6 +126,10 @@ class FrameworkProfile:
     replacements: Mapping[str, str] = field(default_factory=dict)
     # Qualified name of a flagged call -> its direct rewrite.
     fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] = field(default_factory=dict)
+    # Names that denote the same type as another in this framework: re-exports of a class
+    # (``restate.workflow.Workflow`` is ``restate.Workflow``) and factories returning an instance of
+    # their class (``dbos.SQLAlchemyDatasource.create`` returns a ``dbos.SQLAlchemyDatasource``).
+    type_aliases: Mapping[str, str] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
         """A stable text of everything that can change a lint result, for cache keys."""

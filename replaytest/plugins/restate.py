@@ -37,6 +37,10 @@ PROFILE = FrameworkProfile(
         "environment": "handler input or ctx.run(...)",
         "concurrency": "Restate calls and promises (ctx.service_call, restate.gather)",
     },
+    type_aliases={
+        "restate.workflow.Workflow": "restate.Workflow", "restate.service.Service": "restate.Service",
+        "restate.object.VirtualObject": "restate.VirtualObject",
+    },
     fixes={
         "uuid.uuid4": FixTemplate("{ctx}.uuid()", True, arguments="none"),
         "random.random": FixTemplate("{ctx}.random().random()", True, arguments="none"),

@@ -20,6 +20,7 @@ PROFILE = FrameworkProfile(
         "temporalio.workflow.run", "temporalio.workflow.signal", "temporalio.workflow.update",
         "temporalio.workflow.query", "temporalio.workflow.init",
     ),
+    orchestration_methods=("__init__",),
     orchestration_base_classes=(
         "temporalio.worker.WorkflowInboundInterceptor", "temporalio.worker.WorkflowOutboundInterceptor",
         "temporalio.worker._interceptor.WorkflowInboundInterceptor",
