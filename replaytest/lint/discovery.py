@@ -298,7 +298,7 @@ def git_visible_files(directory: Path) -> set[str] | None:
     work tree or without git: then nothing is left out. git decides, so every gitignore rule is honoured."""
     try:
         completed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--directory", "--", "."],
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
             cwd=directory, capture_output=True, timeout=60, check=False,
         )
     except (OSError, subprocess.SubprocessError):
@@ -312,7 +312,7 @@ def _visible(path: Path, directory: Path, visible: set[str]) -> bool:
     relative = path.relative_to(directory).as_posix()
     if relative in visible or "./" in visible:  # "./": git lists the whole (untracked) directory as one entry
         return True
-    # An untracked directory git lists whole (``new/``), e.g. a nested repository.
+    # A directory git lists whole (``nested/``): a nested repository.
     parts = relative.split("/")
     return any("/".join(parts[:end]) + "/" in visible for end in range(1, len(parts)))
 

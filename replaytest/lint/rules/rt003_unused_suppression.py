@@ -16,9 +16,8 @@ class SuppressesNothing(Rule):
 
     ## Why is this bad?
     A stale suppression stays on its line after the code it excused has gone; the next replay-unsafe
-    call written on that line is then hidden without anyone deciding so. Comments in a helper module
-    never suppress anything either: a helper's violation is reported at the workflow's call site, so
-    the comment belongs there.
+    call written on that line is then hidden without anyone deciding so. (A comment at the line of a
+    helper's call counts as used when it suppresses a finding reached through that helper.)
 
     ## Example
     ```python
