@@ -16,7 +16,13 @@ workflows call into. Measured:
 
 The acceptance target is a whole-run cost within 2x of (b); the ratios are printed.
 
+``--peer DIR`` instead times replaytest next to ``temporalint`` (an ``ast``-based Temporal linter,
+installed separately: it is a benchmark peer, not a dependency) on a real project, in the same run,
+and prints the three speed targets: cold CPU at most 2x temporalint's, a warm run at most 0.3 s, and
+the default (parallel) mode never slower than ``--jobs 1``.
+
 Usage: ``python benchmarks/lint_bench.py [--stdlib-files 375] [--packages 45] [--repeat 3] [--corpus DIR]``
+or ``python benchmarks/lint_bench.py --peer PATH/TO/samples-python [--repeat 3]``
 """
 
 from __future__ import annotations
@@ -98,6 +104,50 @@ def best_lint(corpus: Path, repeat: int, *options: str, clear_cache: bool = Fals
     return wall, cpu, reports[0]
 
 
+def run_peer(corpus: Path) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and the finding count of one ``temporalint`` run over ``corpus``."""
+    executable = shutil.which("temporalint")
+    if executable is None:
+        raise SystemExit("temporalint is not installed: python -m pip install temporalint")
+    cpu_before = _children_cpu()
+    started = time.perf_counter()
+    completed = subprocess.run([executable, "."], cwd=corpus, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    findings = sum(1 for line in completed.stdout.splitlines() if line.strip() and ":" in line)
+    return elapsed, _children_cpu() - cpu_before, findings
+
+
+def peer_targets(corpus: Path, repeat: int) -> None:
+    """replaytest and temporalint on the same real corpus, one run, the three targets judged."""
+    def best(measure) -> tuple[float, float]:
+        runs = [measure() for _ in range(repeat)]
+        return min(r[0] for r in runs), min(r[1] for r in runs)
+
+    peer = best(lambda: run_peer(corpus)[:2])
+    peer_findings = run_peer(corpus)[2]
+    cold = best_lint(corpus, repeat, clear_cache=True)
+    warm = best_lint(corpus, repeat)
+    serial = best_lint(corpus, repeat, "--no-cache", "--jobs", "1")
+    default = best_lint(corpus, repeat, "--no-cache")
+    assert serial[2] == default[2] == cold[2], "serial, parallel and cached runs disagree"
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    files = sum(1 for _ in corpus.rglob("*.py"))
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f}; corpus {corpus} "
+          f"({files} .py files); best of {repeat}")
+    print(f"{'run':<36}{'wall s':>8}{'cpu s':>8}")
+    for name, (wall, cpu) in [
+        ("temporalint", peer), ("replaytest cold (empty cache)", cold[:2]), ("replaytest warm (cache)", warm[:2]),
+        ("replaytest --no-cache --jobs 1", serial[:2]), ("replaytest --no-cache (default jobs)", default[:2]),
+    ]:
+        print(f"{name:<36}{wall:>8.2f}{cpu:>8.2f}")
+    print(f"findings: temporalint {peer_findings} lines, replaytest {cold[2]['summary']['diagnostics']}")
+    verdict = {True: "holds", False: "DOES NOT HOLD"}
+    print(f"target cold CPU <= 2x temporalint: {cold[1] / peer[1]:.2f}x  {verdict[cold[1] <= 2 * peer[1]]}")
+    print(f"target warm <= 0.3 s: {warm[0]:.2f} s  {verdict[warm[0] <= 0.3]}")
+    print(f"target parallel never slower than serial: {default[0]:.2f} s vs {serial[0]:.2f} s  "
+          f"{verdict[default[0] <= serial[0] * 1.05]} (5 % measurement tolerance)")
+
+
 def parse_time(files: list[Path]) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds and failures of ``libcst.parse_module`` over ``files``."""
     import libcst
@@ -163,7 +213,11 @@ def main() -> None:
     parser.add_argument("--packages", type=int, default=45, help="generated service packages (2 orchestration modules each)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest is kept")
     parser.add_argument("--corpus", type=Path, help="lint this directory instead of building one")
+    parser.add_argument("--peer", type=Path, help="time replaytest next to temporalint on this real project")
     args = parser.parse_args()
+    if args.peer:
+        peer_targets(args.peer.resolve(), args.repeat)
+        return
 
     with tempfile.TemporaryDirectory(prefix="replaytest-bench-") as scratch:
         corpus = args.corpus.resolve() if args.corpus else Path(scratch) / "corpus"

@@ -44,9 +44,7 @@ from replaytest.replay.report import display_path, render_text
 from replaytest.replay.runner import (
     HISTORY_SUFFIX,
     WorkflowImportError,
-    is_history,
     load_workflows,
-    read_head,
     replay_file,
 )
 
@@ -56,6 +54,7 @@ if TYPE_CHECKING:
 DEFAULT_HISTORY_DIR = "fixtures/histories"
 ITEM_NAME = "replay"
 _PROPERTY = "replaytest"  # user_properties key: (status, warning kinds) of one replayed history
+_NOTES = "replaytest-notes"  # user_properties key: checks that could not apply to one history
 _TYPE_PROPERTY = "replaytest-workflow"  # user_properties key: "<history label>\t<workflow type>"
 
 
@@ -85,6 +84,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: fail for running/parked, warn for completed). ini: replay_prompts",
     )
     group.addoption(
+        "--replay-prompts-pending",
+        choices=("fail", "warn", "ignore"),
+        default=None,
+        help="a prompt a running/parked run has not reached yet that changed since the run started "
+        "(default fail). ini: replay_prompts_pending",
+    )
+    group.addoption(
         "--replay-strict-args",
         action="store_true",
         default=None,
@@ -111,6 +117,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("replay_paths", "history files or folders to replay (relative to the ini file)", type="linelist")
     parser.addini("replay_workflows", "current code to replay against, module:attr per line", type="linelist")
     parser.addini("replay_prompts", "fail, warn or ignore prompt drift (see --replay-prompts)", default="")
+    parser.addini("replay_prompts_pending", "fail, warn or ignore pending prompt drift (see --replay-prompts-pending)", default="")
     parser.addini("replay_strict_args", "fail on args-mismatch (see --replay-strict-args)", type="bool", default=False)
     parser.addini("replay_details", "longer divergence reports (see --replay-details)", type="bool", default=False)
     parser.addini("replay_stale", "fail or skip stale histories (see --replay-stale)", default="fail")
@@ -127,6 +134,7 @@ class _Counts:
     prompt_drift: int = 0
     other_warnings: int = 0
     first_failing: str | None = None
+    notes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -188,8 +196,11 @@ class ReplaySession:
         value = next((v for k, v in report.user_properties if k == _PROPERTY), None)
         if not isinstance(value, str):
             return
-        status, _, kinds = value.partition(";")
         counts = self.counts
+        notes = next((v for k, v in report.user_properties if k == _NOTES), None)
+        for note in notes if isinstance(notes, list) else ():
+            counts.notes[str(note)] = counts.notes.get(str(note), 0) + 1
+        status, _, kinds = value.partition(";")
         counts.histories += 1
         if status in ("passed", "diverged", "stale", "error"):
             setattr(counts, status, getattr(counts, status) + 1)
@@ -250,6 +261,8 @@ class ReplaySession:
         terminalreporter.line(f"prompt drift: {counts.prompt_drift} warning(s)")
         if counts.other_warnings:
             terminalreporter.line(f"args-mismatch: {counts.other_warnings} warning(s) (--replay-strict-args fails them)")
+        for note, number in sorted(counts.notes.items()):
+            terminalreporter.line(f"note: {number} {'history' if number == 1 else 'histories'}: {note}")
         if counts.first_failing is not None:
             command = f"replaytest replay {counts.first_failing} --details"
             if self.specs_from_ini:
@@ -306,12 +319,16 @@ def _settings(config: pytest.Config) -> ReplaySession:
     prompts = config.getoption("replay_prompts") or config.getini("replay_prompts") or None
     if prompts is not None and prompts not in ("fail", "warn", "ignore"):
         raise pytest.UsageError(f"replay_prompts must be fail, warn or ignore, not {prompts!r}")
+    pending = config.getoption("replay_prompts_pending") or config.getini("replay_prompts_pending") or None
+    if pending is not None and pending not in ("fail", "warn", "ignore"):
+        raise pytest.UsageError(f"replay_prompts_pending must be fail, warn or ignore, not {pending!r}")
     stale = config.getoption("replay_stale") or config.getini("replay_stale") or "fail"
     if stale not in ("fail", "skip"):
         raise pytest.UsageError(f"replay_stale must be fail or skip, not {stale!r}")
     options = ReplayOptions(
         prompts_running=prompts or project.replay.prompts_running,  # type: ignore[arg-type]
         prompts_completed=prompts or project.replay.prompts_completed,  # type: ignore[arg-type]
+        prompts_pending=pending or project.replay.prompts_pending,  # type: ignore[arg-type]
         strict_args=bool(config.getoption("replay_strict_args") or config.getini("replay_strict_args") or project.replay.strict_args),
         details=bool(config.getoption("replay_details") or config.getini("replay_details")),
     )
@@ -369,12 +386,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> HistoryFil
     session = parent.config.stash.get(_SESSION, None)
     if session is None or not session.paths or not session.covers(file_path):
         return None
-    try:
-        head = read_head(file_path)
-    except OSError:
-        return None
-    if not is_history(head, session.replayers()):
-        return None
+    # Every *.json of the replay paths is an item: one that is not a history fails with the reason
+    # when it runs (the recogniser is the CLI's, ``runner.recognise``), never silently left out.
     return HistoryFile.from_parent(parent, path=file_path)
 
 
@@ -411,6 +424,8 @@ class HistoryItem(pytest.Item):
             status = result.status if result is not None else "error"
             kinds = ",".join(w.kind for w in result.warnings) if result is not None else ""
             self.user_properties.append((_PROPERTY, f"{status};{kinds}"))
+            if result is not None and result.notes:
+                self.user_properties.append((_NOTES, list(result.notes)))
             if result is not None:
                 self.user_properties.append((_TYPE_PROPERTY, f"{display_path(self.path)}\t{result.workflow_type}"))
         for warning in result.warnings:

@@ -43,18 +43,6 @@ _TYPED_FACTORIES = frozenset(
     {"boto3.client", "boto3.resource", "boto3.Session.client", "boto3.Session.resource",
      "boto3.session.Session.client", "boto3.session.Session.resource"}
 )
-# Qualified names that denote the same type as another (results of methods returning the same kind).
-_TYPE_ALIASES = {
-    **{f"pathlib.Path.{m}": "pathlib.Path" for m in (
-        "parent", "resolve", "absolute", "joinpath", "with_name", "with_suffix", "with_stem", "expanduser",
-        "home", "cwd", "relative_to")},
-    "pathlib.PurePath": "pathlib.Path", "pathlib.PosixPath": "pathlib.Path", "pathlib.WindowsPath": "pathlib.Path",
-    "boto3.session.Session": "boto3.Session", "openai.Client": "openai.OpenAI", "openai.AsyncClient": "openai.AsyncOpenAI",
-    "anthropic.Client": "anthropic.Anthropic", "anthropic.AsyncClient": "anthropic.AsyncAnthropic",
-    "google.genai.client.Client": "google.genai.Client", "restate.workflow.Workflow": "restate.Workflow",
-    "restate.service.Service": "restate.Service", "restate.object.VirtualObject": "restate.VirtualObject",
-    "datetime.datetime.datetime": "datetime.datetime",
-}
 _SET_TYPES = frozenset({"builtins.set", "builtins.frozenset", "typing.Set", "typing.FrozenSet", "typing.AbstractSet",
                         "collections.abc.Set", "collections.abc.MutableSet"})
 _STR_TYPES = frozenset({"builtins.str", "builtins.bytes"})
@@ -113,6 +101,7 @@ class _Pending:
     args: tuple[cst.Arg, ...] = ()
     unless_given: str = ""
     given: tuple[str, ...] = ()
+    unit: str = ""
 
 
 @dataclasses.dataclass
@@ -124,6 +113,15 @@ class _FunctionBuilder:
     scope: dict[str, Binding]
     effects: list[_Pending] = dataclasses.field(default_factory=list)
     calls: list[_Pending] = dataclasses.field(default_factory=list)
+    keys: list[_Pending] = dataclasses.field(default_factory=list)
+    retried: bool = False
+    returns: str = ""
+    # How many retry loops enclose the statement being walked, and for each local holding a fresh
+    # value, how many enclosed the place it was made.
+    retry_loops: int = 0
+    fresh_levels: dict[str, int] = dataclasses.field(default_factory=dict)
+    # Names a ``global`` statement declared: assigning one writes module state.
+    declared_globals: set[str] = dataclasses.field(default_factory=set)
 
 
 @dataclasses.dataclass
@@ -155,6 +153,8 @@ class ModuleCollector:
         self.order_free: set[int] = set()
         self.step_lambdas: set[int] = set()
         self.used_profiles: list[FrameworkProfile] = []
+        self.step_targets: set[str] = set()
+        self.class_names: set[str] = set()
 
     # --- entry point ------------------------------------------------------------------------
 
@@ -174,6 +174,8 @@ class ModuleCollector:
                     self._prescan_small(small)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 self.module_scope[statement.name.value] = ("q", f"{self.module}.{statement.name.value}")
+                if isinstance(statement, cst.ClassDef):
+                    self.class_names.add(statement.name.value)
             elif isinstance(statement, cst.If):
                 self._prescan(statement.body.body)
                 orelse = statement.orelse
@@ -282,7 +284,7 @@ class ModuleCollector:
             typed = self.instance_attributes.get(name)
             if typed is not None:
                 return typed
-            return _TYPE_ALIASES.get(name, name)
+            return self.ctx.type_aliases.get(name, name)
         if isinstance(node, cst.Call):
             base = self.resolve(node.func)
             if base in _TYPED_FACTORIES and node.args and isinstance(node.args[0].value, cst.SimpleString):
@@ -376,6 +378,18 @@ class ModuleCollector:
                         found = self.taint_of(child)
                         if found is not None:
                             return found
+        return None
+
+    def _fresh_call(self, node: cst.CSTNode) -> str | None:
+        """A clock/random/uuid call written inside an expression (not through a name)."""
+        if isinstance(node, cst.Call):
+            found = self.tainted.get(id(node))
+            if found is not None:
+                return found
+        for call in _calls_in(node):
+            found = self.tainted.get(id(call))
+            if found is not None:
+                return found
         return None
 
     def _binding_for_value(self, value: cst.BaseExpression) -> Binding:
@@ -523,6 +537,9 @@ class ModuleCollector:
                 kind, profile = ORCHESTRATION, self.ctx.orchestration_decorators[resolved]
             elif info is not None and info.profile is not None and resolved in info.profile.handler_decorators:
                 kind, profile = ORCHESTRATION, info.profile
+        if kind == PLAIN and info is not None and info.profile is not None:
+            if node.name.value in info.profile.orchestration_methods:
+                kind, profile = ORCHESTRATION, info.profile
         if kind == PLAIN and info is not None and info.interceptor is not None:
             kind, profile = ORCHESTRATION, info.interceptor
         if kind == PLAIN and info is None and not nested and node.name.value in self.registered:
@@ -540,6 +557,11 @@ class ModuleCollector:
         scope: dict[str, Binding] = {}
         context_param = self._bind_parameters(node, scope, kind, profile, info)
         builder = _FunctionBuilder(name, kind, profile.name if profile else "", context_param, scope)
+        if self.ctx.retry_decorators:
+            builder.retried = any(
+                self.resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                in self.ctx.retry_decorators for d in node.decorators
+            )
         outer_function, outer_scopes = self.function, self.scopes
         if nested:
             outer_scopes[-1][node.name.value] = ("q", f"{self.module}.{name}")
@@ -676,25 +698,34 @@ class ModuleCollector:
             self.walk(target)
             container = self._is_module_container(target.value)
             if container is not None:
-                self._global_write(target, container, "item assignment")
+                self._global_write(target, container, "item assignment", _short_text(target))
             else:
                 self._foreign_item_write(target, "__setitem__")
             if value is not None and self.ctx.key_rules and len(target.slice) == 1:
                 index = target.slice[0].slice
                 key = _string_value(index.value) if isinstance(index, cst.Index) else None
                 if key is not None:
-                    self._check_key(target, key, value)
+                    self._check_key(target, key, value, "item")
             return
         if isinstance(target, cst.Attribute):
             self.walk(target.value)
+            self._class_attribute_write(target, value is None)
+            return
+        function = self.function
+        if isinstance(target, cst.Name) and function is not None and target.value in function.declared_globals:
+            how = "assignment" if value is not None else "augmented assignment"
+            self._global_write(target, target.value, how, target.value)
             return
         if value is not None and self.scopes:
-            self._bind(target, self._binding_for_value(value) if isinstance(target, cst.Name) else _LOCAL)
+            binding = self._binding_for_value(value) if isinstance(target, cst.Name) else _LOCAL
+            self._bind(target, binding)
+            if binding[0] == "taint" and self.function is not None and isinstance(target, cst.Name):
+                self.function.fresh_levels[target.value] = self.function.retry_loops
         elif isinstance(target, cst.Name) and self.scopes and value is None:
             # Augmented assignment to a local keeps it local; to a module container it is a write.
             container = self._is_module_container(target)
             if container is not None:
-                self._global_write(target, container, "augmented assignment")
+                self._global_write(target, container, "augmented assignment", container)
 
     def _on_del(self, node: cst.Del) -> None:
         self.walk(node.target)
@@ -704,7 +735,7 @@ class ModuleCollector:
             if isinstance(target, cst.Subscript):
                 container = self._is_module_container(target.value)
                 if container is not None:
-                    self._global_write(target, container, "del")
+                    self._global_write(target, container, "del", _short_text(target))
                 else:
                     self._foreign_item_write(target, "__delitem__")
 
@@ -725,15 +756,38 @@ class ModuleCollector:
         if node.value is None:
             return
         self.walk(node.value)
+        function = self.function
+        if function is not None and not function.returns and isinstance(node.value, (cst.Call, cst.Await, cst.Name)):
+            binding = self._binding_for_value(node.value)
+            if binding[0] == "inst" and binding[1]:
+                function.returns = binding[1]
         # A returned listing hands its arbitrary order to the caller.
         if self.kind_of(node.value) == "listing":
             self._unordered(node.value, "listing", "returns")
 
     def _on_global(self, node: cst.Global) -> None:
+        # Declaring a name global writes nothing; assigning it afterwards does (``_assign_target``).
         if self.function is None:
             return
         for item in node.names:
-            self._global_write(item.name, item.name.value, "global statement")
+            self.function.declared_globals.add(item.name.value)
+
+    def _class_attribute_write(self, target: cst.Attribute, augmented: bool) -> None:
+        """``Stats.runs += 1`` / ``cls.seen = ...``: a class attribute is module state shared by every run.
+        A class of another project module is recorded as a ``__setattr__`` call, decided at resolution."""
+        function = self.function
+        if function is None or function.kind == STEP or not isinstance(target.value, cst.Name):
+            return
+        binding = self.lookup(target.value.value)
+        if binding is None or binding[0] != "q" or not binding[1]:
+            return
+        qualname = binding[1]
+        how = "augmented assignment" if augmented else "assignment"
+        if qualname.rpartition(".")[0] == self.module and qualname.rpartition(".")[2] in self.class_names:
+            self._global_write(target, qualname.rpartition(".")[2], how, _short_text(target))
+        elif not qualname.startswith(f"{self.module}.") and self._is_project_candidate(qualname):
+            subject = f"{_short_text(target)} {'+=' if augmented else '='} ..."
+            function.calls.append(_Pending(target, None, subject, f"{qualname}.__setattr__"))
 
     def _on_for(self, node: cst.For) -> None:
         self.walk(node.iter)
@@ -741,9 +795,41 @@ class ModuleCollector:
         if source in _UNORDERED:
             self._unordered(node.iter, source, "iterates")
         self._bind(node.target, _LOCAL)
-        self.walk(node.body)
+        retry = self._is_retry_loop(node)
+        self._loop_body(node.body, retry)
         if node.orelse is not None:
             self.walk(node.orelse)
+
+    def _on_while(self, node: cst.While) -> None:
+        self.walk(node.test)
+        self._loop_body(node.body, self._is_retry_loop(node))
+        if node.orelse is not None:
+            self.walk(node.orelse)
+
+    def _loop_body(self, body: cst.BaseSuite, retry: bool) -> None:
+        function = self.function
+        if not retry or function is None:
+            self.walk(body)
+            return
+        function.retry_loops += 1
+        try:
+            self.walk(body)
+        finally:
+            function.retry_loops -= 1
+
+    def _is_retry_loop(self, node: cst.For | cst.While) -> bool:
+        """A loop that re-sends on failure: ``while ...`` or ``for attempt in range(...)`` whose body
+        catches an exception or breaks out on success. A loop over data (``for order in orders``) is not
+        one: each item is its own request, and its key may rightly differ."""
+        if not self.ctx.key_rules or self.function is None:
+            return False
+        if isinstance(node, cst.For):
+            iterated = self.resolve(node.iter.func) if isinstance(node.iter, cst.Call) else None
+            if iterated in self.ctx.retry_iterables:
+                return True
+            if iterated not in ("builtins.range", "itertools.count"):
+                return False
+        return _has_try_or_break(node.body)
 
     def _on_with(self, node: cst.With) -> None:
         for item in node.items:
@@ -830,7 +916,7 @@ class ModuleCollector:
                 if self.ctx.key_rules:
                     key = _string_value(element.key)
                     if key is not None:
-                        self._check_key(element, key, element.value)
+                        self._check_key(element, key, element.value, "dict key")
             else:
                 self.walk(element.value)
 
@@ -844,6 +930,10 @@ class ModuleCollector:
             value = arg.value
             if step_call and isinstance(value, cst.Lambda):
                 continue  # its body runs as a recorded step
+            if step_call and isinstance(value, (cst.Name, cst.Attribute)):
+                target = self.resolve(value)
+                if target and self._is_project_candidate(target):
+                    self.step_targets.add(target)
             if order_free and isinstance(value, (cst.GeneratorExp, cst.ListComp)):
                 self.order_free.add(id(value))
             if arg.star == "*":
@@ -854,12 +944,12 @@ class ModuleCollector:
             else:
                 self.walk(value)
             if arg.keyword is not None and self.ctx.key_rules:
-                self._check_key(arg, arg.keyword.value, value)
+                self._check_key(arg, arg.keyword.value, value, "keyword")
         self._order_sinks(node, func, qualname)
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
             container = self._is_module_container(func.value)
             if container is not None:
-                self._global_write(node, container, f"{func.attr.value}()")
+                self._global_write(node, container, f"{func.attr.value}()", _short_text(node))
         if qualname is None:
             return
         subject = f"{_dotted_text(func)}()"
@@ -877,7 +967,8 @@ class ModuleCollector:
                 self._effect(extra_rule, node, subject, qualname, frameworks=(framework,), args=tuple(node.args))
         if not matched and self._is_project_candidate(qualname):
             function = self.function
-            if function is not None and function.kind != STEP:
+            # Steps' calls too: a helper a step calls is part of the retried unit (idempotency keys).
+            if function is not None:
                 given = tuple(
                     "#*" if arg.star else arg.keyword.value if arg.keyword is not None else "" for arg in node.args
                 )
@@ -934,8 +1025,8 @@ class ModuleCollector:
                 self._effect(rule, node, description, origin)
                 return
 
-    def _global_write(self, node: cst.CSTNode, name: str, how: str) -> None:
-        write = GlobalWrite(node, name, how)
+    def _global_write(self, node: cst.CSTNode, name: str, how: str, text: str) -> None:
+        write = GlobalWrite(node, name, how, text)
         qualname = f"{self.module}.{name}" + (f".{how[:-2]}" if how.endswith("()") else "")
         for rule in self.ctx.global_rules:
             description = rule.check_global_write(write)
@@ -943,30 +1034,62 @@ class ModuleCollector:
                 self._effect(rule, node, description, qualname)
                 return
 
-    def _check_key(self, node: cst.CSTNode, key: str, value: cst.BaseExpression) -> None:
-        if not self.ctx.wants_key(key):
+    def _check_key(self, node: cst.CSTNode, key: str, value: cst.BaseExpression, how: str) -> None:
+        """A key is fresh per attempt only when it is made in the unit that is retried together with the
+        request using it: a step's body, a retry-decorated function, a retry loop (decided here), or a
+        helper of a step (decided at resolution: the function's ``keys``)."""
+        function = self.function
+        if function is None or function.kind == ORCHESTRATION or not self.ctx.wants_key(key, how):
             return
-        source = self.taint_of(value)
-        if source is None:
+        fresh = self._fresh_value(value)
+        if fresh is None:
             return
-        use = KeyUse(node, key, source)
+        source, level = fresh
+        if function.kind == STEP:
+            unit = f"step {function.name}"
+        elif function.retried:
+            unit = f"retried function {function.name}"
+        elif function.retry_loops and level:
+            unit = f"a retry loop in {function.name}"
+        else:
+            unit = ""
+        use = KeyUse(node, key, source, unit)
         for rule in self.ctx.key_rules:
             if rule.check_key(use) is not None:
-                self.findings.append(_Pending(node, rule, key, source))
+                pending = _Pending(node, rule, key, source, unit=unit)
+                (self.findings if unit else function.keys).append(pending)
                 return
+
+    def _fresh_value(self, node: cst.BaseExpression) -> tuple[str, int] | None:
+        """How a value comes to differ per attempt, and how many retry loops enclosed where it was made."""
+        function = self.function
+        assert function is not None
+        level = function.retry_loops
+        for name in _names_in(node):
+            # Only the function's own locals: a value made once at import is not made per attempt.
+            binding = next((scope[name] for scope in reversed(self.scopes) if name in scope), None)
+            if binding is not None and binding[0] == "taint":
+                return binding[1], function.fresh_levels.get(name, 0)
+        source = self._fresh_call(node)
+        return (source, level) if source is not None else None
 
     # --- positions and the summary ----------------------------------------------------------
 
     def _finish(self, tree: cst.Module) -> ModuleSummary:
-        # Only what is reported needs a position: effects and call sites of orchestration functions
-        # (a helper's effects are reported at the orchestration call site) and findings reported in any code (keys).
+        # Only what is reported or suppressed needs a position: effects and call sites of orchestration
+        # functions, a helper's effects and call sites (a finding reached through a helper is reported at
+        # the orchestration call site, once per helper line, and a suppression comment on the helper line
+        # counts), and findings reported in any code (keys).
         wanted: set[int] = set()
         for function in self.functions:
-            if function.kind == ORCHESTRATION:
+            if function.kind != STEP:
                 for pending in (*function.effects, *function.calls):
                     wanted.add(id(pending.node))
         for pending in self.findings:
             wanted.add(id(pending.node))
+        for function in self.functions:
+            for pending in function.keys:
+                wanted.add(id(pending.node))
         spans = _positions(tree, wanted) if wanted else {}
 
         def span(pending: _Pending) -> Span:
@@ -977,7 +1100,7 @@ class ModuleCollector:
             assert pending.rule is not None
             args = ", ".join(_arg_text(tree, arg) for arg in pending.args) if direct else ""
             return Effect(pending.rule.code, pending.rule.category, pending.subject, pending.qualname, span(pending),
-                          pending.frameworks, args, pending.unless_given)
+                          pending.frameworks, args, pending.unless_given, pending.unit)
 
         functions = {}
         for function in self.functions:
@@ -985,6 +1108,7 @@ class ModuleCollector:
                 function.name, function.kind, function.framework, function.context_param,
                 tuple(effect(p, function.kind == ORCHESTRATION) for p in function.effects),
                 tuple(CallSite(p.qualname, span(p), p.subject, p.given) for p in function.calls),
+                tuple(effect(p) for p in function.keys), function.retried, function.returns,
             )
         return ModuleSummary(
             module=self.module,
@@ -995,6 +1119,7 @@ class ModuleCollector:
             functions=functions,
             classes=dict(self.classes),
             findings=tuple(effect(p) for p in self.findings),
+            step_targets=tuple(sorted(self.step_targets)),
         )
 
 
@@ -1010,6 +1135,7 @@ _HANDLERS: dict[type, Any] = {
     cst.Global: ModuleCollector._on_global,
     cst.Return: ModuleCollector._on_return,
     cst.For: ModuleCollector._on_for,
+    cst.While: ModuleCollector._on_while,
     cst.With: ModuleCollector._on_with,
     cst.ListComp: ModuleCollector._on_comprehension,
     cst.GeneratorExp: ModuleCollector._on_comprehension,
@@ -1037,6 +1163,41 @@ def _calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
         for child in children:
             if isinstance(child, cst.CSTNode):
                 yield from _calls_in(child)
+
+
+def _names_in(node: cst.CSTNode) -> Iterator[str]:
+    if isinstance(node, cst.Name):
+        yield node.value
+        return
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        children = value if isinstance(value, (list, tuple)) else (value,)
+        for child in children:
+            if isinstance(child, cst.CSTNode):
+                yield from _names_in(child)
+
+
+def _has_try_or_break(body: cst.BaseSuite) -> bool:
+    """Whether a loop body (not counting nested loops and functions) has a ``try`` or a ``break``."""
+    statements: list[cst.CSTNode] = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, (cst.Try, cst.TryStar)):
+            return True
+        if isinstance(statement, cst.SimpleStatementLine):
+            if any(isinstance(small, cst.Break) for small in statement.body):
+                return True
+        elif isinstance(statement, cst.SimpleStatementSuite):
+            if any(isinstance(small, cst.Break) for small in statement.body):
+                return True
+        elif isinstance(statement, (cst.If, cst.With)):
+            statements.extend(statement.body.body if isinstance(statement.body, cst.IndentedBlock) else [])
+            orelse = getattr(statement, "orelse", None)
+            while orelse is not None:
+                if isinstance(orelse.body, cst.IndentedBlock):
+                    statements.extend(orelse.body.body)
+                orelse = getattr(orelse, "orelse", None)
+    return False
 
 
 def _is_true(node: cst.BaseExpression) -> bool:

@@ -16,6 +16,7 @@ from replaytest import __version__
 from replaytest.config import Config
 from replaytest.lint.profile import FrameworkProfile, config_profile
 from replaytest.lint.rule import Rule
+from replaytest.lint.vocabulary import TYPE_ALIASES
 
 # Import roots that are never project code, besides the ones rule tables and profiles name.
 _EXTERNAL_ROOTS = frozenset(
@@ -71,6 +72,14 @@ class LintContext:
         self.taint_categories = frozenset(
             category for r in self.key_rules for category in getattr(r, "taint_categories", ())
         )
+        # Decorators whose function is re-run on failure (a retried unit, like a step).
+        self.retry_decorators = frozenset(
+            name for r in self.key_rules for name in getattr(r, "retry_decorators", ())
+        )
+        # Iterables whose ``for`` loop re-runs its body until it succeeds (tenacity's ``Retrying``).
+        self.retry_iterables = frozenset(
+            name for r in self.key_rules for name in getattr(r, "retry_iterables", ())
+        )
         roots.discard("builtins")
         self.table_roots = frozenset(roots)
 
@@ -99,8 +108,9 @@ class LintContext:
                     owner = owner.rpartition(".")[0]
         return None
 
-    def wants_key(self, name: str) -> bool:
-        return any(rule.wants_key(name) for rule in self.key_rules)
+    def wants_key(self, name: str, how: str) -> bool:
+        """Whether a keyword / dict key / item key of this name is an idempotency-key use for some rule."""
+        return any(rule.wants_key(name, how) for rule in self.key_rules)
 
     # --- profiles -----------------------------------------------------------------------------
 
@@ -111,6 +121,7 @@ class LintContext:
         self.registration_calls: dict[str, FrameworkProfile] = {}
         self.step_decorators: dict[str, FrameworkProfile] = {}
         self.step_calls: set[str] = set()
+        self.type_aliases: dict[str, str] = dict(TYPE_ALIASES)
         self.context_types: dict[str, FrameworkProfile] = {}
         self.extra_effects: dict[str, list[tuple[str, str]]] = {}
         self.fix_names: set[str] = set()
@@ -131,6 +142,7 @@ class LintContext:
             for name in profile.context_types:
                 self.context_types.setdefault(name, profile)
             self.step_calls.update(profile.step_calls)
+            self.type_aliases.update(profile.type_aliases)
             for name, category in profile.extra_effects.items():
                 self.extra_effects.setdefault(name, []).append((category, profile.name))
             self.fix_names.update(profile.fixes)

@@ -48,6 +48,9 @@ class Effect:
     args: str = ""
     # A field default factory runs only when the field is not passed: "name:position" (-1: keyword only).
     unless_given: str = ""
+    # For findings about retries (fresh idempotency keys): the retried unit the value is made in, as
+    # words ("step charge", "retry loop"); empty until the unit is known.
+    unit: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,14 @@ class FunctionSummary:
     context_param: str = ""
     effects: tuple[Effect, ...] = ()
     calls: tuple[CallSite, ...] = ()
+    # Fresh idempotency keys made here, findings only when the function runs inside a retried unit
+    # (called from a step or a retry-decorated function); keys made in a unit itself are module findings.
+    keys: tuple[Effect, ...] = ()
+    # Decorated with a retry decorator (tenacity, backoff, stamina): the body is re-run on failure.
+    retried: bool = False
+    # The type of what the function returns, when it returns an instance of a known class
+    # (``return init_chat_model(...)``), so calls on its result resolve in the caller.
+    returns: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,10 +112,12 @@ class ModuleSummary:
     containers: tuple[str, ...] = ()
     functions: dict[str, FunctionSummary] = field(default_factory=dict)
     classes: dict[str, ClassSummary] = field(default_factory=dict)
-    # Findings reported wherever they are, orchestration or not (fresh idempotency keys).
+    # Findings reported wherever they are, orchestration or not (fresh idempotency keys made in a retried unit).
     findings: tuple[Effect, ...] = ()
     # Why the file could not be analysed (syntax error, bad encoding), as a syntax effect.
     error: Effect | None = None
+    # Functions passed to a framework's step calls (``ctx.step("send", send_email, ...)``): steps too.
+    step_targets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,7 @@ class Fix:
     safe: bool
     replacement: str
     import_from: tuple[str, str] | None = None
+    scope: str = "any"  # "async" / "sync": where the replacement is valid (see FixTemplate.scope)
 
     def to_json(self) -> dict[str, Any]:
         return {"safe": self.safe, "replacement": self.replacement}
@@ -137,6 +151,9 @@ class Diagnostic:
     trace_paths: tuple[str, ...] = ()
     # Stable identity independent of line numbers (baseline, SARIF partialFingerprints).
     fingerprint: str = ""
+    # For a finding reached through a helper: where the root cause is (file path as read, line, column),
+    # so call sites reaching the same helper line are reported once and a suppression there counts.
+    root: tuple[str, int, int] | None = None
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.rule)
@@ -171,6 +188,9 @@ class LintResult:
     problems: list[str] = field(default_factory=list)
     # Things the user should know that are not findings (a process pool that fell back to serial).
     notes: list[str] = field(default_factory=list)
+    # sha256 of each file's bytes as this run read them (display path -> hex), so a fix can tell whether
+    # a file changed since (an editor saving it) before rewriting it.
+    source_digests: dict[str, str] = field(default_factory=dict)
 
 
 # --- JSON conversion for the cache -------------------------------------------------------------
@@ -182,12 +202,12 @@ def _span_json(span: Span) -> list[int]:
 
 def _effect_json(effect: Effect) -> list[Any]:
     return [effect.rule, effect.category, effect.subject, effect.qualname, _span_json(effect.span),
-            list(effect.frameworks), effect.args, effect.unless_given]
+            list(effect.frameworks), effect.args, effect.unless_given, effect.unit]
 
 
 def _effect_from(data: list[Any]) -> Effect:
-    rule, category, subject, qualname, span, frameworks, args, unless_given = data
-    return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given)
+    rule, category, subject, qualname, span, frameworks, args, unless_given, unit = data
+    return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given, unit)
 
 
 def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
@@ -199,22 +219,25 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "containers": list(summary.containers),
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
-             [[c.target, _span_json(c.span), c.subject, list(c.given)] for c in f.calls]]
+             [[c.target, _span_json(c.span), c.subject, list(c.given)] for c in f.calls],
+             [_effect_json(e) for e in f.keys], f.retried, f.returns]
             for f in summary.functions.values()
         ],
         "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
         "findings": [_effect_json(e) for e in summary.findings],
         "error": _effect_json(summary.error) if summary.error else None,
+        "step_targets": list(summary.step_targets),
     }
 
 
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
     functions = {}
-    for name, kind, framework, context_param, effects, calls in data["functions"]:
+    for name, kind, framework, context_param, effects, calls, keys, retried, returns in data["functions"]:
         functions[name] = FunctionSummary(
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
             tuple(CallSite(target, Span(*span), subject, tuple(given)) for target, span, subject, given in calls),
+            tuple(_effect_from(e) for e in keys), retried, returns,
         )
     return ModuleSummary(
         module=data["module"],
@@ -226,4 +249,5 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
         classes={name: ClassSummary(name, tuple(bases), tuple(methods)) for name, bases, methods in data["classes"]},
         findings=tuple(_effect_from(e) for e in data["findings"]),
         error=_effect_from(data["error"]) if data["error"] else None,
+        step_targets=tuple(data["step_targets"]),
     )

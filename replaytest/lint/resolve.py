@@ -119,6 +119,10 @@ class Program:
                 continue
             name, rest = parts[split], parts[split + 1:]
             typed = summary.exports.get(name)
+            if typed is None and rest:
+                # ``get_model().ainvoke``: a call on what a project function returns.
+                function = summary.functions.get(name)
+                typed = function.returns if function is not None and function.returns else None
             if typed is not None:
                 return ".".join([typed, *rest])
             target = summary.aliases.get(name)
@@ -128,18 +132,29 @@ class Program:
         return None
 
     def container_mutation(self, site: CallSite) -> Effect | None:
-        """``EVENTS.append(x)`` where ``EVENTS`` is a module-level container of another module."""
+        """``EVENTS.append(x)`` where ``EVENTS`` is a module-level container of another module, or
+        ``Stats.runs += 1`` where ``Stats`` is a class of another module."""
         owner, _, method = site.target.rpartition(".")
         module_name, _, name = owner.rpartition(".")
-        if not module_name or not (method in MUTATING_METHODS or method in _ITEM_WRITES):
+        if not module_name or not (method in MUTATING_METHODS or method in _ITEM_WRITES or method == "__setattr__"):
             return None
         summary = self.module(module_name)
-        if summary is None or name not in summary.containers:
+        if summary is None:
+            return None
+        if method == "__setattr__":
+            if name not in summary.classes:
+                return None
+        elif name not in summary.containers:
             return None
         rule = self.ctx.by_category.get("global-state")
         if rule is None:
             return None
-        subject = _ITEM_WRITES[method].format(name=name) if method in _ITEM_WRITES else f"{name}.{method}()"
+        if method == "__setattr__":
+            subject = site.subject
+        elif method in _ITEM_WRITES:
+            subject = _ITEM_WRITES[method].format(name=name)
+        else:
+            subject = f"{name}.{method}()"
         return Effect(rule.code, rule.category, subject, site.target, site.span)
 
     # --- reachability -----------------------------------------------------------------------
@@ -178,6 +193,11 @@ class Program:
         typed = self.exported_call(site.target)
         if typed is None:
             return [], False, _DONE
+        for _ in range(_MAX_ALIAS_DEPTH):  # a factory returning what another factory returns
+            further = self.exported_call(typed)
+            if further is None or further == typed:
+                break
+            typed = further
         found = self.find_function(typed)  # a method of a project class, through an exported instance
         if found is not None:
             summary, function = found

@@ -74,21 +74,26 @@ class UnorderedUse:
 
 @dataclass(frozen=True)
 class GlobalWrite:
-    """A function writes module state: a ``global`` statement or a mutation of a module-level container."""
+    """A function writes module state: a name declared ``global``, a class attribute, or a mutation of a
+    module-level container."""
 
     node: cst.CSTNode
     name: str
-    how: str  # "global statement", "item assignment", "augmented assignment", "del", or "append()" etc.
+    how: str  # "assignment", "item assignment", "augmented assignment", "del", or "append()" etc.
+    text: str = ""  # what is written, as the source spells it (shortened): "REGISTRY[run_id]", "SEEN.add(x)"
 
 
 @dataclass(frozen=True)
 class KeyUse:
-    """A keyword argument, dict key or item assignment whose key looks like an idempotency key, with the
-    call that makes its value differ per attempt."""
+    """A keyword argument, dict key or item assignment whose key names an idempotency key, with the
+    call that makes its value differ per attempt and the retried unit both are in."""
 
     node: cst.CSTNode
     key: str
     source: str  # how the fresh value is made, e.g. "uuid.uuid4()"
+    # The retried unit the value is made and used in ("step charge", "retry loop"), or "" when the
+    # function's callers decide (a helper is a unit's part only when a step or retried function calls it).
+    unit: str = ""
 
 
 class Rule:
@@ -120,8 +125,9 @@ class Rule:
     def check_global_write(self, write: GlobalWrite) -> str | None:
         return None
 
-    def wants_key(self, name: str) -> bool:
-        """Whether a keyword / dict key of this name is worth a ``check_key`` (cheap pre-filter)."""
+    def wants_key(self, name: str, how: str) -> bool:
+        """Whether a key of this name used this way ("keyword" argument, "dict key", "item" assignment)
+        is worth a ``check_key`` (cheap pre-filter)."""
         return False
 
     def check_key(self, use: KeyUse) -> str | None:

@@ -1,7 +1,14 @@
-"""Framework plugin for DBOS Transact: ``@DBOS.workflow()`` orchestration, steps and transactions."""
+"""Framework plugin for DBOS Transact: ``@DBOS.workflow()`` orchestration, steps and transactions.
+
+DBOS 3.x moved transactions to datasources: ``ds = SQLAlchemyDatasource.create(url)`` and
+``@ds.transaction()`` (a step); ``DBOS.run_step(...)`` runs a function as a recorded step. Both are
+known here, next to 2.x's ``@DBOS.transaction()``. ``asyncio.gather`` is not a finding in DBOS: DBOS
+numbers operations when they are called, not when they finish, so gathering steps, child workflows and
+handles is deterministic there."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
+from replaytest.plugins import FrameworkPlugin, LazyReplayer
+from replaytest.plugins.dbos_import import import_command
 
 _DBOS = ("dbos", "DBOS")
 _STEP = "a @DBOS.step() function"
@@ -11,16 +18,19 @@ PROFILE = FrameworkProfile(
     screen=(b"DBOS.workflow", b"DBOS.scheduled"),
     modules=("dbos",),
     orchestration_decorators=("dbos.DBOS.workflow", "dbos.DBOS.scheduled"),
-    step_decorators=("dbos.DBOS.step", "dbos.DBOS.transaction"),
+    step_decorators=(
+        "dbos.DBOS.step", "dbos.DBOS.transaction", "dbos.SQLAlchemyDatasource.transaction",
+        "dbos.AsyncSQLAlchemyDatasource.transaction",
+    ),
+    step_calls=("dbos.DBOS.run_step", "dbos.DBOS.run_step_async"),
     safe_calls=frozenset(
         f"dbos.DBOS.{name}"
         for name in (
             "sleep", "sleep_async", "start_workflow", "start_workflow_async", "recv", "recv_async", "send",
             "send_async", "set_event", "set_event_async", "get_event", "get_event_async", "retrieve_workflow",
-            "logger", "workflow_id", "span",
+            "logger", "workflow_id", "span", "run_step", "run_step_async",
         )
     ),
-    extra_effects={"asyncio.gather": "concurrency"},
     durable_sleeps=("dbos.DBOS.sleep", "dbos.DBOS.sleep_async"),
     replacements={
         "clock": f"{_STEP} that reads the clock",
@@ -33,10 +43,20 @@ PROFILE = FrameworkProfile(
         "environment": f"workflow input or {_STEP}",
         "concurrency": "DBOS.start_workflow() or steps awaited one after another",
     },
+    type_aliases={
+        "dbos.SQLAlchemyDatasource.create": "dbos.SQLAlchemyDatasource",
+        "dbos.AsyncSQLAlchemyDatasource.create": "dbos.AsyncSQLAlchemyDatasource",
+    },
     fixes={
-        "time.sleep": FixTemplate("DBOS.sleep({args})", True, _DBOS),
-        "asyncio.sleep": FixTemplate("DBOS.sleep_async({args})", True, _DBOS),
+        # One argument only: asyncio.sleep(delay, result) returns result, DBOS.sleep_async has no result.
+        "time.sleep": FixTemplate("DBOS.sleep({args})", True, _DBOS, arguments="one"),
+        "asyncio.sleep": FixTemplate("DBOS.sleep_async({args})", True, _DBOS, arguments="one"),
     },
 )
 
-PLUGIN = FrameworkPlugin(name="dbos", profile=PROFILE)
+PLUGIN = FrameworkPlugin(
+    name="dbos",
+    profile=PROFILE,
+    replayer=LazyReplayer("dbos", "replaytest.plugins.dbos_replay:DBOSReplayer"),
+    import_command=import_command,
+)

@@ -37,9 +37,13 @@ PROFILE = FrameworkProfile(
         "environment": "handler input or ctx.run(...)",
         "concurrency": "Restate calls and promises (ctx.service_call, restate.gather)",
     },
+    type_aliases={
+        "restate.workflow.Workflow": "restate.Workflow", "restate.service.Service": "restate.Service",
+        "restate.object.VirtualObject": "restate.VirtualObject",
+    },
     fixes={
-        "uuid.uuid4": FixTemplate("{ctx}.uuid()", True),
-        "random.random": FixTemplate("{ctx}.random().random()", True),
+        "uuid.uuid4": FixTemplate("{ctx}.uuid()", True, arguments="none"),
+        "random.random": FixTemplate("{ctx}.random().random()", True, arguments="none"),
         "time.time": FixTemplate("{ctx}.time()", False),
     },
 )

@@ -7,6 +7,8 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from replaytest.config import Config
 from replaytest.lint import engine
 from replaytest.lint.engine import build_context, lint_paths
@@ -160,14 +162,14 @@ def test_fix_rewrites_calls_and_adds_the_import(tmp_path: Path) -> None:
         """Doc."""
         import random
         import time
-        from datetime import datetime
+        from datetime import datetime, timezone
         from temporalio import workflow as wf_alias
 
         @wf_alias.defn
         class Flow:
             @wf_alias.run
             async def run(self) -> float:
-                started = datetime.now()  # keep this comment
+                started = datetime.now(timezone.utc)  # keep this comment
                 time.sleep(1)
                 return random.uniform(0, 1) + started.timestamp()
     ''').lstrip()
@@ -175,16 +177,19 @@ def test_fix_rewrites_calls_and_adds_the_import(tmp_path: Path) -> None:
     result = run(tmp_path, use_cache=False, jobs=1)
     applied = apply_fixes(result.diagnostics, unsafe=False, cwd=tmp_path)
     assert [(a.original, a.replacement) for a in applied] == [
-        ("datetime.now()", "workflow.now()"), ("random.uniform(0, 1)", "workflow.random().uniform(0, 1)")]
+        ("datetime.now(timezone.utc)", "workflow.now().astimezone(timezone.utc)"),
+        ("random.uniform(0, 1)", "workflow.random().uniform(0, 1)")]
     fixed = (tmp_path / "flow.py").read_text(encoding="utf-8")
-    assert "started = workflow.now()  # keep this comment" in fixed
+    assert "started = workflow.now().astimezone(timezone.utc)  # keep this comment" in fixed
+    # Imports only the replaced calls used are gone; the ones still used stay.
+    assert "import random\n" not in fixed and "from datetime import timezone\n" in fixed and "import time\n" in fixed
     assert "from temporalio import workflow\n" in fixed and "time.sleep(1)" in fixed  # unsafe fix not applied
     after = run(tmp_path, use_cache=False, jobs=1)
     assert [d.rule for d in after.diagnostics] == ["RT303"]
 
 
 def test_deeply_nested_code_is_analysed_not_rejected(tmp_path: Path) -> None:
-    chain = " + ".join(["x"] * 3000)
+    chain = " + ".join(["x"] * 1500)  # beyond the recursion limit; parsed in a bounded child
     (tmp_path / "deep.py").write_text(
         "import time\nfrom temporalio import workflow\n\n@workflow.defn\nclass Deep:\n    @workflow.run\n"
         f"    async def run(self, x: int) -> float:\n        return {chain} + time.time()\n",
@@ -263,3 +268,10 @@ def test_sarif_code_flows_name_each_helper_and_its_file(tmp_path: Path) -> None:
     assert steps[1]["message"]["text"] == "helpers_0.stamp"
     assert steps[1]["physicalLocation"]["artifactLocation"]["uri"] == "helpers_0.py"
     assert steps[2] == {"message": {"text": "os.environ"}}
+
+
+@pytest.mark.parametrize(("cpus", "load", "expected"), [(2, 0.0, 2), (2, 0.6, 1), (2, 11.0, 1), (8, 3.2, 5), (4, 0.4, 4)])
+def test_default_workers_count_only_idle_cpus(monkeypatch, cpus: int, load: float, expected: int) -> None:
+    monkeypatch.setattr(engine, "_available_cpus", lambda: cpus)
+    monkeypatch.setattr(engine.os, "getloadavg", lambda: (load, load, load))
+    assert engine._idle_cpus() == expected

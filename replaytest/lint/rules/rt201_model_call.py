@@ -24,8 +24,24 @@ _LANGCHAIN_MODELS = (
     "langchain_community.chat_models.ChatOpenAI", "langchain_community.chat_models.ChatOllama",
     "langchain.chat_models.init_chat_model", "langchain.chat_models.base.init_chat_model",
 )
-_LANGCHAIN_WRAPPERS = ("", ".bind_tools", ".with_structured_output", ".bind", ".with_retry", ".with_config")
 _LANGCHAIN_METHODS = ("invoke", "ainvoke", "stream", "astream", "batch", "abatch", "generate", "agenerate", "predict")
+_LANGCHAIN_WRAPPERS = ("", ".bind_tools", ".with_structured_output", ".bind", ".with_retry", ".with_config")
+_LANGCHAIN_EMBEDDINGS = (
+    "langchain_openai.OpenAIEmbeddings", "langchain_openai.AzureOpenAIEmbeddings", "langchain_ollama.OllamaEmbeddings",
+    "langchain_google_genai.GoogleGenerativeAIEmbeddings", "langchain_aws.BedrockEmbeddings",
+    "langchain_mistralai.MistralAIEmbeddings", "langchain_huggingface.HuggingFaceEmbeddings",
+    "langchain_community.embeddings.OllamaEmbeddings", "langchain_community.embeddings.OpenAIEmbeddings",
+    "langchain_cohere.CohereEmbeddings", "langchain_voyageai.VoyageAIEmbeddings",
+)
+_EMBEDDING_METHODS = ("embed_query", "embed_documents", "aembed_query", "aembed_documents")
+# Agents run model calls (and tools) inside: pydantic-ai ``Agent(...).run``, LangChain / LangGraph agents.
+_AGENTS = {
+    "pydantic_ai.Agent": ("run", "run_sync", "run_stream", "iter"),
+    "langchain.agents.create_agent": _LANGCHAIN_METHODS,
+    "langchain.agents.AgentExecutor": _LANGCHAIN_METHODS,
+    "langchain.agents.initialize_agent": _LANGCHAIN_METHODS,
+    "langgraph.prebuilt.create_react_agent": _LANGCHAIN_METHODS,
+}
 _GENAI_METHODS = ("models.generate_content", "models.generate_content_stream", "models.embed_content")
 _BEDROCK_METHODS = ("invoke_model", "invoke_model_with_response_stream", "converse", "converse_stream")
 _BEDROCK_CLIENTS = ("boto3.client[bedrock-runtime]", "boto3.Session.client[bedrock-runtime]",
@@ -37,6 +53,8 @@ def _model_calls() -> dict[str, str]:
     names += [f"openai.{m}" for m in _OPENAI_METHODS] + ["openai.ChatCompletion.create", "openai.Completion.create"]
     names += [f"{c}.{m}" for c in _ANTHROPIC_CLIENTS for m in _ANTHROPIC_METHODS]
     names += [f"{c}{w}.{m}" for c in _LANGCHAIN_MODELS for w in _LANGCHAIN_WRAPPERS for m in _LANGCHAIN_METHODS]
+    names += [f"{c}.{m}" for c in _LANGCHAIN_EMBEDDINGS for m in _EMBEDDING_METHODS]
+    names += [f"{agent}.{m}" for agent, methods in _AGENTS.items() for m in methods]
     names += [f"litellm.{m}" for m in ("completion", "acompletion", "embedding", "aembedding", "text_completion",
                                        "responses", "aresponses")]
     names += [f"litellm.Router.{m}" for m in ("completion", "acompletion")]
@@ -58,7 +76,10 @@ class CallsModelOutsideStep(Rule):
     `responses.create`), Anthropic (`messages.create`), LiteLLM (`completion`, `acompletion`), LangChain
     chat models (`invoke`, `ainvoke`, `stream`, `batch` on `ChatOpenAI`, `ChatAnthropic`,
     `init_chat_model(...)`), Google GenAI (`client.models.generate_content`), Bedrock runtime
-    (`invoke_model`, `converse`), and the names listed in `model-calls`.
+    (`invoke_model`, `converse`), embedding models (`OpenAIEmbeddings().embed_query`,
+    `aembed_documents`), agents (pydantic-ai `Agent(...).run`, LangChain and LangGraph prebuilt agents'
+    `invoke`), and the names listed in `model-calls` — also on a client or model a project function
+    returns (`get_model().ainvoke(...)`).
 
     ## Why is this bad?
     A model answers differently every time. Called from orchestration code the answer is not recorded,

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from replaytest.lint.model import Effect
+from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import Rule
 
 
 class StartsUnrecordedConcurrency(Rule):
     """
     ## What it does
-    Finds threads, thread and process pools, subprocesses, `asyncio.to_thread` / `run_in_executor`, and
+    Finds threads, thread and process pools, subprocesses, `asyncio.to_thread` / `run_in_executor`,
+    blocking thread primitives (`Event().wait()`, `Lock.acquire()`, `Condition.wait()`), reads of the
+    thread identity (`threading.current_thread()`, `get_ident()`), and
     the framework-specific constructs whose completion order is not recorded (`asyncio.wait` and
-    `asyncio.as_completed` in Temporal, `asyncio.gather` of sub-coroutines in DBOS) in orchestration code.
+    `asyncio.as_completed` in Temporal) in orchestration code. `asyncio.gather` is not reported: Temporal
+    orders the commands it issues, and DBOS numbers operations when they are called.
 
     ## Why is this bad?
     Work on another thread or process is invisible to the engine and finishes in a different order on
@@ -49,13 +54,33 @@ class StartsUnrecordedConcurrency(Rule):
             "asyncio.get_event_loop.run_in_executor", "asyncio.get_running_loop.run_in_executor",
             "asyncio.AbstractEventLoop.run_in_executor",
         )
+    } | {
+        name: "blocks on a thread primitive the engine does not record"
+        for name in (
+            "threading.Event.wait", "threading.Lock.acquire", "threading.RLock.acquire", "threading.Condition.wait",
+            "threading.Condition.wait_for", "threading.Semaphore.acquire", "threading.BoundedSemaphore.acquire",
+            "threading.Barrier.wait",
+        )
+    } | {
+        name: "reads which thread runs the code, which differs between the recorded run and the replay"
+        for name in ("threading.current_thread", "threading.get_ident", "threading.get_native_id")
     }
     # Findings only where a profile lists them (``extra_effects``).
     wording = {
         "asyncio.wait": "completes in an order the engine does not record",
         "asyncio.as_completed": "completes in an order the engine does not record",
-        "asyncio.gather": "runs sub-coroutines concurrently outside the engine's ordering",
     }
+
+    def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
+        if effect.qualname in self.wording:
+            return super().message(effect, profile, via)
+        # Threads, pools and subprocesses: the work belongs in a recorded step, not in the framework's
+        # concurrency primitives (``workflow.wait()`` does not run a thread).
+        replacement = (profile.replacements.get("network") if profile else None) or "a recorded step"
+        what = self.calls.get(effect.qualname) or self.what
+        if via is not None:
+            return f"{via} reaches {effect.subject}, which {what} in workflow code; move the work into {replacement}"
+        return f"{effect.subject} {what} in workflow code; move the work into {replacement}"
 
     VALID = (
         """
@@ -67,6 +92,18 @@ class FanOut:
     @workflow.run
     async def run(self, items: list) -> list:
         return await asyncio.gather(*(workflow.execute_activity("work", i, start_to_close_timeout=None) for i in items))
+""",
+        """
+import asyncio
+from dbos import DBOS
+
+@DBOS.step()
+async def handle(item: str) -> str:
+    return item.upper()
+
+@DBOS.workflow()
+async def fan_out(items: list) -> list:
+    return await asyncio.gather(*(handle(i) for i in items))
 """,
     )
     INVALID = (
@@ -91,11 +128,11 @@ class Race:
         await asyncio.wait(tasks)
 """,
         """
-import asyncio
+import threading
 from dbos import DBOS
 
 @DBOS.workflow()
-async def fan_out(items: list) -> list:
-    return await asyncio.gather(*(handle(i) for i in items))
+def fan_out(items: list) -> None:
+    threading.Thread(target=print, args=(items,)).start()
 """,
     )

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import Rule
+from replaytest.lint.rule import CallFact, Rule
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+_YIELDING = frozenset({"time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep"})
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    value = getattr(node, "value", None)
+    return type(node).__name__ in ("Integer", "Float") and isinstance(value, str) and float(value.replace("_", "")) == 0
 
 
 class SleepsWithoutDurableTimer(Rule):
@@ -31,7 +43,10 @@ class SleepsWithoutDurableTimer(Rule):
 
     ## Fix safety
     Rewrites keep the duration; they are safe when the durable sleep has the same signature and call
-    style (`DBOS.sleep`), unsafe when it must be awaited in a synchronous function.
+    style (`DBOS.sleep`, the journal's `ctx.sleep` in a synchronous workflow), and only for a single
+    argument (`asyncio.sleep(delay, result)` returns `result`). `time.sleep(...)` -> `await
+    asyncio.sleep(...)` in Temporal is unsafe and offered only directly inside an `async def`; in a
+    synchronous function or a lambda no fix is offered (an `await` there would not compile).
     """
 
     code = "RT303"
@@ -40,6 +55,14 @@ class SleepsWithoutDurableTimer(Rule):
     summary = "Non-durable sleep in orchestration code"
     what = "sleeps without a durable timer"
     calls = {name: "" for name in ("time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep", "gevent.sleep")}
+
+    def accept_call(self, call: CallFact) -> bool:
+        # ``await asyncio.sleep(0)`` yields to the event loop once (``time.sleep(0)`` to other threads);
+        # it waits for nothing, so it is not a timer, and turning it into a durable sleep would add a
+        # checkpointed operation.
+        if call.qualname in _YIELDING and call.positional:
+            return not _is_zero(call.positional[0])
+        return True
 
     def applies_to(self, effect: Effect, profile: FrameworkProfile) -> bool:
         return bool(profile.durable_sleeps) and effect.qualname not in profile.durable_sleeps
@@ -54,6 +77,14 @@ class Wait:
     @workflow.run
     async def run(self) -> None:
         await asyncio.sleep(60)
+""",
+        """
+import asyncio
+from dbos import DBOS
+
+@DBOS.workflow()
+async def poll() -> None:
+    await asyncio.sleep(0)
 """,
         """
 import time

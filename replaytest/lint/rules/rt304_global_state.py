@@ -35,13 +35,14 @@ class WritesModuleState(Rule):
     what = "writes module-level state"
 
     def check_global_write(self, write: GlobalWrite) -> str | None:
+        text = write.text or write.name
         spelled = {
-            "global statement": f"global {write.name}",
-            "item assignment": f"{write.name}[...] = ...",
-            "augmented assignment": f"{write.name} += ...",
-            "del": f"del {write.name}[...]",
+            "assignment": f"{text} = ...",
+            "item assignment": f"{text} = ...",
+            "augmented assignment": f"{text} += ...",
+            "del": f"del {text}",
         }
-        return spelled.get(write.how, f"{write.name}.{write.how}")
+        return spelled.get(write.how, text if write.text else f"{write.name}.{write.how}")
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         replacement = (profile.replacements.get(self.category) if profile else None) or DEFAULT_REPLACEMENTS[self.category]
