@@ -543,7 +543,7 @@ def check(
     from replaytest.lint.reporters import CI_REPORTERS, REPORTERS
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
-    from replaytest.replay.annotations import replay_annotations
+    from replaytest.replay.annotations import replay_annotations, uncovered_change_annotations
     from replaytest.replay.coverage import CoverageSetupError
     from replaytest.replay.report import display_path, report_data
     from replaytest.replay.settings import replay_plan
@@ -567,10 +567,11 @@ def check(
                         show_progress=show_progress(quiet), skipped=skipped)
             if replay_configured else []
         )
-        coverage_text, coverage_failed = "", False
+        coverage_text, coverage_failed, uncovered = "", False, []
         if coverage is not None:
             workflow_of = {display_path(r.history_path): r.workflow_type for r in results}
-            _, coverage_text, coverage_failed = coverage.report(workflow_of, Path.cwd())
+            coverage_report, coverage_text, coverage_failed = coverage.report(workflow_of, Path.cwd())
+            uncovered = uncovered_change_annotations(coverage_report.uncovered_changed, coverage_failed)
     except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError, CoverageSetupError) as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
@@ -590,7 +591,7 @@ def check(
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif output_format in CI_REPORTERS:
-        extra = replay_annotations(results, details)
+        extra = [*replay_annotations(results, details), *uncovered]
         click.echo(CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd()), nl=False)
         if not replay_configured:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
