@@ -5,4 +5,5 @@ Two halves share this package: ``replaytest.lint`` (a static determinism analyze
 ``replaytest.pytest_plugin`` are the faces users touch.
 """
 
+# The one place the version is written: pyproject.toml reads it from here, releases are tagged v<it>.
 __version__ = "0.1.0"

@@ -55,6 +55,10 @@ def _lint_options(function: Callable[..., None]) -> Callable[..., None]:
         click.option("--exclude", multiple=True, metavar="GLOBS", help="Also exclude these path globs."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the summary cache."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (1 = serial, in-process)."),
+        click.option("--force-exclude", is_flag=True, default=None,
+                     help="Apply exclude to files named on the command line too (as pre-commit names them)."),
+        click.option("--respect-gitignore/--no-respect-gitignore", default=None,
+                     help="Leave out what .gitignore ignores when walking directories (default: on)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -63,13 +67,15 @@ def _lint_options(function: Callable[..., None]) -> Callable[..., None]:
 
 def _run_lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
-    exclude: tuple[str, ...], no_cache: bool, jobs: int | None,
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, show_progress: bool = False, *,
+    force_exclude: bool | None = None, respect_gitignore: bool | None = None, whole_project: bool = False,
 ) -> tuple[LintResult, Mapping[str, Rule]]:
     """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors."""
     import dataclasses
 
-    from replaytest.config import ConfigError, is_selector, load_config
+    from replaytest.config import CATEGORIES, ConfigError, is_selector, load_config
     from replaytest.lint.engine import build_context, lint_paths
+    from replaytest.lint.filtering import unknown_selectors
     from replaytest.plugins import load_plugins
 
     targets = list(paths) or [Path(".")]
@@ -84,10 +90,29 @@ def _run_lint(
         select=_split(select) or config.select,
         ignore=config.ignore + _split(ignore),
         exclude=config.exclude + _split(exclude),
+        force_exclude=config.force_exclude if force_exclude is None else force_exclude,
+        respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore,
     )
+    if whole_project:  # lint everything; report what PATHS contain or what reaches into them
+        from replaytest.lint.scope import reachable_from
+
+        changed = [p for p in targets if not p.is_dir()]
+        if changed or not paths:
+            targets = [config.root]
     profiles = [plugin.profile for plugin in load_plugins(config.frameworks) if plugin.profile is not None]
     context = build_context(config, profiles)
-    result = lint_paths(targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context)
+    for name, values in (("--select", select), ("--ignore", ignore)):
+        for entry in unknown_selectors(_split(values), context.rules, CATEGORIES):
+            raise ConfigError(None, name, f"{entry!r} is not a known rule code, code prefix or category "
+                                          "(`replaytest rules` lists them)")
+    from replaytest.replay.progress import Progress
+
+    with Progress("linting", show_progress) as progress:
+        result = lint_paths(
+            targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context, progress=progress.update
+        )
+    if whole_project and paths and changed:
+        result = reachable_from(result, changed, Path.cwd())
     return result, context.rules
 
 
@@ -102,15 +127,22 @@ def _setup_failed(error: Exception, output_format: str) -> None:
 
 @cli.command()
 @_lint_options
-@click.option("--format", "output_format", type=click.Choice(_FORMATS), default="text", show_default=True)
+@click.option("--format", "--output-format", "output_format", type=click.Choice(_FORMATS), default="text",
+              show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (errors still exit 2).")
+@click.option("--whole-project", is_flag=True,
+              help="Lint the whole project; report the findings in PATHS and those reached through a helper in "
+                   "PATHS (the pre-commit default: a change to a helper shows at the workflow that calls it).")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Record today's findings in this baseline file and exit 0.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar (it shows only on a terminal, for long runs).")
 def lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
-    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, output_format: str, baseline: Path | None,
-    write_baseline: Path | None,
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
+    respect_gitignore: bool | None, output_format: str, exit_zero: bool, whole_project: bool, baseline: Path | None,
+    write_baseline: Path | None, quiet: bool,
 ) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
 
@@ -121,10 +153,13 @@ def lint(
     from replaytest.lint.reporters import REPORTERS
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
+    from replaytest.replay.progress import wanted
 
     try:
         known = read_baseline(baseline) if baseline is not None else None
-        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs)
+        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs, wanted(quiet),
+                                  force_exclude=force_exclude, respect_gitignore=respect_gitignore,
+                                  whole_project=whole_project)
     except (ConfigError, PluginError, RuleLoadError, BaselineError) as error:
         _setup_failed(error, output_format)
         return
@@ -145,47 +180,37 @@ def lint(
         click.echo(REPORTERS[output_format](result, rules), nl=False)
     if result.errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if result.diagnostics else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
 
 
 @cli.command()
 @_lint_options
-@click.option("--unsafe", is_flag=True, help="Also apply fixes marked unsafe.")
+@click.option("--unsafe", "--unsafe-fixes", "unsafe", is_flag=True, help="Also apply fixes marked unsafe.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Write nothing; print a unified diff of what would change (exit 1 when something would).")
+@click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: one object with the applied, skipped and remaining fixes.")
 def fix(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
-    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, unsafe: bool,
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
+    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str,
 ) -> None:
     """Apply the safe fixes (and with --unsafe the unsafe ones) to PATHS, printing each change.
 
-    Exit 0 when no findings remain, 1 when some remain, 2 on errors."""
+    A file is rewritten only if it is unchanged since it was linted, each replacement is valid where it
+    goes, and the result compiles; otherwise it is left as it is and the reason printed.
+    Exit 0 when no findings remain, 1 when some remain (with --diff: when something would change), 2 on errors."""
     from replaytest.config import ConfigError
-    from replaytest.lint.fix import apply_fixes
+    from replaytest.lint.fix_runner import run_fix
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
 
-    applied_total: list = []
-    # A fix inside another fixed call (random.choice([uuid4()])) lands on the next pass: repeat a few times.
-    for _ in range(_FIX_PASSES):
-        try:
-            result, _ = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs)
-        except (ConfigError, PluginError, RuleLoadError) as error:
-            _setup_failed(error, "text")
-            return
-        applied = apply_fixes(result.diagnostics, unsafe=unsafe, cwd=Path.cwd())
-        for change in applied:
-            d = change.diagnostic
-            click.echo(f"{d.path}:{d.line}:{d.column}: {d.rule} {change.original} -> {change.replacement}")
-        applied_total.extend(applied)
-        if not applied:
-            break
-    for problem in result.problems:
-        click.echo(f"error: {problem}", err=True)
-    files = len({change.diagnostic.path for change in applied_total})
-    remaining = len(result.diagnostics) - len(applied)
-    click.echo(f"Fixed {len(applied_total)} finding(s) in {files} file(s); {remaining} remaining.")
-    if result.errors:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if remaining else EXIT_CLEAN)
+    sys.exit(run_fix(
+        lambda: _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
+                          force_exclude=force_exclude, respect_gitignore=respect_gitignore),
+        unsafe=unsafe, show_diff=show_diff, output_format=output_format, passes=_FIX_PASSES,
+        setup_errors=(ConfigError, PluginError, RuleLoadError),
+    ))
 
 
 @cli.command()
@@ -222,12 +247,15 @@ def rules(code: str | None) -> None:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--prompts", type=click.Choice(["fail", "warn", "ignore"]),
               help="Prompt drift policy for every history status (default: fail running/parked, warn completed).")
+@click.option("--prompts-pending", type=click.Choice(["fail", "warn", "ignore"]),
+              help="A prompt a running/parked run has not reached yet that changed since it started (default fail).")
 @click.option("--strict-args", is_flag=True, default=None, help="Fail on args-mismatch instead of warning.")
 @click.option("--details", is_flag=True, help="Longer reports: more context, every warning in full.")
-@click.option("--quiet", "-q", is_flag=True, help="Text format: report only histories that did not pass cleanly.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Text format: report only histories that did not pass cleanly; no progress bar.")
 def replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: str | None,
-    strict_args: bool | None, details: bool, quiet: bool,
+    prompts_pending: str | None, strict_args: bool | None, details: bool, quiet: bool,
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
@@ -236,10 +264,12 @@ def replay(
     error, malformed history or stale history (no current code for its workflow type)."""
     import json
 
+    from replaytest.replay.progress import wanted
     from replaytest.replay.report import report_data
 
     try:
-        results = _run_replay(paths, workflow_specs, prompts, strict_args, details)
+        results = _run_replay(paths, workflow_specs, prompts, strict_args, details, prompts_pending=prompts_pending,
+                              show_progress=wanted(quiet))
     except _ReplaySetupError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_ERROR)
@@ -257,11 +287,13 @@ class _ReplaySetupError(Exception):
 def _run_replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: str | None, strict_args: bool | None,
     details: bool, require_configured: bool = False, *, coverage: CoverageRun | None = None,
-    show_progress: bool = False,
+    show_progress: bool = False, prompts_pending: str | None = None, skipped: list[int] | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
-    ``coverage`` measures the replays; ``show_progress`` draws a progress bar on the terminal."""
+    ``coverage`` measures the replays; ``show_progress`` draws a progress bar on the terminal; with
+    ``skipped`` (a list to append the count to) histories green in an earlier run whose code closure did
+    not change are skipped (the incremental replay cache)."""
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins
@@ -296,6 +328,7 @@ def _run_replay(
     options = ReplayOptions(
         prompts_running=prompts or plan.prompts_running,  # type: ignore[arg-type]
         prompts_completed=prompts or plan.prompts_completed,  # type: ignore[arg-type]
+        prompts_pending=prompts_pending or plan.prompts_pending,  # type: ignore[arg-type]
         strict_args=plan.strict_args if strict_args is None else strict_args,
         details=details,
     )
@@ -305,16 +338,25 @@ def _run_replay(
     measure = None
     if coverage is not None:
         measure = coverage.start(workflows, [p.profile for p in plugins if p.profile is not None])
+    cache = None
+    if skipped is not None and coverage is None:  # coverage needs every history to run
+        from replaytest.replay.cache import ReplayCache
+
+        cache = ReplayCache(config.root / config.cache_dir, config.root, workflows, options)
     try:
         with progress(len(files), "replaying", show_progress) as advance:
-            return replay_many(files, replayers, workflows, options, measure=measure, advance=advance)
+            results = replay_many(files, replayers, workflows, options, measure=measure, cache=cache, advance=advance)
     finally:
         if coverage is not None:
             coverage.stop()
+    if cache is not None and skipped is not None:
+        cache.save()
+        skipped.append(cache.skipped)
+    return results
 
 
-def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool) -> None:
-    from replaytest.replay.report import render_text, summary_counts
+def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool, skipped: int = 0) -> None:
+    from replaytest.replay.report import render_text, summary_counts, summary_notes
 
     for result in results:
         if not (quiet and result.status == "passed" and not result.warnings):
@@ -324,6 +366,11 @@ def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool) -
         f"replayed {counts['histories']} histories: {counts['passed']} passed, {counts['diverged']} diverged, "
         f"{counts['stale']} stale, {counts['error']} error; {counts['warnings']} warning(s)"
     )
+    for line in summary_notes(results):
+        click.echo(f"note: {line}")
+    if skipped:
+        click.echo(f"skipped {skipped} histories that replayed green before with no change to them or their "
+                   "workflow's code (--no-cache replays them)")
 
 
 def _replay_exit_code(results: list[ReplayResult]) -> int:
@@ -425,7 +472,7 @@ _CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--output-format", "--format", "output_format", type=click.Choice(_CHECK_FORMATS), default="text",
               show_default=True, help="github annotations, SARIF and junit cover findings and divergences alike.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the lint summary cache.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the lint summary cache or the replay cache.")
 @click.option("--details", is_flag=True, help="Longer divergence reports.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--coverage", "measure_coverage", is_flag=True,
@@ -461,7 +508,7 @@ def check(
 
     coverage = None
     try:
-        lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None)
+        lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None, show_progress(quiet))
         replay_config = load_config()
         plan = replay_plan(replay_config, Path.cwd())
         replay_configured = plan.configured
@@ -472,9 +519,10 @@ def check(
                     "[tool.replaytest.replay] is set"
                 )
             coverage = CoverageRun(replay_config, html_dir=coverage_html, diff_base=diff_base, fail_under=fail_under)
+        skipped: list[int] = [] if not no_cache else None  # type: ignore[assignment]
         results = (
             _run_replay((), (), None, None, details, require_configured=True, coverage=coverage,
-                        show_progress=show_progress(quiet))
+                        show_progress=show_progress(quiet), skipped=skipped)
             if replay_configured else []
         )
         coverage_text, coverage_failed = "", False
@@ -496,7 +544,7 @@ def check(
     if output_format == "json":
         document = {
             "lint": json.loads(REPORTERS["json"](lint_result, rules)),
-            "replay": report_data(results) if replay_configured else None,
+            "replay": {**report_data(results), "skipped": sum(skipped or ())} if replay_configured else None,
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif output_format in CI_REPORTERS:
@@ -508,7 +556,7 @@ def check(
     else:
         click.echo(REPORTERS["text"](lint_result, rules), nl=False)
         if replay_configured:
-            _echo_replay_text(results, details, quiet=True)
+            _echo_replay_text(results, details, quiet=True, skipped=sum(skipped or ()))
         else:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped")

@@ -31,6 +31,7 @@ CATEGORIES: tuple[str, ...] = (
     "sleep",
     "global-state",
     "syntax",
+    "suppression",
 )
 
 PROMPT_POLICIES: tuple[str, ...] = ("fail", "warn", "ignore")
@@ -44,7 +45,10 @@ class ConfigError(Exception):
         self.key = key
         self.problem = problem
         where = f"{path}: " if path is not None else ""
-        super().__init__(f"{where}[tool.replaytest] {key}: {problem}")
+        if key.startswith("--"):  # a command-line flag, not a configuration key
+            super().__init__(f"{key}: {problem}")
+        else:
+            super().__init__(f"{where}[tool.replaytest] {key}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class ReplaySettings:
     # What a prompt version that differs from the recorded one means, per history status.
     prompts_running: str = "fail"
     prompts_completed: str = "warn"
+    # What a prompt a running/parked run has not reached yet means if it changed since the run started.
+    prompts_pending: str = "fail"
     strict_args: bool = False
 
 
@@ -84,6 +90,10 @@ class Config:
     idempotency_key_names: tuple[str, ...] = ()
     model_calls: tuple[str, ...] = ()
     cache_dir: str = ".replaytest_cache"
+    # Apply ``exclude`` to files named on the command line too (pre-commit names every staged file).
+    force_exclude: bool = False
+    # Leave out of directory walks what git ignores (.gitignore, .git/info/exclude, the global excludes file).
+    respect_gitignore: bool = True
     # Source roots like ruff's ``src`` (relative to ``root``, globs allowed); empty means [".", "src"].
     src: tuple[str, ...] = ()
     replay: ReplaySettings = field(default_factory=ReplaySettings)
@@ -93,7 +103,7 @@ class Config:
         """A stable text of every value that can change a lint result, for cache keys."""
         parts = []
         for f in fields(self):
-            if f.name in ("path", "root", "replay", "redact", "cache_dir"):
+            if f.name in ("path", "root", "replay", "redact", "cache_dir", "force_exclude", "respect_gitignore"):
                 continue
             value = getattr(self, f.name)
             if isinstance(value, Mapping):
@@ -165,13 +175,15 @@ _LIST_KEYS = {
     "src": "src",
 }
 
+_BOOL_KEYS = {"force-exclude": "force_exclude", "respect-gitignore": "respect_gitignore"}
+
 
 def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Config:
     """Validate a ``[tool.replaytest]`` table (already parsed) into a Config."""
     if not isinstance(table, Mapping):
         raise ConfigError(path, "(table)", "must be a table")
     values: dict[str, Any] = {"path": path, "root": path.parent.resolve() if path else Path.cwd().resolve()}
-    known = set(_LIST_KEYS) | {"per-file-ignores", "cache-dir", "replay", "redact"}
+    known = set(_LIST_KEYS) | {"per-file-ignores", "cache-dir", "replay", "redact", *_BOOL_KEYS}
     for key, value in table.items():
         if key not in known:
             raise ConfigError(path, key, f"unknown key; expected one of {', '.join(sorted(known))}")
@@ -183,6 +195,10 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
             values["per_file_ignores"] = {
                 str(glob): _string_list(path, f"{key}.{glob}", codes) for glob, codes in value.items()
             }
+        elif key in _BOOL_KEYS:
+            if not isinstance(value, bool):
+                raise ConfigError(path, key, "must be true or false")
+            values[_BOOL_KEYS[key]] = value
         elif key == "cache-dir":
             if not isinstance(value, str) or not value:
                 raise ConfigError(path, key, "must be a non-empty string")
@@ -231,7 +247,7 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
         full = f"replay.{key}"
         if key in ("paths", "workflows"):
             values[key] = _string_list(path, full, value)
-        elif key in ("prompts-running", "prompts-completed"):
+        elif key in ("prompts-running", "prompts-completed", "prompts-pending"):
             if value not in PROMPT_POLICIES:
                 raise ConfigError(path, full, f"must be one of {', '.join(PROMPT_POLICIES)}")
             values[key.replace("-", "_")] = value
@@ -241,7 +257,8 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
             values["strict_args"] = value
         else:
             raise ConfigError(
-                path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, strict-args"
+                path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, prompts-pending,"
+                " strict-args"
             )
     for key in values.get("workflows", ()):
         if ":" not in key:

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import click
-
 from replaytest.config import Config
 from replaytest.lint.regions import Region, orchestration_regions
 from replaytest.replay.adapter import WorkflowSet
@@ -27,6 +25,7 @@ from replaytest.replay.coverage import (
     render_table,
     write_html,
 )
+from replaytest.replay.progress import Progress, wanted
 from replaytest.replay.report import display_path
 
 COVERAGE_DIR = "replay-coverage"
@@ -89,15 +88,18 @@ class CoverageRun:
 
 
 def show_progress(quiet: bool) -> bool:
-    """Progress bars only for a person watching: stderr is a terminal and --quiet was not given."""
-    return not quiet and sys.stderr.isatty()
+    return wanted(quiet)
 
 
 @contextmanager
 def progress(total: int, label: str, enabled: bool) -> Iterator[Callable[..., None]]:
-    """A click progress bar with counts on stderr (``advance()`` after each item), or a no-op."""
-    if not enabled or total < 2:
-        yield lambda *_: None
-        return
-    with click.progressbar(length=total, label=label, show_pos=True, show_eta=True, file=sys.stderr) as bar:
-        yield lambda *_: bar.update(1)
+    """A progress bar with counts on stderr over ``total`` items (``advance()`` after each one)."""
+    with Progress(label, enabled) as bar:
+        done = 0
+
+        def advance(*_: object) -> None:
+            nonlocal done
+            done += 1
+            bar.update(done, total)
+
+        yield advance

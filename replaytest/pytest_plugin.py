@@ -17,6 +17,10 @@
   ``--replay-stale=skip``; warnings (prompt drift of a completed history, arguments that changed without
   ``--replay-strict-args``) pass with a ``ReplayWarning``. Counts travel in each report's
   ``user_properties`` so the terminal summary is right under pytest-xdist too.
+* **Replay coverage** (``--replay-coverage``, ini ``replay_coverage``): lines and branches of orchestration
+  code the replayed histories execute, per workflow type, in the terminal summary plus coverage's HTML
+  report under the cache folder. Each process (pytest-xdist workers too) writes its own data file; the
+  controller combines them.
 * **In Python tests**: the ``replay_history`` fixture (``replay_history(path, workflows=[fn])`` returns a
   ``ReplayResult``) and the ``@pytest.mark.replay_history(path)`` marker (replays before the test body,
   fails it on divergence, result in the ``replay_result`` fixture).
@@ -29,11 +33,12 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from replaytest.replay.adapter import HistoryReplayer, PromptPolicy, ReplayOptions, WorkflowSet
+from replaytest.replay.coverage import ReplayCoverage
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.report import display_path, render_text
 from replaytest.replay.runner import (
@@ -45,9 +50,14 @@ from replaytest.replay.runner import (
     replay_file,
 )
 
+if TYPE_CHECKING:
+    from replaytest.gate import CoverageRun
+
 DEFAULT_HISTORY_DIR = "fixtures/histories"
 ITEM_NAME = "replay"
 _PROPERTY = "replaytest"  # user_properties key: (status, warning kinds) of one replayed history
+_NOTES = "replaytest-notes"  # user_properties key: checks that could not apply to one history
+_TYPE_PROPERTY = "replaytest-workflow"  # user_properties key: "<history label>\t<workflow type>"
 
 
 class ReplayWarning(UserWarning):
@@ -76,6 +86,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: fail for running/parked, warn for completed). ini: replay_prompts",
     )
     group.addoption(
+        "--replay-prompts-pending",
+        choices=("fail", "warn", "ignore"),
+        default=None,
+        help="a prompt a running/parked run has not reached yet that changed since the run started "
+        "(default fail). ini: replay_prompts_pending",
+    )
+    group.addoption(
         "--replay-strict-args",
         action="store_true",
         default=None,
@@ -93,12 +110,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="outcome of a history whose workflow type has no current code (default fail). ini: replay_stale",
     )
+    group.addoption(
+        "--replay-coverage",
+        action="store_true",
+        default=None,
+        help="measure which lines and branches of orchestration code the histories execute. ini: replay_coverage",
+    )
     parser.addini("replay_paths", "history files or folders to replay (relative to the ini file)", type="linelist")
     parser.addini("replay_workflows", "current code to replay against, module:attr per line", type="linelist")
     parser.addini("replay_prompts", "fail, warn or ignore prompt drift (see --replay-prompts)", default="")
+    parser.addini("replay_prompts_pending", "fail, warn or ignore pending prompt drift (see --replay-prompts-pending)", default="")
     parser.addini("replay_strict_args", "fail on args-mismatch (see --replay-strict-args)", type="bool", default=False)
     parser.addini("replay_details", "longer divergence reports (see --replay-details)", type="bool", default=False)
     parser.addini("replay_stale", "fail or skip stale histories (see --replay-stale)", default="fail")
+    parser.addini("replay_coverage", "measure replay coverage (see --replay-coverage)", type="bool", default=False)
 
 
 @dataclass
@@ -111,6 +136,7 @@ class _Counts:
     prompt_drift: int = 0
     other_warnings: int = 0
     first_failing: str | None = None
+    notes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -126,6 +152,9 @@ class ReplaySession:
     stale: str
     base: Path
     counts: _Counts = field(default_factory=_Counts)
+    coverage: CoverageRun | None = None  # --replay-coverage
+    workflow_of: dict[str, str] = field(default_factory=dict)  # history label -> workflow type
+    coverage_text: str = ""
     _prefixes: tuple[str, ...] = ()
     _replayers: list[HistoryReplayer] | None = None
     _workflows: WorkflowSet | None = None
@@ -162,11 +191,18 @@ class ReplaySession:
         """Count replayed histories from reports (on the xdist controller they arrive from workers)."""
         if report.when != "call":
             return
+        for key, label_type in report.user_properties:
+            if key == _TYPE_PROPERTY and isinstance(label_type, str):
+                label, _, workflow_type = label_type.partition("\t")
+                self.workflow_of[label] = workflow_type
         value = next((v for k, v in report.user_properties if k == _PROPERTY), None)
         if not isinstance(value, str):
             return
-        status, _, kinds = value.partition(";")
         counts = self.counts
+        notes = next((v for k, v in report.user_properties if k == _NOTES), None)
+        for note in notes if isinstance(notes, list) else ():
+            counts.notes[str(note)] = counts.notes.get(str(note), 0) + 1
+        status, _, kinds = value.partition(";")
         counts.histories += 1
         if status in ("passed", "diverged", "stale", "error"):
             setattr(counts, status, getattr(counts, status) + 1)
@@ -177,6 +213,43 @@ class ReplaySession:
                 counts.other_warnings += 1
         if status != "passed" and counts.first_failing is None:
             counts.first_failing = report.nodeid.split("::")[0]
+
+    def measure(self) -> ReplayCoverage | None:
+        """The running replay-coverage measurement of this process, started on first use."""
+        run = self.coverage
+        if run is None:
+            return None
+        if run.measure is None:
+            from replaytest.plugins import load_plugins
+
+            profiles = [plugin.profile for plugin in load_plugins() if plugin.profile is not None]
+            run.start(self.workflows(), profiles, parallel=True)
+        return run.measure
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.coverage is not None and not hasattr(self.config, "workerinput"):
+            # The controller (or the only process) clears the last run's data before workers write theirs.
+            for old in self.coverage.data_file.parent.glob(self.coverage.data_file.name + "*"):
+                old.unlink()
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.coverage is None:
+            return
+        self.coverage.stop()
+        if hasattr(self.config, "workerinput"):
+            return  # the controller combines and reports
+        from replaytest.gate import workflow_files
+        from replaytest.lint.regions import orchestration_regions
+        from replaytest.plugins import load_plugins
+        from replaytest.replay.coverage import combine_data
+
+        combine_data(self.coverage.data_file)
+        if not self.coverage.data_file.exists():
+            self.coverage_text = "replay coverage: no history was replayed"
+            return
+        profiles = [plugin.profile for plugin in load_plugins() if plugin.profile is not None]
+        self.coverage.regions = orchestration_regions(workflow_files(self.workflows()), self.coverage.config, profiles)
+        _, self.coverage_text, _ = self.coverage.report(self.workflow_of, Path.cwd())
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         counts = self.counts
@@ -190,11 +263,15 @@ class ReplaySession:
         terminalreporter.line(f"prompt drift: {counts.prompt_drift} warning(s)")
         if counts.other_warnings:
             terminalreporter.line(f"args-mismatch: {counts.other_warnings} warning(s) (--replay-strict-args fails them)")
+        for note, number in sorted(counts.notes.items()):
+            terminalreporter.line(f"note: {number} {'history' if number == 1 else 'histories'}: {note}")
         if counts.first_failing is not None:
             command = f"replaytest replay {counts.first_failing} --details"
             if self.specs_from_ini:
                 command += "".join(f" --workflows {spec}" for spec in self.workflow_specs)
             terminalreporter.line(f"next: {command}")
+        for line in self.coverage_text.splitlines():
+            terminalreporter.line(line)
 
     def options_for(self, prompts: str | None = None, strict_args: bool | None = None) -> ReplayOptions:
         """The session's options with a fixture's or marker's overrides."""
@@ -244,16 +321,26 @@ def _settings(config: pytest.Config) -> ReplaySession:
     prompts = config.getoption("replay_prompts") or config.getini("replay_prompts") or None
     if prompts is not None and prompts not in ("fail", "warn", "ignore"):
         raise pytest.UsageError(f"replay_prompts must be fail, warn or ignore, not {prompts!r}")
+    pending = config.getoption("replay_prompts_pending") or config.getini("replay_prompts_pending") or None
+    if pending is not None and pending not in ("fail", "warn", "ignore"):
+        raise pytest.UsageError(f"replay_prompts_pending must be fail, warn or ignore, not {pending!r}")
     stale = config.getoption("replay_stale") or config.getini("replay_stale") or "fail"
     if stale not in ("fail", "skip"):
         raise pytest.UsageError(f"replay_stale must be fail or skip, not {stale!r}")
     options = ReplayOptions(
         prompts_running=prompts or project.replay.prompts_running,  # type: ignore[arg-type]
         prompts_completed=prompts or project.replay.prompts_completed,  # type: ignore[arg-type]
+        prompts_pending=pending or project.replay.prompts_pending,  # type: ignore[arg-type]
         strict_args=bool(config.getoption("replay_strict_args") or config.getini("replay_strict_args") or project.replay.strict_args),
         details=bool(config.getoption("replay_details") or config.getini("replay_details")),
     )
+    coverage = None
+    if config.getoption("replay_coverage") or config.getini("replay_coverage"):
+        from replaytest.gate import CoverageRun
+
+        coverage = CoverageRun(project, html_dir=project.root / project.cache_dir / "replay-coverage" / "html")
     return ReplaySession(
+        coverage=coverage,
         config=config,
         paths=tuple(p.resolve() for p in paths),
         workflow_specs=tuple(specs),
@@ -333,11 +420,20 @@ class HistoryItem(pytest.Item):
         result: ReplayResult | None = None
         try:
             workflows = session.workflows()
-            result = replay_file(self.path, session.replayers(), workflows, session.options)
+            measure = session.measure()
+            if measure is not None:
+                with measure.history(display_path(self.path)):
+                    result = replay_file(self.path, session.replayers(), workflows, session.options)
+            else:
+                result = replay_file(self.path, session.replayers(), workflows, session.options)
         finally:
             status = result.status if result is not None else "error"
             kinds = ",".join(w.kind for w in result.warnings) if result is not None else ""
             self.user_properties.append((_PROPERTY, f"{status};{kinds}"))
+            if result is not None and result.notes:
+                self.user_properties.append((_NOTES, list(result.notes)))
+            if result is not None:
+                self.user_properties.append((_TYPE_PROPERTY, f"{display_path(self.path)}\t{result.workflow_type}"))
         for warning in result.warnings:
             # Attributed to the line of current code that issued the command (pytest shows it), not to
             # this plugin; the history and event are in the message.

@@ -81,7 +81,14 @@ def test_json_report_holds_both_sides(project: Path) -> None:
     document = json.loads(run.stdout)
     assert document["lint"]["version"] == 1
     assert document["lint"]["summary"]["diagnostics"] == 0
-    assert document["replay"] is not None and "support_agent" in json.dumps(document["replay"])
+    replay = document["replay"]
+    assert replay["summary"] == {"histories": 3, "passed": 3, "diverged": 0, "stale": 0, "error": 0, "warnings": 0}
+    assert sorted((Path(item["history"]).name, item["status"], item["divergence"]) for item in replay["results"]) == [
+        ("support_agent-question.json", "passed", None),
+        ("support_agent-refund-approved.json", "passed", None),
+        ("support_agent-refund-waiting.json", "passed", None),
+    ]
+    assert {item["workflow"]["type"] for item in replay["results"]} == {"support_agent"}
 
 
 def test_without_histories_configured_only_lint_runs(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ _TOP_KEYS = (
     "workflow",
     "code_version",
     "prompt_versions",
+    "prompt_manifest",
     "status",
     "input",
     "events",
@@ -150,6 +151,8 @@ def history_from_dict(
         v.fail("$.status", f"expected one of {', '.join(STATUSES)}, got {_short(status)}")
     code_version = v.optional_str(data.get("code_version"), "$.code_version")
     prompt_versions = v.string_map(data.get("prompt_versions", {}), "$.prompt_versions")
+    raw_manifest = data.get("prompt_manifest")
+    prompt_manifest = None if raw_manifest is None else v.string_map(raw_manifest, "$.prompt_manifest")
     v.json_value(data.get("input"), "$.input")
     v.json_value(data.get("result"), "$.result")
     error = v.error(data.get("error"), "$.error")
@@ -166,6 +169,7 @@ def history_from_dict(
         error=error,
         code_version=code_version,
         prompt_versions=prompt_versions,
+        prompt_manifest=prompt_manifest,
         format=FORMAT,
         format_version=version,
         source=src,
@@ -379,6 +383,8 @@ def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[st
     if history.code_version is not None:
         out["code_version"] = history.code_version
     out["prompt_versions"] = dict(sorted(history.prompt_versions.items()))
+    if history.prompt_manifest is not None:
+        out["prompt_manifest"] = dict(sorted(history.prompt_manifest.items()))
     out["status"] = history.status
     out["input"] = history.input
     out["events"] = [_event_dict(history, event, blobs) for event in history.events]

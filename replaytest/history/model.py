@@ -99,6 +99,9 @@ class History:
     error: ErrorInfo | None = None
     code_version: str | None = None
     prompt_versions: Mapping[str, str] = field(default_factory=dict)
+    # Every prompt the workflow could use, with its version, as the run started (None: not recorded,
+    # e.g. a history from before manifests existed).
+    prompt_manifest: Mapping[str, str] | None = None
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
     source: Path | None = field(default=None, compare=False, repr=False)

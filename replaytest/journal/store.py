@@ -23,7 +23,7 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from replaytest.history.model import ErrorInfo, Event, History, PromptRef, Workf
 from replaytest.journal.context import RunInfo
 from replaytest.journal.errors import StaleLeaseError
 from replaytest.journal.workflow import definition_of
+from replaytest.prompts import prompt_manifest
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -49,6 +50,7 @@ CREATE TABLE IF NOT EXISTS runs (
     wake_at REAL,
     waiting_signal TEXT,
     continued_to TEXT,
+    prompt_manifest TEXT,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );
@@ -147,6 +149,16 @@ class Journal:
             self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute(f"PRAGMA synchronous = {synchronous}")
         self._db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add what later versions store to a database created by an earlier one."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        if "prompt_manifest" not in columns:
+            with self._write():
+                columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+                if "prompt_manifest" not in columns:  # another process may have just added it
+                    self._db.execute("ALTER TABLE runs ADD COLUMN prompt_manifest TEXT")
 
     @property
     def shareable(self) -> bool:
@@ -192,13 +204,16 @@ class Journal:
             raise TypeError(f"{workflow!r} is neither a @workflow function nor a workflow name")
         name = definition.name if definition is not None else workflow
         version = definition.version if definition is not None else None
+        # The prompts this run can use, as they are now: replaying the run while it is unfinished tells
+        # which of them changed since (see replaytest.prompts). A bare name has no code to look at.
+        manifest = dumps(prompt_manifest(definition.fn)) if definition is not None else None
         run_id = run_id or uuid.uuid4().hex
         now = self.clock()
         with self._write():
             self._db.execute(
                 "INSERT OR IGNORE INTO runs (run_id, workflow_type, workflow_id, code_version, input, status,"
-                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
-                (run_id, name, workflow_id or run_id, version, dumps(input), now, now),
+                " prompt_manifest, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                (run_id, name, workflow_id or run_id, version, dumps(input), manifest, now, now),
             )
         return run_id
 
@@ -358,8 +373,9 @@ class Journal:
                 (status, wake_at, None if arrived else signal, claim.run.code_version, self.clock(), run_id),
             )
 
-    def continue_as_new(self, claim: Claim, input: Any) -> str:
-        """Complete the claimed run and start its successor (same workflow id, new run id); fenced."""
+    def continue_as_new(self, claim: Claim, input: Any, manifest: Mapping[str, str] | None = None) -> str:
+        """Complete the claimed run and start its successor (same workflow id, new run id); fenced.
+        ``manifest``: the prompts of the code that continues it (default: the predecessor's)."""
         run = claim.run
         new_id = uuid.uuid4().hex
         now = self.clock()
@@ -371,9 +387,11 @@ class Journal:
                 (new_id, run.code_version, now, run.run_id),
             )
             self._db.execute(
-                "INSERT INTO runs (run_id, workflow_type, workflow_id, code_version, input, status, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
-                (new_id, run.workflow_type, run.workflow_id, run.code_version, dumps(input), now, now),
+                "INSERT INTO runs (run_id, workflow_type, workflow_id, code_version, input, status, prompt_manifest,"
+                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'running',"
+                " COALESCE(?, (SELECT prompt_manifest FROM runs WHERE run_id = ?)), ?, ?)",
+                (new_id, run.workflow_type, run.workflow_id, run.code_version, dumps(input),
+                 None if manifest is None else dumps(manifest), run.run_id, now, now),
             )
         return new_id
 
@@ -443,6 +461,7 @@ class Journal:
             error=_error_of(run["error"]),
             code_version=run["code_version"],
             prompt_versions=prompts,
+            prompt_manifest=_loads(run["prompt_manifest"]),
         )
 
 

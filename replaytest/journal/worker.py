@@ -32,6 +32,7 @@ from replaytest.journal.heartbeat import Heartbeat, Lease
 from replaytest.journal.retry import Timing
 from replaytest.journal.store import Claim, EventRow, Journal, dumps
 from replaytest.journal.workflow import Outcome, WorkflowDef, definition_of, run_workflow
+from replaytest.prompts import prompt_manifest
 
 
 class LiveBackend:
@@ -251,7 +252,9 @@ class Worker:
             assert outcome.park is not None
             self.journal.park(claim, outcome.park.wake_at, outcome.park.signal)
         elif outcome.status == "continued":
-            self.journal.continue_as_new(claim, outcome.continue_input)
+            definition = self.workflows.get(claim.run.workflow_type)
+            manifest = prompt_manifest(definition.fn) if definition is not None else None
+            self.journal.continue_as_new(claim, outcome.continue_input, manifest)
         elif outcome.status == "completed":
             try:
                 dumps(outcome.result)

@@ -1,7 +1,9 @@
 """Which files to lint, what module each one is, and where an imported project module lives.
 
-Directories are walked in sorted order, skipping tool and environment folders and ``exclude`` globs;
-files given explicitly are always linted.
+Directories are walked in sorted order, skipping tool and environment folders, ``exclude`` globs and
+(inside a git work tree, by default) what ``.gitignore`` ignores, as git itself decides it; files given
+explicitly are always linted, unless ``force_exclude`` applies ``exclude`` to them too (pre-commit names
+files explicitly).
 
 Module names follow Python's import system, PEP 420 namespace packages included. A file inside a
 regular package (the chain of directories holding ``__init__.py``) is named by that chain. Any other
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -176,6 +179,9 @@ class ModuleNamer:
             return self._located[module]
         relative = Path(*module.split("."))
         found: Path | None = None
+        if relative.parts[0] in _STDLIB_MODULES:  # a project file named json.py never shadows json
+            self._located[module] = None
+            return None
         roots = [*sorted(self.import_roots), *self._detected_roots(relative.parts[0])]
         for root in roots:
             for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
@@ -235,12 +241,15 @@ def resolve_source_roots(root: Path, patterns: Sequence[str]) -> tuple[list[Path
 
 
 def walk(
-    arguments: Iterable[Path], *, root: Path, exclude: Sequence[str], cwd: Path, namer: ModuleNamer
+    arguments: Iterable[Path], *, root: Path, exclude: Sequence[str], cwd: Path, namer: ModuleNamer,
+    force_exclude: bool = False, respect_gitignore: bool = False, skipped: list[str] | None = None,
 ) -> tuple[list[SourceFile], list[WalkProblem]]:
-    """The files to lint (each once, sorted within each argument) and the arguments that were unusable."""
+    """The files to lint (each once, sorted within each argument) and the arguments that were unusable.
+    Python files left out by ``exclude`` or ``.gitignore`` are appended to ``skipped`` (display paths)."""
     files: list[SourceFile] = []
     problems: list[WalkProblem] = []
     seen: set[Path] = set()
+    left_out: list[str] = [] if skipped is None else skipped
 
     def add(path: Path, ceiling: Path) -> None:
         absolute = Path(os.path.abspath(path))
@@ -254,20 +263,63 @@ def walk(
         where = Path(error.filename) if error.filename else absolute
         problems.append(WalkProblem(display_path(where, cwd), f"cannot be listed: {error.strerror or error}"))
 
+    def leave_out(path: Path) -> None:
+        left_out.append(display_path(path, cwd))
+
     for argument in arguments:
         absolute = Path(os.path.abspath(argument))
         if absolute.is_dir():
-            for path in _walk_directory(absolute, root, exclude, unreadable):
+            visible = git_visible_files(absolute) if respect_gitignore else None
+            for path in _walk_directory(absolute, root, exclude, unreadable, leave_out):
+                if visible is not None and not _visible(path, absolute, visible):
+                    leave_out(path)
+                    continue
                 add(path, absolute.parent)
         elif absolute.exists() or absolute.is_symlink():
-            add(absolute, absolute.parent)  # explicit files are always linted; unreadable ones are reported when read
+            if force_exclude and is_excluded(_root_relative(absolute, root), exclude):
+                leave_out(absolute)
+                continue
+            add(absolute, absolute.parent)  # explicit files are linted; unreadable ones are reported when read
         else:
             problems.append(WalkProblem(display_path(absolute, cwd), "no such file or directory"))
     return files, problems
 
 
+def _root_relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def git_visible_files(directory: Path) -> set[str] | None:
+    """Paths under ``directory`` (relative to it, POSIX) that git does not ignore: tracked files plus
+    untracked ones no ``.gitignore`` rule matches (a directory entry ends with ``/``). None outside a git
+    work tree or without git: then nothing is left out. git decides, so every gitignore rule is honoured."""
+    try:
+        completed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--directory", "--", "."],
+            cwd=directory, capture_output=True, timeout=60, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if completed.returncode != 0:
+        return None
+    return {entry for entry in completed.stdout.decode("utf-8", "surrogateescape").split("\0") if entry}
+
+
+def _visible(path: Path, directory: Path, visible: set[str]) -> bool:
+    relative = path.relative_to(directory).as_posix()
+    if relative in visible:
+        return True
+    # An untracked directory git lists whole (``new/``), e.g. a nested repository.
+    parts = relative.split("/")
+    return any("/".join(parts[:end]) + "/" in visible for end in range(1, len(parts)))
+
+
 def _walk_directory(
-    directory: Path, root: Path, exclude: Sequence[str], onerror: Callable[[OSError], None]
+    directory: Path, root: Path, exclude: Sequence[str], onerror: Callable[[OSError], None],
+    excluded: Callable[[Path], None] = lambda path: None,
 ) -> Iterator[Path]:
     def relative(path: str) -> str:
         try:
@@ -276,15 +328,20 @@ def _walk_directory(
             return Path(path).as_posix()
 
     for current, dirnames, filenames in os.walk(directory, onerror=onerror, followlinks=False):
-        dirnames[:] = sorted(
-            name for name in dirnames
-            if name not in SKIPPED_DIRECTORIES and not name.endswith(".egg-info")
-            and not is_excluded(relative(os.path.join(current, name)), exclude)
-        )
+        kept = []
+        for name in sorted(dirnames):
+            if name in SKIPPED_DIRECTORIES or name.endswith(".egg-info"):
+                continue
+            if is_excluded(relative(os.path.join(current, name)), exclude):
+                excluded(Path(current, name))
+                continue
+            kept.append(name)
+        dirnames[:] = kept
         for name in sorted(filenames):
             if not name.endswith(".py"):
                 continue
             path = os.path.join(current, name)
             if is_excluded(relative(path), exclude):
+                excluded(Path(path))
                 continue
             yield Path(path)

@@ -27,22 +27,32 @@ Diagnostics then pass selection, suppression comments and get line-independent f
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import sys
 import threading
 import traceback
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replaytest.config import Config, ConfigError
+from replaytest.config import CATEGORIES, Config, ConfigError
 from replaytest.lint.cache import SummaryCache, summary_key
 from replaytest.lint.context import LintContext
 from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, resolve_source_roots, walk
-from replaytest.lint.filtering import Selection, fingerprint, is_suppressed, suppressions
+from replaytest.lint.filtering import (
+    UNUSED_SUPPRESSION_RULE,
+    Selection,
+    Suppression,
+    fingerprint,
+    parse_suppressions,
+    selector_matches,
+    suppress,
+    unknown_selectors,
+)
 from replaytest.lint.model import (
     ORCHESTRATION,
     PLAIN,
@@ -209,6 +219,8 @@ class _Run:
     by_module: dict[str, SourceFile] = field(default_factory=dict)
     summaries: dict[Path, ModuleSummary] = field(default_factory=dict)
     read_errors: dict[Path, str] = field(default_factory=dict)
+    # Suppression comments of every file of the run, found when the file is first read.
+    comments: dict[Path, list[Suppression]] = field(default_factory=dict)
 
     def read(self, path: Path) -> bytes | None:
         try:
@@ -268,13 +280,19 @@ def lint_paths(
     jobs: int | None = None,
     context: LintContext | None = None,
     cwd: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LintResult:
     """Lint files and directories; see the module docstring. ``profiles`` are framework profiles or
     plugins carrying one; ``jobs`` None picks serial or a pool by the amount to parse, N forces N workers."""
     cwd = cwd or Path.cwd()
     context = context or build_context(config, profiles)
+    check_config_selectors(config, context.rules)
     namer = ModuleNamer(config.root, _source_roots(config))
-    files, problems = walk(paths, root=config.root, exclude=config.exclude, cwd=cwd, namer=namer)
+    skipped: list[str] = []
+    files, problems = walk(paths, root=config.root, exclude=config.exclude, cwd=cwd, namer=namer,
+                           force_exclude=config.force_exclude, respect_gitignore=config.respect_gitignore,
+                           skipped=skipped)
+    nothing_left = _nothing_left(paths, files, problems, skipped, cwd)
     cache = SummaryCache(config.root / config.cache_dir) if use_cache else None
     run = _Run(context, cache, namer, files, cwd)
     for source in files:
@@ -283,8 +301,14 @@ def lint_paths(
 
     screened: list[SourceFile] = []
     pending: list[tuple[SourceFile, str, bytes]] = []
+    prefixes = {code.rstrip("0123456789") for code in context.rules}
+    digests: dict[str, str] = {}
     for source in files:
         data = run.read(source.path)
+        if data is not None:
+            digests[source.display] = hashlib.sha256(data).hexdigest()
+        if data is not None and (b"replaytest" in data or b"noqa" in data or b"NOQA" in data):
+            run.comments[source.path] = parse_suppressions(_decode(data), prefixes)
         if data is None or not context.screen(data):
             continue
         screened.append(source)
@@ -294,7 +318,7 @@ def lint_paths(
         else:
             pending.append((source, key, data))
     notes: list[str] = []
-    for (source, key, _), summary in zip(pending, _summarise_all(context, pending, jobs, notes)):
+    for (source, key, _), summary in zip(pending, _summarise_all(context, pending, jobs, notes, progress)):
         run.summaries[source.path] = summary
         if cache is not None:
             cache.put(key, summary)
@@ -325,7 +349,16 @@ def lint_paths(
             raw.append((source, _error_diagnostic(source, summary.error, context)))
 
     notes.extend(_unresolved_notes(program, namer, cwd))
-    result = _finish(raw, files, problems, config, cwd, context)
+    raw = _offerable_fixes(raw)
+    result = _finish(raw, files, problems, config, cwd, context, run.comments)
+    result.source_digests = digests
+    if nothing_left is not None:
+        explicit_only, message = nothing_left
+        if explicit_only:
+            notes.append(message)
+        else:
+            result.problems.append(message)
+            result.errors += 1
     result.notes = notes
     return result
 
@@ -338,10 +371,34 @@ def _source_roots(config: Config) -> list[Path]:
     return roots
 
 
+def _missing_modules(program: Program) -> list[str]:
+    """Names resolution could not load that are modules, not attributes of a loaded module: the walk also
+    tries ``app.wf.Flow`` as a module before ``app.wf``, and ``Flow`` is then a class, not a missing file."""
+    missing = []
+    for name in program.unresolved:
+        parts = name.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            owner = program.modules.get(".".join(parts[:split]))
+            if owner is None:
+                continue
+            if owner.path.endswith("__init__.py") and not _binds(owner, parts[split]):
+                missing.append(".".join(parts[: split + 1]))  # a submodule the package does not have
+            break
+        else:
+            missing.append(name)
+    return missing
+
+
+def _binds(summary: ModuleSummary, name: str) -> bool:
+    """Whether a module binds ``name`` at top level (function, class, import, instance or container)."""
+    return (name in summary.aliases or name in summary.exports or name in summary.classes
+            or name in summary.containers or any(key.split(".")[0] == name for key in summary.functions))
+
+
 def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[str]:
     """One note per project-looking module that orchestration code reaches but no source root holds."""
     notes = []
-    for name in namer.unresolved_project_modules(program.unresolved):
+    for name in namer.unresolved_project_modules(_missing_modules(program)):
         importers = sorted(
             display_path(Path(summary.path), cwd) for summary in {id(s): s for s in program.modules.values()}.values()
             if any(target == name or target.startswith(f"{name}.") for target in summary.aliases.values())
@@ -355,8 +412,20 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
 
 
 def _summarise_all(
-    context: LintContext, pending: list[tuple[SourceFile, str, bytes]], jobs: int | None, notes: list[str]
+    context: LintContext, pending: list[tuple[SourceFile, str, bytes]], jobs: int | None, notes: list[str],
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[ModuleSummary]:
+    """Summaries of the files to parse, in order; ``progress(done, total)`` after each one."""
+    total = len(pending)
+
+    def counted(summaries: Iterable[ModuleSummary]) -> list[ModuleSummary]:
+        done: list[ModuleSummary] = []
+        for summary in summaries:
+            done.append(summary)
+            if progress is not None:
+                progress(len(done), total)
+        return done
+
     job_args = [(str(source.path), source.module, source.is_package, data) for source, _, data in pending]
     if jobs is not None:
         # The user asked for this many workers: honour it whenever there are two files to share out.
@@ -372,10 +441,10 @@ def _summarise_all(
                 initargs=(context.config, context.given_profiles, rule_classes),
             ) as pool:
                 chunk = max(1, len(job_args) // (workers * 8))
-                return list(pool.map(_summarise_job, job_args, chunksize=chunk))
+                return counted(pool.map(_summarise_job, job_args, chunksize=chunk))
         except Exception as error:  # a worker died or pools are unavailable here: finish serially, same results
             notes.append(f"process pool failed ({error!r}); continuing serially")
-    return [summarise_source(context, *job) for job in job_args]
+    return counted(summarise_source(context, *job) for job in job_args)
 
 
 def _idle_cpus() -> int:
@@ -542,14 +611,69 @@ def _respell_context(message: str, function: FunctionSummary, profile: Framework
     return message.replace(f"{conventional}.", f"{function.context_param}.")
 
 
+def _nothing_left(
+    paths: Sequence[Path], files: list[SourceFile], problems: list, skipped: list[str], cwd: Path
+) -> tuple[bool, str] | None:
+    """When ``exclude`` (or ``.gitignore``) leaves no file of the arguments to check: (only files were
+    named, the message). Files named one by one that are all excluded (pre-commit staging only excluded
+    files) are a note, as in ruff; a directory whose every Python file is excluded is a configuration
+    problem (exit 2), because a run that checks nothing must not read as a pass."""
+    if files or not skipped or problems:
+        return None
+    explicit_only = not any(Path(cwd, path).is_dir() for path in paths)
+    shown = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
+    if explicit_only:
+        return True, f"every file given is excluded ({shown}); nothing to check"
+    return False, (f"nothing to check: `exclude` or .gitignore leaves out every Python file under "
+                   f"{', '.join(display_path(Path(cwd, p), cwd) for p in paths)} ({shown})")
+
+
+def _offerable_fixes(raw: list[tuple[SourceFile, Diagnostic]]) -> list[tuple[SourceFile, Diagnostic]]:
+    """Drop the fixes whose replacement would not mean the same at its call (``fix_scope``): an ``await``
+    outside an ``async def``, a replacement name shadowed there. Only files with a fix are parsed (by ast)."""
+    from replaytest.lint.fix_scope import FixSites
+
+    sites: dict[Path, FixSites | None] = {}
+    kept = []
+    for source, diagnostic in raw:
+        if diagnostic.fix is not None:
+            if source.path not in sites:
+                try:
+                    sites[source.path] = FixSites(source.path.read_bytes())
+                except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                    sites[source.path] = None
+            checker = sites[source.path]
+            if checker is None or checker.problem(diagnostic.line, diagnostic.column, diagnostic.fix) is not None:
+                diagnostic = replace(diagnostic, fix=None)
+        kept.append((source, diagnostic))
+    return kept
+
+
+def check_config_selectors(config: Config, rules: Iterable[str]) -> None:
+    """Every ``select``, ``ignore`` and ``per-file-ignores`` entry must name an installed rule or a category:
+    a typo would otherwise turn rules off (or the whole linter, in ``select``) without a word."""
+    codes = tuple(rules)
+    keyed = [("select", config.select), ("ignore", config.ignore)]
+    keyed += [(f"per-file-ignores.{glob}", entries) for glob, entries in config.per_file_ignores.items()]
+    for key, entries in keyed:
+        for entry in unknown_selectors(entries, codes, CATEGORIES):
+            raise ConfigError(config.path, key, f"{entry!r} is not a known rule code, code prefix or category "
+                                                "(`replaytest rules` lists them)")
+
+
 def _fix_for(effect: Effect, function: FunctionSummary, profile: FrameworkProfile) -> Fix | None:
-    template = profile.fixes.get(effect.qualname)
-    if template is None:
+    templates = profile.fixes.get(effect.qualname)
+    if templates is None:
         return None
-    if "{ctx}" in template.replacement and not function.context_param:
-        return None
-    replacement = template.replacement.replace("{ctx}", function.context_param).replace("{args}", effect.args)
-    return Fix(template.safe, replacement, template.import_from)
+    for template in templates if isinstance(templates, tuple) else (templates,):
+        if not template.fits(effect.args):
+            continue
+        if "{ctx}" in template.replacement and not function.context_param:
+            return None
+        replacement = template.replacement.replace("{ctx}", function.context_param).replace("{args}", effect.args)
+        scope = "async" if replacement.startswith("await ") else template.scope
+        return Fix(template.safe_for(effect.args), replacement, template.import_from, scope)
+    return None
 
 
 def _diagnostic(
@@ -562,26 +686,22 @@ def _diagnostic(
 
 def _finish(
     raw: list[tuple[SourceFile, Diagnostic]], files: list[SourceFile], problems: list, config: Config, cwd: Path,
-    context: LintContext,
+    context: LintContext, comments: dict[Path, list[Suppression]],
 ) -> LintResult:
     selection = Selection(config.select, config.ignore, config.per_file_ignores, config.root, cwd)
-    by_line: dict[Path, dict] = {}
-
-    def suppressed_at(path: Path, diagnostic: Diagnostic) -> bool:
-        if path not in by_line:
-            by_line[path] = suppressions(_source_text(path))
-        return is_suppressed(diagnostic, by_line[path])
-
     kept: list[Diagnostic] = []
     seen: set[tuple] = set()
     # Findings reached through a helper, by (rule, helper line): reported once, at the first call site.
     through_helpers: dict[tuple, list[Diagnostic]] = {}
     for source, diagnostic in raw:
-        if not selection.keeps(diagnostic) or suppressed_at(source.path, diagnostic):
+        if not selection.keeps(diagnostic):
+            continue
+        if suppress(diagnostic, comments.get(source.path, ())):
             continue
         if diagnostic.root is not None:
             root_path, root_line, root_column = diagnostic.root
-            if suppressed_at(Path(root_path), replace(diagnostic, line=root_line, column=root_column)):
+            at_root = replace(diagnostic, line=root_line, column=root_column)
+            if suppress(at_root, comments.get(Path(root_path), ())):
                 continue
             through_helpers.setdefault((diagnostic.rule, diagnostic.root), []).append(diagnostic)
             continue
@@ -589,31 +709,79 @@ def _finish(
         if key in seen:
             continue
         seen.add(key)
-        kept.append(replace(diagnostic, fingerprint=fingerprint(diagnostic.path, diagnostic.rule, diagnostic.message, diagnostic.trace, diagnostic.scope)))
+        kept.append(diagnostic)
     for sites in through_helpers.values():
         sites.sort(key=Diagnostic.sort_key)
         first = sites[0]
         others = {(s.path, s.line, s.column): s.scope for s in sites[1:]}
         others.pop((first.path, first.line, first.column), None)
-        message = first.message
         if others:
             # The other call sites are named by function, not line, so the fingerprint survives edits elsewhere.
             plural = "s" if len(others) > 1 else ""
-            message += f" (also reached from {len(others)} other call site{plural}, in {', '.join(sorted(set(others.values())))})"
-        kept.append(replace(first, message=message,
-                            fingerprint=fingerprint(first.path, first.rule, message, first.trace, first.scope)))
+            names = ", ".join(sorted(set(others.values())))
+            first = replace(first, message=f"{first.message} (also reached from {len(others)} other call site{plural}, in {names})")
+        kept.append(first)
+    messages = [f"{problem.display}: {problem.problem}" for problem in problems]
+    unused, comment_errors = _check_comments(files, comments, selection, context)
+    kept.extend(unused)
+    messages.extend(comment_errors)
+    kept = [replace(d, fingerprint=fingerprint(d.path, d.rule, d.message, d.trace, d.scope)) for d in kept]
     kept.sort(key=Diagnostic.sort_key)
     failed_files = {d.path for d in kept if d.category == "syntax"}
     internal = sum(1 for d in kept if d.rule == INTERNAL_ERROR_RULE)
-    messages = [f"{problem.display}: {problem.problem}" for problem in problems]
-    return LintResult(kept, len(files), len(failed_files) + len(problems), internal, messages)
+    return LintResult(kept, len(files), len(failed_files) + len(problems) + len(comment_errors), internal, messages)
 
 
-def _source_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return ""
+def _check_comments(
+    files: list[SourceFile], comments: dict[Path, list[Suppression]], selection: Selection, context: LintContext
+) -> tuple[list[Diagnostic], list[str]]:
+    """Unknown codes in suppression comments (configuration errors, as ``file:line: ...`` messages) and
+    RT003 findings for comments, or codes in them, that suppressed nothing although their rules ran."""
+    codes = tuple(context.rules)
+    unused_rule = context.rules.get(UNUSED_SUPPRESSION_RULE)
+    checked_rules = [rule for rule in context.rules.values() if rule.category not in ("syntax", "suppression")]
+    findings: list[Diagnostic] = []
+    errors: list[str] = []
+    for source in files:
+        for comment in comments.get(source.path, ()):
+            shown = f"# {comment.spelling}" + ("" if comment.selectors is None else
+                                               ("[" + ", ".join(comment.selectors) + "]" if comment.spelling != "noqa"
+                                                else ": " + ", ".join(comment.selectors)))
+            unknown = unknown_selectors(comment.selectors or (), codes, CATEGORIES)
+            for entry in unknown:
+                errors.append(f"{source.display}:{comment.line}: unknown rule code or category {entry!r} in "
+                              f"`{shown}` (`replaytest rules` lists them)")
+            if unused_rule is None:
+                continue
+
+            def probe(rule: Rule) -> Diagnostic:
+                return Diagnostic(source.display, comment.line, comment.column, comment.line, comment.column,
+                                  rule.code, rule.category, "")
+
+            if not selection.keeps(probe(unused_rule)):
+                continue
+            enabled = [rule for rule in checked_rules if selection.keeps(probe(rule))]
+            if comment.selectors is None:
+                idle = [] if comment.used or not enabled else [""]
+            else:
+                idle = [
+                    entry for entry in comment.selectors
+                    if entry not in comment.used and entry not in unknown
+                    and not selector_matches(entry, probe(unused_rule))
+                    and any(selector_matches(entry, probe(rule)) for rule in enabled)
+                ]
+            if not idle:
+                continue
+            if comment.selectors is None or len(idle) == len(comment.selectors):
+                message = f"unused suppression: `{shown}` suppresses nothing here"
+            else:
+                message = f"unused suppression: {', '.join(idle)} in `{shown}` suppresses nothing here"
+            findings.append(Diagnostic(source.display, comment.line, comment.column, comment.line, comment.column,
+                                       unused_rule.code, unused_rule.category, message))
+    return findings, errors
+
+
+def _decode(data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,9 +1,14 @@
 """Which diagnostics survive: rule selection (select / ignore / per-file-ignores), suppression comments
 and the baseline file.
 
-Selectors are rule codes or code prefixes (``RT101``, ``RT1``), category names (``clock``) or ``ALL``.
+Selectors are rule codes or code prefixes (``RT101``, ``RT1``), category names (``clock``) or ``ALL``;
+one that names no installed rule is a configuration error (``unknown_selectors``), never a rule set that
+silently matches nothing.
 A ``# replaytest: ignore``, ``# replaytest: ignore[RT101]`` or ``# replaytest: ignore[clock, uuid]``
-comment suppresses findings on its own line, or on the next line when the comment stands alone.
+comment suppresses findings on its own line, or on the next line when the comment stands alone. ruff's
+spelling ``# noqa: RT101`` works too (its own line only, and only for codes of installed rules' prefixes:
+``# noqa: E501, RT101`` leaves ``E501`` to the other linter; a bare ``# noqa`` is the other linters' and
+suppresses nothing here). A suppression that suppressed nothing is reported as RT003.
 A baseline records findings by path, rule and a line-independent fingerprint (with a count), so code
 added above a known finding, or around it on its line, does not make it new.
 """
@@ -18,12 +23,16 @@ import re
 import tokenize
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from replaytest.lint.model import Diagnostic
 
 _IGNORE_COMMENT = re.compile(r"#\s*replaytest:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
+_NOQA_COMMENT = re.compile(r"#\s*noqa\s*:\s*([A-Za-z]+[0-9]+(?:\s*,?\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
+_CODE = re.compile(r"[A-Za-z]+[0-9]+")
 BASELINE_VERSION = 1
+UNUSED_SUPPRESSION_RULE = "RT003"
 
 
 class BaselineError(Exception):
@@ -35,6 +44,21 @@ def selector_matches(selector: str, diagnostic: Diagnostic) -> bool:
     if selector == "ALL" or selector == diagnostic.category:
         return True
     return bool(selector) and selector[0].isupper() and diagnostic.rule.startswith(selector)
+
+
+def is_known_selector(selector: str, codes: Iterable[str], categories: Iterable[str]) -> bool:
+    """A category, ``ALL``, or a rule code or code prefix that at least one installed rule has."""
+    if selector == "ALL" or selector in categories:
+        return True
+    letters = selector.rstrip("0123456789")
+    if not (letters and letters.isalpha() and letters.isupper()):
+        return False
+    return any(code.startswith(selector) for code in codes)
+
+
+def unknown_selectors(selectors: Iterable[str], codes: Iterable[str], categories: Iterable[str]) -> list[str]:
+    codes, categories = tuple(codes), tuple(categories)
+    return [s for s in selectors if not is_known_selector(s.strip(), codes, categories)]
 
 
 class Selection:
@@ -80,42 +104,71 @@ def _glob_matches(relative: str, glob: str) -> bool:
     return "/" not in glob and fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], glob)
 
 
-def _comments(text: str) -> Iterator[tuple[int, str, bool]]:
-    """(line, comment text, comment stands alone on its line) for every real comment; text inside
-    string literals is not a comment. Falls back to a line scan when the file does not tokenize."""
+def _comments(text: str) -> Iterator[tuple[int, int, str, bool]]:
+    """(line, 1-based column, comment text, comment stands alone on its line) for every real comment;
+    text inside string literals is not a comment. Falls back to a line scan when the file does not tokenize."""
     lines = text.splitlines()
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.COMMENT:
                 row = token.start[0]
-                yield row, token.string, lines[row - 1][: token.start[1]].strip() == ""
+                yield row, token.start[1] + 1, token.string, lines[row - 1][: token.start[1]].strip() == ""
         return
     except (tokenize.TokenError, SyntaxError, IndexError):
         pass
     for number, line in enumerate(lines, start=1):
         if "#" in line:
-            yield number, line[line.index("#"):], line.lstrip().startswith("#")
+            yield number, line.index("#") + 1, line[line.index("#"):], line.lstrip().startswith("#")
+
+
+@dataclass
+class Suppression:
+    """One suppression comment: where it is, which lines it covers, what it names (None: everything)."""
+
+    line: int
+    column: int
+    targets: tuple[int, ...]
+    selectors: tuple[str, ...] | None
+    spelling: str  # "replaytest: ignore" or "noqa"
+    used: set[str] = field(default_factory=set)  # selectors that suppressed something ("" for a bare one)
+
+
+def parse_suppressions(text: str, code_prefixes: Iterable[str] = ("RT",)) -> list[Suppression]:
+    """Every suppression comment of one file's text. ``code_prefixes`` are the letter prefixes of installed
+    rules' codes: in a ``# noqa:`` list only those codes are replaytest's."""
+    found: list[Suppression] = []
+    if "replaytest" not in text and "noqa" not in text.lower():
+        return found
+    prefixes = tuple(p.upper() for p in code_prefixes)
+    for number, column, comment, alone in _comments(text):
+        match = _IGNORE_COMMENT.search(comment)
+        if match is not None:
+            selectors = None if match.group(1) is None else tuple(
+                s.strip() for s in match.group(1).split(",") if s.strip()
+            )
+            targets = (number, number + 1) if alone else (number,)  # alone on its line: covers the line below
+            found.append(Suppression(number, column, targets, selectors, "replaytest: ignore"))
+            continue
+        noqa = _NOQA_COMMENT.search(comment)
+        if noqa is not None:
+            ours = tuple(
+                code.upper() for code in _CODE.findall(noqa.group(1)) if code.upper().rstrip("0123456789") in prefixes
+            )
+            if ours:
+                found.append(Suppression(number, column, (number,), ours, "noqa"))
+    return found
 
 
 def suppressions(text: str) -> dict[int, tuple[str, ...] | None]:
     """Line number -> suppressed selectors (None: everything) for one file's text."""
     found: dict[int, tuple[str, ...] | None] = {}
-    if "replaytest" not in text:
-        return found
-    for number, comment, alone in _comments(text):
-        match = _IGNORE_COMMENT.search(comment)
-        if match is None:
-            continue
-        selectors = None if match.group(1) is None else tuple(s.strip() for s in match.group(1).split(",") if s.strip())
-        lines = [number]
-        if alone:
-            lines.append(number + 1)  # a comment on its own line covers the line below
-        for target in lines:
+    for suppression in parse_suppressions(text):
+        for target in suppression.targets:
             previous = found.get(target, ())
-            if previous is None or selectors is None:
+            if previous is None or suppression.selectors is None:
                 found[target] = None
             else:
-                found[target] = previous + selectors
+                found[target] = previous + suppression.selectors
     return found
 
 
@@ -124,6 +177,25 @@ def is_suppressed(diagnostic: Diagnostic, by_line: Mapping[int, tuple[str, ...] 
         return False
     selectors = by_line[diagnostic.line]
     return selectors is None or any(selector_matches(s, diagnostic) for s in selectors)
+
+
+def suppress(diagnostic: Diagnostic, comments: Sequence[Suppression]) -> bool:
+    """Whether a comment suppresses ``diagnostic``; every comment selector that does is marked used."""
+    if diagnostic.category == "syntax":
+        return False
+    suppressed = False
+    for comment in comments:
+        if diagnostic.line not in comment.targets:
+            continue
+        if comment.selectors is None:
+            comment.used.add("")
+            suppressed = True
+            continue
+        for selector in comment.selectors:
+            if selector_matches(selector, diagnostic):
+                comment.used.add(selector)
+                suppressed = True
+    return suppressed
 
 
 def fingerprint(path: str, rule: str, message: str, trace: Iterable[str], scope: str = "") -> str:

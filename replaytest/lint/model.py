@@ -125,6 +125,7 @@ class Fix:
     safe: bool
     replacement: str
     import_from: tuple[str, str] | None = None
+    scope: str = "any"  # "async" / "sync": where the replacement is valid (see FixTemplate.scope)
 
     def to_json(self) -> dict[str, Any]:
         return {"safe": self.safe, "replacement": self.replacement}
@@ -187,6 +188,9 @@ class LintResult:
     problems: list[str] = field(default_factory=list)
     # Things the user should know that are not findings (a process pool that fell back to serial).
     notes: list[str] = field(default_factory=list)
+    # sha256 of each file's bytes as this run read them (display path -> hex), so a fix can tell whether
+    # a file changed since (an editor saving it) before rewriting it.
+    source_digests: dict[str, str] = field(default_factory=dict)
 
 
 # --- JSON conversion for the cache -------------------------------------------------------------

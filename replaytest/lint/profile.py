@@ -20,6 +20,17 @@ from replaytest.config import Config
 CUSTOM_PROFILE_NAME = "custom"
 
 
+# Argument texts of ``datetime.now(tz)`` that are a time zone and never None: with them
+# ``<aware UTC now>.astimezone(tz)`` is exactly ``datetime.now(tz)`` (both are ``tz.fromutc`` of the same
+# instant). Any other argument might be None at run time, where the two differ (naive vs aware).
+AWARE_TZ_ARGUMENTS: tuple[str, ...] = (
+    r"(?:tz\s*=\s*)?(?:datetime\.|dt\.)?(?:timezone\.utc|UTC)",
+    r"(?:tz\s*=\s*)?(?:zoneinfo\.)?ZoneInfo\(.*\)",
+    r"(?:tz\s*=\s*)?(?:datetime\.|dt\.)?timezone\(.*\)",
+    r"(?:tz\s*=\s*)?pytz\.(?:utc|UTC|timezone\(.*\))",
+)
+
+
 @dataclass(frozen=True)
 class FixTemplate:
     """How to rewrite one call into the framework's safe replacement.
@@ -32,6 +43,46 @@ class FixTemplate:
     replacement: str
     safe: bool
     import_from: tuple[str, str] | None = None
+    # Which calls the template fits, by their arguments: "any", "none" (``f()``), "some" (at least one),
+    # "one" (exactly one positional argument). A profile may list several templates for one name; the
+    # first that fits wins, and none fitting means no fix.
+    arguments: str = "any"
+    # Argument texts (full regular-expression matches) for which an otherwise unsafe fix is exact, e.g.
+    # ``datetime.now(ZoneInfo(...))`` -> ``workflow.now().astimezone(ZoneInfo(...))`` (None would differ).
+    safe_arguments: tuple[str, ...] = ()
+    # "async": only inside an ``async def`` (the replacement awaits); "sync": only outside one (the
+    # replacement is a coroutine function there); "any".
+    scope: str = "any"
+
+    def fits(self, args: str) -> bool:
+        if self.arguments == "any":
+            return True
+        count, keywords = _count_arguments(args)
+        if self.arguments == "none":
+            return count == 0
+        if self.arguments == "one":
+            return count == 1 and not keywords
+        return count > 0
+
+    def safe_for(self, args: str) -> bool:
+        import re
+
+        return self.safe or any(re.fullmatch(pattern, args.strip()) for pattern in self.safe_arguments)
+
+
+def _count_arguments(args: str) -> tuple[int, bool]:
+    """(number of arguments, any keyword or unpacking) of a call's argument text."""
+    import ast
+
+    if not args.strip():
+        return 0, False
+    try:
+        call = ast.parse(f"f({args})", mode="eval").body
+    except SyntaxError:
+        return -1, True
+    assert isinstance(call, ast.Call)
+    unpacked = any(isinstance(a, ast.Starred) for a in call.args)
+    return len(call.args) + len(call.keywords), bool(call.keywords) or unpacked
 
 
 @dataclass(frozen=True)
@@ -74,7 +125,7 @@ class FrameworkProfile:
     # is spelt as context_param_names[0] and respelt with the function's own parameter name.
     replacements: Mapping[str, str] = field(default_factory=dict)
     # Qualified name of a flagged call -> its direct rewrite.
-    fixes: Mapping[str, FixTemplate] = field(default_factory=dict)
+    fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] = field(default_factory=dict)
     # Names that denote the same type as another in this framework: re-exports of a class
     # (``restate.workflow.Workflow`` is ``restate.Workflow``) and factories returning an instance of
     # their class (``dbos.SQLAlchemyDatasource.create`` returns a ``dbos.SQLAlchemyDatasource``).

@@ -7,7 +7,8 @@ numbers operations when they are called, not when they finish, so gathering step
 handles is deterministic there."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
+from replaytest.plugins import FrameworkPlugin, LazyReplayer
+from replaytest.plugins.dbos_import import import_command
 
 _DBOS = ("dbos", "DBOS")
 _STEP = "a @DBOS.step() function"
@@ -47,9 +48,15 @@ PROFILE = FrameworkProfile(
         "dbos.AsyncSQLAlchemyDatasource.create": "dbos.AsyncSQLAlchemyDatasource",
     },
     fixes={
-        "time.sleep": FixTemplate("DBOS.sleep({args})", True, _DBOS),
-        "asyncio.sleep": FixTemplate("DBOS.sleep_async({args})", True, _DBOS),
+        # One argument only: asyncio.sleep(delay, result) returns result, DBOS.sleep_async has no result.
+        "time.sleep": FixTemplate("DBOS.sleep({args})", True, _DBOS, arguments="one"),
+        "asyncio.sleep": FixTemplate("DBOS.sleep_async({args})", True, _DBOS, arguments="one"),
     },
 )
 
-PLUGIN = FrameworkPlugin(name="dbos", profile=PROFILE)
+PLUGIN = FrameworkPlugin(
+    name="dbos",
+    profile=PROFILE,
+    replayer=LazyReplayer("dbos", "replaytest.plugins.dbos_replay:DBOSReplayer"),
+    import_command=import_command,
+)

@@ -1,6 +1,6 @@
 """Framework plugin for replaytest's own journal runtime: ``@workflow`` functions taking a context."""
 
-from replaytest.lint.profile import FixTemplate, FrameworkProfile
+from replaytest.lint.profile import AWARE_TZ_ARGUMENTS, FixTemplate, FrameworkProfile
 from replaytest.plugins import FrameworkPlugin, LazyReplayer
 
 _CONTEXT = "replaytest.journal.Context"
@@ -36,10 +36,17 @@ PROFILE = FrameworkProfile(
         "idempotency-key": "ctx.idempotency_key()",
     },
     fixes={
-        "datetime.datetime.now": FixTemplate("{ctx}.now()", False),
-        "uuid.uuid4": FixTemplate("{ctx}.uuid()", True),
-        "random.random": FixTemplate("{ctx}.random()", True),
-        "time.sleep": FixTemplate("{ctx}.sleep({args})", True),
+        # ctx.now() is aware UTC: exact for datetime.now(tz) and utcnow(); naive local time has no exact
+        # deterministic twin (see the Temporal profile), so that fix is unsafe.
+        "datetime.datetime.now": (
+            FixTemplate("{ctx}.now().astimezone({args})", False, arguments="some", safe_arguments=AWARE_TZ_ARGUMENTS),
+            FixTemplate("{ctx}.now().replace(tzinfo=None)", False, arguments="none"),
+        ),
+        "datetime.datetime.utcnow": FixTemplate("{ctx}.now().replace(tzinfo=None)", True, arguments="none"),
+        "uuid.uuid4": FixTemplate("{ctx}.uuid()", True, arguments="none"),
+        "random.random": FixTemplate("{ctx}.random()", True, arguments="none"),
+        # In an async workflow ctx.sleep is a coroutine function: no fix there.
+        "time.sleep": FixTemplate("{ctx}.sleep({args})", True, arguments="one", scope="sync"),
     },
 )
 

@@ -24,9 +24,19 @@ from replaytest.journal import Command, RunInfo, StepFailed, find_workflow, run_
 from replaytest.journal.commands import Thunk
 from replaytest.journal.workflow import Outcome, definition_of
 from replaytest.plugins.journal import PROFILE
+from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult
-from replaytest.replay.engine import PATCH_MARKER, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
+from replaytest.replay.engine import (
+    NO_PROMPTS_NOTE,
+    PATCH_MARKER,
+    DivergenceFound,
+    Issued,
+    Matcher,
+    ReachedEnd,
+    Recorded,
+    check_pending_prompts,
+)
 from replaytest.replay.guards import NondeterministicCall, guarded, orchestration_modules
 
 # What the journal offers instead of each guarded call (the fix named in the report), by lint category.
@@ -135,6 +145,13 @@ class JournalReplayer:
         if divergence is not None:
             result.status = "diverged"
             result.divergence = divergence
+        current = prompt_manifest(definition.fn)
+        reached = {event.prompt.name for event in history.events if event.prompt is not None}
+        if not reached and history.prompt_manifest is None and current:
+            result.notes.append(NO_PROMPTS_NOTE)
+        check_pending_prompts(
+            result, history.status, history.prompt_manifest, current, reached, options, matcher.next_position()
+        )
         return result
 
 

@@ -1,7 +1,8 @@
 """Framework plugin for the LangGraph functional API: ``@entrypoint`` orchestration, ``@task`` steps."""
 
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
+from replaytest.plugins import FrameworkPlugin, LazyReplayer
+from replaytest.plugins.langgraph_import import import_command
 
 _TASK = "a @task function"
 
@@ -24,4 +25,9 @@ PROFILE = FrameworkProfile(
     },
 )
 
-PLUGIN = FrameworkPlugin(name="langgraph", profile=PROFILE)
+PLUGIN = FrameworkPlugin(
+    name="langgraph",
+    profile=PROFILE,
+    replayer=LazyReplayer("langgraph", "replaytest.plugins.langgraph_replay:LangGraphReplayer"),
+    import_command=import_command,
+)

@@ -42,8 +42,8 @@ PROFILE = FrameworkProfile(
         "restate.object.VirtualObject": "restate.VirtualObject",
     },
     fixes={
-        "uuid.uuid4": FixTemplate("{ctx}.uuid()", True),
-        "random.random": FixTemplate("{ctx}.random().random()", True),
+        "uuid.uuid4": FixTemplate("{ctx}.uuid()", True, arguments="none"),
+        "random.random": FixTemplate("{ctx}.random().random()", True, arguments="none"),
         "time.time": FixTemplate("{ctx}.time()", False),
     },
 )

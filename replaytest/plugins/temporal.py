@@ -1,6 +1,6 @@
 """Framework plugin for Temporal (temporalio): workflow classes, activities and their safe APIs."""
 
-from replaytest.lint.profile import FixTemplate, FrameworkProfile
+from replaytest.lint.profile import AWARE_TZ_ARGUMENTS, FixTemplate, FrameworkProfile
 from replaytest.plugins import FrameworkPlugin, LazyReplayer
 from replaytest.plugins.temporal_import import import_command
 
@@ -55,11 +55,19 @@ PROFILE = FrameworkProfile(
         "global-state": "attributes of the workflow instance",
     },
     fixes={
-        "datetime.datetime.now": FixTemplate("workflow.now()", True, _WORKFLOW),
-        "datetime.datetime.utcnow": FixTemplate("workflow.now()", False, _WORKFLOW),
-        "time.time": FixTemplate("workflow.now().timestamp()", True, _WORKFLOW),
-        "time.time_ns": FixTemplate("workflow.time_ns()", True, _WORKFLOW),
-        "uuid.uuid4": FixTemplate("workflow.uuid4()", True, _WORKFLOW),
+        # datetime.now(tz) is exact as the aware UTC workflow time in tz; datetime.now() is naive *local*
+        # time, which no deterministic value equals: naive UTC keeps the type (no naive/aware TypeError)
+        # and equals the original only where the worker's zone is UTC, so that fix is unsafe.
+        "datetime.datetime.now": (
+            FixTemplate("workflow.now().astimezone({args})", False, _WORKFLOW, arguments="some",
+                        safe_arguments=AWARE_TZ_ARGUMENTS),
+            FixTemplate("workflow.now().replace(tzinfo=None)", False, _WORKFLOW, arguments="none"),
+        ),
+        "datetime.datetime.utcnow": FixTemplate("workflow.now().replace(tzinfo=None)", True, _WORKFLOW,
+                                                arguments="none"),
+        "time.time": FixTemplate("workflow.time()", True, _WORKFLOW, arguments="none"),
+        "time.time_ns": FixTemplate("workflow.time_ns()", True, _WORKFLOW, arguments="none"),
+        "uuid.uuid4": FixTemplate("workflow.uuid4()", True, _WORKFLOW, arguments="none"),
         "uuid.uuid1": FixTemplate("workflow.uuid4()", False, _WORKFLOW),
         **{f"random.{name}": FixTemplate(f"workflow.random().{name}({{args}})", True, _WORKFLOW)
            for name in _RANDOM_FUNCTIONS},

@@ -447,7 +447,11 @@ def with_traced_command(
     if earlier >= len(same_kind) or (issued.name and same_kind[earlier].name != issued.name):
         return divergence  # the trace does not line up with sdk-core's account; keep what core said
     command = same_kind[earlier]
-    named = CommandView(issued.kind, command.name, position=issued.position, detail=issued.detail)
+    detail = dict(issued.detail)
+    if command.source is not None:
+        detail["source"] = f"{command.source.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{command.source.line}"
+    prompt = command.prompt[1] if command.prompt is not None else None
+    named = CommandView(issued.kind, command.name, issued.position, command.digest, prompt, detail)
     message = divergence.message.replace(f"the code now {describe_issued(issued)}", f"the code now {describe_issued(named)}", 1)
     context = tuple(named if view is issued else view for view in divergence.issued_context)
     return dataclasses.replace(

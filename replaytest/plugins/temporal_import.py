@@ -133,6 +133,7 @@ async def import_histories(
 @click.option("--no-redact", is_flag=True, help="Write payloads as the server returns them.")
 @click.option("--api-key", envvar="TEMPORAL_API_KEY", help="API key (Temporal Cloud); also read from TEMPORAL_API_KEY.")
 @click.option("--tls", is_flag=True, help="Connect with TLS.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress (it shows only on a terminal).")
 def import_command(
     address: str,
     namespace: str,
@@ -144,6 +145,7 @@ def import_command(
     no_redact: bool,
     api_key: str | None,
     tls: bool,
+    quiet: bool,
 ) -> None:
     """Fetch Temporal workflow histories into OUT as <workflow_id>_<run_id>.json, payloads redacted."""
     # Imported here, not at module level: every lint run loads this plugin, and only this command needs them.
@@ -151,6 +153,7 @@ def import_command(
 
     from replaytest.config import ConfigError, load_config
     from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor
+    from replaytest.replay.progress import Progress, wanted
 
     try:
         import temporalio  # noqa: F401  (fail early with the install hint, before any output)
@@ -167,13 +170,22 @@ def import_command(
         except (ConfigError, RedactError) as error:
             click.echo(f"error: {error}", err=True)
             sys.exit(_EXIT_ERROR)
+    bar = Progress("importing", wanted(quiet))
+    counted = 0
+
+    def advance(_line: str) -> None:
+        nonlocal counted
+        counted += 1
+        bar.update(counted, limit)
+
     try:
-        written, totals = asyncio.run(
-            import_histories(
-                address=address, namespace=namespace, query=query, out=out_dir, limit=limit, redactor=redactor,
-                api_key=api_key, tls=tls, progress=lambda line: click.echo(line, err=True),
+        with bar:
+            written, totals = asyncio.run(
+                import_histories(
+                    address=address, namespace=namespace, query=query, out=out_dir, limit=limit, redactor=redactor,
+                    api_key=api_key, tls=tls, progress=advance,
+                )
             )
-        )
     except Exception as error:  # connection refused, bad query, permission: say which and stop
         click.echo(f"error: importing from {address} namespace {namespace!r} failed: {type(error).__name__}: {error}", err=True)
         sys.exit(_EXIT_ERROR)

@@ -2,7 +2,9 @@
 
 The matching of commands against events is temporalio's (sdk-core's); this module feeds it, keeps it
 fast, and translates its failure into replaytest's ``Divergence`` (``temporal_failure``), with the
-recorded side read from the history JSON (``temporal_history``).
+recorded side read from the history JSON (``temporal_history``). What sdk-core does not check —
+activity and child-workflow inputs, prompt versions, the run's prompt manifest — is compared after
+each replay from the commands the code issued (``temporal_trace``, ``temporal_inputs``).
 
 Speed: one Replayer per set of workflow classes/configuration, kept open as a replay iterator on a
 private event loop thread, so every history after the first reuses the same sandbox and core worker
@@ -16,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import dataclasses
 import gc
-import inspect
 import json
 import threading
 import time
@@ -37,8 +39,9 @@ from replaytest.plugins.temporal_failure import (
     with_traced_command,
 )
 from replaytest.plugins.temporal_history import sniff_temporal_json
+from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import ReplayResult, SourcePosition
+from replaytest.replay.divergence import ReplayResult
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHistory
@@ -77,6 +80,9 @@ class _Group:
     by_type: dict[str, Any] = field(default_factory=dict)  # workflow type name -> temporalio _Definition
     dynamic: Any = None
     user_config: bool = True  # False for the default group of loose workflow classes
+    # Type names defined by more than one class: temporalio's Replayer refuses such a set, and picking
+    # one would replay the history against code that may not be the production one.
+    duplicates: dict[str, list[type]] = field(default_factory=dict)
 
 
 class TemporalReplayer:
@@ -111,6 +117,14 @@ class TemporalReplayer:
         result = ReplayResult(history_path=path, engine=ENGINE, workflow_type="")
         try:
             from temporalio.client import WorkflowHistory
+
+            from replaytest.plugins.temporal_inputs import (
+                CONVERTER_HINT,
+                annotate,
+                compare,
+                digest_recorded,
+                read_run,
+            )
         except ImportError:
             result.status, result.error = "error", "temporalio is not installed; install replaytest[temporal]"
             return result
@@ -140,29 +154,44 @@ class TemporalReplayer:
                 f" (known: {', '.join(known) or 'none'}); add it to replay_workflows or delete the history"
             )
             return result
+        if group.duplicates:
+            result.status, result.error = "error", _duplicates_error(group)
+            return result
         if not _has_workflow_task(history):
             return result  # the run never reached a worker: no code ran, so nothing can diverge
         session = self._session(group)
+        recorder = session.recorder
+        recorder.commands.clear()
         try:
             outcome = session.replay(history)
         except Exception as error:  # the replay worker itself broke (bad converter, plugin, hang)
             self._drop(group)
             result.status, result.error = "error", f"replay could not run: {type(error).__name__}: {error}"
+            if _converter_trouble(str(error)):
+                result.error += f"; {CONVERTER_HINT}"
             return result
+        issued = list(recorder.commands)
+        run = read_run(history)
+        decoded = _loop().submit(digest_recorded(run.calls, _data_converter(group))).result(REPLAY_TIMEOUT_S)
         if outcome.replay_failure is None:
+            compare(result, run, issued, options, prompt_manifest(defn.cls) if defn is not None else {}, decoded)
             return result
         # From here on only after a failure: read the events as JSON for the report.
         events = json.loads(text).get("events", [])
         classified = self._classify(outcome.replay_failure, events, history, session, defn, options)
-        issued = classified.divergence.issued if classified.divergence is not None else None
-        if classified.divergence is not None and issued is not None and issued.kind in TRACEABLE_KINDS:
-            commands = self._trace(group, history)
-            if commands is not None:
-                classified.divergence = with_traced_command(classified.divergence, commands, events)
+        found = classified.divergence.issued if classified.divergence is not None else None
+        if classified.divergence is not None and found is not None and found.kind in TRACEABLE_KINDS:
+            classified.divergence = with_traced_command(classified.divergence, issued, events)
         if classified.divergence is None:
             result.status, result.error = "error", classified.error
+            if _converter_trouble(classified.error or ""):
+                result.error = f"{classified.error}; {CONVERTER_HINT}"
         else:
-            result.status, result.divergence = "diverged", classified.divergence
+            result.status, result.divergence = "diverged", annotate(classified.divergence, run, issued)
+            if _converter_trouble(classified.divergence.message):
+                result.divergence = dataclasses.replace(
+                    result.divergence, message=f"{result.divergence.message}; {CONVERTER_HINT}"
+                )
         return result
 
     def _classify(
@@ -172,8 +201,12 @@ class TemporalReplayer:
         from temporalio.workflow import NondeterminismError
 
         radius = 6 if options.details else 3
+        # No fallback line: sdk-core does not say which line issued a timer, patch, signal or update,
+        # and the run method's line would be a wrong answer given with confidence. Lines come from
+        # the trace (activities, child workflows …) or the traceback (exceptions, sandbox calls).
+        del defn
         classified = classify(
-            failure, events, _run_source(defn), nondeterminism=isinstance(failure, NondeterminismError),
+            failure, events, None, nondeterminism=isinstance(failure, NondeterminismError),
             context_radius=radius,
         )
         if classified.divergence is not None and classified.locate is not None:
@@ -182,21 +215,6 @@ class TemporalReplayer:
             if found is not None:
                 classified.divergence = placed(classified.divergence, classified.locate, found, events, radius)
         return classified
-
-    def _trace(self, group: _Group, history: WorkflowHistory) -> list[Any] | None:
-        """The commands the code issues on this history, with their lines (a second, traced replay;
-        only after a divergence). None if the traced replay itself could not run."""
-        from replaytest.plugins.temporal_trace import CommandRecorder
-
-        session = self._session(group, traced=True, make_recorder=CommandRecorder)
-        recorder = session.recorder
-        recorder.commands.clear()
-        try:
-            session.replay(history)
-        except Exception:  # the report keeps sdk-core's account; the first replay already said what differs
-            self._drop(group, traced=True)
-            return None
-        return list(recorder.commands)
 
     def _groups(self, workflows: WorkflowSet) -> list[_Group]:
         if self._resolved is None or self._resolved[0] is not workflows:
@@ -213,26 +231,28 @@ class TemporalReplayer:
                 return group, group.dynamic
         return None, None
 
-    def _key(self, group: _Group, traced: bool) -> tuple[Any, ...]:
+    def _key(self, group: _Group) -> tuple[Any, ...]:
         # Loose classes get a fresh default config per WorkflowSet; key them by the classes alone so a
         # new WorkflowSet of the same classes reuses the open Replayer. The session keeps the classes
         # (and a user's config) alive, so their ids cannot be reused while the key is in use.
         config = id(group.config) if group.user_config else 0
-        return (traced, config, *(id(defn.cls) for defn in _definitions(group)))
+        return (config, *(id(defn.cls) for defn in _definitions(group)))
 
-    def _session(self, group: _Group, traced: bool = False, make_recorder: Any = None) -> _Session:
-        key = self._key(group, traced)
+    def _session(self, group: _Group) -> _Session:
+        key = self._key(group)
         session = self._sessions.pop(key, None)
         if session is None:
-            session = _Session(group, recorder=make_recorder() if make_recorder else None)
+            from replaytest.plugins.temporal_trace import CommandRecorder
+
+            session = _Session(group, CommandRecorder(_data_converter(group).payload_converter))
         self._sessions[key] = session  # most recently used last
         while len(self._sessions) > MAX_OPEN_SESSIONS:
             oldest = next(iter(self._sessions))
             self._sessions.pop(oldest).close()
         return session
 
-    def _drop(self, group: _Group, traced: bool = False) -> None:
-        session = self._sessions.pop(self._key(group, traced), None)
+    def _drop(self, group: _Group) -> None:
+        session = self._sessions.pop(self._key(group), None)
         if session is not None:
             session.close()
 
@@ -259,8 +279,12 @@ def _resolve(workflows: WorkflowSet) -> list[_Group]:
             return
         if defn.name is None:
             group.dynamic = group.dynamic or defn
-        else:
-            group.by_type.setdefault(defn.name, defn)
+            return
+        known = group.by_type.setdefault(defn.name, defn)
+        if known.cls is not cls:
+            classes = group.duplicates.setdefault(defn.name, [known.cls])
+            if cls not in classes:
+                classes.append(cls)
 
     def visit(obj: Any, depth: int = 0) -> None:
         if isinstance(obj, TemporalReplayConfig):
@@ -286,26 +310,42 @@ def _resolve(workflows: WorkflowSet) -> list[_Group]:
     return groups
 
 
+def _duplicates_error(group: _Group) -> str:
+    problems = [
+        f"workflow type {name!r} is defined by {' and '.join(_qualified(cls) for cls in classes)}"
+        for name, classes in sorted(group.duplicates.items())
+    ]
+    return (
+        "configuration error: " + "; ".join(problems) + " (Temporal's Replayer refuses more than one workflow"
+        " of a name); keep only the class production workers register, or give the others their own"
+        " @workflow.defn(name=...)"
+    )
+
+
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _data_converter(group: _Group) -> Any:
+    from temporalio.converter import DataConverter
+
+    return group.config.data_converter or DataConverter.default
+
+
+_CONVERTER_TROUBLE = ("is not JSON serializable", "Unknown payload encoding", "Failed decoding arguments",
+                      "Failed decoding", "payload converter", "Expecting value")
+
+
+def _converter_trouble(text: str) -> bool:
+    """Whether a failure reads like a payload the configured converter cannot encode or decode."""
+    return any(marker in text for marker in _CONVERTER_TROUBLE)
+
+
 def _has_workflow_task(history: WorkflowHistory) -> bool:
     from temporalio.api.enums.v1 import EventType
 
     started = EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED
     return any(event.event_type == started for event in history.events)
-
-
-def _run_source(defn: Any) -> SourcePosition | None:
-    """Where the workflow's run method is defined, for reports that cannot point closer."""
-    if defn is None:
-        return None
-    fn = inspect.unwrap(defn.run_fn)
-    try:
-        path = inspect.getsourcefile(fn)
-        _, line = inspect.getsourcelines(fn)
-    except (OSError, TypeError):
-        return None
-    if path is None:
-        return None
-    return SourcePosition(path, line, f"{defn.cls.__qualname__}.{fn.__name__}")
 
 
 def _first_failing(candidates: list[Any], history: WorkflowHistory, session: _Session) -> Any:
@@ -339,9 +379,9 @@ class _Session:
     """One Replayer kept open as a replay iterator on the shared loop thread; histories are pushed
     one at a time and their results pulled back."""
 
-    def __init__(self, group: _Group, recorder: Any = None) -> None:
+    def __init__(self, group: _Group, recorder: Any) -> None:
         self._group = group
-        self.recorder = recorder  # a temporal_trace.CommandRecorder for traced sessions
+        self.recorder = recorder  # a temporal_trace.CommandRecorder: what the code issues, with lines
         self._queue: asyncio.Queue[WorkflowHistory | None] | None = None
         self._context: Any = None
         self._results: Any = None  # the replay iterator's async generator
@@ -379,8 +419,7 @@ class _Session:
 
     async def _open(self) -> None:
         if self._replayer is None:
-            extra = [self.recorder] if self.recorder is not None else []
-            self._replayer = _make_replayer(self._group, extra)
+            self._replayer = _make_replayer(self._group, [self.recorder])
         self._queue = asyncio.Queue()
         self._histories = self._feed(self._queue)
         self._context = self._replayer.workflow_replay_iterator(self._histories)

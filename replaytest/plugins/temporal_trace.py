@@ -1,23 +1,29 @@
-"""Recording which commands the current code issues, and from which line, for divergence reports.
+"""Recording which commands the current code issues, with their inputs, prompts and lines.
 
 sdk-core's message says what kind of command the code issued where the history differs ("Activity
-machine does not handle this event …") but not its name or the line that issued it. After a divergence
-the replayer runs the history once more with ``CommandRecorder`` among the interceptors: its outbound
+machine does not handle this event …") but not its name or the line that issued it, and it never
+compares inputs. Every replay runs with ``CommandRecorder`` among the interceptors: its outbound
 interceptor notes every activity, local activity, child workflow, external signal and continue-as-new
-with the first stack frame outside temporalio. Timers and patches have no interceptor hook, so they
-stay unnamed. Only imported after a divergence, when temporalio is known to be installed.
+with the first stack frame outside temporalio; activities and child workflows also with the digest of
+their arguments (encoded and decoded by the configured payload converter, as the history holds them)
+and the prompt of the enclosing ``use_prompt``. Timers, patches, signals and updates have no outbound
+hook, so their lines stay unknown. Imported when temporalio is known to be installed.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, NoReturn
 
 from temporalio import worker
+from temporalio.converter import DataConverter
 
+from replaytest.plugins.temporal_inputs import values_digest
+from replaytest.plugins.temporal_prompts import current_prompt
 from replaytest.replay.divergence import SourcePosition
 
 _SKIPPED_PARTS = (f"{os.sep}temporalio{os.sep}", f"{os.sep}asyncio{os.sep}")
@@ -29,13 +35,19 @@ class IssuedCommand:
     kind: str
     name: str
     source: SourcePosition | None
+    digest: str | None = None  # of the decoded arguments; None if they could not be encoded
+    prompt: tuple[str, str] | None = None  # (name, version) of the enclosing use_prompt
 
 
 class CommandRecorder(worker.Interceptor):
-    """Interceptor that appends each intercepted command to ``commands`` (cleared by the caller)."""
+    """Interceptor that appends each intercepted command to ``commands`` (cleared by the caller).
+    ``payload_converter``: the workers' (temporalio's default if None)."""
 
-    def __init__(self) -> None:
+    def __init__(self, payload_converter: Any = None) -> None:
         self.commands: list[IssuedCommand] = []
+        if payload_converter is None:  # imported here, not in workflow code: the sandbox forbids file reads
+            payload_converter = DataConverter.default.payload_converter
+        self.payload_converter = payload_converter
 
     def workflow_interceptor_class(
         self, input: worker.WorkflowInterceptorClassInput
@@ -51,6 +63,16 @@ class CommandRecorder(worker.Interceptor):
     def add(self, kind: str, name: str) -> None:
         self.commands.append(IssuedCommand(kind, name, _caller()))
 
+    def add_call(self, kind: str, name: str, args: Sequence[Any]) -> None:
+        """An activity or child workflow: also the digest of its arguments, taken now (workflow code
+        may change the objects after the call), and its prompt."""
+        try:
+            payloads = self.payload_converter.to_payloads(list(args)) if args else []
+            digest = values_digest(self.payload_converter.from_payloads(payloads, None) if payloads else [], payloads)
+        except Exception:  # the converter cannot encode them: the real worker would fail the same way
+            digest = None
+        self.commands.append(IssuedCommand(kind, name, _caller(), digest, current_prompt()))
+
 
 class _Outbound(worker.WorkflowOutboundInterceptor):
     def __init__(self, next: worker.WorkflowOutboundInterceptor, recorder: CommandRecorder) -> None:
@@ -58,7 +80,7 @@ class _Outbound(worker.WorkflowOutboundInterceptor):
         self._recorder = recorder
 
     def start_activity(self, input: worker.StartActivityInput) -> Any:
-        self._recorder.add("activity", input.activity)
+        self._recorder.add_call("activity", input.activity, input.args)
         return super().start_activity(input)
 
     def start_local_activity(self, input: worker.StartLocalActivityInput) -> Any:
@@ -66,7 +88,7 @@ class _Outbound(worker.WorkflowOutboundInterceptor):
         return super().start_local_activity(input)
 
     async def start_child_workflow(self, input: worker.StartChildWorkflowInput) -> Any:
-        self._recorder.add("child-workflow", input.workflow)
+        self._recorder.add_call("child-workflow", input.workflow, input.args)
         return await super().start_child_workflow(input)
 
     async def signal_external_workflow(self, input: worker.SignalExternalWorkflowInput) -> None:

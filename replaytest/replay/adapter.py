@@ -27,6 +27,8 @@ class ReplayOptions:
 
     prompts_running: PromptPolicy = "fail"
     prompts_completed: PromptPolicy = "warn"
+    # A prompt a running/parked run has not reached yet whose version differs from the run's manifest.
+    prompts_pending: PromptPolicy = "fail"
     strict_args: bool = False
     details: bool = False
 

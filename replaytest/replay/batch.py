@@ -1,5 +1,5 @@
 """Replaying many history files in one run: what the CLI's ``replay`` and ``check`` share around
-``runner.replay_file`` — a coverage context per history and a progress callback after each."""
+``runner.replay_file`` — the incremental cache, a coverage context per history and a progress callback."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+from replaytest.replay.cache import ReplayCache
 from replaytest.replay.coverage import ReplayCoverage
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.report import display_path
@@ -20,18 +21,27 @@ def replay_many(
     options: ReplayOptions,
     *,
     measure: ReplayCoverage | None = None,
-    advance: Callable[[ReplayResult], None] | None = None,
+    cache: ReplayCache | None = None,
+    advance: Callable[[ReplayResult | None], None] | None = None,
 ) -> list[ReplayResult]:
     """Replay ``files`` in order. ``measure`` (started by the caller) attributes each replay to its
-    history's display path; ``advance`` is called after each file (progress bars)."""
+    history's display path; ``cache`` skips histories green before with nothing changed (they get no
+    result; ``cache.skipped`` counts them) and remembers new green ones; ``advance`` is called after each
+    file (progress bars), with None for a skipped one."""
     results = []
     for path in files:
+        if cache is not None and cache.fresh(path):
+            if advance is not None:
+                advance(None)
+            continue
         if measure is not None:
             with measure.history(display_path(path)):
                 result = replay_file(path, replayers, workflows, options)
         else:
             result = replay_file(path, replayers, workflows, options)
         results.append(result)
+        if cache is not None:
+            cache.remember(path, result)
         if advance is not None:
             advance(result)
     return results

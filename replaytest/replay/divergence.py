@@ -104,3 +104,7 @@ class ReplayResult:
     error: str | None = None
     duration_s: float = 0.0
     events: int = 0
+    # Checks that could not apply to this history, one short sentence each (the summary counts them):
+    # "passed" must say what it did not check.
+    notes: list[str] = field(default_factory=list)
+    log: str = ""  # what libraries logged or wrote to stderr during the replay (tracebacks included)

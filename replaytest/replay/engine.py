@@ -13,6 +13,10 @@ Choices the whole replay side shares:
   activity inputs are not compared on replay), so reworded arguments do not fail old histories.
 * A running or parked history ends where the run would resume: the first command past its end raises
   ``ReachedEnd`` and the replay passes. For completed and failed histories it is ``extra-command``.
+* A running or parked history also carries a *prompt manifest* (the prompt versions its workflow
+  could use when it started). ``check_pending_prompts`` compares it with the current code's: a prompt
+  the run has not reached yet that changed is ``prompt-drift`` under the ``prompts_pending`` policy,
+  since it is what the run will use once it resumes. Without a manifest it says so in a note.
 * ``patched(id)`` follows Temporal: a marker for ``id`` at the current position is consumed and the new
   path taken; no marker for ``id`` there means an older history, the old path (False) and nothing
   consumed; a recorded marker the code does not ask for before its next command is ``patch-mismatch``.
@@ -21,13 +25,19 @@ Choices the whole replay side shares:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from replaytest.prompts import describe_changes
 from replaytest.replay.adapter import ReplayOptions
-from replaytest.replay.divergence import CommandView, Divergence, SourcePosition
+from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition
 
+NO_MANIFEST_NOTE = (
+    "no prompt manifest recorded (recorded before manifests, or without replaytest's prompt recording):"
+    " prompts the unfinished run has not reached yet were not checked"
+)
+NO_PROMPTS_NOTE = "no prompt versions recorded: prompt drift was not checked"
 PATCH_MARKER = "patched"  # the name of the marker event ``patched(id)`` records
 _CONTEXT = 6  # events kept on each side for the report (the renderer shows fewer unless --details)
 
@@ -83,8 +93,14 @@ class Issued:
     patch_id: str | None = None
     source: Any = None
 
-    def view(self, position: int | None) -> CommandView:
-        detail = {"patch_id": self.patch_id} if self.patch_id else {}
+    def view(self, position: int | None, with_source: bool = False) -> CommandView:
+        """``with_source``: the issuing line in ``detail["source"]`` (``file.py:12``), which the report's
+        side-by-side table shows so two calls of one kind and name are told apart."""
+        detail: dict[str, Any] = {"patch_id": self.patch_id} if self.patch_id else {}
+        if with_source and self.source is not None:
+            where = as_position(self.source)
+            if where is not None:
+                detail["source"] = f"{where.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{where.line}"
         return CommandView(self.kind, self.name, position, self.args_digest, self.prompt_version, detail)
 
 
@@ -207,13 +223,13 @@ class Matcher:
         source = as_position(source or (command.source if command is not None else None))
         low = max(0, self.index - _CONTEXT)
         recorded_context = tuple(e.view() for e in self.events[low : self.index + _CONTEXT + 1])
-        issued_context = tuple(issued.view(pos) for pos, issued in self._recent)
+        issued_context = tuple(issued.view(pos, with_source=True) for pos, issued in self._recent)
         return Divergence(
             kind=kind,
             position=position,
             message=message,
             recorded=event.view() if event is not None else None,
-            issued=command.view(position) if command is not None else None,
+            issued=command.view(position, with_source=True) if command is not None else None,
             recorded_context=recorded_context,
             issued_context=issued_context,
             source=source,
@@ -241,3 +257,35 @@ class Matcher:
                 severity="warning",
             )
         )
+
+
+def check_pending_prompts(
+    result: ReplayResult,
+    status: str,
+    recorded: Mapping[str, str] | None,
+    current: Mapping[str, str],
+    reached: Iterable[str],
+    options: ReplayOptions,
+    position: int | None = None,
+) -> None:
+    """Prompt drift a running/parked run will meet after it resumes: prompts of its manifest (``recorded``)
+    that the current code (``current``) has at another version and that no recorded model call used
+    yet (``reached``: those were compared at their call). Adds a divergence or a warning to ``result``
+    by the ``prompts_pending`` policy, or a note when the history has no manifest. Completed and failed
+    runs will not use any prompt again: nothing to check. A result that already diverged keeps its
+    first divergence."""
+    if status not in ("running", "parked") or options.prompts_pending == "ignore":
+        return
+    if recorded is None:
+        result.notes.append(NO_MANIFEST_NOTE)
+        return
+    phrases = describe_changes(recorded, current, reached)
+    if not phrases:
+        return
+    message = f"the {status} run has not reached these prompts yet: " + "; ".join(phrases)
+    if options.prompts_pending == "fail":
+        if result.divergence is None:
+            result.status = "diverged"
+            result.divergence = Divergence("prompt-drift", position, message + " (fails by prompts-pending)")
+        return
+    result.warnings.append(Divergence("prompt-drift", position, message, severity="warning"))

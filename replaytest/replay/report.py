@@ -59,6 +59,13 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
             lines.extend(_divergence_lines(warning, details))
         else:
             lines.append(f"  warning: {warning.kind}{_position(warning.position)}: {warning.message}")
+    if result.log:
+        if details:
+            lines.append("  captured library output:")
+            lines.extend(f"    {line}" for line in result.log.splitlines())
+        else:
+            count = len(result.log.splitlines())
+            lines.append(f"  ({count} line(s) of library output captured; --details shows them)")
     return "\n".join(lines)
 
 
@@ -80,6 +87,9 @@ def _divergence_lines(
         lines.append(f"    {right:<9} {_describe(divergence.issued)}")
     if divergence.source is not None:
         lines.append(f"    {'at':<9} {_source(divergence)}")
+    elif divergence.recorded is not None or divergence.issued is not None:
+        # Said, not left out: a missing line must not read as "no code involved".
+        lines.append(f"    {'at':<9} line unknown (the engine does not say which line issued this command)")
     context = _context_lines(divergence, 6 if details else 2)
     if context:
         lines.append(f"    {left:<{_COLUMN}} | {right}")
@@ -127,7 +137,7 @@ def _context_lines(divergence: Divergence, radius: int) -> list[str]:
         marker = ">" if position == divergence.position else " "
         left = _cell(recorded.get(position), position)
         right = issued.get(position)
-        right_text = "" if right is None else ("same" if _same(recorded.get(position), right) else right.describe())
+        right_text = "" if right is None else ("same" if _same(recorded.get(position), right) else _issued_cell(right))
         rows.append(f"  {marker} {left:<{_COLUMN}} | {right_text}".rstrip())
     return rows
 
@@ -137,13 +147,28 @@ def _cell(view: CommandView | None, position: int) -> str:
     return text if len(text) <= _COLUMN else text[: _COLUMN - 1] + "…"
 
 
+# Kinds whose command carries no arguments worth a digest: equal kind and name make them the same.
+_NO_ARGUMENTS = frozenset({"timer", "signal", "marker", "patch", "side-effect", "complete", "fail", "cancel"})
+
+
 def _same(recorded: CommandView | None, issued: CommandView) -> bool:
-    return recorded is not None and (recorded.kind, recorded.name, recorded.args_digest, recorded.prompt_version) == (
+    """Only what is known to be equal is "same": two calls of one activity type whose arguments were
+    not both digested may differ in what they were called with."""
+    if recorded is None or (recorded.kind, recorded.name, recorded.args_digest, recorded.prompt_version) != (
         issued.kind,
         issued.name,
         issued.args_digest,
         issued.prompt_version,
-    )
+    ):
+        return False
+    return issued.args_digest is not None or issued.kind in _NO_ARGUMENTS
+
+
+def _issued_cell(view: CommandView) -> str:
+    """An issued command with the line that issued it, when known (``detail["source"]``)."""
+    text = view.describe()
+    source = view.detail.get("source")
+    return f"{text} @ {source}" if source else text
 
 
 def view_data(view: CommandView | None) -> dict[str, Any] | None:
@@ -188,6 +213,8 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "divergence": None if result.divergence is None else divergence_data(result.divergence),
         "warnings": [divergence_data(warning) for warning in result.warnings],
         "error": result.error,
+        "notes": list(result.notes),
+        "log": result.log,
     }
 
 
@@ -204,7 +231,18 @@ def summary_counts(results: Iterable[ReplayResult]) -> dict[str, int]:
 def report_data(results: Iterable[ReplayResult]) -> dict[str, Any]:
     """The whole ``replaytest replay --format json`` document."""
     results = list(results)
-    return {"version": REPORT_VERSION, "results": [result_data(r) for r in results], "summary": summary_counts(results)}
+    summary: dict[str, Any] = dict(summary_counts(results))
+    summary["notes"] = summary_notes(results)
+    return {"version": REPORT_VERSION, "results": [result_data(r) for r in results], "summary": summary}
+
+
+def summary_notes(results: Iterable[ReplayResult]) -> list[str]:
+    """Each check that could not apply, once, with how many histories it concerns (sorted)."""
+    counts: dict[str, int] = {}
+    for result in results:
+        for note in result.notes:
+            counts[note] = counts.get(note, 0) + 1
+    return [f"{number} {'history' if number == 1 else 'histories'}: {note}" for note, number in sorted(counts.items())]
 
 
 def _jsonable(value: Any) -> Any:

@@ -24,6 +24,7 @@ from replaytest.history.errors import HistoryError
 from replaytest.history.io import load_history
 from replaytest.history.sniff import UNKNOWN_ENGINE, neutral_engine
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+from replaytest.replay.capture import captured_output
 from replaytest.replay.divergence import ReplayResult
 
 SNIFF_BYTES = 64 * 1024
@@ -154,12 +155,15 @@ def replay_file(
     replayer = _dispatch(path, head, replayers)
     if isinstance(replayer, str):
         return ReplayResult(path, "?", "?", status="error", error=replayer)
-    try:
-        result = replayer.replay(path, workflows, options)
-    except Exception as error:  # a replayer bug must name the file, not abort the whole run
-        result = ReplayResult(
-            path, replayer.engine, "?", status="error", error=f"{replayer.engine} replayer failed: {type(error).__name__}: {error}"
-        )
+    with captured_output() as captured:
+        try:
+            result = replayer.replay(path, workflows, options)
+        except Exception as error:  # a replayer bug must name the file, not abort the whole run
+            result = ReplayResult(
+                path, replayer.engine, "?", status="error", error=f"{replayer.engine} replayer failed: {type(error).__name__}: {error}"
+            )
+    if captured.text:
+        result.log = captured.text
     if not result.duration_s:
         result.duration_s = time.perf_counter() - started
     return result

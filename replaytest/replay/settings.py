@@ -12,7 +12,7 @@ project configured for pytest replays the same histories against the same code f
 * ``replay_paths`` (relative to the ini file's folder) wins over ``[tool.replaytest.replay] paths``
   (relative to the project root); without either, ``fixtures/histories`` when current code is configured;
 * ``replay_workflows`` (imported from the ini file's folder) wins over ``workflows``;
-* ``replay_prompts`` sets both prompt policies; ``replay_strict_args`` or ``strict-args`` turns on strict
+* ``replay_prompts`` sets both prompt policies, ``replay_prompts_pending`` the pending-prompt one; ``replay_strict_args`` or ``strict-args`` turns on strict
   arguments; ``replay_stale`` (``fail`` or ``skip``) decides what a stale history means.
 
 Command-line arguments (``--workflows``, paths) win over both. pytest's ``-c``/``-o`` and
@@ -51,6 +51,7 @@ class PytestIni:
     prompts: str | None = None
     strict_args: bool | None = None
     stale: str | None = None
+    prompts_pending: str | None = None
 
     @property
     def folder(self) -> Path | None:
@@ -68,6 +69,7 @@ class ReplayPlan:
     prompts_completed: str
     strict_args: bool
     stale: str
+    prompts_pending: str
     paths_from: str  # e.g. "[tool.pytest.ini_options] replay_paths in /p/pyproject.toml"
     workflows_from: str
 
@@ -155,7 +157,8 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
     elif raw is not None:
         raise ConfigError(path, f"{table} replay_strict_args", "must be true or false")
     return PytestIni(path, table, lines("replay_paths"), lines("replay_workflows"),
-                     choice("replay_prompts", _POLICIES), strict, choice("replay_stale", ("fail", "skip")))
+                     choice("replay_prompts", _POLICIES), strict, choice("replay_stale", ("fail", "skip")),
+                     choice("replay_prompts_pending", _POLICIES))
 
 
 def replay_plan(config: Config, start: Path) -> ReplayPlan:
@@ -189,6 +192,7 @@ def replay_plan(config: Config, start: Path) -> ReplayPlan:
         prompts_completed=ini.prompts or table.prompts_completed,
         strict_args=bool(ini.strict_args) or table.strict_args,
         stale=ini.stale or "fail",
+        prompts_pending=ini.prompts_pending or table.prompts_pending,
         paths_from=paths_from,
         workflows_from=workflows_from,
     )

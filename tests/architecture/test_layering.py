@@ -1,5 +1,5 @@
 """The dependency direction of docs/design.md, checked on the source: imports point down the list
-faces → plugins → lint, replay → journal → history → config, never up, and no module imports a face.
+faces → plugins → lint, replay → journal → prompts → history → config, never up, and no module imports a face.
 
 Imports under ``if TYPE_CHECKING:`` are annotations only and are allowed anywhere; lazy imports inside
 functions count, because they run.
@@ -17,11 +17,13 @@ PACKAGE = Path(__file__).resolve().parents[2] / "replaytest"
 # For each layer, the project layers it may import (besides itself and the package root's constants).
 ALLOWED: dict[str, set[str]] = {
     # ``python -m replaytest`` (a face) starts the click group (a face); nothing below imports a face.
-    "faces": {"faces", "plugins", "lint", "replay", "journal", "history", "config"},
-    "plugins": {"plugins", "lint", "replay", "journal", "history", "config"},
+    "faces": {"faces", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
+    "plugins": {"plugins", "lint", "replay", "journal", "prompts", "history", "config"},
     "lint": {"lint", "config"},
-    "replay": {"replay", "journal", "history", "config"},
-    "journal": {"journal", "history", "config"},
+    "replay": {"replay", "journal", "prompts", "history", "config"},
+    "journal": {"journal", "prompts", "history", "config"},
+    # ``replaytest.prompts``: the engine-neutral Prompt that workflow code of every engine imports.
+    "prompts": {"prompts", "history"},
     "history": {"history"},
     "config": {"config"},
 }

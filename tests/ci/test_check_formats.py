@@ -4,6 +4,7 @@ the git top level (not the working directory) so a job with a ``working-director
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -16,6 +17,21 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 AGENT = FIXTURES / "journal_app" / "agent.py"
 OLD_RELEASE = FIXTURES / "ci_histories" / "support_agent-previous-release.json"
+
+
+def _code_scanning_validator():  # the lint tests' structural check of what GitHub accepts on upload
+    lint_tests = REPO / "tests" / "lint"
+    sys.path.insert(0, str(lint_tests))
+    try:
+        spec = importlib.util.spec_from_file_location("lint_sarif_checks", lint_tests / "test_sarif.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(lint_tests))
+    return module.assert_valid_for_code_scanning
+
+
 ANNOTATION = re.compile(r"^::(error|warning) file=([^,]+),line=(\d+)(?:,[^:]*)?,title=([^:]+)::(.*)$")
 
 
@@ -68,6 +84,7 @@ def test_sarif_from_a_subdirectory_maps_to_repository_root_paths(tmp_path: Path)
     run = _check(service, "--output-format", "sarif", ".")
     assert run.returncode == 1, run.stderr
     log = json.loads(run.stdout)
+    _code_scanning_validator()(log)
     results = log["runs"][0]["results"]
     uris = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results}
     assert ("RT101", "service/agent.py") in uris

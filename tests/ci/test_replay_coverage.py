@@ -111,3 +111,50 @@ def test_unknown_revision_is_a_usage_error(project: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     run = _check(project, "--diff-base", "no-such-rev")
     assert run.returncode == 2 and "no-such-rev" in run.stderr
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_pytest_replay_coverage_combines_every_process(project: Path, workers: list[str]) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nreplay_paths = ["histories"]\nreplay_workflows = ["agent:support_agent"]\n'
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--replay-coverage", *workers],
+        cwd=project, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    row = _row(run.stdout)
+    # Every branch but the refused approval needs histories from both sides of each test: the question
+    # (no refund) and the approved refund. Under xdist they ran in different workers.
+    approval, reply = _line(project, 'if approval and approval.get("ok")'), _line(project, 'reply = ctx.model("write reply"')
+    assert row.split()[:3] == ["support_agent", "agent.support_agent", "11/11"] and "3/4" in row, run.stdout
+    assert f"{approval}->{reply}" in row
+    from coverage import CoverageData
+
+    data = CoverageData(basename=str(project / ".replaytest_cache" / "replay-coverage" / ".coverage"))
+    data.read()
+    assert sorted(c for c in data.measured_contexts() if c) == sorted(
+        f"histories/{p.name}" for p in (project / "histories").iterdir()
+    )
+    assert not list((project / ".replaytest_cache" / "replay-coverage").glob(".coverage.*"))  # combined
+    assert (project / ".replaytest_cache" / "replay-coverage" / "html" / "index.html").is_file()
+
+
+def test_coverage_traces_workflow_code_inside_the_temporal_sandbox(tmp_path: Path) -> None:
+    """Temporal's sandbox re-executes the workflow module; its lines still count for the workflow type."""
+    temporal = REPO / "tests" / "temporal"
+    shutil.copy(temporal / "temporal_wf_hello.py", tmp_path / "hello_flows.py")
+    (tmp_path / "histories").mkdir()
+    shutil.copy(temporal / "histories" / "hello_timer_history.json", tmp_path / "histories")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.replaytest.replay]\npaths = ["histories"]\nworkflows = ["hello_flows:Hello"]\n'
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "replaytest", "check", "--no-cache", "--coverage", "histories"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert "replayed 1 histories: 1 passed" in run.stdout, run.stdout + run.stderr
+    rows = [line.split() for line in run.stdout.splitlines() if "hello_flows." in line]
+    assert ["Hello", "hello_flows.Hello.run", "3/3"] == rows[0][:3], run.stdout
+    # The other classes of the module are orchestration code too, and no history reaches them.
+    assert any(r[:2] == ["(no", "history)"] and r[2] == "hello_flows.HelloTimerFirst.run" for r in rows)

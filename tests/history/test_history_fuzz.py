@@ -101,11 +101,34 @@ def assert_names_a_real_location(error: HistoryError, data: Any) -> None:
             node = node[token]
         else:
             assert last and isinstance(node, dict), f"{error.json_path} leaves the document at {token!r}: {error}"
+            # A missing last key is a field that should be there; an unknown key is one that is there.
+            assert not error.message.startswith("unknown key"), f"{error.json_path} names no key of the document"
 
 
-def assert_round_trip_identical(history: Any, folder: Path) -> None:
-    """load -> save -> load gives the identical history (same JSON text, saved twice the same bytes)."""
+def _assert_kept(loaded: Any, saved: Any, where: str = "$") -> None:
+    """Everything the loaded document holds is in the saved one, unchanged. A save may add the contract's
+    defaults (``workflow.engine``, ``prompt_versions``, ``input``) and leave out null optional fields."""
+    if isinstance(loaded, dict):
+        assert isinstance(saved, dict), f"{where}: saved as {type(saved).__name__}"
+        for key, value in loaded.items():
+            if value is None:
+                continue
+            assert key in saved, f"{where}.{key}: lost on save"
+            _assert_kept(value, saved[key], f"{where}.{key}")
+    elif isinstance(loaded, list):
+        assert isinstance(saved, list) and len(saved) == len(loaded), f"{where}: list changed on save"
+        for index, (item, kept) in enumerate(zip(loaded, saved)):
+            _assert_kept(item, kept, f"{where}[{index}]")
+    else:
+        assert saved == loaded and type(saved) is type(loaded), f"{where}: {loaded!r} saved as {saved!r}"
+
+
+def assert_round_trip_identical(history: Any, folder: Path, loaded: Any = None) -> None:
+    """load -> save -> load gives the identical history: the saved file holds the document that was
+    loaded (``loaded``), loading it gives the same JSON text, and saving again writes the same bytes."""
     text = dumps_history(history)
+    if loaded is not None:
+        _assert_kept(loaded, json.loads(text))
     saved = save_history(history, folder / "saved.json")
     first = (folder / "saved.json").read_bytes()
     again = load_history(folder / "saved.json")
@@ -125,16 +148,20 @@ def test_mutated_history_loads_or_raises_history_error(tmp_path: Path, data: Any
         assert_names_a_real_location(error, data)
         return
     assert history.workflow.type == data["workflow"]["type"] and len(history.events) == len(data["events"])
-    assert_round_trip_identical(history, tmp_path)
+    assert_round_trip_identical(history, tmp_path, data)
 
 
 def test_the_round_trip_check_compares_content(tmp_path: Path) -> None:
     # Guard for the property above: the valid sample round-trips, and a changed history would not compare equal.
     history = history_from_dict(copy.deepcopy(VALID), "fuzz.json")
-    assert_round_trip_identical(history, tmp_path)
+    assert_round_trip_identical(history, tmp_path, VALID)
     changed = copy.deepcopy(VALID)
     changed["events"][0]["result"] = "something else"
     assert dumps_history(history_from_dict(changed, "x.json")) != dumps_history(history)
+    with pytest.raises(AssertionError, match="lost on save"):
+        _assert_kept(VALID, {**VALID, "events": [*VALID["events"][:2],
+                                                 {k: v for k, v in VALID["events"][2].items() if k != "idempotency_key"},
+                                                 *VALID["events"][3:]]})
 
 
 def test_the_location_check_rejects_a_wrong_path() -> None:
@@ -143,6 +170,8 @@ def test_the_location_check_rejects_a_wrong_path() -> None:
     with pytest.raises(AssertionError):
         assert_names_a_real_location(HistoryError("f.json", None, "x"), VALID)
     assert_names_a_real_location(HistoryError("f.json", "$.events[1].missing", "x"), VALID)
+    with pytest.raises(AssertionError):
+        assert_names_a_real_location(HistoryError("f.json", "$.events[1].namex", "unknown key; expected one of"), VALID)
 
 
 @settings(max_examples=300, deadline=None)
@@ -185,7 +214,7 @@ def test_mutated_history_file_round_trip(tmp_path: Path, data: Any) -> None:
         assert error.path == target
         assert_names_a_real_location(error, data)
         return
-    assert_round_trip_identical(history, tmp_path)
+    assert_round_trip_identical(history, tmp_path, data)
 
 
 SCHEMA = jsonschema.Draft202012Validator(json.loads(files("replaytest.history").joinpath("schema.json").read_text(encoding="utf-8")))

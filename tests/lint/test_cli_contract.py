@@ -11,7 +11,7 @@ from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, line_of, run_
 
 CATEGORIES = {
     "clock", "random", "uuid", "idempotency-key", "model-call", "iteration-order", "environment",
-    "network", "filesystem", "concurrency", "sleep", "global-state", "syntax",
+    "network", "filesystem", "concurrency", "sleep", "global-state", "syntax", "suppression",
 }
 RULE_CODE = re.compile(r"^[A-Z]+[0-9]+$")
 TEXT_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>[A-Z]+[0-9]+) (?P<message>\S.*)$")
@@ -110,7 +110,8 @@ def test_direct_finding_position_points_at_the_call(make_project) -> None:
     assert clock["framework"] == "temporal"
     assert clock["trace"] == []
     assert "workflow.now()" in clock["message"]  # the message names the safe replacement
-    assert clock["fix"] == {"safe": True, "replacement": "workflow.now()"}  # as in the contract's example
+    # As in the contract's example: naive local time has no exact deterministic twin, so the fix is unsafe.
+    assert clock["fix"] == {"safe": False, "replacement": "workflow.now().replace(tzinfo=None)"}
 
 
 def test_transitive_finding_is_reported_at_the_call_site_with_the_chain(make_project) -> None:

@@ -162,14 +162,14 @@ def test_fix_rewrites_calls_and_adds_the_import(tmp_path: Path) -> None:
         """Doc."""
         import random
         import time
-        from datetime import datetime
+        from datetime import datetime, timezone
         from temporalio import workflow as wf_alias
 
         @wf_alias.defn
         class Flow:
             @wf_alias.run
             async def run(self) -> float:
-                started = datetime.now()  # keep this comment
+                started = datetime.now(timezone.utc)  # keep this comment
                 time.sleep(1)
                 return random.uniform(0, 1) + started.timestamp()
     ''').lstrip()
@@ -177,9 +177,12 @@ def test_fix_rewrites_calls_and_adds_the_import(tmp_path: Path) -> None:
     result = run(tmp_path, use_cache=False, jobs=1)
     applied = apply_fixes(result.diagnostics, unsafe=False, cwd=tmp_path)
     assert [(a.original, a.replacement) for a in applied] == [
-        ("datetime.now()", "workflow.now()"), ("random.uniform(0, 1)", "workflow.random().uniform(0, 1)")]
+        ("datetime.now(timezone.utc)", "workflow.now().astimezone(timezone.utc)"),
+        ("random.uniform(0, 1)", "workflow.random().uniform(0, 1)")]
     fixed = (tmp_path / "flow.py").read_text(encoding="utf-8")
-    assert "started = workflow.now()  # keep this comment" in fixed
+    assert "started = workflow.now().astimezone(timezone.utc)  # keep this comment" in fixed
+    # Imports only the replaced calls used are gone; the ones still used stay.
+    assert "import random\n" not in fixed and "from datetime import timezone\n" in fixed and "import time\n" in fixed
     assert "from temporalio import workflow\n" in fixed and "time.sleep(1)" in fixed  # unsafe fix not applied
     after = run(tmp_path, use_cache=False, jobs=1)
     assert [d.rule for d in after.diagnostics] == ["RT303"]

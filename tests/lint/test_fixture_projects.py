@@ -19,7 +19,7 @@ FIXTURES = REPO_ROOT / "fixtures"
 PROJECTS = sorted(path for path in (FIXTURES / "lint_projects").iterdir() if path.is_dir())
 CATEGORIES = {
     "clock", "random", "uuid", "idempotency-key", "model-call", "iteration-order", "environment",
-    "network", "filesystem", "concurrency", "sleep", "global-state", "syntax",
+    "network", "filesystem", "concurrency", "sleep", "global-state", "syntax", "suppression",
 }
 _MARK = re.compile(r"#\s*expect:\s*(?P<marks>[a-z\-]+(?:\s+via)?(?:\s*,\s*[a-z\-]+(?:\s+via)?)*)\s*$")
 

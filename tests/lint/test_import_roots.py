@@ -164,6 +164,7 @@ def test_src_must_be_a_list_of_strings(tmp_path: Path) -> None:
 UNRESOLVED_WORKFLOW = """
 from temporalio import workflow
 
+import app.gone.deeper
 from app.gone import region, zone
 from app import missing_mod
 
@@ -172,7 +173,7 @@ from app import missing_mod
 class Flow:
     @workflow.run
     async def run(self) -> str:
-        return region() + zone() + region() + missing_mod.f()
+        return region() + zone() + region() + missing_mod.f() + app.gone.deeper.f()
 """
 
 
@@ -198,6 +199,7 @@ def test_unresolved_note_reaches_the_command_line_once(tmp_path: Path) -> None:
     run = run_replaytest("lint", "--no-cache", ".", cwd=tmp_path)
     assert run.returncode == 0, run.describe()
     assert run.stderr.count("cannot resolve project module 'app.gone'") == 1, run.stderr
+    assert "'app.gone.deeper'" not in run.stderr, run.stderr
     assert run.stderr.count("cannot resolve project module") == 2, run.stderr
 
 
@@ -261,3 +263,94 @@ def test_without_pyproject_the_root_is_the_checkout_top_level(tmp_path: Path) ->
     assert not (tmp_path / "service" / ".replaytest_cache").exists()
     assert not (tmp_path / "service" / "app" / ".replaytest_cache").exists()
     assert load_config(tmp_path / "service" / "app").root == tmp_path.resolve()
+
+
+def test_unresolved_submodule_of_a_regular_package_is_noted(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pyproject.toml": "[tool.replaytest]\n",
+        "app/__init__.py": "def helper():\n    return 1\n",
+        "app/wf.py": """
+            from temporalio import workflow
+
+            import app
+            from app.gone import region
+
+
+            @workflow.defn
+            class Flow:
+                @workflow.run
+                async def run(self) -> str:
+                    return region() + app.helper()
+            """,
+    })
+    notes = lint(tmp_path).notes
+    assert len(notes) == 1 and "'app.gone'" in notes[0], notes
+
+
+def test_classes_and_instances_of_resolved_modules_are_not_noted(tmp_path: Path) -> None:
+    # The walk tries app.util.Registry as a module before app.util; Registry is a class there, not a
+    # missing module, so there is nothing to report beyond the finding itself.
+    write(tmp_path, {
+        "pyproject.toml": "[tool.replaytest]\n",
+        "app/util.py": """
+            import os
+
+
+            class Registry:
+                @staticmethod
+                def region() -> str:
+                    return os.environ["REGION"]
+
+
+            registry = Registry()
+            """,
+        "app/wf.py": """
+            from temporalio import workflow
+
+            from app.util import Registry, registry
+
+
+            @workflow.defn
+            class Flow:
+                @workflow.run
+                async def run(self) -> str:
+                    return Registry.region() + registry.region()
+            """,
+    })
+    result = lint(tmp_path)
+    assert result.notes == []
+    assert {(d.path, d.rule) for d in result.diagnostics} == {("app/wf.py", "RT204")}
+
+
+def test_calls_through_classes_print_no_note_on_the_command_line(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pyproject.toml": "[tool.replaytest]\n",
+        "app/util.py": "import os\n\n\nclass Env:\n    @staticmethod\n    def region() -> str:\n        return os.environ['R']\n",
+        "app/wf.py": WORKFLOW.format(module="app.util").replace("import region", "import Env").replace(
+            "return region()", "return Env.region()"),
+    })
+    run = run_replaytest("lint", "--no-cache", "app", cwd=tmp_path)
+    assert run.returncode == 1, run.describe()
+    assert "RT204" in run.stdout and run.stderr == "", run.describe()
+
+
+def test_the_standard_library_is_never_a_project_module(tmp_path: Path) -> None:
+    from replaytest.lint.discovery import ModuleNamer
+
+    write(tmp_path, {"tools/json.py": "x = 1\n", "tools/wf.py": "import json\n", "tools/helpers.py": "y = 2\n"})
+    namer = ModuleNamer(tmp_path.resolve())
+    for path in sorted((tmp_path / "tools").glob("*.py")):
+        namer.names(path.resolve())
+    assert namer.locate("json") is None and namer.locate("json.decoder") is None
+    assert namer.locate("helpers") == (tmp_path / "tools" / "helpers.py").resolve()
+
+
+def test_standard_library_names_do_not_look_like_project_modules(tmp_path: Path) -> None:
+    from replaytest.lint.discovery import ModuleNamer
+
+    write(tmp_path, {"app/logging.py": "x = 1\n", "app/wf.py": "y = 2\n"})
+    namer = ModuleNamer(tmp_path.resolve())
+    namer.names((tmp_path / "app" / "wf.py").resolve())
+    assert not namer.looks_like_project("logging.handlers")
+    assert namer.looks_like_project("app.gone")
+    assert namer.unresolved_project_modules(["logging.handlers", "app.gone"]) == ["app.gone"]

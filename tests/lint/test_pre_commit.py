@@ -1,68 +1,160 @@
-"""The pre-commit hook: ``.pre-commit-hooks.yaml`` declares ``replaytest-lint``, and running it for real
-with ``pre-commit try-repo`` (which builds the hook's own environment from this checkout) fails on a
-replay-unsafe workflow and passes once it is fixed.
+"""The pre-commit hooks, run for real: ``.pre-commit-hooks.yaml`` declares them, and a throwaway git
+repository whose ``.pre-commit-config.yaml`` points at this checkout (at the release tag) blocks a
+commit that stages only a helper module breaking a workflow, then accepts the fixed commit.
 
-``try-repo`` clones the committed HEAD of this repository plus its tracked, uncommitted changes, so the
-slow test exercises what is (about to be) committed."""
+No network: the hook repository is a fresh git repository made from this working tree's files (tracked
+and untracked-but-not-ignored, as they are on disk, so uncommitted work is what gets tested) and tagged
+``v<replaytest.__version__>`` there, exactly the ``rev`` the README shows. pre-commit clones it and
+installs it into the hook's own environment with pip, from whatever package index pip is configured for.
+"""
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
-from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE
+
+import replaytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+TAG = f"v{replaytest.__version__}"
 
 
-def test_hook_manifest_declares_replaytest_lint() -> None:
+def test_hook_manifest_declares_the_three_hooks() -> None:
     from pre_commit.clientlib import load_manifest
 
     hooks = {hook["id"]: hook for hook in load_manifest(str(REPO_ROOT / ".pre-commit-hooks.yaml"))}
-    hook = hooks["replaytest-lint"]
-    assert hook["language"] == "python"
-    assert hook["entry"] == "replaytest lint"
-    assert hook["types"] == ["python"]
-    assert hook["require_serial"] is False
+    default = hooks["replaytest-lint"]
+    assert default["entry"] == "replaytest lint --whole-project --force-exclude"
+    assert default["language"] == "python" and default["types"] == ["python"] and default["require_serial"]
+    assert hooks["replaytest-lint-staged"]["entry"] == "replaytest lint --force-exclude"
+    check = hooks["replaytest-check"]
+    assert check["entry"] == "replaytest check" and check["pass_filenames"] is False
 
 
-def _git(*args: str, cwd: Path, env: dict[str, str]) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+def test_version_is_written_in_one_place_and_the_readme_uses_its_tag() -> None:
+    with open(REPO_ROOT / "pyproject.toml", "rb") as handle:
+        pyproject = tomllib.load(handle)
+    assert "version" not in pyproject["project"] and pyproject["project"]["dynamic"] == ["version"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "replaytest.__version__"}
+    assert importlib.metadata.version("replaytest") == replaytest.__version__
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"rev: {TAG}" in readme
+    assert "id: replaytest-lint\n" in readme
+
+
+def _git(*args: str, cwd: Path, env: dict[str, str]) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def _hook_repository(target: Path, env: dict[str, str]) -> Path:
+    """A git repository holding this working tree's files, committed and tagged TAG."""
+    listing = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT, env=env, check=True, capture_output=True,
+    ).stdout.decode("utf-8").split("\0")
+    for relative in filter(None, listing):
+        source = REPO_ROOT / relative
+        if source.is_file():  # a tracked file deleted in the working tree is left out
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / relative)
+    _git("init", "-q", cwd=target, env=env)
+    _git("add", "-A", cwd=target, env=env)
+    _git("commit", "-q", "-m", "replaytest working tree", cwd=target, env=env)
+    _git("tag", TAG, cwd=target, env=env)
+    return target
+
+
+WORKFLOW = '''\
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from app.util import region
+
+
+@workflow.defn
+class Orders:
+    @workflow.run
+    async def run(self, order_id: str) -> str:
+        return f"{region()}-{order_id}"
+'''
+WORKFLOW_CALL_LINE = WORKFLOW.splitlines().index('        return f"{region()}-{order_id}"') + 1
+CLEAN_HELPER = 'def region() -> str:\n    return "eu"\n'
+BREAKING_HELPER = 'import os\n\n\ndef region() -> str:\n    return os.environ.get("REGION", "eu")\n'
+FIXED_HELPER = 'def region(default: str = "eu") -> str:\n    return default\n'
+
+
+def _config(hook_id: str, hook_repo: Path) -> str:
+    return textwrap.dedent(f"""\
+        repos:
+          - repo: {hook_repo}
+            rev: {TAG}
+            hooks:
+              - id: {hook_id}
+        """)
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
-def test_try_repo_fails_on_violation_and_passes_when_fixed(tmp_path: Path) -> None:
+def test_commit_staging_only_a_breaking_helper_is_blocked_and_the_fix_passes(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     env.update(
         PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
         GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
         GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
-        NO_COLOR="1",
+        GIT_CONFIG_NOSYSTEM="1", HOME=str(tmp_path / "home"), NO_COLOR="1",
     )
+    (tmp_path / "home").mkdir()
+    hook_repo = _hook_repository(tmp_path / "hook-repo", env)
+
     project = tmp_path / "user-project"
     (project / "app").mkdir(parents=True)
     (project / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
-    workflow_file = project / "app" / "wf.py"
-    workflow_file.write_text(CLOCK_WORKFLOW, encoding="utf-8")
+    (project / "app" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "app" / "wf.py").write_text(WORKFLOW, encoding="utf-8")
+    helper = project / "app" / "util.py"
+    helper.write_text(CLEAN_HELPER, encoding="utf-8")
+    (project / ".pre-commit-config.yaml").write_text(_config("replaytest-lint", hook_repo), encoding="utf-8")
+    (project / "staged-only.yaml").write_text(_config("replaytest-lint-staged", hook_repo), encoding="utf-8")
     _git("init", "-q", cwd=project, env=env)
     _git("add", ".", cwd=project, env=env)
-    _git("commit", "-q", "-m", "workflow", cwd=project, env=env)
+    _git("commit", "-q", "-m", "clean workflow", cwd=project, env=env)  # before the hook is installed
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=project, env=env, check=True,
+                   capture_output=True)
 
-    command = [sys.executable, "-m", "pre_commit", "try-repo", str(REPO_ROOT), "replaytest-lint", "--all-files"]
-    failing = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=1200)
-    output = failing.stdout + failing.stderr
-    assert failing.returncode == 1, output
-    assert f"app/wf.py:{CLOCK_WORKFLOW_LINE}:" in output, output
+    # A commit that stages only the helper: the workflow file is untouched, the violation is in it.
+    helper.write_text(BREAKING_HELPER, encoding="utf-8")
+    _git("add", "app/util.py", cwd=project, env=env)
+    blocked = subprocess.run(["git", "commit", "-m", "read REGION from the environment"], cwd=project, env=env,
+                             capture_output=True, text=True, timeout=1200)
+    output = blocked.stdout + blocked.stderr
+    assert blocked.returncode != 0, output
+    assert f"app/wf.py:{WORKFLOW_CALL_LINE}:" in output and "RT204" in output, output
+    assert "app.util.region" in output, output  # the helper chain shows why a staged helper matters
+    assert _git("log", "--format=%s", cwd=project, env=env).splitlines() == ["clean workflow"]
 
-    workflow_file.write_text(
-        CLOCK_WORKFLOW.replace("from datetime import datetime\n", "").replace("datetime.now()", "workflow.now()"),
-        encoding="utf-8",
+    # The staged-files-only hook is what misses it (why it is not the default).
+    staged_only = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--config", "staged-only.yaml"], cwd=project, env=env,
+        capture_output=True, text=True, timeout=1200,
     )
-    _git("commit", "-q", "-am", "fix", cwd=project, env=env)
-    passing = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=1200)
-    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert staged_only.returncode == 0, staged_only.stdout + staged_only.stderr
+
+    helper.write_text(FIXED_HELPER, encoding="utf-8")
+    _git("add", "app/util.py", cwd=project, env=env)
+    accepted = subprocess.run(["git", "commit", "-m", "region from input"], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=1200)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    assert "replaytest lint" in accepted.stdout + accepted.stderr  # the hook ran (and passed), it was not skipped
+    assert _git("log", "--format=%s", cwd=project, env=env).splitlines() == ["region from input", "clean workflow"]

@@ -274,3 +274,14 @@ def test_hand_written_realistic_inputs(tmp_path: Path) -> None:
             expected.update((name, number, code) for code in _MARK.findall(line))
     found = {(d.path, d.line, d.rule) for d in _lint(tmp_path)}
     assert found == expected, f"missing {sorted(expected - found)}\nextra {sorted(found - expected)}"
+
+
+@pytest.mark.parametrize("call", ["time.localtime(0)", "time.gmtime(0)", "time.ctime(0)", "time.asctime(parts)"])
+def test_conversions_with_an_argument_are_not_clock_reads(tmp_path: Path, call: str) -> None:
+    # With an argument these convert a given time; without one they read the clock (written out by hand).
+    (tmp_path / "wf.py").write_text(
+        "import time\n\nimport acme\n\n\n@acme.orchestration\ndef flow(parts):\n"
+        f"    converted = {call}\n    now = {call.split('(')[0]}()\n    return converted, now\n",
+        encoding="utf-8",
+    )
+    assert [(d.line, d.rule) for d in _lint(tmp_path)] == [(9, "RT101")]

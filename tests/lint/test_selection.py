@@ -151,7 +151,15 @@ def test_suppression_comments(make_project) -> None:
         # The wrong category does not suppress; a comment two lines up does not either.
         ("app/wf.py", line_of(SUPPRESSED, "d = time.time()"), "clock"),
         ("app/wf.py", line_of(SUPPRESSED, "e = time.time()"), "clock"),
+        # ... and those two comments, and the unneeded `uuid` of the last one, are unused suppressions (RT003).
+        ("app/wf.py", line_of(SUPPRESSED, "d = time.time()"), "suppression"),
+        ("app/wf.py", line_of(SUPPRESSED, "e = time.time()") - 2, "suppression"),
+        ("app/wf.py", line_of(SUPPRESSED, "f = time.monotonic()"), "suppression"),
     }
+    unused = {d["line"]: d["message"] for d in report["diagnostics"] if d["rule"] == "RT003"}
+    assert unused[line_of(SUPPRESSED, "f = time.monotonic()")] == (
+        "unused suppression: uuid in `# replaytest: ignore[uuid, clock]` suppresses nothing here"
+    )
 
 
 def test_suppression_by_rule_code(make_project) -> None:

@@ -143,10 +143,13 @@ def test_prompt_drift_warns_by_default_and_fails_with_the_option_or_ini(pytester
     reworded = AGENT.replace("Write a short, friendly reply", "Write a warm reply")
     make_project(pytester, agent=reworded)
     result = pytester.runpytest()
-    # The example passes the rendered prompt to the model, so its arguments changed too.
-    result.assert_outcomes(passed=4, warnings=4)
+    # The example passes the rendered prompt to the model, so its arguments changed too. The parked run
+    # has not reached the writer prompt yet: it will use the new one when it resumes (prompts-pending).
+    result.assert_outcomes(passed=3, failed=1, warnings=4)
     result.stdout.fnmatch_lines(
         [
+            "*prompt-drift at event #3: the parked run has not reached these prompts yet: will use writer sha256:*,"
+            " started under sha256:*",
             "*shop/agent.py:*: ReplayWarning: prompt-drift at event #3 of histories/support_agent-question.json: "
             "model 'write reply' now uses prompt version*",
             '    reply = ctx.model("write reply"*',
@@ -154,10 +157,12 @@ def test_prompt_drift_warns_by_default_and_fails_with_the_option_or_ini(pytester
             "args-mismatch: 2 warning(s)*",
         ]
     )
-    pytester.runpytest("--replay-prompts=fail").assert_outcomes(passed=2, failed=2)
+    pytester.runpytest("--replay-prompts-pending=warn").assert_outcomes(passed=4, warnings=5)
+    pytester.runpytest("--replay-prompts=fail").assert_outcomes(passed=1, failed=3)
     (pytester.path / "pyproject.toml").write_text(INI + 'replay_prompts = "fail"\n')
-    pytester.runpytest().assert_outcomes(passed=2, failed=2)
-    pytester.runpytest("--replay-prompts=ignore").assert_outcomes(passed=4)
+    pytester.runpytest().assert_outcomes(passed=1, failed=3)
+    (pytester.path / "pyproject.toml").write_text(INI + 'replay_prompts = "ignore"\nreplay_prompts_pending = "ignore"\n')
+    pytester.runpytest().assert_outcomes(passed=4)
 
 
 def test_strict_args_option_and_ini(pytester: pytest.Pytester) -> None:

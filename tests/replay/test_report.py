@@ -59,9 +59,25 @@ def test_data_form_is_plain_json() -> None:
     assert data["divergence"]["source"] == {"path": "app/orders.py", "line": 42, "function": "OrderWorkflow.run"}
     assert data["divergence"]["recorded"] == {"kind": "activity", "name": "ship", "position": 16}
     whole = report_data([sparse_result(), ReplayResult(Path("h.json"), "journal", "t")])
-    assert whole["summary"] == {"histories": 2, "passed": 1, "diverged": 1, "stale": 0, "error": 0, "warnings": 0}
+    assert whole["summary"] == {"histories": 2, "passed": 1, "diverged": 1, "stale": 0, "error": 0, "warnings": 0, "notes": []}
 
 
 def test_stale_and_error_results_render_their_reason() -> None:
     stale = ReplayResult(Path("h.json"), "journal", "gone", status="stale", error="no current code for workflow type 'gone'")
     assert render_text(stale) == "h.json: gone: stale\n  no current code for workflow type 'gone'"
+
+
+def test_same_only_for_calls_known_to_be_equal_and_issued_rows_show_their_line() -> None:
+    recorded = (CommandView("activity", "say", 5, "sha256:" + "a" * 64), CommandView("activity", "say", 11))
+    issued = (
+        CommandView("activity", "say", 5, "sha256:" + "b" * 64, detail={"source": "wf.py:20"}),
+        CommandView("activity", "say", 11),  # arguments unknown on both sides: not provably the same
+    )
+    divergence = Divergence("command-mismatch", 16, "…", None, CommandView("timer", "", 16), recorded, issued)
+    rows = render_text(ReplayResult(Path("h.json"), "temporal", "Hello", status="diverged", divergence=divergence)).splitlines()
+    first = next(row for row in rows if row.strip().startswith("#5 "))
+    second = next(row for row in rows if row.strip().startswith("#11 "))
+    assert first.endswith("| activity 'say' args sha256:bbbbbbbbbbbb @ wf.py:20")
+    assert second.endswith("| activity 'say'")
+    # No source: the report says the line is unknown rather than leaving it out.
+    assert any(row.strip().startswith("at        line unknown") for row in rows)

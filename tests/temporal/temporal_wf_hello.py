@@ -160,3 +160,27 @@ class AnyWorkflow:
         first = await workflow.execute_activity(say, name, start_to_close_timeout=_TIMEOUT)
         await asyncio.sleep(0.1)
         return await workflow.execute_activity(say, first, start_to_close_timeout=_TIMEOUT)
+
+
+@workflow.defn(name="Hello")
+class HelloOtherArgument:
+    """Changed argument: the second ``say`` now gets the first result in capitals."""
+
+    @workflow.run
+    async def run(self, name: str) -> str:
+        first = await workflow.execute_activity(say, name, start_to_close_timeout=_TIMEOUT)
+        await asyncio.sleep(0.1)
+        return await workflow.execute_activity(say, first.upper(), start_to_close_timeout=_TIMEOUT)  # [upper]
+
+
+@workflow.defn(name="Hello")
+class HelloInsertedCall:
+    """Inserted: a second call of the same activity type before the first one; sdk-core matches it with
+    the recorded ``say(name)`` (same type) and feeds it that call's result."""
+
+    @workflow.run
+    async def run(self, name: str) -> str:
+        await workflow.execute_activity(say, "intro", start_to_close_timeout=_TIMEOUT)  # [inserted]
+        first = await workflow.execute_activity(say, name, start_to_close_timeout=_TIMEOUT)
+        await asyncio.sleep(0.1)
+        return await workflow.execute_activity(say, first, start_to_close_timeout=_TIMEOUT)

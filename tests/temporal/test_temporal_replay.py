@@ -32,10 +32,13 @@ def test_nondeterministic_2022_history_reports_the_timer_the_code_adds(replay):
     assert divergence.recorded.kind == "complete"
     assert divergence.recorded.detail["event_type"] == "WorkflowExecutionCompleted"
     assert divergence.issued.kind == "timer"
-    assert divergence.source.function == "SayHelloWorkflow.run"
-    assert divergence.source.path.endswith("temporal_wf_sayhello.py")
+    # sdk-core does not say which line started the timer: the report says so rather than name the
+    # run method (a wrong line given with confidence).
+    assert divergence.source is None
     text = render_text(result)
     assert "history event 11 completed the workflow, the code now starts a timer" in text
+    assert "at        line unknown" in text
+    assert "at        tests/temporal/temporal_wf_sayhello.py" not in text
 
 
 def test_modern_hello_timer_history_passes(replay):
@@ -70,14 +73,16 @@ def test_changed_hello_workflow_is_reported_with_event_and_both_sides(replay, wo
     assert (divergence.recorded.kind, divergence.recorded.name) == recorded
     assert divergence.recorded.position == position
     assert (divergence.issued.kind, divergence.issued.name) == issued
-    assert divergence.source.function == f"{workflow.__qualname__}.run"
-    line = open(divergence.source.path, encoding="utf-8").read().splitlines()[divergence.source.line - 1]
+    text = render_text(result)
     if issued[0] == "activity":
-        # A traced re-run points at the call that scheduled the activity, not just the run method.
+        # The trace points at the call that scheduled the activity.
+        assert divergence.source.function == f"{workflow.__qualname__}.run"
+        line = open(divergence.source.path, encoding="utf-8").read().splitlines()[divergence.source.line - 1]
         assert f"execute_activity({issued[1]}," in line
     else:
-        assert "def run" in line or "@workflow.run" in line
-    text = render_text(result)
+        # Timers and the workflow's completion have no hook naming their line: unknown, never a guess.
+        assert divergence.source is None
+        assert "line unknown" in text
     assert f"at event #{position}" in text
     assert f"history event {position} " in text
     # The history's commands around the failure are shown from the history itself.
@@ -87,7 +92,7 @@ def test_changed_hello_workflow_is_reported_with_event_and_both_sides(replay, wo
 def test_report_reads_like_the_history(replay):
     text = render_text(replay("hello_timer_history.json", hello.HelloTimerFirst))
     assert "history event 5 scheduled activity 'say', the code now starts a timer" in text
-    assert "temporal_wf_hello.py" in text
+    assert "line unknown" in text
     text = render_text(replay("hello_timer_history.json", hello.HelloRenamedSecond))
     assert "history event 16 scheduled activity 'say', the code now schedules activity 'shout'" in text
 

@@ -67,6 +67,9 @@ def _external_descriptor(code: str, title: str) -> dict[str, Any]:
 def _external_result(item: ExternalResult, index: int, rebase: Callable[[str], str]) -> dict[str, Any]:
     text = item.message + (f"\n{item.details}" if item.details else "")
     path = rebase(item.path)
+    artifact: dict[str, Any] = {"uri": quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
+    if Path(path).is_absolute():  # outside the repository (a history kept elsewhere): an absolute file URI
+        artifact = {"uri": Path(path).as_uri()}
     return {
         "ruleId": item.code,
         "ruleIndex": index,
@@ -74,7 +77,7 @@ def _external_result(item: ExternalResult, index: int, rebase: Callable[[str], s
         "message": {"text": text},
         "locations": [{
             "physicalLocation": {
-                "artifactLocation": {"uri": quote(path, safe="/"), "uriBaseId": "%SRCROOT%"},
+                "artifactLocation": artifact,
                 "region": {"startLine": max(item.line, 1)},
             }
         }],

@@ -6,6 +6,7 @@ from importlib.metadata import entry_points
 
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules.rt001_syntax import CannotParseFile, FailsInternally
+from replaytest.lint.rules.rt003_unused_suppression import SuppressesNothing
 from replaytest.lint.rules.rt101_clock import ReadsWallClock
 from replaytest.lint.rules.rt102_random import DrawsUnrecordedRandomness
 from replaytest.lint.rules.rt103_uuid import CreatesFreshUuid
@@ -26,6 +27,7 @@ INTERNAL_ERROR_RULE = FailsInternally.code
 BUILTIN_RULES: tuple[type[Rule], ...] = (
     CannotParseFile,
     FailsInternally,
+    SuppressesNothing,
     ReadsWallClock,
     DrawsUnrecordedRandomness,
     CreatesFreshUuid,

@@ -34,9 +34,14 @@ class ReadsWallClock(Rule):
     ```
 
     ## Fix safety
-    Replacing `datetime.now()` with the framework's clock (`workflow.now()`) is safe where the framework
-    documents the same meaning; replacements that change naive/aware datetimes or return types are
-    offered as unsafe fixes.
+    A fix is safe only when the rewritten call returns the same kind of value in the same zone:
+    `datetime.utcnow()` -> `workflow.now().replace(tzinfo=None)` (naive UTC both),
+    `datetime.now(ZoneInfo(...))` / `datetime.now(timezone.utc)` -> `workflow.now().astimezone(...)`
+    (aware, same zone), `time.time()` -> `workflow.time()`. `datetime.now()` is naive *local*
+    time, which depends on the worker's zone: its fix `workflow.now().replace(tzinfo=None)` keeps the
+    value naive but is UTC, so it is unsafe (equal only where the zone is UTC); so is `datetime.now(tz)`
+    with a `tz` that might be None. Replacements with another type (Azure's `current_utc_datetime`,
+    Restate's `ctx.time()`) are unsafe. No fix is offered where the replacement's name is shadowed.
     """
 
     code = "RT101"

@@ -43,7 +43,10 @@ class SleepsWithoutDurableTimer(Rule):
 
     ## Fix safety
     Rewrites keep the duration; they are safe when the durable sleep has the same signature and call
-    style (`DBOS.sleep`), unsafe when it must be awaited in a synchronous function.
+    style (`DBOS.sleep`, the journal's `ctx.sleep` in a synchronous workflow), and only for a single
+    argument (`asyncio.sleep(delay, result)` returns `result`). `time.sleep(...)` -> `await
+    asyncio.sleep(...)` in Temporal is unsafe and offered only directly inside an `async def`; in a
+    synchronous function or a lambda no fix is offered (an `await` there would not compile).
     """
 
     code = "RT303"

@@ -1,0 +1,27 @@
+"""Which findings of a whole-project run concern a set of changed files (the pre-commit default).
+
+A violation in a helper module is reported at the orchestration code's call site, usually in another
+file; linting only the staged files therefore misses a commit that changes only the helper. The
+pre-commit hook lints the whole project instead (the summary cache makes unchanged files cheap) and
+keeps the findings *reachable from* the changed files: those in a changed file, and those whose helper
+chain passes through one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from replaytest.lint.discovery import display_path
+from replaytest.lint.model import LintResult
+
+
+def reachable_from(result: LintResult, changed: Sequence[Path], cwd: Path) -> LintResult:
+    """``result`` narrowed to the findings in or through ``changed`` (paths as given on the command line)."""
+    wanted = {display_path(Path(os.path.abspath(path)), cwd) for path in changed}
+    kept = [d for d in result.diagnostics if d.path in wanted or any(path in wanted for path in d.trace_paths)]
+    failed_files = {d.path for d in kept if d.category == "syntax"}
+    internal = sum(1 for d in kept if d.category == "syntax" and d.rule != "RT001")
+    return replace(result, diagnostics=kept, errors=len(failed_files) + len(result.problems), internal_errors=internal)

@@ -1,0 +1,484 @@
+"""``replaytest import dbos``: read workflow runs from a DBOS system database into neutral histories.
+
+Read-only SQL over DBOS's tables (``workflow_status``, ``workflow_input``/``workflow_output`` since 3.0,
+inputs/output/error in ``workflow_status`` before; ``operation_outputs`` keyed by
+``(workflow_uuid, function_id)``). SQLite is opened read-only with the standard library; Postgres (schema
+``dbos``) through SQLAlchemy in a read-only transaction. DBOS itself is not imported.
+
+One history per run, ``<workflow_id>.json``: engine ``dbos``, ``code_version`` the run's
+``application_version``, status SUCCESS → completed, ERROR → failed, PENDING/ENQUEUED/DELAYED → running,
+CANCELLED/MAX_RECOVERY_ATTEMPTS_EXCEEDED → parked (DBOS can resume them). Each ``operation_outputs`` row
+is one event in function-id order, its id kept in the event's ``function_id`` (ids can skip numbers):
+``DBOS.sleep`` → timer, ``DBOS.recv`` → signal, ``DBOS.patch-P`` → marker ``patched`` with patch id P, a
+row naming a child workflow → child-workflow, anything else (steps, transactions, ``DBOS.getResult``,
+``DBOS.send``, …) → step. Payloads become typed JSON (``dbos_values``); a pickle the restricted decoder
+refuses stops that run's import with a message naming the workflow, the function id and the type.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+import click
+
+if TYPE_CHECKING:
+    from replaytest.history import ErrorInfo, Event, History
+    from replaytest.history.redact import Redactor
+
+_EXIT_ERROR = 2
+_TYPE_KEY = "$type"  # dbos_values.TYPE_KEY, repeated so loading the plugin for lint stays cheap
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+PICKLE = "py_pickle"
+PORTABLE = "portable_json"
+
+STATUS_MAP = {
+    "SUCCESS": "completed",
+    "ERROR": "failed",
+    "PENDING": "running",
+    "ENQUEUED": "running",
+    "DELAYED": "running",
+    "CANCELLED": "parked",
+    "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "parked",
+}
+SLEEP = "DBOS.sleep"
+RECV = "DBOS.recv"
+PATCH_PREFIX = "DBOS.patch-"
+
+
+def event_kind(function_name: str, child: bool) -> str:
+    """The neutral kind of a DBOS operation (shared by the importer and the replayer)."""
+    if function_name == SLEEP:
+        return "timer"
+    if function_name == RECV:
+        return "signal"
+    if function_name.startswith(PATCH_PREFIX):
+        return "marker"
+    if child and not function_name.startswith("DBOS."):
+        return "child-workflow"
+    return "step"
+
+
+class ImportRefused(Exception):
+    """A run that cannot be imported (a refused payload); the message names workflow, id and type."""
+
+
+@dataclass
+class ImportNotes:
+    """What the import noticed besides the histories it wrote."""
+
+    refused: list[str] = field(default_factory=list)
+    main_classes: list[str] = field(default_factory=list)
+    redacted: int = 0
+
+
+# --- reading the database ----------------------------------------------------------------------------
+
+
+class SystemDatabase:
+    """Read-only access to one DBOS system database: its tables' columns and query rows."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._sqlite: Any = None  # a read-only sqlite3.Connection
+        self._engine: Any = None
+        self.schema = ""
+        if url.startswith("sqlite"):
+            self._sqlite = _open_sqlite(url)
+        elif url.startswith(("postgres", "postgresql")):
+            try:
+                import sqlalchemy
+            except ImportError:
+                raise click.ClickException("reading a Postgres system database needs SQLAlchemy (pip install 'replaytest[dbos]')") from None
+            self._engine = sqlalchemy.create_engine(url)
+            self.schema = "dbos."
+        else:
+            raise click.ClickException(f"unsupported database URL {url!r}: expected sqlite:///PATH or postgresql://…")
+
+    def close(self) -> None:
+        if self._sqlite is not None:
+            self._sqlite.close()
+        if self._engine is not None:
+            self._engine.dispose()
+
+    def columns(self, table: str) -> set[str]:
+        if self._sqlite is not None:
+            return {row[1] for row in self._sqlite.execute(f"PRAGMA table_info({table})")}
+        rows = self.rows(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = 'dbos' AND table_name = :table",
+            {"table": table},
+        )
+        return {row[0] for row in rows}
+
+    def rows(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        if self._sqlite is not None:
+            return [tuple(row) for row in self._sqlite.execute(sql, params)]
+        import sqlalchemy
+
+        with self._engine.connect() as connection:
+            connection.execute(sqlalchemy.text("SET TRANSACTION READ ONLY"))
+            result = [tuple(row) for row in connection.execute(sqlalchemy.text(sql), params)]
+            connection.rollback()
+            return result
+
+    def table(self, name: str) -> str:
+        return f"{self.schema}{name}"
+
+
+def _open_sqlite(url: str) -> Any:
+    import sqlite3
+
+    parsed = urlparse(url)
+    path = unquote(parsed.path)
+    if url.startswith("sqlite:////"):
+        path = "/" + path.lstrip("/")
+    elif url.startswith("sqlite:///"):
+        path = path[1:]
+    if not path or not Path(path).is_file():
+        raise click.ClickException(f"no SQLite database at {path or url!r}")
+    connection = sqlite3.connect(f"file:{Path(path).resolve().as_posix()}?mode=ro", uri=True)
+    return connection
+
+
+# --- runs -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    workflow_id: str
+    status: str
+    name: str
+    class_name: str | None
+    config_name: str | None
+    application_version: str | None
+    serialization: str | None
+    inputs: str | None
+    output: str | None
+    error: str | None
+
+
+def select_runs(
+    db: SystemDatabase,
+    workflow_id: str | None = None,
+    name: str | None = None,
+    statuses: Sequence[str] = (),
+    limit: int | None = None,
+) -> list[Run]:
+    status_columns = db.columns("workflow_status")
+    if not status_columns:
+        raise click.ClickException(f"{db.url}: no workflow_status table; is this a DBOS system database?")
+    split_layout = bool(db.columns("workflow_input"))  # DBOS 3.x; 2.x kept payloads in workflow_status
+
+    def column(name: str) -> str:
+        return f"s.{name}" if name in status_columns else "NULL"
+
+    inputs, output, error = column("inputs"), column("output"), column("error")
+    joins = ""
+    if split_layout:
+        joins = (
+            f" LEFT JOIN {db.table('workflow_input')} i ON i.workflow_uuid = s.workflow_uuid"
+            f" LEFT JOIN {db.table('workflow_output')} o ON o.workflow_uuid = s.workflow_uuid"
+        )
+        inputs, output, error = f"COALESCE(i.inputs, {inputs})", f"COALESCE(o.output, {output})", f"COALESCE(o.error, {error})"
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    if workflow_id is not None:
+        where.append("s.workflow_uuid = :workflow_id")
+        params["workflow_id"] = workflow_id
+    if name is not None:
+        where.append("s.name = :name")
+        params["name"] = name
+    if statuses:
+        names = [f":status{i}" for i in range(len(statuses))]
+        where.append(f"s.status IN ({', '.join(names)})")
+        params.update({f"status{i}": status.upper() for i, status in enumerate(statuses)})
+    sql = (
+        f"SELECT s.workflow_uuid, s.status, s.name, {column('class_name')}, {column('config_name')}, "
+        f"{column('application_version')}, {column('serialization')}, {inputs}, {output}, {error} "
+        f"FROM {db.table('workflow_status')} s{joins}"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + f" ORDER BY {column('created_at')}, s.workflow_uuid"
+        + (" LIMIT :limit" if limit else "")
+    )
+    if limit:
+        params["limit"] = limit
+    return [Run(*row) for row in db.rows(sql, params)]
+
+
+def operations(db: SystemDatabase, workflow_id: str) -> list[tuple[int, str, str | None, str | None, str | None, str | None]]:
+    """(function_id, function_name, output, error, child_workflow_id, serialization) in id order."""
+    columns = db.columns("operation_outputs")
+    child = "child_workflow_id" if "child_workflow_id" in columns else "NULL"
+    serialization = "serialization" if "serialization" in columns else "NULL"
+    sql = (
+        f"SELECT function_id, function_name, output, error, {child}, {serialization} "
+        f"FROM {db.table('operation_outputs')} WHERE workflow_uuid = :workflow_id ORDER BY function_id"
+    )
+    return [tuple(row) for row in db.rows(sql, {"workflow_id": workflow_id})]  # type: ignore[misc]
+
+
+# --- payloads ---------------------------------------------------------------------------------------
+
+
+class _Payloads:
+    """Decodes one run's payloads, naming the run and function id in every refusal."""
+
+    def __init__(self, run: Run, notes: ImportNotes) -> None:
+        self.run = run
+        self.notes = notes
+
+    def where(self, function_id: int | None) -> str:
+        at = f"function id {function_id}" if function_id is not None else "its input/output"
+        return f"workflow {self.run.workflow_id} ({self.run.name}) {at}"
+
+    def value(self, text: str | None, serialization: str | None, function_id: int | None) -> Any:
+        if text is None:
+            return None
+        serialization = serialization or self.run.serialization or PICKLE
+        from replaytest.plugins.dbos_values import PickleRefused, classes_in, decode_pickle, to_typed
+
+        if serialization == PORTABLE:
+            return to_typed(json.loads(text))
+        if serialization != PICKLE:
+            raise ImportRefused(
+                f"{self.where(function_id)}: payload written by serializer {serialization!r}; "
+                "replaytest reads only DBOS's py_pickle and portable_json"
+            )
+        try:
+            typed = decode_pickle(text)
+        except PickleRefused as refused:
+            raise ImportRefused(f"{self.where(function_id)}: refused type {refused.type_name} ({refused.reason})") from None
+        for name in classes_in(typed):
+            if name.startswith("__main__."):
+                self.notes.main_classes.append(
+                    f"{self.where(function_id)}: class {name} was pickled by an application run as a script; "
+                    "no other process can import it, so replay cannot rebuild it (run the app as a module)"
+                )
+        return typed
+
+    def error(self, text: str | None, serialization: str | None, function_id: int | None) -> tuple[ErrorInfo, Any] | None:
+        from replaytest.history import ErrorInfo
+        from replaytest.plugins.dbos_values import to_typed
+
+        if text is None:
+            return None
+        serialization = serialization or self.run.serialization or PICKLE
+        if serialization == PORTABLE:
+            data = json.loads(text)
+            typed = {_TYPE_KEY: "portable-error", **{key: to_typed(data.get(key)) for key in ("name", "message", "code", "data")}}
+            return ErrorInfo(str(data.get("name") or "Error"), str(data.get("message") or "")), typed
+        typed = self.value(text, serialization, function_id)
+        return _error_info(typed), typed
+
+
+def _error_info(typed: Any) -> ErrorInfo:
+    from replaytest.history import ErrorInfo
+
+    if isinstance(typed, dict) and typed.get(_TYPE_KEY) in ("exception", "object"):
+        cls = str(typed.get("class", "Exception")).rpartition(".")[2]
+        args = typed.get("args", typed.get("call_args", []))
+        if not isinstance(args, list):
+            args = []
+        if len(args) == 0:
+            message = ""
+        elif len(args) == 1:
+            message = args[0] if isinstance(args[0], str) else json.dumps(args[0])
+        else:
+            message = json.dumps(args)
+        return ErrorInfo(cls, message)
+    return ErrorInfo("Exception", json.dumps(typed))
+
+
+def _input(payloads: _Payloads, run: Run) -> Any:
+    typed = payloads.value(run.inputs, run.serialization, None)
+    args: Any = []
+    kwargs: Any = {}
+    if isinstance(typed, dict):
+        if "positionalArgs" in typed or "namedArgs" in typed:  # portable JSON
+            args, kwargs = typed.get("positionalArgs") or [], typed.get("namedArgs") or {}
+        else:
+            args, kwargs = typed.get("args", []), typed.get("kwargs", {})
+    if isinstance(args, dict) and args.get(_TYPE_KEY) == "tuple":
+        args = args["items"]
+    document: dict[str, Any] = {"args": args, "kwargs": kwargs}
+    if run.class_name:
+        document["class_name"] = run.class_name
+    if run.config_name:
+        document["config_name"] = run.config_name
+    return document
+
+
+def build_history(db: SystemDatabase, run: Run, notes: ImportNotes) -> History:
+    from replaytest.history import Event, History, WorkflowInfo
+
+    payloads = _Payloads(run, notes)
+    events: list[Event] = []
+    for function_id, function_name, output, error, child_id, serialization in operations(db, run.workflow_id):
+        kind = event_kind(function_name, child_id is not None)
+        extra: dict[str, Any] = {"function_id": function_id}
+        if child_id is not None:
+            extra["child_workflow_id"] = child_id
+        failure = payloads.error(error, serialization, function_id)
+        result = payloads.value(output, serialization, function_id)
+        if kind == "timer" and isinstance(result, (int, float)) and math.isfinite(result):
+            extra["wake_at"] = result  # DBOS records when the sleep ends, not how long it was
+            result = None
+        if failure is not None:
+            extra["exception"] = failure[1]
+        events.append(
+            Event(
+                seq=len(events) + 1,
+                kind=kind,
+                name="patched" if kind == "marker" else function_name,
+                result=result,
+                error=failure[0] if failure else None,
+                patch_id=function_name[len(PATCH_PREFIX) :] if kind == "marker" else None,
+                extra=extra,
+            )
+        )
+    status = STATUS_MAP.get(str(run.status).upper(), "running")
+    failure = payloads.error(run.error, run.serialization, None) if status == "failed" else None
+    return History(
+        workflow=WorkflowInfo(type=run.name, id=run.workflow_id, run_id=None, engine="dbos"),
+        status=status,
+        events=tuple(events),
+        input=_input(payloads, run),
+        result=payloads.value(run.output, run.serialization, None) if status == "completed" else None,
+        error=failure[0] if failure else None,
+        code_version=run.application_version,
+    )
+
+
+def history_filename(workflow_id: str) -> str:
+    return f"{_UNSAFE_FILENAME.sub('_', workflow_id)}.json"
+
+
+def import_runs(
+    url: str,
+    out: Path,
+    *,
+    workflow_id: str | None = None,
+    name: str | None = None,
+    statuses: Sequence[str] = (),
+    limit: int | None = None,
+    redactor: Redactor | None = None,
+    progress: Callable[[str], None] = lambda line: None,
+) -> tuple[int, ImportNotes]:
+    """Write one history per selected run into ``out``; returns how many were written and the notes."""
+    from replaytest.history import save_history
+    from replaytest.history.redact import redact_history
+
+    notes = ImportNotes()
+    db = SystemDatabase(url)
+    try:
+        runs = select_runs(db, workflow_id, name, statuses, limit)
+        out.mkdir(parents=True, exist_ok=True)
+        written = 0
+        for run in runs:
+            try:
+                history = build_history(db, run, notes)
+            except ImportRefused as refused:
+                notes.refused.append(str(refused))
+                progress(f"refused: {refused}")
+                continue
+            replaced = 0
+            if redactor is not None:
+                history, replaced = redact_history(history, redactor)
+                history, more = _redact_exceptions(history, redactor)
+                replaced += more
+                notes.redacted += replaced
+            filename = history_filename(run.workflow_id)
+            save_history(history, out / filename)
+            written += 1
+            of = f"/{len(runs)}"
+            redacted = f", {replaced} value(s) redacted" if replaced else ""
+            progress(f"[{written}{of}] {filename} ({run.name}, {history.status}, {len(history.events)} events{redacted})")
+        return written, notes
+    finally:
+        db.close()
+
+
+def _redact_exceptions(history: History, redactor: Redactor) -> tuple[History, int]:
+    """Recorded exceptions (kept beside each failed event to re-raise them) are payloads too."""
+    import dataclasses
+
+    total = 0
+    events = []
+    for event in history.events:
+        if "exception" in event.extra:
+            value, replaced = redactor.value(event.extra["exception"])
+            total += replaced
+            if replaced:
+                event = dataclasses.replace(event, extra={**event.extra, "exception": value})
+        events.append(event)
+    return dataclasses.replace(history, events=tuple(events)), total
+
+
+@click.command("dbos")
+@click.option("--database-url", required=True, help="The DBOS system database: sqlite:///PATH or postgresql://… (read only).")
+@click.option("--workflow-id", help="Import this one run.")
+@click.option("--name", help="Only runs of this workflow function name.")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(list(STATUS_MAP), case_sensitive=False), help="Only runs in this DBOS status (repeatable).")
+@click.option("--limit", type=click.IntRange(min=1), help="Import at most N runs (oldest first).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the history files.")
+@click.option("--redact-key", "keys", multiple=True, metavar="NAME", help="Key name to scrub in payloads (repeatable; default: [tool.replaytest.redact] or common secret fields).")
+@click.option("--redact-path", "paths", multiple=True, metavar="JSONPATH", help="JSON path to scrub (repeatable).")
+@click.option("--no-redact", is_flag=True, help="Write payloads as recorded.")
+def import_command(
+    database_url: str,
+    workflow_id: str | None,
+    name: str | None,
+    statuses: tuple[str, ...],
+    limit: int | None,
+    out_dir: Path,
+    keys: tuple[str, ...],
+    paths: tuple[str, ...],
+    no_redact: bool,
+) -> None:
+    """Read DBOS workflow runs from a system database into OUT as <workflow_id>.json (never pickle)."""
+    from replaytest.config import ConfigError, load_config
+    from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor
+
+    if workflow_id is not None and (name or statuses or limit):
+        click.echo("error: --workflow-id selects one run; it does not combine with --name, --status or --limit", err=True)
+        sys.exit(_EXIT_ERROR)
+    redactor = None
+    if not no_redact:
+        try:
+            settings = load_config().redact
+            redactor = Redactor.build(
+                keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement
+            )
+        except (ConfigError, RedactError) as error:
+            click.echo(f"error: {error}", err=True)
+            sys.exit(_EXIT_ERROR)
+    try:
+        written, notes = import_runs(
+            database_url, out_dir, workflow_id=workflow_id, name=name, statuses=statuses, limit=limit,
+            redactor=redactor, progress=lambda line: click.echo(line, err=True),
+        )
+    except click.ClickException as error:
+        click.echo(f"error: {error.message}", err=True)
+        sys.exit(_EXIT_ERROR)
+    except Exception as error:  # a locked or corrupt database, a Postgres connection refused
+        click.echo(f"error: reading {database_url} failed: {type(error).__name__}: {error}", err=True)
+        sys.exit(_EXIT_ERROR)
+    for line in notes.main_classes:
+        click.echo(f"note: {line}", err=True)
+    redaction = "not redacted" if redactor is None else f"{notes.redacted} value(s) redacted"
+    refused = f"; {len(notes.refused)} run(s) refused" if notes.refused else ""
+    click.echo(f"imported {written} histor{'y' if written == 1 else 'ies'} into {out_dir} ({redaction}){refused}")
+    for line in notes.refused:
+        click.echo(f"refused: {line}", err=True)
+    if notes.refused:
+        sys.exit(_EXIT_ERROR)
+    if workflow_id is not None and written == 0:
+        click.echo(f"error: no run with workflow id {workflow_id!r} in {database_url}", err=True)
+        sys.exit(_EXIT_ERROR)

@@ -1,0 +1,420 @@
+"""Replaying DBOS histories (neutral histories of engine ``dbos``) against the current ``@DBOS.workflow()``.
+
+``DBOSReplayer`` loads a history written by ``replaytest import dbos``, finds the workflow DBOS registered
+under the history's type, and calls it with the recorded input through DBOS's own wrappers, with
+``dbos_sysdb.ReplaySystemDatabase`` standing in for the system database. DBOS numbers operations itself
+(function ids, in call order); every operation it checks is matched here, by function id, against the
+recorded one (``replaytest.replay.engine.Matcher``, positions being function ids):
+
+* the same name → its recorded result is returned, or its recorded error raised (rebuilt from typed
+  JSON with the current code's classes); the step body, transaction or effect never runs;
+* another name at that id → ``command-mismatch`` naming both and the line that issued it;
+* an id the history has no row for → the end of a running/parked history (the run would resume there:
+  the replay stops and passes), or ``extra-command`` for a finished one;
+* recorded ids the code never reached → ``missing-command``; another final output or error →
+  ``result-mismatch``.
+
+The run executes under the runtime guards, as journal replays do. DBOS is an optional dependency
+(``replaytest[dbos]``), imported on first replay only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+import types
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from replaytest.history import Event, History, HistoryError, load_history
+from replaytest.plugins.dbos import PROFILE
+from replaytest.plugins.dbos_import import PATCH_PREFIX, event_kind
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
+from replaytest.replay.engine import PATCH_MARKER, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
+from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
+
+ENGINE = "dbos"
+
+
+@dataclass(frozen=True)
+class DBOSReplayConfig:
+    """The current code for ``replay_workflows = ["myapp.replay:CONFIG"]`` when importing the application
+    would reach a database: ``modules`` are imported on first replay with ``SQLAlchemyDatasource.create``
+    made offline (no connection, no migrations), so a module-level datasource costs nothing."""
+
+    modules: Sequence[str] = ()
+
+
+class CannotReplay(BaseException):
+    """A recorded value or error the current code cannot rebuild: the replay cannot go on faithfully.
+    A ``BaseException`` so that the workflow's own ``except Exception`` cannot swallow it."""
+
+
+class _Operations:
+    """Answers DBOS's checks for recorded operations from one history (``dbos_sysdb.OperationSource``)."""
+
+    def __init__(self, history: History, matcher: Matcher, workflow_names: set[str]) -> None:
+        self.history = history
+        self.matcher = matcher
+        self.workflow_names = workflow_names
+
+    # -- matching --------------------------------------------------------------------------------
+
+    def _command(self, function_id: int, function_name: str) -> Issued:
+        kind = event_kind(function_name, function_name in self.workflow_names)
+        if kind == "marker":
+            return Issued(kind, PATCH_MARKER, patch_id=function_name[len(PATCH_PREFIX) :], source=_issuing_line())
+        return Issued(kind, function_name, source=_issuing_line())
+
+    def _next(self) -> Recorded | None:
+        matcher = self.matcher
+        return matcher.events[matcher.index] if matcher.index < len(matcher.events) else None
+
+    def _match(self, function_id: int, function_name: str) -> Event:
+        command = self._command(function_id, function_name)
+        upcoming = self._next()
+        if upcoming is None or function_id < upcoming.seq:
+            self._nothing_recorded(command, function_id)
+        elif function_id > upcoming.seq:
+            raise DivergenceFound(
+                self.matcher.divergence(
+                    "command-mismatch",
+                    f"the code issued {command.kind} {command.name!r} at function id {function_id} but never "
+                    f"reached {upcoming.kind} {upcoming.name!r}, recorded at function id {upcoming.seq}",
+                    command,
+                    upcoming,
+                )
+            )
+        recorded = self.matcher.issue(command)
+        event: Event = recorded.payload
+        return event
+
+    def _nothing_recorded(self, command: Issued, function_id: int) -> None:
+        """The history has no row at ``function_id``: where a running run resumes, else an extra command."""
+        if self.matcher.resumable:
+            self.matcher.last_source = command.source
+            raise ReachedEnd()
+        raise DivergenceFound(
+            self.matcher.divergence(
+                "extra-command",
+                f"the code issued {command.kind} {command.name!r} at function id {function_id}, where the "
+                f"{self.history.status} history has no operation",
+                command,
+                None,
+                position=function_id,
+            )
+        )
+
+    # -- OperationSource -------------------------------------------------------------------------
+
+    def recorded(self, function_id: int, function_name: str) -> tuple[Any, BaseException | None, str | None]:
+        event = self._match(function_id, function_name)
+        child = event.extra.get("child_workflow_id") if event.kind == "child-workflow" else None
+        if event.error is not None:
+            return None, self._exception(event), child
+        return self._value(event), None, child
+
+    def skip(self, function_id: int, function_name: str) -> None:
+        upcoming = self._next()
+        if upcoming is not None and upcoming.seq == function_id and upcoming.name == function_name:
+            self.matcher.issue(Issued(upcoming.kind, upcoming.name, source=_issuing_line()))
+
+    def patched(self, function_id: int, patch_name: str, deprecated: bool) -> bool:
+        patch_id = patch_name[len(PATCH_PREFIX) :]
+        upcoming = self._next()
+        source = _issuing_line()
+        if upcoming is None or upcoming.seq == function_id:
+            return self.matcher.patched(patch_id, source)
+        return False  # a gap in the recorded ids: the recorded run did not pass this patch
+
+    def name_at(self, function_id: int) -> str | None:
+        for event in self.history.events:
+            if event.extra.get("function_id") == function_id:
+                return f"{PATCH_PREFIX}{event.patch_id}" if event.kind == "marker" else event.name
+        return None
+
+    def child_result(self, child_workflow_id: str) -> tuple[Any, BaseException | None]:
+        for event in self.history.events[self.matcher.index :]:
+            if event.name == "DBOS.getResult" and event.extra.get("child_workflow_id") == child_workflow_id:
+                if event.error is not None:
+                    return None, self._exception(event)
+                return self._value(event), None
+        upcoming = self._next()
+        self._nothing_recorded(
+            Issued("step", "DBOS.getResult", source=_issuing_line()),
+            upcoming.seq if upcoming is not None else self.matcher.next_position(),
+        )
+        raise AssertionError("unreachable")
+
+    def finished(self, output: Any, error: BaseException | None) -> None:
+        pass
+
+    # -- values ----------------------------------------------------------------------------------
+
+    def _value(self, event: Event) -> Any:
+        from replaytest.plugins.dbos_values import RebuildError, rebuild
+
+        try:
+            return rebuild(self.history.event_result(event))
+        except RebuildError as error:
+            raise CannotReplay(f"function id {event.extra.get('function_id')} ({event.name}): recorded result: {error}") from None
+
+    def _exception(self, event: Event) -> BaseException:
+        return rebuild_exception(event.extra.get("exception"), f"function id {event.extra.get('function_id')} ({event.name})")
+
+
+def rebuild_exception(typed: Any, where: str) -> BaseException:
+    """The recorded exception as the current code's class (DBOS's ``PortableWorkflowError`` for portable JSON)."""
+    from replaytest.plugins.dbos_values import RebuildError, rebuild
+
+    if isinstance(typed, dict) and typed.get("$type") == "portable-error":
+        from dbos import PortableWorkflowError
+
+        return PortableWorkflowError(str(typed.get("message") or ""), str(typed.get("name") or "Error"), typed.get("code"), typed.get("data"))
+    try:
+        error = rebuild(typed)
+    except RebuildError as problem:
+        raise CannotReplay(f"{where}: recorded error: {problem}") from None
+    if not isinstance(error, BaseException):
+        raise CannotReplay(f"{where}: the recorded error is not an exception ({type(error).__name__})")
+    return error
+
+
+def _issuing_line() -> SourcePosition | None:
+    """The innermost line of project code on the stack: the workflow line that issued the operation."""
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        if is_project_file(frame.f_code.co_filename):
+            return SourcePosition(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+class DBOSReplayer:
+    """The ``HistoryReplayer`` for neutral histories of engine ``dbos``."""
+
+    engine = ENGINE
+
+    def __init__(self) -> None:
+        self._imported: set[str] = set()
+
+    def sniff(self, head: bytes) -> bool:
+        return False  # DBOS histories are neutral ones, dispatched on their engine
+
+    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        started = time.perf_counter()
+        try:
+            history = load_history(path)
+        except HistoryError as error:
+            return ReplayResult(path, self.engine, "?", status="error", error=str(error))
+        result = self.replay_history(history, workflows, options, path)
+        result.duration_s = time.perf_counter() - started
+        return result
+
+    def replay_history(
+        self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None
+    ) -> ReplayResult:
+        """Replay an already loaded history (``path`` is only named in the result)."""
+        path = path or history.source or Path("<history>")
+        result = ReplayResult(path, self.engine, history.workflow.type, history.workflow.id, events=len(history.events))
+        if history.workflow.engine != self.engine:
+            result.status, result.error = "error", f"a history of engine {history.workflow.engine!r}, not {self.engine!r}"
+            return result
+        from replaytest.plugins import dbos_sysdb
+
+        problem = dbos_sysdb.check_version()
+        if problem is not None:
+            result.status, result.error = "error", problem
+            return result
+        try:
+            self._import_configured(workflows)
+        except Exception as error:
+            result.status, result.error = "error", f"importing the DBOS application failed: {type(error).__name__}: {error}"
+            return result
+        function = dbos_sysdb.registered_workflow(history.workflow.type)
+        if function is None:
+            known = dbos_sysdb.registered_workflow_names()
+            result.status = "stale"
+            result.error = (
+                f"no current DBOS workflow named {history.workflow.type!r}; "
+                f"registered: {', '.join(known) or 'none (configure replay_workflows)'}"
+            )
+            return result
+        try:
+            divergence = self._run(history, function, workflows, options, result)
+        except CannotReplay as error:
+            result.status, result.error = "error", f"cannot replay: {error}"
+            return result
+        except dbos_sysdb.UnsupportedOperation as error:
+            result.status, result.error = "error", f"cannot replay: {error}"
+            return result
+        if divergence is not None:
+            result.status = "diverged"
+            if divergence.position is not None and "function id" not in divergence.message and divergence.kind != "result-mismatch":
+                divergence = dataclasses.replace(divergence, message=f"{divergence.message} (function id {divergence.position})")
+            result.divergence = divergence
+        return result
+
+    def _import_configured(self, workflows: WorkflowSet) -> None:
+        import importlib
+
+        from replaytest.plugins.dbos_sysdb import offline_datasources
+
+        for obj in workflows.objects:
+            if isinstance(obj, DBOSReplayConfig):
+                for module in obj.modules:
+                    if module not in self._imported:
+                        with offline_datasources():
+                            importlib.import_module(module)
+                        self._imported.add(module)
+
+    def _run(
+        self, history: History, function: Any, workflows: WorkflowSet, options: ReplayOptions, result: ReplayResult
+    ) -> Divergence | None:
+        from replaytest.plugins import dbos_sysdb
+        from replaytest.plugins.dbos_values import RebuildError, rebuild
+
+        events = [_recorded(event) for event in history.events]
+        matcher = Matcher(events, history.status, options)
+        operations = _Operations(history, matcher, set(dbos_sysdb.registered_workflow_names()))
+        document = history.input if isinstance(history.input, dict) else {}
+        try:
+            args = rebuild(document.get("args", []))
+            kwargs = rebuild(document.get("kwargs", {}))
+        except RebuildError as error:
+            raise CannotReplay(f"recorded input: {error}") from None
+        target = dbos_sysdb.bound_target(function, document.get("class_name"), document.get("config_name"))
+        original = getattr(function, "__wrapped__", function)
+        modules = orchestration_modules([original, *[o for o in workflows.objects if not isinstance(o, DBOSReplayConfig)]])
+        divergence: Divergence | None = None
+        output: Any = None
+        raised: BaseException | None = None
+        finished = False
+        with guarded(modules, matcher.next_position) as guard:
+            with dbos_sysdb.replaying(history.workflow.id, operations) as call:
+                try:
+                    output = call(function, *target, *args, **kwargs)
+                    finished = True
+                except DivergenceFound as found:
+                    divergence = found.divergence
+                except (NondeterministicCall, ReachedEnd):
+                    pass  # a guard trip is reported below; a running history ends where the run resumes
+                except Exception as error:  # the workflow's own failure (recorded or new)
+                    raised = error
+                    finished = True
+        result.warnings = matcher.warnings
+        if guard.trips:
+            return _nondeterministic(matcher, guard.trips[0])
+        if divergence is None and finished:
+            return _check_end(matcher, history, output, raised)
+        return divergence
+
+
+def _recorded(event: Event) -> Recorded:
+    function_id = event.extra.get("function_id")
+    return Recorded(
+        seq=function_id if isinstance(function_id, int) else event.seq,
+        kind=event.kind,
+        name=event.name,
+        patch_id=event.patch_id,
+        payload=event,
+    )
+
+
+def _nondeterministic(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
+    instead = PROFILE.replacements.get(trip.category, "a @DBOS.step()")
+    return matcher.divergence(
+        "nondeterministic-call",
+        f"orchestration code called {trip.call}() during replay; use {instead}",
+        source=trip.source,
+        position=trip.position,
+    )
+
+
+def _check_end(matcher: Matcher, history: History, output: Any, raised: BaseException | None) -> Divergence | None:
+    """After the workflow returned or raised: every recorded operation reached, and the same ending."""
+    try:
+        matcher.finish()
+    except DivergenceFound as found:
+        return found.divergence
+    where = matcher.last_source
+    if history.status == "completed":
+        if raised is not None:
+            return matcher.divergence(
+                "result-mismatch",
+                f"the workflow now fails with {type(raised).__name__}: {raised}; the history completed",
+                source=where,
+            )
+        expected = _expected(history.result)
+        if not _same(expected, output):
+            return matcher.divergence(
+                "result-mismatch",
+                f"the workflow now returns another output: {_difference(expected, output)}",
+                source=where,
+                position=None,
+            )
+    if history.status == "failed":
+        recorded = f"{history.error.type}: {history.error.message}" if history.error else "an error"
+        if raised is None:
+            return matcher.divergence("result-mismatch", f"the workflow now returns {_short(output)} where the history failed with {recorded}", source=where)
+        if history.error is not None and (type(raised).__name__, str(raised)) != (history.error.type, history.error.message):
+            return matcher.divergence(
+                "result-mismatch",
+                f"the workflow now fails with {type(raised).__name__}: {raised}; the history failed with {recorded}",
+                source=where,
+            )
+    return None
+
+
+def _expected(typed: Any) -> Any:
+    from replaytest.plugins.dbos_values import RebuildError, rebuild
+
+    try:
+        return rebuild(typed)
+    except RebuildError as error:
+        raise CannotReplay(f"recorded output: {error}") from None
+
+
+def _same(expected: Any, actual: Any) -> bool:
+    try:
+        if expected == actual:
+            return True
+    except Exception:  # an __eq__ that raises compares as different
+        return False
+    return _text(expected) == _text(actual)  # portable JSON: tuples were recorded as lists
+
+
+_ABSENT = object()
+
+
+def _difference(expected: Any, actual: Any, path: str = "$") -> str:
+    """Where two outputs first differ, as ``at $.key the history recorded X, the code returns Y``."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in [*expected, *(k for k in actual if k not in expected)]:
+            left, right = expected.get(key, _ABSENT), actual.get(key, _ABSENT)
+            if left is _ABSENT or right is _ABSENT or not _same(left, right):
+                return _difference(left, right, f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key!r}]")
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)) and len(expected) == len(actual):
+        for index, (left, right) in enumerate(zip(expected, actual)):
+            if not _same(left, right):
+                return _difference(left, right, f"{path}[{index}]")
+    recorded = "nothing" if expected is _ABSENT else _short(expected)
+    now = "nothing" if actual is _ABSENT else _short(actual)
+    return f"at {path} the history recorded {recorded}, the code returns {now}"
+
+
+def _text(value: Any) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _short(value: Any, limit: int = 100) -> str:
+    text = _text(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,638 @@
+"""``replaytest import langgraph``: LangGraph functional-API threads from a checkpointer into neutral histories.
+
+What a checkpointer holds for a thread of an ``@entrypoint``: one *input* checkpoint per invocation
+(``metadata.source == "input"``, the input in channel ``__start__``, the previous invocation's saved
+value in ``__previous__``) and, hanging off it, the *writes* of that invocation — each ``@task`` call's
+result (``__return__``) or failure (``__error__``) under the call's task id, and the entrypoint task's own
+``__interrupt__``, ``__resume__`` (the resume values so far) and ``__end__`` (its return value). A run
+resumed with ``Command(resume=…)`` adds writes to the same checkpoint; a completed run adds a ``loop``
+checkpoint after it.
+
+One history per thread (engine ``langgraph``, type = the entrypoint's name, id = the thread id, run id =
+the input checkpoint's id) describes the thread's latest invocation:
+
+* ``step`` events, one per task call the entrypoint made, in call order (the call counter of the
+  write's ``task_path``, or — for savers without task paths — the index whose recomputed id matches).
+  LangGraph stores no task names: each is recovered by recomputing the call's task id with each
+  candidate ``@task`` name of the current code. A call no candidate explains is written with the name
+  ``?`` and reported, never guessed, so its replay fails there. Calls made inside a task's body (nested
+  tasks) are part of that task, whose recorded result replay feeds back: they are counted, not events.
+* ``signal`` events named ``interrupt``, one per ``interrupt()`` that was resumed, with the resume value
+  as result. LangGraph does not record where an interrupt fell between task calls, so they follow the
+  task events and replay answers interrupts by their index.
+* a leading ``side-effect`` event ``previous`` when the thread had an earlier invocation whose saved
+  value the entrypoint receives as ``previous``.
+* status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``
+  (waiting at an interrupt) or ``running``.
+
+Values are decoded by ``replaytest.plugins.langgraph_values`` (no imports, no unpickling). SQLite files
+are read directly (read-only); ``histories_from_saver`` takes any ``BaseCheckpointSaver`` object.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sqlite3
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from replaytest.plugins import langgraph_internals as lg
+
+if TYPE_CHECKING:
+    from replaytest.history.redact import Redactor
+
+ENGINE = "langgraph"
+UNKNOWN_TASK = "?"
+_EXIT_ERROR = 2
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+_EXCEPTION_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
+# Call indexes tried beyond the number of recorded results, for savers that store no task path (a call
+# still running when the checkpoint was read has an index but no result).
+_SPARE_CALL_INDEXES = 64
+
+
+class ImportRefused(Exception):
+    """A thread that cannot be turned into a history (the message says why)."""
+
+
+@dataclass
+class CheckpointRow:
+    id: str
+    parent_id: str | None
+    step: int
+    source: str
+    version: int
+    channel_values: dict[str, Any]
+    nodes_seen: tuple[str, ...] = ()
+
+
+@dataclass
+class WriteRow:
+    checkpoint_id: str
+    task_id: str
+    task_path: str | None  # None when the saver does not store it
+    idx: int
+    channel: str
+    value: Any
+
+
+@dataclass
+class ImportedThread:
+    """One thread's history (as a JSON document) and what the import noticed about it."""
+
+    thread_id: str
+    document: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    unknown_tasks: int = 0
+
+
+# --- reading a checkpointer -------------------------------------------------------------------------
+
+
+def _decode(type_name: str | None, data: bytes | None, where: str) -> Any:
+    # Imported on use: every lint run loads this module (the plugin's import command) and never decodes.
+    from replaytest.plugins.langgraph_values import ValueRefused, decode_typed
+
+    try:
+        return decode_typed(type_name, data)
+    except ValueRefused as error:
+        raise ImportRefused(f"{where}: {error}") from None
+
+
+def _checkpoint_row(checkpoint_id: str, parent_id: str | None, checkpoint: dict[str, Any], metadata: dict[str, Any]) -> CheckpointRow:
+    seen = checkpoint.get("versions_seen") or {}
+    return CheckpointRow(
+        id=checkpoint_id,
+        parent_id=parent_id,
+        step=int(metadata.get("step", -1)),
+        source=str(metadata.get("source", "")),
+        version=int(checkpoint.get("v", 1)),
+        channel_values=dict(checkpoint.get("channel_values") or {}),
+        nodes_seen=tuple(name for name in seen if not name.startswith("__")),
+    )
+
+
+class SqliteThreads:
+    """Threads of a ``SqliteSaver`` database, read with plain SQL on a read-only connection."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_file():
+            raise ImportRefused(f"{path}: no such SQLite file")
+        self.path = path
+        self.conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        tables = {row[0] for row in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"checkpoints", "writes"} <= tables:
+            raise ImportRefused(f"{path}: not a LangGraph SqliteSaver database (no checkpoints/writes tables)")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def thread_ids(self, limit: int | None) -> list[str]:
+        """Threads, most recently checkpointed first."""
+        rows = self.conn.execute(
+            "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints WHERE checkpoint_ns = '' "
+            "GROUP BY thread_id ORDER BY latest DESC" + (" LIMIT ?" if limit else ""),
+            (limit,) if limit else (),
+        )
+        return [row[0] for row in rows]
+
+    def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
+        checkpoints = []
+        for checkpoint_id, parent_id, type_name, blob, metadata in self.conn.execute(
+            "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
+            "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id",
+            (thread_id,),
+        ):
+            where = f"{self.path}: thread {thread_id!r} checkpoint {checkpoint_id}"
+            checkpoint = _decode(type_name, blob, where)
+            meta = json.loads(metadata) if metadata else {}
+            checkpoints.append(_checkpoint_row(checkpoint_id, parent_id, checkpoint, meta))
+        writes = []
+        # langgraph-checkpoint-sqlite before 3.0 has no task_path column: call indexes then come from the ids.
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(writes)")}
+        task_path = "task_path" if "task_path" in columns else "NULL"
+        for checkpoint_id, task_id, task_path, idx, channel, type_name, value in self.conn.execute(
+            f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, value FROM writes "
+            "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid",
+            (thread_id,),
+        ):
+            where = f"{self.path}: thread {thread_id!r} write {channel} of task {task_id}"
+            writes.append(WriteRow(checkpoint_id, task_id, task_path, idx, channel, _decode(type_name, value, where)))
+        return checkpoints, writes
+
+
+class _SafeSerde:
+    """Stands in for a saver's serializer while replaytest reads through its API: decodes without
+    importing or unpickling (``langgraph_values``)."""
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return _decode(data[0], data[1], "a value read through the saver")
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:  # pragma: no cover - reading never writes
+        raise ImportRefused("replaytest reads checkpoints; it never writes them")
+
+
+class SaverThreads:
+    """Threads of any ``BaseCheckpointSaver`` read through its public API (``list``), its serializer
+    swapped for a safe one for the duration. Savers return no task paths: call indexes are recovered
+    from the task ids."""
+
+    def __init__(self, saver: Any) -> None:
+        self.saver = saver
+
+    def thread_ids(self, limit: int | None) -> list[str]:
+        latest: dict[str, str] = {}
+        with self._safe():
+            for item in self.saver.list(None):
+                configurable = item.config["configurable"]
+                if configurable.get("checkpoint_ns", ""):
+                    continue
+                thread_id = configurable["thread_id"]
+                latest[thread_id] = max(latest.get(thread_id, ""), configurable["checkpoint_id"])
+        ordered = sorted(latest, key=lambda t: latest[t], reverse=True)
+        return ordered[:limit] if limit else ordered
+
+    def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
+        checkpoints, writes = [], []
+        with self._safe():
+            items = list(self.saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}))
+        for item in sorted(items, key=lambda i: i.config["configurable"]["checkpoint_id"]):
+            checkpoint_id = item.config["configurable"]["checkpoint_id"]
+            parent = (item.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+            checkpoints.append(_checkpoint_row(checkpoint_id, parent, dict(item.checkpoint), dict(item.metadata or {})))
+            for index, (task_id, channel, value) in enumerate(item.pending_writes or ()):
+                writes.append(WriteRow(checkpoint_id, task_id, None, index, channel, value))
+        return checkpoints, writes
+
+    def close(self) -> None:
+        pass
+
+    def _safe(self) -> Any:
+        saver = self.saver
+
+        class _Swap:
+            def __enter__(self) -> None:
+                self.original = saver.serde
+                saver.serde = _SafeSerde()
+
+            def __exit__(self, *exc: object) -> None:
+                saver.serde = self.original
+
+        return _Swap()
+
+
+# --- building a history ---------------------------------------------------------------------------
+
+
+def build_history(
+    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], code: CurrentCode
+) -> ImportedThread:
+    """The neutral history of ``thread_id``'s latest invocation (see the module docstring)."""
+    candidates = sorted(code.tasks)
+    inputs = [c for c in checkpoints if c.source == "input"]
+    if not inputs:
+        raise ImportRefused(f"thread {thread_id!r}: no input checkpoint (not a functional-API thread?)")
+    start = inputs[-1]
+    notes: list[str] = []
+    if len(inputs) > 1:
+        notes.append(f"thread has {len(inputs)} invocations; the history is the latest one")
+    own = [w for w in writes if w.checkpoint_id == start.id]
+    step = start.step + 1
+    entrypoint = _entrypoint_name(thread_id, checkpoints, own, start, step, code.entrypoints)
+    entry_id = lg.entry_task_id(start.id, start.version, entrypoint, step)
+    entry_writes = [w for w in own if w.task_id == entry_id]
+    foreign = {w.task_id for w in own if w.task_path is not None and lg.parse_task_path(w.task_path)[0] == 0}
+    foreign -= {entry_id, lg.NULL_TASK_ID}
+    if foreign:
+        raise ImportRefused(
+            f"thread {thread_id!r}: the entrypoint task id recomputed for {entrypoint!r} ({entry_id}) is not the "
+            f"recorded one ({', '.join(sorted(foreign))}); {lg.installed_version()} may derive ids differently "
+            f"than the tested {lg.TESTED_RANGE}"
+        )
+    by_channel = {w.channel: w.value for w in entry_writes}
+    # Task results: every write that is not the entrypoint's own and not the null task's (resume values).
+    task_writes: dict[str, list[WriteRow]] = {}
+    for write in own:
+        if write.task_id in (entry_id, lg.NULL_TASK_ID) or write.channel not in (lg.RETURN, lg.ERROR):
+            continue
+        task_writes.setdefault(write.task_id, []).append(write)
+    calls: list[tuple[int, str, WriteRow]] = []
+    nested = 0
+    unknown: list[str] = []
+    unplaced = 0  # unknown calls of a saver without task paths: neither their index nor their depth is known
+    ids = _CallIds(start, entrypoint, entry_id, step, candidates, len(task_writes) + _SPARE_CALL_INDEXES)
+    outcomes = {task_id: next((r for r in rows if r.channel == lg.RETURN), rows[0]) for task_id, rows in task_writes.items()}
+    pathless = ids.search({task_id for task_id, write in outcomes.items() if write.task_path is None})
+    for task_id, outcome in outcomes.items():
+        name: str | None
+        if outcome.task_path is None:
+            if task_id not in pathless:
+                unknown.append(task_id)
+                unplaced += 1
+                continue
+            depth, name, index = pathless[task_id]
+        else:
+            depth, parsed = lg.parse_task_path(outcome.task_path)
+            if depth > 1:
+                nested += 1
+                continue
+            if parsed is None:
+                raise ImportRefused(f"thread {thread_id!r}: task {task_id} has no call index in {outcome.task_path!r}")
+            index, name = parsed, ids.name_at(task_id, parsed)
+            if name is None:
+                unknown.append(task_id)
+        if depth > 1:
+            nested += 1
+            continue
+        calls.append((index, name or UNKNOWN_TASK, outcome))
+    calls.sort(key=lambda c: c[0])
+    events: list[dict[str, Any]] = []
+    previous = start.channel_values.get(lg.PREVIOUS)
+    if previous is not None:
+        events.append({"kind": "side-effect", "name": "previous", "result": previous})
+    for index, name, write in calls:
+        event: dict[str, Any] = {"kind": "step", "name": name}
+        if write.channel == lg.ERROR:
+            event["error"] = _error_info(write.value)
+        elif write.value is not None:
+            event["result"] = write.value
+        event["task_id"] = write.task_id
+        event["call_index"] = index
+        events.append(event)
+    resumes = by_channel.get(lg.RESUME)
+    if not isinstance(resumes, list):
+        resumes = [] if resumes is None else [resumes]
+    for index, value in enumerate(resumes):
+        signal: dict[str, Any] = {"kind": "signal", "name": "interrupt", "interrupt_index": index}
+        if value is not None:
+            signal["result"] = value
+        events.append(signal)
+    for seq, event in enumerate(events, start=1):
+        event["seq"] = seq
+    document: dict[str, Any] = {
+        "format": "replaytest-history",
+        "format_version": 1,
+        "workflow": {"type": entrypoint, "id": thread_id, "run_id": start.id, "engine": ENGINE},
+        "status": "running",
+        "input": start.channel_values.get(lg.START),
+        "events": [{"seq": e.pop("seq"), **e} for e in events],
+    }
+    if lg.END in by_channel:
+        document["status"] = "completed"
+        if by_channel[lg.END] is not None:
+            document["result"] = by_channel[lg.END]
+    elif lg.ERROR in by_channel:
+        document["status"] = "failed"
+        document["error"] = _error_info(by_channel[lg.ERROR])
+    elif lg.INTERRUPT in by_channel:
+        document["status"] = "parked"
+        pending = _interrupt_values(by_channel[lg.INTERRUPT])
+        notes.append(f"parked at interrupt #{len(resumes) + 1}" + (f" ({_short(pending[0])})" if pending else ""))
+    if nested:
+        notes.append(f"{nested} task result(s) of calls made inside task bodies (nested tasks) are part of their parent task")
+    if unknown:
+        notes.append(
+            f"{len(unknown)} task call(s) match no @task name of the current code ({', '.join(candidates) or 'none given'}): "
+            + (f"written as {UNKNOWN_TASK!r}" if not unplaced else
+               "left out: this saver stores no task paths, so their call order is unknown too")
+            + f" (task ids {', '.join(sorted(unknown))})"
+        )
+    return ImportedThread(thread_id, document, notes, unknown_tasks=len(unknown))
+
+
+def _entrypoint_name(
+    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], start: CheckpointRow, step: int,
+    candidates: Iterable[str],
+) -> str:
+    """From the task paths, else the nodes a later checkpoint saw, else the current entrypoint whose
+    recomputed task id wrote to this invocation (savers without task paths, a thread never completed)."""
+    names = set()
+    for write in writes:
+        if write.task_path:
+            parts = [p.strip() for p in write.task_path.split(",")]
+            if f"~{lg.PULL}" in parts and parts.index(f"~{lg.PULL}") + 1 < len(parts):
+                names.add(parts[parts.index(f"~{lg.PULL}") + 1])
+    if not names:
+        for checkpoint in checkpoints:
+            names.update(checkpoint.nodes_seen[:1])
+    if not names:
+        task_ids = {write.task_id for write in writes}
+        names.update(name for name in candidates if lg.entry_task_id(start.id, start.version, name, step) in task_ids)
+    if len(names) != 1:
+        raise ImportRefused(
+            f"thread {thread_id!r}: cannot tell the entrypoint's name from the checkpoints "
+            f"(found {', '.join(sorted(names)) or 'none'}); is this a functional-API (@entrypoint) thread?"
+        )
+    return names.pop()
+
+
+class _CallIds:
+    """Names recorded task calls by recomputing their ids with each candidate ``@task`` name. With a task
+    path the call index is known; without one (older savers, saver objects) every index up to
+    ``max_index`` is tried, from the entrypoint and then from inside each task found (nested calls)."""
+
+    def __init__(
+        self, start: CheckpointRow, entrypoint: str, entry_id: str, step: int, candidates: Sequence[str], max_index: int
+    ) -> None:
+        self.checkpoint = (start.id, start.version)
+        self.step = step
+        self.root = lg.entry_scope(entrypoint, entry_id)
+        self.candidates = candidates
+        self.max_index = max_index
+
+    def _id(self, scope: tuple[str, str], name: str, index: int) -> str:
+        return lg.scoped_task_id(*self.checkpoint, scope, self.step, name, index)
+
+    def name_at(self, task_id: str, index: int) -> str | None:
+        """The candidate name the entrypoint's call number ``index`` had, if its id is ``task_id``."""
+        return next((name for name in self.candidates if self._id(self.root, name, index) == task_id), None)
+
+    def search(self, task_ids: set[str]) -> dict[str, tuple[int, str, int]]:
+        """{task id: (depth, name, call index)} for the ids some candidate explains (depth 1: called by
+        the entrypoint; 2 and more: called inside a task)."""
+        found: dict[str, tuple[int, str, int]] = {}
+        scopes = [(self.root, 1)]
+        while scopes and len(found) < len(task_ids):
+            scope, depth = scopes.pop()
+            for index in range(self.max_index):
+                for name in self.candidates:
+                    task_id = self._id(scope, name, index)
+                    if task_id in task_ids and task_id not in found:
+                        found[task_id] = (depth, name, index)
+                        scopes.append((lg.child_scope(scope, name, task_id, index), depth + 1))
+        return found
+
+
+def _error_info(value: Any) -> dict[str, str]:
+    """A stored task failure — LangGraph keeps ``repr(exception)`` — as ``{type, message}``."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    match = _EXCEPTION_TEXT.match(text)
+    if not match:
+        return {"type": "Exception", "message": text}
+    type_name, inner = match.groups()
+    try:
+        literal = ast.literal_eval(inner) if inner else ""
+    except (ValueError, SyntaxError):
+        literal = inner
+    return {"type": type_name.rsplit(".", 1)[-1], "message": literal if isinstance(literal, str) else inner}
+
+
+def _interrupt_values(value: Any) -> list[Any]:
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("$value"), dict):
+            out.append(item["$value"].get("value"))
+        else:
+            out.append(item)
+    return out
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- the current code's candidate task names ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CurrentCode:
+    """The names the current code gives its ``@task`` functions and ``@entrypoint``s: the candidates
+    recorded task ids are recomputed with."""
+
+    tasks: frozenset[str] = frozenset()
+    entrypoints: frozenset[str] = frozenset()
+
+
+def current_code(objects: Iterable[Any], task_names: Iterable[str] = ()) -> CurrentCode:
+    """Every ``@task`` and ``@entrypoint`` in the modules (and their package's already imported modules)
+    of the given entrypoints, modules or task objects, plus ``task_names``."""
+    tasks: set[str] = set(task_names)
+    entrypoints: set[str] = set()
+    prefixes: set[str] = set()
+    for obj in objects:
+        if lg.is_task_function(obj):
+            tasks.add(lg.task_name_of(obj))
+            continue
+        module_name = getattr(obj, "__name__", None) if isinstance(obj, type(sys)) else None
+        if module_name is None:
+            node = lg.entrypoint_node(obj)
+            if node is not None:
+                entrypoints.add(node[0])
+            function = (getattr(node[1], "func", None) or getattr(node[1], "afunc", None)) if node else None
+            module_name = getattr(function, "__module__", None) or getattr(obj, "__module__", None)
+        if module_name:
+            prefixes.add(module_name.split(".")[0])
+    for module_name, module in list(sys.modules.items()):
+        if module is None or module_name.split(".")[0] not in prefixes:
+            continue
+        for value in list(vars(module).values()):
+            if lg.is_task_function(value):
+                tasks.add(lg.task_name_of(value))
+            elif (node := lg.entrypoint_node(value)) is not None:
+                entrypoints.add(node[0])
+    return CurrentCode(frozenset(tasks), frozenset(entrypoints))
+
+
+# --- writing files --------------------------------------------------------------------------------
+
+
+def history_filename(entrypoint: str, thread_id: str) -> str:
+    return f"{_UNSAFE_FILENAME.sub('_', entrypoint)}-{_UNSAFE_FILENAME.sub('_', thread_id)}.json"
+
+
+def iter_threads(
+    source: SqliteThreads | SaverThreads, thread_ids: Sequence[str], limit: int | None, code: CurrentCode
+) -> Iterator[ImportedThread | ImportRefused]:
+    """Each selected thread's history, or the reason it could not be imported."""
+    for thread_id in thread_ids or source.thread_ids(limit):
+        try:
+            checkpoints, writes = source.read(thread_id)
+            if not checkpoints:
+                raise ImportRefused(f"thread {thread_id!r}: no checkpoints")
+            yield build_history(thread_id, checkpoints, writes, code)
+        except ImportRefused as error:
+            yield error
+
+
+def write_histories(
+    imported: Iterable[ImportedThread | ImportRefused], out: Path, redactor: Redactor | None = None
+) -> tuple[list[tuple[Path, ImportedThread]], list[str]]:
+    """Write each history into ``out`` (validated by the neutral loader first, payloads redacted by
+    ``redactor``); returns (written, refusals)."""
+    from replaytest.history import HistoryError, history_from_dict, redact_history, save_history
+
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[tuple[Path, ImportedThread]] = []
+    refused: list[str] = []
+    for item in imported:
+        if isinstance(item, ImportRefused):
+            refused.append(str(item))
+            continue
+        path = out / history_filename(item.document["workflow"]["type"], item.thread_id)
+        try:
+            history = history_from_dict(item.document, path)
+            if redactor is not None:
+                history, replaced = redact_history(history, redactor)
+                if replaced:
+                    item.notes.append(f"{replaced} value(s) redacted")
+            save_history(history, path)
+        except HistoryError as error:
+            refused.append(f"thread {item.thread_id!r}: {error}")
+            continue
+        written.append((path, item))
+    return written, refused
+
+
+def histories_from_saver(
+    saver: Any, out: Path, *, workflows: Iterable[Any] = (), task_names: Iterable[str] = (),
+    thread_ids: Sequence[str] = (), limit: int | None = None, redactor: Redactor | None = None,
+) -> tuple[list[tuple[Path, ImportedThread]], list[str]]:
+    """Import threads from a ``BaseCheckpointSaver`` object (any saver; a ``SqliteSaver`` is read with
+    SQL for its task paths). ``workflows`` are the current ``@entrypoint`` objects (or modules) whose
+    ``@task`` names identify the recorded calls; ``task_names`` adds names; ``redactor``
+    (``replaytest.history.Redactor``) scrubs payloads. Returns what was written and the threads that
+    were refused (with reasons)."""
+    problem = lg.version_problem()
+    if problem:
+        raise ImportRefused(problem)
+    code = current_code(workflows, task_names)
+    conn = getattr(saver, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        source: SqliteThreads | SaverThreads = _SqliteConnection(conn)
+    else:
+        source = SaverThreads(saver)
+    return write_histories(iter_threads(source, thread_ids, limit, code), out, redactor)
+
+
+class _SqliteConnection(SqliteThreads):
+    """``SqliteThreads`` over a ``SqliteSaver``'s own open connection."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.path = Path("<SqliteSaver>")
+        self.conn = conn
+
+    def close(self) -> None:
+        pass
+
+
+@click.command("langgraph")
+@click.option("--checkpointer", required=True, metavar="sqlite:///PATH", help="The SqliteSaver database to read (read-only).")
+@click.option("--thread-id", "thread_ids", multiple=True, metavar="ID", help="Import this thread (repeatable; default: every thread).")
+@click.option("--limit", type=click.IntRange(min=1), help="Import the N most recently checkpointed threads.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the history files.")
+@click.option("--workflows", "workflow_specs", multiple=True, metavar="MODULE:ATTR",
+              help="The current @entrypoint(s) whose @task names identify recorded calls (default: [tool.replaytest.replay] workflows).")
+@click.option("--task-name", "extra_names", multiple=True, metavar="NAME", help="Another @task name to try (repeatable).")
+@click.option("--redact-key", "keys", multiple=True, metavar="NAME", help="Key name to scrub in values (repeatable; default: [tool.replaytest.redact] or common secret fields).")
+@click.option("--redact-path", "paths", multiple=True, metavar="JSONPATH", help="JSON path to scrub in the history, e.g. $.input.email (repeatable).")
+@click.option("--no-redact", is_flag=True, help="Write values as the checkpointer stores them.")
+def import_command(
+    checkpointer: str, thread_ids: tuple[str, ...], limit: int | None, out_dir: Path, workflow_specs: tuple[str, ...],
+    extra_names: tuple[str, ...], keys: tuple[str, ...], paths: tuple[str, ...], no_redact: bool,
+) -> None:
+    """Import LangGraph functional-API threads from a SqliteSaver into OUT, one history per thread."""
+    if thread_ids and limit:
+        _fail("--thread-id and --limit exclude each other")
+    if not checkpointer.startswith("sqlite:///"):
+        _fail(f"--checkpointer {checkpointer!r}: only sqlite:///PATH is read from the command line; "
+              "other savers: replaytest.plugins.langgraph_import.histories_from_saver(saver, out)")
+    problem = lg.version_problem()
+    if problem:
+        _fail(problem)
+    from replaytest.config import ConfigError, load_config
+    from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor
+    from replaytest.replay.runner import WorkflowImportError, load_workflows
+
+    redactor = None
+    try:
+        config = load_config()
+        if workflow_specs:
+            workflows = load_workflows(workflow_specs, Path.cwd())
+        else:
+            workflows = load_workflows(config.replay.workflows, config.root)
+        if not no_redact:
+            settings = config.redact
+            redactor = Redactor.build(
+                keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement
+            )
+    except (ConfigError, WorkflowImportError, RedactError) as error:
+        _fail(str(error))
+    code = current_code(workflows.objects, extra_names)
+    if not code.tasks:
+        click.echo("warning: no @task names known (give --workflows or --task-name); every call will be unnamed", err=True)
+    try:
+        source = SqliteThreads(Path(checkpointer[len("sqlite:///"):]))
+    except (ImportRefused, sqlite3.Error) as error:
+        _fail(str(error))
+    try:
+        written, refused = write_histories(iter_threads(source, thread_ids, limit, code), out_dir, redactor)
+    finally:
+        source.close()
+    for path, item in written:
+        document = item.document
+        click.echo(f"{path}: {document['workflow']['type']} thread {item.thread_id!r} {document['status']}, "
+                   f"{len(document['events'])} event(s)", err=True)
+        for note in item.notes:
+            click.echo(f"  note: {note}", err=True)
+    for reason in refused:
+        click.echo(f"error: {reason}", err=True)
+    unknown = sum(item.unknown_tasks for _, item in written)
+    click.echo(f"imported {len(written)} histor{'y' if len(written) == 1 else 'ies'} into {out_dir}"
+               + (f"; {len(refused)} thread(s) refused" if refused else "")
+               + (f"; {unknown} task call(s) unnamed" if unknown else ""))
+    if refused or unknown:
+        sys.exit(_EXIT_ERROR)
+
+
+def _fail(message: str) -> Any:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(_EXIT_ERROR)

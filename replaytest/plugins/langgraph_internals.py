@@ -1,0 +1,241 @@
+"""Every LangGraph private name replaytest relies on, in one module, for the versions it is tested with.
+
+LangGraph does not store which ``@task`` a checkpoint write came from, and offers no public way to run an
+``@entrypoint`` against recorded task results. Both need its internals:
+
+* how task ids are derived (``langgraph.pregel._algo``: ``prepare_single_task`` for the entrypoint's
+  own task, ``prepare_push_task_functional`` for each ``@task`` call) — recomputed here from the
+  checkpoint id, the entrypoint and task names, the step and the call index, to name recorded writes;
+* the runnable-config keys LangGraph itself uses to dispatch task calls and interrupts
+  (``__pregel_call``, ``__pregel_scratchpad``, ``__pregel_send``, ``__pregel_checkpoint_ns``,
+  ``__pregel_runtime``) and the scratchpad type, so replay answers task calls from a history;
+* the ``@task`` wrapper class and the channel names of the checkpoint ``writes`` table.
+
+``TESTED_RANGE`` is what the test suite runs against (oldest and newest); ``version_problem`` says when
+the installed langgraph lies outside it, and the importer and replayer refuse to guess in that case.
+"""
+
+from __future__ import annotations
+
+import binascii
+import contextvars
+import hashlib
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+TESTED_MIN = (1, 0, 2)
+TESTED_BELOW = (1, 3, 0)
+TESTED_RANGE = "langgraph>=1.0.2,<1.3"
+
+# Channels of the checkpoint ``writes`` table (langgraph._internal._constants).
+RETURN = "__return__"  # a @task call's result
+ERROR = "__error__"  # a task's failure (the entrypoint's own when the run failed)
+RESUME = "__resume__"  # resume values: the entrypoint task's list, or one on the null task id
+INTERRUPT = "__interrupt__"  # the interrupt a parked run waits at
+END = "__end__"  # the entrypoint's return value
+PREVIOUS = "__previous__"  # what the next invocation of the thread receives as ``previous``
+START = "__start__"  # the input channel (in the input checkpoint's channel values)
+PUSH = "__pregel_push"
+PULL = "__pregel_pull"
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+_NS_SEP = "|"
+_NS_END = ":"
+
+# msgpack extension codes of langgraph.checkpoint.serde.jsonplus (each payload is a packed tuple
+# ``(module, name, value[, method])``).
+EXT_KINDS = {0: "arg", 1: "args", 2: "kwargs", 3: "method", 4: "pydantic-v1", 5: "pydantic-v2", 6: "numpy"}
+
+def installed_version() -> str | None:
+    try:
+        return version("langgraph")
+    except PackageNotFoundError:
+        return None
+
+
+def version_problem() -> str | None:
+    """Why the installed langgraph cannot be relied on (not installed, or outside the tested range)."""
+    text = installed_version()
+    if text is None:
+        return "langgraph is not installed; install replaytest[langgraph]"
+    parts = tuple(int(p) for p in text.split(".")[:3] if p.isdigit())
+    if not (TESTED_MIN <= parts < TESTED_BELOW):
+        return (
+            f"langgraph {text} is installed but replaytest's LangGraph support relies on its internals and is "
+            f"tested with {TESTED_RANGE}"
+        )
+    return None
+
+
+def _task_id_hash(checkpoint_id: str, checkpoint_version: int, *parts: str) -> str:
+    """LangGraph's task id: xxh3-128 (checkpoint format 2 and later) or sha1 over the checkpoint id's
+    bytes and the parts, shaped as a UUID."""
+    namespace = binascii.unhexlify(checkpoint_id.replace("-", ""))
+    data = namespace + "".join(parts).encode()
+    if checkpoint_version > 1:
+        import xxhash
+
+        digest = xxhash.xxh3_128_hexdigest(data)
+    else:
+        digest = hashlib.sha1(data, usedforsecurity=False).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def entry_task_id(checkpoint_id: str, checkpoint_version: int, entrypoint: str, step: int) -> str:
+    """The id of the entrypoint's own task in the step that starts from ``checkpoint_id``."""
+    return _task_id_hash(checkpoint_id, checkpoint_version, entrypoint, str(step), entrypoint, PULL, START)
+
+
+def entry_scope(entrypoint: str, entry_id: str) -> tuple[str, str]:
+    """(checkpoint namespace, task path text) the entrypoint's own task calls tasks from."""
+    return f"{entrypoint}{_NS_END}{entry_id}", f"~{PULL}, {entrypoint}"
+
+
+def child_scope(scope: tuple[str, str], task: str, task_id: str, call_index: int) -> tuple[str, str]:
+    """The scope inside the task ``task_id`` (called as ``task`` at ``call_index`` from ``scope``): where
+    the tasks it calls (nested tasks) get their ids."""
+    namespace, path = scope
+    return f"{namespace}{_NS_SEP}{task}{_NS_END}{task_id}", f"~{PUSH}, {path}, {call_index:010d}, {1:010d}"
+
+
+def scoped_task_id(
+    checkpoint_id: str, checkpoint_version: int, scope: tuple[str, str], step: int, task: str, call_index: int
+) -> str:
+    """The id of the ``call_index``-th task call (0-based) made from ``scope``, if it called ``task``."""
+    namespace, path = scope
+    return _task_id_hash(
+        checkpoint_id, checkpoint_version, f"{namespace}{_NS_SEP}{task}", str(step), task, PUSH, path, str(call_index)
+    )
+
+
+def call_task_id(
+    checkpoint_id: str, checkpoint_version: int, entrypoint: str, entry_id: str, step: int, task: str, call_index: int
+) -> str:
+    """The id of the ``call_index``-th task call (0-based) made directly by the entrypoint, if it called
+    the ``@task`` named ``task`` there."""
+    scope = entry_scope(entrypoint, entry_id)
+    return scoped_task_id(checkpoint_id, checkpoint_version, scope, step, task, call_index)
+
+
+def parse_task_path(path: str) -> tuple[int, int | None]:
+    """(nesting depth, call index) of a ``writes.task_path``: depth 0 is the entrypoint's own task, 1 a
+    task it called, 2 a task called from inside a task; the call index is the counter of the innermost
+    call (the second-to-last element; the last one marks a call in progress)."""
+    parts = [part.strip() for part in path.split(",")] if path else []
+    depth = sum(1 for part in parts if part == f"~{PUSH}")
+    if depth == 0 or len(parts) < 2 or not parts[-2].isdigit():
+        return depth, None
+    return depth, int(parts[-2])
+
+
+def is_task_function(obj: Any) -> bool:
+    """True for what ``@task`` returns."""
+    from langgraph.func import _TaskFunction
+
+    return isinstance(obj, _TaskFunction)
+
+
+def task_name_of(obj: Any) -> str:
+    """The name LangGraph hashes into a ``@task``'s ids (``@task(name=…)`` or the function's name)."""
+    func = getattr(obj, "func", obj)
+    name = getattr(func, "__name__", None) or getattr(getattr(func, "func", None), "__name__", None)
+    return str(name or type(func).__name__)
+
+
+def entrypoint_node(graph: Any) -> tuple[str, Any] | None:
+    """(name, node runnable) of an ``@entrypoint`` graph: a Pregel whose one node is the entrypoint."""
+    from langgraph.pregel import Pregel
+
+    if not isinstance(graph, Pregel) or len(graph.nodes) != 1:
+        return None
+    name, node = next(iter(graph.nodes.items()))
+    return name, node.bound
+
+
+def is_async_entrypoint(bound: Any) -> bool:
+    return getattr(bound, "func", None) is None
+
+
+class Scratchpad:
+    """Builds LangGraph's per-task scratchpad for a replayed entrypoint run: task calls are counted by
+    the call hook itself; ``interrupt()`` asks ``on_interrupt`` for its index and reads ``resume``."""
+
+    @staticmethod
+    def build(on_interrupt: Callable[[], int], resume: list[Any]) -> Any:
+        from langgraph._internal._scratchpad import PregelScratchpad
+
+        def no_null_resume(consume: bool = False) -> Any:
+            return None  # every resume value replay knows is in ``resume``
+
+        return PregelScratchpad(
+            step=0,
+            stop=1,
+            call_counter=lambda: 0,
+            interrupt_counter=on_interrupt,
+            get_null_resume=no_null_resume,
+            resume=resume,
+            subgraph_counter=lambda: 0,
+        )
+
+
+def _replay_config(call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any) -> dict[str, Any]:
+    from langgraph._internal._constants import (
+        CONFIG_KEY_CALL,
+        CONFIG_KEY_CHECKPOINT_NS,
+        CONFIG_KEY_RUNTIME,
+        CONFIG_KEY_SCRATCHPAD,
+        CONFIG_KEY_SEND,
+    )
+    from langgraph.runtime import Runtime
+
+    return {
+        "callbacks": None,
+        "configurable": {
+            CONFIG_KEY_CALL: call_hook,
+            CONFIG_KEY_SCRATCHPAD: scratchpad,
+            CONFIG_KEY_SEND: lambda writes: None,  # interrupt() reports consumed resume values here
+            CONFIG_KEY_CHECKPOINT_NS: entry_ns,
+            CONFIG_KEY_RUNTIME: Runtime(previous=previous),
+        },
+    }
+
+
+def run_entrypoint(
+    bound: Any, value: Any, call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any
+) -> Any:
+    """Run the entrypoint function the way LangGraph's runner does (injected ``previous``, ``config``,
+    ``writer``…), with task calls dispatched to ``call_hook(func, (args, kwargs), **options)`` and
+    interrupts read from ``scratchpad``. Nothing is checkpointed and no task runs."""
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    config = _replay_config(call_hook, scratchpad, entry_ns, previous)
+
+    def run() -> Any:
+        var_child_runnable_config.set(config)  # type: ignore[arg-type]
+        return bound.invoke(value, config)
+
+    return contextvars.copy_context().run(run)
+
+
+async def arun_entrypoint(
+    bound: Any, value: Any, call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any
+) -> Any:
+    """``run_entrypoint`` for an ``async def`` entrypoint (call from the task running the replay)."""
+    from langchain_core.runnables.config import var_child_runnable_config
+
+    config = _replay_config(call_hook, scratchpad, entry_ns, previous)
+    var_child_runnable_config.set(config)  # type: ignore[arg-type]
+    return await bound.ainvoke(value, config)
+
+
+def is_graph_interrupt(error: BaseException) -> bool:
+    from langgraph.errors import GraphInterrupt
+
+    return isinstance(error, GraphInterrupt)
+
+
+def final_value(value: Any) -> Any:
+    """What an entrypoint returned to its caller (``entrypoint.final(value=…, save=…)`` unwrapped)."""
+    from langgraph.func import entrypoint
+
+    return value.value if isinstance(value, entrypoint.final) else value

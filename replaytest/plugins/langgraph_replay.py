@@ -1,0 +1,304 @@
+"""Replaying LangGraph functional-API histories (neutral format, engine ``langgraph``) against the current
+``@entrypoint``.
+
+The current entrypoint function runs exactly as LangGraph's runner would call it (input, injected
+``previous``/``config``/``writer``), but every ``@task`` call is dispatched to replaytest instead of
+LangGraph: through the runnable-config call hook LangGraph itself uses to schedule task calls (see
+``langgraph_internals``). Each call is matched by the engine-neutral ``Matcher`` against the recorded
+task call at the same call index — the name must agree, since LangGraph finds a stored result by an id
+derived from the name and the index — and answered with the recorded result (or recorded failure, the
+way LangGraph's own resume raises it). No task body runs; nothing is checkpointed.
+
+``interrupt()`` reads the recorded resume values by index, as LangGraph does. LangGraph does not record
+where an interrupt fell between task calls, so interrupts are checked by count: a parked history passes
+when the code reaches its pending interrupt having made every recorded task call, and fails with
+``missing-command`` when the code parks before calls the history made; a code that now interrupts
+where a completed history went on is an ``extra-command``. The run executes under the runtime guards
+(clock, random, uuid, sockets, subprocesses in orchestration code are ``nondeterministic-call``).
+
+``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from replaytest.history import Event, History, HistoryError, load_history
+from replaytest.history.redact import DEFAULT_REPLACEMENT
+from replaytest.plugins import langgraph_internals as lg
+from replaytest.plugins.langgraph_values import normal_form, revive
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
+from replaytest.replay.engine import DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
+from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
+
+_INSTEAD = "a @task that makes the value (its result is recorded)"
+
+
+class LangGraphReplayer:
+    """The ``HistoryReplayer`` for histories imported from LangGraph checkpointers."""
+
+    engine = "langgraph"
+
+    def sniff(self, head: bytes) -> bool:
+        return False  # LangGraph histories are neutral ones (engine "langgraph"); the runner dispatches them here
+
+    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        started = time.perf_counter()
+        try:
+            history = load_history(path)
+        except HistoryError as error:
+            return ReplayResult(path, self.engine, "?", status="error", error=str(error))
+        result = self.replay_history(history, workflows, options, path)
+        result.duration_s = time.perf_counter() - started
+        return result
+
+    def replay_history(
+        self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None
+    ) -> ReplayResult:
+        """Replay an already loaded history (``path`` is only named in the result)."""
+        path = path or history.source or Path("<history>")
+        result = ReplayResult(path, self.engine, history.workflow.type, history.workflow.id, events=len(history.events))
+        problem = lg.version_problem()
+        if problem:
+            result.status, result.error = "error", problem
+            return result
+        found = find_entrypoint(workflows, history.workflow.type)
+        if found is None:
+            known = sorted(name for name, _ in _entrypoints(workflows))
+            result.status = "stale"
+            result.error = (
+                f"no current @entrypoint named {history.workflow.type!r}; "
+                f"known entrypoints: {', '.join(known) or 'none (configure replay_workflows)'}"
+            )
+            return result
+        try:
+            run = _Run(history, found, options)
+        except _Unsupported as error:
+            result.status, result.error = "error", str(error)
+            return result
+        divergence = run.execute()
+        result.warnings = run.matcher.warnings
+        if divergence is not None:
+            result.status = "diverged"
+            result.divergence = divergence
+        return result
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _entrypoints(workflows: WorkflowSet) -> Iterator[tuple[str, Any]]:
+    for obj in workflows.objects:
+        candidates = list(vars(obj).values()) if isinstance(obj, type(sys)) else obj if isinstance(obj, (list, tuple)) else [obj]
+        for candidate in candidates:
+            node = lg.entrypoint_node(candidate)
+            if node is not None:
+                yield node
+
+
+def find_entrypoint(workflows: WorkflowSet, name: str) -> Any:
+    """The entrypoint node runnable named ``name`` among the current code's objects (graphs, modules)."""
+    return next((bound for node_name, bound in _entrypoints(workflows) if node_name == name), None)
+
+
+class _Run:
+    """One replay: the matcher over the recorded task calls, the recorded interrupts, and the hooks."""
+
+    def __init__(self, history: History, bound: Any, options: ReplayOptions) -> None:
+        self.history = history
+        self.bound = bound
+        self.function = getattr(bound, "func", None) or getattr(bound, "afunc", None)
+        tasks: list[Event] = []
+        self.resumes: list[Any] = []
+        self.previous: Any = None
+        for event in history.events:
+            if event.kind == "step":
+                tasks.append(event)
+            elif event.kind == "signal" and event.name == "interrupt":
+                self.resumes.append(revive(history.event_result(event)))
+            elif event.kind == "side-effect" and event.name == "previous":
+                self.previous = revive(history.event_result(event))
+            else:
+                raise _Unsupported(f"event #{event.seq} is a {event.kind} {event.name!r}, which LangGraph histories do not hold")
+        self.matcher = Matcher([_recorded(e) for e in tasks], history.status, options)
+        self.interrupts = 0  # interrupt() calls the code made
+        self.interrupt_source: SourcePosition | None = None
+
+    # --- hooks LangGraph calls ---
+
+    def call(self, func: Any, arguments: Any, **options: Any) -> Any:
+        """A ``@task`` call: match it, answer it with the recorded outcome; the task never runs."""
+        issued = Issued("step", lg.task_name_of(func), source=_caller())
+        event: Event = self.matcher.issue(issued).payload
+        future: Any
+        try:
+            future = asyncio.get_running_loop().create_future()
+        except RuntimeError:
+            future = concurrent.futures.Future()
+        if event.error is not None:
+            # LangGraph stores repr(exception) and its own resume raises Exception(that text).
+            future.set_exception(Exception(f"{event.error.type}({event.error.message!r})"))
+        else:
+            future.set_result(revive(self.history.event_result(event)))
+        return future
+
+    def on_interrupt(self) -> int:
+        index = self.interrupts
+        self.interrupts += 1
+        self.interrupt_source = _caller()
+        return index
+
+    # --- the run ---
+
+    def execute(self) -> Divergence | None:
+        scratchpad = lg.Scratchpad.build(self.on_interrupt, list(self.resumes))
+        namespace = f"{self.history.workflow.type}:{self.history.workflow.run_id or ''}"
+        modules = orchestration_modules([self.function])
+        returned: Any = None
+        raised: BaseException | None = None
+        outcome = "returned"
+        divergence: Divergence | None = None
+        with guarded(modules, self.matcher.next_position) as guard:
+            try:
+                if lg.is_async_entrypoint(self.bound):
+                    returned = asyncio.run(self._arun(scratchpad, namespace))
+                else:
+                    returned = lg.run_entrypoint(
+                        self.bound, self.history.input, self.call, scratchpad, namespace, self.previous
+                    )
+            except DivergenceFound as found:
+                divergence = found.divergence
+            except ReachedEnd:
+                outcome = "reached-end"
+            except NondeterministicCall:
+                outcome = "guard"
+            except Exception as error:
+                outcome = "interrupted" if lg.is_graph_interrupt(error) else "raised"
+                raised = error
+        if guard.trips:
+            trip = guard.trips[0]
+            return self.matcher.divergence(
+                "nondeterministic-call",
+                f"orchestration code called {trip.call}() during replay; use {_INSTEAD}",
+                source=trip.source,
+                position=trip.position,
+            )
+        if divergence is not None or outcome == "reached-end":
+            return divergence
+        if outcome == "interrupted":
+            return self._check_parked()
+        if self.interrupts < len(self.resumes):
+            return self.matcher.divergence(
+                "missing-command",
+                f"the history resumed {len(self.resumes)} interrupt(s) but the code now reaches "
+                f"{self.interrupts} interrupt() call(s)",
+                source=self.matcher.last_source,
+            )
+        try:
+            self.matcher.finish()
+        except DivergenceFound as found:
+            return found.divergence
+        if raised is not None:
+            return self._check_failed(raised)
+        return self._check_result(returned)
+
+    async def _arun(self, scratchpad: Any, namespace: str) -> Any:
+        return await lg.arun_entrypoint(self.bound, self.history.input, self.call, scratchpad, namespace, self.previous)
+
+    def _check_parked(self) -> Divergence | None:
+        """The code waits at interrupt number ``self.interrupts``: right only where the history waits."""
+        status = self.history.status
+        index = self.interrupts  # 1-based number of the interrupt the code waits at
+        if status in ("completed", "failed"):
+            return self.matcher.divergence(
+                "extra-command",
+                f"the code now waits at interrupt #{index}, which this {status} history never reached "
+                f"(it resumed {len(self.resumes)} interrupt(s))",
+                source=self.interrupt_source,
+            )
+        try:
+            self.matcher.finish()
+        except DivergenceFound:
+            event = self.matcher.events[self.matcher.index]
+            return self.matcher.divergence(
+                "missing-command",
+                f"the code now waits at interrupt #{index} before {event.kind} {event.name!r}, which the history "
+                f"recorded ({len(self.matcher.events) - self.matcher.index} recorded task call(s) not made)",
+                event=event,
+                source=self.interrupt_source,
+            )
+        return None
+
+    def _check_failed(self, error: BaseException) -> Divergence | None:
+        if self.history.status == "failed":
+            return None
+        if self.history.status in ("running", "parked"):
+            return None  # the recorded run had not ended; a failure now is for its resume to show
+        return self.matcher.divergence(
+            "result-mismatch",
+            f"the code now fails with {type(error).__name__}: {error}; the history completed",
+            source=self.matcher.last_source,
+        )
+
+    def _check_result(self, returned: Any) -> Divergence | None:
+        status = self.history.status
+        if status == "failed":
+            recorded = f"{self.history.error.type}: {self.history.error.message}" if self.history.error else "an error"
+            return self.matcher.divergence(
+                "result-mismatch",
+                f"the code now returns where the history failed with {recorded}",
+                source=self.matcher.last_source,
+            )
+        if status != "completed":
+            return None
+        now = normal_form(lg.final_value(returned))
+        if not _same(self.history.result, now):
+            return self.matcher.divergence(
+                "result-mismatch",
+                f"the code now returns {_short(now)}; the history recorded {_short(self.history.result)}",
+                source=self.matcher.last_source,
+            )
+        return None
+
+
+def _recorded(event: Event) -> Recorded:
+    return Recorded(seq=event.seq, kind=event.kind, name=event.name, args_digest=event.args_digest, payload=event)
+
+
+def _caller() -> SourcePosition | None:
+    """The line of project code that made the current call (the first frame outside libraries)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if is_project_file(frame.f_code.co_filename):
+            return SourcePosition(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def _same(recorded: Any, now: Any) -> bool:
+    """Recorded and current values agree; a value the importer redacted agrees with anything."""
+    if recorded == DEFAULT_REPLACEMENT:
+        return True
+    if isinstance(recorded, dict) and isinstance(now, dict):
+        return recorded.keys() == now.keys() and all(_same(recorded[key], now[key]) for key in recorded)
+    if isinstance(recorded, list) and isinstance(now, list):
+        return len(recorded) == len(now) and all(_same(a, b) for a, b in zip(recorded, now))
+    return _canonical(recorded) == _canonical(now)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = _canonical(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

