@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 from replaytest.lint.rule import CallFact, Invalid, Rule
+from replaytest.lint.vocabulary import RANDOM_FUNCTIONS
 
-_RANDOM_FUNCTIONS = (
-    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss",
-    "getrandbits", "randbytes", "triangular", "betavariate", "expovariate", "gammavariate",
-    "normalvariate", "lognormvariate", "vonmisesvariate", "paretovariate", "weibullvariate", "binomialvariate",
-)
 _SEEDABLE = {"random.Random", "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.seed"}
 
 
@@ -43,7 +39,7 @@ class DrawsUnrecordedRandomness(Rule):
     summary = "Randomness drawn in orchestration code"
     what = "draws fresh randomness"
     calls = {
-        **{f"random.{name}": "" for name in _RANDOM_FUNCTIONS},
+        **{f"random.{name}": "" for name in RANDOM_FUNCTIONS},
         "random.Random": "creates an unseeded random generator",
         "random.SystemRandom": "",
         "secrets.*": "",
