@@ -15,13 +15,12 @@ from __future__ import annotations
 import builtins
 import dataclasses
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
 from replaytest.lint.context import LintContext
+from replaytest.lint.cst_positions import node_spans
 from replaytest.lint.model import (
     MUTATING_METHODS,
     ORCHESTRATION,
@@ -1090,7 +1089,7 @@ class ModuleCollector:
         for function in self.functions:
             for pending in function.keys:
                 wanted.add(id(pending.node))
-        spans = _positions(tree, wanted) if wanted else {}
+        spans = node_spans(tree, wanted) if wanted else {}
 
         def span(pending: _Pending) -> Span:
             (line, column), (end_line, end_column) = spans.get(id(pending.node), ((1, 0), (1, 0)))
@@ -1248,60 +1247,3 @@ def _string_value(node: cst.CSTNode) -> str | None:
             return None
         return value if isinstance(value, str) else None
     return None
-
-
-class _NoRecord:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_NO_RECORD = _NoRecord()
-
-
-class _SpanState(CodegenState):
-    """Code generation that records positions of the wanted nodes only.
-
-    Tokens are appended as usual (the cheap part); line and column are brought up to date only when a
-    wanted node starts or ends, by scanning the tokens added since the last update, so the cost over a
-    plain code generation is proportional to the text, not to the number of tokens.
-    """
-
-    def __init__(self, module: cst.Module, wanted: set[int]) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.wanted = wanted
-        self.line = 1
-        self.column = 0
-        self.consumed = 0
-        self.spans: dict[int, tuple[tuple[int, int], tuple[int, int]]] = {}
-
-    def _catch_up(self) -> tuple[int, int]:
-        if self.consumed < len(self.tokens):
-            text = "".join(self.tokens[self.consumed:])
-            self.consumed = len(self.tokens)
-            newlines = text.count("\n") + text.count("\r") - text.count("\r\n")
-            if newlines:
-                self.line += newlines
-                self.column = len(text) - max(text.rfind("\n"), text.rfind("\r")) - 1
-            else:
-                self.column += len(text)
-        return self.line, self.column
-
-    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Any = None, end_node: Any = None) -> Any:
-        if id(node) not in self.wanted:
-            return _NO_RECORD
-        return self._record(node)
-
-    @contextmanager
-    def _record(self, node: cst.CSTNode) -> Iterator[None]:
-        start = self._catch_up()
-        yield
-        self.spans[id(node)] = (start, self._catch_up())
-
-
-def _positions(tree: cst.Module, wanted: set[int]) -> dict[int, tuple[tuple[int, int], tuple[int, int]]]:
-    state = _SpanState(tree, wanted)
-    tree._codegen(state)
-    return state.spans
