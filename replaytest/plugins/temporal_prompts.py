@@ -33,6 +33,7 @@ from temporalio import client, workflow
 from temporalio import worker as temporal_worker
 from temporalio.api.common.v1 import Payload
 
+from replaytest.plugins.temporal_internals import workflow_definition
 from replaytest.prompts import prompt_manifest
 
 PROMPT_HEADER = "replaytest-prompt"
@@ -106,7 +107,7 @@ class PromptInterceptor(client.Interceptor, temporal_worker.Interceptor):
         self._classes: dict[str, type] = {}
         for item in workflows:
             for cls in item if isinstance(item, (list, tuple)) else (item,):
-                definition = workflow._Definition.from_class(cls)
+                definition = workflow_definition(cls)
                 if definition is not None and definition.name is not None:
                     self._classes[definition.name] = cls
 

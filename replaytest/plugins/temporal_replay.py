@@ -40,6 +40,7 @@ from replaytest.plugins.temporal_failure import (
     with_traced_command,
 )
 from replaytest.plugins.temporal_history import sequence_problem, sniff_temporal_json
+from replaytest.plugins.temporal_internals import workflow_definition
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
@@ -277,13 +278,11 @@ def _resolve(workflows: WorkflowSet) -> list[_Group]:
     """Sort the WorkflowSet's objects into groups: each TemporalReplayConfig is one, loose workflow
     classes (directly, in lists, or found in a module) share a default one. Objects of other engines
     are ignored — the WorkflowSet is shared by every replayer."""
-    from temporalio.workflow import _Definition
-
     default = _Group(TemporalReplayConfig(), user_config=False)
     groups: list[_Group] = []
 
     def add(group: _Group, cls: type) -> None:
-        defn = _Definition.from_class(cls)
+        defn = workflow_definition(cls)
         if defn is None:
             return
         if defn.name is None:
