@@ -131,10 +131,11 @@ def _bracket_end(path: str, start: int) -> int:
 
 
 # Fragments of normalised key names that hold secrets or personal data. ``token`` spares counters
-# such as ``max_tokens`` / ``prompt_tokens`` (numbers a workflow may branch on, and no secret).
+# such as ``max_tokens`` / ``prompt_tokens`` (numbers a workflow may branch on, and no secret); ``ssn``
+# only at either end, since ``class_name`` normalises to ``classname``, which holds the letters.
 DEFAULT_KEY_PATTERN = re.compile(
     r"password|passwd|passphrase|pwd|secret|(?<!max)token(?!s|count|ize|limit)|apikey|accesskey|privatekey"
-    r"|authorization|authtoken|credential|cookie|sessionid|email|ssn|socialsecurity|cardnumber|creditcard"
+    r"|authorization|authtoken|credential|cookie|sessionid|email|^ssn|ssn$|socialsecurity|cardnumber|creditcard"
     r"|ccnumber|cvv|cvc|iban|^pin$|^auth$"
 )
 
