@@ -168,7 +168,11 @@ def lint(
     for note in result.notes:
         click.echo(f"replaytest: {note}", err=True)
     if write_baseline is not None:
-        store(write_baseline, result.diagnostics)
+        try:
+            store(write_baseline, result.diagnostics)
+        except OSError as error:
+            click.echo(f"error: cannot write the baseline {write_baseline}: {error.strerror or error}", err=True)
+            sys.exit(EXIT_ERROR)
         click.echo(f"wrote {len(result.diagnostics)} finding(s) to {write_baseline}", err=True)
         sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
     if known is not None:

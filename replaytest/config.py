@@ -157,9 +157,16 @@ def load_config(start: Path | None = None, explicit: Path | None = None) -> Conf
             document = tomllib.load(handle)
     except OSError as error:
         raise ConfigError(path, "(file)", f"cannot be read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:  # tomllib reports bytes that are not UTF-8 this way
+        raise ConfigError(path, "(file)", f"is not UTF-8 (byte {error.start}): {error.reason}") from None
+    except RecursionError:
+        raise ConfigError(path, "(file)", "is nested too deeply to read") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(path, "(file)", f"is not valid TOML: {error}") from None
-    table = document.get("tool", {}).get("replaytest", {})
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(path, "(table)", "[tool] must be a table")
+    table = tool.get("replaytest", {})
     return config_from_table(table, path)
 
 

@@ -44,9 +44,7 @@ from replaytest.replay.report import display_path, render_text
 from replaytest.replay.runner import (
     HISTORY_SUFFIX,
     WorkflowImportError,
-    is_history,
     load_workflows,
-    read_head,
     replay_file,
 )
 
@@ -388,12 +386,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> HistoryFil
     session = parent.config.stash.get(_SESSION, None)
     if session is None or not session.paths or not session.covers(file_path):
         return None
-    try:
-        head = read_head(file_path)
-    except OSError:
-        return None
-    if not is_history(head, session.replayers()):
-        return None
+    # Every *.json of the replay paths is an item: one that is not a history fails with the reason
+    # when it runs (the recogniser is the CLI's, ``runner.recognise``), never silently left out.
     return HistoryFile.from_parent(parent, path=file_path)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from replaytest.history.errors import HistoryError
+from replaytest.history.strict_json import loads_strict
 
 BLOB_THRESHOLD = 64 * 1024
 REF_PREFIX = "sha256:"
@@ -78,6 +79,6 @@ class BlobStore:
     def read_json(self, ref: str, source: Path | None, json_path: str) -> Any:
         data = self.read_bytes(ref, source, json_path)
         try:
-            return json.loads(data.decode("utf-8"))
+            return loads_strict(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
             raise HistoryError(source, json_path, f"blob {ref} is not UTF-8 JSON: {error}") from None

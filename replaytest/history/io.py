@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from replaytest.fileio import read_regular
 from replaytest.history.blobs import BLOB_THRESHOLD, BlobStore, blob_bytes
 from replaytest.history.errors import HistoryError
 from replaytest.history.model import (
@@ -35,6 +36,7 @@ from replaytest.history.model import (
     PromptRef,
     WorkflowInfo,
 )
+from replaytest.history.strict_json import StrictJSONError, loads_strict
 
 MAX_DEPTH = 400
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
@@ -75,7 +77,7 @@ def load_history(path: Path | str) -> History:
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError as error:
         raise HistoryError(path, None, f"cannot be read: {error.strerror or error}") from None
     data = parse_json(raw, path)
@@ -88,27 +90,20 @@ def load_history(path: Path | str) -> History:
 
 
 def parse_json(raw: bytes, path: Path | str | None) -> Any:
-    """Strict JSON (no NaN/Infinity, UTF-8); errors give line and column."""
+    """Strict JSON (``strict_json``: no NaN/Infinity or numbers overflowing to it, no duplicate keys),
+    UTF-8; errors give line and column or the JSON path."""
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(raw) > 1 and (raw[0] == 0) != (raw[1] == 0)):
+        raise HistoryError(path, None, "is UTF-16 (or another wide encoding); history files are UTF-8 JSON")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise HistoryError(path, None, f"is not UTF-8 (byte {error.start}): {error.reason}") from None
+    if not text.strip():
+        raise HistoryError(path, None, "is empty; a history is a JSON object")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as error:
-        raise HistoryError(path, None, f"line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}") from None
-    except _ConstantError as error:
-        raise HistoryError(path, None, f"invalid JSON: {error.args[0]} is not a JSON value") from None
-    except RecursionError:
-        raise HistoryError(path, None, "invalid JSON: nested too deeply") from None
-
-
-class _ConstantError(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    raise _ConstantError(name)
+        return loads_strict(text)
+    except StrictJSONError as error:
+        raise HistoryError(path, error.json_path, error.message) from None
 
 
 def history_from_dict(

@@ -40,7 +40,7 @@ class SummaryCache:
             with open(self.directory / key[:2] / f"{key}.json", "rb") as handle:
                 data = json.load(handle)
             summary = summary_from_json(data)
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):  # a damaged entry is a miss
             return None
         return summary if summary.path == path else replace(summary, path=path)
 

@@ -26,8 +26,8 @@ Diagnostics then pass selection, suppression comments and get line-independent f
 
 from __future__ import annotations
 
-import ast
 import hashlib
+import multiprocessing
 import os
 import sys
 import threading
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replaytest.config import CATEGORIES, Config, ConfigError
+from replaytest.fileio import NotRegularFileError, read_regular
 from replaytest.lint.cache import SummaryCache, summary_key
 from replaytest.lint.context import LintContext
 from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, resolve_source_roots, walk
@@ -65,6 +66,7 @@ from replaytest.lint.model import (
     ModuleSummary,
     Span,
 )
+from replaytest.lint.parse_guard import Screening, run_bounded, screen_source, syntax_problem, time_limit
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.resolve import Program, Reached
 from replaytest.lint.rule import Rule
@@ -111,7 +113,48 @@ def _error_summary(module: str, path: str, rule: str, message: str, line: int = 
 
 
 def summarise_source(context: LintContext, path: str, module: str, is_package: bool, data: bytes) -> ModuleSummary:
-    """Parse one file and summarise it; problems become an error summary, never an exception."""
+    """Parse one file and summarise it; problems become an error summary, never an exception.
+
+    CPython's parser screens the file first (``parse_guard``): what it refuses for nesting never reaches
+    libcst, and a long, deep statement is parsed in a child process with a time limit."""
+    screening = screen_source(data, path)
+    if screening.refusal is not None:
+        return _error_summary(module, path, SYNTAX_RULE, screening.refusal, screening.line, screening.column)
+    if screening.risky:
+        return _summarise_bounded(context, path, module, is_package, data, screening)
+    return _parse_and_collect(context, path, module, is_package, data, screening.syntax_error)
+
+
+def _summarise_bounded(
+    context: LintContext, path: str, module: str, is_package: bool, data: bytes, screening: Screening
+) -> ModuleSummary:
+    if "fork" in multiprocessing.get_all_start_methods():  # the child inherits the context as it is
+        outcome = run_bounded(_parse_and_collect, (context, path, module, is_package, data, screening.syntax_error),
+                              time_limit(len(data)))
+    else:
+        rule_classes = [type(rule) for rule in context.rules.values()]
+        outcome = run_bounded(
+            _parse_and_collect_fresh,
+            (context.config, context.given_profiles, rule_classes, path, module, is_package, data),
+            time_limit(len(data)),
+        )
+    if outcome.problem is not None:
+        message = f"not analysed: nested too deeply for the libcst parser: {outcome.problem}"
+        return _error_summary(module, path, SYNTAX_RULE, message, screening.line, 1)
+    return outcome.value
+
+
+def _parse_and_collect_fresh(
+    config: Config, profiles: Sequence[FrameworkProfile], rules: Sequence[type[Rule]], path: str, module: str,
+    is_package: bool, data: bytes,
+) -> ModuleSummary:
+    context = LintContext(config, profiles, rules)
+    return _parse_and_collect(context, path, module, is_package, data, screen_source(data, path).syntax_error)
+
+
+def _parse_and_collect(
+    context: LintContext, path: str, module: str, is_package: bool, data: bytes, python_error: SyntaxError | None
+) -> ModuleSummary:
     # Imported here: a run served entirely from the cache never loads the parser.
     import libcst as cst
 
@@ -121,7 +164,6 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
         tree = cst.parse_module(data)
     except cst.ParserSyntaxError as error:
         detail = str(error.message).splitlines()[0] if error.message else "invalid syntax"
-        python_error = _python_syntax_error(data, path)
         if python_error is None:
             message = f"not analysed: valid Python that the libcst parser does not support ({detail})"
             return _error_summary(module, path, SYNTAX_RULE, message, error.raw_line, error.raw_column + 1)
@@ -148,18 +190,6 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
             module, path, INTERNAL_ERROR_RULE,
             f"internal error while analysing: {error!r} at {Path(where.filename).name}:{where.lineno}",
         )
-
-
-def _python_syntax_error(data: bytes, path: str) -> SyntaxError | None:
-    """The running interpreter's verdict on a source libcst rejected: None when it parses (libcst lags
-    behind some grammar corners), else its SyntaxError (an empty one when it fails otherwise)."""
-    try:
-        compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        return error
-    except (ValueError, RecursionError, MemoryError):
-        return SyntaxError()
-    return None
 
 
 _DEEP_STACK_BYTES = 512 * 1024 * 1024
@@ -224,10 +254,12 @@ class _Run:
 
     def read(self, path: Path) -> bytes | None:
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data = read_regular(path)
         except IsADirectoryError:
             self.read_errors[path] = "is a directory, not a Python file"
+            return None
+        except NotRegularFileError as error:
+            self.read_errors[path] = f"{error.strerror}; not read"
             return None
         except OSError as error:
             self.read_errors[path] = f"cannot be read: {error.strerror or error}"
@@ -305,11 +337,18 @@ def lint_paths(
     digests: dict[str, str] = {}
     for source in files:
         data = run.read(source.path)
-        if data is not None:
-            digests[source.display] = hashlib.sha256(data).hexdigest()
-        if data is not None and (b"replaytest" in data or b"noqa" in data or b"NOQA" in data):
+        if data is None:
+            continue
+        digests[source.display] = hashlib.sha256(data).hexdigest()
+        if b"replaytest" in data or b"noqa" in data or b"NOQA" in data:
             run.comments[source.path] = parse_suppressions(_decode(data), prefixes)
-        if data is None or not context.screen(data):
+        if not context.screen(data):
+            # No rule needs it parsed, but a file lint was asked to check is never called checked when
+            # it is not Python: CPython's parser (fast) vets it, libcst only sees the ones it rejects.
+            if syntax_problem(data, str(source.path)) is not None:
+                vetted = summarise_source(context, str(source.path), source.module, source.is_package, data)
+                if vetted.error is not None:
+                    run.summaries[source.path] = vetted
             continue
         screened.append(source)
         key, summary = run.cached_or_none(source, data)
@@ -689,6 +728,19 @@ def _finish(
     context: LintContext, comments: dict[Path, list[Suppression]],
 ) -> LintResult:
     selection = Selection(config.select, config.ignore, config.per_file_ignores, config.root, cwd)
+    prefixes = {code.rstrip("0123456789") for code in context.rules}
+
+    def comments_of(path: Path) -> list[Suppression]:
+        # A helper outside the linted files still has its suppression comments honoured at its own line.
+        if path not in comments:
+            try:
+                text = _decode(read_regular(path))
+            except OSError:
+                text = ""
+            wanted = "replaytest" in text or "noqa" in text.lower()
+            comments[path] = parse_suppressions(text, prefixes) if wanted else []
+        return comments[path]
+
     kept: list[Diagnostic] = []
     seen: set[tuple] = set()
     # Findings reached through a helper, by (rule, helper line): reported once, at the first call site.
@@ -696,12 +748,11 @@ def _finish(
     for source, diagnostic in raw:
         if not selection.keeps(diagnostic):
             continue
-        if suppress(diagnostic, comments.get(source.path, ())):
+        if suppress(diagnostic, comments_of(source.path)):
             continue
         if diagnostic.root is not None:
             root_path, root_line, root_column = diagnostic.root
-            at_root = replace(diagnostic, line=root_line, column=root_column)
-            if suppress(at_root, comments.get(Path(root_path), ())):
+            if suppress(replace(diagnostic, line=root_line, column=root_column), comments_of(Path(root_path))):
                 continue
             through_helpers.setdefault((diagnostic.rule, diagnostic.root), []).append(diagnostic)
             continue
@@ -715,12 +766,13 @@ def _finish(
         first = sites[0]
         others = {(s.path, s.line, s.column): s.scope for s in sites[1:]}
         others.pop((first.path, first.line, first.column), None)
+        message = first.message
         if others:
             # The other call sites are named by function, not line, so the fingerprint survives edits elsewhere.
             plural = "s" if len(others) > 1 else ""
-            names = ", ".join(sorted(set(others.values())))
-            first = replace(first, message=f"{first.message} (also reached from {len(others)} other call site{plural}, in {names})")
-        kept.append(first)
+            message += (f" (also reached from {len(others)} other call site{plural}, in "
+                        f"{', '.join(sorted(set(others.values())))})")
+        kept.append(replace(first, message=message))
     messages = [f"{problem.display}: {problem.problem}" for problem in problems]
     unused, comment_errors = _check_comments(files, comments, selection, context)
     kept.extend(unused)

@@ -214,13 +214,19 @@ def write_baseline(path: Path, diagnostics: Sequence[Diagnostic]) -> None:
     path.write_text(json.dumps({"version": BASELINE_VERSION, "findings": entries}, indent=2) + "\n", encoding="utf-8")
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def read_baseline(path: Path) -> Counter:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except OSError as error:
         raise BaselineError(f"{path}: cannot be read: {error.strerror or error}") from None
     except ValueError as error:
-        raise BaselineError(f"{path}: is not valid JSON: {error}") from None
+        raise BaselineError(f"{path}: is not valid JSON: {str(error).splitlines()[0][:200]}") from None
+    except RecursionError:
+        raise BaselineError(f"{path}: is not a replaytest baseline (nested too deeply)") from None
     if not isinstance(document, dict) or document.get("version") != BASELINE_VERSION or not isinstance(
         document.get("findings"), list
     ):

@@ -59,10 +59,7 @@ def sniff_temporal_json(head: bytes) -> bool:
 
 def event_type(event: Mapping[str, Any]) -> str:
     """``EVENT_TYPE_TIMER_STARTED`` and ``TimerStarted`` both become ``TimerStarted``."""
-    raw = str(event.get("eventType", ""))
-    if raw.startswith("EVENT_TYPE_"):
-        return "".join(part.capitalize() for part in raw[len("EVENT_TYPE_") :].split("_"))
-    return raw
+    return short_type_name(str(event.get("eventType", "")))
 
 
 def event_id(event: Mapping[str, Any]) -> int | None:
@@ -178,3 +175,58 @@ def find_event(events: Sequence[Mapping[str, Any]], position: int) -> Mapping[st
     if 0 < position <= len(events) and event_id(events[position - 1]) == position:
         return events[position - 1]
     return next((event for event in events if event_id(event) == position), None)
+
+
+# --- validation before the Replayer sees a history ----------------------------------------------------
+
+# After a workflow task starts, the server buffers everything else until the task ends: the next event
+# closes the task (or the run). sdk-core panics on anything else and the replay never returns.
+_AFTER_TASK_STARTED = frozenset(
+    {"WorkflowTaskCompleted", "WorkflowTaskFailed", "WorkflowTaskTimedOut", "WorkflowExecutionTerminated"}
+)
+
+
+def short_type_name(raw: str) -> str:
+    """``EVENT_TYPE_TIMER_STARTED`` and ``TimerStarted`` both become ``TimerStarted``."""
+    if raw.startswith("EVENT_TYPE_"):
+        return "".join(part.capitalize() for part in raw[len("EVENT_TYPE_") :].split("_"))
+    return raw
+
+
+def sequence_problem(events: Sequence[tuple[Any, str]]) -> tuple[int, str] | None:
+    """The first reason sdk-core would reject (or choke on) this event sequence, as ``(event number,
+    message)`` with 1-based numbers; None for a well-formed sequence. ``events`` are ``(eventId, event
+    type)`` pairs in file order, the type in either spelling.
+
+    Checked: the first event starts the workflow; event ids are 1, 2, 3, … without gaps or reordering;
+    every event has a type; a started workflow task is followed by its end (completed, failed, timed
+    out) or the run's termination; a completed workflow task follows a started one.
+    """
+    if not events:
+        return 1, "the history has no events"
+    previous = ""
+    for index, (raw_id, raw_type) in enumerate(events):
+        number = index + 1
+        kind = short_type_name(str(raw_type or ""))
+        try:
+            event_number = int(raw_id)
+        except (TypeError, ValueError):
+            return number, f"event #{number} has no valid eventId ({_shown(raw_id)})"
+        if event_number != number:
+            return number, f"event #{number} has eventId {event_number}; ids must run 1, 2, 3, … in order"
+        if not kind or kind in ("Unspecified", "EventTypeUnspecified"):
+            return number, f"event #{number} has no event type"
+        if index == 0 and kind != "WorkflowExecutionStarted":
+            return number, f"the first event is {kind}, not WorkflowExecutionStarted"
+        if previous == "WorkflowTaskStarted" and kind not in _AFTER_TASK_STARTED:
+            return number, (f"event #{number} is {kind}, but a started workflow task must be followed by "
+                            "its completion, failure or time-out")
+        if kind == "WorkflowTaskCompleted" and previous != "WorkflowTaskStarted":
+            return number, f"event #{number} completes a workflow task that was not started (previous: {previous})"
+        previous = kind
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from replaytest.fileio import read_regular
 from replaytest.plugins.temporal_failure import (
     TRACEABLE_KINDS,
     Classified,
@@ -38,7 +39,7 @@ from replaytest.plugins.temporal_failure import (
     placed,
     with_traced_command,
 )
-from replaytest.plugins.temporal_history import sniff_temporal_json
+from replaytest.plugins.temporal_history import sequence_problem, sniff_temporal_json
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
@@ -48,8 +49,10 @@ if TYPE_CHECKING:
     from temporalio.worker import Replayer, WorkflowReplayResult
 
 ENGINE = "temporal"
-# Generous: temporalio needs ~4 s for 12,000 events; a replay that takes longer than this is hung.
-REPLAY_TIMEOUT_S = 600.0
+# A last resort: histories sdk-core would panic on are refused before replay (``sequence_problem``), but
+# a panic leaves the replay waiting forever. temporalio needs ~4 s for 12,000 events; allow far more.
+REPLAY_TIMEOUT_S = 60.0
+REPLAY_TIMEOUT_PER_1000_EVENTS_S = 5.0
 # Replayers kept open per TemporalReplayer; each holds a core worker, so tests that replay against many
 # different workflow sets do not accumulate them.
 MAX_OPEN_SESSIONS = 8
@@ -129,7 +132,7 @@ class TemporalReplayer:
             result.status, result.error = "error", "temporalio is not installed; install replaytest[temporal]"
             return result
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_regular(path).decode("utf-8")
             history = WorkflowHistory.from_json(path.stem, text)
         except (OSError, UnicodeDecodeError, ValueError, TypeError) as error:
             result.status, result.error = "error", f"{path}: not a readable Temporal history: {error}"
@@ -137,6 +140,10 @@ class TemporalReplayer:
         result.events = len(history.events)
         if not history.events or not history.events[0].HasField("workflow_execution_started_event_attributes"):
             result.status, result.error = "error", f"{path}: the first event is not WorkflowExecutionStarted"
+            return result
+        problem = _sequence_problem(history)
+        if problem is not None:
+            result.status, result.error = "error", f"{path}: malformed Temporal history: {problem[1]}"
             return result
         started = history.events[0].workflow_execution_started_event_attributes
         result.workflow_type = started.workflow_type.name
@@ -341,6 +348,19 @@ def _converter_trouble(text: str) -> bool:
     return any(marker in text for marker in _CONVERTER_TROUBLE)
 
 
+def _sequence_problem(history: WorkflowHistory) -> tuple[int, str] | None:
+    """``temporal_history.sequence_problem`` on the parsed events (sdk-core panics on such histories)."""
+    from temporalio.api.enums.v1 import EventType
+
+    def name(value: Any) -> str:
+        try:
+            return EventType.Name(value)
+        except ValueError:
+            return ""
+
+    return sequence_problem([(event.event_id, name(event.event_type)) for event in history.events])
+
+
 def _has_workflow_task(history: WorkflowHistory) -> bool:
     from temporalio.api.enums.v1 import EventType
 
@@ -391,11 +411,14 @@ class _Session:
 
     def replay(self, history: WorkflowHistory) -> WorkflowReplayResult:
         future = _loop().submit(self._replay(history))
+        limit = REPLAY_TIMEOUT_S + REPLAY_TIMEOUT_PER_1000_EVENTS_S * len(history.events) / 1000
         try:
-            return future.result(REPLAY_TIMEOUT_S)
+            return future.result(limit)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            raise TimeoutError(f"replay did not finish within {REPLAY_TIMEOUT_S:.0f} s") from None
+            raise TimeoutError(
+                f"replay did not finish within {limit:.0f} s (sdk-core may have stopped on a history it cannot read)"
+            ) from None
 
     def close(self) -> None:
         _OPEN.discard(self)

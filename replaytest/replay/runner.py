@@ -13,6 +13,7 @@ module never imports a framework.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 import time
@@ -20,8 +21,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from replaytest.fileio import read_regular
 from replaytest.history.errors import HistoryError
-from replaytest.history.io import load_history
+from replaytest.history.io import load_history, parse_json
+from replaytest.history.model import FORMAT
 from replaytest.history.sniff import UNKNOWN_ENGINE, neutral_engine
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.capture import captured_output
@@ -36,8 +39,7 @@ class WorkflowImportError(Exception):
 
 
 def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read(size)
+    return read_regular(path, size)
 
 
 def find_replayer(head: bytes, replayers: Sequence[HistoryReplayer]) -> HistoryReplayer | None:
@@ -52,20 +54,31 @@ def find_replayer(head: bytes, replayers: Sequence[HistoryReplayer]) -> HistoryR
     return None
 
 
-def is_history(head: bytes, replayers: Sequence[HistoryReplayer]) -> bool:
-    """True if a file starting with ``head`` is a history: neutral (even of an engine no replayer
-    handles — replaying it reports that) or recognised by a replayer."""
-    return neutral_engine(head) is not None or find_replayer(head, replayers) is not None
-
-
 def _replayer_of(engine: str, replayers: Sequence[HistoryReplayer]) -> HistoryReplayer | None:
     return next((replayer for replayer in replayers if replayer.engine == engine), None)
 
 
-def _dispatch(path: Path, head: bytes, replayers: Sequence[HistoryReplayer]) -> HistoryReplayer | str:
-    """The replayer for ``path``, or why there is none."""
+def recognise(path: Path, head: bytes, replayers: Sequence[HistoryReplayer]) -> HistoryReplayer | str:
+    """The replayer for the history file ``path`` (starting with ``head``), or why there is none.
+
+    The one recogniser of both faces (``replaytest replay`` and pytest collection run every ``*.json``
+    of the replay paths through it): the first bytes decide the usual case; otherwise the whole file is
+    read as strict JSON and recognised by its structure, so key order, separators or a large first
+    payload never make a history invisible, and a file that is not one fails with the reason."""
     engines = ", ".join(r.engine for r in replayers) or "none installed"
     engine = neutral_engine(head)
+    if engine is None and find_replayer(head, replayers) is None:
+        try:
+            document = parse_json(read_regular(path), path)
+        except HistoryError as error:
+            return f"not a history: {error}"
+        except OSError as error:
+            return f"cannot read history: {error.strerror or error}"
+        found = _by_structure(document, replayers)
+        if found is None:
+            return (f"not a history any replayer recognises: a JSON document with neither \"format\": "
+                    f"\"{FORMAT}\" nor a recognised engine's events (replayers: {engines})")
+        engine, head = found
     if engine == UNKNOWN_ENGINE:
         # Rare (a hand-ordered file, or a broken one): the validating loader finds the engine or says
         # what is wrong with the file, with its JSON path.
@@ -82,6 +95,21 @@ def _dispatch(path: Path, head: bytes, replayers: Sequence[HistoryReplayer]) -> 
     if replayer is None:
         return f"not a history any replayer recognises (replayers: {engines})"
     return replayer
+
+
+def _by_structure(document: Any, replayers: Sequence[HistoryReplayer]) -> tuple[str | None, bytes] | None:
+    """(neutral engine or None, a head the replayers can sniff) for a parsed document, or None."""
+    if not isinstance(document, dict):
+        return None
+    if document.get("format") == FORMAT:
+        return UNKNOWN_ENGINE, b""
+    # Engine formats: the replayers sniff a canonical head made of the top-level scalars and the first event.
+    summary = {key: value for key, value in document.items() if not isinstance(value, (dict, list))}
+    events = document.get("events")
+    if isinstance(events, list):
+        summary["events"] = events[:1]
+    head = json.dumps(summary, ensure_ascii=False).encode("utf-8")
+    return (None, head) if find_replayer(head, replayers) is not None else None
 
 
 def iter_history_files(paths: Iterable[str | Path]) -> Iterator[Path]:
@@ -117,7 +145,15 @@ def import_object(spec: str, base: Path | None = None) -> Any:
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as error:
-        raise WorkflowImportError(f"cannot import {spec!r}: {error}") from error
+        raise WorkflowImportError(f"cannot import {spec!r}: {error}") from None
+    except SyntaxError as error:
+        where = f" ({error.filename}, line {error.lineno})" if error.filename else ""
+        raise WorkflowImportError(f"cannot import {spec!r}: syntax error{where}: {error.msg}") from None
+    except SystemExit as error:
+        # The module's own exit code must not become replaytest's.
+        raise WorkflowImportError(f"cannot import {spec!r}: importing it called sys.exit({error.code!r})") from None
+    except Exception as error:  # the module raised while it was imported
+        raise WorkflowImportError(f"cannot import {spec!r}: importing it raised {type(error).__name__}: {error}") from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -152,7 +188,7 @@ def replay_file(
         head = read_head(path)
     except OSError as error:
         return ReplayResult(path, "?", "?", status="error", error=f"cannot read history: {error.strerror or error}")
-    replayer = _dispatch(path, head, replayers)
+    replayer = recognise(path, head, replayers)
     if isinstance(replayer, str):
         return ReplayResult(path, "?", "?", status="error", error=replayer)
     with captured_output() as captured:

@@ -26,7 +26,11 @@ ALLOWED: dict[str, set[str]] = {
     "prompts": {"prompts", "history"},
     "history": {"history"},
     "config": {"config"},
+    "fileio": set(),
 }
+# Reading input files safely (regular files only) is shared by every layer.
+for _allowed in ALLOWED.values():
+    _allowed.add("fileio")
 
 
 def _layer(module: str) -> str:

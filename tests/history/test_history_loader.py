@@ -114,7 +114,8 @@ def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
     ("raw", "message"),
     [
         (b'{"a": NaN}', "invalid JSON: NaN is not a JSON value"),
-        (b"\xff\xfe{}", "is not UTF-8 (byte 0): invalid start byte"),
+        (b"\xff\xfe{}", "is UTF-16 (or another wide encoding); history files are UTF-8 JSON"),
+        (b"\xff{}", "is not UTF-8 (byte 0): invalid start byte"),
         (b"[" * 100000 + b"]" * 100000, "invalid JSON: nested too deeply"),
         (b"[]", None),
     ],

@@ -212,13 +212,15 @@ def test_a_malformed_history_fails_naming_the_file_and_json_path(pytester: pytes
     result.stdout.fnmatch_lines(["*zz-broken.json*$.workflow.id*expected a string*", "replayed 4 histories: 3 passed, 0 diverged, 0 stale, 1 error"])
 
 
-def test_other_json_files_under_the_replay_paths_are_ignored(pytester: pytest.Pytester) -> None:
+def test_every_json_under_the_replay_paths_is_an_item_but_blob_stores_are_not(pytester: pytest.Pytester) -> None:
     make_project(pytester)
+    # Not a history: collected, and fails with the reason when run (never left out silently).
     (pytester.path / "histories/notes.json").write_text('{"not": "a history"}')
     # Blob stores beside histories hold payloads, even ones that quote a history.
     (pytester.path / "histories/blobs").mkdir()
     (pytester.path / "histories/blobs/quoted.json").write_text('{"format": "replaytest-history", "partial": true}')
-    assert collected(pytester.runpytest("--collect-only", "-q", "histories")) == history_ids()
+    assert collected(pytester.runpytest("--collect-only", "-q", "histories")) == sorted(
+        [*history_ids(), "histories/notes.json::replay"])
 
 
 def test_xdist_merges_the_summary_on_the_controller(pytester: pytest.Pytester) -> None:

@@ -1,0 +1,97 @@
+"""Files libcst's native parser cannot take: nesting that crashes it (SIGSEGV in the parser) and long
+deep chains whose parse time explodes. Lint runs in a subprocess here (as everywhere in these tests),
+so a crash would show as exit 139 instead of killing pytest; each such file must be RT001 and every
+other file must still be checked."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, run_replaytest
+
+from replaytest.lint.parse_guard import run_bounded, screen_source
+
+HEADER = "from temporalio import workflow\n\n\n@workflow.defn\nclass Wf:\n    @workflow.run\n    async def run(self) -> None:\n        return None\n\n\n"
+
+# Each crashed libcst 1.x (exit 139) when parsed in-process; CPython refuses all of them at once.
+CRASHERS = {
+    "calls.py": "f(" * 3000 + ")" * 3000,
+    "unary.py": "x = " + "-" * 30_000 + "1",
+    "nots.py": "x = " + "not " * 10_000 + "1",
+    "lambdas.py": "x = " + "lambda: " * 5_000 + "1",
+}
+# Valid Python CPython accepts, but libcst needs minutes for (time grows with the cube of the chain).
+SLOW = {"subscripts.py": "x = a" + '["k"]' * 2_000}
+# Refused by CPython's parser (recursion during AST construction) - not even tried by libcst.
+TOO_LONG = {"attributes.py": "x = a" + ".b" * 20_000}
+
+
+def _lint(project, env=None):
+    return run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project, timeout=240, env=env)
+
+
+def _by_path(report):
+    out: dict[str, list[dict]] = {}
+    for diagnostic in report["diagnostics"]:
+        out.setdefault(diagnostic["path"], []).append(diagnostic)
+    return out
+
+
+def test_files_that_crash_libcst_are_rt001_and_the_run_goes_on(make_project) -> None:
+    files = {name: HEADER + body + "\n" for name, body in {**CRASHERS, **TOO_LONG}.items()}
+    project = make_project({"app/__init__.py": "", "app/wf.py": CLOCK_WORKFLOW, **{f"app/{k}": v for k, v in files.items()}})
+    run = _lint(project)
+    assert run.returncode == 2, run.describe()
+    report = run.json()
+    assert ("app/wf.py", CLOCK_WORKFLOW_LINE, "clock") in findings(report)
+    by_path = _by_path(report)
+    for name in files:
+        diagnostics = by_path.get(f"app/{name}")
+        assert diagnostics and [d["rule"] for d in diagnostics] == ["RT001"], (name, run.describe())
+        assert "nested too deeply" in diagnostics[0]["message"]
+    assert report["summary"]["errors"] == len(files)
+
+
+def test_slow_parse_is_bounded_and_reported(make_project) -> None:
+    files = {f"app/{name}": HEADER + body + "\n" for name, body in SLOW.items()}
+    project = make_project({"app/__init__.py": "", "app/wf.py": CLOCK_WORKFLOW, **files})
+    run = _lint(project, env={"REPLAYTEST_PARSE_TIME_LIMIT": "2"})
+    assert run.returncode == 2, run.describe()
+    report = run.json()
+    assert ("app/wf.py", CLOCK_WORKFLOW_LINE, "clock") in findings(report)
+    [diagnostic] = _by_path(report)["app/subscripts.py"]
+    assert diagnostic["rule"] == "RT001"
+    assert diagnostic["message"] == "not analysed: nested too deeply for the libcst parser: the parser did not finish within 2 s"
+    assert diagnostic["line"] == HEADER.count("\n") + 1
+
+
+def test_broken_file_without_framework_code_is_not_counted_as_checked(make_project) -> None:
+    project = make_project({"util.py": "def helper(:\n    return 1\n", "fine.py": "x = 1\n"})
+    run = _lint(project)
+    assert run.returncode == 2, run.describe()
+    [diagnostic] = run.json()["diagnostics"]
+    assert (diagnostic["path"], diagnostic["line"], diagnostic["rule"]) == ("util.py", 1, "RT001")
+
+
+def test_shallow_long_statements_and_deep_short_ones_stay_in_process() -> None:
+    table = "TABLE = {" + ", ".join(f'"k{i}": {i}' for i in range(2_000)) + "}\n"
+    assert screen_source(table.encode(), "t.py").risky is False
+    assert screen_source(("x = " + "-" * 120 + "1\n").encode(), "u.py").risky is False
+    assert screen_source(("x = a" + ".b" * 1_000 + "\n").encode(), "a.py").risky is True
+
+
+def _crash() -> None:
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def _sleep() -> None:
+    import time
+
+    time.sleep(60)
+
+
+def test_bounded_run_reports_a_crash_and_a_timeout() -> None:
+    assert run_bounded(_crash, (), 30).problem == f"the parser crashed (signal {int(signal.SIGSEGV)})"
+    assert run_bounded(_sleep, (), 0.5).problem == "the parser did not finish within 0 s"
+    assert run_bounded(len, ("abc",), 30).value == 3

@@ -1,0 +1,142 @@
+"""Input that cannot be used gives exit 2 and one clear ``error:`` line, never a traceback (exit 1 is
+reserved for findings and divergences). Each case runs the real command line in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HISTORY = REPO / "fixtures/histories/support_agent-question.json"
+AGENT = REPO / "fixtures/journal_app/agent.py"
+
+
+def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    return subprocess.run([sys.executable, "-m", "replaytest", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def _one_error_line(run: subprocess.CompletedProcess[str], expected: str) -> None:
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr + run.stdout
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and expected in errors[0], run.stderr
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "expected"),
+    [
+        (b'tool = "x"\n', "[tool] must be a table"),
+        (b"[tool.replaytest]\n# \xff\xfe not UTF-8\n", "is not UTF-8 (byte"),
+        (b"[tool.replaytest]\nx = " + b"[" * 3000 + b"]" * 3000 + b"\n", "is nested too deeply to read"),
+    ],
+    ids=["tool-is-a-string", "non-utf8", "deep-toml"],
+)
+def test_broken_pyproject(tmp_path: Path, pyproject: bytes, expected: str) -> None:
+    (tmp_path / "pyproject.toml").write_bytes(pyproject)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    _one_error_line(_run(tmp_path, "lint", "--no-cache", "."), expected)
+    _one_error_line(_run(tmp_path, "replay", str(HISTORY), "-w", "agent:support_agent"), expected)
+
+
+def test_write_baseline_into_a_missing_folder(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    _one_error_line(_run(tmp_path, "lint", "--no-cache", "--write-baseline", "missing/b.json", "."),
+                    "cannot write the baseline missing/b.json: No such file or directory")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"version": 1, "findings": [Infinity]}', "Infinity is not a JSON value"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ],
+    ids=["infinity", "deep"],
+)
+def test_broken_baseline(tmp_path: Path, text: str, expected: str) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "baseline.json").write_text(text)
+    _one_error_line(_run(tmp_path, "lint", "--no-cache", "--baseline", "baseline.json", "."), expected)
+
+
+def test_deeply_nested_cache_entry_is_a_miss(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n")
+    (tmp_path / "wf.py").write_text(
+        "import time\nfrom temporalio import workflow\n\n\n@workflow.defn\nclass W:\n    @workflow.run\n"
+        "    async def run(self) -> float:\n        return time.time()\n")
+    first = _run(tmp_path, "lint", ".")
+    assert first.returncode == 1, first.stdout + first.stderr
+    entries = list((tmp_path / ".replaytest_cache").rglob("*.json"))
+    assert entries
+    for entry in entries:
+        entry.write_text("[" * 100_000 + "]" * 100_000)
+    second = _run(tmp_path, "lint", ".")
+    assert (second.returncode, second.stdout) == (1, first.stdout), second.stderr
+
+
+def _histories(folder: Path) -> dict[str, str]:
+    text = HISTORY.read_text(encoding="utf-8")
+    document = json.loads(text)
+    nested: object = "x"
+    for _ in range(900):
+        nested = [nested]
+    cases = {
+        "surrogate.json": (text.replace('"id": "', '"id": "\\ud800', 1), "$.workflow.id: string holds a lone UTF-16 surrogate"),
+        "bigint.json": (text.replace('"format_version": 1', '"format_version": ' + "9" * 5000),
+                        "an integer has more digits than Python converts"),
+        "deep.json": (json.dumps(dict(document, input={"nested": nested})), "nested deeper than 400 levels"),
+    }
+    for name, (content, _) in cases.items():
+        (folder / name).write_text(content, encoding="utf-8")
+    return {name: expected for name, (_, expected) in cases.items()}
+
+
+def test_hostile_histories_in_diff_and_redact(tmp_path: Path) -> None:
+    for name, expected in _histories(tmp_path).items():
+        _one_error_line(_run(tmp_path, "diff", name, str(HISTORY)), expected)
+        _one_error_line(_run(tmp_path, "redact", "--out", "out", name), expected)
+
+
+def test_hostile_histories_in_replay(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(AGENT.read_text())
+    for name, expected in _histories(tmp_path).items():
+        run = _run(tmp_path, "replay", name, "-w", "agent:support_agent")
+        assert run.returncode == 2 and "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
+        assert expected in run.stdout
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("raise RuntimeError('boom')\n", "cannot import 'broken_mod:x': importing it raised RuntimeError: boom"),
+        ("def f(:\n", "cannot import 'broken_mod:x': syntax error ("),
+        ("import sys\nsys.exit(3)\n", "cannot import 'broken_mod:x': importing it called sys.exit(3)"),
+    ],
+    ids=["raises", "syntax-error", "sys-exit-3"],
+)
+def test_workflows_module_that_fails_on_import(tmp_path: Path, source: str, expected: str) -> None:
+    (tmp_path / "broken_mod.py").write_text(source)
+    _one_error_line(_run(tmp_path, "replay", str(HISTORY), "--workflows", "broken_mod:x"), expected)
+
+
+def test_pytest_reports_a_failing_import_in_one_short_line_per_history(tmp_path: Path) -> None:
+    (tmp_path / "broken_mod.py").write_text("raise RuntimeError('boom')\n")
+    (tmp_path / "histories").mkdir()
+    for name in ("a.json", "b.json"):
+        (tmp_path / "histories" / name).write_text(HISTORY.read_text(encoding="utf-8"))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nreplay_paths = ["histories"]\nreplay_workflows = ["broken_mod:x"]\n')
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "histories"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert run.returncode == 1, run.stdout
+    assert run.stdout.count("cannot load the current code to replay against: cannot import 'broken_mod:x': "
+                            "importing it raised RuntimeError: boom") == 2
+    assert len(run.stdout.splitlines()) < 40, run.stdout
