@@ -97,7 +97,7 @@ def test_stale_history_alone_makes_check_exit_2(stale_project: Path) -> None:
     run = _replaytest(stale_project, "check", "--no-cache", "--format", "json")
     assert run.returncode == 2, run.stdout + run.stderr
     replay = json.loads(run.stdout)["replay"]
-    assert replay["summary"] == {"histories": 3, "passed": 0, "diverged": 0, "stale": 3, "error": 0, "warnings": 0}
+    assert replay["summary"] == {"histories": 3, "passed": 0, "diverged": 0, "stale": 3, "error": 0, "warnings": 0, "notes": []}
 
 
 # --- check --format json: the replay half, by content ---------------------------------------------
@@ -114,7 +114,7 @@ def test_check_json_replay_half_names_each_history_and_its_divergence(tmp_path: 
     run = _replaytest(tmp_path, "check", "--no-cache", "--format", "json")
     assert run.returncode == 1, run.stdout + run.stderr
     replay = json.loads(run.stdout)["replay"]
-    assert replay["summary"] == {"histories": 3, "passed": 1, "diverged": 2, "stale": 0, "error": 0, "warnings": 0}
+    assert replay["summary"] == {"histories": 3, "passed": 1, "diverged": 2, "stale": 0, "error": 0, "warnings": 0, "notes": []}
     by_file = {Path(item["history"]).name: item for item in replay["results"]}
     assert sorted(by_file) == ["support_agent-question.json", "support_agent-refund-approved.json",
                                "support_agent-refund-waiting.json"]
