@@ -15,12 +15,19 @@ from typing import TYPE_CHECKING
 import click
 
 from replaytest import __version__
+from replaytest.fileio import escape_controls
 
 if TYPE_CHECKING:
     from replaytest.gate import CoverageRun
+    from replaytest.history.model import History
     from replaytest.lint.model import LintResult
     from replaytest.lint.rule import Rule
     from replaytest.replay.divergence import ReplayResult
+
+def _safe(text: str) -> str:
+    """One line of output holding names or values from input files, control characters escaped."""
+    return escape_controls(text)
+
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -119,7 +126,7 @@ def _run_lint(
 def _setup_failed(error: Exception, output_format: str) -> None:
     import json
 
-    click.echo(f"error: {error}", err=True)
+    click.echo(f"error: {_safe(str(error))}", err=True)
     if output_format == "json":
         click.echo(json.dumps({"version": 1, "diagnostics": [], "summary": {"files": 0, "diagnostics": 0, "errors": 1}}))
     sys.exit(EXIT_ERROR)
@@ -181,7 +188,8 @@ def lint(
         # CI formats: paths relative to the repository root, wherever in it the job runs.
         click.echo(REPORTERS[output_format](result, rules, cwd=Path.cwd()), nl=False)  # type: ignore[call-arg]
     else:
-        click.echo(REPORTERS[output_format](result, rules), nl=False)
+        report = REPORTERS[output_format](result, rules)
+        click.echo(escape_controls(report, keep_newlines=True) if output_format == "text" else report, nl=False)
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
@@ -226,7 +234,7 @@ def rules(code: str | None) -> None:
     try:
         available = load_rules()
     except RuleLoadError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     if code is None:
         for rule in available:
@@ -275,7 +283,7 @@ def replay(
         results = _run_replay(paths, workflow_specs, prompts, strict_args, details, prompts_pending=prompts_pending,
                               show_progress=wanted(quiet))
     except _ReplaySetupError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     if output_format == "json":
         click.echo(json.dumps(report_data(results), indent=2, ensure_ascii=False))
@@ -399,14 +407,27 @@ def diff(a: Path, b: Path, output_format: str, details: bool, ignore_args: bool)
     Exit 0 identical command streams, 1 they differ, 2 unreadable/malformed or different workflow types."""
     import json
 
-    from replaytest.history import HistoryError
-    from replaytest.replay.diff import DiffError, diff_files
+    from replaytest.history import HistoryError, load_history
+    from replaytest.plugins import load_plugins
+    from replaytest.replay.diff import DiffError, diff_histories
     from replaytest.replay.report import display_path, divergence_data, render_divergence
+    from replaytest.replay.runner import read_head
+
+    readers = [p for p in load_plugins() if p.history_reader is not None and p.replayer is not None]
+
+    def read(path: Path) -> History:
+        # Engine formats (Temporal JSON) are read by their plugin; neutral histories here.
+        head = read_head(path)
+        plugin = next((p for p in readers if p.replayer is not None and p.replayer.sniff(head)), None)
+        return plugin.read_history(path) if plugin is not None else load_history(path)
 
     try:
-        outcome = diff_files(a, b, compare_args=not ignore_args)
+        outcome = diff_histories(read(a), read(b), compare_args=not ignore_args)
+    except OSError as error:
+        click.echo(f"error: {_safe(str(error))}", err=True)
+        sys.exit(EXIT_ERROR)
     except (HistoryError, DiffError) as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     if output_format == "json":
         data = {
@@ -416,7 +437,7 @@ def diff(a: Path, b: Path, output_format: str, details: bool, ignore_args: bool)
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         for label, path, history in (("A", a, outcome.a), ("B", b, outcome.b)):
-            click.echo(f"{label}: {display_path(path)} ({history.workflow.type} id {history.workflow.id}, "
+            click.echo(f"{label}: {_safe(display_path(path))} ({_safe(history.workflow.type)} id {_safe(history.workflow.id)}, "
                        f"{history.status}, {len(history.events)} events)")
         if outcome.divergence is None:
             click.echo("identical command streams")
@@ -451,18 +472,35 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
             keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement
         )
     except (ConfigError, RedactError) as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     failed = False
+    from replaytest.plugins import load_plugins
+    from replaytest.replay.runner import read_head
+
+    # Engine formats (Temporal JSON) are redacted by their plugin; neutral histories here.
+    engine_redactors = [p for p in load_plugins() if p.history_redactor is not None and p.replayer is not None]
+
     for source in files:
         target = source if out_dir is None else out_dir / source.name
         try:
-            count = redact_file(source, target, redactor)
-        except HistoryError as error:
-            click.echo(f"error: {error}", err=True)
+            if out_dir is not None:
+                out_dir.mkdir(parents=True, exist_ok=True)
+            head = read_head(source)
+            plugin = next((p for p in engine_redactors if p.replayer is not None and p.replayer.sniff(head)), None)
+            if plugin is not None:
+                count = plugin.redact_history_file(source, target, redactor)
+            else:
+                count = redact_file(source, target, redactor)
+        except OSError as error:
+            click.echo(f"error: {_safe(str(source))}: {error.strerror or error}", err=True)
             failed = True
             continue
-        click.echo(f"{source}: {count} value(s) redacted -> {target}")
+        except HistoryError as error:
+            click.echo(f"error: {_safe(str(error))}", err=True)
+            failed = True
+            continue
+        click.echo(f"{_safe(str(source))}: {count} value(s) redacted -> {_safe(str(target))}")
     sys.exit(EXIT_ERROR if failed else EXIT_CLEAN)
 
 
@@ -496,8 +534,9 @@ def check(
     pytest uses: replay_paths/replay_workflows in the pytest ini ([tool.pytest.ini_options]) first, then
     [tool.replaytest.replay].
 
-    Without configured histories only the lint runs, and the report says so. Exit 0 both clean, 1 findings or a divergence,
-    2 a file or history that could not be checked, or a usage/configuration error."""
+    Without configured histories only the lint runs, and the report says so. Exit 0 both clean, 1 findings,
+    a divergence or (--diff-base) changed orchestration lines no history reaches, 2 a file or history that
+    could not be checked, or a usage/configuration error."""
     import json
 
     from replaytest.config import ConfigError, load_config
@@ -505,7 +544,7 @@ def check(
     from replaytest.lint.reporters import CI_REPORTERS, REPORTERS
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
-    from replaytest.replay.annotations import replay_annotations
+    from replaytest.replay.annotations import replay_annotations, uncovered_change_annotations
     from replaytest.replay.coverage import CoverageSetupError
     from replaytest.replay.report import display_path, report_data
     from replaytest.replay.settings import replay_plan
@@ -523,18 +562,19 @@ def check(
                     "[tool.replaytest.replay] is set"
                 )
             coverage = CoverageRun(replay_config, html_dir=coverage_html, diff_base=diff_base, fail_under=fail_under)
-        skipped: list[int] = [] if not no_cache else None  # type: ignore[assignment]
+        skipped: list[int] | None = None if no_cache else []
         results = (
             _run_replay((), (), None, None, details, require_configured=True, coverage=coverage,
                         show_progress=show_progress(quiet), skipped=skipped)
             if replay_configured else []
         )
-        coverage_text, coverage_failed = "", False
+        coverage_text, coverage_failed, uncovered = "", False, []
         if coverage is not None:
             workflow_of = {display_path(r.history_path): r.workflow_type for r in results}
-            _, coverage_text, coverage_failed = coverage.report(workflow_of, Path.cwd())
+            coverage_report, coverage_text, coverage_failed = coverage.report(workflow_of, Path.cwd())
+            uncovered = uncovered_change_annotations(coverage_report.uncovered_changed, coverage_failed)
     except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError, CoverageSetupError) as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     if plan.stale == "skip":  # replay_stale = skip: a stale history is skipped, as under pytest
         results = [result for result in results if result.status != "stale"]
@@ -552,13 +592,13 @@ def check(
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif output_format in CI_REPORTERS:
-        extra = replay_annotations(results, details)
+        extra = [*replay_annotations(results, details), *uncovered]
         click.echo(CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd()), nl=False)
         if not replay_configured:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped", err=True)
     else:
-        click.echo(REPORTERS["text"](lint_result, rules), nl=False)
+        click.echo(escape_controls(REPORTERS["text"](lint_result, rules), keep_newlines=True), nl=False)
         if replay_configured:
             _echo_replay_text(results, details, quiet=True, skipped=sum(skipped or ()))
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -48,3 +49,17 @@ def is_regular(path: Path) -> bool:
         return stat.S_ISREG(path.stat().st_mode)
     except OSError:
         return False
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_controls(text: str, keep_newlines: bool = False) -> str:
+    """``text`` with control characters (CR, LF unless kept, ESC of ANSI sequences, C1 codes, bidi
+    overrides) written as escapes, so names and values from a history or a file tree cannot move the
+    cursor, colour the terminal or forge a summary line."""
+    pattern = _CONTROL if keep_newlines else _CONTROL_AND_NEWLINE
+    return pattern.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+_CONTROL_AND_NEWLINE = re.compile(_CONTROL.pattern[:-1] + r"\n]")

@@ -147,9 +147,11 @@ class _Walk:
         elif isinstance(obj, types.FunctionType):
             self._function(obj)
         elif isinstance(obj, type):
-            if _is_application_module(obj.__module__):
-                for value in list(vars(obj).values()):
-                    self.visit(value)
+            # The class and its application base classes: methods a workflow inherits run too.
+            for cls in obj.__mro__:
+                if _is_application_module(cls.__module__):
+                    for value in list(vars(cls).values()):
+                        self.visit(value)
         elif isinstance(obj, (list, tuple, set, frozenset)):
             self._items(obj)
         elif isinstance(obj, Mapping) and not isinstance(obj, types.MappingProxyType):
@@ -183,17 +185,25 @@ class _Walk:
                 continue
             value = namespace[name]
             if isinstance(value, types.ModuleType):
-                # ``prompts.WRITER``: the attribute names the code loads are among ``co_names`` too.
-                if _is_application_module(value.__name__):
-                    for attribute in names:
-                        member = value.__dict__.get(attribute)
-                        if member is not None and not isinstance(member, types.ModuleType):
-                            self.visit(member)
+                self._module(value, names)
                 continue
             self.visit(value)
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 self._code(const, namespace)
+
+    def _module(self, module: types.ModuleType, names: tuple[str, ...], depth: int = 0) -> None:
+        """``prompts.WRITER``, ``app.prompts.WRITER``: the attribute names the code loads are among its
+        ``co_names`` too, so the module's members of those names are followed (submodules likewise)."""
+        # Not marked as seen: another function may load other names of the same module.
+        if depth > 8 or not _is_application_module(module.__name__):
+            return
+        for attribute in names:
+            member = module.__dict__.get(attribute)
+            if isinstance(member, types.ModuleType):
+                self._module(member, names, depth + 1)
+            elif member is not None:
+                self.visit(member)
 
 
 def _prompt_fields(obj: Any) -> tuple[str, str] | None:

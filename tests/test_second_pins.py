@@ -136,19 +136,17 @@ def test_check_json_replay_half_names_each_history_and_its_divergence(tmp_path: 
 
 
 def test_fix_counts_what_remains_after_the_safe_fixes(tmp_path: Path) -> None:
-    # Two clock reads with a safe fix (time.time() -> workflow.time()) and one environment read without
-    # any (counts stated here).
+    # Two clock reads with a safe fix and one environment read without any (counts stated here).
     (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
     (tmp_path / "wf.py").write_text(
-        "import os\nimport time\n\nfrom temporalio import workflow\n\n\n@workflow.defn\n"
+        "import os\nfrom datetime import datetime, timezone\n\nfrom temporalio import workflow\n\n\n@workflow.defn\n"
         "class Flow:\n    @workflow.run\n    async def run(self) -> str:\n"
-        "        first = time.time()\n        second = time.time()\n"
-        "        return str(first) + str(second) + os.environ['R']\n",
+        "        return f\"{datetime.now(timezone.utc)} {datetime.now(timezone.utc)} {os.environ['R']}\"\n",
         encoding="utf-8",
     )
     run = _replaytest(tmp_path, "fix", "--no-cache", ".")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert run.stdout.count(" -> workflow.time()") == 2, run.stdout
+    assert run.stdout.count(" -> workflow.now().astimezone(timezone.utc)") == 2, run.stdout
     assert re.search(r"\b2 finding\(s\) in 1 file\(s\); 1 remaining\.$", run.stdout.strip()), run.stdout
     again = _replaytest(tmp_path, "lint", "--no-cache", "--format", "json", ".")
     assert [d["rule"] for d in json.loads(again.stdout)["diagnostics"]] == ["RT204"]

@@ -53,3 +53,12 @@ def test_replay_reports_a_fifo_and_a_device_symlink_and_replays_the_rest(tmp_pat
     assert "replayed 5 histories: 3 passed, 0 diverged, 0 stale, 2 error" in run.stdout
     assert "is a FIFO, not a regular file" in run.stdout
     assert "is a character device, not a regular file" in run.stdout
+
+
+def test_lint_text_output_escapes_control_characters_in_file_names(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n")
+    (tmp_path / "evil\x1b[2K\rFound 0 findings.py").write_text("def f(:\n")
+    run = _run("lint", "--no-cache", ".", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "\x1b" not in run.stdout and "\r" not in run.stdout
+    assert "evil\\x1b[2K\\rFound 0 findings.py" in run.stdout

@@ -4,6 +4,11 @@ A result whose compact JSON exceeds ``BLOB_THRESHOLD`` bytes is written once und
 event records ``result_ref: "sha256:<hex>"``. Histories in one directory share the store, so a result
 recorded by many runs is kept once. Reading verifies the hash; a mismatch or a missing blob is a
 ``HistoryError`` naming the history file and the event's JSON path.
+
+The store never follows a symbolic link: ``blobs``, ``blobs/sha256`` and each blob must be a real
+directory or regular file inside the history's folder. A link could point anywhere (reading it would
+disclose another file, or confirm a guess of its contents through the hash; writing through it would
+change files outside the folder), so a link is an error naming it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from replaytest.fileio import read_regular
 from replaytest.history.errors import HistoryError
 from replaytest.history.strict_json import loads_strict
 
@@ -44,10 +50,20 @@ class BlobStore:
     def path_of(self, ref: str) -> Path:
         return self.root / "sha256" / ref[len(REF_PREFIX) :]
 
+    def symlink_in(self, ref: str | None = None) -> Path | None:
+        """The first part of the store's path (``blobs``, ``blobs/sha256``, the blob) that is a symlink."""
+        parts = [self.root, self.root / "sha256"]
+        if ref is not None:
+            parts.append(self.path_of(ref))
+        return next((part for part in parts if part.is_symlink()), None)
+
     def write_bytes(self, data: bytes) -> str:
         """Store ``data`` (atomically: temp file then rename) and return its ``sha256:`` ref."""
         ref = ref_of(data)
         target = self.path_of(ref)
+        link = self.symlink_in(ref)
+        if link is not None:
+            raise HistoryError(link, None, "is a symbolic link; the blob store never writes through one")
         if target.is_file():
             return ref
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -67,13 +83,17 @@ class BlobStore:
     def read_bytes(self, ref: str, source: Path | None, json_path: str) -> bytes:
         """The blob's bytes after checking they hash to ``ref``."""
         where = self.path_of(ref)
+        link = self.symlink_in(ref)
+        if link is not None:
+            raise HistoryError(source, json_path, f"blob {ref}: {link} is a symbolic link; blobs are never read through one")
         try:
-            data = where.read_bytes()
+            data = read_regular(where)
         except OSError as error:
             raise HistoryError(source, json_path, f"blob {ref} cannot be read from {where}: {error.strerror or error}") from None
         actual = ref_of(data)
         if actual != ref:
-            raise HistoryError(source, json_path, f"blob {where} does not match its hash: content is {actual}, expected {ref}")
+            # The actual hash is not printed: it would confirm a guess of what the file holds.
+            raise HistoryError(source, json_path, f"blob {where} does not match its hash {ref} (changed or truncated)")
         return data
 
     def read_json(self, ref: str, source: Path | None, json_path: str) -> Any:

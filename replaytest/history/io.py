@@ -52,6 +52,7 @@ _TOP_KEYS = (
     "events",
     "result",
     "error",
+    "redacted",
 )
 _EVENT_KEYS = (
     "seq",
@@ -155,7 +156,12 @@ def history_from_dict(
     if not isinstance(events_raw, list):
         v.fail("$.events", f"expected an array, got {_type_name(events_raw)}")
     events = tuple(v.event(item, index) for index, item in enumerate(events_raw))
+    redacted_raw = data.get("redacted", [])
+    if not isinstance(redacted_raw, list):
+        v.fail("$.redacted", f"expected an array of JSON paths, got {_type_name(redacted_raw)}")
+    redacted = tuple(v.string(item, f"$.redacted[{index}]") for index, item in enumerate(redacted_raw))
     return History(
+        redacted=redacted,
         workflow=workflow,
         status=status,
         events=events,
@@ -387,6 +393,8 @@ def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[st
         out["result"] = history.result
     if history.error is not None:
         out["error"] = _error_dict(history.error)
+    if history.redacted:
+        out["redacted"] = list(history.redacted)
     return out
 
 
@@ -405,15 +413,32 @@ def save_history(history: History, path: Path | str) -> History:
     path.parent.mkdir(parents=True, exist_ok=True)
     store = BlobStore.beside(path)
     text = dumps_history(history, store)
+    write_text_atomically(path, text)
+    return history_from_dict(json.loads(text), path, store, parsed=True)
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename. A file that already
+    exists keeps its mode (a rewrite in place must not turn a 0644 history into 0600); the path itself
+    is replaced, never a file a symlink there points to."""
+    try:
+        mode: int | None = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode = None
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)
+        if mode is not None:
+            os.chmod(temp, mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temp, 0o666 & ~umask)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return history_from_dict(json.loads(text), path, store, parsed=True)
 
 
 def _workflow_dict(workflow: WorkflowInfo) -> dict[str, Any]:

@@ -104,6 +104,9 @@ class History:
     prompt_manifest: Mapping[str, str] | None = None
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
+    # JSON paths (``$.input.customer.email``) whose values ``replaytest redact`` or an importer replaced
+    # with pseudonyms; empty for a history nobody redacted. Reports name them when such a history diverges.
+    redacted: tuple[str, ...] = ()
     source: Path | None = field(default=None, compare=False, repr=False)
     blobs: BlobStore | None = field(default=None, compare=False, repr=False)
 

@@ -1,30 +1,48 @@
-"""Redaction: scrub secrets and personal data from recorded payloads before a history is shared.
+"""Redaction: scrub secrets and personal data from a history before it is shared, without changing
+how it replays.
 
-Two selectors, both compiled once into a ``Redactor``:
+What is selected:
 
-- **key names**, matched case-insensitively and ignoring ``-``/``_``/spaces (``api_key`` matches
-  ``API-Key`` and ``apiKey``), anywhere inside a payload — the whole value under the key is replaced;
+- **key names by pattern**: a key whose normalised name (lower case, ``-``/``_``/spaces dropped)
+  contains a sensitive fragment (``password``, ``pwd``, ``secret``, ``token``, ``apikey``,
+  ``accesskey``, ``authorization``, ``cookie``, ``email``, ``cardnumber`` …; ``DEFAULT_KEY_PATTERN``),
+  or equals one of the configured ``key_names`` — everything under it is replaced;
+- **values by pattern**, in every string, free text included: API keys (``sk-…``), AWS access key ids
+  (``AKIA…``), ``Bearer …`` credentials, JWTs, GitHub/Slack tokens, private key blocks, e-mail addresses
+  and card numbers that pass the Luhn check (``VALUE_PATTERNS``);
 - **JSON paths**, a small dialect: ``$``, ``.name``, ``['name']``, ``[3]``, ``[*]``, ``.*`` and
   ``..name`` (any depth), e.g. ``$.input.customer.email`` or ``$.events[*].result.token``.
 
-In a history only payloads are touched: the run's ``input``, ``result`` and ``error``, and each event's
-``result`` and ``error``. Paths are written against the whole document but can only select inside those;
-names, ``args_digest``, idempotency keys and prompt versions are never changed, so a redacted history
-still replays (argument digests were taken from the real values). ``redact_value`` does the same for
-any plain JSON value, with ``$`` meaning the value itself (importers use it on raw payloads).
+Every string of a history is looked at: the run's input, result and error, each event's result, error
+and unknown (importer) fields, and the workflow and run ids (values only: the ids are not payloads).
+Names, ``args_digest``, idempotency keys and prompt versions are never changed.
+
+Replacements are **pseudonyms**, deterministic within one history and shape-preserving, so code that
+branches on a redacted value still takes the recorded path: a keyed hash (HMAC-SHA256, one random key
+per history unless ``secret`` is given) maps the same value to the same pseudonym; an e-mail stays an
+e-mail and keeps its domain (``keep_email_domain``), a card number stays a Luhn-valid number of the
+same length, numbers stay numbers of the same size, other strings become ``[redacted:<hash>]``. A
+configured ``replacement`` other than the default replaces selected values literally instead.
+
+``redact_history`` records the JSON paths it changed in the history's ``redacted`` list (see
+``docs/design.md``), so a divergence report can say the history was redacted and where.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
 import re
+import secrets
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from replaytest.history.io import load_history, save_history
 from replaytest.history.model import ErrorInfo, History
+from replaytest.history.strict_json import MAX_DEPTH, join_path
 
 DEFAULT_KEY_NAMES: tuple[str, ...] = (
     "api_key",
@@ -112,77 +130,234 @@ def _bracket_end(path: str, start: int) -> int:
     raise RedactError(f"JSON path {path!r}: '[' at column {start + 1} is never closed")
 
 
+# Fragments of normalised key names that hold secrets or personal data. ``token`` spares counters
+# such as ``max_tokens`` / ``prompt_tokens`` (numbers a workflow may branch on, and no secret); ``ssn``
+# only at either end, since ``class_name`` normalises to ``classname``, which holds the letters.
+DEFAULT_KEY_PATTERN = re.compile(
+    r"password|passwd|passphrase|pwd|secret|(?<!max)token(?!s|count|ize|limit)|apikey|accesskey|privatekey"
+    r"|authorization|authtoken|credential|cookie|sessionid|email|^ssn|ssn$|socialsecurity|cardnumber|creditcard"
+    r"|ccnumber|cvv|cvc|iban|^pin$|^auth$"
+)
+
+_EMAIL = re.compile(r"(?<![\w.%+-])([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![\w-])")
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+# (name, pattern) of credentials recognisable by their own shape, wherever they appear.
+VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}")),
+    ("bearer", re.compile(r"\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}")),
+    ("api-key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")),
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
+    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{30,}")),
+)
+
+
 @dataclass(frozen=True)
 class Redactor:
-    """Compiled selectors. ``count`` of a call tells how many values were replaced."""
+    """Compiled selectors and how to replace what they select. ``value`` counts what it replaced."""
 
     key_names: frozenset[str]
     paths: tuple[tuple[Segment, ...], ...]
     replacement: Any = DEFAULT_REPLACEMENT
+    key_pattern: re.Pattern[str] | None = DEFAULT_KEY_PATTERN
+    keep_email_domain: bool = True
+    secret: bytes | None = None  # the pseudonym key; None draws a random one per history
+    value_patterns: bool = True
 
     @classmethod
-    def build(cls, key_names: Iterable[str] = (), json_paths: Iterable[str] = (), replacement: Any = DEFAULT_REPLACEMENT) -> Redactor:
+    def build(
+        cls, key_names: Iterable[str] = (), json_paths: Iterable[str] = (), replacement: Any = DEFAULT_REPLACEMENT,
+        *, keep_email_domain: bool = True, secret: bytes | None = None,
+    ) -> Redactor:
         return cls(
             key_names=frozenset(normalise_key(name) for name in key_names),
             paths=tuple(parse_json_path(path) for path in json_paths),
             replacement=replacement,
+            keep_email_domain=keep_email_domain,
+            secret=secret,
         )
 
-    def value(self, value: Any) -> tuple[Any, int]:
-        """Redact a plain JSON value (``$`` is the value): returns the new value and the number replaced.
-        The input is not modified."""
-        counter = [0]
-        root = {"$": self._by_keys(value, counter)}
-        for segments in self.paths:
-            self._apply_path(root, "$", segments, counter)
-        return root["$"], counter[0]
+    def session(self) -> RedactionSession:
+        """State for one history: its pseudonym key and the paths replaced so far."""
+        return RedactionSession(self, self.secret if self.secret is not None else secrets.token_bytes(32))
 
-    def _by_keys(self, value: Any, counter: list[int]) -> Any:
+    def value(self, value: Any, base: str = "$") -> tuple[Any, int]:
+        """Redact a plain JSON value (``$`` is the value): the new value and how many values were
+        replaced. The input is not modified."""
+        session = self.session()
+        return session.scrub(value, base), len(session.paths)
+
+    def key_matches(self, key: str) -> bool:
+        normal = normalise_key(key)
+        if normal in self.key_names:
+            return True
+        return self.key_pattern is not None and bool(self.key_pattern.search(normal))
+
+
+@dataclass
+class RedactionSession:
+    """Redacts the parts of one document: same value, same pseudonym; ``paths`` lists what changed."""
+
+    redactor: Redactor
+    key: bytes
+    paths: list[str] = field(default_factory=list)
+
+    def scrub(self, value: Any, path: str, sensitive: bool = False, steps: Sequence[Any] = ()) -> Any:
+        """``value`` redacted; ``path`` and ``steps`` (its keys and indices from ``$``) say where it sits."""
+        return self._walk(value, path, sensitive, list(steps) if self.redactor.paths else None, 0)
+
+    def selected(self, steps: Sequence[Any]) -> bool:
+        return any(_path_matches(selector, steps) for selector in self.redactor.paths)
+
+    def _walk(self, value: Any, path: str, sensitive: bool, steps: list[Any] | None, depth: int) -> Any:
+        if steps is not None and not sensitive and any(_path_matches(selector, steps) for selector in self.redactor.paths):
+            sensitive = True
+            if self.redactor.replacement != DEFAULT_REPLACEMENT:  # a literal replaces the whole selection
+                return self._replace_whole(value, path)
+        if depth > MAX_DEPTH:  # never leak what is too deep to look at
+            self.paths.append(path)
+            return self._literal_or(lambda: f"[redacted:{self._hash('deep', repr(value))[:10]}]")
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
-                if self.key_names and isinstance(key, str) and normalise_key(key) in self.key_names:
-                    out[key] = self.replacement
-                    counter[0] += 1
-                else:
-                    out[key] = self._by_keys(item, counter)
+                child = sensitive or (isinstance(key, str) and self.redactor.key_matches(key))
+                if child and not sensitive and self.redactor.replacement != DEFAULT_REPLACEMENT:
+                    out[key] = self._replace_whole(item, join_path(path, key))
+                    continue
+                out[key] = self._walk(item, join_path(path, key), child, None if steps is None else [*steps, key], depth + 1)
             return out
         if isinstance(value, list):
-            return [self._by_keys(item, counter) for item in value]
-        return value
+            return [
+                self._walk(item, f"{path}[{index}]", sensitive, None if steps is None else [*steps, index], depth + 1)
+                for index, item in enumerate(value)
+            ]
+        if isinstance(value, str):
+            new = self.pseudonym(value) if sensitive else self.text(value)
+        elif sensitive and isinstance(value, (int, float)) and not isinstance(value, bool):
+            new = self._literal_or(lambda: self._number(value))
+        else:
+            return value
+        if new != value:
+            self.paths.append(path)
+        return new
 
-    def _apply_path(self, container: Any, key: Any, segments: Sequence[Segment], counter: list[int]) -> None:
-        """Replace what ``segments`` select below ``container[key]`` (in place: containers are copies)."""
-        if not segments:
-            if container[key] != self.replacement:
-                container[key] = self.replacement
-                counter[0] += 1
-            return
-        node = container[key]
-        head, rest = segments[0], segments[1:]
-        if head[0] == "key":
-            if isinstance(node, dict) and head[1] in node:
-                self._apply_path(node, head[1], rest, counter)
-        elif head[0] == "index":
-            if isinstance(node, list) and head[1] < len(node):
-                self._apply_path(node, head[1], rest, counter)
-        elif head[0] == "wild":
-            for child in _children(node):
-                self._apply_path(node, child, rest, counter)
-        else:  # deep: the named key at this level or any level below
-            if isinstance(node, dict) and head[1] in node:
-                self._apply_path(node, head[1], rest, counter)
-            for child in _children(node):
-                if isinstance(node[child], (dict, list)):
-                    self._apply_path(node, child, segments, counter)
+    # --- replacements ---------------------------------------------------------------------------------
+
+    def _replace_whole(self, value: Any, path: str) -> Any:
+        if value != self.redactor.replacement:
+            self.paths.append(path)
+        return self.redactor.replacement
+
+    def _literal_or(self, make: Any) -> Any:
+        literal = self.redactor.replacement
+        return make() if literal == DEFAULT_REPLACEMENT else literal
+
+    def _hash(self, kind: str, text: str) -> str:
+        return hmac.new(self.key, f"{kind}\0{text}".encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
+    def pseudonym(self, value: str) -> str:
+        """The whole string is sensitive: keep its shape where it has a recognisable one."""
+        if self.redactor.replacement != DEFAULT_REPLACEMENT:
+            return str(self.redactor.replacement)
+        if _EMAIL.fullmatch(value.strip()):
+            return self.text(value)
+        if _CARD.fullmatch(value) and _luhn(re.sub(r"\D", "", value)):
+            return self._card(value)
+        if not value:
+            return value
+        return f"[redacted:{self._hash('str', value)[:10]}]"
+
+    def text(self, value: str) -> str:
+        """Free text: replace each recognisable secret, e-mail address and card number inside it."""
+        if not self.redactor.value_patterns or len(value) < 6:
+            return value
+        out = value
+        for name, pattern in VALUE_PATTERNS:
+            if pattern.search(out):
+                out = pattern.sub(self._secret_replacer(name), out)
+        if "@" in out:
+            out = _EMAIL.sub(self._email, out)
+        if _CARD.search(out):
+            out = _CARD.sub(lambda m: self._card(m.group()) if _luhn(re.sub(r"\D", "", m.group())) else m.group(), out)
+        return out
+
+    def _secret_replacer(self, kind: str) -> Any:
+        return lambda match: self._secret(kind, match.group())
+
+    def _secret(self, kind: str, text: str) -> str:
+        if self.redactor.replacement != DEFAULT_REPLACEMENT:
+            return str(self.redactor.replacement)
+        return f"[redacted-{kind}:{self._hash(kind, text)[:10]}]"
+
+    def _email(self, match: re.Match[str]) -> str:
+        if self.redactor.replacement != DEFAULT_REPLACEMENT:
+            return str(self.redactor.replacement)
+        domain = match.group(2) if self.redactor.keep_email_domain else "example.invalid"
+        return f"user-{self._hash('email', match.group().lower())[:10]}@{domain}"
+
+    def _card(self, text: str) -> str:
+        if self.redactor.replacement != DEFAULT_REPLACEMENT:
+            return str(self.redactor.replacement)
+        digits = re.sub(r"\D", "", text)
+        stream = self._hash("card", digits)
+        fresh = [str(int(stream[i % len(stream)], 16) % 10) for i in range(len(digits) - 1)]
+        fresh[0] = digits[0]  # keep the network (first digit) so the number stays plausible
+        fresh.append(_luhn_digit("".join(fresh)))
+        it = iter(fresh)
+        return "".join(next(it) if char.isdigit() else char for char in text)
+
+    def _number(self, value: int | float) -> int | float:
+        stream = int(self._hash("num", repr(value)), 16)
+        if isinstance(value, int):
+            digits = len(str(abs(value)))
+            low = 10 ** (digits - 1) if digits > 1 else 0
+            fresh = low + stream % (10**digits - low)
+            return -fresh if value < 0 else fresh
+        magnitude = abs(value)
+        fresh_float = (stream % 10**6) / 10**6 * (magnitude if magnitude else 1.0)
+        return -fresh_float if value < 0 else fresh_float
 
 
-def _children(node: Any) -> list[Any]:
-    if isinstance(node, dict):
-        return list(node)
-    if isinstance(node, list):
-        return list(range(len(node)))
-    return []
+def _luhn(digits: str) -> bool:
+    if not 13 <= len(digits) <= 19:
+        return False
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        number = int(char)
+        if index % 2 == 1:
+            number = number * 2 - 9 if number > 4 else number * 2
+        total += number
+    return total % 10 == 0
+
+
+def _luhn_digit(partial: str) -> str:
+    for candidate in "0123456789":
+        if _luhn(partial + candidate):
+            return candidate
+    return "0"
+
+
+def _path_matches(selector: Sequence[Segment], steps: Sequence[Any]) -> bool:
+    """Whether the node at ``steps`` (keys and indices from ``$``) is selected by ``selector``."""
+    if not selector:
+        return not steps
+    head, rest = selector[0], selector[1:]
+    if head[0] == "deep":
+        return any(
+            step == head[1] and _path_matches(rest, steps[index + 1 :]) for index, step in enumerate(steps)
+        )
+    if not steps:
+        return False
+    step = steps[0]
+    if head[0] == "key":
+        ok = isinstance(step, str) and step == head[1]
+    elif head[0] == "index":
+        ok = isinstance(step, int) and step == head[1]
+    else:  # wild
+        ok = True
+    return ok and _path_matches(rest, steps[1:])
 
 
 def redact_value(
@@ -193,56 +368,62 @@ def redact_value(
 
 
 def redact_history(history: History, redactor: Redactor) -> tuple[History, int]:
-    """A copy of ``history`` with its payloads redacted, and how many values were replaced.
+    """A copy of ``history`` with its payloads, messages, unknown event fields and ids redacted, and
+    how many values were replaced; the history's ``redacted`` list gains the JSON paths changed.
 
     Results stored by reference are read, redacted and, when changed, held inline again (saving puts
     them back in the blob store under their new hash).
     """
-    # Keys first, per payload; then paths over a document holding only the payloads.
-    counter = [0]
-    events = []
-    for event in history.events:
-        result = history.event_result(event) if event.result_ref is not None else event.result
-        events.append(
-            {"result": redactor._by_keys(result, counter), "error": _error_dict(event.error)}
-        )
-    document = {
-        "input": redactor._by_keys(history.input, counter),
-        "result": redactor._by_keys(history.result, counter),
-        "error": _error_dict(history.error),
-        "events": events,
-    }
-    root = {"$": document}
-    for segments in redactor.paths:
-        redactor._apply_path(root, "$", segments, counter)
+    session = redactor.session()
+    workflow = dataclasses.replace(
+        history.workflow,
+        id=session.text(history.workflow.id) if history.workflow.id else history.workflow.id,
+        run_id=session.text(history.workflow.run_id) if history.workflow.run_id else history.workflow.run_id,
+    )
+    if workflow.id != history.workflow.id:
+        session.paths.append("$.workflow.id")
+    if workflow.run_id != history.workflow.run_id:
+        session.paths.append("$.workflow.run_id")
     new_events = []
-    for event, payload in zip(history.events, document["events"]):
+    for index, event in enumerate(history.events):
+        base = f"$.events[{index}]"
         original = history.event_result(event) if event.result_ref is not None else event.result
-        changes: dict[str, Any] = {"error": _error_from(payload["error"], event.error)}
-        if payload["result"] != original:
-            changes.update(result=payload["result"], result_ref=None)
+        result = session.scrub(original, f"{base}.result", steps=("events", index, "result"))
+        changes: dict[str, Any] = {"error": _error(session, event.error, f"{base}.error", ("events", index, "error"))}
+        if result != original:
+            changes.update(result=result, result_ref=None)
+        if event.extra:
+            changes["extra"] = {
+                key: session.scrub(item, join_path(base, key), redactor.key_matches(key), ("events", index, key))
+                for key, item in event.extra.items()
+            }
         new_events.append(dataclasses.replace(event, **changes))
     redacted = dataclasses.replace(
         history,
-        input=document["input"],
-        result=document["result"],
-        error=_error_from(document["error"], history.error),
+        workflow=workflow,
+        input=session.scrub(history.input, "$.input", steps=("input",)),
+        result=session.scrub(history.result, "$.result", steps=("result",)),
+        error=_error(session, history.error, "$.error", ("error",)),
         events=tuple(new_events),
+        redacted=tuple(sorted(set(history.redacted) | set(session.paths), key=_path_order)),
     )
-    return redacted, counter[0]
+    return redacted, len(session.paths)
 
 
-def _error_dict(error: ErrorInfo | None) -> Any:
-    return None if error is None else {"type": error.type, "message": error.message}
+def _path_order(path: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
 
 
-def _error_from(value: Any, original: ErrorInfo | None) -> ErrorInfo | None:
-    if original is None:
+def _error(session: RedactionSession, error: ErrorInfo | None, path: str, steps: tuple[Any, ...]) -> ErrorInfo | None:
+    if error is None:
         return None
-    if not isinstance(value, dict):
-        # A path replaced the whole error object; keep the type (it is not a payload) and scrub the text.
-        return ErrorInfo(type=original.type, message=str(value))
-    return ErrorInfo(type=str(value.get("type", original.type)), message=str(value.get("message", original.message)))
+    if session.selected(steps) or session.selected((*steps, "message")):
+        message = session._literal_or(lambda: session.pseudonym(error.message))
+    else:
+        message = session.text(error.message)
+    if message != error.message:
+        session.paths.append(f"{path}.message")
+    return ErrorInfo(type=error.type, message=message)
 
 
 def redact_file(source: Path, target: Path, redactor: Redactor) -> int:

@@ -296,11 +296,20 @@ def git_visible_files(directory: Path) -> set[str] | None:
     """Paths under ``directory`` (relative to it, POSIX) that git does not ignore: tracked files plus
     untracked ones no ``.gitignore`` rule matches (a directory entry ends with ``/``). None outside a git
     work tree or without git: then nothing is left out. git decides, so every gitignore rule is honoured."""
+    visible = _git_ls_files(directory, collapse=True)
+    if visible is not None and "./" in visible:
+        # ``directory`` itself is untracked (a new project folder): collapsed, git would list it as "./"
+        # and hide what .gitignore leaves out inside it; list its files one by one instead.
+        visible = _git_ls_files(directory, collapse=False)
+    return visible
+
+
+def _git_ls_files(directory: Path, collapse: bool) -> set[str] | None:
+    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    if collapse:
+        command.append("--directory")
     try:
-        completed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--directory", "--", "."],
-            cwd=directory, capture_output=True, timeout=60, check=False,
-        )
+        completed = subprocess.run([*command, "--", "."], cwd=directory, capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     if completed.returncode != 0:
@@ -310,7 +319,7 @@ def git_visible_files(directory: Path) -> set[str] | None:
 
 def _visible(path: Path, directory: Path, visible: set[str]) -> bool:
     relative = path.relative_to(directory).as_posix()
-    if relative in visible or "./" in visible:  # "./": git lists the whole (untracked) directory as one entry
+    if relative in visible:
         return True
     # An untracked directory git lists whole (``new/``), e.g. a nested repository.
     parts = relative.split("/")

@@ -766,13 +766,12 @@ def _finish(
         first = sites[0]
         others = {(s.path, s.line, s.column): s.scope for s in sites[1:]}
         others.pop((first.path, first.line, first.column), None)
-        message = first.message
         if others:
             # The other call sites are named by function, not line, so the fingerprint survives edits elsewhere.
             plural = "s" if len(others) > 1 else ""
-            message += (f" (also reached from {len(others)} other call site{plural}, in "
-                        f"{', '.join(sorted(set(others.values())))})")
-        kept.append(replace(first, message=message))
+            names = ", ".join(sorted(set(others.values())))
+            first = replace(first, message=f"{first.message} (also reached from {len(others)} other call site{plural}, in {names})")
+        kept.append(first)
     messages = [f"{problem.display}: {problem.problem}" for problem in problems]
     unused, comment_errors = _check_comments(files, comments, selection, context)
     kept.extend(unused)

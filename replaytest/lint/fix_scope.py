@@ -58,6 +58,8 @@ class FixSites:
         innermost = scopes[0] if scopes else None
         if fix.scope == "async" and not isinstance(innermost, ast.AsyncFunctionDef):
             return "the replacement awaits, but the call is not directly inside an `async def`"
+        if fix.replacement.startswith("await ") and not isinstance(self.parents.get(call), (ast.Expr, ast.Assign)):
+            return "the replacement awaits; written inside a larger expression it would change its meaning"
         if fix.scope == "sync":
             function = next((s for s in scopes if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
             if isinstance(function, ast.AsyncFunctionDef):

@@ -96,6 +96,20 @@ class KeyUse:
     unit: str = ""
 
 
+@dataclass(frozen=True)
+class Invalid:
+    """An INVALID example with the finding it must produce, exactly: the first finding of the rule (by
+    position) has this line, 1-based column and message, and this fix (``fix`` is the replacement text,
+    None when the finding carries no fix; ``fix_safe`` its safety). The test suite compares all of them."""
+
+    code: str
+    line: int
+    column: int
+    message: str
+    fix: str | None = None
+    fix_safe: bool | None = None
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
@@ -111,7 +125,8 @@ class Rule:
     # cannot hold a finding; a file mentioning none of them (nor any framework marker) is not parsed.
     screen: tuple[bytes, ...] = ()
     VALID: ClassVar[Sequence[str]] = ()
-    INVALID: ClassVar[Sequence[str]] = ()
+    # Modules that must produce a finding of this rule; ``Invalid`` pins it exactly (built-in rules do).
+    INVALID: ClassVar[Sequence[str | Invalid]] = ()
 
     def configure(self, *, idempotency_key_names: Sequence[str], model_calls: Sequence[str]) -> None:
         """Receive the configuration a rule may need; called once per process."""

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+# The module-level functions of ``random``: each draws from the hidden shared generator, and each is a
+# method of ``random.Random`` too (so a seeded generator, such as Temporal's ``workflow.random()``, is a
+# drop-in replacement). The randomness rule and framework fixes both read this list.
+RANDOM_FUNCTIONS = (
+    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss",
+    "getrandbits", "randbytes", "triangular", "betavariate", "expovariate", "gammavariate",
+    "normalvariate", "lognormvariate", "vonmisesvariate", "paretovariate", "weibullvariate", "binomialvariate",
+)
+
 # Qualified names that denote the same type as another (results of methods returning the same kind);
 # frameworks add theirs in their profile's ``type_aliases``.
 TYPE_ALIASES: dict[str, str] = {

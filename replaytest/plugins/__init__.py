@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,6 +40,25 @@ class FrameworkPlugin:
     replayer: HistoryReplayer | None = None
     # ``replaytest import <name> …``: a click command that fetches histories from the engine.
     import_command: click.Command | None = None
+    # ``"module:function"`` redacting one of the engine's own history files (``replaytest redact``):
+    # ``function(source, target, redactor) -> values replaced``; imported on first use.
+    history_redactor: str | None = None
+    # ``"module:function"`` reading one of the engine's own history files as a neutral ``History`` of its
+    # commands (``replaytest diff``): ``function(path) -> History``; imported on first use.
+    history_reader: str | None = None
+
+    def redact_history_file(self, source: Path, target: Path, redactor: Any) -> int:
+        if self.history_redactor is None:
+            raise PluginError(f"plugin {self.name!r} cannot redact its history files")
+        module_name, _, attribute = self.history_redactor.partition(":")
+        function = getattr(importlib.import_module(module_name), attribute)
+        return int(function(source, target, redactor))
+
+    def read_history(self, path: Path) -> Any:
+        if self.history_reader is None:
+            raise PluginError(f"plugin {self.name!r} cannot read its history files for diff")
+        module_name, _, attribute = self.history_reader.partition(":")
+        return getattr(importlib.import_module(module_name), attribute)(path)
 
 
 class LazyReplayer:

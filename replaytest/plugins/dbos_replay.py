@@ -186,13 +186,23 @@ def rebuild_exception(typed: Any, where: str) -> BaseException:
 
 
 def _issuing_line() -> SourcePosition | None:
-    """The innermost line of project code on the stack: the workflow line that issued the operation."""
+    """The innermost line of project code on the stack (or, for an async workflow checked from another
+    thread, in the chain of awaits it is suspended in): the workflow line that issued the operation."""
+    from replaytest.plugins.dbos_sysdb import suspended_frames
+
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         if is_project_file(frame.f_code.co_filename):
-            return SourcePosition(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+            return _position(frame)
         frame = frame.f_back
+    for suspended in reversed(suspended_frames()):
+        if is_project_file(suspended.f_code.co_filename):
+            return _position(suspended)
     return None
+
+
+def _position(frame: types.FrameType) -> SourcePosition:
+    return SourcePosition(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
 
 
 class DBOSReplayer:

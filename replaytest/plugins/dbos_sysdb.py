@@ -8,7 +8,8 @@ check for a recorded operation is answered by an ``OperationSource`` (the replay
 against the history and raises at a divergence); nothing is written, no step body runs, and there is
 no database. ``DBOS(config)`` is created without ``launch()`` when the application has not made one.
 
-Tested with dbos 3.0.0 (oldest) and 3.4.0 (newest); ``SUPPORTED`` is the range the ``dbos`` extra pins.
+Tested with dbos 2.31.1 (oldest; the 2.x system-database layout), 3.0.0 and 3.4.0 (newest); ``SUPPORTED``
+is the range the ``dbos`` extra pins.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version as installed_version
 from typing import Any, Protocol
 
-SUPPORTED = ((3, 0), (3, 5))  # [oldest, first unsupported): keep in step with pyproject's dbos extra
+SUPPORTED = ((2, 31), (3, 5))  # [oldest, first unsupported): keep in step with pyproject's dbos extra
 SERIALIZATION = "replaytest_replay"
 
 
@@ -112,7 +113,7 @@ class ReplaySystemDatabase:
     def init_workflow(self, status: Any, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         if status["workflow_uuid"] != self.workflow_id:
             raise UnsupportedOperation(f"replay runs one workflow; the code started {status['workflow_uuid']!r} directly")
-        if self.version < (3, 1):  # 3.0 also returned the workflow's deadline
+        if self.version < (3, 1):  # up to 3.0 it also returned the workflow's deadline
             return "PENDING", status.get("workflow_deadline_epoch_ms"), True
         return "PENDING", True
 
@@ -280,24 +281,24 @@ def registered_workflow_names() -> list[str]:
 
 
 def bound_target(function: Callable[..., Any], class_name: str | None, config_name: str | None) -> tuple[Any, ...]:
-    """The leading argument DBOS recovery passes a class or instance method (stored inputs lack it)."""
+    """The leading argument DBOS recovery passes a method (stored inputs lack it): the configured
+    instance named by ``config_name``, else the class for a class method."""
     from dbos._dbos import _get_or_create_dbos_registry
     from dbos._registrations import DBOSFuncType, get_func_info
 
-    info = get_func_info(function)
-    if info is None or info.func_type not in (DBOSFuncType.Class, DBOSFuncType.Instance):
-        return ()
     registry = _get_or_create_dbos_registry()
-    if info.func_type == DBOSFuncType.Instance:
-        key = f"{class_name}/{config_name}"
-        instance = registry.instance_info_map.get(key)
+    if config_name is not None:
+        instance = registry.instance_info_map.get(f"{class_name}/{config_name}")
         if instance is None:
             raise UnsupportedOperation(f"no configured instance {config_name!r} of {class_name!r} in the current code")
         return (instance,)
-    cls = registry.class_info_map.get(class_name or "")
-    if cls is None:
-        raise UnsupportedOperation(f"no DBOS class {class_name!r} in the current code")
-    return (cls,)
+    if class_name is not None:
+        cls = registry.class_info_map.get(class_name)
+        if cls is None:
+            raise UnsupportedOperation(f"no DBOS class {class_name!r} in the current code")
+        info = get_func_info(function)
+        return () if info is not None and info.func_type == DBOSFuncType.Static else (cls,)
+    return ()
 
 
 @contextlib.contextmanager
@@ -345,9 +346,11 @@ def replaying(workflow_id: str, source: OperationSource) -> Iterator[Callable[..
                     result = function(*args, **kwargs)
                     if inspect.isawaitable(result):
                         loop = asyncio.new_event_loop()
+                        _running.append(result)
                         try:
                             return loop.run_until_complete(_awaited(result))
                         finally:
+                            _running.remove(result)
                             loop.close()
                     return result
 
@@ -359,6 +362,22 @@ def replaying(workflow_id: str, source: OperationSource) -> Iterator[Callable[..
                 setattr(instance, name, value)
             for name, function in saved_cleanup.items():
                 setattr(_workflow_commands, name, function)
+
+
+_running: list[Any] = []  # the async workflow coroutine being replayed
+
+
+def suspended_frames() -> list[Any]:
+    """The frames of the async workflow being replayed, outermost first, down the chain of awaits it is
+    suspended in (DBOS checks an async step's record on another thread, away from the workflow's stack)."""
+    frames = []
+    for awaitable in list(_running):
+        while awaitable is not None:
+            frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
+            if frame is not None:
+                frames.append(frame)
+            awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "gi_yieldfrom", None)
+    return frames
 
 
 _CHECKPOINT_CLEANUPS = ("delete_completed_datasource_checkpoints", "delete_completed_datasource_checkpoints_async")

@@ -32,6 +32,7 @@ are read directly (read-only); ``histories_from_saver`` takes any ``BaseCheckpoi
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import re
 import sqlite3
@@ -293,6 +294,14 @@ def build_history(
             continue
         calls.append((index, name or UNKNOWN_TASK, outcome))
     calls.sort(key=lambda c: c[0])
+    gap = next((position for position, call in enumerate(calls) if call[0] != position), None)
+    if gap is not None:
+        # Call number ``gap`` has no recorded result (still running when the checkpoint was read, or
+        # unknown to a saver without task paths): later results cannot be placed against the code.
+        notes.append(
+            f"call #{gap + 1} has no recorded result; the {len(calls) - gap} later recorded result(s) are left out"
+        )
+        calls = calls[:gap]
     events: list[dict[str, Any]] = []
     previous = start.channel_values.get(lg.PREVIOUS)
     if previous is not None:
@@ -513,11 +522,16 @@ def write_histories(
     out.mkdir(parents=True, exist_ok=True)
     written: list[tuple[Path, ImportedThread]] = []
     refused: list[str] = []
+    used: set[Path] = set()
     for item in imported:
         if isinstance(item, ImportRefused):
             refused.append(str(item))
             continue
         path = out / history_filename(item.document["workflow"]["type"], item.thread_id)
+        if path in used:  # two thread ids that differ only in characters unsafe in file names
+            digest = hashlib.sha256(item.thread_id.encode()).hexdigest()[:8]
+            path = path.with_name(f"{path.stem}-{digest}.json")
+        used.add(path)
         try:
             history = history_from_dict(item.document, path)
             if redactor is not None:

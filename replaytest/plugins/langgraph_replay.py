@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ from typing import Any
 
 from replaytest.history import Event, History, HistoryError, load_history
 from replaytest.history.redact import DEFAULT_REPLACEMENT
+from replaytest.history.strict_json import join_path
 from replaytest.plugins import langgraph_internals as lg
 from replaytest.plugins.langgraph_values import normal_form, revive
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
@@ -117,6 +119,11 @@ class _Run:
         self.history = history
         self.bound = bound
         self.function = getattr(bound, "func", None) or getattr(bound, "afunc", None)
+        if lg.is_async_entrypoint(bound) and sys.version_info < (3, 11):
+            raise _Unsupported(
+                "replaying an async @entrypoint needs Python 3.11 or later: before it LangGraph's task calls "
+                "cannot find their configuration inside asyncio tasks (LangGraph itself refuses them there)"
+            )
         tasks: list[Event] = []
         self.resumes: list[Any] = []
         self.previous: Any = None
@@ -132,12 +139,16 @@ class _Run:
         self.matcher = Matcher([_recorded(e) for e in tasks], history.status, options)
         self.interrupts = 0  # interrupt() calls the code made
         self.interrupt_source: SourcePosition | None = None
+        self.modules = orchestration_modules([self.function])
+        # The folders of the entrypoint's package: its code, even when installed into site-packages.
+        files = [getattr(module, "__file__", None) for module in self.modules]
+        self.project_prefixes = tuple(sorted({os.path.dirname(f) + os.sep for f in files if f}))
 
     # --- hooks LangGraph calls ---
 
     def call(self, func: Any, arguments: Any, **options: Any) -> Any:
         """A ``@task`` call: match it, answer it with the recorded outcome; the task never runs."""
-        issued = Issued("step", lg.task_name_of(func), source=_caller())
+        issued = Issued("step", lg.task_name_of(func), source=_caller(self.project_prefixes))
         event: Event = self.matcher.issue(issued).payload
         future: Any
         try:
@@ -154,7 +165,7 @@ class _Run:
     def on_interrupt(self) -> int:
         index = self.interrupts
         self.interrupts += 1
-        self.interrupt_source = _caller()
+        self.interrupt_source = _caller(self.project_prefixes)
         return index
 
     # --- the run ---
@@ -162,12 +173,11 @@ class _Run:
     def execute(self) -> Divergence | None:
         scratchpad = lg.Scratchpad.build(self.on_interrupt, list(self.resumes))
         namespace = f"{self.history.workflow.type}:{self.history.workflow.run_id or ''}"
-        modules = orchestration_modules([self.function])
         returned: Any = None
         raised: BaseException | None = None
         outcome = "returned"
         divergence: Divergence | None = None
-        with guarded(modules, self.matcher.next_position) as guard:
+        with guarded(self.modules, self.matcher.next_position) as guard:
             try:
                 if lg.is_async_entrypoint(self.bound):
                     returned = asyncio.run(self._arun(scratchpad, namespace))
@@ -239,14 +249,19 @@ class _Run:
         return None
 
     def _check_failed(self, error: BaseException) -> Divergence | None:
-        if self.history.status == "failed":
+        """The code raised after every recorded call: right only for a history that failed too."""
+        status = self.history.status
+        if status == "failed":
             return None
-        if self.history.status in ("running", "parked"):
-            return None  # the recorded run had not ended; a failure now is for its resume to show
+        ended = {
+            "completed": "the history completed",
+            "parked": "the recorded run went on to wait at an interrupt",
+            "running": "the recorded run was still running there",
+        }[status]
         return self.matcher.divergence(
             "result-mismatch",
-            f"the code now fails with {type(error).__name__}: {error}; the history completed",
-            source=self.matcher.last_source,
+            f"the code now fails with {type(error).__name__}: {error}; {ended}",
+            source=_raise_site(error, self.project_prefixes) or self.matcher.last_source,
         )
 
     def _check_result(self, returned: Any) -> Divergence | None:
@@ -261,7 +276,7 @@ class _Run:
         if status != "completed":
             return None
         now = normal_form(lg.final_value(returned))
-        if not _same(self.history.result, now):
+        if not _same(self.history.result, now, frozenset(self.history.redacted)):
             return self.matcher.divergence(
                 "result-mismatch",
                 f"the code now returns {_short(now)}; the history recorded {_short(self.history.result)}",
@@ -274,24 +289,42 @@ def _recorded(event: Event) -> Recorded:
     return Recorded(seq=event.seq, kind=event.kind, name=event.name, args_digest=event.args_digest, payload=event)
 
 
-def _caller() -> SourcePosition | None:
+def _caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
     """The line of project code that made the current call (the first frame outside libraries)."""
     frame = sys._getframe(2)
     while frame is not None:
-        if is_project_file(frame.f_code.co_filename):
+        filename = frame.f_code.co_filename
+        if filename.startswith(project_prefixes) or is_project_file(filename):
             return SourcePosition(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back  # type: ignore[assignment]
     return None
 
 
-def _same(recorded: Any, now: Any) -> bool:
-    """Recorded and current values agree; a value the importer redacted agrees with anything."""
-    if recorded == DEFAULT_REPLACEMENT:
+def _raise_site(error: BaseException, project_prefixes: tuple[str, ...]) -> SourcePosition | None:
+    """The last line of project code the exception passed through."""
+    site = None
+    trace = error.__traceback__
+    while trace is not None:
+        code = trace.tb_frame.f_code
+        if code.co_filename.startswith(project_prefixes) or is_project_file(code.co_filename):
+            site = SourcePosition(code.co_filename, trace.tb_lineno, code.co_name)
+        trace = trace.tb_next
+    return site
+
+
+def _same(recorded: Any, now: Any, redacted: frozenset[str] = frozenset(), path: str = "$.result") -> bool:
+    """Recorded and current values agree; a value the importer redacted (a path the history lists as
+    redacted, or the plain replacement text) agrees with anything."""
+    if path in redacted or recorded == DEFAULT_REPLACEMENT:
         return True
     if isinstance(recorded, dict) and isinstance(now, dict):
-        return recorded.keys() == now.keys() and all(_same(recorded[key], now[key]) for key in recorded)
+        return recorded.keys() == now.keys() and all(
+            _same(recorded[key], now[key], redacted, join_path(path, key)) for key in recorded
+        )
     if isinstance(recorded, list) and isinstance(now, list):
-        return len(recorded) == len(now) and all(_same(a, b) for a, b in zip(recorded, now))
+        return len(recorded) == len(now) and all(
+            _same(a, b, redacted, f"{path}[{index}]") for index, (a, b) in enumerate(zip(recorded, now))
+        )
     return _canonical(recorded) == _canonical(now)
 
 

@@ -77,4 +77,6 @@ PROFILE = FrameworkProfile(
     },
 )
 
-PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=LazyReplayer("temporal", "replaytest.plugins.temporal_replay:TemporalReplayer"), import_command=import_command)
+PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=LazyReplayer("temporal", "replaytest.plugins.temporal_replay:TemporalReplayer"), import_command=import_command,
+                         history_redactor="replaytest.plugins.temporal_redact:redact_temporal_file",
+                         history_reader="replaytest.plugins.temporal_diff:read_temporal_history")

@@ -2,15 +2,14 @@
 
 Each run found by the visibility query becomes ``<workflow_id>_<run_id>.json`` in the output folder, in
 the JSON form ``temporal workflow show --output json`` writes, so the Temporal replayer (and
-temporalio's own tools) read it back as is. Payloads are redacted on the way: ``json/plain`` payloads
-(base64 in ``payloads[].data``, with base64 ``metadata.encoding``) are decoded, scrubbed by key names
-and JSON paths (``replaytest.history.redact``) and encoded again the way temporalio's JSON converter
-writes them; binary, protobuf and encrypted payloads are left untouched and counted.
+temporalio's own tools) read it back as is. Each history is redacted on the way
+(``temporal_redact``): ``json/plain`` payloads by key and value patterns and JSON paths, every other
+string (failure messages, memo, ids) by value patterns; binary, protobuf and encrypted payloads are left
+untouched and counted. The file name is built from the *redacted* workflow id.
 """
 
 from __future__ import annotations
 
-import base64
 import gc
 import json
 import os
@@ -19,11 +18,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
-
-from replaytest.plugins.temporal_history import decode_json_payload
 
 if TYPE_CHECKING:
     from replaytest.history.redact import Redactor
@@ -38,39 +35,6 @@ class RedactionCount:
 
     replaced: int = 0
     opaque_payloads: int = 0
-
-
-def redact_payloads(document: Any, redactor: Redactor, count: RedactionCount | None = None) -> tuple[Any, RedactionCount]:
-    """A copy of a Temporal history JSON document (or any part of one) with every ``json/plain``
-    payload redacted. Payloads are found by shape (``metadata.encoding`` plus ``data``), wherever they
-    sit: inputs, results, failures' details, headers, memos, search attributes."""
-    count = count if count is not None else RedactionCount()
-    if isinstance(document, dict):
-        if _is_payload(document):
-            return _redact_payload(document, redactor, count), count
-        return {key: redact_payloads(value, redactor, count)[0] for key, value in document.items()}, count
-    if isinstance(document, list):
-        return [redact_payloads(item, redactor, count)[0] for item in document], count
-    return document, count
-
-
-def _is_payload(node: dict[str, Any]) -> bool:
-    metadata = node.get("metadata")
-    return isinstance(metadata, dict) and "encoding" in metadata and set(node) <= {"metadata", "data", "externalPayloads"}
-
-
-def _redact_payload(payload: dict[str, Any], redactor: Redactor, count: RedactionCount) -> dict[str, Any]:
-    readable, value = decode_json_payload(payload)
-    if not readable:
-        count.opaque_payloads += 1
-        return payload
-    redacted, replaced = redactor.value(value)
-    if not replaced:
-        return payload
-    count.replaced += replaced
-    # Same bytes temporalio's JSONPlainPayloadConverter writes, so the workflow decodes what it expects.
-    data = json.dumps(redacted, separators=(",", ":"), sort_keys=True).encode("utf-8")
-    return {**payload, "data": base64.b64encode(data).decode("ascii")}
 
 
 def history_filename(workflow_id: str, run_id: str) -> str:
@@ -100,6 +64,8 @@ async def import_histories(
     were written and the redaction totals."""
     from temporalio.client import Client
 
+    from replaytest.plugins.temporal_redact import redact_temporal_document, redact_text
+
     client = await Client.connect(address, namespace=namespace, api_key=api_key, tls=tls)
     out.mkdir(parents=True, exist_ok=True)
     written = 0
@@ -109,11 +75,16 @@ async def import_histories(
         history = await handle.fetch_history()
         document = json.loads(history.to_json())
         count = RedactionCount()
+        workflow_id = execution.id
         if redactor is not None:
-            document, count = redact_payloads(document, redactor, count)
+            # Every string of the history (failures, memo, ids), not only payloads; the file name is
+            # built from the redacted workflow id, with the document's pseudonyms.
+            document, outcome = redact_temporal_document(document, redactor)
+            count = RedactionCount(outcome.replaced, outcome.opaque_payloads)
+            workflow_id = redact_text(execution.id, outcome)
             totals.replaced += count.replaced
             totals.opaque_payloads += count.opaque_payloads
-        name = history_filename(execution.id, execution.run_id)
+        name = history_filename(workflow_id, execution.run_id)
         _write_atomically(out / name, json.dumps(document, indent=2) + "\n")
         written += 1
         of = f"/{limit}" if limit else ""

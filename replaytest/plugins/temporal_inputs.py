@@ -40,7 +40,19 @@ CONVERTER_HINT = (
     "the default data converter cannot decode it; set data_converter in a TemporalReplayConfig"
     ' (replay_workflows = "yourapp.replay:CONFIG") to the converter and codec your workers use'
 )
-UNDECODABLE_NOTE = "recorded activity inputs could not be decoded: arguments were not compared; " + CONVERTER_HINT
+CONFIGURED_CONVERTER_HINT = (
+    "the configured data converter cannot decode it; check that the TemporalReplayConfig's data_converter"
+    " (payload converter and codec) is the one your workers use"
+)
+
+
+def converter_hint(configured: bool) -> str:
+    """What to set when a payload cannot be decoded, for a replay with or without a custom converter."""
+    return CONFIGURED_CONVERTER_HINT if configured else CONVERTER_HINT
+
+
+def undecodable_note(configured: bool) -> str:
+    return "recorded activity inputs could not be decoded: arguments were not compared; " + converter_hint(configured)
 UNALIGNED_NOTE = "the activities the code started did not line up with the history's: arguments were not compared"
 
 _CLOSED = {
@@ -141,6 +153,7 @@ def compare(
     options: ReplayOptions,
     current_manifest: Mapping[str, str],
     decoded: bool,
+    converter_configured: bool = False,
 ) -> None:
     """Check arguments and prompts of the calls sdk-core accepted; add the outcome to ``result``.
 
@@ -168,7 +181,7 @@ def compare(
             result.notes.append(UNALIGNED_NOTE)
     result.warnings.extend(_with_line(warning) for warning in matcher.warnings)
     if not decoded:
-        result.notes.append(UNDECODABLE_NOTE)
+        result.notes.append(undecodable_note(converter_configured))
     reached = {call.prompt[0] for call in run.calls if call.prompt is not None}
     if not reached and run.manifest is None and current_manifest:
         result.notes.append(NO_PROMPTS_NOTE)

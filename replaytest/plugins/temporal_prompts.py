@@ -48,7 +48,10 @@ def _variable(create: bool) -> contextvars.ContextVar[tuple[str, str] | None] | 
     variable = getattr(instance, _VARIABLE, None)
     if variable is None and create:
         variable = contextvars.ContextVar("replaytest_prompt", default=None)
-        setattr(instance, _VARIABLE, variable)
+        try:
+            setattr(instance, _VARIABLE, variable)
+        except (AttributeError, TypeError):  # a workflow class with __slots__: nowhere to keep it
+            return None
     return variable
 
 

@@ -122,9 +122,9 @@ class TemporalReplayer:
             from temporalio.client import WorkflowHistory
 
             from replaytest.plugins.temporal_inputs import (
-                CONVERTER_HINT,
                 annotate,
                 compare,
+                converter_hint,
                 digest_recorded,
                 read_run,
             )
@@ -175,13 +175,14 @@ class TemporalReplayer:
             self._drop(group)
             result.status, result.error = "error", f"replay could not run: {type(error).__name__}: {error}"
             if _converter_trouble(str(error)):
-                result.error += f"; {CONVERTER_HINT}"
+                result.error += f"; {converter_hint(group.config.data_converter is not None)}"
             return result
         issued = list(recorder.commands)
         run = read_run(history)
         decoded = _loop().submit(digest_recorded(run.calls, _data_converter(group))).result(REPLAY_TIMEOUT_S)
         if outcome.replay_failure is None:
-            compare(result, run, issued, options, prompt_manifest(defn.cls) if defn is not None else {}, decoded)
+            current = prompt_manifest(defn.cls) if defn is not None else {}
+            compare(result, run, issued, options, current, decoded, group.config.data_converter is not None)
             return result
         # From here on only after a failure: read the events as JSON for the report.
         events = json.loads(text).get("events", [])
@@ -192,12 +193,13 @@ class TemporalReplayer:
         if classified.divergence is None:
             result.status, result.error = "error", classified.error
             if _converter_trouble(classified.error or ""):
-                result.error = f"{classified.error}; {CONVERTER_HINT}"
+                result.error = f"{classified.error}; {converter_hint(group.config.data_converter is not None)}"
         else:
             result.status, result.divergence = "diverged", annotate(classified.divergence, run, issued)
             if _converter_trouble(classified.divergence.message):
                 result.divergence = dataclasses.replace(
-                    result.divergence, message=f"{result.divergence.message}; {CONVERTER_HINT}"
+                    result.divergence,
+                    message=f"{result.divergence.message}; {converter_hint(group.config.data_converter is not None)}",
                 )
         return result
 

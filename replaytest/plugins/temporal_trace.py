@@ -12,6 +12,7 @@ hook, so their lines stay unknown. Imported when temporalio is known to be insta
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -48,6 +49,8 @@ class CommandRecorder(worker.Interceptor):
         if payload_converter is None:  # imported here, not in workflow code: the sandbox forbids file reads
             payload_converter = DataConverter.default.payload_converter
         self.payload_converter = payload_converter
+        # Whether plain JSON values round-trip unchanged: true for temporalio's default converter.
+        self.json_native = payload_converter is DataConverter.default.payload_converter
 
     def workflow_interceptor_class(
         self, input: worker.WorkflowInterceptorClassInput
@@ -66,11 +69,16 @@ class CommandRecorder(worker.Interceptor):
     def add_call(self, kind: str, name: str, args: Sequence[Any]) -> None:
         """An activity or child workflow: also the digest of its arguments, taken now (workflow code
         may change the objects after the call), and its prompt."""
-        try:
-            payloads = self.payload_converter.to_payloads(list(args)) if args else []
-            digest = values_digest(self.payload_converter.from_payloads(payloads, None) if payloads else [], payloads)
-        except Exception:  # the converter cannot encode them: the real worker would fail the same way
-            digest = None
+        if self.json_native and all(map(_json_native, args)):
+            # Plain JSON values come back from a JSON payload as they are (tuples as lists, which the
+            # digest does not tell apart): digest them directly, without encoding twice per call.
+            digest = values_digest(args, ())
+        else:
+            try:
+                payloads = self.payload_converter.to_payloads(list(args)) if args else []
+                digest = values_digest(self.payload_converter.from_payloads(payloads, None) if payloads else [], payloads)
+            except Exception:  # the converter cannot encode them: the real worker would fail the same way
+                digest = None
         self.commands.append(IssuedCommand(kind, name, _caller(), digest, current_prompt()))
 
 
@@ -98,6 +106,21 @@ class _Outbound(worker.WorkflowOutboundInterceptor):
     def continue_as_new(self, input: worker.ContinueAsNewInput) -> NoReturn:
         self._recorder.add("continue-as-new", input.workflow or "")
         super().continue_as_new(input)
+
+
+def _json_native(value: Any, depth: int = 0) -> bool:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if depth > 20:
+        return False
+    if kind is list or kind is tuple:
+        return all(_json_native(item, depth + 1) for item in value)
+    if kind is dict:
+        return all(type(key) is str and _json_native(item, depth + 1) for key, item in value.items())
+    return False
 
 
 def _caller() -> SourcePosition | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from replaytest.replay.divergence import Divergence, ReplayResult
 from replaytest.replay.report import display_path, render_text
@@ -62,3 +63,17 @@ def _at_divergence(divergence: Divergence, history: str, who: str, report: str, 
     return ReplayAnnotation(
         path, line, f"replay/{divergence.kind}", f"replay {divergence.kind}", message, report, level, name=who
     )
+
+
+def uncovered_change_annotations(uncovered: Iterable[tuple[Path, int, str]], failing: bool) -> list[ReplayAnnotation]:
+    """One annotation per changed orchestration line that no saved history reaches (``check --diff-base``):
+    an error when it fails the gate, else a warning."""
+    return [
+        ReplayAnnotation(
+            display_path(path), line, "replay/uncovered-change", "changed line no history reaches",
+            f"{qualname}: this orchestration line changed and no saved history reaches it; record a history "
+            "that takes this path", "", "error" if failing else "warning", suite="coverage",
+            name=f"{display_path(path)}:{line}",
+        )
+        for path, line, qualname in uncovered
+    ]

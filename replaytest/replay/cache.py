@@ -20,6 +20,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -177,12 +178,18 @@ class ReplayCache:
         self.entries[key] = {"history": str(path), "workflow_type": result.workflow_type, "closure": closure}
 
     def _modules_for(self, workflow_type: str) -> list[Path]:
-        def module_of(obj: Any) -> Path | None:
-            return _module_file(sys.modules.get(getattr(obj, "__module__", "") or ""))
+        def module_of(obj: Any, origin: str) -> Path | None:
+            own = _module_file(sys.modules.get(getattr(obj, "__module__", "") or ""))
+            if own is not None and self.closure._in_project(own):
+                return own
+            # An object of a framework's own class (a LangGraph @entrypoint is a Pregel): the project code
+            # is the module it was imported from.
+            return _module_file(sys.modules.get(origin.partition(":")[0])) or own
 
-        matching = [module_of(obj) for obj in self.workflows.objects if workflow_type in type_names(obj)]
+        pairs = list(zip_longest(self.workflows.objects, self.workflows.origins[: len(self.workflows.objects)], fillvalue=""))
+        matching = [module_of(obj, origin) for obj, origin in pairs if workflow_type in type_names(obj)]
         if not matching:
-            matching = [module_of(obj) for obj in self.workflows.objects]
+            matching = [module_of(obj, origin) for obj, origin in pairs]
         return [path for path in matching if path is not None]
 
     def save(self) -> None:

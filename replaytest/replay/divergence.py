@@ -108,3 +108,7 @@ class ReplayResult:
     # "passed" must say what it did not check.
     notes: list[str] = field(default_factory=list)
     log: str = ""  # what libraries logged or wrote to stderr during the replay (tracebacks included)
+    # For a diverged history that redaction changed: the redacted JSON paths the code could have read
+    # before it diverged (the input and the events up to the divergence), so a report can say the
+    # divergence may come from a pseudonym rather than from the code.
+    redacted: tuple[str, ...] = ()

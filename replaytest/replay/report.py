@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from replaytest.fileio import escape_controls
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult
 
 REPORT_VERSION = 1
@@ -53,6 +54,9 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
         lines.append(f"  {result.error or 'no reason given'}")
     if result.divergence is not None:
         lines.extend(_divergence_lines(result.divergence, details))
+    if result.redacted:
+        shown = ", ".join(result.redacted[:8]) + (f", … ({len(result.redacted)} in all)" if len(result.redacted) > 8 else "")
+        lines.append(f"  note: this history was redacted; the code may have read pseudonyms at {shown}")
     for warning in result.warnings:
         if details:
             lines.append("warning:")
@@ -66,13 +70,14 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
         else:
             count = len(result.log.splitlines())
             lines.append(f"  ({count} line(s) of library output captured; --details shows them)")
-    return "\n".join(lines)
+    # Names and values come from the history: no control character reaches the terminal.
+    return "\n".join(escape_controls(line) for line in lines)
 
 
 def render_divergence(divergence: Divergence, details: bool = False, labels: tuple[str, str] = ("recorded", "issued")) -> str:
     """Just the divergence block (what ``render_text`` shows under the headline). ``labels`` name the
     two sides (``replaytest diff`` compares history A with history B)."""
-    return "\n".join(_divergence_lines(divergence, details, labels))
+    return "\n".join(escape_controls(line) for line in _divergence_lines(divergence, details, labels))
 
 
 def _divergence_lines(
@@ -215,6 +220,7 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "error": result.error,
         "notes": list(result.notes),
         "log": result.log,
+        "redacted": list(result.redacted),
     }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -200,6 +201,28 @@ def replay_file(
             )
     if captured.text:
         result.log = captured.text
+    if result.status == "diverged" and result.divergence is not None and neutral_engine(head) is not None:
+        result.redacted = redacted_before(path, result.divergence.position)
     if not result.duration_s:
         result.duration_s = time.perf_counter() - started
     return result
+
+
+def redacted_before(path: Path, position: int | None) -> tuple[str, ...]:
+    """The redacted JSON paths of a neutral history that code diverging at event ``position`` could
+    have read: everything outside the events, and the events up to that position (all, if unknown)."""
+    try:
+        paths = load_history(path).redacted
+    except HistoryError:
+        return ()
+    if position is None:
+        return paths
+    kept = []
+    for item in paths:
+        match = _EVENT_PATH.match(item)
+        if match is None or int(match.group(1)) < position:
+            kept.append(item)
+    return tuple(kept) or paths
+
+
+_EVENT_PATH = re.compile(r"\$\.events\[(\d+)\]")

@@ -121,3 +121,15 @@ def test_junit_lists_every_history_and_fails_the_diverged_one(tmp_path: Path) ->
     lint = suites["replaytest lint"]
     assert lint.get("failures") == "1" and "RT101" in (lint.find("testcase/failure").text or "")  # type: ignore[union-attr]
     assert root.get("tests") == "5" and root.get("failures") == "2"
+
+
+def test_a_new_untracked_project_folder_is_linted_and_its_gitignore_honoured(tmp_path: Path) -> None:
+    """git lists an untracked folder as a whole ("./") when asked from inside it; its files must still be
+    linted one by one, and what its .gitignore ignores left out."""
+    service = _service_repo(tmp_path, git=True)
+    (service / "build").mkdir()
+    (service / "build" / "generated.py").write_text((service / "agent.py").read_text())
+    (service / ".gitignore").write_text("build/\n")
+    run = _check(service, "--output-format", "json", ".")
+    paths = {d["path"] for d in json.loads(run.stdout)["lint"]["diagnostics"]}
+    assert paths == {"agent.py"}, run.stdout

@@ -105,6 +105,11 @@ def test_diff_base_lists_a_changed_line_no_history_reaches_and_fails_the_gate(pr
     # A threshold the change meets passes; the list is still shown.
     lenient = _check(project, "--diff-base", "HEAD", "--fail-under", "0")
     assert lenient.returncode == 0 and f"agent.py:{line}" in lenient.stdout
+    # In CI formats the line is an annotation: an error when it fails the gate, a warning when it does not.
+    github = _check(project, "--diff-base", "HEAD", "--output-format", "github")
+    assert f"::error file=agent.py,line={line},title=changed line no history reaches::" in github.stdout
+    github = _check(project, "--diff-base", "HEAD", "--fail-under", "0", "--output-format", "github")
+    assert f"::warning file=agent.py,line={line}," in github.stdout
 
 
 def test_unknown_revision_is_a_usage_error(project: Path) -> None:

@@ -1,26 +1,59 @@
-"""Replaying the recorded shop histories through pytest in a fresh process, against the shop's code as
-it is or edited (DBOS keeps one registry per process, so every version of the code gets its own)."""
+"""Recording the shop for real and importing its runs; replaying the recorded histories through pytest
+in a fresh process, against the shop's code as it is or edited (DBOS keeps one registry per process, so
+every version of the code gets its own)."""
 
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from replaytest.cli import cli
 
 HERE = Path(__file__).resolve().parent
-APP = (HERE / "shop/app.py").read_text()
+APP = (HERE / "dbos_shop/app.py").read_text()
+RECORDER = HERE / "record.py"
+# The runs each import below selects; bill-1 and keep-note are imported by the tests about them.
+IMPORTED_NAMES = ("place_order", "ship", "pack_parcel", "Reports.daily", "Warehouse.restock")
+
+
+@dataclass(frozen=True)
+class Recording:
+    system_db: Path
+    histories: Path
+    effects: Path  # every step body that really ran appended a line here while recording
+
+
+def record(directory: Path, portable: bool) -> Recording:
+    directory.mkdir(parents=True, exist_ok=True)
+    system_db, effects = directory / "system.sqlite3", directory / "effects.log"
+    command = [sys.executable, str(RECORDER), str(system_db), str(directory / "app.sqlite3"), str(effects)]
+    run = subprocess.run(command + (["--portable"] if portable else []), capture_output=True, text=True, timeout=180, cwd=directory)
+    assert run.returncode == 0, run.stdout + run.stderr
+    histories = directory / "histories"
+    for name in IMPORTED_NAMES if not portable else ("place_order", "ship"):
+        result = CliRunner().invoke(
+            cli, ["import", "dbos", "--database-url", f"sqlite:///{system_db}", "--name", name, "--out", str(histories)]
+        )
+        assert result.exit_code == 0, result.output
+    return Recording(system_db, histories, effects)
+
 
 PYPROJECT = """
 [tool.pytest.ini_options]
 replay_paths = ["histories"]
-replay_workflows = ["shop.replay:CONFIG"]
+replay_workflows = ["dbos_shop.replay:CONFIG"]
 """
 REPLAY_CONFIG = '''from replaytest.plugins.dbos_replay import DBOSReplayConfig
 
-CONFIG = DBOSReplayConfig(modules=("shop.app",))
+CONFIG = DBOSReplayConfig(modules=("dbos_shop.app",))
 '''
 
 
@@ -28,7 +61,7 @@ def edited(*changes: tuple[str, str]) -> str:
     """The shop's source with each ``(old, new)`` replaced; every ``old`` must be there exactly once."""
     text = APP
     for old, new in changes:
-        assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in shop/app.py"
+        assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in dbos_shop/app.py"
         text = text.replace(old, new)
     return text
 
@@ -36,9 +69,9 @@ def edited(*changes: tuple[str, str]) -> str:
 def project(pytester: pytest.Pytester, histories: Path, app: str = APP, only: Iterable[str] = ()) -> Path:
     """A project with the shop (``app`` as its app.py) and the recorded histories (``only`` these files)."""
     root = pytester.path
-    shutil.copytree(HERE / "shop", root / "shop", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "shop/app.py").write_text(app)
-    (root / "shop/replay.py").write_text(REPLAY_CONFIG)
+    shutil.copytree(HERE / "dbos_shop", root / "dbos_shop", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "dbos_shop/app.py").write_text(app)
+    (root / "dbos_shop/replay.py").write_text(REPLAY_CONFIG)
     (root / "pyproject.toml").write_text(PYPROJECT)
     target = root / "histories"
     target.mkdir()

@@ -2,7 +2,8 @@
 
 ``python record.py SYSTEM_DB APP_DB EFFECTS [--portable]``: completed runs ``order-ok`` (recv times out),
 ``order-declined`` (the card step fails, a message arrives); with pickle also ``parcel-1`` (async, a
-pickled dataclass), ``report-day`` (class method, start_workflow, events, send/recv), ``bill-1`` (a step
+pickled dataclass), ``report-day`` (class method, start_workflow, events, send/recv), ``restock-1`` (a
+configured instance's method), ``bill-1`` (a step
 result the importer refuses) and ``keep-note`` (a ``__main__`` class); then ``order-pending`` waits in
 ``recv`` and the process exits without letting it finish, as a crash would."""
 
@@ -20,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from dbos import DBOS, DBOSConfig, DBOSPortableJSONSerializer, SetWorkflowID  # noqa: E402
 
-from shop import app  # noqa: E402
+from dbos_shop import app  # noqa: E402
 
 # enable_patching: DBOS.patch needs it before 3.4 (3.4 only warns that it is no longer needed).
 config: DBOSConfig = {
@@ -44,6 +45,8 @@ declined.get_result()
 if not PORTABLE:
     with SetWorkflowID("report-day"):
         app.Reports.daily("monday")
+    with SetWorkflowID("restock-1"):
+        app.berlin.restock("book")
     with SetWorkflowID("bill-1"):
         app.split_bill(3)  # its step returns a fractions.Fraction, which the importer refuses
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import Recording
-from dbos_kit import project, replay, report
+from dbos_kit import Recording, project, replay, report
 
 from replaytest.cli import cli
 
@@ -43,12 +42,13 @@ def test_payloads_are_typed_json_never_pickle(pickled: Recording) -> None:
     declined = load(pickled, "order-declined")
     charge = declined["events"][1]
     assert charge["error"] == {"type": "PaymentDeclined", "message": "card declined for 500.0"}
-    assert charge["exception"] == {"$type": "object", "class": "shop.app.PaymentDeclined", "call_args": ["card declined for 500.0"]}
+    assert charge["exception"] == {"$type": "object", "class": "dbos_shop.app.PaymentDeclined", "call_args": ["card declined for 500.0"]}
     assert declined["result"]["approval"] == "approved by ops"  # recv with a message
     assert load(pickled, "order-ok")["result"]["approval"] is None  # recv that timed out
     parcel = load(pickled, "parcel-1")["result"]
-    assert parcel["$type"] == "object" and parcel["class"] == "shop.models.Parcel"
+    assert parcel["$type"] == "object" and parcel["class"] == "dbos_shop.models.Parcel"
     assert load(pickled, "report-day")["input"]["class_name"] == "Reports"
+    assert load(pickled, "restock-1")["input"] == {"args": ["book"], "kwargs": {}, "class_name": "Warehouse", "config_name": "berlin"}
     for path in pickled.histories.glob("*.json"):
         text = path.read_text()
         assert "py_pickle" not in text and not re.search(r'"gA[SRJ]', text), f"{path.name} holds a pickle"
@@ -109,3 +109,23 @@ def test_payloads_are_redacted_on_the_way(pickled: Recording, tmp_path: Path) ->
     assert history["result"]["payment"] != "declined: card declined for 500.0"
     assert "card declined" not in json.dumps(history["result"])
     assert "value(s) redacted" in out and "0 value(s) redacted" not in out
+
+
+def test_the_layout_read_is_the_one_this_dbos_version_writes(pickled: Recording) -> None:
+    """Run against the oldest supported dbos (2.x: inputs and outputs in workflow_status) and the newest
+    (3.x: workflow_input / workflow_output), the same assertions above cover both layouts."""
+    import sqlite3
+    from importlib.metadata import version
+
+    with sqlite3.connect(pickled.system_db) as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert ("workflow_input" in tables) == (int(version("dbos").split(".")[0]) >= 3)
+
+
+def test_replay_refuses_a_dbos_version_outside_the_tested_range(monkeypatch: pytest.MonkeyPatch) -> None:
+    from replaytest.plugins import dbos_sysdb
+
+    monkeypatch.setattr(dbos_sysdb, "installed_version", lambda name: "2.30.0")
+    assert dbos_sysdb.check_version() == "dbos 2.30.0 is outside the range replay was tested with (>= 2.31, < 3.5)"
+    monkeypatch.setattr(dbos_sysdb, "installed_version", lambda name: "3.4.0")
+    assert dbos_sysdb.check_version() is None

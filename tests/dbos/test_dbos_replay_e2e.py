@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Recording
-from dbos_kit import APP, edited, line_of, no_effects, project, replay, report
+from dbos_kit import APP, Recording, edited, line_of, no_effects, project, replay, report
 
 ORDERS = ("order-ok", "order-pending")
 
@@ -23,15 +22,18 @@ ADDED = edited(
 )  # fmt: skip
 REMOVED = edited(('    save_order(order_id, "paid")\n', ""))
 RECV_REMOVED = edited(('    approval = DBOS.recv("approval", timeout_seconds=wait_s)\n', "    approval = None\n"))
+CLOCK_READ = edited(("import os\n", "import os\nimport time\n"), ('    stock = reserve_stock("book", 2)\n', '    stock = reserve_stock("book", 2)\n    started = time.time()\n'))
 OUTPUT_CHANGED = edited(('"approval": approval}', '"approval": approval, "version": 2}'))
 
 
 def test_unchanged_code_replays_every_recorded_run_and_runs_nothing(pytester: pytest.Pytester, pickled: Recording) -> None:
     root = project(pytester, pickled.histories)
     result = replay(pytester, "-v")
-    # place_order x3 (one pending), their ship children, the async parcel, the class-method report and its child
-    result.assert_outcomes(passed=9)
-    result.stdout.fnmatch_lines(["*histories/order-pending.json::replay PASSED*", "*histories/report-day.json::replay PASSED*"])
+    # place_order x3 (one pending), their ship children, the async parcel, the class-method report and its
+    # child, the configured instance's restock
+    result.assert_outcomes(passed=10)
+    result.stdout.fnmatch_lines(["*histories/order-pending.json::replay PASSED*", "*histories/report-day.json::replay PASSED*",
+                                "*histories/restock-1.json::replay PASSED*"])
     no_effects(root)
     assert pickled.effects.read_text().count("charge") == 3  # while recording, the steps did run
 
@@ -45,6 +47,7 @@ def test_unchanged_code_replays_every_recorded_run_and_runs_nothing(pytester: py
         pytest.param(ADDED, "extra-command", 11, "nothing", "step 'notify_warehouse'", "    notify_warehouse(order_id)", id="added-step"),
         pytest.param(RECV_REMOVED, "missing-command", 9, "signal 'DBOS.recv'", "nothing", "receipt = send_receipt(", id="removed-recv"),
         pytest.param(OUTPUT_CHANGED, "result-mismatch", None, None, None, 'approval = DBOS.recv("approval"', id="changed-output"),
+        pytest.param(CLOCK_READ, "nondeterministic-call", 2, None, None, "started = time.time()", id="clock-read"),
     ],
 )  # fmt: skip
 def test_each_change_is_caught_with_function_id_both_sides_and_line(
@@ -61,15 +64,17 @@ def test_each_change_is_caught_with_function_id_both_sides_and_line(
     result = replay(pytester)
     result.assert_outcomes(failed=1)
     text = report(result)
-    assert f"histories/order-ok.json: place_order id order-ok: diverged" in text
+    assert "histories/order-ok.json: place_order id order-ok: diverged" in text
     assert f"  {kind}" in text
     if function_id is not None:
         assert f"function id {function_id}" in text
     if recorded is not None:
         assert f"    recorded  {recorded}\n" in text and f"    issued    {issued}\n" in text
-    assert f"shop/app.py:{line_of(app, line)} in place_order" in text
+    assert f"dbos_shop/app.py:{line_of(app, line)} in place_order" in text
     if kind == "result-mismatch":
         assert "at $.version the history recorded nothing, the code returns 2" in text
+    if kind == "nondeterministic-call":
+        assert "called time.time() during replay; use a @DBOS.step() function that reads the clock" in text
     no_effects(root)
 
 
@@ -110,3 +115,20 @@ def test_portable_json_renamed_step(pytester: pytest.Pytester, portable: Recordi
 
 def test_the_shop_source_is_what_the_variants_edit() -> None:
     assert "receipt = send_receipt(order_id)" in APP and RENAMED != APP
+
+
+def test_async_workflows_and_instance_methods_diverge_too(pytester: pytest.Pytester, pickled: Recording) -> None:
+    app = edited(
+        ("async def weigh(", "async def measure("),
+        ("    parcel = await weigh(order_id)", "    parcel = await measure(order_id)"),
+        ('        stock = reserve_stock(f"{self.site}:{item}", 5)', '        stock = {"reserved": send_receipt(item)}'),
+    )
+    root = project(pytester, pickled.histories, app, only=("parcel-1", "restock-1"))
+    result = replay(pytester)
+    result.assert_outcomes(failed=2)
+    text = report(result)
+    assert "the code issued step 'measure' where the history recorded step 'weigh' (function id 1)" in text
+    assert f"dbos_shop/app.py:{line_of(app, 'parcel = await measure(order_id)')} in pack_parcel" in text
+    assert "the code issued step 'send_receipt' where the history recorded step 'reserve_stock' (function id 1)" in text
+    assert f"dbos_shop/app.py:{line_of(app, 'stock = {')} in restock" in text
+    no_effects(root)

@@ -12,15 +12,13 @@ import json
 import os
 import pathlib
 import pickle
-import sys
 import uuid
 
 import pytest
 
 from replaytest.plugins.dbos_values import PickleRefused, RebuildError, decode_pickle, rebuild, to_typed
 
-sys.path.insert(0, os.path.dirname(__file__))
-from shop.models import Carrier, Parcel  # noqa: E402  (plain module: no DBOS registration)
+from dbos_shop.models import Carrier, Parcel  # a plain module: importing it registers nothing with DBOS
 
 CALLS: list[str] = []
 
@@ -99,10 +97,10 @@ def test_refused_types_are_named(value: object, type_name: str) -> None:
 
 def test_a_function_call_of_a_non_class_is_refused() -> None:
     text = pickled(collections.OrderedDict())  # then swap the class for a lower-case callable name
-    raw = base64.b64decode(text).replace(b"collections\x94\x8c\x0bOrderedDict", b"shop.models\x94\x8c\x0bmake_parcel")
+    raw = base64.b64decode(text).replace(b"\x8c\x0bcollections\x94\x8c\x0bOrderedDict", b"\x8c\x10dbos_shop.models\x94\x8c\x0bmake_parcel")
     with pytest.raises(PickleRefused) as refused:
         decode_pickle(base64.b64encode(raw).decode())
-    assert refused.value.type_name == "shop.models.make_parcel"
+    assert refused.value.type_name == "dbos_shop.models.make_parcel"
 
 
 def test_garbage_is_refused_not_crashed() -> None:
@@ -117,7 +115,7 @@ def test_rebuilding_refuses_standard_library_and_main_classes() -> None:
     with pytest.raises(RebuildError, match="run as a script"):
         rebuild({"$type": "object", "class": "__main__.Note"})
     with pytest.raises(RebuildError, match="only for exceptions and enums"):
-        rebuild({"$type": "object", "class": "shop.models.Parcel", "call_args": ["o1"]})
+        rebuild({"$type": "object", "class": "dbos_shop.models.Parcel", "call_args": ["o1"]})
 
 
 def test_portable_json_values_pass_through_escaped() -> None:

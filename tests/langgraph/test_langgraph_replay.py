@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import AGENT_SPEC, effect_lines, import_histories, record_order_runs, thread
+from conftest import AGENT_SPEC, ASYNC_NEEDS_311, effect_lines, import_histories, record_order_runs, thread
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
@@ -175,6 +175,7 @@ def test_nested_tasks_and_failed_runs_replay(tmp_path: Path) -> None:
     assert replay([tmp_path / "out/failing_agent-f.json"], "lg_apps.more:failing_agent")[0] == 0
 
 
+@ASYNC_NEEDS_311
 def test_async_entrypoints_replay_and_diverge(tmp_path: Path, effects: Path) -> None:
     db = tmp_path / "async.sqlite"
     record_async(db)
@@ -220,3 +221,40 @@ def test_recording_twice_gives_the_same_histories(tmp_path: Path, recorded) -> N
     for name in ("order_agent-approved.json", "order_agent-waiting.json"):
         again, first = load_history(tmp_path / "out" / name), load_history(recorded.histories / name)
         assert [(e.kind, e.name, e.result) for e in again.events] == [(e.kind, e.name, e.result) for e in first.events]
+
+
+@pytest.mark.parametrize(
+    ("installed", "message"),
+    [
+        ("1.3.0", "langgraph 1.3.0 is installed but replaytest's LangGraph support relies on its internals and is tested with langgraph>=1.0.2,<1.3"),
+        (None, "langgraph is not installed; install replaytest[langgraph]"),
+    ],
+)
+def test_an_untested_or_missing_langgraph_is_refused_not_guessed(
+    recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: str | None, message: str
+) -> None:
+    from replaytest.plugins import langgraph_internals
+
+    monkeypatch.setattr(langgraph_internals, "installed_version", lambda: installed)
+    code, report = replay([recorded.histories / "order_agent-waiting.json"], AGENT_SPEC)
+    assert code == 2 and report["results"][0]["status"] == "error" and report["results"][0]["error"] == message
+    code, output = import_histories(recorded.db, tmp_path, "--workflows", AGENT_SPEC)
+    assert code == 2 and message in output
+
+
+def test_code_that_now_fails_before_the_interrupt_a_thread_waits_at_diverges(recorded) -> None:
+    found = divergence(recorded, "order_agent-waiting.json", "agent_raising")  # desk: 250.0
+    assert found["kind"] == "result-mismatch"
+    assert found["message"] == (
+        "the code now fails with ValueError: price 250.0 needs a manager; the recorded run went on to wait at an interrupt"
+    )
+    assert found["source"]["line"] == line_of("agent_raising", "raise ValueError")
+    code, _ = replay([recorded.histories / "order_agent-approved.json"], "lg_apps.agent_raising:order_agent")
+    assert code == 0  # lamp: 40.0, the same path as recorded
+
+
+def test_a_clock_read_in_the_entrypoint_is_a_nondeterministic_call(recorded) -> None:
+    found = divergence(recorded, "order_agent-waiting.json", "agent_clock")
+    assert (found["kind"], found["position"]) == ("nondeterministic-call", 2)
+    assert "orchestration code called time.time() during replay" in found["message"]
+    assert found["source"]["line"] == line_of("agent_clock", "started = time.time()")

@@ -160,9 +160,9 @@ def test_a_read_only_file_is_reported_and_left_alone(tmp_path: Path) -> None:
 
 def test_a_rewrite_that_would_not_compile_is_not_written(tmp_path: Path) -> None:
     # A third-party profile's template could still produce such text: the compile check is the backstop.
-    source = "def tick():\n    return stamp()\n"
+    source = "def tick():\n    stamp()\n"
     path = _write(tmp_path, source)
-    diagnostic = Diagnostic("flow.py", 2, 12, 2, 19, "RT101", "clock", "m",
+    diagnostic = Diagnostic("flow.py", 2, 5, 2, 12, "RT101", "clock", "m",
                             fix=Fix(True, "await stamps.now()", ("acme", "stamps")))
     outcome = fix_files([diagnostic], unsafe=False, cwd=tmp_path)
     assert outcome.applied == []
@@ -185,6 +185,16 @@ def test_only_imports_the_fix_made_unused_are_removed(tmp_path: Path) -> None:
     assert "import os\n" in fixed  # unused before the fix: not the fix's business
     assert "import time" not in fixed and "uuid" not in fixed.split("class Flow")[0]
     assert "from datetime import (\n    timezone,\n)" in fixed or "from datetime import timezone" in fixed
+
+
+def test_an_await_replacement_inside_an_expression_is_not_offered(tmp_path: Path) -> None:
+    source = (
+        "import time\n\nfrom temporalio import workflow\n\n\n@workflow.defn\nclass Flow:\n"
+        "    @workflow.run\n    async def run(self) -> object:\n        return [time.sleep(1)]\n"
+    )
+    _write(tmp_path, source)
+    [sleep] = [d for d in _lint(tmp_path).diagnostics if d.rule == "RT303"]
+    assert sleep.fix is None
 
 
 def test_fix_diff_previews_without_writing(make_project) -> None:

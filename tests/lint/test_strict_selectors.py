@@ -156,8 +156,19 @@ def test_force_exclude_applies_exclude_to_named_files(make_project) -> None:
 def test_gitignored_files_are_left_out_of_directory_walks(make_project) -> None:
     project = make_project({"app/wf.py": WORKFLOW, "generated/wf.py": WORKFLOW, ".gitignore": "generated/\n"})
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    # Linting a subfolder of a fresh repository (nothing tracked yet) still finds its untracked files.
+    assert CLOCK in findings(_lint(project, target="app").json())
     generated = ("generated/wf.py", CLOCK[1], "clock")
     assert generated not in findings(_lint(project).json())
     assert generated in findings(_lint(project, "--no-respect-gitignore").json())
     (project / "pyproject.toml").write_text("[tool.replaytest]\nrespect-gitignore = false\n")
     assert generated in findings(_lint(project).json())
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_wholly_untracked_folder_of_a_repository_is_linted(make_project) -> None:
+    # git lists an untracked, unignored folder linted from inside as "./": all of it is visible.
+    project = make_project({"service/app/wf.py": WORKFLOW})
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    run = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project / "service")
+    assert ("app/wf.py", CLOCK[1], "clock") in findings(run.json()), run.describe()

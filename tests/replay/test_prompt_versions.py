@@ -9,6 +9,7 @@ for word; content-derived versions are tested with the ``Prompt`` type below.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import itertools
 import json
@@ -211,3 +212,26 @@ def test_content_version_is_the_history_digest_of_the_template() -> None:
     from replaytest.history.digest import sha256_text
 
     assert Prompt("p", "Grüße, {name}").version == sha256_text("Grüße, {name}")
+
+
+def test_manifest_follows_submodule_attributes_and_inherited_methods(tmp_path: Path) -> None:
+    package = tmp_path / "manifest_pkg_a"
+    (package / "prompts").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "prompts" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "prompts" / "texts.py").write_text(
+        "from replaytest.prompts import Prompt\nDEEP = Prompt('deep', 'x', version='v3')\n", encoding="utf-8")
+    (package / "flows.py").write_text(
+        "import manifest_pkg_a.prompts.texts\n\n\n"
+        "class Base:\n    def helper(self):\n        return manifest_pkg_a.prompts.texts.DEEP\n\n\n"
+        "class Flow(Base):\n    def run(self):\n        return self.helper()\n",
+        encoding="utf-8",
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        flows = importlib.import_module("manifest_pkg_a.flows")
+        assert prompt_manifest(flows.Flow) == {"deep": "v3"}
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [name for name in sys.modules if name.startswith("manifest_pkg_a")]:
+            del sys.modules[name]

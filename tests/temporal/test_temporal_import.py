@@ -10,7 +10,8 @@ import sys
 from temporal_devserver import free_port
 
 from replaytest.history.redact import Redactor
-from replaytest.plugins.temporal_import import history_filename, redact_payloads
+from replaytest.plugins.temporal_import import history_filename
+from replaytest.plugins.temporal_redact import redact_temporal_document
 
 
 def _payload(value, encoding: bytes = b"json/plain") -> dict:
@@ -30,11 +31,17 @@ def test_json_payloads_are_redacted_wherever_they_sit():
         }},
         {"eventId": "7", "activityTaskCompletedEventAttributes": {"result": {"payloads": [_payload("plain string")]}}},
     ]}
-    redacted, count = redact_payloads(document, Redactor.build(["email", "token"]))
+    redacted, count = redact_temporal_document(document, Redactor.build(["email", "token"]))
     attributes = redacted["events"][0]["workflowExecutionStartedEventAttributes"]
-    assert _value(attributes["input"]["payloads"][0]) == {"customer": {"email": "[redacted]", "tier": "gold"}, "item": "book"}
-    assert _value(attributes["header"]["fields"]["auth"]) == {"token": "[redacted]"}
+    value = _value(attributes["input"]["payloads"][0])
+    assert value["customer"]["email"].endswith("@example.com") and value["customer"]["email"] != "ann@example.com"
+    assert (value["customer"]["tier"], value["item"]) == ("gold", "book")
+    assert _value(attributes["header"]["fields"]["auth"])["token"].startswith("[redacted:")
     assert count.replaced == 2
+    assert redacted["redacted"] == [
+        "$.events[0].workflowExecutionStartedEventAttributes.header.fields.auth.data.token",
+        "$.events[0].workflowExecutionStartedEventAttributes.input.payloads[0].data.customer.email",
+    ]
     # Untouched payloads keep their exact bytes; the input document is not modified.
     assert redacted["events"][1] == document["events"][1]
     assert _value(document["events"][0]["workflowExecutionStartedEventAttributes"]["input"]["payloads"][0])["customer"]["email"] == "ann@example.com"
@@ -43,21 +50,26 @@ def test_json_payloads_are_redacted_wherever_they_sit():
 def test_redacted_payload_is_encoded_like_temporalios_json_converter():
     import temporalio.converter
 
-    redacted, _ = redact_payloads(_payload({"b": 1, "email": "x@y.z", "a": [1, 2]}), Redactor.build(["email"]))
-    expected = temporalio.converter.PayloadConverter.default.to_payloads([{"b": 1, "email": "[redacted]", "a": [1, 2]}])[0]
+    document, _ = redact_temporal_document({"payloads": [_payload({"b": 1, "email": "x@y.z", "a": [1, 2]})]},
+                                           Redactor.build(["email"]))
+    redacted = document["payloads"][0]
+    value = _value(redacted)
+    assert value["email"].startswith("[redacted:")
+    expected = temporalio.converter.PayloadConverter.default.to_payloads([value])[0]
     assert base64.b64decode(redacted["data"]) == expected.data
 
 
 def test_json_paths_select_inside_each_payload():
-    redacted, count = redact_payloads({"payloads": [_payload({"card": {"number": "4111", "brand": "visa"}})]},
-                                      Redactor.build([], ["$.card.number"]))
-    assert _value(redacted["payloads"][0]) == {"card": {"number": "[redacted]", "brand": "visa"}}
+    redacted, count = redact_temporal_document({"payloads": [_payload({"card": {"number": "4111", "brand": "visa"}})]},
+                                               Redactor.build([], ["$.payloads[0].data.card.number"]))
+    value = _value(redacted["payloads"][0])
+    assert value["card"]["number"].startswith("[redacted:") and value["card"]["brand"] == "visa"
     assert count.replaced == 1
 
 
 def test_binary_and_encrypted_payloads_are_left_alone_and_counted():
     binary = _payload(b"\x00\x01secret", encoding=b"binary/encrypted")
-    redacted, count = redact_payloads({"payloads": [binary]}, Redactor.build(["secret"]))
+    redacted, count = redact_temporal_document({"payloads": [binary]}, Redactor.build(["secret"]))
     assert redacted["payloads"][0] == binary
     assert count.opaque_payloads == 1
     assert count.replaced == 0

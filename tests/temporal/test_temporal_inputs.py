@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import temporal_wf_hello as hello
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from conftest import HERE, HISTORIES
 
 from replaytest.plugins.temporal_replay import TemporalReplayer
@@ -81,3 +83,37 @@ def test_payload_the_default_converter_cannot_decode_names_the_setting(temporal_
     assert result.status in ("error", "diverged")
     text = render_text(result)
     assert "set data_converter in a TemporalReplayConfig" in text, text
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.tuples(children, children)
+    | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_JSON, max_size=4))
+def test_plain_json_arguments_digest_as_their_payload_round_trip(args: list) -> None:
+    """The recorder's fast path for plain JSON arguments gives the digest of the decoded payloads,
+    which is what the recorded side is digested from."""
+    from temporalio.converter import DataConverter
+
+    from replaytest.plugins.temporal_inputs import values_digest
+    from replaytest.plugins.temporal_trace import _json_native
+
+    converter = DataConverter.default.payload_converter
+    assert all(_json_native(arg) for arg in args)
+    payloads = converter.to_payloads(args)
+    assert values_digest(args, ()) == values_digest(converter.from_payloads(payloads, None), payloads)
+
+
+def test_use_prompt_outside_workflow_code_changes_nothing() -> None:
+    from replaytest.plugins.temporal_prompts import current_prompt, use_prompt
+    from replaytest.prompts import Prompt
+
+    prompt = Prompt("writer", "Write", version="v1")
+    with use_prompt(prompt) as used:
+        assert used is prompt
+        assert current_prompt() is None  # no workflow: nothing to record, and no error

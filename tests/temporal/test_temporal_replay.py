@@ -203,6 +203,8 @@ def test_replay_uses_the_configured_data_converter(replay):
     # Not a divergence of the code: the replay could not decode the recorded input.
     assert result.status == "error"
     assert "decoding" in result.error
+    # The hint points at the converter that was configured, not at the default one.
+    assert "the configured data converter cannot decode it" in result.error
 
 
 class _BinaryOnlyPayloadConverter:

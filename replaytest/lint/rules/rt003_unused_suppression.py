@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import Rule
+from replaytest.lint.rule import Invalid, Rule
 
 
 class SuppressesNothing(Rule):
@@ -16,9 +16,8 @@ class SuppressesNothing(Rule):
 
     ## Why is this bad?
     A stale suppression stays on its line after the code it excused has gone; the next replay-unsafe
-    call written on that line is then hidden without anyone deciding so. Comments in a helper module
-    never suppress anything either: a helper's violation is reported at the workflow's call site, so
-    the comment belongs there.
+    call written on that line is then hidden without anyone deciding so. A comment on a helper's line
+    is used when it suppresses the finding that line causes at the workflow call sites reaching it.
 
     ## Example
     ```python
@@ -62,7 +61,8 @@ class Greeter:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 from temporalio import workflow
 
 @workflow.defn
@@ -71,7 +71,11 @@ class Greeter:
     async def run(self) -> str:
         return "hello"  # replaytest: ignore[clock]
 """,
-        """
+            line=7, column=25,
+            message='unused suppression: `# replaytest: ignore[clock]` suppresses nothing here',
+        ),
+        Invalid(
+            """
 from temporalio import workflow
 
 @workflow.defn
@@ -80,4 +84,7 @@ class Greeter:
     async def run(self) -> str:
         return "hello"  # noqa: RT101
 """,
+            line=7, column=25,
+            message='unused suppression: `# noqa: RT101` suppresses nothing here',
+        ),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replaytest.lint.rule import CallFact, Rule
+from replaytest.lint.rule import CallFact, Invalid, Rule
 
 # Reading these without an argument means "now"; with one they convert a given time.
 _NOW_WITHOUT_ARGUMENT = {"time.localtime", "time.gmtime", "time.ctime", "time.asctime"}
@@ -94,7 +94,8 @@ async def stamp() -> str:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 from datetime import datetime
 from temporalio import workflow
 
@@ -104,7 +105,11 @@ class Greeting:
     async def run(self) -> str:
         return datetime.now().isoformat()
 """,
-        """
+            line=8, column=16,
+            message='datetime.now() reads the wall clock in workflow code; use workflow.now()', fix='workflow.now().replace(tzinfo=None)', fix_safe=False,
+        ),
+        Invalid(
+            """
 import datetime as dt
 from temporalio import workflow
 
@@ -117,7 +122,11 @@ class Greeting:
     async def run(self) -> str:
         return stamp()
 """,
-        """
+            line=11, column=16,
+            message='stamp() reaches dt.datetime.now(), which reads the wall clock in workflow code; use workflow.now()',
+        ),
+        Invalid(
+            """
 import time
 from dbos import DBOS
 
@@ -125,4 +134,7 @@ from dbos import DBOS
 def poll() -> float:
     return time.monotonic()
 """,
+            line=6, column=12,
+            message='time.monotonic() reads the wall clock in workflow code; use a @DBOS.step() function that reads the clock',
+        ),
     )

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from replaytest.lint.rule import CallFact, Rule
+from replaytest.lint.rule import CallFact, Invalid, Rule
+from replaytest.lint.vocabulary import RANDOM_FUNCTIONS
 
-_RANDOM_FUNCTIONS = (
-    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss",
-    "getrandbits", "randbytes", "triangular", "betavariate", "expovariate", "gammavariate",
-    "normalvariate", "lognormvariate", "vonmisesvariate", "paretovariate", "weibullvariate", "binomialvariate",
-)
 _SEEDABLE = {"random.Random", "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.seed"}
 
 
@@ -43,7 +39,7 @@ class DrawsUnrecordedRandomness(Rule):
     summary = "Randomness drawn in orchestration code"
     what = "draws fresh randomness"
     calls = {
-        **{f"random.{name}": "" for name in _RANDOM_FUNCTIONS},
+        **{f"random.{name}": "" for name in RANDOM_FUNCTIONS},
         "random.Random": "creates an unseeded random generator",
         "random.SystemRandom": "",
         "secrets.*": "",
@@ -72,7 +68,8 @@ class Pick:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import random
 from temporalio import workflow
 
@@ -82,7 +79,11 @@ class Pick:
     async def run(self) -> int:
         return random.randint(1, 6)
 """,
-        """
+            line=8, column=16,
+            message='random.randint() draws fresh randomness in workflow code; use workflow.random()', fix='workflow.random().randint(1, 6)', fix_safe=True,
+        ),
+        Invalid(
+            """
 from secrets import token_hex
 from dbos import DBOS
 
@@ -90,7 +91,11 @@ from dbos import DBOS
 def name() -> str:
     return token_hex(8)
 """,
-        """
+            line=6, column=12,
+            message='token_hex() draws fresh randomness in workflow code; use a @DBOS.step() function that draws the value',
+        ),
+        Invalid(
+            """
 import random
 from temporalio import workflow
 
@@ -100,4 +105,7 @@ class Pick:
     async def run(self) -> float:
         return random.Random().random()
 """,
+            line=8, column=16,
+            message='random.Random() creates an unseeded random generator in workflow code; use workflow.random()',
+        ),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replaytest.lint.rule import CallFact, Rule
+from replaytest.lint.rule import CallFact, Invalid, Rule
 
 _FRESH_WITHOUT_ARGUMENT = {"ulid.ULID", "bson.ObjectId", "bson.objectid.ObjectId"}
 
@@ -62,7 +62,8 @@ class Ids:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import uuid
 from temporalio import workflow
 
@@ -72,7 +73,11 @@ class Ids:
     async def run(self) -> str:
         return str(uuid.uuid4())
 """,
-        """
+            line=8, column=20,
+            message='uuid.uuid4() creates a fresh UUID in workflow code; use workflow.uuid4()', fix='workflow.uuid4()', fix_safe=True,
+        ),
+        Invalid(
+            """
 from uuid import uuid1 as fresh
 from langgraph.func import entrypoint
 
@@ -80,4 +85,7 @@ from langgraph.func import entrypoint
 def agent(question: str) -> str:
     return fresh().hex
 """,
+            line=6, column=12,
+            message='fresh() creates a fresh UUID in workflow code; use a @task function that creates the id',
+        ),
     )

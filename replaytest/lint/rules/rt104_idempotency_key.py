@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import KeyUse, Rule
+from replaytest.lint.rule import Invalid, KeyUse, Rule
 
 # Keyword arguments and dict keys that are idempotency keys by the API's own definition (AWS spells
 # them in PascalCase); any key whose name contains "idempotency" counts too (Stripe's
@@ -137,7 +137,8 @@ def login() -> str:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import uuid
 import stripe
 from temporalio import activity
@@ -146,7 +147,11 @@ from temporalio import activity
 async def charge(order_id: str) -> None:
     stripe.PaymentIntent.create(amount=100, idempotency_key=str(uuid.uuid4()))
 """,
-        """
+            line=7, column=45,
+            message='idempotency key idempotency_key is made from uuid.uuid4() inside step charge, so every retry sends a new key; make it once outside the retried unit or derive it from stable data (workflow id and step name)',
+        ),
+        Invalid(
+            """
 import time
 import httpx
 import tenacity
@@ -156,7 +161,11 @@ def post(order_id: str) -> None:
     key = f"{order_id}-{time.time()}"
     httpx.post("https://pay.example", headers={"Idempotency-Key": key})
 """,
-        """
+            line=8, column=48,
+            message='idempotency key Idempotency-Key is made from time.time() inside retried function post, so every retry sends a new key; make it once outside the retried unit or derive it from stable data (workflow id and step name)',
+        ),
+        Invalid(
+            """
 import uuid
 import boto3
 from dbos import DBOS
@@ -165,4 +174,7 @@ from dbos import DBOS
 def send(body: str) -> None:
     boto3.client("sqs").send_message(QueueUrl="q", MessageBody=body, MessageDeduplicationId=uuid.uuid4().hex)
 """,
+            line=7, column=70,
+            message='idempotency key MessageDeduplicationId is made from uuid.uuid4() inside step send, so every retry sends a new key; make it once outside the retried unit or derive it from stable data (workflow id and step name)',
+        ),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from replaytest.lint.rule import Rule
+from replaytest.lint.rule import Invalid, Rule
 
 _OPENAI_CLIENTS = ("openai.OpenAI", "openai.AsyncOpenAI", "openai.AzureOpenAI", "openai.AsyncAzureOpenAI")
 _OPENAI_METHODS = (
@@ -118,7 +118,8 @@ async def ask(question: str) -> str:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 from openai import AsyncOpenAI
 from temporalio import workflow
 
@@ -130,7 +131,11 @@ class Agent:
         reply = await client.chat.completions.create(model="m", messages=[])
         return reply.choices[0].message.content
 """,
-        """
+            line=9, column=23,
+            message='client.chat.completions.create() calls a language model outside a recorded step in workflow code; use an activity (workflow.execute_activity)',
+        ),
+        Invalid(
+            """
 from langchain_openai import ChatOpenAI
 from langgraph.func import entrypoint
 
@@ -140,7 +145,11 @@ llm = ChatOpenAI(model="gpt-4o")
 def agent(question: str) -> str:
     return llm.invoke(question).content
 """,
-        """
+            line=8, column=12,
+            message='llm.invoke() calls a language model outside a recorded step in workflow code; use a @task function',
+        ),
+        Invalid(
+            """
 import boto3
 from dbos import DBOS
 
@@ -149,4 +158,7 @@ def summarise(text: str) -> dict:
     runtime = boto3.client("bedrock-runtime")
     return runtime.converse(modelId="m", messages=[])
 """,
+            line=7, column=12,
+            message='runtime.converse() calls a language model outside a recorded step in workflow code; use a @DBOS.step() function',
+        ),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replaytest.lint.rule import CallFact, Rule
+from replaytest.lint.rule import CallFact, Invalid, Rule
 
 # Under a network table entry (``stripe.**``) but computed locally: webhook signature verification.
 _OFFLINE_PREFIXES = ("stripe.Webhook.", "stripe.WebhookSignature.", "stripe.webhook.")
@@ -80,7 +80,8 @@ def pipeline(url: str) -> str:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import httpx
 from dbos import DBOS
 
@@ -88,7 +89,11 @@ from dbos import DBOS
 def pipeline(url: str) -> str:
     return httpx.get(url).text
 """,
-        """
+            line=6, column=12,
+            message='httpx.get() does network I/O outside a recorded step in workflow code; use a @DBOS.step() function',
+        ),
+        Invalid(
+            """
 import boto3
 from temporalio import workflow
 
@@ -99,7 +104,11 @@ class Upload:
         s3 = boto3.client("s3")
         s3.put_object(Bucket="b", Key="k", Body=body)
 """,
-        """
+            line=9, column=9,
+            message='s3.put_object() does network I/O outside a recorded step in workflow code; use an activity (workflow.execute_activity)',
+        ),
+        Invalid(
+            """
 import requests
 from temporalio import workflow
 
@@ -112,4 +121,7 @@ class Fetch:
     async def run(self, url: str) -> int:
         return self.session.get(url).status_code
 """,
+            line=11, column=16,
+            message='self.session.get() does network I/O outside a recorded step in workflow code; use an activity (workflow.execute_activity)',
+        ),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replaytest.lint.rule import Rule
+from replaytest.lint.rule import Invalid, Rule
 
 _PATH_METHODS = (
     "read_text", "read_bytes", "write_text", "write_bytes", "open", "exists", "is_file", "is_dir", "mkdir", "unlink", "rmdir", "stat", "touch", "rename", "replace", "lstat", "chmod",
@@ -60,7 +60,8 @@ class Report:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 from pathlib import Path
 from temporalio import workflow
 
@@ -70,7 +71,11 @@ class Report:
     async def run(self, name: str) -> str:
         return (Path("reports") / name).read_text()
 """,
-        """
+            line=8, column=16,
+            message='(...).read_text() touches the filesystem outside a recorded step in workflow code; use an activity (workflow.execute_activity)',
+        ),
+        Invalid(
+            """
 from dbos import DBOS
 
 @DBOS.workflow()
@@ -78,4 +83,7 @@ def load(path: str) -> str:
     with open(path) as handle:
         return handle.read()
 """,
+            line=5, column=10,
+            message='open() touches the filesystem outside a recorded step in workflow code; use a @DBOS.step() function',
+        ),
     )

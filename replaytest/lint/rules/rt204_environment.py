@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replaytest.lint.rule import Rule
+from replaytest.lint.rule import Invalid, Rule
 
 
 class ReadsProcessEnvironment(Rule):
@@ -50,7 +50,8 @@ async def region() -> str:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import os
 from temporalio import workflow
 
@@ -60,7 +61,11 @@ class Deploy:
     async def run(self) -> str:
         return os.environ.get("REGION", "eu")
 """,
-        """
+            line=8, column=16,
+            message='os.environ reads the process environment in workflow code; use workflow input or an activity',
+        ),
+        Invalid(
+            """
 from os import getenv
 from dbos import DBOS
 
@@ -68,4 +73,7 @@ from dbos import DBOS
 def deploy() -> str:
     return getenv("REGION") or "eu"
 """,
+            line=6, column=12,
+            message='getenv() reads the process environment in workflow code; use workflow input or a @DBOS.step() function',
+        ),
     )

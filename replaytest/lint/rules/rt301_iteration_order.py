@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import DEFAULT_REPLACEMENTS, CallFact, Rule, UnorderedUse
+from replaytest.lint.rule import DEFAULT_REPLACEMENTS, CallFact, Invalid, Rule, UnorderedUse
 
 _SOURCES = {"set": "a set", "listing": "a directory listing", "dict": "a dict built from a set or listing"}
 
@@ -81,7 +81,8 @@ def totals(prices: dict) -> list:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 from temporalio import workflow
 
 @workflow.defn
@@ -91,7 +92,11 @@ class Deploy:
         for region in set(regions):
             await workflow.execute_activity("deploy", region, start_to_close_timeout=None)
 """,
-        """
+            line=7, column=23,
+            message='set(regions): iterates a set, whose order changes between runs; use sorted(...)',
+        ),
+        Invalid(
+            """
 from dbos import DBOS
 
 @DBOS.workflow()
@@ -99,7 +104,11 @@ def label(tags: list, extra: set) -> str:
     seen = {t.lower() for t in tags}
     return ",".join(seen | extra)
 """,
-        """
+            line=6, column=21,
+            message='seen | extra: joins a set, whose order changes between runs; use sorted(...)',
+        ),
+        Invalid(
+            """
 import os
 from dbos import DBOS
 
@@ -107,7 +116,11 @@ from dbos import DBOS
 def first_file(folder: str) -> str:
     return sorted(os.listdir(folder))[0] + [name for name in os.listdir(folder)][0]
 """,
-        """
+            line=6, column=62,
+            message='os.listdir(folder): iterates a directory listing, whose order changes between runs; use sorted(...)',
+        ),
+        Invalid(
+            """
 from temporalio import workflow
 
 @workflow.defn
@@ -116,4 +129,7 @@ class Shard:
     async def run(self, key: str) -> int:
         return hash(key) % 8
 """,
+            line=7, column=16,
+            message='hash() of a str or bytes is salted per process; use a stable digest (zlib.crc32, hashlib)',
+        ),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import Rule
+from replaytest.lint.rule import Invalid, Rule
 
 
 class StartsUnrecordedConcurrency(Rule):
@@ -107,7 +107,8 @@ async def fan_out(items: list) -> list:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import subprocess
 from temporalio import workflow
 
@@ -117,7 +118,11 @@ class Build:
     async def run(self) -> str:
         return subprocess.check_output(["git", "rev-parse", "HEAD"]).decode()
 """,
-        """
+            line=8, column=16,
+            message='subprocess.check_output() starts concurrent work the engine does not record in workflow code; move the work into an activity (workflow.execute_activity)',
+        ),
+        Invalid(
+            """
 import asyncio
 from temporalio import workflow
 
@@ -127,7 +132,11 @@ class Race:
     async def run(self, tasks: list) -> None:
         await asyncio.wait(tasks)
 """,
-        """
+            line=8, column=15,
+            message='asyncio.wait() completes in an order the engine does not record in workflow code; use workflow.wait() / workflow.as_completed() or activities', fix='workflow.wait(tasks)', fix_safe=False,
+        ),
+        Invalid(
+            """
 import threading
 from dbos import DBOS
 
@@ -135,4 +144,7 @@ from dbos import DBOS
 def fan_out(items: list) -> None:
     threading.Thread(target=print, args=(items,)).start()
 """,
+            line=6, column=5,
+            message='threading.Thread() starts concurrent work the engine does not record in workflow code; move the work into a @DBOS.step() function',
+        ),
     )

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import CallFact, Rule
+from replaytest.lint.rule import CallFact, Invalid, Rule
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -97,7 +97,8 @@ def agent(question: str) -> str:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import time
 from temporalio import workflow
 
@@ -107,7 +108,11 @@ class Wait:
     async def run(self) -> None:
         time.sleep(60)
 """,
-        """
+            line=8, column=9,
+            message='time.sleep() sleeps without a durable timer in workflow code; use asyncio.sleep() or workflow.sleep() (durable timers)', fix='await asyncio.sleep(60)', fix_safe=False,
+        ),
+        Invalid(
+            """
 import asyncio
 from dbos import DBOS
 
@@ -115,4 +120,7 @@ from dbos import DBOS
 async def wait() -> None:
     await asyncio.sleep(60)
 """,
+            line=6, column=11,
+            message='asyncio.sleep() sleeps without a durable timer in workflow code; use DBOS.sleep() / DBOS.sleep_async()', fix='DBOS.sleep_async(60)', fix_safe=True,
+        ),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import DEFAULT_REPLACEMENTS, GlobalWrite, Rule
+from replaytest.lint.rule import DEFAULT_REPLACEMENTS, GlobalWrite, Invalid, Rule
 
 
 class WritesModuleState(Rule):
@@ -69,7 +69,8 @@ class Counter:
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 from temporalio import workflow
 
 SEEN = set()
@@ -81,7 +82,11 @@ class Counter:
         SEEN.add(item)
         return len(SEEN)
 """,
-        """
+            line=9, column=9,
+            message='SEEN.add(item) writes module-level state in workflow code; use attributes of the workflow instance',
+        ),
+        Invalid(
+            """
 from dbos import DBOS
 
 COUNT = 0
@@ -92,4 +97,7 @@ def bump() -> int:
     COUNT += 1
     return COUNT
 """,
+            line=8, column=5,
+            message="COUNT += ... writes module-level state in workflow code; use state held in the workflow's own variables",
+        ),
     )

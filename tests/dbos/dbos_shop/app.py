@@ -8,9 +8,9 @@ import os
 from fractions import Fraction
 
 import sqlalchemy as sa
-from dbos import DBOS, SQLAlchemyDatasource
+from dbos import DBOS, DBOSConfiguredInstance, SQLAlchemyDatasource
 
-from shop.models import Carrier, Parcel
+from dbos_shop.models import Carrier, Parcel
 
 APP_DATABASE_URL = os.environ.get("SHOP_APP_DB", "sqlite:///shop-app.sqlite3")
 EFFECTS = os.environ.get("SHOP_EFFECTS", "shop-effects.log")
@@ -120,3 +120,18 @@ def split_bill(people: int) -> str:
 @DBOS.workflow()
 def keep(item: object) -> str:
     return type(item).__name__
+
+
+@DBOS.dbos_class()
+class Warehouse(DBOSConfiguredInstance):
+    def __init__(self, site: str) -> None:
+        self.site = site
+        super().__init__(config_name=site)
+
+    @DBOS.workflow()
+    def restock(self, item: str) -> str:
+        stock = reserve_stock(f"{self.site}:{item}", 5)
+        return f"{self.site} restocked {stock['reserved']} {item}"
+
+
+berlin = Warehouse("berlin")

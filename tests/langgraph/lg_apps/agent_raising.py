@@ -1,0 +1,20 @@
+"""The order agent, now raising on the price it used to accept."""
+
+from __future__ import annotations
+
+from langgraph.func import entrypoint
+from langgraph.types import interrupt
+
+from lg_apps.tasks import draft, fetch_price, notify
+
+
+@entrypoint()
+def order_agent(request: dict) -> dict:
+    price = fetch_price(request["item"]).result()
+    intro = draft("intro", request["item"]).result()
+    body = draft("body", request["item"]).result()
+    if price > 100:
+        raise ValueError(f"price {price} needs a manager")
+    decision = interrupt({"item": request["item"], "price": price})
+    receipt = notify(f"{intro} / {body}").result() if decision["approved"] else None
+    return {"price": price, "intro": intro, "body": body, "receipt": receipt}

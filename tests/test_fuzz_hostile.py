@@ -1,0 +1,68 @@
+"""Fuzzing the faces that read histories: mutated bytes of real history files go through the loader,
+``replay``, ``diff`` and ``redact``. Every outcome is a result or a ``HistoryError``/``DiffError`` that
+names the file - never another exception, never a hang (Hypothesis deadline). Bounded to a few seconds;
+``benchmarks/fuzz_histories.py`` runs the long version."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replaytest.history import HistoryError, Redactor, load_history, redact_history
+from replaytest.plugins.journal import PLUGIN
+from replaytest.replay.adapter import ReplayOptions
+from replaytest.replay.diff import DiffError, diff_files
+from replaytest.replay.runner import load_workflows, replay_file
+
+REPO = Path(__file__).resolve().parents[1]
+SEEDS = sorted((REPO / "fixtures/histories").glob("*.json"))
+sys.path.insert(0, str(REPO))
+WORKFLOWS = load_workflows(["fixtures.journal_app.agent:support_agent"], REPO)
+
+_INSERTS = [b"1e999", b"NaN", b'"\\ud800"', b"9" * 5000, b"[" * 600, b"{", b'"status": "x", "status"', b"\x00",
+            b"\xff\xfe", b'"redacted": 3', b"-1", b"null", b'"\x1b[31m\r\n"', b"}"]
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> bytes:
+    data = bytearray(SEEDS[draw(st.integers(0, len(SEEDS) - 1))].read_bytes())
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(data)))
+        action = draw(st.sampled_from(["insert", "delete", "flip", "truncate"]))
+        if action == "insert":
+            data[at:at] = draw(st.sampled_from(_INSERTS))
+        elif action == "delete":
+            del data[at : at + draw(st.integers(1, 40))]
+        elif action == "flip" and at < len(data):
+            data[at] = draw(st.integers(0, 255))
+        else:
+            del data[at:]
+    return bytes(data)
+
+
+@settings(max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_histories_never_crash_loader_replay_diff_or_redact(tmp_path_factory, data: bytes) -> None:
+    folder = tmp_path_factory.mktemp("fuzz")
+    path = folder / "h.json"
+    path.write_bytes(data)
+    try:
+        history = load_history(path)
+    except HistoryError as error:
+        assert error.path == path
+        history = None
+    assert PLUGIN.replayer is not None
+    result = replay_file(path, [PLUGIN.replayer], WORKFLOWS, ReplayOptions())
+    assert result.status in ("passed", "diverged", "stale", "error")
+    if history is None:
+        assert result.status == "error"
+    try:
+        diff_files(path, SEEDS[0], compare_args=True)
+    except (HistoryError, DiffError):
+        pass
+    if history is not None:
+        redacted, _ = redact_history(history, Redactor.build())
+        assert len(redacted.events) == len(history.events)
