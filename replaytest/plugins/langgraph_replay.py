@@ -38,10 +38,14 @@ from replaytest.plugins import langgraph_internals as lg
 from replaytest.plugins.langgraph_values import normal_form, revive
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
-from replaytest.replay.engine import DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
+from replaytest.replay.engine import NO_PROMPTS_NOTE, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
 from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
 
 _INSTEAD = "a @task that makes the value (its result is recorded)"
+
+
+# LangGraph's checkpointer stores no task inputs.
+NO_ARGUMENTS_NOTE = "LangGraph stores no task inputs: task arguments were not compared"
 
 
 class LangGraphReplayer:
@@ -88,6 +92,8 @@ class LangGraphReplayer:
             return result
         divergence = run.execute()
         result.warnings = run.matcher.warnings
+        # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
+        result.notes.extend((NO_ARGUMENTS_NOTE, NO_PROMPTS_NOTE))
         if divergence is not None:
             result.status = "diverged"
             result.divergence = divergence
