@@ -31,7 +31,8 @@ from pathlib import Path
 
 
 def lint(target: Path, cwd: Path, no_cache: bool) -> dict:
-    options = ["--no-cache"] if no_cache else []
+    # A corpus (the stdlib, site-packages) is linted whole: a .gitignore above it must not leave it out.
+    options = ["--no-respect-gitignore", *(["--no-cache"] if no_cache else [])]
     started = time.perf_counter()
     completed = subprocess.run(
         [sys.executable, "-m", "replaytest", "lint", "--format", "json", *options, str(target)],

@@ -534,8 +534,9 @@ def check(
     pytest uses: replay_paths/replay_workflows in the pytest ini ([tool.pytest.ini_options]) first, then
     [tool.replaytest.replay].
 
-    Without configured histories only the lint runs, and the report says so. Exit 0 both clean, 1 findings or a divergence,
-    2 a file or history that could not be checked, or a usage/configuration error."""
+    Without configured histories only the lint runs, and the report says so. Exit 0 both clean, 1 findings,
+    a divergence or (--diff-base) changed orchestration lines no history reaches, 2 a file or history that
+    could not be checked, or a usage/configuration error."""
     import json
 
     from replaytest.config import ConfigError, load_config
@@ -561,7 +562,7 @@ def check(
                     "[tool.replaytest.replay] is set"
                 )
             coverage = CoverageRun(replay_config, html_dir=coverage_html, diff_base=diff_base, fail_under=fail_under)
-        skipped: list[int] = [] if not no_cache else None  # type: ignore[assignment]
+        skipped: list[int] | None = None if no_cache else []
         results = (
             _run_replay((), (), None, None, details, require_configured=True, coverage=coverage,
                         show_progress=show_progress(quiet), skipped=skipped)

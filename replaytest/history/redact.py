@@ -131,11 +131,12 @@ def _bracket_end(path: str, start: int) -> int:
 
 
 # Fragments of normalised key names that hold secrets or personal data. ``token`` spares counters
-# such as ``max_tokens`` / ``prompt_tokens`` (numbers a workflow may branch on, and no secret).
+# such as ``max_tokens`` / ``prompt_tokens`` (numbers a workflow may branch on, and no secret); short
+# fragments are anchored: ``ssn`` only at either end, since ``class_name`` normalises to ``classname``.
 DEFAULT_KEY_PATTERN = re.compile(
     r"password|passwd|passphrase|pwd|secret|(?<!max)token(?!s|count|ize|limit)|apikey|accesskey|privatekey"
-    r"|authorization|authtoken|credential|cookie|sessionid|email|ssn|socialsecurity|cardnumber|creditcard"
-    r"|ccnumber|cvv|cvc|iban|^pin$|^auth$"
+    r"|authorization|authtoken|credential|cookie|sessionid|email|^ssn|ssn$|socialsecurity|cardnumber|creditcard"
+    r"|ccnumber|^cvv|^cvc|^iban$|^pin$|^auth$"
 )
 
 _EMAIL = re.compile(r"(?<![\w.%+-])([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![\w-])")
@@ -164,13 +165,17 @@ class Redactor:
     keep_email_domain: bool = True
     secret: bytes | None = None  # the pseudonym key; None draws a random one per history
     value_patterns: bool = True
+    # False: every selected value, and every string holding a recognised secret, becomes ``replacement``
+    # whole (for replayers that treat the literal as "matches anything"); also when a replacement is set.
+    pseudonyms: bool = True
 
     @classmethod
     def build(
         cls, key_names: Iterable[str] = (), json_paths: Iterable[str] = (), replacement: Any = DEFAULT_REPLACEMENT,
-        *, keep_email_domain: bool = True, secret: bytes | None = None,
+        *, keep_email_domain: bool = True, secret: bytes | None = None, pseudonyms: bool = True,
     ) -> Redactor:
         return cls(
+            pseudonyms=pseudonyms and replacement == DEFAULT_REPLACEMENT,
             key_names=frozenset(normalise_key(name) for name in key_names),
             paths=tuple(parse_json_path(path) for path in json_paths),
             replacement=replacement,
@@ -213,7 +218,7 @@ class RedactionSession:
     def _walk(self, value: Any, path: str, sensitive: bool, steps: list[Any] | None, depth: int) -> Any:
         if steps is not None and not sensitive and any(_path_matches(selector, steps) for selector in self.redactor.paths):
             sensitive = True
-            if self.redactor.replacement != DEFAULT_REPLACEMENT:  # a literal replaces the whole selection
+            if not self.redactor.pseudonyms:  # a literal replaces the whole selection
                 return self._replace_whole(value, path)
         if depth > MAX_DEPTH:  # never leak what is too deep to look at
             self.paths.append(path)
@@ -222,7 +227,7 @@ class RedactionSession:
             out = {}
             for key, item in value.items():
                 child = sensitive or (isinstance(key, str) and self.redactor.key_matches(key))
-                if child and not sensitive and self.redactor.replacement != DEFAULT_REPLACEMENT:
+                if child and not sensitive and not self.redactor.pseudonyms:
                     out[key] = self._replace_whole(item, join_path(path, key))
                     continue
                 out[key] = self._walk(item, join_path(path, key), child, None if steps is None else [*steps, key], depth + 1)
@@ -250,15 +255,14 @@ class RedactionSession:
         return self.redactor.replacement
 
     def _literal_or(self, make: Any) -> Any:
-        literal = self.redactor.replacement
-        return make() if literal == DEFAULT_REPLACEMENT else literal
+        return make() if self.redactor.pseudonyms else self.redactor.replacement
 
     def _hash(self, kind: str, text: str) -> str:
         return hmac.new(self.key, f"{kind}\0{text}".encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
 
     def pseudonym(self, value: str) -> str:
         """The whole string is sensitive: keep its shape where it has a recognisable one."""
-        if self.redactor.replacement != DEFAULT_REPLACEMENT:
+        if not self.redactor.pseudonyms:
             return str(self.redactor.replacement)
         if _EMAIL.fullmatch(value.strip()):
             return self.text(value)
@@ -272,6 +276,8 @@ class RedactionSession:
         """Free text: replace each recognisable secret, e-mail address and card number inside it."""
         if not self.redactor.value_patterns or len(value) < 6:
             return value
+        if not self.redactor.pseudonyms:
+            return self.redactor.replacement if self._holds_secret(value) else value
         out = value
         for name, pattern in VALUE_PATTERNS:
             if pattern.search(out):
@@ -282,22 +288,27 @@ class RedactionSession:
             out = _CARD.sub(lambda m: self._card(m.group()) if _luhn(re.sub(r"\D", "", m.group())) else m.group(), out)
         return out
 
+    def _holds_secret(self, value: str) -> bool:
+        if any(pattern.search(value) for _, pattern in VALUE_PATTERNS) or ("@" in value and _EMAIL.search(value)):
+            return True
+        return any(_luhn(re.sub(r"\D", "", match.group())) for match in _CARD.finditer(value))
+
     def _secret_replacer(self, kind: str) -> Any:
         return lambda match: self._secret(kind, match.group())
 
     def _secret(self, kind: str, text: str) -> str:
-        if self.redactor.replacement != DEFAULT_REPLACEMENT:
+        if not self.redactor.pseudonyms:
             return str(self.redactor.replacement)
         return f"[redacted-{kind}:{self._hash(kind, text)[:10]}]"
 
     def _email(self, match: re.Match[str]) -> str:
-        if self.redactor.replacement != DEFAULT_REPLACEMENT:
+        if not self.redactor.pseudonyms:
             return str(self.redactor.replacement)
         domain = match.group(2) if self.redactor.keep_email_domain else "example.invalid"
         return f"user-{self._hash('email', match.group().lower())[:10]}@{domain}"
 
     def _card(self, text: str) -> str:
-        if self.redactor.replacement != DEFAULT_REPLACEMENT:
+        if not self.redactor.pseudonyms:
             return str(self.redactor.replacement)
         digits = re.sub(r"\D", "", text)
         stream = self._hash("card", digits)

@@ -756,6 +756,8 @@ class ModuleCollector:
             return
         self.walk(node.value)
         function = self.function
+        if function is not None and not function.returns and self.kind_of(node.value) == "set":
+            function.returns = "builtins.set"
         if function is not None and not function.returns and isinstance(node.value, (cst.Call, cst.Await, cst.Name)):
             binding = self._binding_for_value(node.value)
             if binding[0] == "inst" and binding[1]:
@@ -793,11 +795,23 @@ class ModuleCollector:
         source = self.kind_of(node.iter)
         if source in _UNORDERED:
             self._unordered(node.iter, source, "iterates")
+        elif source is None:
+            self._iterated_call(node.iter)
         self._bind(node.target, _LOCAL)
         retry = self._is_retry_loop(node)
         self._loop_body(node.body, retry)
         if node.orelse is not None:
             self.walk(node.orelse)
+
+    def _iterated_call(self, node: cst.BaseExpression) -> None:
+        """``for x in helper():`` where ``helper`` is a project function: whether it returns a set is
+        known at resolution, so record the iteration as a call to ``helper.__iter__``."""
+        function = self.function
+        if function is None or function.kind == STEP or not isinstance(node, cst.Call):
+            return
+        qualname = self.resolve(node.func)
+        if qualname and self._is_project_candidate(qualname):
+            function.calls.append(_Pending(node, None, f"{_dotted_text(node.func)}()", f"{qualname}.__iter__"))
 
     def _on_while(self, node: cst.While) -> None:
         self.walk(node.test)

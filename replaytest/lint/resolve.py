@@ -157,6 +157,16 @@ class Program:
             subject = f"{name}.{method}()"
         return Effect(rule.code, rule.category, subject, site.target, site.span)
 
+    def _iterated_result(self, site: CallSite, profile: FrameworkProfile) -> list[Reached]:
+        """``for x in helper():`` where the project function ``helper`` returns a set."""
+        found = self.find_function(site.target[: -len(".__iter__")])
+        rule = self.ctx.by_category.get("iteration-order")
+        if found is None or found[1].returns != "builtins.set" or rule is None:
+            return []
+        effect = Effect(rule.code, rule.category, f"{site.subject}: iterates the set it returns", "builtins.set",
+                        site.span)
+        return [Reached(effect, (effect.qualname,))] if self.applies(effect, profile) else []
+
     # --- reachability -----------------------------------------------------------------------
 
     def applies(self, effect: Effect, profile: FrameworkProfile) -> bool:
@@ -180,6 +190,8 @@ class Program:
         """``call_effects`` plus the lowest walk depth the result depends on (``_DONE`` when complete)."""
         if site.target in profile.safe_calls:
             return [], False, _DONE
+        if site.target.endswith(".__iter__"):
+            return self._iterated_result(site, profile), True, _DONE
         found = self.find_function(site.target)
         if found is not None:
             summary, function = found

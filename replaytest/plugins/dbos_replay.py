@@ -35,7 +35,15 @@ from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos_import import PATCH_PREFIX, event_kind
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
-from replaytest.replay.engine import PATCH_MARKER, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
+from replaytest.replay.engine import (
+    NO_PROMPTS_NOTE,
+    PATCH_MARKER,
+    DivergenceFound,
+    Issued,
+    Matcher,
+    ReachedEnd,
+    Recorded,
+)
 from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
 
 ENGINE = "dbos"
@@ -48,6 +56,10 @@ class DBOSReplayConfig:
     made offline (no connection, no migrations), so a module-level datasource costs nothing."""
 
     modules: Sequence[str] = ()
+
+
+# DBOS records no step arguments (operation_outputs has no input column).
+NO_ARGUMENTS_NOTE = "DBOS stores no step arguments: step arguments were not compared"
 
 
 class CannotReplay(BaseException):
@@ -263,6 +275,8 @@ class DBOSReplayer:
         except dbos_sysdb.UnsupportedOperation as error:
             result.status, result.error = "error", f"cannot replay: {error}"
             return result
+        # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
+        result.notes.extend((NO_ARGUMENTS_NOTE, NO_PROMPTS_NOTE))
         if divergence is not None:
             result.status = "diverged"
             if divergence.position is not None and "function id" not in divergence.message and divergence.kind != "result-mismatch":

@@ -615,8 +615,10 @@ def import_command(
             workflows = load_workflows(config.replay.workflows, config.root)
         if not no_redact:
             settings = config.redact
+            # LangGraph replay treats the literal replacement as matching any value: no pseudonyms here.
             redactor = Redactor.build(
-                keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement
+                keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement,
+                pseudonyms=False,
             )
     except (ConfigError, WorkflowImportError, RedactError) as error:
         _fail(str(error))

@@ -33,14 +33,19 @@ from typing import Any
 
 from replaytest.history import Event, History, HistoryError, load_history
 from replaytest.history.redact import DEFAULT_REPLACEMENT
+from replaytest.history.strict_json import join_path
 from replaytest.plugins import langgraph_internals as lg
 from replaytest.plugins.langgraph_values import normal_form, revive
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
-from replaytest.replay.engine import DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
+from replaytest.replay.engine import NO_PROMPTS_NOTE, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
 from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
 
 _INSTEAD = "a @task that makes the value (its result is recorded)"
+
+
+# LangGraph's checkpointer stores no task inputs.
+NO_ARGUMENTS_NOTE = "LangGraph stores no task inputs: task arguments were not compared"
 
 
 class LangGraphReplayer:
@@ -87,6 +92,8 @@ class LangGraphReplayer:
             return result
         divergence = run.execute()
         result.warnings = run.matcher.warnings
+        # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
+        result.notes.extend((NO_ARGUMENTS_NOTE, NO_PROMPTS_NOTE))
         if divergence is not None:
             result.status = "diverged"
             result.divergence = divergence
@@ -275,7 +282,7 @@ class _Run:
         if status != "completed":
             return None
         now = normal_form(lg.final_value(returned))
-        if not _same(self.history.result, now):
+        if not _same(self.history.result, now, frozenset(self.history.redacted)):
             return self.matcher.divergence(
                 "result-mismatch",
                 f"the code now returns {_short(now)}; the history recorded {_short(self.history.result)}",
@@ -311,14 +318,19 @@ def _raise_site(error: BaseException, project_prefixes: tuple[str, ...]) -> Sour
     return site
 
 
-def _same(recorded: Any, now: Any) -> bool:
-    """Recorded and current values agree; a value the importer redacted agrees with anything."""
-    if recorded == DEFAULT_REPLACEMENT:
+def _same(recorded: Any, now: Any, redacted: frozenset[str] = frozenset(), path: str = "$.result") -> bool:
+    """Recorded and current values agree; a value the importer redacted (a path the history lists as
+    redacted, or the plain replacement text) agrees with anything."""
+    if path in redacted or recorded == DEFAULT_REPLACEMENT:
         return True
     if isinstance(recorded, dict) and isinstance(now, dict):
-        return recorded.keys() == now.keys() and all(_same(recorded[key], now[key]) for key in recorded)
+        return recorded.keys() == now.keys() and all(
+            _same(recorded[key], now[key], redacted, join_path(path, key)) for key in recorded
+        )
     if isinstance(recorded, list) and isinstance(now, list):
-        return len(recorded) == len(now) and all(_same(a, b) for a, b in zip(recorded, now))
+        return len(recorded) == len(now) and all(
+            _same(a, b, redacted, f"{path}[{index}]") for index, (a, b) in enumerate(zip(recorded, now))
+        )
     return _canonical(recorded) == _canonical(now)
 
 

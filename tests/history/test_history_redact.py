@@ -202,3 +202,14 @@ def test_redaction_property_no_secret_key_survives_and_structure_is_kept(tmp_pat
         assert load_history(target) == redacted
 
     check()
+
+
+def test_key_patterns_spare_names_that_merely_contain_a_fragment() -> None:
+    # "class_name" normalises to "classname", which holds "ssn": a workflow's class must survive redaction.
+    from replaytest.history.redact import DEFAULT_KEY_NAMES, Redactor
+
+    redactor = Redactor.build(DEFAULT_KEY_NAMES)
+    kept = {"class_name": "Reports", "config_name": "berlin", "max_tokens": 512}
+    assert redactor.value(kept) == (kept, 0)
+    scrubbed, count = redactor.value({"user_ssn": "078-05-1120", "ssn_last4": "1120"})
+    assert count == 2 and "078-05-1120" not in str(scrubbed) and "1120" not in str(scrubbed)

@@ -48,6 +48,11 @@ def test_unchanged_code_replays_every_imported_thread(recorded) -> None:
     code, report = replay([recorded.histories], AGENT_SPEC)
     assert code == 0, report
     assert [(r["workflow"]["id"], r["status"]) for r in report["results"]] == [("approved", "passed"), ("waiting", "passed")]
+    # "passed" says what it could not check: LangGraph stores neither task inputs nor prompt versions.
+    assert report["summary"]["notes"] == [
+        "2 histories: LangGraph stores no task inputs: task arguments were not compared",
+        "2 histories: no prompt versions recorded: prompt drift was not checked",
+    ]
 
 
 @pytest.mark.parametrize("history", ["order_agent-approved.json", "order_agent-waiting.json"])

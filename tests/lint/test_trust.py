@@ -527,3 +527,39 @@ def test_a_suppression_at_a_call_site_leaves_the_others(tmp_path: Path) -> None:
     (finding,) = _helper_project(tmp_path, first="  # replaytest: ignore[RT101]")
     assert (finding.path, finding.line) == ("app/wf.py", 14)
     assert finding.message.endswith("(also reached from 1 other call site, in app.wf.Second.run)")
+
+
+def test_a_set_returned_by_a_project_function_and_iterated(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/tags.py": """
+            def unique_tags(items: list) -> set:
+                return {item.lower() for item in items}
+
+            def ordered_tags(items: list) -> list:
+                return sorted({item.lower() for item in items})
+        """,
+        "app/wf.py": """
+            from temporalio import workflow
+            from app.tags import ordered_tags, unique_tags
+
+            def regions(items: list) -> set:
+                found = set(items)
+                return found
+
+            @workflow.defn
+            class Tagger:
+                @workflow.run
+                async def run(self, items: list) -> list:
+                    out = []
+                    for tag in unique_tags(items):  # <- RT301
+                        out.append(tag)
+                    for region in regions(items):  # <- RT301
+                        out.append(region)
+                    for tag in ordered_tags(items):
+                        out.append(tag)
+                    return out
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    assert diagnostics[0].message.startswith("unique_tags(): iterates the set it returns, whose order changes")
