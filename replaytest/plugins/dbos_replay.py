@@ -23,17 +23,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-import time
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replaytest.history import Event, History, HistoryError, load_history
+from replaytest.history import Event, History
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos_import import PATCH_PREFIX, event_kind
-from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet, replay_neutral_file
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
@@ -229,14 +228,9 @@ class DBOSReplayer:
         return False  # DBOS histories are neutral ones, dispatched on their engine
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
-        started = time.perf_counter()
-        try:
-            history = load_history(path)
-        except HistoryError as error:
-            return ReplayResult(path, self.engine, "?", status="error", error=str(error))
-        result = self.replay_history(history, workflows, options, path)
-        result.duration_s = time.perf_counter() - started
-        return result
+        return replay_neutral_file(
+            path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
+        )
 
     def replay_history(
         self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None

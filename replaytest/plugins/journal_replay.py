@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import gc
 import json
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from replaytest.history import Event, History, HistoryError, load_history
+from replaytest.history import Event, History
 from replaytest.journal import Command, RunInfo, StepFailed, find_workflow, run_workflow
 from replaytest.journal.commands import Thunk
 from replaytest.journal.workflow import Outcome, definition_of
 from replaytest.plugins.journal import PROFILE
 from replaytest.prompts import prompt_manifest
-from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet, replay_neutral_file
 from replaytest.replay.divergence import Divergence, ReplayResult
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
@@ -84,15 +83,10 @@ class JournalReplayer:
         return False  # the journal has no native format: its histories are neutral ones
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
-        started = time.perf_counter()
         with _gc_paused():
-            try:
-                history = load_history(path)
-            except HistoryError as error:
-                return ReplayResult(path, self.engine, "?", status="error", error=str(error))
-            result = self.replay_history(history, workflows, options, path)
-        result.duration_s = time.perf_counter() - started
-        return result
+            return replay_neutral_file(
+                path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
+            )
 
     def replay_history(
         self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None

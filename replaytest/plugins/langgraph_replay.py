@@ -26,17 +26,16 @@ import concurrent.futures
 import json
 import os
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from replaytest.history import Event, History, HistoryError, load_history
+from replaytest.history import Event, History
 from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
 from replaytest.plugins import langgraph_internals as lg
 from replaytest.plugins.langgraph_values import normal_form, revive
-from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet, replay_neutral_file
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
 from replaytest.replay.engine import NO_PROMPTS_NOTE, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
 from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
@@ -57,14 +56,9 @@ class LangGraphReplayer:
         return False  # LangGraph histories are neutral ones (engine "langgraph"); the runner dispatches them here
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
-        started = time.perf_counter()
-        try:
-            history = load_history(path)
-        except HistoryError as error:
-            return ReplayResult(path, self.engine, "?", status="error", error=str(error))
-        result = self.replay_history(history, workflows, options, path)
-        result.duration_s = time.perf_counter() - started
-        return result
+        return replay_neutral_file(
+            path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
+        )
 
     def replay_history(
         self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None

@@ -10,11 +10,13 @@ returned by the ``pytest_replaytest_workflows`` hook; each replayer picks the ob
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from replaytest.history import History, HistoryError, load_history
 from replaytest.replay.divergence import ReplayResult
 
 PromptPolicy = Literal["fail", "warn", "ignore"]
@@ -53,3 +55,18 @@ class HistoryReplayer(Protocol):
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
         """Replay one history file; never raises for a divergence or a stale type (see ReplayResult)."""
+
+
+def replay_neutral_file(
+    path: Path, engine: str, replay_history: Callable[[History, Path], ReplayResult]
+) -> ReplayResult:
+    """Load a neutral history and replay it with ``replay_history``, timed; a file that does not load is an
+    ``error`` result naming the loader's reason (file and JSON path), never an exception."""
+    started = time.perf_counter()
+    try:
+        history = load_history(path)
+    except HistoryError as error:
+        return ReplayResult(path, engine, "?", status="error", error=str(error))
+    result = replay_history(history, path)
+    result.duration_s = time.perf_counter() - started
+    return result
