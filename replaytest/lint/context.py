@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from replaytest import __version__
 from replaytest.config import Config
 from replaytest.lint.profile import FrameworkProfile, config_profile
-from replaytest.lint.rule import Rule
+from replaytest.lint.rule import HOOKS, Rule
 from replaytest.lint.vocabulary import TYPE_ALIASES
 
 # Import roots that are never project code, besides the ones rule tables and profiles name.
@@ -66,20 +66,12 @@ class LintContext:
                 self.reads.setdefault(name, rule)
                 roots.add(name.split(".", 1)[0])
         self.read_attributes = frozenset(name.rsplit(".", 1)[-1] for name in self.reads)
-        self.unordered_rules = [r for r in self.rules.values() if type(r).check_unordered is not Rule.check_unordered]
-        self.global_rules = [r for r in self.rules.values() if type(r).check_global_write is not Rule.check_global_write]
-        self.key_rules = [r for r in self.rules.values() if type(r).check_key is not Rule.check_key]
-        self.taint_categories = frozenset(
-            category for r in self.key_rules for category in getattr(r, "taint_categories", ())
-        )
-        # Decorators whose function is re-run on failure (a retried unit, like a step).
-        self.retry_decorators = frozenset(
-            name for r in self.key_rules for name in getattr(r, "retry_decorators", ())
-        )
-        # Iterables whose ``for`` loop re-runs its body until it succeeds (tenacity's ``Retrying``).
-        self.retry_iterables = frozenset(
-            name for r in self.key_rules for name in getattr(r, "retry_iterables", ())
-        )
+        # Structural hooks, bound, per hook name: only the rules that override it.
+        self.hooks: dict[str, tuple[Callable, ...]] = {
+            hook: tuple(getattr(r, hook) for r in self.rules.values() if getattr(type(r), hook) is not getattr(Rule, hook))
+            for hook in HOOKS
+        }
+        self.taint_categories = frozenset(category for r in self.rules.values() for category in r.taint_categories)
         roots.discard("builtins")
         self.table_roots = frozenset(roots)
 
@@ -107,10 +99,6 @@ class LintContext:
                         return rule
                     owner = owner.rpartition(".")[0]
         return None
-
-    def wants_key(self, name: str, how: str) -> bool:
-        """Whether a keyword / dict key / item key of this name is an idempotency-key use for some rule."""
-        return any(rule.wants_key(name, how) for rule in self.key_rules)
 
     # --- profiles -----------------------------------------------------------------------------
 

@@ -4,12 +4,15 @@ Most rules are declarative: ``calls`` maps qualified names to what the call does
 table of clock functions), ``reads`` does the same for attribute reads (``os.environ``). A name ending in
 ``.*`` matches any one attribute of it (``httpx.Client.*`` matches ``httpx.Client.get``), one ending in
 ``.**`` any dotted path below it. ``accept_call`` refines a table match (``random.Random(seed)`` is fine).
-Structural rules override a hook instead (``check_unordered``, ``check_global_write``, ``check_key``);
-the collector only calls hooks a rule overrides.
+
+Structural rules (iteration order, module state, idempotency keys) own their detection: they override
+hooks (``on_call``, ``on_loop``, ``on_assign`` … below) that the batched pass calls at fixed points of its
+walk with a ``ModuleFacts`` (name resolution, value kinds, the current function, ways to report). The
+pass calls only the hooks a rule overrides, so a declarative rule costs nothing per node.
 
 At report time ``applies_to`` decides whether an effect counts in a given framework's orchestration code
-and ``message`` words it with the framework's replacement. Findings of ``check_key`` are reported in any
-code, steps included. Each rule carries ``VALID`` / ``INVALID`` example modules that the test suite runs.
+and ``message`` words it with the framework's replacement. Findings reported with ``report_key`` count in
+any code, steps included. Each rule carries ``VALID`` / ``INVALID`` example modules that the test suite runs.
 
 Third-party rules subclass ``Rule`` and register under the entry-point group ``replaytest.rules``.
 """
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     import libcst as cst
 
+    from replaytest.lint.facts import ModuleFacts
     from replaytest.lint.model import Effect
     from replaytest.lint.profile import FrameworkProfile
 
@@ -62,41 +66,6 @@ class CallFact:
 
 
 @dataclass(frozen=True)
-class UnorderedUse:
-    """A value whose order is not reproducible (set, directory listing, dict built from one) is
-    iterated, indexed, joined or listed."""
-
-    node: cst.CSTNode
-    source: str  # "set", "listing" or "dict"
-    how: str  # "iterates", "joins", "lists", ...
-    text: str  # the expression as written, shortened
-
-
-@dataclass(frozen=True)
-class GlobalWrite:
-    """A function writes module state: a name declared ``global``, a class attribute, or a mutation of a
-    module-level container."""
-
-    node: cst.CSTNode
-    name: str
-    how: str  # "assignment", "item assignment", "augmented assignment", "del", or "append()" etc.
-    text: str = ""  # what is written, as the source spells it (shortened): "REGISTRY[run_id]", "SEEN.add(x)"
-
-
-@dataclass(frozen=True)
-class KeyUse:
-    """A keyword argument, dict key or item assignment whose key names an idempotency key, with the
-    call that makes its value differ per attempt and the retried unit both are in."""
-
-    node: cst.CSTNode
-    key: str
-    source: str  # how the fresh value is made, e.g. "uuid.uuid4()"
-    # The retried unit the value is made and used in ("step charge", "retry loop"), or "" when the
-    # function's callers decide (a helper is a unit's part only when a step or retried function calls it).
-    unit: str = ""
-
-
-@dataclass(frozen=True)
 class Invalid:
     """An INVALID example with the finding it must produce, exactly: the first finding of the rule (by
     position) has this line, 1-based column and message, and this fix (``fix`` is the replacement text,
@@ -108,6 +77,13 @@ class Invalid:
     message: str
     fix: str | None = None
     fix_safe: bool | None = None
+
+
+# The structural hooks of ``Rule``, in the order the walk may call them for one node.
+HOOKS = (
+    "on_function", "before_call", "on_call", "on_loop", "reruns_body", "on_comprehension", "on_assign", "on_del",
+    "on_dict", "on_subscript", "on_starred", "on_return",
+)
 
 
 class Rule:
@@ -124,6 +100,9 @@ class Rule:
     # For rules that report outside orchestration code: lowercase byte strings without which a file
     # cannot hold a finding; a file mentioning none of them (nor any framework marker) is not parsed.
     screen: tuple[bytes, ...] = ()
+    # Calls of these categories make values that differ per attempt; the pass remembers them for
+    # ``ModuleFacts.fresh_value`` (the idempotency-key rule asks for the clock, random and uuid).
+    taint_categories: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[Sequence[str]] = ()
     # Modules that must produce a finding of this rule; ``Invalid`` pins it exactly (built-in rules do).
     INVALID: ClassVar[Sequence[str | Invalid]] = ()
@@ -134,19 +113,48 @@ class Rule:
     def accept_call(self, call: CallFact) -> bool:
         return True
 
-    def check_unordered(self, use: UnorderedUse) -> str | None:
-        return None
+    # --- structural hooks: the batched pass calls each only for rules that override it ------------
 
-    def check_global_write(self, write: GlobalWrite) -> str | None:
-        return None
+    def on_function(self, facts: ModuleFacts, node: cst.FunctionDef) -> None:
+        """A function's body is about to be walked (``facts.function`` is that function)."""
 
-    def wants_key(self, name: str, how: str) -> bool:
-        """Whether a key of this name used this way ("keyword" argument, "dict key", "item" assignment)
-        is worth a ``check_key`` (cheap pre-filter)."""
+    def before_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+        """A call's arguments are about to be walked (``qualname``: the resolved callee, if known)."""
+
+    def on_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+        """A call's callee and arguments were walked; the call's own effect is recorded next."""
+
+    def on_loop(self, facts: ModuleFacts, node: cst.For | cst.While) -> None:
+        """A loop's iterable (or test) was walked; its body is walked next."""
+
+    def reruns_body(self, facts: ModuleFacts, node: cst.For | cst.While) -> bool:
+        """Whether a loop re-runs its body on failure (a retry loop): ``facts.function.retry_loops``
+        counts such loops around the statements of their body."""
         return False
 
-    def check_key(self, use: KeyUse) -> str | None:
-        return None
+    def on_comprehension(
+        self, facts: ModuleFacts, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp,
+        clause: cst.CompFor,
+    ) -> None:
+        """A comprehension clause's iterable was walked."""
+
+    def on_assign(self, facts: ModuleFacts, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """An assignment target (``value`` None: an augmented assignment) after the value was walked."""
+
+    def on_del(self, facts: ModuleFacts, target: cst.BaseExpression) -> None:
+        """One target of a ``del`` statement, after it was walked."""
+
+    def on_dict(self, facts: ModuleFacts, node: cst.Dict) -> None:
+        """A dict display, after its keys and values were walked."""
+
+    def on_subscript(self, facts: ModuleFacts, node: cst.Subscript) -> None:
+        """A subscript read, after it was walked."""
+
+    def on_starred(self, facts: ModuleFacts, node: cst.StarredElement) -> None:
+        """A starred element in a display, after it was walked."""
+
+    def on_return(self, facts: ModuleFacts, node: cst.Return) -> None:
+        """A ``return`` with a value, after the value was walked."""
 
     def applies_to(self, effect: Effect, profile: FrameworkProfile) -> bool:
         return True

@@ -1,12 +1,26 @@
-"""RT104: an idempotency key made fresh inside the unit that is retried (step, retry decorator, retry loop)."""
+"""RT104: an idempotency key made fresh inside the unit that is retried (step, retry decorator, retry loop).
+
+The rule's detection lives here: the batched pass calls its hooks for keyword arguments, dict keys and
+item assignments (the places a key is *used*), for functions (retry decorators) and for loops (retry
+loops), and asks the pass whether a value differs per attempt (``ModuleFacts.fresh_value``: made from
+a clock, random or uuid call in this function). A key made in a helper is reported only when a step or
+a retried function calls the helper, which resolution decides (``FunctionSummary.keys``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from replaytest.lint.model import Effect
+import libcst as cst
+
+from replaytest.lint.model import ORCHESTRATION, STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import Invalid, KeyUse, Rule
+from replaytest.lint.rule import Invalid, Rule
+from replaytest.lint.syntax import string_value
+
+if TYPE_CHECKING:
+    from replaytest.lint.facts import ModuleFacts
 
 # Keyword arguments and dict keys that are idempotency keys by the API's own definition (AWS spells
 # them in PascalCase); any key whose name contains "idempotency" counts too (Stripe's
@@ -14,10 +28,11 @@ from replaytest.lint.rule import Invalid, KeyUse, Rule
 # ``client_token``, a ``dedup_id`` SQL parameter) are not uses of a key.
 _API_PARAMETERS = frozenset({"ClientRequestToken", "ClientToken", "MessageDeduplicationId"})
 # Decorators that re-run the function on failure, and iterables whose loop is a retry loop.
-_RETRY_DECORATORS = (
+_RETRY_DECORATORS = frozenset({
     "tenacity.retry", "backoff.on_exception", "backoff.on_predicate", "stamina.retry", "retry.retry",
     "retrying.retry",
-)
+})
+_RETRY_ITERABLES = frozenset({"tenacity.Retrying", "tenacity.AsyncRetrying"})
 
 # Spellings of key names as code writes them (a prose mention of "idempotency" in a comment is not one).
 _SCREEN = (
@@ -78,8 +93,6 @@ class UsesFreshIdempotencyKey(Rule):
     what = "makes an idempotency key that differs on every attempt"
     # Values are fresh per attempt when they come from a finding of these categories.
     taint_categories = ("clock", "random", "uuid")
-    retry_decorators = _RETRY_DECORATORS
-    retry_iterables = ("tenacity.Retrying", "tenacity.AsyncRetrying")
 
     def __init__(self) -> None:
         self.key_names: frozenset[str] = frozenset()
@@ -97,8 +110,67 @@ class UsesFreshIdempotencyKey(Rule):
         normal = normalise_key(name)
         return "idempotency" in normal or normal in self.key_names
 
-    def check_key(self, use: KeyUse) -> str | None:
-        return use.key
+    # --- detection ---------------------------------------------------------------------------
+
+    def on_function(self, facts: ModuleFacts, node: cst.FunctionDef) -> None:
+        function = facts.function
+        if function is not None and any(
+            facts.resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in _RETRY_DECORATORS
+            for d in node.decorators
+        ):
+            function.retried = True
+
+    def reruns_body(self, facts: ModuleFacts, node: cst.For | cst.While) -> bool:
+        """A loop that re-sends on failure: ``while ...`` or ``for attempt in range(...)`` whose body
+        catches an exception or breaks out on success. A loop over data (``for order in orders``) is not
+        one: each item is its own request, and its key may rightly differ."""
+        if isinstance(node, cst.For):
+            iterated = facts.resolve(node.iter.func) if isinstance(node.iter, cst.Call) else None
+            if iterated in _RETRY_ITERABLES:
+                return True
+            if iterated not in ("builtins.range", "itertools.count"):
+                return False
+        return _has_try_or_break(node.body)
+
+    def on_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+        for arg in node.args:
+            if arg.keyword is not None:
+                self._check(facts, arg, arg.keyword.value, arg.value, "keyword")
+
+    def on_dict(self, facts: ModuleFacts, node: cst.Dict) -> None:
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                key = string_value(element.key)
+                if key is not None:
+                    self._check(facts, element, key, element.value, "dict key")
+
+    def on_assign(self, facts: ModuleFacts, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if value is not None and isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            key = string_value(index.value) if isinstance(index, cst.Index) else None
+            if key is not None:
+                self._check(facts, target, key, value, "item")
+
+    def _check(self, facts: ModuleFacts, node: cst.CSTNode, key: str, value: cst.BaseExpression, how: str) -> None:
+        """A key is fresh per attempt only when it is made in the unit that is retried together with the
+        request using it: a step's body, a retry-decorated function, a retry loop (decided here), or a
+        helper of a step (decided at resolution: the function's ``keys``)."""
+        function = facts.function
+        if function is None or function.kind == ORCHESTRATION or not self.wants_key(key, how):
+            return
+        fresh = facts.fresh_value(value)
+        if fresh is None:
+            return
+        source, level = fresh
+        if function.kind == STEP:
+            unit = f"step {function.name}"
+        elif function.retried:
+            unit = f"retried function {function.name}"
+        elif function.retry_loops and level:
+            unit = f"a retry loop in {function.name}"
+        else:
+            unit = ""
+        facts.report_key(self, node, key, source, unit)
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         unit = via or effect.unit
@@ -178,3 +250,23 @@ def send(body: str) -> None:
             message='idempotency key MessageDeduplicationId is made from uuid.uuid4() inside step send, so every retry sends a new key; make it once outside the retried unit or derive it from stable data (workflow id and step name)',
         ),
     )
+
+
+def _has_try_or_break(body: cst.BaseSuite) -> bool:
+    """Whether a loop body (not counting nested loops and functions) has a ``try`` or a ``break``."""
+    statements: list[cst.CSTNode] = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, (cst.Try, cst.TryStar)):
+            return True
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            if any(isinstance(small, cst.Break) for small in statement.body):
+                return True
+        elif isinstance(statement, (cst.If, cst.With)):
+            statements.extend(statement.body.body if isinstance(statement.body, cst.IndentedBlock) else [])
+            orelse = getattr(statement, "orelse", None)
+            while orelse is not None:
+                if isinstance(orelse.body, cst.IndentedBlock):
+                    statements.extend(orelse.body.body)
+                orelse = getattr(orelse, "orelse", None)
+    return False

@@ -1,12 +1,39 @@
-"""RT301: depending on the order of a set, a directory listing or a str/bytes hash."""
+"""RT301: depending on the order of a set, a directory listing or a str/bytes hash.
+
+The rule's detection lives here: the batched pass calls its hooks where a value is iterated (``for``,
+comprehensions, ``list()``/``enumerate()``/``next()``…, ``*`` unpacking, ``str.join``), indexed,
+popped, picked by key or returned, and the rule asks the pass what kind of value it is
+(``ModuleFacts.kind_of``). Whether a project function returns a set is known only at resolution, so
+``for t in helper():`` is recorded as a call to ``helper.__iter__``.
+"""
 
 from __future__ import annotations
 
-from replaytest.lint.model import Effect
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from replaytest.lint.model import STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import DEFAULT_REPLACEMENTS, CallFact, Invalid, Rule, UnorderedUse
+from replaytest.lint.rule import DEFAULT_REPLACEMENTS, CallFact, Invalid, Rule
+from replaytest.lint.syntax import dotted_text, short_text
+from replaytest.lint.values import LISTING_CALLS, UNORDERED
+
+if TYPE_CHECKING:
+    from replaytest.lint.facts import ModuleFacts
 
 _SOURCES = {"set": "a set", "listing": "a directory listing", "dict": "a dict built from a set or listing"}
+# Calls whose result does not depend on the order of what they consume.
+_ORDER_FREE = frozenset({"builtins.sorted", "builtins.len", "builtins.sum", "builtins.min", "builtins.max",
+                         "builtins.any", "builtins.all", "builtins.set", "builtins.frozenset", "collections.Counter"})
+# Calls that consume their first argument in its order, and how the message says it.
+_SINKS = {"builtins.list": "lists", "builtins.tuple": "lists", "builtins.enumerate": "iterates",
+          "builtins.next": "takes the first item of", "builtins.iter": "iterates", "builtins.zip": "iterates",
+          "builtins.reversed": "iterates", "builtins.map": "iterates", "builtins.filter": "iterates"}
+# What a trace names as the origin of an unordered value.
+_SET_ORIGINS = frozenset({"builtins.set", "builtins.frozenset", "builtins.dict", "builtins.dict.fromkeys"})
+_DEFAULT_ORIGINS = {"set": "builtins.set", "listing": "os.listdir", "dict": "builtins.dict"}
+_ORDER_FREE_ARGUMENT = "order-free"
 
 
 class DependsOnUnstableOrder(Rule):
@@ -47,8 +74,82 @@ class DependsOnUnstableOrder(Rule):
         positional = call.positional
         return len(positional) == 1 and call.kind_of(positional[0]) == "str"
 
-    def check_unordered(self, use: UnorderedUse) -> str | None:
-        return f"{use.text}: {use.how} {_SOURCES.get(use.source, use.source)}"
+    # --- detection ---------------------------------------------------------------------------
+
+    def _unordered(self, facts: ModuleFacts, node: cst.BaseExpression, how: str, source: str | None = None) -> None:
+        """Report ``node`` when its value's order is not reproducible."""
+        source = source or facts.kind_of(node)
+        if source not in UNORDERED:
+            return
+        origin = facts.resolve(node.func) if isinstance(node, cst.Call) else None
+        if origin is None or not (origin in LISTING_CALLS or origin in _SET_ORIGINS):
+            origin = _DEFAULT_ORIGINS[source]
+        facts.report(self, node, f"{short_text(node)}: {how} {_SOURCES[source]}", origin)
+
+    def before_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+        # ``sorted(x for x in s)``: the comprehension's order does not reach the result.
+        if qualname in _ORDER_FREE:
+            for arg in node.args:
+                if isinstance(arg.value, (cst.GeneratorExp, cst.ListComp)):
+                    facts.flag(_ORDER_FREE_ARGUMENT, arg.value)
+
+    def on_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+        if facts.function is None:
+            return
+        for arg in node.args:
+            if arg.star == "*":
+                self._unordered(facts, arg.value, "unpacks")
+        func = node.func
+        if not node.args:
+            if isinstance(func, cst.Attribute) and func.attr.value == "pop":
+                if facts.kind_of(func.value) == "set":
+                    self._unordered(facts, func.value, "pops from")
+            return
+        how = _SINKS.get(qualname or "")
+        if how is None and isinstance(func, cst.Attribute) and func.attr.value == "join":
+            how = "joins"
+        if how is None and qualname in ("builtins.min", "builtins.max") and len(node.args) > 1:
+            # With a key, ties go to whichever element is iterated first.
+            if any(arg.keyword is not None and arg.keyword.value == "key" for arg in node.args):
+                how = "picks by key from"
+        if how is not None:
+            self._unordered(facts, node.args[0].value, how)
+
+    def on_loop(self, facts: ModuleFacts, node: cst.For | cst.While) -> None:
+        function = facts.function
+        if function is None or not isinstance(node, cst.For):
+            return
+        source = facts.kind_of(node.iter)
+        if source in UNORDERED:
+            self._unordered(facts, node.iter, "iterates", source)
+        elif source is None and isinstance(node.iter, cst.Call) and function.kind != STEP:
+            # ``for x in helper():``: whether ``helper`` returns a set is known at resolution.
+            qualname = facts.resolve(node.iter.func)
+            if qualname and facts.is_project_candidate(qualname):
+                facts.defer(node.iter, f"{dotted_text(node.iter.func)}()", f"{qualname}.__iter__")
+
+    def on_comprehension(
+        self, facts: ModuleFacts, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp,
+        clause: cst.CompFor,
+    ) -> None:
+        # A set or dict comprehension has no order of its own to leak; a list or generator does.
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and not facts.flagged(_ORDER_FREE_ARGUMENT, node):
+            self._unordered(facts, clause.iter, "iterates")
+
+    def on_subscript(self, facts: ModuleFacts, node: cst.Subscript) -> None:
+        # Looking a key up in a dict is order-free; indexing a listing takes an arbitrary entry.
+        if facts.kind_of(node.value) == "listing":
+            self._unordered(facts, node.value, "indexes")
+
+    def on_starred(self, facts: ModuleFacts, node: cst.StarredElement) -> None:
+        self._unordered(facts, node.value, "unpacks")
+
+    def on_return(self, facts: ModuleFacts, node: cst.Return) -> None:
+        # A returned listing hands its arbitrary order to the caller.
+        if node.value is not None and facts.kind_of(node.value) == "listing":
+            self._unordered(facts, node.value, "returns")
+
+    # --- wording -----------------------------------------------------------------------------
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         replacement = (profile.replacements.get(self.category) if profile else None) or DEFAULT_REPLACEMENTS[self.category]

@@ -1,10 +1,30 @@
-"""RT304: writing module-level state from orchestration code."""
+"""RT304: writing module-level state from orchestration code.
+
+The rule's detection lives here: the batched pass calls its hooks for assignment and ``del`` targets
+and for calls, and the rule decides whether the target is module state — a name declared ``global``, a
+module-level container (``CACHE[k] = v``, ``SEEN.add(x)``), or a class attribute (``Stats.runs += 1``).
+Containers and classes of another project module are known only at resolution, so writes to them are
+recorded as calls to ``__setitem__`` / ``__delitem__`` / ``__setattr__`` of the imported name.
+"""
 
 from __future__ import annotations
 
-from replaytest.lint.model import Effect
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from replaytest.lint.model import MUTATING_METHODS, STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import DEFAULT_REPLACEMENTS, GlobalWrite, Invalid, Rule
+from replaytest.lint.rule import DEFAULT_REPLACEMENTS, Invalid, Rule
+from replaytest.lint.syntax import dotted_text, short_text
+
+if TYPE_CHECKING:
+    from replaytest.lint.facts import ModuleFacts
+
+# How a write is spelt in the finding's subject.
+_SPELLED = {
+    "assignment": "{} = ...", "item assignment": "{} = ...", "augmented assignment": "{} += ...", "del": "del {}",
+}
 
 
 class WritesModuleState(Rule):
@@ -34,15 +54,76 @@ class WritesModuleState(Rule):
     summary = "Module-level state written from orchestration code"
     what = "writes module-level state"
 
-    def check_global_write(self, write: GlobalWrite) -> str | None:
-        text = write.text or write.name
-        spelled = {
-            "assignment": f"{text} = ...",
-            "item assignment": f"{text} = ...",
-            "augmented assignment": f"{text} += ...",
-            "del": f"del {text}",
-        }
-        return spelled.get(write.how, text if write.text else f"{write.name}.{write.how}")
+    # --- detection ---------------------------------------------------------------------------
+
+    def _write(self, facts: ModuleFacts, node: cst.CSTNode, name: str, how: str, text: str) -> None:
+        """Report a write of the module's ``name``; ``how`` is the kind of write or the mutating
+        method called (``"add()"``), ``text`` what is written as the source spells it."""
+        spelled = _SPELLED.get(how)
+        subject = spelled.format(text) if spelled else text
+        qualname = f"{facts.module}.{name}" + (f".{how[:-2]}" if how.endswith("()") else "")
+        facts.report(self, node, subject, qualname)
+
+    def on_assign(self, facts: ModuleFacts, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        function = facts.function
+        if function is None:
+            return
+        how = "assignment" if value is not None else "augmented assignment"
+        if isinstance(target, cst.Subscript):
+            self._item_write(facts, target, "item assignment", "__setitem__")
+        elif isinstance(target, cst.Attribute):
+            self._class_attribute_write(facts, target, how)
+        elif isinstance(target, cst.Name):
+            if target.value in function.declared_globals:
+                self._write(facts, target, target.value, how, target.value)
+            elif value is None and facts.module_container(target) is not None:
+                self._write(facts, target, target.value, how, target.value)
+
+    def on_del(self, facts: ModuleFacts, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Subscript) and facts.function is not None:
+            self._item_write(facts, target, "del", "__delitem__")
+
+    def on_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
+            container = facts.module_container(func.value)
+            if container is not None:
+                self._write(facts, node, container, f"{func.attr.value}()", short_text(node))
+
+    def _item_write(self, facts: ModuleFacts, target: cst.Subscript, how: str, method: str) -> None:
+        container = facts.module_container(target.value)
+        if container is not None:
+            self._write(facts, target, container, how, short_text(target))
+            return
+        # ``CACHE[k] = v`` on a name imported from a project module: whether ``CACHE`` is a module-level
+        # container there is known only at resolution.
+        function = facts.function
+        if function is None or function.kind == STEP or not isinstance(target.value, (cst.Name, cst.Attribute)):
+            return
+        if isinstance(target.value, cst.Name) and facts.is_local(target.value.value):
+            return
+        qualname = facts.resolve(target.value)
+        if qualname and not qualname.startswith(f"{facts.module}.") and facts.is_project_candidate(qualname):
+            facts.defer(target, f"{dotted_text(target.value)}[...]", f"{qualname}.{method}")
+
+    def _class_attribute_write(self, facts: ModuleFacts, target: cst.Attribute, how: str) -> None:
+        """``Stats.runs += 1`` / ``cls.seen = ...``: a class attribute is module state shared by every run.
+        A class of another project module is recorded as a ``__setattr__`` call, decided at resolution."""
+        function = facts.function
+        if function is None or function.kind == STEP or not isinstance(target.value, cst.Name):
+            return
+        binding = facts.lookup(target.value.value)
+        if binding is None or binding[0] != "q" or not binding[1]:
+            return
+        qualname = binding[1]
+        owner, _, class_name = qualname.rpartition(".")
+        if owner == facts.module and class_name in facts.class_names:
+            self._write(facts, target, class_name, how, short_text(target))
+        elif not qualname.startswith(f"{facts.module}.") and facts.is_project_candidate(qualname):
+            operator = "+=" if how == "augmented assignment" else "="
+            facts.defer(target, f"{short_text(target)} {operator} ...", f"{qualname}.__setattr__")
+
+    # --- wording -----------------------------------------------------------------------------
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         replacement = (profile.replacements.get(self.category) if profile else None) or DEFAULT_REPLACEMENTS[self.category]

@@ -1,0 +1,111 @@
+"""What the batched pass knows while it walks one module, and the part of it rules may use.
+
+* ``Binding`` — what a name is bound to in a scope (a qualified name, an instance of a type, a value
+  kind such as a set or a listing, a value that differs per attempt, or just a local);
+* ``Pending`` — an effect, call site or finding waiting for its source position;
+* ``FunctionBuilder`` — the summary of the function being walked, filled in as the walk goes;
+* ``ModuleFacts`` — the surface a structural rule's hooks receive (``Rule.on_call`` and friends): name
+  resolution, value kinds, the current function, and the ways to report what the rule found. The
+  collector implements it; rules never see the collector itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from replaytest.lint.rule import Rule
+
+# (kind, value): ("q", qualified name) | ("inst", type) | ("set" | "listing" | "dict" | "str", None) |
+# ("taint", how the value differs per attempt) | ("local", None)
+Binding = tuple
+LOCAL: Binding = ("local", None)
+
+
+@dataclasses.dataclass
+class Pending:
+    """An effect or call site waiting for its position."""
+
+    node: cst.CSTNode
+    rule: Rule | None
+    subject: str
+    qualname: str
+    frameworks: tuple[str, ...] = ()
+    args: tuple[cst.Arg, ...] = ()
+    unless_given: str = ""
+    given: tuple[str, ...] = ()
+    unit: str = ""
+
+
+@dataclasses.dataclass
+class FunctionBuilder:
+    """The function being walked: its role, its scope, and what it does, as the walk finds it."""
+
+    name: str  # qualified within the module: "OrderWorkflow.run"
+    kind: str  # ORCHESTRATION, STEP or PLAIN
+    framework: str
+    context_param: str
+    scope: dict[str, Binding]
+    effects: list[Pending] = dataclasses.field(default_factory=list)
+    calls: list[Pending] = dataclasses.field(default_factory=list)
+    keys: list[Pending] = dataclasses.field(default_factory=list)
+    # Re-run on failure as a whole (a retry decorator): set by the rule that knows retry decorators.
+    retried: bool = False
+    returns: str = ""
+    # How many loops that re-run their body on failure enclose the statement being walked, and for
+    # each local holding a value that differs per attempt, how many enclosed the place it was made.
+    retry_loops: int = 0
+    fresh_levels: dict[str, int] = dataclasses.field(default_factory=dict)
+    # Names a ``global`` statement declared: assigning one writes module state.
+    declared_globals: set[str] = dataclasses.field(default_factory=set)
+
+
+class ModuleFacts(Protocol):
+    """What a structural rule may ask about the module being walked, and how it reports."""
+
+    module: str  # the module's dotted name
+    function: FunctionBuilder | None  # the function being walked (None at module or class level)
+    class_names: set[str]  # classes defined at the module's top level
+    containers: set[str]  # module-level names bound to mutable containers
+
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name an expression denotes (or the type of the instance it evaluates to)."""
+
+    def lookup(self, name: str) -> Binding | None:
+        """The binding of a name in the enclosing scopes, then the module."""
+
+    def is_local(self, name: str) -> bool:
+        """Whether a name is bound in an enclosing function scope (not at module level)."""
+
+    def kind_of(self, node: cst.BaseExpression) -> str | None:
+        """"set", "listing", "dict" (built from one of those), "str", or None."""
+
+    def fresh_value(self, node: cst.BaseExpression) -> tuple[str, int] | None:
+        """How a value comes to differ per attempt (the call that makes it so), and how many retry loops
+        enclosed the place it was made; None for a value made the same way on every attempt."""
+
+    def is_project_candidate(self, qualname: str) -> bool:
+        """Whether a qualified name may be project code (resolved across modules later)."""
+
+    def module_container(self, node: cst.BaseExpression) -> str | None:
+        """The module-level container a name denotes in a function (not shadowed by a local), or None."""
+
+    def flag(self, tag: str, node: cst.CSTNode) -> None:
+        """Remember ``tag`` for ``node`` for the rest of the module's walk (``flagged`` asks)."""
+
+    def flagged(self, tag: str, node: cst.CSTNode) -> bool: ...
+
+    def report(self, rule: Rule, node: cst.CSTNode, subject: str, qualname: str) -> None:
+        """An effect of ``rule`` at ``node`` in the current function; dropped outside functions and in
+        steps (a step's body is recorded, so its effects are fine)."""
+
+    def report_key(self, rule: Rule, node: cst.CSTNode, key: str, source: str, unit: str) -> None:
+        """A finding reported wherever it is, steps included: ``key`` made fresh by ``source`` inside the
+        retried ``unit`` (empty: the function's callers decide at resolution whether it is in one)."""
+
+    def defer(self, node: cst.CSTNode, subject: str, target: str) -> None:
+        """A call site decided at resolution, when the other module's summary is known: ``target`` is a
+        project name with a pseudo-method (``helper.__iter__``, ``CACHE.__setitem__``, ``Stats.__setattr__``)."""

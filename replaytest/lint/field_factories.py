@@ -1,0 +1,74 @@
+"""Field default factories: ``created: datetime = field(default_factory=datetime.now)`` calls the factory
+whenever the (dataclass, attrs or pydantic) class is instantiated without that field. They are recorded
+as effects of the generated ``__init__``, so constructing the class in orchestration code reaches them
+unless the call passes the field (``Effect.unless_given``).
+
+``FieldFactories`` is a part of ``ModuleCollector``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from replaytest.lint.context import LintContext
+from replaytest.lint.facts import FunctionBuilder, Pending
+from replaytest.lint.model import PLAIN
+from replaytest.lint.rule import Rule
+from replaytest.lint.syntax import calls_in, dotted_text, is_true
+
+_FIELD_CALLS = frozenset({"dataclasses.field", "attr.ib", "attr.field", "attrs.field", "pydantic.Field",
+                          "pydantic.fields.Field"})
+
+
+class FieldFactories:
+    ctx: LintContext
+    functions: list[FunctionBuilder]
+
+    if TYPE_CHECKING:  # provided by NameResolver
+        def resolve(self, node: cst.BaseExpression) -> str | None: ...
+
+    def field_factories(self, node: cst.ClassDef, name: str) -> None:
+        """Record the effects of a class's field factories on its generated ``name.__init__``."""
+        builder: FunctionBuilder | None = None
+        position = 0
+        for statement in node.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)):
+                    continue
+                field_name, position = small.target.value, position + 1
+                value = small.value
+                if not isinstance(value, cst.Call) or self.resolve(value.func) not in _FIELD_CALLS:
+                    continue
+                keyword_only = any(
+                    a.keyword is not None and a.keyword.value == "kw_only" and is_true(a.value) for a in value.args
+                )
+                for arg in value.args:
+                    if arg.keyword is None or arg.keyword.value not in ("default_factory", "factory"):
+                        continue
+                    found = self._factory_effect(arg.value)
+                    if found is None:
+                        continue
+                    if builder is None:
+                        builder = FunctionBuilder(f"{name}.__init__", PLAIN, "", "", {})
+                        self.functions.append(builder)
+                    rule, subject, factory = found
+                    spec = f"{field_name}:{-1 if keyword_only else position - 1}"
+                    builder.effects.append(Pending(arg.value, rule, subject, factory, unless_given=spec))
+
+    def _factory_effect(self, factory: cst.BaseExpression) -> tuple[Rule, str, str] | None:
+        """The rule a default factory falls under: a function named directly, or a call in a lambda."""
+        if isinstance(factory, (cst.Name, cst.Attribute)):
+            qualname = self.resolve(factory)
+            rule = self.ctx.match_call(qualname) if qualname else None
+            return (rule, f"{dotted_text(factory)}()", qualname) if rule is not None and qualname else None
+        if isinstance(factory, cst.Lambda):
+            for call in calls_in(factory.body):
+                qualname = self.resolve(call.func)
+                rule = self.ctx.match_call(qualname) if qualname else None
+                if rule is not None and qualname:
+                    return rule, f"{dotted_text(call.func)}()", qualname
+        return None

@@ -1,0 +1,115 @@
+"""Name resolution for the batched pass: import bindings (aliases, relative and conditional imports),
+scope lookup, and the qualified name an expression denotes — ``client.chat.completions.create`` on a
+local bound to ``OpenAI()`` resolves to ``openai.OpenAI.chat.completions.create``.
+
+``NameResolver`` is a part of ``ModuleCollector``; it reads the scopes the collector maintains.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator
+
+import libcst as cst
+
+from replaytest.lint.context import LintContext
+from replaytest.lint.facts import Binding
+from replaytest.lint.syntax import dotted_name, string_value
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+# Calls whose result is a client object typed by its first string argument (boto3.client("s3")).
+_TYPED_FACTORIES = frozenset(
+    {"boto3.client", "boto3.resource", "boto3.Session.client", "boto3.Session.resource",
+     "boto3.session.Session.client", "boto3.session.Session.resource"}
+)
+
+
+class NameResolver:
+    ctx: LintContext
+    module: str
+    package: str
+    module_scope: dict[str, Binding]
+    scopes: list[dict[str, Binding]]
+    # "module.Class.attr" -> type, from ``self.attr = ...`` in any method of the class.
+    instance_attributes: dict[str, str]
+
+    def import_bindings(self, node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]:
+        """(local name, qualified name) for each name an import statement binds."""
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = dotted_name(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    yield alias.asname.name.value, dotted
+                else:
+                    root = dotted.split(".", 1)[0]
+                    yield root, root
+            return
+        base = dotted_name(node.module) if node.module is not None else ""
+        if node.relative:
+            package = self.package
+            for _ in range(len(node.relative) - 1):
+                package = package.rpartition(".")[0]
+            if not package and len(node.relative) > 1:
+                return
+            base = f"{package}.{base}" if base and package else (base or package)
+        if isinstance(node.names, cst.ImportStar) or not base:
+            return
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            yield local, f"{base}.{name}"
+
+    def lookup(self, name: str) -> Binding | None:
+        for scope in reversed(self.scopes):
+            binding = scope.get(name)
+            if binding is not None:
+                return binding
+        return self.module_scope.get(name)
+
+    def is_local(self, name: str) -> bool:
+        return any(name in scope for scope in self.scopes)
+
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        """The qualified name an expression denotes (or the type of the instance it evaluates to)."""
+        if isinstance(node, cst.Name):
+            binding = self.lookup(node.value)
+            if binding is None:
+                return f"builtins.{node.value}" if node.value in _BUILTIN_NAMES else None
+            kind, value = binding
+            return value if kind in ("q", "inst") else None
+        if isinstance(node, cst.Attribute):
+            base = self.resolve(node.value)
+            if base is None:
+                return None
+            name = f"{base}.{node.attr.value}"
+            typed = self.instance_attributes.get(name)
+            if typed is not None:
+                return typed
+            return self.ctx.type_aliases.get(name, name)
+        if isinstance(node, cst.Call):
+            base = self.resolve(node.func)
+            if base in _TYPED_FACTORIES and node.args and isinstance(node.args[0].value, cst.SimpleString):
+                literal = string_value(node.args[0].value)
+                if literal is not None:
+                    return f"{base}[{literal}]"
+            return base
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+            left = self.resolve(node.left)
+            return left if left == "pathlib.Path" else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            # A LangChain pipeline (``prompt | llm | parser``) invokes the model inside it.
+            for side in (node.right, node.left):
+                typed = self.resolve(side)
+                if typed is not None:
+                    rule = self.ctx.match_call(f"{typed}.invoke")
+                    if rule is not None and rule.category == "model-call":
+                        return typed
+            return None
+        if isinstance(node, cst.Await):
+            return self.resolve(node.expression)
+        return None
+
+    def is_project_candidate(self, qualname: str) -> bool:
+        if qualname.startswith(self.module + ".") or (self.package and qualname.startswith(self.package + ".")):
+            return True
+        return qualname.split(".", 1)[0] not in self.ctx.external_roots

@@ -1,0 +1,143 @@
+"""Framework roles, read from the profiles: which classes and functions are orchestration code, which
+are steps, which parameter is the framework's context object — from decorators, base classes,
+registration calls (``X = workflow.defn(X)``), method names a profile lists, and annotations.
+
+``FrameworkRoles`` is a part of ``ModuleCollector``; no framework is named here, only profile fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from replaytest.lint.context import LintContext
+from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder
+from replaytest.lint.model import ORCHESTRATION, PLAIN, STEP
+from replaytest.lint.profile import FrameworkProfile
+from replaytest.lint.values import SET_TYPES, STR_TYPES
+
+
+@dataclasses.dataclass
+class ClassInfo:
+    name: str  # qualified within the module
+    profile: FrameworkProfile | None  # orchestration class of this framework
+    interceptor: FrameworkProfile | None  # every method is orchestration
+
+
+class FrameworkRoles:
+    ctx: LintContext
+    module: str
+    function: FunctionBuilder | None
+    # Module-level names a registration call made orchestration code, with the framework.
+    registered: dict[str, FrameworkProfile]
+    # The profiles whose framework the module imports.
+    used_profiles: list[FrameworkProfile]
+
+    if TYPE_CHECKING:  # provided by NameResolver
+        def resolve(self, node: cst.BaseExpression) -> str | None: ...
+
+    def prescan_registration(self, value: cst.BaseExpression) -> None:
+        """``X = workflow.defn(X)``, ``workflow.defn(name="x")(X)``, ``df.Orchestrator.create(fn)``."""
+        if not isinstance(value, cst.Call):
+            return
+        func = value.func
+        profile = self.ctx.registration_calls.get(self.resolve(func) or "")
+        if profile is None and isinstance(func, cst.Call):
+            profile = self.ctx.registration_calls.get(self.resolve(func.func) or "")
+        if profile is None:
+            return
+        for arg in value.args:
+            if arg.keyword is None and isinstance(arg.value, cst.Name):
+                self.registered[arg.value.value] = profile
+                break
+
+    def class_info(self, node: cst.ClassDef, name: str, nested: bool, bases: list[str]) -> ClassInfo:
+        """The framework role of a class: an orchestration class (decorator or registration) or an
+        interceptor (a base class whose every method is orchestration code)."""
+        profile = self.registered.get(node.name.value) if not nested else None
+        for decorator in node.decorators:
+            target = decorator.decorator
+            resolved = self.resolve(target.func if isinstance(target, cst.Call) else target)
+            profile = profile or self.ctx.class_decorators.get(resolved or "")
+        interceptor = None
+        for base in bases:
+            interceptor = interceptor or self.ctx.base_classes.get(base)
+        return ClassInfo(name, profile, interceptor)
+
+    def function_role(
+        self, node: cst.FunctionDef, info: ClassInfo | None, nested: bool
+    ) -> tuple[str, FrameworkProfile | None]:
+        kind, profile = PLAIN, None
+        for decorator in node.decorators:
+            target = decorator.decorator
+            resolved = self.resolve(target.func if isinstance(target, cst.Call) else target) or ""
+            if resolved in self.ctx.step_decorators:
+                return STEP, self.ctx.step_decorators[resolved]
+            if resolved in self.ctx.orchestration_decorators:
+                kind, profile = ORCHESTRATION, self.ctx.orchestration_decorators[resolved]
+            elif info is not None and info.profile is not None and resolved in info.profile.handler_decorators:
+                kind, profile = ORCHESTRATION, info.profile
+        if kind == PLAIN and info is not None and info.profile is not None:
+            if node.name.value in info.profile.orchestration_methods:
+                kind, profile = ORCHESTRATION, info.profile
+        if kind == PLAIN and info is not None and info.interceptor is not None:
+            kind, profile = ORCHESTRATION, info.interceptor
+        if kind == PLAIN and info is None and not nested and node.name.value in self.registered:
+            kind, profile = ORCHESTRATION, self.registered[node.name.value]
+        # A function defined inside a step runs inside the step.
+        if kind == PLAIN and nested and self.function is not None and self.function.kind == STEP:
+            kind = STEP
+        return kind, profile
+
+    def bind_parameters(
+        self, node: cst.FunctionDef, scope: dict[str, Binding], kind: str, profile: FrameworkProfile | None,
+        info: ClassInfo | None,
+    ) -> str:
+        """Bind the parameters in ``scope`` (``self``, annotated types, the framework's context object)
+        and return the name of the context parameter ("" when there is none)."""
+        params = node.params
+        ordered = [*params.posonly_params, *params.params]
+        decorators = {self.resolve(d.decorator) for d in node.decorators}
+        first_is_self = info is not None and "builtins.staticmethod" not in decorators
+        context_param = ""
+        for index, param in enumerate([*ordered, *params.kwonly_params]):
+            name = param.name.value
+            binding: Binding = LOCAL
+            if index == 0 and first_is_self and param in ordered:
+                class_name = f"{self.module}.{info.name}"  # type: ignore[union-attr]
+                binding = ("q", class_name) if "builtins.classmethod" in decorators else ("inst", class_name)
+            elif param.annotation is not None:
+                annotation = param.annotation.annotation
+                if isinstance(annotation, cst.Subscript):
+                    annotation = annotation.value
+                resolved = self.resolve(annotation) if isinstance(annotation, (cst.Name, cst.Attribute)) else None
+                context_profile = self.ctx.context_types.get(resolved or "")
+                if context_profile is not None:
+                    binding = ("inst", context_profile.context_class)
+                    context_param = context_param or name
+                elif resolved in STR_TYPES:
+                    binding = ("str", None)
+                elif resolved in SET_TYPES:
+                    binding = ("set", None)
+                elif resolved and not resolved.startswith("builtins."):
+                    binding = ("inst", resolved)
+            else:
+                context_profile = None
+                is_first = index == (1 if first_is_self else 0)
+                if kind == ORCHESTRATION and profile is not None and profile.context_class and is_first:
+                    context_profile = profile
+                else:
+                    for candidate in self.used_profiles:
+                        if candidate.context_class and name in candidate.context_param_names:
+                            context_profile = candidate
+                            break
+                if context_profile is not None:
+                    binding = ("inst", context_profile.context_class)
+                    context_param = context_param or name
+            scope[name] = binding
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope[star.name.value] = LOCAL
+        return context_param

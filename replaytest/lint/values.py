@@ -1,0 +1,173 @@
+"""The value model of the batched pass: what kind of value an expression is (a set, a directory listing,
+a dict built from one, a string), whether it differs per attempt (made from a clock, random or uuid call:
+"taint"), what a name is bound to after an assignment, and the types of instance attributes.
+
+``ValueModel`` is a part of ``ModuleCollector`` (it uses the collector's name resolution and scopes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder
+from replaytest.lint.syntax import calls_in, child_fields, names_in
+
+SET_TYPES = frozenset({"builtins.set", "builtins.frozenset", "typing.Set", "typing.FrozenSet", "typing.AbstractSet",
+                       "collections.abc.Set", "collections.abc.MutableSet"})
+STR_TYPES = frozenset({"builtins.str", "builtins.bytes"})
+LISTING_CALLS = frozenset({"os.listdir", "os.scandir", "glob.glob", "glob.iglob", "pathlib.Path.iterdir",
+                           "pathlib.Path.glob", "pathlib.Path.rglob", "os.walk"})
+# Kinds whose iteration order is not reproducible.
+UNORDERED = frozenset({"set", "listing", "dict"})
+_SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference", "copy"})
+_STR_METHODS = frozenset({"encode", "decode", "lower", "upper", "strip", "format", "join", "replace", "casefold",
+                          "lstrip", "rstrip", "title"})
+_VALUE_KINDS = frozenset({"set", "listing", "dict", "str"})
+
+
+class ValueModel:
+    scopes: list[dict[str, Binding]]
+    function: FunctionBuilder | None
+    # id(call node) -> how it differs per attempt ("uuid.uuid4()"), for calls of the taint categories.
+    tainted: dict[int, str]
+    instance_attributes: dict[str, str]
+
+    if TYPE_CHECKING:  # provided by NameResolver
+        def lookup(self, name: str) -> Binding | None: ...
+        def resolve(self, node: cst.BaseExpression) -> str | None: ...
+
+    def kind_of(self, node: cst.BaseExpression) -> str | None:
+        """What kind of value an expression is, for order and hashing questions:
+        "set", "listing", "dict" (built from one of those), "str", or None."""
+        if isinstance(node, (cst.Set, cst.SetComp)):
+            return "set"
+        if isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            return "str"
+        if isinstance(node, cst.Name):
+            binding = self.lookup(node.value)
+            return binding[0] if binding is not None and binding[0] in _VALUE_KINDS else None
+        if isinstance(node, cst.Attribute):
+            # ``self.pending = set()`` in a method types ``self.pending`` as a set in every method.
+            return "set" if self.resolve(node) in ("builtins.set", "builtins.frozenset") else None
+        if isinstance(node, cst.Call):
+            func = node.func
+            qualname = self.resolve(func)
+            if qualname in ("builtins.set", "builtins.frozenset"):
+                return "set"
+            if qualname in LISTING_CALLS:
+                return "listing"
+            if qualname in ("builtins.str", "builtins.repr", "builtins.bytes", "builtins.format"):
+                return "str"
+            if qualname in ("builtins.dict", "builtins.dict.fromkeys") and node.args:
+                return "dict" if self.kind_of(node.args[0].value) in UNORDERED else None
+            if isinstance(func, cst.Attribute):
+                receiver = self.kind_of(func.value)
+                method = func.attr.value
+                if receiver == "set" and method in _SET_METHODS:
+                    return "set"
+                if receiver == "dict" and method in ("keys", "values", "items"):
+                    return "dict"
+                if receiver == "str" and method in _STR_METHODS:
+                    return "str"
+            return None
+        if isinstance(node, cst.BinaryOperation):
+            operator = node.operator
+            if isinstance(operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
+                if self.kind_of(node.left) == "set" or self.kind_of(node.right) == "set":
+                    return "set"
+            elif isinstance(operator, (cst.Add, cst.Modulo)):
+                if self.kind_of(node.left) == "str":
+                    return "str"
+            return None
+        if isinstance(node, cst.DictComp):
+            return "dict" if self.kind_of(node.for_in.iter) in UNORDERED else None
+        return None
+
+    def taint_of(self, node: cst.CSTNode) -> str | None:
+        """How a value comes to differ per attempt (a clock/random/uuid call in it), or None."""
+        if isinstance(node, cst.Call):
+            found = self.tainted.get(id(node))
+            if found is not None:
+                return found
+        elif isinstance(node, cst.Name):
+            binding = self.lookup(node.value)
+            if binding is not None and binding[0] == "taint":
+                return binding[1]
+            return None
+        # Inlined rather than through ``syntax.children``: this runs on every assigned value.
+        for name in child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                found = self.taint_of(value)
+                if found is not None:
+                    return found
+            elif isinstance(value, (list, tuple)):
+                for child in value:
+                    if isinstance(child, cst.CSTNode):
+                        found = self.taint_of(child)
+                        if found is not None:
+                            return found
+        return None
+
+    def fresh_value(self, node: cst.BaseExpression) -> tuple[str, int] | None:
+        """How a value comes to differ per attempt, and how many retry loops enclosed where it was made."""
+        function = self.function
+        assert function is not None
+        for name in names_in(node):
+            # Only the function's own locals: a value made once at import is not made per attempt.
+            binding = next((scope[name] for scope in reversed(self.scopes) if name in scope), None)
+            if binding is not None and binding[0] == "taint":
+                return binding[1], function.fresh_levels.get(name, 0)
+        for call in calls_in(node):
+            found = self.tainted.get(id(call))
+            if found is not None:
+                return found, function.retry_loops
+        return None
+
+    def binding_for_value(self, value: cst.BaseExpression) -> Binding:
+        """What a name assigned ``value`` is bound to."""
+        taint = self.taint_of(value) if self.tainted else None
+        if taint is not None:
+            return ("taint", taint)
+        kind = self.kind_of(value)
+        if kind is not None:
+            return (kind, None)
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            qualname = self.resolve(value)
+            binding = self.lookup(value.value) if isinstance(value, cst.Name) else None
+            if binding is not None and binding[0] == "inst":
+                return binding
+            return ("q", qualname) if qualname else LOCAL
+        if isinstance(value, (cst.Call, cst.Await)):
+            qualname = self.resolve(value)
+            return ("inst", qualname) if qualname else LOCAL
+        return LOCAL
+
+    def prescan_instance_attributes(self, class_qualname: str, method: cst.FunctionDef) -> None:
+        """``self.client = OpenAI()`` in any method types ``self.client`` in every method."""
+        body = method.body
+        if not isinstance(body, cst.IndentedBlock):
+            return
+        for statement in body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    targets, value = [t.target for t in small.targets], small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    targets, value = [small.target], small.value
+                else:
+                    continue
+                if not isinstance(value, (cst.Call, cst.Await, cst.Set, cst.SetComp)):
+                    continue
+                for target in targets:
+                    if (
+                        isinstance(target, cst.Attribute)
+                        and isinstance(target.value, cst.Name)
+                        and target.value.value == "self"
+                    ):
+                        typed = "builtins.set" if isinstance(value, (cst.Set, cst.SetComp)) else self.resolve(value)
+                        if typed:
+                            self.instance_attributes[f"{class_qualname}.{target.attr.value}"] = typed
