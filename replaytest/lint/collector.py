@@ -38,7 +38,7 @@ from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.roles import ClassInfo, FrameworkRoles
 from replaytest.lint.rule import CallFact, Rule
 from replaytest.lint.syntax import arg_text, child_fields, dotted_text
-from replaytest.lint.values import ValueModel
+from replaytest.lint.values import SET_TYPES, ValueModel
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
@@ -215,6 +215,14 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         scope: dict[str, Binding] = {}
         context_param = self.bind_parameters(node, scope, kind, profile, info)
         builder = FunctionBuilder(name, kind, profile.name if profile else "", context_param, scope)
+        if node.returns is not None:
+            # ``-> set[str]``: callers iterating the result iterate a set (activities' results are
+            # converted to the annotated type, so this holds across a step boundary too).
+            annotation = node.returns.annotation
+            if isinstance(annotation, cst.Subscript):
+                annotation = annotation.value
+            if isinstance(annotation, (cst.Name, cst.Attribute)) and self.resolve(annotation) in SET_TYPES:
+                builder.returns = "builtins.set"
         outer_function, outer_scopes = self.function, self.scopes
         if nested:
             outer_scopes[-1][node.name.value] = ("q", f"{self.module}.{name}")
@@ -323,6 +331,11 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             binding = self.binding_for_value(node.value)
             if binding[0] == "inst" and binding[1]:
                 function.returns = binding[1]
+        elif function is not None and not function.returns and isinstance(node.value, cst.Attribute):
+            # ``return self._client`` where a method assigned ``self._client = OpenAI()``.
+            typed = self.resolve(node.value)
+            if typed is not None and typed in self.instance_attributes.values():
+                function.returns = typed
         for hook in self._on_return_hooks:
             hook(self, node)
 

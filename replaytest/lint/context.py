@@ -109,6 +109,7 @@ class LintContext:
         self.registration_calls: dict[str, FrameworkProfile] = {}
         self.step_decorators: dict[str, FrameworkProfile] = {}
         self.step_calls: set[str] = set()
+        self.result_calls: set[str] = set()
         self.type_aliases: dict[str, str] = dict(TYPE_ALIASES)
         self.context_types: dict[str, FrameworkProfile] = {}
         self.extra_effects: dict[str, list[tuple[str, str]]] = {}
@@ -130,6 +131,8 @@ class LintContext:
             for name in profile.context_types:
                 self.context_types.setdefault(name, profile)
             self.step_calls.update(profile.step_calls)
+            self.result_calls.update(profile.step_calls)
+            self.result_calls.update(profile.result_calls)
             self.type_aliases.update(profile.type_aliases)
             for name, category in profile.extra_effects.items():
                 self.extra_effects.setdefault(name, []).append((category, profile.name))

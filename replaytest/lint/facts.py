@@ -83,6 +83,10 @@ class ModuleFacts(Protocol):
     def kind_of(self, node: cst.BaseExpression) -> str | None:
         """"set", "listing", "dict" (built from one of those), "str", or None."""
 
+    def returned_function(self, node: cst.BaseExpression) -> str | None:
+        """For a framework call returning what the function passed to it returns
+        (``workflow.execute_activity(fetch_tags, ...)``), that function's qualified name."""
+
     def fresh_value(self, node: cst.BaseExpression) -> tuple[str, int] | None:
         """How a value comes to differ per attempt (the call that makes it so), and how many retry loops
         enclosed the place it was made; None for a value made the same way on every attempt."""

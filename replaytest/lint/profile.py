@@ -110,6 +110,9 @@ class FrameworkProfile:
     step_decorators: tuple[str, ...] = ()
     # Calls whose callable arguments (functions, lambdas) run as recorded steps (``ctx.run(name, fn)``).
     step_calls: tuple[str, ...] = ()
+    # Calls that return what the function passed to them returns (``workflow.execute_activity(fn, ...)``),
+    # so iterating their result is iterating what ``fn`` returns; step calls count too.
+    result_calls: tuple[str, ...] = ()
     # The framework's context object: annotations naming it, unannotated parameter names that mean it in
     # a module using the framework, and the canonical class its methods are spelt under.
     context_types: tuple[str, ...] = ()

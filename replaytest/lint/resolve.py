@@ -120,9 +120,13 @@ class Program:
             name, rest = parts[split], parts[split + 1:]
             typed = summary.exports.get(name)
             if typed is None and rest:
-                # ``get_model().ainvoke``: a call on what a project function returns.
-                function = summary.functions.get(name)
-                typed = function.returns if function is not None and function.returns else None
+                # ``get_model().ainvoke`` / ``self.make_client().chat...``: a call on what a project
+                # function or method returns (the longest function name that has a known return type).
+                for length in range(len(rest), -1, -1):
+                    function = summary.functions.get(".".join([name, *rest[:length]]))
+                    if function is not None and function.returns and rest[length:]:
+                        typed, rest = function.returns, rest[length:]
+                        break
             if typed is not None:
                 return ".".join([typed, *rest])
             target = summary.aliases.get(name)
@@ -158,12 +162,13 @@ class Program:
         return Effect(rule.code, rule.category, subject, site.target, site.span)
 
     def _iterated_result(self, site: CallSite, profile: FrameworkProfile) -> list[Reached]:
-        """``for x in helper():`` where the project function ``helper`` returns a set."""
+        """``for x in helper():`` where the project function ``helper`` returns a set (the call site's
+        subject is the finding's, worded by the rule that recorded it)."""
         found = self.find_function(site.target[: -len(".__iter__")])
         rule = self.ctx.by_category.get("iteration-order")
         if found is None or found[1].returns != "builtins.set" or rule is None:
             return []
-        effect = Effect(rule.code, rule.category, f"{site.subject}: iterates the set it returns", "builtins.set",
+        effect = Effect(rule.code, rule.category, site.subject, "builtins.set",
                         site.span)
         return [Reached(effect, (effect.qualname,))] if self.applies(effect, profile) else []
 

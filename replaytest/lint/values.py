@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from replaytest.lint.context import LintContext
 from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder
 from replaytest.lint.syntax import calls_in, child_fields, names_in
 
@@ -28,6 +29,7 @@ _VALUE_KINDS = frozenset({"set", "listing", "dict", "str"})
 
 
 class ValueModel:
+    ctx: LintContext
     scopes: list[dict[str, Binding]]
     function: FunctionBuilder | None
     # id(call node) -> how it differs per attempt ("uuid.uuid4()"), for calls of the taint categories.
@@ -37,6 +39,7 @@ class ValueModel:
     if TYPE_CHECKING:  # provided by NameResolver
         def lookup(self, name: str) -> Binding | None: ...
         def resolve(self, node: cst.BaseExpression) -> str | None: ...
+        def is_project_candidate(self, qualname: str) -> bool: ...
 
     def kind_of(self, node: cst.BaseExpression) -> str | None:
         """What kind of value an expression is, for order and hashing questions:
@@ -141,9 +144,23 @@ class ValueModel:
                 return binding
             return ("q", qualname) if qualname else LOCAL
         if isinstance(value, (cst.Call, cst.Await)):
-            qualname = self.resolve(value)
+            # ``("inst", F)`` for a function ``F`` means "what F returns" (resolution reads its summary).
+            qualname = self.returned_function(value) or self.resolve(value)
             return ("inst", qualname) if qualname else LOCAL
         return LOCAL
+
+    def returned_function(self, node: cst.BaseExpression) -> str | None:
+        """For a framework call returning what the function passed to it returns
+        (``await workflow.execute_activity(fetch_tags, ...)``), that function's qualified name."""
+        call = node.expression if isinstance(node, cst.Await) else node
+        if not isinstance(call, cst.Call) or self.resolve(call.func) not in self.ctx.result_calls:
+            return None
+        for arg in call.args:
+            if arg.keyword is None and not arg.star and isinstance(arg.value, (cst.Name, cst.Attribute)):
+                target = self.resolve(arg.value)
+                if target and self.is_project_candidate(target):
+                    return target
+        return None
 
     def prescan_instance_attributes(self, class_qualname: str, method: cst.FunctionDef) -> None:
         """``self.client = OpenAI()`` in any method types ``self.client`` in every method."""

@@ -28,6 +28,11 @@ PROFILE = FrameworkProfile(
     ),
     registration_calls=("temporalio.workflow.defn",),
     step_decorators=("temporalio.activity.defn",),
+    result_calls=(
+        "temporalio.workflow.execute_activity", "temporalio.workflow.execute_activity_method",
+        "temporalio.workflow.execute_local_activity", "temporalio.workflow.execute_local_activity_method",
+        "temporalio.workflow.execute_child_workflow",
+    ),
     safe_calls=frozenset({
         "temporalio.workflow.now", "temporalio.workflow.random", "temporalio.workflow.uuid4",
         "temporalio.workflow.time", "temporalio.workflow.time_ns", "temporalio.workflow.sleep",

@@ -36,6 +36,19 @@ _DEFAULT_ORIGINS = {"set": "builtins.set", "listing": "os.listdir", "dict": "bui
 _ORDER_FREE_ARGUMENT = "order-free"
 
 
+def _iterated_returned(node: cst.BaseExpression, function: str) -> str:
+    """The subject of iterating what a project function returns, should it return a set:
+    ``tags(): iterates the set it returns``, ``tags: iterates the set fetch_tags() returns``."""
+    call = node.expression if isinstance(node, cst.Await) else node
+    name = function.rpartition(".")[2]
+    if isinstance(call, cst.Call):
+        callee = dotted_text(call.func)
+        if callee.rpartition(".")[2] == name:
+            return f"{callee}(): iterates the set it returns"
+        return f"{callee}({name}, ...): iterates the set {name}() returns"
+    return f"{short_text(node)}: iterates the set {name}() returns"
+
+
 class DependsOnUnstableOrder(Rule):
     """
     ## What it does
@@ -122,11 +135,18 @@ class DependsOnUnstableOrder(Rule):
         source = facts.kind_of(node.iter)
         if source in UNORDERED:
             self._unordered(facts, node.iter, "iterates", source)
-        elif source is None and isinstance(node.iter, cst.Call) and function.kind != STEP:
-            # ``for x in helper():``: whether ``helper`` returns a set is known at resolution.
-            qualname = facts.resolve(node.iter.func)
+        elif source is None and function.kind != STEP:
+            # ``for x in helper():``, ``for x in await workflow.execute_activity(helper, ...)`` or a local
+            # holding what ``helper`` returned: whether ``helper`` returns a set is known at resolution.
+            iterated = node.iter
+            qualname = facts.returned_function(iterated)
+            if qualname is None and isinstance(iterated, cst.Call):
+                qualname = facts.resolve(iterated.func)
+            elif qualname is None and isinstance(iterated, cst.Name):
+                binding = facts.lookup(iterated.value)
+                qualname = binding[1] if binding is not None and binding[0] == "inst" else None
             if qualname and facts.is_project_candidate(qualname):
-                facts.defer(node.iter, f"{dotted_text(node.iter.func)}()", f"{qualname}.__iter__")
+                facts.defer(iterated, _iterated_returned(iterated, qualname), f"{qualname}.__iter__")
 
     def on_comprehension(
         self, facts: ModuleFacts, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp,

@@ -21,6 +21,23 @@ from replaytest.lint.syntax import dotted_text, short_text
 if TYPE_CHECKING:
     from replaytest.lint.facts import ModuleFacts
 
+def _owning_class(facts: ModuleFacts, node: cst.BaseExpression) -> str | None:
+    """The class whose attribute ``node.x`` is: a name bound to a class (``Stats``, ``cls``), or the class of
+    an instance (``type(self)``, ``self.__class__``); None for anything else (an instance attribute)."""
+    if isinstance(node, cst.Name):
+        binding = facts.lookup(node.value)
+        return binding[1] if binding is not None and binding[0] == "q" and binding[1] else None
+    instance = None
+    if isinstance(node, cst.Call) and len(node.args) == 1 and facts.resolve(node.func) == "builtins.type":
+        instance = node.args[0].value
+    elif isinstance(node, cst.Attribute) and node.attr.value == "__class__":
+        instance = node.value
+    if isinstance(instance, cst.Name):
+        binding = facts.lookup(instance.value)
+        return binding[1] if binding is not None and binding[0] == "inst" and binding[1] else None
+    return None
+
+
 # How a write is spelt in the finding's subject.
 _SPELLED = {
     "assignment": "{} = ...", "item assignment": "{} = ...", "augmented assignment": "{} += ...", "del": "del {}",
@@ -110,12 +127,11 @@ class WritesModuleState(Rule):
         """``Stats.runs += 1`` / ``cls.seen = ...``: a class attribute is module state shared by every run.
         A class of another project module is recorded as a ``__setattr__`` call, decided at resolution."""
         function = facts.function
-        if function is None or function.kind == STEP or not isinstance(target.value, cst.Name):
+        if function is None or function.kind == STEP:
             return
-        binding = facts.lookup(target.value.value)
-        if binding is None or binding[0] != "q" or not binding[1]:
+        qualname = _owning_class(facts, target.value)
+        if qualname is None:
             return
-        qualname = binding[1]
         owner, _, class_name = qualname.rpartition(".")
         if owner == facts.module and class_name in facts.class_names:
             self._write(facts, target, class_name, how, short_text(target))

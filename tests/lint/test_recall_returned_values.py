@@ -1,0 +1,159 @@
+"""Recall on values that cross a function boundary, found missing on real public code: a set an activity
+or step returns and the workflow iterates, a model client a method returns (``self.make_client()``), and
+a class attribute written through ``type(self)`` / ``self.__class__``.
+
+Each project is written for the test. Expected findings are marked ``# <- RULE`` (``via`` when reached
+through a helper); every other line must stay quiet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_engine_resolution import assert_marks, write
+
+
+def test_a_set_an_activity_returns_is_iterated(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/activities.py": """
+            from temporalio import activity
+
+            @activity.defn
+            async def fetch_tags(order_id: str) -> set[str]:
+                return {"a", "b"}
+
+            @activity.defn
+            async def fetch_sorted(order_id: str) -> list[str]:
+                return sorted({"a", "b"})
+
+            @activity.defn
+            async def fetch_regions(order_id: str):
+                regions = set()
+                regions.add("eu")
+                return regions
+        """,
+        "app/wf.py": """
+            from datetime import timedelta
+            from temporalio import workflow
+            from app.activities import fetch_regions, fetch_sorted, fetch_tags
+
+            T = timedelta(seconds=5)
+
+            @workflow.defn
+            class Tagging:
+                @workflow.run
+                async def run(self, order_id: str) -> list:
+                    out = []
+                    for tag in await workflow.execute_activity(fetch_tags, order_id, start_to_close_timeout=T):  # <- RT301
+                        out.append(tag)
+                    regions = await workflow.execute_activity(fetch_regions, order_id, start_to_close_timeout=T)
+                    for region in regions:  # <- RT301
+                        out.append(region)
+                    ordered = await workflow.execute_activity(fetch_sorted, order_id, start_to_close_timeout=T)
+                    for tag in ordered:
+                        out.append(tag)
+                    for tag in sorted(await workflow.execute_activity(fetch_tags, order_id, start_to_close_timeout=T)):
+                        out.append(tag)
+                    return out
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    by_line = {d.line: d.message for d in diagnostics}
+    assert by_line[12].startswith(
+        "workflow.execute_activity(fetch_tags, ...): iterates the set fetch_tags() returns, whose order changes between runs"
+    ), by_line[12]
+    assert by_line[15].startswith("regions: iterates the set fetch_regions() returns"), by_line[15]
+
+
+def test_a_set_a_dbos_step_returns_is_iterated(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "flows.py": """
+            from dbos import DBOS
+
+            @DBOS.step()
+            def customers() -> frozenset:
+                return frozenset(["a", "b"])
+
+            @DBOS.step()
+            def notify(customer: str) -> None:
+                pass
+
+            @DBOS.workflow()
+            def notify_all() -> None:
+                for customer in customers():  # <- RT301
+                    notify(customer)
+                found = customers()
+                for customer in found:  # <- RT301
+                    notify(customer)
+                for customer in DBOS.run_step(None, customers):  # <- RT301
+                    notify(customer)
+        """,
+    })
+    assert_marks(tmp_path)
+
+
+def test_model_clients_returned_by_methods(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/llm.py": """
+            from openai import AsyncOpenAI
+
+            class Models:
+                def __init__(self) -> None:
+                    self._client = AsyncOpenAI()
+
+                def client(self):
+                    return self._client
+
+                def fresh(self):
+                    return AsyncOpenAI()
+
+                def name(self) -> str:
+                    return "gpt"
+        """,
+        "app/wf.py": """
+            from temporalio import workflow
+            from app.llm import Models
+
+            @workflow.defn
+            class Drafting:
+                def make_client(self):
+                    return Models().fresh()
+
+                @workflow.run
+                async def run(self, text: str) -> str:
+                    models = Models()
+                    a = await models.client().chat.completions.create(model="m", messages=[])  # <- RT201
+                    b = await models.fresh().chat.completions.create(model="m", messages=[])  # <- RT201
+                    c = await self.make_client().chat.completions.create(model="m", messages=[])  # <- RT201
+                    return models.name().upper() + str(a) + str(b) + str(c)
+        """,
+    })
+    assert_marks(tmp_path)
+
+
+def test_class_attributes_written_through_the_instance_type(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "wf.py": """
+            from temporalio import workflow
+
+            @workflow.defn
+            class Counting:
+                runs = 0
+                names: list = []
+
+                def __init__(self) -> None:
+                    self.local = 0
+
+                @workflow.run
+                async def run(self, name: str) -> int:
+                    type(self).runs += 1  # <- RT304
+                    self.__class__.names = [name]  # <- RT304
+                    self.local += 1
+                    self.runs_seen = type(self).runs
+                    return self.local
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    assert diagnostics[0].message.startswith("type(self).runs += ... writes module-level state"), diagnostics[0].message
