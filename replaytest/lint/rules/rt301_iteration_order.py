@@ -54,8 +54,10 @@ class DependsOnUnstableOrder(Rule):
     ## What it does
     Finds orchestration code that iterates, indexes, joins or lists a set or frozenset (including set
     algebra results and set comprehensions), a directory listing (`os.listdir`, `os.scandir`,
-    `glob.glob`, `Path.iterdir/glob/rglob`; also when returned) or a dict built from one of those, and
-    `hash()` of a str or bytes. `sorted(...)`, `len`, `min`/`max`, `sum`, `any`/`all` and membership tests are fine, and so is
+    `glob.glob`, `Path.iterdir/glob/rglob`; also when returned) or a dict built from one of those, a set
+    that a project function, an activity or a step returns (`for t in await workflow.execute_activity(
+    fetch_tags, ...)`, known from its return value or a `-> set[...]` annotation), and `hash()` of a str
+    or bytes. `sorted(...)`, `len`, `min`/`max`, `sum`, `any`/`all` and membership tests are fine, and so is
     iterating a dict built from ordered data.
 
     ## Why is this bad?

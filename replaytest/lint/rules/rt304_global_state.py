@@ -48,7 +48,8 @@ class WritesModuleState(Rule):
     """
     ## What it does
     Finds `global` statements and mutations of module-level containers (`CACHE[key] = value`,
-    `SEEN.add(x)`, `RESULTS.append(x)`) in orchestration code.
+    `SEEN.add(x)`, `RESULTS.append(x)`) and writes of class attributes (`Stats.runs += 1`,
+    `type(self).runs += 1`, `cls.seen = ...`) in orchestration code.
 
     ## Why is this bad?
     Module state outlives one workflow run: it is shared by every workflow on the worker and survives
