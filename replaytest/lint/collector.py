@@ -38,7 +38,7 @@ from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.roles import ClassInfo, FrameworkRoles
 from replaytest.lint.rule import CallFact, Rule
 from replaytest.lint.syntax import arg_text, child_fields, dotted_text
-from replaytest.lint.values import SET_TYPES, ValueModel
+from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
@@ -305,12 +305,24 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         elif isinstance(target, cst.Name) and self.function is not None and target.value in self.function.declared_globals:
             pass  # binds the module's name, not a local (a rule decides whether that is a finding)
         elif value is not None and self.scopes:
+            if isinstance(target, (cst.Tuple, cst.List)) and self._is_set_pair(value):
+                for element in target.elements:
+                    self._bind(element.value, ("set", None))
+                self._assign_hooks(target, value)
+                return
             binding = self.binding_for_value(value) if isinstance(target, cst.Name) else LOCAL
             self._bind(target, binding)
             if binding[0] == "taint" and self.function is not None and isinstance(target, cst.Name):
                 self.function.fresh_levels[target.value] = self.function.retry_loops
+        self._assign_hooks(target, value)
+
+    def _assign_hooks(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         for hook in self._on_assign_hooks:
             hook(self, target, value)
+
+    def _is_set_pair(self, value: cst.BaseExpression) -> bool:
+        call = value.expression if isinstance(value, cst.Await) else value
+        return isinstance(call, cst.Call) and self.resolve(call.func) in SET_PAIR_CALLS
 
     def _on_del(self, node: cst.Del) -> None:
         self.walk(node.target)
@@ -542,7 +554,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             functions[function.name] = FunctionSummary(
                 function.name, function.kind, function.framework, function.context_param,
                 tuple(effect(p, function.kind == ORCHESTRATION) for p in function.effects),
-                tuple(CallSite(p.qualname, span(p), p.subject, p.given) for p in function.calls),
+                tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given) for p in function.calls),
                 tuple(effect(p) for p in function.keys), function.retried, function.returns,
             )
         return ModuleSummary(

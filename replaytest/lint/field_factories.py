@@ -28,6 +28,7 @@ class FieldFactories:
 
     if TYPE_CHECKING:  # provided by NameResolver
         def resolve(self, node: cst.BaseExpression) -> str | None: ...
+        def is_project_candidate(self, qualname: str) -> bool: ...
 
     def field_factories(self, node: cst.ClassDef, name: str) -> None:
         """Record the effects of a class's field factories on its generated ``name.__init__``."""
@@ -50,14 +51,27 @@ class FieldFactories:
                     if arg.keyword is None or arg.keyword.value not in ("default_factory", "factory"):
                         continue
                     found = self._factory_effect(arg.value)
-                    if found is None:
+                    helper = self._project_factory(arg.value) if found is None else None
+                    if found is None and helper is None:
                         continue
                     if builder is None:
                         builder = FunctionBuilder(f"{name}.__init__", PLAIN, "", "", {})
                         self.functions.append(builder)
-                    rule, subject, factory = found
                     spec = f"{field_name}:{-1 if keyword_only else position - 1}"
-                    builder.effects.append(Pending(arg.value, rule, subject, factory, unless_given=spec))
+                    if found is not None:
+                        rule, subject, factory = found
+                        builder.effects.append(Pending(arg.value, rule, subject, factory, unless_given=spec))
+                    elif helper is not None:
+                        # ``default_factory=new_id`` where ``new_id`` is a project function: what it
+                        # reaches is known at resolution.
+                        builder.calls.append(Pending(arg.value, None, f"{dotted_text(arg.value)}()", helper,
+                                                     unless_given=spec))
+
+    def _project_factory(self, factory: cst.BaseExpression) -> str | None:
+        if not isinstance(factory, (cst.Name, cst.Attribute)):
+            return None
+        qualname = self.resolve(factory)
+        return qualname if qualname and self.is_project_candidate(qualname) else None
 
     def _factory_effect(self, factory: cst.BaseExpression) -> tuple[Rule, str, str] | None:
         """The rule a default factory falls under: a function named directly, or a call in a lambda."""

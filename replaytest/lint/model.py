@@ -62,6 +62,9 @@ class CallSite:
     subject: str
     # The arguments passed: "#<positional count>" and the keyword names ("#*" when unpacked).
     given: tuple[str, ...] = ()
+    # A field's default factory (a project function) called by a generated ``__init__``: it runs only
+    # when the constructor call does not pass the field "name:position" (as ``Effect.unless_given``).
+    unless_given: str = ""
 
     def passes(self, unless_given: str) -> bool:
         """Whether this call passes the field ``name:position`` (so its default factory does not run)."""
@@ -219,7 +222,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "containers": list(summary.containers),
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
-             [[c.target, _span_json(c.span), c.subject, list(c.given)] for c in f.calls],
+             [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given] for c in f.calls],
              [_effect_json(e) for e in f.keys], f.retried, f.returns]
             for f in summary.functions.values()
         ],
@@ -236,7 +239,10 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
         functions[name] = FunctionSummary(
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
-            tuple(CallSite(target, Span(*span), subject, tuple(given)) for target, span, subject, given in calls),
+            tuple(
+                CallSite(target, Span(*span), subject, tuple(given), unless_given)
+                for target, span, subject, given, unless_given in calls
+            ),
             tuple(_effect_from(e) for e in keys), retried, returns,
         )
     return ModuleSummary(

@@ -40,6 +40,9 @@ class Reached:
 
     effect: Effect
     chain: tuple[str, ...]
+    # Reached through a field's default factory of the constructor: dropped where the call passes the
+    # field "name:position" (the factory does not run then).
+    unless_given: str = ""
 
 
 class Program:
@@ -264,7 +267,7 @@ class Program:
                     if (item.effect.rule, item.effect.qualname) in seen:
                         continue
                     seen.add((item.effect.rule, item.effect.qualname))
-                    reached.append(Reached(item.effect, (name, *item.chain)))
+                    reached.append(Reached(item.effect, (name, *item.chain), site.unless_given))
         finally:
             del self._active[key]
         if low >= depth:
@@ -285,4 +288,5 @@ def _without_given_fields(reached: list[Reached], site: CallSite) -> list[Reache
     return [
         item for item in reached
         if not (len(item.chain) == 2 and item.effect.unless_given and site.passes(item.effect.unless_given))
+        and not (item.unless_given and site.passes(item.unless_given))
     ]

@@ -20,6 +20,8 @@ SET_TYPES = frozenset({"builtins.set", "builtins.frozenset", "typing.Set", "typi
 STR_TYPES = frozenset({"builtins.str", "builtins.bytes"})
 LISTING_CALLS = frozenset({"os.listdir", "os.scandir", "glob.glob", "glob.iglob", "pathlib.Path.iterdir",
                            "pathlib.Path.glob", "pathlib.Path.rglob", "os.walk"})
+# Calls returning a pair of sets (``done, pending = await asyncio.wait(tasks)``).
+SET_PAIR_CALLS = frozenset({"asyncio.wait", "asyncio.tasks.wait"})
 # Kinds whose iteration order is not reproducible.
 UNORDERED = frozenset({"set", "listing", "dict"})
 _SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference", "copy"})

@@ -1,6 +1,7 @@
 """Recall on values that cross a function boundary, found missing on real public code: a set an activity
-or step returns and the workflow iterates, a model client a method returns (``self.make_client()``), and
-a class attribute written through ``type(self)`` / ``self.__class__``.
+or step returns and the workflow iterates, the ``done`` set of ``asyncio.wait``, a model client a method
+returns (``self.make_client()``), a field default factory that is a project function, and a class
+attribute written through ``type(self)`` / ``self.__class__``.
 
 Each project is written for the test. Expected findings are marked ``# <- RULE`` (``via`` when reached
 through a helper); every other line must stay quiet.
@@ -157,3 +158,66 @@ def test_class_attributes_written_through_the_instance_type(tmp_path: Path) -> N
     })
     diagnostics = assert_marks(tmp_path)
     assert diagnostics[0].message.startswith("type(self).runs += ... writes module-level state"), diagnostics[0].message
+
+
+def test_the_sets_asyncio_wait_returns_are_iterated(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "flows.py": """
+            import asyncio
+            from dbos import DBOS
+
+            @DBOS.step()
+            async def fetch(n: int) -> int:
+                return n
+
+            @DBOS.workflow()
+            async def first_results() -> list:
+                tasks = [asyncio.create_task(fetch(n)) for n in range(3)]
+                done, pending = await asyncio.wait(tasks)
+                out = [t.result() for t in done]  # <- RT301
+                for t in pending:  # <- RT301
+                    t.cancel()
+                return out + [len(done)]
+        """,
+    })
+    assert_marks(tmp_path)
+
+
+def test_a_project_function_as_a_field_default_factory(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/ids.py": """
+            import uuid
+
+            def new_id() -> str:
+                return str(uuid.uuid4())
+        """,
+        "app/models.py": """
+            from pydantic import BaseModel, Field
+            from app.ids import new_id
+
+            def constant() -> str:
+                return "fixed"
+
+            class Task(BaseModel):
+                title: str
+                id: str = Field(default_factory=new_id)
+                tag: str = Field(default_factory=constant)
+        """,
+        "app/wf.py": """
+            from temporalio import workflow
+            from app.models import Task
+
+            @workflow.defn
+            class Planner:
+                @workflow.run
+                async def run(self, title: str) -> list:
+                    fresh = Task(title=title)  # <- RT103 via
+                    given = Task(title=title, id=workflow.info().workflow_id)
+                    return [fresh, given]
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    assert diagnostics[0].trace == ("app.wf.Planner.run", "app.models.Task.__init__", "app.ids.new_id", "uuid.uuid4"), (
+        diagnostics[0].trace
+    )
