@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Any
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import Invalid, KeyUse, Rule
+from replaytest.lint.rule import Invalid, KeyUse, Option, Rule
 
 # Keyword arguments and dict keys that are idempotency keys by the API's own definition (AWS spells
 # them in PascalCase); any key whose name contains "idempotency" counts too (Stripe's
@@ -81,14 +82,17 @@ class UsesFreshIdempotencyKey(Rule):
     retry_decorators = _RETRY_DECORATORS
     retry_iterables = ("tenacity.Retrying", "tenacity.AsyncRetrying")
 
-    def __init__(self) -> None:
-        self.key_names: frozenset[str] = frozenset()
-        self.screen = _SCREEN
+    options = (
+        Option("key-names", "list[str]", (), "extra keyword-argument, dict-key and header names that carry "
+               "idempotency keys (matched ignoring case, '-' and '_'); also the older top-level idempotency-key-names"),
+    )
 
-    def configure(self, *, idempotency_key_names: Sequence[str], model_calls: Sequence[str]) -> None:
-        self.key_names = frozenset(normalise_key(name) for name in idempotency_key_names)
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        names = self.settings["key-names"]
+        self.key_names: frozenset[str] = frozenset(normalise_key(name) for name in names)
         # Configured names may be spelt with "-", "_" or neither; screen on each spelling.
-        extra = {spelling.encode() for name in idempotency_key_names for spelling in _spellings(name)}
+        extra = {spelling.encode() for name in names for spelling in _spellings(name)}
         self.screen = _SCREEN + tuple(sorted(extra))
 
     def wants_key(self, name: str, how: str) -> bool:
