@@ -110,7 +110,7 @@ def _ini_reader(section: str, always: bool) -> Any:
         try:
             parser.read(path, encoding="utf-8")
         except (OSError, configparser.Error, UnicodeDecodeError) as error:
-            raise ConfigError(path, f"[{section}]", f"cannot be read: {error}") from None
+            raise ConfigError(path, "", f"cannot be read: {error}", table=section) from None
         if not parser.has_section(section):
             return PytestIni(path, f"[{section}]") if always else None
         return _options(path, f"[{section}]", dict(parser.items(section)))
@@ -137,7 +137,7 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
             items = [item.strip() for item in value]
         else:
-            raise ConfigError(path, f"{table} {key}", "must be a list of strings")
+            raise ConfigError(path, key, "must be a list of strings", table=table.strip("[]"))
         return tuple(item for item in items if item) or None
 
     def choice(key: str, allowed: tuple[str, ...]) -> str | None:
@@ -145,7 +145,7 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         if value is None or value == "":
             return None
         if value not in allowed:
-            raise ConfigError(path, f"{table} {key}", f"must be one of {', '.join(allowed)}, not {value!r}")
+            raise ConfigError(path, key, f"must be one of {', '.join(allowed)}, not {value!r}", table=table.strip("[]"))
         return str(value)
 
     strict: bool | None = None
@@ -155,7 +155,7 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
     elif isinstance(raw, str) and raw.strip().lower() in _TRUE | _FALSE:
         strict = raw.strip().lower() in _TRUE
     elif raw is not None:
-        raise ConfigError(path, f"{table} replay_strict_args", "must be true or false")
+        raise ConfigError(path, "replay_strict_args", "must be true or false", table=table.strip("[]"))
     return PytestIni(path, table, lines("replay_paths"), lines("replay_workflows"),
                      choice("replay_prompts", _POLICIES), strict, choice("replay_stale", ("fail", "skip")),
                      choice("replay_prompts_pending", _POLICIES))
