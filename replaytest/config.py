@@ -10,13 +10,16 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+# The lint categories, the fixed vocabulary of docs/design.md ("Lint contract"): every diagnostic and every
+# rule has exactly one. Defined in the lowest layer because every side names them: selectors here, rules
+# and reporters in lint, the runtime guards in replay.
 CATEGORIES: tuple[str, ...] = (
     "clock",
     "random",
@@ -34,7 +37,15 @@ CATEGORIES: tuple[str, ...] = (
     "suppression",
 )
 
-PROMPT_POLICIES: tuple[str, ...] = ("fail", "warn", "ignore")
+# What a prompt version that differs from the recorded one means: for [tool.replaytest.replay], the pytest
+# ini options and flags, the command line and the replay engine alike.
+PromptPolicy = Literal["fail", "warn", "ignore"]
+PROMPT_POLICIES: tuple[PromptPolicy, ...] = get_args(PromptPolicy)
+
+
+def one_of(values: tuple[str, ...]) -> str:
+    """``fail, warn or ignore``: a vocabulary in a sentence."""
+    return f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else "".join(values)
 
 
 class ConfigError(Exception):
@@ -63,10 +74,10 @@ class ReplaySettings:
     paths: tuple[str, ...] = ()
     workflows: tuple[str, ...] = ()
     # What a prompt version that differs from the recorded one means, per history status.
-    prompts_running: str = "fail"
-    prompts_completed: str = "warn"
+    prompts_running: PromptPolicy = "fail"
+    prompts_completed: PromptPolicy = "warn"
     # What a prompt a running/parked run has not reached yet means if it changed since the run started.
-    prompts_pending: str = "fail"
+    prompts_pending: PromptPolicy = "fail"
     strict_args: bool = False
 
 
