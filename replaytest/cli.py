@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from replaytest import __version__
+from replaytest.config import PROMPT_POLICIES, PromptPolicy
 from replaytest.fileio import escape_controls
 
 if TYPE_CHECKING:
@@ -257,17 +258,17 @@ def rules(code: str | None) -> None:
 @click.option("--workflows", "-w", "workflow_specs", multiple=True, metavar="MODULE:ATTR",
               help="Current code to replay against (repeatable); default [tool.replaytest.replay] workflows.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--prompts", type=click.Choice(["fail", "warn", "ignore"]),
+@click.option("--prompts", type=click.Choice(PROMPT_POLICIES),
               help="Prompt drift policy for every history status (default: fail running/parked, warn completed).")
-@click.option("--prompts-pending", type=click.Choice(["fail", "warn", "ignore"]),
+@click.option("--prompts-pending", type=click.Choice(PROMPT_POLICIES),
               help="A prompt a running/parked run has not reached yet that changed since it started (default fail).")
 @click.option("--strict-args", is_flag=True, default=None, help="Fail on args-mismatch instead of warning.")
 @click.option("--details", is_flag=True, help="Longer reports: more context, every warning in full.")
 @click.option("--quiet", "-q", is_flag=True,
               help="Text format: report only histories that did not pass cleanly; no progress bar.")
 def replay(
-    paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: str | None,
-    prompts_pending: str | None, strict_args: bool | None, details: bool, quiet: bool,
+    paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: PromptPolicy | None,
+    prompts_pending: PromptPolicy | None, strict_args: bool | None, details: bool, quiet: bool,
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
@@ -297,9 +298,9 @@ class _ReplaySetupError(Exception):
 
 
 def _run_replay(
-    paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: str | None, strict_args: bool | None,
+    paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: PromptPolicy | None, strict_args: bool | None,
     details: bool, require_configured: bool = False, *, coverage: CoverageRun | None = None,
-    show_progress: bool = False, prompts_pending: str | None = None, skipped: list[int] | None = None,
+    show_progress: bool = False, prompts_pending: PromptPolicy | None = None, skipped: list[int] | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
@@ -338,9 +339,9 @@ def _run_replay(
             "nor paths in [tool.replaytest.replay]"
         )
     options = ReplayOptions(
-        prompts_running=prompts or plan.prompts_running,  # type: ignore[arg-type]
-        prompts_completed=prompts or plan.prompts_completed,  # type: ignore[arg-type]
-        prompts_pending=prompts_pending or plan.prompts_pending,  # type: ignore[arg-type]
+        prompts_running=prompts or plan.prompts_running,
+        prompts_completed=prompts or plan.prompts_completed,
+        prompts_pending=prompts_pending or plan.prompts_pending,
         strict_args=plan.strict_args if strict_args is None else strict_args,
         details=details,
     )

@@ -10,13 +10,16 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+# The lint categories, the fixed vocabulary of docs/design.md ("Lint contract"): every diagnostic and every
+# rule has exactly one. Defined in the lowest layer because every side names them: selectors here, rules
+# and reporters in lint, the runtime guards in replay.
 CATEGORIES: tuple[str, ...] = (
     "clock",
     "random",
@@ -34,21 +37,34 @@ CATEGORIES: tuple[str, ...] = (
     "suppression",
 )
 
-PROMPT_POLICIES: tuple[str, ...] = ("fail", "warn", "ignore")
+# What a prompt version that differs from the recorded one means: for [tool.replaytest.replay], the pytest
+# ini options and flags, the command line and the replay engine alike.
+PromptPolicy = Literal["fail", "warn", "ignore"]
+PROMPT_POLICIES: tuple[PromptPolicy, ...] = get_args(PromptPolicy)
+
+
+def one_of(values: tuple[str, ...]) -> str:
+    """``fail, warn or ignore``: a vocabulary in a sentence."""
+    return f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else "".join(values)
 
 
 class ConfigError(Exception):
-    """A configuration value is missing, misspelt or of the wrong type; the message names file and key."""
+    """A configuration value is missing, misspelt or of the wrong type; the message names file, table and
+    key: ``pyproject.toml: [tool.replaytest.rules.RT104] key-names: must be a list of strings``. ``table``
+    is the TOML table (or ini section) holding the key; an empty ``key`` means the table itself."""
 
-    def __init__(self, path: Path | None, key: str, problem: str) -> None:
+    def __init__(self, path: Path | None, key: str, problem: str, *, table: str = "tool.replaytest") -> None:
         self.path = path
         self.key = key
+        self.table = table
         self.problem = problem
         where = f"{path}: " if path is not None else ""
         if key.startswith("--"):  # a command-line flag, not a configuration key
             super().__init__(f"{key}: {problem}")
+        elif key:
+            super().__init__(f"{where}[{table}] {key}: {problem}")
         else:
-            super().__init__(f"{where}[tool.replaytest] {key}: {problem}")
+            super().__init__(f"{where}[{table}]: {problem}")
 
 
 @dataclass(frozen=True)
@@ -58,10 +74,10 @@ class ReplaySettings:
     paths: tuple[str, ...] = ()
     workflows: tuple[str, ...] = ()
     # What a prompt version that differs from the recorded one means, per history status.
-    prompts_running: str = "fail"
-    prompts_completed: str = "warn"
+    prompts_running: PromptPolicy = "fail"
+    prompts_completed: PromptPolicy = "warn"
     # What a prompt a running/parked run has not reached yet means if it changed since the run started.
-    prompts_pending: str = "fail"
+    prompts_pending: PromptPolicy = "fail"
     strict_args: bool = False
 
 
@@ -72,6 +88,24 @@ class RedactSettings:
     key_names: tuple[str, ...] = ()
     json_paths: tuple[str, ...] = ()
     replacement: str = "[redacted]"
+
+
+@dataclass(frozen=True)
+class RuleTable:
+    """One ``[tool.replaytest.rules.<CODE>]`` table as written: option name -> TOML value. Only the linter
+    knows which rules are installed and what options they declare, so it checks these (``lint.options``).
+    ``legacy`` maps an option set through an older top-level key (``LEGACY_RULE_KEYS``) to that key, so a
+    bad value is reported where the user wrote it."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+    legacy: Mapping[str, str] = field(default_factory=dict)
+
+
+# Top-level keys from before per-rule options, each now the option of one rule: key -> (code, option).
+LEGACY_RULE_KEYS: Mapping[str, tuple[str, str]] = {
+    "idempotency-key-names": ("RT104", "key-names"),
+    "model-calls": ("RT201", "calls"),
+}
 
 
 @dataclass(frozen=True)
@@ -87,8 +121,8 @@ class Config:
     frameworks: tuple[str, ...] = ()  # empty means every installed profile is on
     orchestration_decorators: tuple[str, ...] = ()
     step_decorators: tuple[str, ...] = ()
-    idempotency_key_names: tuple[str, ...] = ()
-    model_calls: tuple[str, ...] = ()
+    # ``[tool.replaytest.rules.<CODE>]`` tables (and the legacy top-level keys mapped onto them), by code.
+    rules: Mapping[str, RuleTable] = field(default_factory=dict)
     cache_dir: str = ".replaytest_cache"
     # Apply ``exclude`` to files named on the command line too (pre-commit names every staged file).
     force_exclude: bool = False
@@ -103,7 +137,10 @@ class Config:
         """A stable text of every value that can change a lint result, for cache keys."""
         parts = []
         for f in fields(self):
-            if f.name in ("path", "root", "replay", "redact", "cache_dir", "force_exclude", "respect_gitignore"):
+            # Rule options count through the values the rules receive (defaults filled in, an old key and
+            # its new spelling alike): the lint context adds those to its fingerprint.
+            if f.name in ("path", "root", "replay", "redact", "cache_dir", "force_exclude", "respect_gitignore",
+                          "rules"):
                 continue
             value = getattr(self, f.name)
             if isinstance(value, Mapping):
@@ -177,8 +214,6 @@ _LIST_KEYS = {
     "frameworks": "frameworks",
     "orchestration-decorators": "orchestration_decorators",
     "step-decorators": "step_decorators",
-    "idempotency-key-names": "idempotency_key_names",
-    "model-calls": "model_calls",
     "src": "src",
 }
 
@@ -190,7 +225,8 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
     if not isinstance(table, Mapping):
         raise ConfigError(path, "(table)", "must be a table")
     values: dict[str, Any] = {"path": path, "root": path.parent.resolve() if path else Path.cwd().resolve()}
-    known = set(_LIST_KEYS) | {"per-file-ignores", "cache-dir", "replay", "redact", *_BOOL_KEYS}
+    known = set(_LIST_KEYS) | {"per-file-ignores", "cache-dir", "replay", "redact", "rules", *_BOOL_KEYS,
+                               *LEGACY_RULE_KEYS}
     for key, value in table.items():
         if key not in known:
             raise ConfigError(path, key, f"unknown key; expected one of {', '.join(sorted(known))}")
@@ -214,6 +250,9 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
             values["replay"] = _replay_settings(path, value)
         elif key == "redact":
             values["redact"] = _redact_settings(path, value)
+        elif key == "rules":
+            values["rules"] = _rule_tables(path, value)
+    values["rules"] = _with_legacy_keys(path, table, values.get("rules", {}))
     for key in ("select", "ignore"):
         for entry in values.get(key, ()):
             if not is_selector(entry):
@@ -222,7 +261,7 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
         for entry in entries:
             if not is_selector(entry):
                 raise ConfigError(path, f"per-file-ignores.{glob}", f"{entry!r} is neither a rule code nor a category")
-    for key in ("orchestration_decorators", "step_decorators", "model_calls"):
+    for key in ("orchestration_decorators", "step_decorators"):
         for entry in values.get(key, ()):
             if not all(part.isidentifier() for part in entry.split(".")):
                 raise ConfigError(path, key.replace("_", "-"), f"{entry!r} is not a dotted qualified name")
@@ -244,6 +283,34 @@ def _string_list(path: Path | None, key: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(path, key, "must be a list of strings")
     return tuple(value)
+
+
+def _rule_tables(path: Path | None, table: Any) -> dict[str, RuleTable]:
+    """``[tool.replaytest.rules]``: one table of options per rule code; the values are the linter's to check."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(path, "rules", "must be a table of rule tables, e.g. [tool.replaytest.rules.RT104]")
+    tables: dict[str, RuleTable] = {}
+    for code, options in table.items():
+        if not isinstance(options, Mapping):
+            raise ConfigError(path, code, f"must be a table of options, [tool.replaytest.rules.{code}]",
+                              table="tool.replaytest.rules")
+        tables[code] = RuleTable(values=dict(options))
+    return tables
+
+
+def _with_legacy_keys(path: Path | None, table: Mapping[str, Any], tables: dict[str, RuleTable]) -> dict[str, RuleTable]:
+    """Map the older top-level keys onto the rule options they became. Both spellings at once is an error:
+    which one should win is a guess, and a list silently merged or dropped is what strict settings avoid."""
+    for key, (code, option) in LEGACY_RULE_KEYS.items():
+        if key not in table:
+            continue
+        current = tables.get(code, RuleTable())
+        if option in current.values:
+            raise ConfigError(path, key, f"is the older spelling of [tool.replaytest.rules.{code}] {option}, which is "
+                                         f"set too; keep only {option} (move these names into it)")
+        tables[code] = RuleTable(values={**current.values, option: table[key]},
+                                 legacy={**current.legacy, option: key})
+    return tables
 
 
 def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:

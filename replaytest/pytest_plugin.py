@@ -33,11 +33,12 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from replaytest.replay.adapter import HistoryReplayer, PromptPolicy, ReplayOptions, WorkflowSet
+from replaytest.config import PROMPT_POLICIES, PromptPolicy, one_of
+from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.coverage import ReplayCoverage
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.report import display_path, render_text
@@ -78,14 +79,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("replaytest", "replaytest: replay recorded workflow histories")
     group.addoption(
         "--replay-prompts",
-        choices=("fail", "warn", "ignore"),
+        choices=PROMPT_POLICIES,
         default=None,
         help="what a prompt version that differs from the recorded one means, for every history status "
         "(default: fail for running/parked, warn for completed). ini: replay_prompts",
     )
     group.addoption(
         "--replay-prompts-pending",
-        choices=("fail", "warn", "ignore"),
+        choices=PROMPT_POLICIES,
         default=None,
         help="a prompt a running/parked run has not reached yet that changed since the run started "
         "(default fail). ini: replay_prompts_pending",
@@ -275,9 +276,7 @@ class ReplaySession:
         """The session's options with a fixture's or marker's overrides."""
         options = self.options
         if prompts is not None:
-            if prompts not in ("fail", "warn", "ignore"):
-                raise ValueError(f"prompts must be fail, warn or ignore, not {prompts!r}")
-            policy = cast(PromptPolicy, prompts)
+            policy = _policy("prompts", prompts, ValueError)
             options = replace(options, prompts_running=policy, prompts_completed=policy)
         if strict_args is not None:
             options = replace(options, strict_args=strict_args)
@@ -290,6 +289,14 @@ _MARKED_RESULT = pytest.StashKey[ReplayResult]()
 
 def _prefix(path: Path) -> str:
     return os.path.normcase(str(path)).rstrip(os.sep) + os.sep
+
+
+def _policy(name: str, value: object, error: type[Exception]) -> PromptPolicy:
+    """``value`` as a prompt policy, or ``error`` naming ``name`` and the policies there are."""
+    for policy in PROMPT_POLICIES:
+        if value == policy:
+            return policy
+    raise error(f"{name} must be {one_of(PROMPT_POLICIES)}, not {value!r}")
 
 
 def _settings(config: pytest.Config) -> ReplaySession:
@@ -317,18 +324,18 @@ def _settings(config: pytest.Config) -> ReplaySession:
         if default.is_dir() and has_code:
             paths = [default]
     prompts = config.getoption("replay_prompts") or config.getini("replay_prompts") or None
-    if prompts is not None and prompts not in ("fail", "warn", "ignore"):
-        raise pytest.UsageError(f"replay_prompts must be fail, warn or ignore, not {prompts!r}")
+    if prompts is not None:
+        prompts = _policy("replay_prompts", prompts, pytest.UsageError)
     pending = config.getoption("replay_prompts_pending") or config.getini("replay_prompts_pending") or None
-    if pending is not None and pending not in ("fail", "warn", "ignore"):
-        raise pytest.UsageError(f"replay_prompts_pending must be fail, warn or ignore, not {pending!r}")
+    if pending is not None:
+        pending = _policy("replay_prompts_pending", pending, pytest.UsageError)
     stale = config.getoption("replay_stale") or config.getini("replay_stale") or "fail"
     if stale not in ("fail", "skip"):
         raise pytest.UsageError(f"replay_stale must be fail or skip, not {stale!r}")
     options = ReplayOptions(
-        prompts_running=prompts or project.replay.prompts_running,  # type: ignore[arg-type]
-        prompts_completed=prompts or project.replay.prompts_completed,  # type: ignore[arg-type]
-        prompts_pending=pending or project.replay.prompts_pending,  # type: ignore[arg-type]
+        prompts_running=prompts or project.replay.prompts_running,
+        prompts_completed=prompts or project.replay.prompts_completed,
+        prompts_pending=pending or project.replay.prompts_pending,
         strict_args=bool(config.getoption("replay_strict_args") or config.getini("replay_strict_args") or project.replay.strict_args),
         details=bool(config.getoption("replay_details") or config.getini("replay_details")),
     )

@@ -1,9 +1,11 @@
-"""The README stays true: its rule table lists every registered rule, `.ci/run` runs exactly the README's
-test command, and the "30 seconds" example (files and terminal session parsed from the README, so the
-README stays the single source) prints byte for byte what the README shows."""
+"""The README stays true: its rule table lists every registered rule and its option table every declared
+rule option, `.ci/run` runs exactly the README's test command, and the "30 seconds" example (files and
+terminal session parsed from the README, so the README stays the single source) prints byte for byte what
+the README shows."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -25,6 +27,15 @@ def test_rule_table_lists_every_rule_with_its_category() -> None:
     rows = dict(re.findall(r"^\| `(RT\d{3})` \| `([a-z-]+)` \|", README, flags=re.M))
     registered = {rule.code: rule.category for rule in load_rules()}
     assert rows == registered
+
+
+def test_rule_option_table_lists_every_declared_option_with_its_default() -> None:
+    rows = set(re.findall(r"^\| `\[tool\.replaytest\.rules\.(\w+)\]` \| `([\w-]+)` \| [^|]+ \| `([^`]*)` \|",
+                          README, flags=re.M))
+    declared = {(rule.code, option.name, json.dumps(list(option.default) if isinstance(option.default, tuple)
+                                                     else option.default))
+                for rule in load_rules() for option in rule.options}
+    assert rows == declared and rows
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from replaytest import __version__
 from replaytest.config import Config
+from replaytest.lint.options import rule_settings
 from replaytest.lint.profile import FrameworkProfile, config_profile
 from replaytest.lint.rule import HOOKS, Rule
 from replaytest.lint.vocabulary import TYPE_ALIASES
@@ -34,10 +35,12 @@ class LintContext:
         self.given_profiles = tuple(profiles)
         self.profiles: tuple[FrameworkProfile, ...] = tuple(profiles) + ((custom,) if custom else ())
         self.profile_by_name = {profile.name: profile for profile in self.profiles}
+        rule_classes = list(rules)
+        # Checked against the installed rules' declarations; a bad table is a ConfigError before any file is read.
+        settings = rule_settings(config, rule_classes)
         self.rules: dict[str, Rule] = {}
-        for rule_class in rules:
-            rule = rule_class()
-            rule.configure(idempotency_key_names=config.idempotency_key_names, model_calls=config.model_calls)
+        for rule_class in rule_classes:
+            rule = rule_class(settings[rule_class.code])
             self.rules[rule.code] = rule
         self._build_call_tables()
         self._build_profile_tables()
@@ -162,6 +165,8 @@ class LintContext:
         digest.update(self.config.fingerprint().encode())
         for code, rule in sorted(self.rules.items()):
             digest.update(f"{code}:{type(rule).__module__}.{type(rule).__qualname__}".encode())
+            # The values the rule received (a changed option changes what summaries hold, e.g. key uses).
+            digest.update(repr(sorted(rule.settings.items())).encode())
         for profile in self.profiles:
             digest.update(profile.fingerprint().encode())
         # The analyzer's own code: a changed rule table or collector must not reuse old summaries.

@@ -14,14 +14,25 @@ At report time ``applies_to`` decides whether an effect counts in a given framew
 and ``message`` words it with the framework's replacement. Findings reported with ``report_key`` count in
 any code, steps included. Each rule carries ``VALID`` / ``INVALID`` example modules that the test suite runs.
 
-Third-party rules subclass ``Rule`` and register under the entry-point group ``replaytest.rules``.
+Options: a rule declares what users may set as data, ``options = (Option("key-names", "list[str]", (),
+"extra names ..."),)``; ``[tool.replaytest.rules.<CODE>]`` in pyproject.toml sets them, and a value the
+declaration does not allow is a configuration error before anything runs (``lint.options``). The rule is
+built once per process as ``RuleClass(settings)``: ``self.settings`` maps every declared option to this
+run's value (lists as tuples, defaults filled in). A rule that derives tables from its settings overrides
+``__init__(self, settings=None)`` and calls ``super().__init__(settings)`` first; ``settings=None`` means
+the defaults.
+
+Third-party rules subclass ``Rule`` and register under the entry-point group ``replaytest.rules``; their
+``category`` must be one of ``config.CATEGORIES``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from replaytest.lint.options import Option, defaults, options_documentation
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -106,9 +117,11 @@ class Rule:
     VALID: ClassVar[Sequence[str]] = ()
     # Modules that must produce a finding of this rule; ``Invalid`` pins it exactly (built-in rules do).
     INVALID: ClassVar[Sequence[str | Invalid]] = ()
+    # What ``[tool.replaytest.rules.<CODE>]`` may set (see the module docstring).
+    options: ClassVar[Sequence[Option]] = ()
 
-    def configure(self, *, idempotency_key_names: Sequence[str], model_calls: Sequence[str]) -> None:
-        """Receive the configuration a rule may need; called once per process."""
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        self.settings: Mapping[str, Any] = defaults(type(self)) if settings is None else settings
 
     def accept_call(self, call: CallFact) -> bool:
         return True
@@ -177,4 +190,6 @@ class Rule:
     def documentation(cls) -> str:
         import inspect
 
-        return inspect.cleandoc(cls.__doc__ or "")
+        docs = inspect.cleandoc(cls.__doc__ or "")
+        options = options_documentation(cls)
+        return f"{docs}\n\n{options}" if docs and options else docs or options

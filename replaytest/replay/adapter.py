@@ -14,12 +14,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from replaytest.config import PromptPolicy
 from replaytest.history import History, HistoryError, load_history
 from replaytest.replay.divergence import ReplayResult
-
-PromptPolicy = Literal["fail", "warn", "ignore"]
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replaytest.config import Config, ConfigError
+from replaytest.config import PROMPT_POLICIES, Config, ConfigError, PromptPolicy
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,7 +35,6 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 DEFAULT_HISTORY_DIR = "fixtures/histories"
-_POLICIES = ("fail", "warn", "ignore")
 _TRUE = {"y", "yes", "t", "true", "on", "1"}
 _FALSE = {"n", "no", "f", "false", "off", "0"}
 
@@ -48,10 +47,10 @@ class PytestIni:
     table: str = ""  # how the file names its pytest section, for messages
     paths: tuple[str, ...] | None = None
     workflows: tuple[str, ...] | None = None
-    prompts: str | None = None
+    prompts: PromptPolicy | None = None
     strict_args: bool | None = None
     stale: str | None = None
-    prompts_pending: str | None = None
+    prompts_pending: PromptPolicy | None = None
 
     @property
     def folder(self) -> Path | None:
@@ -65,11 +64,11 @@ class ReplayPlan:
     paths: tuple[Path, ...]
     workflows: tuple[str, ...]
     workflows_base: Path
-    prompts_running: str
-    prompts_completed: str
+    prompts_running: PromptPolicy
+    prompts_completed: PromptPolicy
     strict_args: bool
     stale: str
-    prompts_pending: str
+    prompts_pending: PromptPolicy
     paths_from: str  # e.g. "[tool.pytest.ini_options] replay_paths in /p/pyproject.toml"
     workflows_from: str
 
@@ -110,7 +109,7 @@ def _ini_reader(section: str, always: bool) -> Any:
         try:
             parser.read(path, encoding="utf-8")
         except (OSError, configparser.Error, UnicodeDecodeError) as error:
-            raise ConfigError(path, f"[{section}]", f"cannot be read: {error}") from None
+            raise ConfigError(path, "", f"cannot be read: {error}", table=section) from None
         if not parser.has_section(section):
             return PytestIni(path, f"[{section}]") if always else None
         return _options(path, f"[{section}]", dict(parser.items(section)))
@@ -137,7 +136,7 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
             items = [item.strip() for item in value]
         else:
-            raise ConfigError(path, f"{table} {key}", "must be a list of strings")
+            raise ConfigError(path, key, "must be a list of strings", table=table.strip("[]"))
         return tuple(item for item in items if item) or None
 
     def choice(key: str, allowed: tuple[str, ...]) -> str | None:
@@ -145,8 +144,12 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         if value is None or value == "":
             return None
         if value not in allowed:
-            raise ConfigError(path, f"{table} {key}", f"must be one of {', '.join(allowed)}, not {value!r}")
+            raise ConfigError(path, key, f"must be one of {', '.join(allowed)}, not {value!r}", table=table.strip("[]"))
         return str(value)
+
+    def policy(key: str) -> PromptPolicy | None:
+        value = choice(key, PROMPT_POLICIES)
+        return next((known for known in PROMPT_POLICIES if known == value), None)
 
     strict: bool | None = None
     raw = values.get("replay_strict_args")
@@ -155,10 +158,10 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
     elif isinstance(raw, str) and raw.strip().lower() in _TRUE | _FALSE:
         strict = raw.strip().lower() in _TRUE
     elif raw is not None:
-        raise ConfigError(path, f"{table} replay_strict_args", "must be true or false")
+        raise ConfigError(path, "replay_strict_args", "must be true or false", table=table.strip("[]"))
     return PytestIni(path, table, lines("replay_paths"), lines("replay_workflows"),
-                     choice("replay_prompts", _POLICIES), strict, choice("replay_stale", ("fail", "skip")),
-                     choice("replay_prompts_pending", _POLICIES))
+                     policy("replay_prompts"), strict, choice("replay_stale", ("fail", "skip")),
+                     policy("replay_prompts_pending"))
 
 
 def replay_plan(config: Config, start: Path) -> ReplayPlan:

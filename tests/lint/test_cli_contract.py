@@ -9,6 +9,8 @@ from pathlib import Path
 
 from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, line_of, run_replaytest
 
+# Written out by hand on purpose: this is the contract (docs/design.md) the JSON output is checked against,
+# so it must not come from the code under test; tests/test_vocabularies.py holds the code to the same list.
 CATEGORIES = {
     "clock", "random", "uuid", "idempotency-key", "model-call", "iteration-order", "environment",
     "network", "filesystem", "concurrency", "sleep", "global-state", "syntax", "suppression",
@@ -184,6 +186,12 @@ def test_exit_code_2_for_usage_errors(make_project) -> None:
     assert missing_path.returncode == 2, missing_path.describe()
     assert "does/not/exist.py" in missing_path.stdout + missing_path.stderr
     assert "Traceback" not in missing_path.stderr
+
+
+def test_the_pinned_categories_are_the_design_documents_vocabulary() -> None:
+    design = (Path(__file__).resolve().parents[2] / "docs" / "design.md").read_text(encoding="utf-8")
+    table = design.split("Categories (the fixed vocabulary", 1)[1].split("\n\n", 2)[1]
+    assert set(re.findall(r"^\| `([a-z-]+)` \|", table, flags=re.M)) == CATEGORIES
 
 
 def test_rules_lists_codes_and_explains_each_with_ruff_headings(make_project) -> None:

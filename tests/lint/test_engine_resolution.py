@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from replaytest.config import Config
+from replaytest.config import Config, RuleTable
 from replaytest.lint.engine import build_context, lint_paths
 from replaytest.plugins import load_plugins
 
@@ -312,8 +312,9 @@ def test_config_declared_engine_and_extra_names(tmp_path: Path) -> None:
             return str(time.time())  # <- RT101
     """})
     config = Config(root=tmp_path, orchestration_decorators=("acme.durable.orchestration",),
-                    step_decorators=("acme.durable.step",), model_calls=("acme.llm.complete",),
-                    idempotency_key_names=("acme_dedupe_token",))
+                    step_decorators=("acme.durable.step",),
+                    rules={"RT201": RuleTable({"calls": ["acme.llm.complete"]}),
+                           "RT104": RuleTable({"key-names": ["acme_dedupe_token"]})})
     assert_marks(tmp_path, config)
 
 

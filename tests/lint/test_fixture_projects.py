@@ -14,13 +14,11 @@ from pathlib import Path
 import pytest
 from lintkit import findings, run_replaytest
 
+from replaytest.config import CATEGORIES
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "fixtures"
 PROJECTS = sorted(path for path in (FIXTURES / "lint_projects").iterdir() if path.is_dir())
-CATEGORIES = {
-    "clock", "random", "uuid", "idempotency-key", "model-call", "iteration-order", "environment",
-    "network", "filesystem", "concurrency", "sleep", "global-state", "syntax", "suppression",
-}
 _MARK = re.compile(r"#\s*expect:\s*(?P<marks>[a-z\-]+(?:\s+via)?(?:\s*,\s*[a-z\-]+(?:\s+via)?)*)\s*$")
 
 

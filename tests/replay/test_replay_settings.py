@@ -81,8 +81,9 @@ def test_default_histories_folder_when_code_is_configured(tmp_path: Path) -> Non
 ])
 def test_bad_ini_values_are_configuration_errors_naming_the_table(tmp_path: Path, option: str, problem: str) -> None:
     (tmp_path / "pyproject.toml").write_text(f"[tool.pytest.ini_options]\n{option}\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"\[tool.pytest.ini_options\] replay_\w+: " + problem):
+    with pytest.raises(ConfigError, match=r"pyproject.toml: \[tool.pytest.ini_options\] replay_\w+: " + problem) as caught:
         plan(tmp_path)
+    assert "[tool.replaytest]" not in str(caught.value)  # the ini table, not replaytest's, holds the key
 
 
 def _check(cwd: Path) -> subprocess.CompletedProcess[str]:

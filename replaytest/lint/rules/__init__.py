@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
+from replaytest.config import CATEGORIES
+from replaytest.lint.options import declaration_problem
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules.rt001_syntax import CannotParseFile, FailsInternally
 from replaytest.lint.rules.rt003_unused_suppression import SuppressesNothing
@@ -44,7 +46,8 @@ BUILTIN_RULES: tuple[type[Rule], ...] = (
 
 
 class RuleLoadError(Exception):
-    """A ``replaytest.rules`` entry point failed to load or is not a Rule subclass."""
+    """A ``replaytest.rules`` entry point failed to load, is not a Rule subclass, has a category outside the
+    vocabulary or declares its options wrongly."""
 
 
 def load_rules() -> list[type[Rule]]:
@@ -57,6 +60,13 @@ def load_rules() -> list[type[Rule]]:
             raise RuleLoadError(f"rule entry point {entry.name} = {entry.value} failed to load: {error}") from error
         if not (isinstance(candidate, type) and issubclass(candidate, Rule)):
             raise RuleLoadError(f"rule entry point {entry.name} = {entry.value} is not a replaytest Rule subclass")
+        # Every finding has one category of the fixed vocabulary: selectors, reports and docs rely on it.
+        if getattr(candidate, "category", None) not in CATEGORIES:
+            raise RuleLoadError(f"rule entry point {entry.name} = {entry.value} has the category "
+                                f"{getattr(candidate, 'category', None)!r}; expected one of {', '.join(CATEGORIES)}")
+        problem = declaration_problem(candidate)
+        if problem is not None:
+            raise RuleLoadError(f"rule entry point {entry.name} = {entry.value}: {problem}")
         rules.append(candidate)
     codes: dict[str, type[Rule]] = {}
     for rule in rules:

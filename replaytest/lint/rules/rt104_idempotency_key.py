@@ -9,14 +9,14 @@ a retried function calls the helper, which resolution decides (``FunctionSummary
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
 from replaytest.lint.model import ORCHESTRATION, STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import Invalid, Rule
+from replaytest.lint.rule import Invalid, Option, Rule
 from replaytest.lint.syntax import string_value
 
 if TYPE_CHECKING:
@@ -94,14 +94,17 @@ class UsesFreshIdempotencyKey(Rule):
     # Values are fresh per attempt when they come from a finding of these categories.
     taint_categories = ("clock", "random", "uuid")
 
-    def __init__(self) -> None:
-        self.key_names: frozenset[str] = frozenset()
-        self.screen = _SCREEN
+    options = (
+        Option("key-names", "list[str]", (), "extra keyword-argument, dict-key and header names that carry "
+               "idempotency keys (matched ignoring case, '-' and '_'); also the older top-level idempotency-key-names"),
+    )
 
-    def configure(self, *, idempotency_key_names: Sequence[str], model_calls: Sequence[str]) -> None:
-        self.key_names = frozenset(normalise_key(name) for name in idempotency_key_names)
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        names = self.settings["key-names"]
+        self.key_names: frozenset[str] = frozenset(normalise_key(name) for name in names)
         # Configured names may be spelt with "-", "_" or neither; screen on each spelling.
-        extra = {spelling.encode() for name in idempotency_key_names for spelling in _spellings(name)}
+        extra = {spelling.encode() for name in names for spelling in _spellings(name)}
         self.screen = _SCREEN + tuple(sorted(extra))
 
     def wants_key(self, name: str, how: str) -> bool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Any
 
-from replaytest.lint.rule import Invalid, Rule
+from replaytest.lint.rule import Invalid, Option, Rule
 
 _OPENAI_CLIENTS = ("openai.OpenAI", "openai.AsyncOpenAI", "openai.AzureOpenAI", "openai.AsyncAzureOpenAI")
 _OPENAI_METHODS = (
@@ -78,7 +79,7 @@ class CallsModelOutsideStep(Rule):
     `init_chat_model(...)`), Google GenAI (`client.models.generate_content`), Bedrock runtime
     (`invoke_model`, `converse`), embedding models (`OpenAIEmbeddings().embed_query`,
     `aembed_documents`), agents (pydantic-ai `Agent(...).run`, LangChain and LangGraph prebuilt agents'
-    `invoke`), and the names listed in `model-calls` — also on a client or model a project function
+    `invoke`), and the names listed in the `calls` option — also on a client or model a project function
     returns (`get_model().ainvoke(...)`).
 
     ## Why is this bad?
@@ -103,9 +104,15 @@ class CallsModelOutsideStep(Rule):
     what = "calls a language model outside a recorded step"
     calls = _model_calls()
 
-    def configure(self, *, idempotency_key_names: Sequence[str], model_calls: Sequence[str]) -> None:
+    options = (
+        Option("calls", "list[qualified-name]", (), "extra qualified names of calls that are model calls, e.g. "
+               "\"acme.llm.complete\"; also the older top-level model-calls"),
+    )
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
         # An instance attribute shadows the class table for this run's configuration only.
-        vars(self)["calls"] = {**type(self).calls, **{name: "" for name in model_calls}}
+        vars(self)["calls"] = {**type(self).calls, **{name: "" for name in self.settings["calls"]}}
 
     VALID = (
         """

@@ -1,0 +1,122 @@
+"""Each vocabulary is defined once (``config.CATEGORIES``, ``config.PROMPT_POLICIES``); these tests fail
+when something that names its members — rules, replacement tables, framework profiles, runtime guards,
+command-line and pytest options, the README and docs/design.md — drifts away from it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, get_args
+
+import click
+import pytest
+
+from replaytest import pytest_plugin
+from replaytest.cli import cli
+from replaytest.config import CATEGORIES, PROMPT_POLICIES, PromptPolicy, ReplaySettings
+from replaytest.lint.rule import DEFAULT_REPLACEMENTS
+from replaytest.lint.rules import BUILTIN_RULES
+from replaytest.plugins import load_plugins
+from replaytest.replay.adapter import ReplayOptions
+from replaytest.replay.guards import CALL_CATEGORIES
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+DESIGN = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+# Categories no framework replacement exists for: a file that could not be checked, an unused suppression.
+SPECIAL_CATEGORIES = {"syntax", "suppression"}
+
+
+# --- categories ----------------------------------------------------------------------------------
+
+
+def test_every_rule_has_a_category_of_the_vocabulary_and_every_category_a_rule() -> None:
+    categories = {rule.category for rule in BUILTIN_RULES}
+    assert categories <= set(CATEGORIES), categories - set(CATEGORIES)
+    assert set(CATEGORIES) <= categories, f"categories no built-in rule reports: {set(CATEGORIES) - categories}"
+    assert len(CATEGORIES) == len(set(CATEGORIES))
+
+
+def test_default_replacements_name_exactly_the_categories_a_framework_replaces() -> None:
+    assert set(DEFAULT_REPLACEMENTS) == set(CATEGORIES) - SPECIAL_CATEGORIES
+
+
+def test_framework_profiles_speak_the_same_vocabulary() -> None:
+    profiles = [plugin.profile for plugin in load_plugins() if plugin.profile is not None]
+    assert profiles
+    for profile in profiles:
+        assert set(profile.replacements) <= set(CATEGORIES), (profile.name, set(profile.replacements) - set(CATEGORIES))
+        assert set(profile.extra_effects.values()) <= set(CATEGORIES), profile.name
+
+
+def test_runtime_guards_report_lint_categories() -> None:
+    assert set(CALL_CATEGORIES.values()) <= set(CATEGORIES) - SPECIAL_CATEGORIES
+
+
+def test_the_design_documents_category_table_is_the_vocabulary_in_order() -> None:
+    section = DESIGN.split("Categories (the fixed vocabulary", 1)[1].split("\n\n", 2)[1]
+    rows = re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.M)
+    assert tuple(rows) == CATEGORIES
+
+
+def test_the_readme_rule_table_uses_only_vocabulary_categories() -> None:
+    used = set(re.findall(r"^\| `RT\d{3}` \| `([a-z-]+)` \|", README, flags=re.M))
+    assert used and used <= set(CATEGORIES)
+
+
+# --- prompt policies -----------------------------------------------------------------------------
+
+
+def test_the_policy_type_and_the_policy_list_are_one() -> None:
+    assert get_args(PromptPolicy) == PROMPT_POLICIES
+    # The replay side's options are typed with the same alias.
+    assert ReplayOptions.__dataclass_fields__["prompts_running"].type in ("PromptPolicy", PromptPolicy)
+    assert ReplaySettings.__dataclass_fields__["prompts_pending"].type in ("PromptPolicy", PromptPolicy)
+
+
+@pytest.mark.parametrize(("command", "flag"), [("replay", "--prompts"), ("replay", "--prompts-pending")])
+def test_command_line_choices_are_the_policies(command: str, flag: str) -> None:
+    params = {opt: param for param in cli.commands[command].params for opt in getattr(param, "opts", ())}
+    choice = params[flag].type
+    assert isinstance(choice, click.Choice) and tuple(choice.choices) == PROMPT_POLICIES
+
+
+class _RecordingParser:
+    """Just enough of pytest's parser to see which options the plugin adds and with which choices."""
+
+    def __init__(self) -> None:
+        self.options: dict[str, dict[str, Any]] = {}
+
+    def getgroup(self, *args: Any, **kwargs: Any) -> _RecordingParser:
+        return self
+
+    def addoption(self, name: str, **kwargs: Any) -> None:
+        self.options[name] = kwargs
+
+    def addini(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def test_pytest_option_choices_are_the_policies() -> None:
+    parser = _RecordingParser()
+    pytest_plugin.pytest_addoption(parser)  # type: ignore[arg-type]
+    for flag in ("--replay-prompts", "--replay-prompts-pending"):
+        assert tuple(parser.options[flag]["choices"]) == PROMPT_POLICIES, flag
+
+
+def test_pytest_rejects_a_policy_outside_the_vocabulary_naming_the_policies() -> None:
+    with pytest.raises(ValueError, match=r"prompts must be fail, warn or ignore, not 'sometimes'"):
+        pytest_plugin._policy("prompts", "sometimes", ValueError)
+    assert [pytest_plugin._policy("prompts", p, ValueError) for p in PROMPT_POLICIES] == list(PROMPT_POLICIES)
+
+
+def test_the_readme_replay_table_lists_the_policies_and_their_defaults() -> None:
+    spelled = "/".join(f"`{policy}`" for policy in PROMPT_POLICIES)
+    found = re.findall(r"^\| `(prompts-[a-z]+)` \| (\S+) \| .*\(default `(\w+)`\) \|$", README, flags=re.M)
+    defaults = ReplaySettings()
+    assert {key: (types, default) for key, types, default in found} == {
+        "prompts-running": (spelled, defaults.prompts_running),
+        "prompts-completed": (spelled, defaults.prompts_completed),
+        "prompts-pending": (spelled, defaults.prompts_pending),
+    }
+    assert f"({'/'.join(PROMPT_POLICIES)}," in DESIGN
