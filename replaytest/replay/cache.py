@@ -20,6 +20,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable
+from dataclasses import fields
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
@@ -136,7 +137,10 @@ class ReplayCache:
         self.file = directory / "replay" / "passed.json"
         self.closure = CodeClosure(root)
         self.workflows = workflows
-        self.salt = f"{CACHE_VERSION};{__version__};{options.prompts_running};{options.prompts_completed};{options.strict_args}"
+        # Every option that can change a verdict keys the entries (``details`` only changes how a report
+        # reads): a history that passed under a laxer policy is replayed again under a stricter one.
+        verdict_options = {f.name: getattr(options, f.name) for f in fields(options) if f.name != "details"}
+        self.salt = f"{CACHE_VERSION};{__version__};{json.dumps(verdict_options, sort_keys=True)}"
         self.skipped = 0
         try:
             loaded = json.loads(self.file.read_text(encoding="utf-8"))

@@ -110,3 +110,28 @@ def test_a_diverged_history_is_never_remembered(project: Path) -> None:
         assert run.returncode == 1
         replayed = [r["history"] for r in json.loads(run.stdout)["replay"]["results"]]
         assert "histories/support_agent-previous-release.json" in replayed
+
+
+@pytest.mark.parametrize(
+    "stricter",
+    [{"prompts_running": "fail"}, {"prompts_completed": "fail"}, {"prompts_pending": "fail"}, {"strict_args": True}],
+    ids=lambda changed: next(iter(changed)),
+)
+def test_every_verdict_option_keys_the_entries(tmp_path: Path, stricter: dict) -> None:
+    """A history remembered green under a laxer policy must replay again under a stricter one, for each
+    option that can turn a pass into a failure; ``details`` changes only the report and shares entries."""
+    from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+    from replaytest.replay.cache import ReplayCache
+
+    history = tmp_path / "run.json"
+    history.write_text("{}", encoding="utf-8")
+    lax = ReplayOptions(prompts_running="ignore", prompts_completed="ignore", prompts_pending="ignore", strict_args=False)
+
+    def key(options: ReplayOptions) -> str | None:
+        return ReplayCache(tmp_path / "cache", tmp_path, WorkflowSet(), options)._key(history)
+
+    strict = ReplayOptions(**{**{"prompts_running": "ignore", "prompts_completed": "ignore",
+                                 "prompts_pending": "ignore", "strict_args": False}, **stricter})
+    assert key(lax) != key(strict)
+    assert key(lax) == key(ReplayOptions(prompts_running="ignore", prompts_completed="ignore",
+                                         prompts_pending="ignore", strict_args=False, details=True))
