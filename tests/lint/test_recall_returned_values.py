@@ -221,3 +221,46 @@ def test_a_project_function_as_a_field_default_factory(tmp_path: Path) -> None:
     assert diagnostics[0].trace == ("app.wf.Planner.run", "app.models.Task.__init__", "app.ids.new_id", "uuid.uuid4"), (
         diagnostics[0].trace
     )
+
+
+def test_a_database_pool_made_at_start_up_and_used_through_a_helper(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/db.py": """
+            from contextlib import asynccontextmanager
+            import asyncpg
+
+            class Database:
+                def __init__(self) -> None:
+                    self._pool = None
+
+                async def connect(self) -> None:
+                    self._pool = await asyncpg.create_pool("postgresql://db")
+
+                @asynccontextmanager
+                async def connection(self):
+                    async with self._pool.acquire() as conn:
+                        yield conn
+
+                async def open_tasks(self) -> list:
+                    async with self.connection() as conn:
+                        return await conn.fetch("SELECT id FROM tasks")
+
+            db = Database()
+        """,
+        "app/flows.py": """
+            from dbos import DBOS
+            from app.db import db
+
+            @DBOS.step()
+            async def load_tasks() -> list:
+                return await db.open_tasks()
+
+            @DBOS.workflow()
+            async def route() -> int:
+                recorded = await load_tasks()
+                live = await db.open_tasks()  # <- RT202 via
+                return len(recorded) + len(live)
+        """,
+    })
+    assert_marks(tmp_path)

@@ -19,7 +19,13 @@ def _network_calls() -> dict[str, str]:
         "smtplib.SMTP", "smtplib.SMTP_SSL", "ftplib.FTP", "telnetlib.Telnet",
         "sqlite3.connect", "psycopg.connect", "psycopg.AsyncConnection.connect", "psycopg2.connect",
         "psycopg_pool.ConnectionPool", "pymysql.connect", "MySQLdb.connect", "mysql.connector.connect",
-        "asyncpg.connect", "asyncpg.create_pool", "redis.Redis.*", "redis.StrictRedis.*", "redis.from_url",
+        "asyncpg.connect", "asyncpg.create_pool", "redis.Redis.*",
+        # Connections and pools made elsewhere (at start-up, in ``__init__``) and used here: their
+        # methods query the database (``self._pool.acquire()``, ``conn.fetch(...)``).
+        "sqlite3.connect.*", "psycopg.connect.*", "psycopg2.connect.*", "psycopg_pool.ConnectionPool.*",
+        "psycopg.AsyncConnection.connect.*", "pymysql.connect.*", "asyncpg.connect.*", "asyncpg.create_pool.*",
+        "asyncpg.Pool.*", "asyncpg.pool.Pool.*", "asyncpg.Connection.*", "asyncpg.connection.Connection.*",
+        "sqlalchemy.create_engine.*", "sqlalchemy.ext.asyncio.create_async_engine.*", "redis.StrictRedis.*", "redis.from_url",
         "redis.asyncio.Redis.*", "redis.asyncio.from_url", "pymongo.MongoClient", "motor.motor_asyncio.AsyncIOMotorClient",
         "sqlalchemy.create_engine", "sqlalchemy.ext.asyncio.create_async_engine", "elasticsearch.Elasticsearch.*",
         "boto3.client.*", "boto3.resource.*", "boto3.Session.client.*", "boto3.session.Session.client.*",
