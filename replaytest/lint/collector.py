@@ -153,6 +153,11 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 return node.value
         return None
 
+    def shares_instances(self, class_qualname: str) -> bool:
+        owner, _, name = class_qualname.partition(f"{self.module}.")
+        summary = self.classes.get(name) if not owner else None
+        return summary is not None and any(base in self.ctx.shared_instance_bases for base in summary.bases)
+
     def flag(self, tag: str, node: cst.CSTNode) -> None:
         self.flags.add((tag, id(node)))
 

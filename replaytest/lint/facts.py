@@ -97,6 +97,10 @@ class ModuleFacts(Protocol):
     def module_container(self, node: cst.BaseExpression) -> str | None:
         """The module-level container a name denotes in a function (not shadowed by a local), or None."""
 
+    def shares_instances(self, class_qualname: str) -> bool:
+        """Whether instances of a class of this module outlive one run (a base a profile lists in
+        ``shared_instance_bases``): their attributes are state every run shares."""
+
     def flag(self, tag: str, node: cst.CSTNode) -> None:
         """Remember ``tag`` for ``node`` for the rest of the module's walk (``flagged`` asks)."""
 

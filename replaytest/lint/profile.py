@@ -103,6 +103,9 @@ class FrameworkProfile:
     orchestration_methods: tuple[str, ...] = ()
     # Every method of a subclass of one of these runs as orchestration code (workflow interceptors).
     orchestration_base_classes: tuple[str, ...] = ()
+    # Base classes whose instances the framework registers once and shares between runs: writing their
+    # attributes from orchestration code writes state every run sees (DBOS's ``DBOSConfiguredInstance``).
+    shared_instance_bases: tuple[str, ...] = ()
     # ``X = register(X)`` / ``register(fn)``: the first positional argument becomes orchestration code
     # (a class as if decorated with an orchestration class decorator, a function as an entry point).
     registration_calls: tuple[str, ...] = ()

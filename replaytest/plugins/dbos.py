@@ -23,6 +23,8 @@ PROFILE = FrameworkProfile(
         "dbos.AsyncSQLAlchemyDatasource.transaction",
     ),
     step_calls=("dbos.DBOS.run_step", "dbos.DBOS.run_step_async"),
+    # A configured instance is registered under its name once; every workflow run of its methods shares it.
+    shared_instance_bases=("dbos.DBOSConfiguredInstance",),
     safe_calls=frozenset(
         f"dbos.DBOS.{name}"
         for name in (

@@ -264,3 +264,41 @@ def test_a_database_pool_made_at_start_up_and_used_through_a_helper(tmp_path: Pa
         """,
     })
     assert_marks(tmp_path)
+
+
+def test_attributes_of_an_instance_dbos_shares_between_runs(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "flows.py": """
+            from dbos import DBOS, DBOSConfiguredInstance
+
+            @DBOS.dbos_class()
+            class Counter(DBOSConfiguredInstance):
+                def __init__(self, name: str) -> None:
+                    self.runs = 0
+                    super().__init__(name)
+
+                @DBOS.workflow()
+                def count(self, n: int) -> int:
+                    self.runs += 1  # <- RT304
+                    total = n + self.runs
+                    return total
+
+            class Plain:
+                def __init__(self) -> None:
+                    self.seen = 0
+
+                def bump(self) -> None:
+                    self.seen += 1
+
+            @DBOS.workflow()
+            def uses_a_local_object() -> int:
+                plain = Plain()
+                plain.bump()
+                return plain.seen
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    assert diagnostics[0].message == (
+        "self.runs += ... writes an attribute of a Counter instance that every run shares in workflow code; "
+        "use state held in the workflow's own variables"
+    ), diagnostics[0].message

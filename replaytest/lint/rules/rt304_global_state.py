@@ -132,6 +132,7 @@ class WritesModuleState(Rule):
             return
         qualname = _owning_class(facts, target.value)
         if qualname is None:
+            self._shared_instance_write(facts, target, how)
             return
         owner, _, class_name = qualname.rpartition(".")
         if owner == facts.module and class_name in facts.class_names:
@@ -140,11 +141,26 @@ class WritesModuleState(Rule):
             operator = "+=" if how == "augmented assignment" else "="
             facts.defer(target, f"{short_text(target)} {operator} ...", f"{qualname}.__setattr__")
 
+    def _shared_instance_write(self, facts: ModuleFacts, target: cst.Attribute, how: str) -> None:
+        """``self.counter += 1`` on an instance the framework shares between runs (a DBOS configured
+        instance): recorded as a write of the instance's ``__dict__``."""
+        if not isinstance(target.value, cst.Name):
+            return
+        binding = facts.lookup(target.value.value)
+        if binding is None or binding[0] != "inst" or not binding[1] or not facts.shares_instances(binding[1]):
+            return
+        spelled = _SPELLED[how].format(short_text(target))
+        facts.report(self, target, spelled, f"{binding[1]}.__dict__")
+
     # --- wording -----------------------------------------------------------------------------
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         replacement = (profile.replacements.get(self.category) if profile else None) or DEFAULT_REPLACEMENTS[self.category]
-        what = f"{effect.subject} writes module-level state"
+        if effect.qualname.endswith(".__dict__"):
+            owner = effect.qualname[: -len(".__dict__")].rpartition(".")[2]
+            what = f"{effect.subject} writes an attribute of a {owner} instance that every run shares"
+        else:
+            what = f"{effect.subject} writes module-level state"
         if via is not None:
             return f"{via} reaches code where {what}; use {replacement}"
         return f"{what} in workflow code; use {replacement}"
