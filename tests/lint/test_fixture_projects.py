@@ -288,7 +288,8 @@ def reported_findings(report: Mapping[str, Any]) -> list[Finding]:
     ]
 
 
-def _check_project(project: Path, *, cwd: Path, prefix: str = "") -> None:
+def check_project(project: Path, *, cwd: Path, prefix: str = "") -> list[dict[str, Any]]:
+    """Lint ``project`` and fail unless its findings match its marks exactly; returns the diagnostics."""
     marks = expected_marks(project)
     assert marks, f"{project} has no expect marks"
     target = prefix.rstrip("/") or "."
@@ -302,12 +303,13 @@ def _check_project(project: Path, *, cwd: Path, prefix: str = "") -> None:
         # Raised, not asserted, so the message reaches the drift tests below exactly as written.
         raise AssertionError(describe(comparison, project, project.name))
     assert run.returncode == 1, run.describe()
+    return run.json()["diagnostics"]
 
 
 @pytest.mark.parametrize("project", PROJECTS, ids=[path.name for path in PROJECTS])
 def test_fixture_project_findings_match_marks(project: Path) -> None:
     # cwd = the project, so its own pyproject.toml applies and paths are relative to it.
-    _check_project(project, cwd=project)
+    check_project(project, cwd=project)
 
 
 def test_all_frameworks_have_a_fixture_project() -> None:
@@ -317,14 +319,14 @@ def test_all_frameworks_have_a_fixture_project() -> None:
 
 def test_example_app_findings_match_marks() -> None:
     example = FIXTURES / "example_app"
-    _check_project(example, cwd=example)
+    check_project(example, cwd=example)
 
 
 def test_example_app_from_repository_root_uses_its_own_configuration() -> None:
     # The README runs `replaytest lint fixtures/example_app` from the repository root: the example's
     # pyproject.toml (nearest to the linted files) must apply, e.g. its `exclude` of scripts/.
     example = FIXTURES / "example_app"
-    _check_project(example, cwd=REPO_ROOT, prefix="fixtures/example_app/")
+    check_project(example, cwd=REPO_ROOT, prefix="fixtures/example_app/")
 
 
 # --- the mark reader -------------------------------------------------------------------------------
@@ -395,7 +397,7 @@ def test_marks_parser_leaves_prose_about_expectations_alone() -> None:
 def test_a_malformed_mark_fails_the_project_check_with_file_and_line(make_project) -> None:
     project = make_project({"app/flow.py": "from datetime import datetime\nx = datetime.now()  # expect: RT101 vai\n"})
     with pytest.raises(MarkError, match=r"^app/flow\.py:2: malformed expect mark item 'RT101 vai'"):
-        _check_project(project, cwd=project)
+        check_project(project, cwd=project)
 
 
 # --- the comparison catches drift --------------------------------------------------------------------
@@ -447,14 +449,14 @@ def _drift_project(make_project, **marks: str) -> Path:
 def _drift_failure(make_project, **marks: str) -> str:
     project = _drift_project(make_project, **marks)
     with pytest.raises(AssertionError) as caught:
-        _check_project(project, cwd=project)
+        check_project(project, cwd=project)
     return str(caught.value)
 
 
 def test_drift_project_with_right_marks_passes(make_project) -> None:
     # The baseline of the drift tests below: with the right marks the same project passes.
     project = _drift_project(make_project)
-    _check_project(project, cwd=project)
+    check_project(project, cwd=project)
 
 
 def test_drift_wrong_code_is_missing_and_extra(make_project) -> None:
