@@ -136,6 +136,38 @@ def test_a_loop_over_data_that_catches_errors_is_not_a_retry_loop(make_project) 
     assert "inside a retry loop in charge_until_accepted" in finding["message"]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="every `while` loop whose body catches or breaks counts as a retry loop, a loop draining a queue too",
+)
+def test_a_while_loop_draining_a_queue_is_not_a_retry_loop(make_project) -> None:
+    project = make_project({"app/drain.py": """
+        import uuid
+
+        import stripe
+
+
+        def drain(queue: list) -> None:
+            while queue:
+                order = queue.pop()
+                try:
+                    stripe.PaymentIntent.create(amount=order, idempotency_key=str(uuid.uuid4()))
+                except stripe.StripeError:
+                    continue
+
+
+        def charge_until_accepted(amount: int) -> None:
+            while True:
+                try:
+                    stripe.PaymentIntent.create(amount=amount, idempotency_key=str(uuid.uuid4()))  # expect: RT104
+                    break
+                except stripe.StripeError:
+                    continue
+    """})
+    check_project(project, cwd=project)
+
+
 _LAMBDA_GAP = (
     "a project function called inside a lambda that the framework runs as a step (Restate ctx.run, "
     "DBOS.run_step) is not treated as part of that step, so its fresh idempotency key is missed"
