@@ -37,7 +37,7 @@ from replaytest.lint.names import NameResolver
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.roles import ClassInfo, FrameworkRoles
 from replaytest.lint.rule import CallFact, Rule
-from replaytest.lint.syntax import arg_text, child_fields, dotted_text
+from replaytest.lint.syntax import arg_text, calls_in, child_fields, dotted_text
 from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
@@ -478,7 +478,13 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for arg in node.args:
             value = arg.value
             if step_call and isinstance(value, cst.Lambda):
-                continue  # its body runs as a recorded step
+                # Its body runs as a recorded step: the project functions it calls are steps too
+                # (``ctx.run("post", lambda: post_order(order))``), so they are part of the retried unit.
+                for inner in calls_in(value.body):
+                    target = self.resolve(inner.func)
+                    if target and self.is_project_candidate(target):
+                        self.step_targets.add(target)
+                continue
             if step_call and isinstance(value, (cst.Name, cst.Attribute)):
                 target = self.resolve(value)
                 if target and self.is_project_candidate(target):

@@ -1,7 +1,8 @@
 """More pins for the precision and recall classes of the "lint you can trust" issue: the cases the tests in
 ``test_trust`` leave open (stamina and framework retry policies, loops over data that catch errors, DBOS
 child workflows and handles in ``gather``, ``DBOS.run_step`` with lambdas and helpers, webhook checks,
-LangChain agents) and one known recall gap (a set a helper returns, used other than directly in a ``for``).
+LangChain agents, a queue-draining ``while`` loop, helpers called from a step's lambda, and a set a helper
+returns used other than directly in a ``for``).
 
 Each test writes a small project for it, marked with the fixture projects' ``# expect:`` syntax (see
 ``test_fixture_projects``) and linted through the command line. Every project has at least one line that
@@ -136,11 +137,6 @@ def test_a_loop_over_data_that_catches_errors_is_not_a_retry_loop(make_project) 
     assert "inside a retry loop in charge_until_accepted" in finding["message"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="every `while` loop whose body catches or breaks counts as a retry loop, a loop draining a queue too",
-)
 def test_a_while_loop_draining_a_queue_is_not_a_retry_loop(make_project) -> None:
     project = make_project({"app/drain.py": """
         import uuid
@@ -166,12 +162,6 @@ def test_a_while_loop_draining_a_queue_is_not_a_retry_loop(make_project) -> None
                     continue
     """})
     check_project(project, cwd=project)
-
-
-_LAMBDA_GAP = (
-    "a project function called inside a lambda that the framework runs as a step (Restate ctx.run, "
-    "DBOS.run_step) is not treated as part of that step, so its fresh idempotency key is missed"
-)
 
 
 @pytest.mark.parametrize(
@@ -211,7 +201,6 @@ _LAMBDA_GAP = (
         """}, id="dbos-run-step"),
     ],
 )
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_LAMBDA_GAP)
 def test_a_helper_called_from_a_lambda_step_is_part_of_the_retried_unit(make_project, files) -> None:
     project = make_project(files)
     check_project(project, cwd=project)
@@ -371,12 +360,6 @@ _TAGGER = """
             {use}
             return out
 """
-_KNOWN_GAP = (
-    "a project function's returned set is only seen when a `for` iterates the call itself; a variable "
-    "bound to the call, a comprehension over it, join() and list() of it are not reported"
-)
-
-
 @pytest.mark.parametrize(
     "use",
     [
@@ -386,7 +369,6 @@ _KNOWN_GAP = (
         pytest.param("out.extend(list(unique_tags(items)))  # expect: RT301", id="list"),
     ],
 )
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_KNOWN_GAP)
 def test_a_set_returned_by_a_helper_and_iterated_other_than_by_for(make_project, use: str) -> None:
     project = make_project({
         "app/__init__.py": "",
@@ -397,8 +379,7 @@ def test_a_set_returned_by_a_helper_and_iterated_other_than_by_for(make_project,
 
 
 def test_the_helper_set_projects_above_are_analysed(make_project) -> None:
-    # The xfail tests above fail for the gap, not for a broken project: without the use under test,
-    # the same project passes with its `for` finding.
+    # The project above is analysed as a whole: without the use under test it has its `for` finding.
     project = make_project({
         "app/__init__.py": "",
         "app/tags.py": _TAGS,

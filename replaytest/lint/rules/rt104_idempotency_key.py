@@ -17,7 +17,7 @@ import libcst as cst
 from replaytest.lint.model import ORCHESTRATION, STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import Invalid, Option, Rule
-from replaytest.lint.syntax import string_value
+from replaytest.lint.syntax import calls_in, dotted_text, string_value
 
 if TYPE_CHECKING:
     from replaytest.lint.facts import ModuleFacts
@@ -133,6 +133,8 @@ class UsesFreshIdempotencyKey(Rule):
                 return True
             if iterated not in ("builtins.range", "itertools.count"):
                 return False
+        elif _drains(node):
+            return False
         return _has_try_or_break(node.body)
 
     def on_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
@@ -273,3 +275,25 @@ def _has_try_or_break(body: cst.BaseSuite) -> bool:
                     statements.extend(orelse.body.body)
                 orelse = getattr(orelse, "orelse", None)
     return False
+
+
+# Methods that take the next item of a queue, stack or deque.
+_TAKE_METHODS = frozenset({"pop", "popleft", "get", "get_nowait"})
+
+
+def _drains(loop: cst.While) -> bool:
+    """``while queue: item = queue.pop() ...``: a loop that takes the next item of the container its test
+    looks at handles one request per item, so it is not a retry loop even when it catches and goes on."""
+    test = loop.test
+    if isinstance(test, cst.Comparison):
+        test = test.left
+    if isinstance(test, cst.Call) and dotted_text(test.func) == "len" and len(test.args) == 1:
+        test = test.args[0].value
+    if not isinstance(test, (cst.Name, cst.Attribute)):
+        return False
+    container = dotted_text(test)
+    return any(
+        isinstance(call.func, cst.Attribute) and call.func.attr.value in _TAKE_METHODS
+        and dotted_text(call.func.value) == container
+        for call in calls_in(loop.body)
+    )

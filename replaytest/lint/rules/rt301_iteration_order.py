@@ -36,17 +36,17 @@ _DEFAULT_ORIGINS = {"set": "builtins.set", "listing": "os.listdir", "dict": "bui
 _ORDER_FREE_ARGUMENT = "order-free"
 
 
-def _iterated_returned(node: cst.BaseExpression, function: str) -> str:
-    """The subject of iterating what a project function returns, should it return a set:
-    ``tags(): iterates the set it returns``, ``tags: iterates the set fetch_tags() returns``."""
+def _returned_set(node: cst.BaseExpression, function: str, how: str) -> str:
+    """The subject of using what a project function returns, should it return a set:
+    ``tags(): iterates the set it returns``, ``tags: joins the set fetch_tags() returns``."""
     call = node.expression if isinstance(node, cst.Await) else node
     name = function.rpartition(".")[2]
     if isinstance(call, cst.Call):
         callee = dotted_text(call.func)
         if callee.rpartition(".")[2] == name:
-            return f"{callee}(): iterates the set it returns"
-        return f"{callee}({name}, ...): iterates the set {name}() returns"
-    return f"{short_text(node)}: iterates the set {name}() returns"
+            return f"{callee}(): {how} the set it returns"
+        return f"{callee}({name}, ...): {how} the set {name}() returns"
+    return f"{short_text(node)}: {how} the set {name}() returns"
 
 
 class DependsOnUnstableOrder(Rule):
@@ -91,15 +91,36 @@ class DependsOnUnstableOrder(Rule):
 
     # --- detection ---------------------------------------------------------------------------
 
-    def _unordered(self, facts: ModuleFacts, node: cst.BaseExpression, how: str, source: str | None = None) -> None:
-        """Report ``node`` when its value's order is not reproducible."""
-        source = source or facts.kind_of(node)
+    def _unordered(self, facts: ModuleFacts, node: cst.BaseExpression, how: str) -> None:
+        """Report ``node`` when its value's order is not reproducible (or may be: what a project function
+        returns, decided at resolution)."""
+        source = facts.kind_of(node)
+        if source is None:
+            self._returned(facts, node, how)
+            return
         if source not in UNORDERED:
             return
         origin = facts.resolve(node.func) if isinstance(node, cst.Call) else None
         if origin is None or not (origin in LISTING_CALLS or origin in _SET_ORIGINS):
             origin = _DEFAULT_ORIGINS[source]
         facts.report(self, node, f"{short_text(node)}: {how} {_SOURCES[source]}", origin)
+
+    def _returned(self, facts: ModuleFacts, node: cst.BaseExpression, how: str) -> None:
+        """``for x in helper():``, ``", ".join(helper())``, ``for x in await workflow.execute_activity(helper,
+        ...)`` or a local holding what ``helper`` returned: whether ``helper`` returns a set is known at
+        resolution, so the use is recorded as a call to ``helper.__iter__``."""
+        function = facts.function
+        if function is None or function.kind == STEP:
+            return
+        qualname = facts.returned_function(node)
+        call = node.expression if isinstance(node, cst.Await) else node
+        if qualname is None and isinstance(call, cst.Call):
+            qualname = facts.resolve(call.func)
+        elif qualname is None and isinstance(node, cst.Name):
+            binding = facts.lookup(node.value)
+            qualname = binding[1] if binding is not None and binding[0] == "inst" else None
+        if qualname and facts.is_project_candidate(qualname):
+            facts.defer(node, _returned_set(node, qualname, how), f"{qualname}.__iter__")
 
     def before_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
         # ``sorted(x for x in s)``: the comprehension's order does not reach the result.
@@ -131,24 +152,8 @@ class DependsOnUnstableOrder(Rule):
             self._unordered(facts, node.args[0].value, how)
 
     def on_loop(self, facts: ModuleFacts, node: cst.For | cst.While) -> None:
-        function = facts.function
-        if function is None or not isinstance(node, cst.For):
-            return
-        source = facts.kind_of(node.iter)
-        if source in UNORDERED:
-            self._unordered(facts, node.iter, "iterates", source)
-        elif source is None and function.kind != STEP:
-            # ``for x in helper():``, ``for x in await workflow.execute_activity(helper, ...)`` or a local
-            # holding what ``helper`` returned: whether ``helper`` returns a set is known at resolution.
-            iterated = node.iter
-            qualname = facts.returned_function(iterated)
-            if qualname is None and isinstance(iterated, cst.Call):
-                qualname = facts.resolve(iterated.func)
-            elif qualname is None and isinstance(iterated, cst.Name):
-                binding = facts.lookup(iterated.value)
-                qualname = binding[1] if binding is not None and binding[0] == "inst" else None
-            if qualname and facts.is_project_candidate(qualname):
-                facts.defer(iterated, _iterated_returned(iterated, qualname), f"{qualname}.__iter__")
+        if facts.function is not None and isinstance(node, cst.For):
+            self._unordered(facts, node.iter, "iterates")
 
     def on_comprehension(
         self, facts: ModuleFacts, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp,
