@@ -25,6 +25,10 @@ a comment (a string) fails the test with ``file:line``. Every line without a mar
 so the comparison is exact both ways: the failure lists what is missing (marked, not reported) and what is
 extra (reported, not marked), each with its source line, and separately any finding whose trace
 disagrees with its ``via``.
+
+The same reader and comparison check the throwaway projects the in-process tests write
+(``assert_marks`` in ``test_engine_resolution``, through ``assert_findings_match_marks``), so the lint tests
+have one expectation syntax.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from typing import Any
 import pytest
 from lintkit import run_replaytest
 
+from replaytest.lint.model import Diagnostic
 from replaytest.lint.rules import load_rules
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -276,6 +281,7 @@ def describe(comparison: Comparison, project: Path, name: str) -> str:
 
 
 def reported_findings(report: Mapping[str, Any]) -> list[Finding]:
+    """The findings of a JSON report (``replaytest lint --format json``)."""
     return [
         Finding(
             path=str(d["path"]).replace("\\", "/"),
@@ -288,20 +294,34 @@ def reported_findings(report: Mapping[str, Any]) -> list[Finding]:
     ]
 
 
+def linted_findings(diagnostics: Iterable[Diagnostic]) -> list[Finding]:
+    """The findings of an in-process ``lint_paths`` result's diagnostics (same fields as the JSON report)."""
+    return [Finding(path=d.path, line=d.line, column=d.column, code=d.rule, trace=tuple(d.trace)) for d in diagnostics]
+
+
+def assert_findings_match_marks(project: Path, found: Iterable[Finding], name: str | None = None) -> list[Mark]:
+    """Fail unless ``found`` (paths relative to ``project``) matches the marks in ``project`` exactly.
+
+    A mark that cannot be read raises MarkError (``file:line``); a difference raises AssertionError with
+    the message of ``describe``. Returns the marks."""
+    marks = expected_marks(project)
+    comparison = compare(marks, found)
+    if not comparison.agrees:
+        # Raised, not asserted, so the message reaches the drift tests below exactly as written.
+        raise AssertionError(describe(comparison, project, name or project.name))
+    return marks
+
+
 def check_project(project: Path, *, cwd: Path, prefix: str = "") -> list[dict[str, Any]]:
     """Lint ``project`` and fail unless its findings match its marks exactly; returns the diagnostics."""
-    marks = expected_marks(project)
-    assert marks, f"{project} has no expect marks"
+    assert expected_marks(project), f"{project} has no expect marks"
     target = prefix.rstrip("/") or "."
     run = run_replaytest("lint", "--format", "json", "--no-cache", target, cwd=cwd)
     found = reported_findings(run.json())
     outside = sorted(f"{f.path}:{f.line} {f.code}" for f in found if not f.path.startswith(prefix))
     assert not outside, f"{project.name}: findings outside the project: {outside}"
     inside = [Finding(f.path[len(prefix) :], f.line, f.column, f.code, f.trace) for f in found]
-    comparison = compare(marks, inside)
-    if not comparison.agrees:
-        # Raised, not asserted, so the message reaches the drift tests below exactly as written.
-        raise AssertionError(describe(comparison, project, project.name))
+    assert_findings_match_marks(project, inside)
     assert run.returncode == 1, run.describe()
     return run.json()["diagnostics"]
 
