@@ -1,23 +1,27 @@
 """Name resolution, framework profiles and transitive analysis, through ``lint_paths`` on small projects.
 
-Each test writes a throwaway project; expected findings are marked on their lines with ``# <- RULE``
-(and ``via`` when the finding is reported at an orchestration call site with a trace).
+Each test writes a throwaway project; expected findings are marked on their lines with the one
+expectation syntax of the lint tests, read and compared by ``test_fixture_projects`` (see its docstring):
+``# expect: RT101``, ``# expect: RT101:12`` (column), ``# expect: RT204 via`` when the finding is reported
+at an orchestration call site with a trace (``via helper.name`` to name the helper called there), several
+separated by commas. ``assert_marks`` reads them strictly (a malformed mark, an unknown code or a mark on a
+line without code fails with ``file:line``) and compares exactly: a finding per mark, duplicates counted,
+and every unmarked line quiet.
 """
 
 from __future__ import annotations
 
-import re
 import textwrap
 from pathlib import Path
 
 import pytest
+from test_fixture_projects import assert_findings_match_marks, linted_findings
 
 from replaytest.config import Config, RuleTable
 from replaytest.lint.engine import build_context, lint_paths
 from replaytest.plugins import load_plugins
 
 PROFILES = [plugin.profile for plugin in load_plugins() if plugin.profile is not None]
-_MARK = re.compile(r"#\s*<-\s*(RT\d{3})(\s+via)?")
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -33,20 +37,11 @@ def lint(root: Path, config: Config | None = None, targets: list[Path] | None = 
                       context=build_context(config, PROFILES), cwd=root)
 
 
-def expected_marks(root: Path) -> set[tuple[str, int, str, bool]]:
-    marks = set()
-    for path in sorted(root.rglob("*.py")):
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            for match in _MARK.finditer(line):
-                marks.add((path.relative_to(root).as_posix(), number, match.group(1), bool(match.group(2))))
-    return marks
-
-
 def assert_marks(root: Path, config: Config | None = None) -> list:
+    """Lint ``root`` in process and fail unless its findings match its ``# expect:`` marks exactly;
+    returns the diagnostics for follow-up assertions."""
     result = lint(root, config)
-    found = {(d.path, d.line, d.rule, bool(d.trace)) for d in result.diagnostics}
-    expected = expected_marks(root)
-    assert found == expected, f"missing {sorted(expected - found)}\nextra {sorted(found - expected)}"
+    assert_findings_match_marks(root, linted_findings(result.diagnostics))
     return result.diagnostics
 
 
@@ -69,10 +64,10 @@ def test_aliases_attributes_and_conditional_imports(tmp_path: Path) -> None:
         class Aliases:
             @workflow.run
             async def run(self) -> str:
-                a = dt.datetime.now()  # <- RT101
-                b = fresh()  # <- RT103
-                c = secrets.token_hex(4)  # <- RT102
-                d = environ.get("X")  # <- RT204
+                a = dt.datetime.now()  # expect: RT101
+                b = fresh()  # expect: RT103
+                c = secrets.token_hex(4)  # expect: RT102
+                d = environ.get("X")  # expect: RT204
                 return json_impl.dumps([a, b, c, d])
     """})
     assert_marks(tmp_path)
@@ -105,14 +100,14 @@ def test_instances_of_known_classes(tmp_path: Path) -> None:
                 bedrock = boto3.client("bedrock-runtime")
                 s3 = boto3.client("s3")
                 return [
-                    await self.client.responses.create(model="m", input=question),  # <- RT201
-                    await claude.messages.create(model="m", max_tokens=1, messages=[]),  # <- RT201
-                    gemini.models.generate_content(model="m", contents=question),  # <- RT201
-                    chat.invoke(question),  # <- RT201
-                    llm.bind_tools([]).invoke(question),  # <- RT201
-                    bedrock.converse(modelId="m", messages=[]),  # <- RT201
-                    (PROMPT | llm | parse).invoke({"q": question}),  # <- RT201
-                    s3.get_object(Bucket="b", Key="k"),  # <- RT202
+                    await self.client.responses.create(model="m", input=question),  # expect: RT201
+                    await claude.messages.create(model="m", max_tokens=1, messages=[]),  # expect: RT201
+                    gemini.models.generate_content(model="m", contents=question),  # expect: RT201
+                    chat.invoke(question),  # expect: RT201
+                    llm.bind_tools([]).invoke(question),  # expect: RT201
+                    bedrock.converse(modelId="m", messages=[]),  # expect: RT201
+                    (PROMPT | llm | parse).invoke({"q": question}),  # expect: RT201
+                    s3.get_object(Bucket="b", Key="k"),  # expect: RT202
                 ]
     """})
     assert_marks(tmp_path)
@@ -154,9 +149,9 @@ def test_transitive_chain_across_modules_is_reported_at_the_call_site(tmp_path: 
             class OrderWorkflow:
                 @workflow.run
                 async def run(self) -> float:
-                    self.helper()  # <- RT101 via
+                    self.helper()  # expect: RT101 via
                     util.recursive(3)
-                    await client.chat.completions.create(model="m", messages=[])  # <- RT201
+                    await client.chat.completions.create(model="m", messages=[])  # expect: RT201
                     return util.stamp()  # same clock read as self.helper(): reported once, there
 
                 def helper(self) -> float:
@@ -195,7 +190,7 @@ def test_steps_and_safe_calls_stop_the_walk(tmp_path: Path) -> None:
                 await workflow.execute_activity(fetch, start_to_close_timeout=timedelta(seconds=5))
                 await fetch()
                 workflow.now()
-                await asyncio.wait([])  # <- RT302
+                await asyncio.wait([])  # expect: RT302
     """})
     assert_marks(tmp_path)
 
@@ -211,16 +206,16 @@ def test_registration_call_forms_and_interceptors(tmp_path: Path) -> None:
         class Late:
             @workflow.run
             async def run(self) -> None:
-                time.time()  # <- RT101
+                time.time()  # expect: RT101
 
         Late = workflow.defn(name="late")(Late)
 
         class Inbound(WorkflowInboundInterceptor):
             async def execute_workflow(self, input):
-                return uuid.uuid4()  # <- RT103
+                return uuid.uuid4()  # expect: RT103
 
         def orchestrator_function(context):
-            uuid.uuid4()  # <- RT103
+            uuid.uuid4()  # expect: RT103
             yield context.call_activity("Hello", "Tokyo")
 
         main = df.Orchestrator.create(orchestrator_function)
@@ -241,7 +236,7 @@ def test_restate_azure_journal_and_langgraph_profiles(tmp_path: Path) -> None:
             async def greet(ctx: restate.Context, name: str) -> str:
                 stamp = await ctx.run("stamp", lambda: time.time())
                 key = ctx.uuid()
-                return f"{name} {stamp} {key} {uuid.uuid4()}"  # <- RT103
+                return f"{name} {stamp} {key} {uuid.uuid4()}"  # expect: RT103
         """,
         "azure_app.py": """
             import datetime
@@ -253,7 +248,7 @@ def test_restate_azure_journal_and_langgraph_profiles(tmp_path: Path) -> None:
             def hello(context):
                 fire_at = context.current_utc_datetime
                 yield context.create_timer(fire_at)
-                return datetime.datetime.utcnow()  # <- RT101
+                return datetime.datetime.utcnow()  # expect: RT101
 
             @app.activity_trigger(input_name="city")
             def say(city: str) -> str:
@@ -271,7 +266,7 @@ def test_restate_azure_journal_and_langgraph_profiles(tmp_path: Path) -> None:
                 plan = ctx.model("plan", call_llm, ticket, prompt=None)
                 ctx.step("wait", lambda: time.sleep(1))
                 ctx.sleep(5)
-                time.sleep(1)  # <- RT303
+                time.sleep(1)  # expect: RT303
                 return plan
         """,
         "graph_app.py": """
@@ -286,7 +281,7 @@ def test_restate_azure_journal_and_langgraph_profiles(tmp_path: Path) -> None:
             @entrypoint()
             def agent(question: str) -> float:
                 time.sleep(1)
-                return roll().result() + random.random()  # <- RT102
+                return roll().result() + random.random()  # expect: RT102
         """,
     })
     diagnostics = assert_marks(tmp_path)
@@ -303,13 +298,13 @@ def test_config_declared_engine_and_extra_names(tmp_path: Path) -> None:
         @step
         def charge() -> None:
             time.time()
-            send(acme_dedupe_token=str(uuid.uuid4()))  # <- RT104
+            send(acme_dedupe_token=str(uuid.uuid4()))  # expect: RT104
 
         @orchestration
         def nightly(report_id: str) -> str:
-            complete("summarise")  # <- RT201
-            send(acme_dedupe_token=str(uuid.uuid4()))  # <- RT103
-            return str(time.time())  # <- RT101
+            complete("summarise")  # expect: RT201
+            send(acme_dedupe_token=str(uuid.uuid4()))  # expect: RT103
+            return str(time.time())  # expect: RT101
     """})
     config = Config(root=tmp_path, orchestration_decorators=("acme.durable.orchestration",),
                     step_decorators=("acme.durable.step",),
@@ -329,22 +324,22 @@ def test_iteration_order_sources_and_sinks(tmp_path: Path) -> None:
         def order(tags: list, folder: str) -> list:
             seen = {t for t in tags}
             both = seen | set(folder)
-            for tag in both:  # <- RT301
+            for tag in both:  # expect: RT301
                 pass
             ordered = sorted(seen)
             count = len(seen)
             present = "x" in seen
             files = os.listdir(folder)
-            first = files[0]  # <- RT301
+            first = files[0]  # expect: RT301
             listing = sorted(Path(folder).iterdir())
-            names = ",".join(glob.glob("*.py"))  # <- RT301
-            shard = hash(f"{folder}") % 4  # <- RT301
-            shortest = min(seen, key=len)  # <- RT301
+            names = ",".join(glob.glob("*.py"))  # expect: RT301
+            shard = hash(f"{folder}") % 4  # expect: RT301
+            shortest = min(seen, key=len)  # expect: RT301
             largest = max(seen)
             stable = {name: 1 for name in tags}
             for name in stable:
                 pass
-            return os.listdir(folder)  # <- RT301
+            return os.listdir(folder)  # expect: RT301
     """})
     assert_marks(tmp_path)
 
@@ -362,13 +357,13 @@ def test_global_state_and_concurrency(tmp_path: Path) -> None:
 
         @DBOS.workflow()
         def work(key: str) -> int:
-            CACHE[key] = 1  # <- RT304
+            CACHE[key] = 1  # expect: RT304
             SEEN[key].append(1)
-            SEEN.setdefault(key, [])  # <- RT304
+            SEEN.setdefault(key, [])  # expect: RT304
             local = {}
             local[key] = LIMIT
-            threading.Thread(target=print).start()  # <- RT302
-            return subprocess.run(["true"]).returncode  # <- RT302
+            threading.Thread(target=print).start()  # expect: RT302
+            return subprocess.run(["true"]).returncode  # expect: RT302
     """})
     assert_marks(tmp_path)
 
@@ -415,18 +410,18 @@ def test_instance_attribute_sets_and_containers_of_other_modules(tmp_path: Path)
                 @workflow.signal
                 async def add(self, item: str) -> None:
                     self.pending.add(item)
-                    EVENTS.append(item)  # <- RT304
-                    state.EVENTS.clear()  # <- RT304
-                    LIMITS["max"] = 4  # <- RT304
-                    del state.LIMITS["max"]  # <- RT304
+                    EVENTS.append(item)  # expect: RT304
+                    state.EVENTS.clear()  # expect: RT304
+                    LIMITS["max"] = 4  # expect: RT304
+                    del state.LIMITS["max"]  # expect: RT304
                     local = {}
                     local["max"] = 1
 
                 @workflow.run
                 async def run(self) -> list:
                     ordered = sorted(self.pending)
-                    first = [item for item in self.done]  # <- RT301
-                    for item in self.pending:  # <- RT301
+                    first = [item for item in self.done]  # expect: RT301
+                    for item in self.pending:  # expect: RT301
                         pass
                     return ordered + first + [LIMITS.get("max")]
         """,
@@ -462,7 +457,7 @@ def test_field_default_factories_run_when_the_class_is_built(tmp_path: Path) -> 
 
             @DBOS.workflow()
             def place(now, token) -> str:
-                order = Order()  # <- RT101 via  # <- RT103 via
+                order = Order()  # expect: RT101 via, RT103 via
                 dated = Order([], now)  # the uuid4 factory again: folded into the finding above
                 named = Order(created=now, token=token)
                 spread = Order(*[[], now], token=token)  # the clock factory again: folded likewise

@@ -3,8 +3,9 @@ or step returns and the workflow iterates, the ``done`` set of ``asyncio.wait``,
 returns (``self.make_client()``), a field default factory that is a project function, and a class
 attribute written through ``type(self)`` / ``self.__class__``.
 
-Each project is written for the test. Expected findings are marked ``# <- RULE`` (``via`` when reached
-through a helper); every other line must stay quiet.
+Each project is written for the test. Expected findings are marked ``# expect: RT101`` (``# expect: RT101
+via`` when reached through a helper; the syntax of ``test_fixture_projects``, read strictly and compared
+exactly by ``assert_marks``); every other line must stay quiet.
 """
 
 from __future__ import annotations
@@ -46,10 +47,10 @@ def test_a_set_an_activity_returns_is_iterated(tmp_path: Path) -> None:
                 @workflow.run
                 async def run(self, order_id: str) -> list:
                     out = []
-                    for tag in await workflow.execute_activity(fetch_tags, order_id, start_to_close_timeout=T):  # <- RT301
+                    for tag in await workflow.execute_activity(fetch_tags, order_id, start_to_close_timeout=T):  # expect: RT301
                         out.append(tag)
                     regions = await workflow.execute_activity(fetch_regions, order_id, start_to_close_timeout=T)
-                    for region in regions:  # <- RT301
+                    for region in regions:  # expect: RT301
                         out.append(region)
                     ordered = await workflow.execute_activity(fetch_sorted, order_id, start_to_close_timeout=T)
                     for tag in ordered:
@@ -82,12 +83,12 @@ def test_a_set_a_dbos_step_returns_is_iterated(tmp_path: Path) -> None:
 
             @DBOS.workflow()
             def notify_all() -> None:
-                for customer in customers():  # <- RT301
+                for customer in customers():  # expect: RT301
                     notify(customer)
                 found = customers()
-                for customer in found:  # <- RT301
+                for customer in found:  # expect: RT301
                     notify(customer)
-                for customer in DBOS.run_step(None, customers):  # <- RT301
+                for customer in DBOS.run_step(None, customers):  # expect: RT301
                     notify(customer)
         """,
     })
@@ -125,9 +126,9 @@ def test_model_clients_returned_by_methods(tmp_path: Path) -> None:
                 @workflow.run
                 async def run(self, text: str) -> str:
                     models = Models()
-                    a = await models.client().chat.completions.create(model="m", messages=[])  # <- RT201
-                    b = await models.fresh().chat.completions.create(model="m", messages=[])  # <- RT201
-                    c = await self.make_client().chat.completions.create(model="m", messages=[])  # <- RT201
+                    a = await models.client().chat.completions.create(model="m", messages=[])  # expect: RT201
+                    b = await models.fresh().chat.completions.create(model="m", messages=[])  # expect: RT201
+                    c = await self.make_client().chat.completions.create(model="m", messages=[])  # expect: RT201
                     return models.name().upper() + str(a) + str(b) + str(c)
         """,
     })
@@ -149,8 +150,8 @@ def test_class_attributes_written_through_the_instance_type(tmp_path: Path) -> N
 
                 @workflow.run
                 async def run(self, name: str) -> int:
-                    type(self).runs += 1  # <- RT304
-                    self.__class__.names = [name]  # <- RT304
+                    type(self).runs += 1  # expect: RT304
+                    self.__class__.names = [name]  # expect: RT304
                     self.local += 1
                     self.runs_seen = type(self).runs
                     return self.local
@@ -174,8 +175,8 @@ def test_the_sets_asyncio_wait_returns_are_iterated(tmp_path: Path) -> None:
             async def first_results() -> list:
                 tasks = [asyncio.create_task(fetch(n)) for n in range(3)]
                 done, pending = await asyncio.wait(tasks)
-                out = [t.result() for t in done]  # <- RT301
-                for t in pending:  # <- RT301
+                out = [t.result() for t in done]  # expect: RT301
+                for t in pending:  # expect: RT301
                     t.cancel()
                 return out + [len(done)]
         """,
@@ -212,7 +213,7 @@ def test_a_project_function_as_a_field_default_factory(tmp_path: Path) -> None:
             class Planner:
                 @workflow.run
                 async def run(self, title: str) -> list:
-                    fresh = Task(title=title)  # <- RT103 via
+                    fresh = Task(title=title)  # expect: RT103 via
                     given = Task(title=title, id=workflow.info().workflow_id)
                     return [fresh, given]
         """,
@@ -259,7 +260,7 @@ def test_a_database_pool_made_at_start_up_and_used_through_a_helper(tmp_path: Pa
             @DBOS.workflow()
             async def route() -> int:
                 recorded = await load_tasks()
-                live = await db.open_tasks()  # <- RT202 via
+                live = await db.open_tasks()  # expect: RT202 via
                 return len(recorded) + len(live)
         """,
     })
@@ -279,7 +280,7 @@ def test_attributes_of_an_instance_dbos_shares_between_runs(tmp_path: Path) -> N
 
                 @DBOS.workflow()
                 def count(self, n: int) -> int:
-                    self.runs += 1  # <- RT304
+                    self.runs += 1  # expect: RT304
                     total = n + self.runs
                     return total
 

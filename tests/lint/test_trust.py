@@ -2,8 +2,9 @@
 trust"), each pinned on a small project written for the test, plus the whole-program walk's order
 independence.
 
-Expected findings are marked on their lines with ``# <- RULE`` (``via`` when reached through a helper);
-every other line must stay quiet.
+Expected findings are marked on their lines with ``# expect: RT101`` (``# expect: RT101 via`` when reached
+through a helper; the syntax of ``test_fixture_projects``, read strictly and compared exactly by
+``assert_marks``); every other line must stay quiet.
 """
 
 from __future__ import annotations
@@ -67,10 +68,10 @@ def test_workflows_calling_into_a_cycle_are_reported_whatever_the_file_order(tmp
         class ViaA:
             @workflow.run
             async def run(self) -> None:
-                a()  # <- RT101 via
+                a()  # expect: RT101 via
     """
     # Both reach the clock read in ``a``: one finding (first call site), naming the other workflow.
-    via_b = via_a.replace("import a", "import b").replace("ViaA", "ViaB").replace("  a()  # <- RT101 via", "  b()")
+    via_b = via_a.replace("import a", "import b").replace("ViaA", "ViaB").replace("  a()  # expect: RT101 via", "  b()")
     # Files are resolved in path order: the first file's workflow walks the cycle first.
     first, second = ("w1.py", "w2.py") if order == "a_first" else ("w2.py", "w1.py")
     write(tmp_path, {
@@ -90,8 +91,8 @@ def test_workflows_calling_into_a_cycle_are_reported_whatever_the_file_order(tmp
         f"app/{second}": via_b,
     })
     if order == "b_first":  # w1.py holds ViaB: its call site is the first one, so it carries the finding
-        write(tmp_path, {"app/w1.py": via_b.replace("  b()", "  b()  # <- RT101 via"), "app/w2.py": via_a.replace(
-            "  a()  # <- RT101 via", "  a()")})
+        write(tmp_path, {"app/w1.py": via_b.replace("  b()", "  b()  # expect: RT101 via"), "app/w2.py": via_a.replace(
+            "  a()  # expect: RT101 via", "  a()")})
     (finding,) = assert_marks(tmp_path)
     other = "app.w2.ViaB.run" if order == "a_first" else "app.w2.ViaA.run"
     assert finding.message.endswith(f"(also reached from 1 other call site, in {other})")
@@ -135,28 +136,28 @@ def test_keys_made_inside_steps_activities_and_retry_constructs(tmp_path: Path) 
         @activity.defn
         async def charge(order_id: str) -> None:
             key = f"{order_id}-{uuid.uuid4()}"
-            httpx.post("https://pay", headers={"Idempotency-Key": key})  # <- RT104
-            stripe.PaymentIntent.create(amount=1, idempotency_key=secrets.token_hex(8))  # <- RT104
+            httpx.post("https://pay", headers={"Idempotency-Key": key})  # expect: RT104
+            stripe.PaymentIntent.create(amount=1, idempotency_key=secrets.token_hex(8))  # expect: RT104
 
         @DBOS.step()
         def queue_message(sqs, body: str) -> None:
-            sqs.send_message(QueueUrl="q", MessageBody=body, MessageDeduplicationId=uuid.uuid4().hex)  # <- RT104
+            sqs.send_message(QueueUrl="q", MessageBody=body, MessageDeduplicationId=uuid.uuid4().hex)  # expect: RT104
 
         @tenacity.retry(stop=tenacity.stop_after_attempt(3))
         def create_stack(cloudformation, name: str) -> None:
-            cloudformation.create_stack(StackName=name, ClientRequestToken=str(time.time()))  # <- RT104
+            cloudformation.create_stack(StackName=name, ClientRequestToken=str(time.time()))  # expect: RT104
 
         @backoff.on_exception(backoff.expo, httpx.HTTPError)
         def notify(order_id: str) -> None:
             headers = {}
-            headers["Idempotency-Key"] = str(uuid.uuid4())  # <- RT104
+            headers["Idempotency-Key"] = str(uuid.uuid4())  # expect: RT104
             httpx.post("https://notify", headers=headers)
 
         def resend_until_accepted(order_id: str) -> None:
             for attempt in range(5):
                 key = str(uuid.uuid4())
                 try:
-                    httpx.post("https://pay", headers={"Idempotency-Key": key})  # <- RT104
+                    httpx.post("https://pay", headers={"Idempotency-Key": key})  # expect: RT104
                     break
                 except httpx.HTTPError:
                     continue
@@ -164,7 +165,7 @@ def test_keys_made_inside_steps_activities_and_retry_constructs(tmp_path: Path) 
         def retry_with_tenacity_loop(order_id: str) -> None:
             for attempt in tenacity.Retrying(stop=tenacity.stop_after_attempt(3)):
                 with attempt:
-                    stripe.Refund.create(charge=order_id, idempotency_key=str(uuid.uuid4()))  # <- RT104
+                    stripe.Refund.create(charge=order_id, idempotency_key=str(uuid.uuid4()))  # expect: RT104
     """})
     assert_marks(tmp_path)
 
@@ -234,7 +235,7 @@ def test_names_that_only_look_like_keys_are_not_keys(tmp_path: Path) -> None:
         # analysed, and the names above would be quiet whatever the rule thought of them.
         @DBOS.step()
         def charge(order_id: str) -> None:
-            httpx.post("https://pay", headers={"Idempotency-Key": str(uuid.uuid4())})  # <- RT104
+            httpx.post("https://pay", headers={"Idempotency-Key": str(uuid.uuid4())})  # expect: RT104
     """})
     assert_marks(tmp_path)
 
@@ -247,7 +248,7 @@ def test_a_key_made_in_a_helper_is_reported_when_a_step_calls_it(tmp_path: Path)
             import stripe
 
             def create_charge(customer: str, amount: int):
-                return stripe.Charge.create(customer=customer, amount=amount, idempotency_key=uuid.uuid4().hex)  # <- RT104
+                return stripe.Charge.create(customer=customer, amount=amount, idempotency_key=uuid.uuid4().hex)  # expect: RT104
 
             def create_refund(charge: str):
                 return stripe.Refund.create(charge=charge, idempotency_key=uuid.uuid4().hex)
@@ -309,8 +310,8 @@ def test_dbos_gather_yield_datasource_transactions_and_run_step(tmp_path: Path) 
             time.sleep(0.0)
             insert_order({"pages": len(pages)})
             DBOS.run_step(roll)
-            await asyncio.sleep(5)  # <- RT303
-            threading.Thread(target=print).start()  # <- RT302
+            await asyncio.sleep(5)  # expect: RT303
+            threading.Thread(target=print).start()  # expect: RT302
             return pages
     """})
     diagnostics = assert_marks(tmp_path)
@@ -327,7 +328,7 @@ def test_temporal_thread_finding_suggests_an_activity_not_workflow_wait(tmp_path
         class Build:
             @workflow.run
             async def run(self) -> str:
-                return subprocess.check_output(["git", "rev-parse", "HEAD"]).decode()  # <- RT302
+                return subprocess.check_output(["git", "rev-parse", "HEAD"]).decode()  # expect: RT302
     """})
     (finding,) = assert_marks(tmp_path)
     assert "workflow.wait" not in finding.message and "activity" in finding.message
@@ -348,12 +349,12 @@ def test_read_only_global_is_not_a_write_and_writes_say_what_they_write(tmp_path
             global COUNT
             stripe.Webhook.construct_event(payload, signature, "whsec")
             run_id = DBOS.workflow_id
-            REGISTRY[run_id] = payload  # <- RT304
+            REGISTRY[run_id] = payload  # expect: RT304
             try:
-                COUNT += 1  # <- RT304
+                COUNT += 1  # expect: RT304
                 return LIMIT
             finally:
-                del REGISTRY[run_id]  # <- RT304
+                del REGISTRY[run_id]  # expect: RT304
     """})
     messages = sorted(d.message for d in assert_marks(tmp_path))
     assert messages[0].startswith("COUNT += ... writes module-level state")
@@ -376,7 +377,7 @@ def test_plain_init_of_a_workflow_class_is_orchestration_code(tmp_path: Path) ->
         @workflow.defn
         class Greeting:
             def __init__(self) -> None:
-                self.started = time.time()  # <- RT101
+                self.started = time.time()  # expect: RT101
 
             @workflow.run
             async def run(self) -> float:
@@ -414,12 +415,12 @@ def test_model_calls_through_factories_embeddings_and_agents(tmp_path: Path) -> 
             class Research:
                 @workflow.run
                 async def run(self, question: str) -> str:
-                    answer = await get_model().ainvoke(question)  # <- RT201
+                    answer = await get_model().ainvoke(question)  # expect: RT201
                     model = get_fast_model()
-                    await model.ainvoke(question)  # <- RT201
-                    embedder().embed_query(question)  # <- RT201
-                    await OllamaEmbeddings(model="m").aembed_documents([question])  # <- RT201
-                    result = await agent.run(question)  # <- RT201
+                    await model.ainvoke(question)  # expect: RT201
+                    embedder().embed_query(question)  # expect: RT201
+                    await OllamaEmbeddings(model="m").aembed_documents([question])  # expect: RT201
+                    result = await agent.run(question)  # expect: RT201
                     return str(answer) + str(result)
         """,
     })
@@ -438,11 +439,11 @@ def test_threading_primitives_and_thread_identity(tmp_path: Path) -> None:
             @workflow.run
             async def run(self) -> int:
                 done = threading.Event()
-                done.wait(5)  # <- RT302
-                LOCK.acquire()  # <- RT302
-                threading.Condition().wait()  # <- RT302
-                name = threading.current_thread().name  # <- RT302
-                return threading.get_ident()  # <- RT302
+                done.wait(5)  # expect: RT302
+                LOCK.acquire()  # expect: RT302
+                threading.Condition().wait()  # expect: RT302
+                name = threading.current_thread().name  # expect: RT302
+                return threading.get_ident()  # expect: RT302
     """})
     assert_marks(tmp_path)
 
@@ -471,10 +472,10 @@ def test_class_attribute_writes_are_module_state(tmp_path: Path) -> None:
 
                 @workflow.run
                 async def run(self) -> int:
-                    Stats.runs += 1  # <- RT304
+                    Stats.runs += 1  # expect: RT304
                     self.runs += 1
-                    record()  # <- RT304 via
-                    Totals.done = 0  # <- RT304
+                    record()  # expect: RT304 via
+                    Totals.done = 0  # expect: RT304
                     return Stats.runs
         """,
     })
@@ -558,9 +559,9 @@ def test_a_set_returned_by_a_project_function_and_iterated(tmp_path: Path) -> No
                 @workflow.run
                 async def run(self, items: list) -> list:
                     out = []
-                    for tag in unique_tags(items):  # <- RT301
+                    for tag in unique_tags(items):  # expect: RT301
                         out.append(tag)
-                    for region in regions(items):  # <- RT301
+                    for region in regions(items):  # expect: RT301
                         out.append(region)
                     for tag in ordered_tags(items):
                         out.append(tag)
