@@ -8,7 +8,8 @@ Two independent checks per name:
 * ``NAMES`` below is written out by hand: ``test_hand_written_names_are_still_listed`` fails when a name
   is dropped from a table, and ``test_hand_written_realistic_inputs`` lints hand-written code in the
   import styles real code uses (``from time import process_time``, ``import pendulum``, ...), with the
-  expected rule marked on each line.
+  expected rule marked on each line (``# expect: RT101``, the syntax of ``test_fixture_projects``, read
+  strictly and compared exactly: one finding per mark, reported directly, every other line quiet).
 
 A name added to a table needs no change here to be exercised (the generated test picks it up).
 """
@@ -20,6 +21,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from test_fixture_projects import assert_findings_match_marks, linted_findings
 
 from replaytest.config import Config
 from replaytest.lint.engine import build_context, lint_paths
@@ -204,30 +206,30 @@ REALISTIC = {
             @workflow.run
             async def run(self, seconds: float) -> list:
                 return [
-                    time.time(),  # <- RT101
-                    time.time_ns(),  # <- RT101
-                    t.monotonic(),  # <- RT101
-                    t.monotonic_ns(),  # <- RT101
-                    time.perf_counter(),  # <- RT101
-                    time.perf_counter_ns(),  # <- RT101
-                    process_time(),  # <- RT101
-                    process_time_ns(),  # <- RT101
-                    thread_time(),  # <- RT101
-                    thread_time_ns(),  # <- RT101
-                    localtime(),  # <- RT101
-                    gmtime(),  # <- RT101
-                    ctime(),  # <- RT101
-                    asctime(),  # <- RT101
+                    time.time(),  # expect: RT101
+                    time.time_ns(),  # expect: RT101
+                    t.monotonic(),  # expect: RT101
+                    t.monotonic_ns(),  # expect: RT101
+                    time.perf_counter(),  # expect: RT101
+                    time.perf_counter_ns(),  # expect: RT101
+                    process_time(),  # expect: RT101
+                    process_time_ns(),  # expect: RT101
+                    thread_time(),  # expect: RT101
+                    thread_time_ns(),  # expect: RT101
+                    localtime(),  # expect: RT101
+                    gmtime(),  # expect: RT101
+                    ctime(),  # expect: RT101
+                    asctime(),  # expect: RT101
                     localtime(seconds),
                     ctime(seconds),
-                    datetime.now(),  # <- RT101
-                    datetime.utcnow(),  # <- RT101
-                    datetime.today(),  # <- RT101
-                    date.today(),  # <- RT101
-                    pendulum.now(),  # <- RT101
-                    pendulum.today(),  # <- RT101
-                    arrow.now(),  # <- RT101
-                    arrow.utcnow(),  # <- RT101
+                    datetime.now(),  # expect: RT101
+                    datetime.utcnow(),  # expect: RT101
+                    datetime.today(),  # expect: RT101
+                    date.today(),  # expect: RT101
+                    pendulum.now(),  # expect: RT101
+                    pendulum.today(),  # expect: RT101
+                    arrow.now(),  # expect: RT101
+                    arrow.utcnow(),  # expect: RT101
                     workflow.now(),
                 ]
         """,
@@ -247,33 +249,27 @@ REALISTIC = {
         def effects(path: str) -> list:
             client = httpx.Client()
             return [
-                random.triangular(),  # <- RT102
-                secrets.token_hex(8),  # <- RT102
-                os.urandom(4),  # <- RT102
-                uuid.uuid7(),  # <- RT103
+                random.triangular(),  # expect: RT102
+                secrets.token_hex(8),  # expect: RT102
+                os.urandom(4),  # expect: RT102
+                uuid.uuid7(),  # expect: RT103
                 uuid.uuid5(uuid.NAMESPACE_URL, path),
-                client.get(path),  # <- RT202
-                Path(path).read_text(),  # <- RT203
-                os.path.getmtime(path),  # <- RT203
-                os.getenv("REGION"),  # <- RT204
-                os.environ["REGION"],  # <- RT204
-                hash(path),  # <- RT301
-                subprocess.check_output(["ls"]),  # <- RT302
+                client.get(path),  # expect: RT202
+                Path(path).read_text(),  # expect: RT203
+                os.path.getmtime(path),  # expect: RT203
+                os.getenv("REGION"),  # expect: RT204
+                os.environ["REGION"],  # expect: RT204
+                hash(path),  # expect: RT301
+                subprocess.check_output(["ls"]),  # expect: RT302
             ]
         """,
 }
-_MARK = re.compile(r"#\s*<-\s*(RT\d{3})")
 
 
 def test_hand_written_realistic_inputs(tmp_path: Path) -> None:
-    expected = set()
     for name, text in REALISTIC.items():
-        source = textwrap.dedent(text).lstrip("\n")
-        (tmp_path / name).write_text(source, encoding="utf-8")
-        for number, line in enumerate(source.splitlines(), start=1):
-            expected.update((name, number, code) for code in _MARK.findall(line))
-    found = {(d.path, d.line, d.rule) for d in _lint(tmp_path)}
-    assert found == expected, f"missing {sorted(expected - found)}\nextra {sorted(found - expected)}"
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    assert_findings_match_marks(tmp_path, linted_findings(_lint(tmp_path)))
 
 
 @pytest.mark.parametrize("call", ["time.localtime(0)", "time.gmtime(0)", "time.ctime(0)", "time.asctime(parts)"])
