@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_fixture_projects import assert_findings_match_marks, linted_findings
+from test_fixture_projects import MarkError, assert_findings_match_marks, linted_findings
 
 from replaytest.config import Config, RuleTable
 from replaytest.lint.engine import build_context, lint_paths
@@ -43,6 +43,51 @@ def assert_marks(root: Path, config: Config | None = None) -> list:
     result = lint(root, config)
     assert_findings_match_marks(root, linted_findings(result.diagnostics))
     return result.diagnostics
+
+
+# --- assert_marks is as strict as the fixture projects' check ---------------------------------------
+
+# Two direct clock reads on line 8; ``{after}`` is line 9.
+_CLOCK_PAIR = """
+    import time
+    from temporalio import workflow
+
+    @workflow.defn
+    class Clock:
+        @workflow.run
+        async def run(self) -> float:
+            pair = (time.time(), time.monotonic())  {mark}
+            {after}
+            return pair[0]
+"""
+
+
+@pytest.mark.parametrize(
+    ("mark", "after", "complaint"),
+    [
+        ("# expect: RT1011, RT101", "", r"wf\.py:8: unknown rule code 'RT1011'"),
+        ("# expect: RT101, RT101 vai", "", r"wf\.py:8: malformed expect mark item 'RT101 vai'"),
+        ("# expect: RT101, RT101", "# expect: RT101", r"wf\.py:9: an expect mark must end a line of code"),
+    ],
+    ids=["unknown-code", "malformed-item", "mark-on-a-line-without-code"],
+)
+def test_a_bad_mark_fails_assert_marks_with_file_and_line(
+    tmp_path: Path, mark: str, after: str, complaint: str
+) -> None:
+    write(tmp_path, {"wf.py": _CLOCK_PAIR.format(mark=mark, after=after)})
+    with pytest.raises(MarkError, match="^" + complaint):
+        assert_marks(tmp_path)
+
+
+def test_assert_marks_counts_two_findings_of_a_rule_on_one_line(tmp_path: Path) -> None:
+    write(tmp_path, {"wf.py": _CLOCK_PAIR.format(mark="# expect: RT101, RT101", after="")})
+    assert [(d.line, d.rule) for d in assert_marks(tmp_path)] == [(8, "RT101"), (8, "RT101")]
+    write(tmp_path, {"wf.py": _CLOCK_PAIR.format(mark="# expect: RT101", after="")})
+    with pytest.raises(AssertionError) as caught:
+        assert_marks(tmp_path)
+    message = str(caught.value)
+    assert "missing (marked, not reported):\n  (none)\n" in message, message
+    assert "extra (reported, not marked):\n  wf.py:8 RT101:" in message, message
 
 
 def test_aliases_attributes_and_conditional_imports(tmp_path: Path) -> None:
