@@ -68,8 +68,9 @@ _CLOCK_PAIR = """
         ("# expect: RT1011, RT101", "", r"wf\.py:8: unknown rule code 'RT1011'"),
         ("# expect: RT101, RT101 vai", "", r"wf\.py:8: malformed expect mark item 'RT101 vai'"),
         ("# expect: RT101, RT101", "# expect: RT101", r"wf\.py:9: an expect mark must end a line of code"),
+        ("# expect: RT101, RT101", "# <- RT101", r"wf\.py:9: `# <- CODE` is the old mark syntax"),
     ],
-    ids=["unknown-code", "malformed-item", "mark-on-a-line-without-code"],
+    ids=["unknown-code", "malformed-item", "mark-on-a-line-without-code", "old-syntax"],
 )
 def test_a_bad_mark_fails_assert_marks_with_file_and_line(
     tmp_path: Path, mark: str, after: str, complaint: str

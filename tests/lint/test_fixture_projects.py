@@ -62,6 +62,8 @@ for _rule in _RULES:
 # Anything that looks like an attempt at a mark: "# expect", "#expect:", "# Expects:", "# expected: ..."
 _ATTEMPT = re.compile(r"#\s*expect(?:s|ed)?\b", re.IGNORECASE)
 _MARK = re.compile(r"#\s*expect:(?P<items>.*)")
+# The older mark syntax, refused so that one left behind on a quiet line cannot silently expect nothing.
+_OLD_MARK = re.compile(r"#\s*<-\s*[A-Z]+[0-9]")
 _ITEM = re.compile(
     r"(?P<code>[A-Z]+[0-9]+)(?::(?P<column>[1-9][0-9]*))?"
     r"(?:\s+(?P<via>via)(?:\s+(?P<helper>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*))?)?"
@@ -123,6 +125,8 @@ def parse_marks(text: str, relative: str) -> list[Mark]:
         pass  # marks after the point tokenizing stopped are reported below as not being in a comment
     marks: list[Mark] = []
     for number, line in enumerate(text.splitlines(), 1):
+        if _OLD_MARK.search(line):
+            raise MarkError(f"{relative}:{number}: `# <- CODE` is the old mark syntax; write `# expect: CODE`")
         if not _ATTEMPT.search(line):
             continue
         where = f"{relative}:{number}"
