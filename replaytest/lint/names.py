@@ -15,13 +15,9 @@ import libcst as cst
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import Binding
 from replaytest.lint.syntax import dotted_name, string_value
+from replaytest.lint.vocabulary import TYPED_FACTORIES
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
-# Calls whose result is a client object typed by its first string argument (boto3.client("s3")).
-_TYPED_FACTORIES = frozenset(
-    {"boto3.client", "boto3.resource", "boto3.Session.client", "boto3.Session.resource",
-     "boto3.session.Session.client", "boto3.session.Session.resource"}
-)
 
 
 class NameResolver:
@@ -88,7 +84,7 @@ class NameResolver:
             return self.ctx.type_aliases.get(name, name)
         if isinstance(node, cst.Call):
             base = self.resolve(node.func)
-            if base in _TYPED_FACTORIES and node.args and isinstance(node.args[0].value, cst.SimpleString):
+            if base in TYPED_FACTORIES and node.args and isinstance(node.args[0].value, cst.SimpleString):
                 literal = string_value(node.args[0].value)
                 if literal is not None:
                     return f"{base}[{literal}]"

@@ -22,3 +22,10 @@ TYPE_ALIASES: dict[str, str] = {
     "anthropic.Client": "anthropic.Anthropic", "anthropic.AsyncClient": "anthropic.AsyncAnthropic",
     "google.genai.client.Client": "google.genai.Client", "datetime.datetime.datetime": "datetime.datetime",
 }
+
+# Calls whose result is a client object typed by its first string argument: ``boto3.client("s3")``
+# resolves to ``boto3.client[s3]``, so rule tables can name one service's methods.
+TYPED_FACTORIES = frozenset({
+    "boto3.client", "boto3.resource", "boto3.Session.client", "boto3.Session.resource",
+    "boto3.session.Session.client", "boto3.session.Session.resource",
+})
