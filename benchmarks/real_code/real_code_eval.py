@@ -304,10 +304,70 @@ def _decorator_name(node: ast.expr) -> str:
     return ".".join(reversed(parts))
 
 
+def _is_unit(name: str, is_class: bool) -> bool:
+    return (
+        (is_class and name in ("workflow.defn", "defn"))
+        or name.endswith("DBOS.workflow")
+        or name == "entrypoint"
+        or name.endswith("orchestration_trigger")
+        or name.endswith(".main")
+        or name.endswith(".handler")
+    )
+
+
+def _cst_decorator_name(node: Any) -> str:
+    import libcst as cst
+
+    if isinstance(node, cst.Call):
+        node = node.func
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _units_by_cst(source: str) -> list[tuple[int, str]] | None:
+    """The same scan with libcst, for a file the running Python's ast cannot parse (3.12 syntax
+    such as `type X = ...`, `def f[T]()` or nested f-string quotes read by Python 3.11): without it
+    the population, and so the sample, would depend on the Python that runs this script."""
+    try:
+        import libcst as cst
+        from libcst.metadata import MetadataWrapper, PositionProvider
+    except ImportError:  # pragma: no cover - libcst is a dependency of replaytest
+        return None
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(source))
+    except Exception:
+        return None
+    positions = wrapper.resolve(PositionProvider)
+    found: list[tuple[int, str]] = []
+
+    class Visitor(cst.CSTVisitor):
+        def _check(self, node: Any, is_class: bool) -> None:
+            for d in node.decorators:
+                if _is_unit(_cst_decorator_name(d.decorator), is_class):
+                    # ast's lineno of a decorated definition is the line of `def` / `class`
+                    found.append((positions[node.name].start.line, node.name.value))
+                    break
+
+        def visit_ClassDef(self, node: Any) -> None:
+            self._check(node, True)
+
+        def visit_FunctionDef(self, node: Any) -> None:
+            self._check(node, False)
+
+    wrapper.visit(Visitor())
+    return found
+
+
 def orchestration_units(root: Path) -> list[tuple[str, int, str]]:
     """Temporal @workflow.defn classes, @DBOS.workflow functions, @entrypoint functions,
     Azure @…orchestration_trigger functions and Restate @….main/@….handler functions, by a plain
-    syntactic scan (this is how the recall sample was drawn; it is independent of replaytest)."""
+    syntactic scan (this is how the recall sample was drawn; it is independent of replaytest).
+    A file that Python's ast cannot parse is scanned with libcst instead (same rules)."""
     units = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "venv"))
@@ -315,24 +375,21 @@ def orchestration_units(root: Path) -> list[tuple[str, int, str]]:
             if not fn.endswith(".py"):
                 continue
             p = Path(dirpath, fn)
-            try:
-                tree = ast.parse(p.read_text(encoding="utf-8"))
-            except (SyntaxError, UnicodeDecodeError, ValueError):
-                continue
             rel = p.relative_to(root).as_posix()
+            try:
+                source = p.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, ValueError, OSError):
+                continue
+            try:
+                tree = ast.parse(source)
+            except (SyntaxError, ValueError):
+                units.extend((rel, ln, name) for ln, name in (_units_by_cst(source) or []))
+                continue
             for node in ast.walk(tree):
                 if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                     continue
                 for d in node.decorator_list:
-                    n = _decorator_name(d)
-                    if (
-                        (isinstance(node, ast.ClassDef) and n in ("workflow.defn", "defn"))
-                        or n.endswith("DBOS.workflow")
-                        or n == "entrypoint"
-                        or n.endswith("orchestration_trigger")
-                        or n.endswith(".main")
-                        or n.endswith(".handler")
-                    ):
+                    if _is_unit(_decorator_name(d), isinstance(node, ast.ClassDef)):
                         units.append((rel, node.lineno, node.name))
                         break
     return sorted(units)
