@@ -489,12 +489,13 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- precision per repository
     print("\n== Precision per repository (TP = real hazard in code the framework re-runs) ==")
-    print(f"{'repository':<20} {'kind':<18} {'set':<10} {'commit':<12} {'finds':>5} {'TP':>4} {'FP':>4} {'unj':>4} {'precision':>9}")
+    w = max([20, *(len(r.name) for r in present)])
+    print(f"{'repository':<{w}} {'kind':<18} {'set':<10} {'commit':<12} {'finds':>5} {'TP':>4} {'FP':>4} {'unj':>4} {'precision':>9}")
     for r in present:
         n, tp, fp, un = counts(judged_by_repo[r.name])
-        print(f"{r.name:<20} {r.kind:<18} {r.set:<10} {r.commit[:12]:<12} {n:>5} {tp:>4} {fp:>4} {un:>4} {pct(tp, tp + fp):>9}")
+        print(f"{r.name:<{w}} {r.kind:<18} {r.set:<10} {r.commit[:12]:<12} {n:>5} {tp:>4} {fp:>4} {un:>4} {pct(tp, tp + fp):>9}")
     n, tp, fp, un = counts(all_judged)
-    print(f"{'ALL':<20} {'':<18} {'':<10} {'':<12} {n:>5} {tp:>4} {fp:>4} {un:>4} {pct(tp, tp + fp):>9}")
+    print(f"{'ALL':<{w}} {'':<18} {'':<10} {'':<12} {n:>5} {tp:>4} {fp:>4} {un:>4} {pct(tp, tp + fp):>9}")
 
     outside = [j for j in all_judged if j.verdict is None or not j.verdict.get("framework_test_suite", False)]
     n2, tp2, fp2, un2 = counts(outside)
