@@ -641,7 +641,6 @@ def report_sets(present: list[Repo], judged_by_repo: dict[str, list[Judged]], hi
     for r in present:
         if r.set not in order:
             order.append(r.set)
-    repo_set = {r.name: r.set for r in present}
     print("\n== By set (original = the set the linter was tuned on; holdout-N = measured after, never tuned on) ==")
     print(f"{'set':<12} {'repos':>5} {'finds':>5} {'TP':>4} {'FP':>4} {'unj':>4} {'precision':>9}  {'outside-suites':>14}  {'recall':>15}  {'recall-outside':>15}")
     summary: dict[str, Any] = {}
@@ -672,7 +671,7 @@ def report_sets(present: list[Repo], judged_by_repo: dict[str, list[Judged]], hi
         if name == "original" and len(order) == 1:
             break
         members = {r.name for r in present if r.set == name}
-        js = [j for j in (j for n in members for j in judged_by_repo[n])]
+        js = [j for n in members for j in judged_by_repo[n]]
         print(f"  {name} per rule:")
         by_rule: dict[str, list[Judged]] = defaultdict(list)
         for j in js:
