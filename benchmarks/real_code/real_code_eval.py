@@ -641,7 +641,7 @@ def report_sets(present: list[Repo], judged_by_repo: dict[str, list[Judged]], hi
     for r in present:
         if r.set not in order:
             order.append(r.set)
-    print("\n== By set (original = the set the linter was tuned on; holdout-N = measured after, never tuned on) ==")
+    print("\n== By set (original = the set the linter was tuned on; holdout-N = added later, honest when first measured — see real_code_repos.toml) ==")
     print(f"{'set':<12} {'repos':>5} {'finds':>5} {'TP':>4} {'FP':>4} {'unj':>4} {'precision':>9}  {'outside-suites':>14}  {'recall':>15}  {'recall-outside':>15}")
     summary: dict[str, Any] = {}
     rows = [(name, [r for r in present if r.set == name]) for name in order]

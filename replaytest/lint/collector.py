@@ -316,14 +316,30 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 self._assign_hooks(target, value)
                 return
             binding = self.binding_for_value(value) if isinstance(target, cst.Name) else LOCAL
+            function = self.function
+            if function is not None and isinstance(target, cst.Name):
+                function.fresh_sources.pop(target.value, None)  # rebound: what it held before is gone
+            if binding[0] == "taint" and function is not None and isinstance(target, cst.Name):
+                function.fresh_levels[target.value] = function.retry_loops
+                typed = self._typed_result(value)
+                if typed is not None:
+                    # ``blob = make_client(name=f"{uuid4()}.csv")``: the value is both what the call returns
+                    # (its methods may be effects) and made from a fresh value (it may become a key).
+                    function.fresh_sources[target.value] = binding[1]
+                    binding = ("inst", typed)
             self._bind(target, binding)
-            if binding[0] == "taint" and self.function is not None and isinstance(target, cst.Name):
-                self.function.fresh_levels[target.value] = self.function.retry_loops
         self._assign_hooks(target, value)
 
     def _assign_hooks(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         for hook in self._on_assign_hooks:
             hook(self, target, value)
+
+    def _typed_result(self, value: cst.BaseExpression) -> str | None:
+        """What a call returns, when the call itself is not what makes the value fresh (its arguments are)."""
+        call = value.expression if isinstance(value, cst.Await) else value
+        if not isinstance(call, cst.Call) or id(call) in self.tainted:
+            return None
+        return self.returned_function(value) or self.resolve(call)
 
     def _is_set_pair(self, value: cst.BaseExpression) -> bool:
         call = value.expression if isinstance(value, cst.Await) else value

@@ -114,6 +114,7 @@ class LintContext:
         self.step_calls: set[str] = set()
         self.result_calls: set[str] = set()
         self.shared_instance_bases: set[str] = set()
+        self.recording_arguments: set[str] = set()
         self.type_aliases: dict[str, str] = dict(TYPE_ALIASES)
         self.context_types: dict[str, FrameworkProfile] = {}
         self.extra_effects: dict[str, list[tuple[str, str]]] = {}
@@ -138,6 +139,7 @@ class LintContext:
             self.result_calls.update(profile.step_calls)
             self.result_calls.update(profile.result_calls)
             self.shared_instance_bases.update(profile.shared_instance_bases)
+            self.recording_arguments.update(profile.recording_arguments)
             self.type_aliases.update(profile.type_aliases)
             for name, category in profile.extra_effects.items():
                 self.extra_effects.setdefault(name, []).append((category, profile.name))

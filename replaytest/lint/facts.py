@@ -59,6 +59,8 @@ class FunctionBuilder:
     # each local holding a value that differs per attempt, how many enclosed the place it was made.
     retry_loops: int = 0
     fresh_levels: dict[str, int] = dataclasses.field(default_factory=dict)
+    # Locals bound to a typed value (a call's result) that was also made from a fresh one: how.
+    fresh_sources: dict[str, str] = dataclasses.field(default_factory=dict)
     # Names a ``global`` statement declared: assigning one writes module state.
     declared_globals: set[str] = dataclasses.field(default_factory=set)
 

@@ -106,6 +106,10 @@ class FrameworkProfile:
     # Base classes whose instances the framework registers once and shares between runs: writing their
     # attributes from orchestration code writes state every run sees (DBOS's ``DBOSConfiguredInstance``).
     shared_instance_bases: tuple[str, ...] = ()
+    # Objects that, among a constructor's arguments, make the framework record every call of what is
+    # built (``create_agent(..., middleware=[RestateMiddleware()])``: each model call is journaled), so
+    # calls on the built object are not effects.
+    recording_arguments: tuple[str, ...] = ()
     # ``X = register(X)`` / ``register(fn)``: the first positional argument becomes orchestration code
     # (a class as if decorated with an orchestration class decorator, a function as an entry point).
     registration_calls: tuple[str, ...] = ()

@@ -100,7 +100,8 @@ class ValueModel:
             binding = self.lookup(node.value)
             if binding is not None and binding[0] == "taint":
                 return binding[1]
-            return None
+            function = self.function
+            return function.fresh_sources.get(node.value) if function is not None and binding is not None else None
         # Inlined rather than through ``syntax.children``: this runs on every assigned value.
         for name in child_fields(type(node)):
             value = getattr(node, name)
@@ -125,6 +126,9 @@ class ValueModel:
             binding = next((scope[name] for scope in reversed(self.scopes) if name in scope), None)
             if binding is not None and binding[0] == "taint":
                 return binding[1], function.fresh_levels.get(name, 0)
+            source = function.fresh_sources.get(name)
+            if source is not None and binding is not None:
+                return source, function.fresh_levels.get(name, 0)
         for call in calls_in(node):
             found = self.tainted.get(id(call))
             if found is not None:
@@ -145,11 +149,28 @@ class ValueModel:
             if binding is not None and binding[0] == "inst":
                 return binding
             return ("q", qualname) if qualname else LOCAL
+        if isinstance(value, (cst.Call, cst.Await)) and self._built_recorded(value):
+            return LOCAL  # the framework records its calls: an untyped value, no effects
         if isinstance(value, (cst.Call, cst.Await)):
             # ``("inst", F)`` for a function ``F`` means "what F returns" (resolution reads its summary).
             qualname = self.returned_function(value) or self.resolve(value)
             return ("inst", qualname) if qualname else LOCAL
         return LOCAL
+
+    def _built_recorded(self, value: cst.BaseExpression) -> bool:
+        """Whether a constructor call is given an object that makes the framework record the calls of what
+        it builds (a profile's ``recording_arguments``)."""
+        if not self.ctx.recording_arguments:
+            return False
+        call = value.expression if isinstance(value, cst.Await) else value
+        if not isinstance(call, cst.Call):
+            return False
+        for arg in call.args:
+            for inner in (arg.value, *calls_in(arg.value)):
+                target = inner.func if isinstance(inner, cst.Call) else inner
+                if isinstance(target, (cst.Name, cst.Attribute)) and self.resolve(target) in self.ctx.recording_arguments:
+                    return True
+        return False
 
     def returned_function(self, node: cst.BaseExpression) -> str | None:
         """For a framework call returning what the function passed to it returns

@@ -21,6 +21,12 @@ TYPE_ALIASES: dict[str, str] = {
     "boto3.session.Session": "boto3.Session", "openai.Client": "openai.OpenAI", "openai.AsyncClient": "openai.AsyncOpenAI",
     "anthropic.Client": "anthropic.Anthropic", "anthropic.AsyncClient": "anthropic.AsyncAnthropic",
     "google.genai.client.Client": "google.genai.Client", "datetime.datetime.datetime": "datetime.datetime",
+    # Azure SDK clients built from a connection string or URL: the constructor does no I/O, the
+    # client's methods do (``BlobClient.from_connection_string(...).download_blob()``).
+    **{f"{cls}.{factory}": cls for cls in (
+        "azure.storage.blob.BlobServiceClient", "azure.storage.blob.BlobClient", "azure.storage.blob.ContainerClient",
+        "azure.data.tables.TableServiceClient", "azure.data.tables.TableClient",
+    ) for factory in ("from_connection_string", "from_blob_url", "from_container_url", "from_table_url")},
 }
 
 # Calls whose result is a client object typed by its first string argument: ``boto3.client("s3")``

@@ -19,6 +19,7 @@ PROFILE = FrameworkProfile(
         "restate.context.ObjectContext",
     ),
     context_param_names=("ctx",),
+    recording_arguments=("restate.ext.langchain.RestateMiddleware",),
     context_class=_CONTEXT,
     safe_calls=frozenset(
         f"{_CONTEXT}.{name}"
