@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from replaytest.config import CATEGORIES, Config, ConfigError
 from replaytest.fileio import NotRegularFileError, read_regular
-from replaytest.lint.cache import SummaryCache, summary_key
+from replaytest.lint.cache import SummaryCache, summary_key, vetted_key, vetted_prefix
 from replaytest.lint.context import LintContext
 from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, resolve_source_roots, walk
 from replaytest.lint.filtering import (
@@ -335,20 +335,28 @@ def lint_paths(
     pending: list[tuple[SourceFile, str, bytes]] = []
     prefixes = {code.rstrip("0123456789") for code in context.rules}
     digests: dict[str, str] = {}
+    vet_prefix = vetted_prefix(context.fingerprint)
     for source in files:
         data = run.read(source.path)
         if data is None:
             continue
-        digests[source.display] = hashlib.sha256(data).hexdigest()
+        digest = digests[source.display] = hashlib.sha256(data).hexdigest()
         if b"replaytest" in data or b"noqa" in data or b"NOQA" in data:
             run.comments[source.path] = parse_suppressions(_decode(data), prefixes)
         if not context.screen(data):
             # No rule needs it parsed, but a file lint was asked to check is never called checked when
             # it is not Python: CPython's parser (fast) vets it, libcst only sees the ones it rejects.
-            if syntax_problem(data, str(source.path)) is not None:
-                vetted = summarise_source(context, str(source.path), source.module, source.is_package, data)
-                if vetted.error is not None:
-                    run.summaries[source.path] = vetted
+            # The verdict is cached by content, so a warm run vets only what changed.
+            vet_key = vetted_key(vet_prefix, digest) if cache is not None else ""
+            if cache is not None and cache.is_vetted(vet_key):
+                continue
+            if syntax_problem(data, str(source.path)) is None:
+                if cache is not None:
+                    cache.add_vetted(vet_key)
+                continue
+            vetted = run.summarise_now(source, data)
+            if vetted.error is not None:
+                run.summaries[source.path] = vetted
             continue
         screened.append(source)
         key, summary = run.cached_or_none(source, data)
@@ -361,6 +369,8 @@ def lint_paths(
         run.summaries[source.path] = summary
         if cache is not None:
             cache.put(key, summary)
+    if cache is not None:
+        cache.save_vetted()
 
     program = Program(context, run.load_module)
     for source in files:

@@ -128,6 +128,24 @@ def test_same_size_same_mtime_edit_is_seen(make_project) -> None:
     assert findings(_lint(project).json()) == set()
 
 
+def test_same_size_same_mtime_edit_of_a_screened_out_file_is_seen(make_project) -> None:
+    # Files no rule needs parsed are only vetted by CPython, and that verdict is cached: it must follow
+    # the bytes, not the size and modification time, both ways.
+    valid, broken = "def total(values):\n    return sum(values)\n", "def total(values):\n    return sum(values(\n"
+    assert len(valid) == len(broken)
+    project = make_project({"app/wf.py": CLOCK_WORKFLOW, "app/util.py": valid})
+    target = project / "app" / "util.py"
+    assert _lint(project).returncode == 1
+    assert (project / ".replaytest_cache" / "lint" / "vetted.txt").is_file(), "no vetting verdicts were cached"
+    for text, code, util_findings in ((broken, 2, {("app/util.py", 2, "syntax")}), (valid, 1, set())):
+        stat = target.stat()
+        target.write_text(text, encoding="utf-8")
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        run = _lint(project)
+        assert run.returncode == code, run.describe()
+        assert {f for f in findings(run.json()) if f[0] == "app/util.py"} == util_findings
+
+
 def test_configuration_change_is_seen_with_a_warm_cache(make_project) -> None:
     project = make_project({"app/wf.py": CLOCK_WORKFLOW})
     assert findings(_lint(project).json()) == {("app/wf.py", CLOCK_WORKFLOW_LINE, "clock")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -39,6 +40,7 @@ class Flow{n}:
 '''
 HELPER = '''
 import os
+import sys
 
 def stamp() -> str:
     return os.environ.get("STAMP", "")
@@ -95,6 +97,43 @@ def test_cache_reuses_summaries_and_follows_helper_edits(tmp_path: Path, monkeyp
     edited = run(root, use_cache=True, jobs=1)
     assert [p for p in parsed if p.endswith("helpers_0.py")] and len(parsed) == 1
     assert len(edited.diagnostics) == len(cold.diagnostics) - 1
+
+
+def test_cpython_verdicts_are_cached_by_content_and_python_version(tmp_path: Path, monkeypatch) -> None:
+    root = project(tmp_path, 2)  # helpers_*.py and plain.py mention no framework: only CPython vets them
+    vetted: list[str] = []
+    original = engine.syntax_problem
+    monkeypatch.setattr(engine, "syntax_problem", lambda data, path: vetted.append(Path(path).name) or original(data, path))
+    cold = run(root, use_cache=True, jobs=1)
+    assert sorted(vetted) == ["helpers_0.py", "helpers_1.py", "plain.py"]
+
+    vetted.clear()
+    assert as_rows(run(root, use_cache=True, jobs=1)) == as_rows(cold)
+    assert vetted == []  # every verdict came from the cache
+
+    (root / "plain.py").write_text("def nothing():\n    return 2\n", encoding="utf-8")
+    run(root, use_cache=True, jobs=1)
+    assert vetted == ["plain.py"]
+
+    vetted.clear()
+    monkeypatch.setattr(sys, "version", "3.99.0 (another)")
+    run(root, use_cache=True, jobs=1)  # another interpreter's grammar: its verdicts are not reused
+    assert sorted(vetted) == ["helpers_0.py", "helpers_1.py", "plain.py"]
+
+    vetted.clear()
+    assert as_rows(run(root, use_cache=False, jobs=1)) == as_rows(cold)
+    assert sorted(vetted) == ["helpers_0.py", "helpers_1.py", "plain.py"]  # --no-cache reads no verdict
+
+
+def test_a_damaged_verdict_file_only_costs_the_verdicts(tmp_path: Path) -> None:
+    root = project(tmp_path, 1)
+    (root / "broken.py").write_text("def broken(:\n", encoding="utf-8")
+    cold = run(root, use_cache=True, jobs=1)
+    assert [d.rule for d in cold.diagnostics if d.path == "broken.py"] == ["RT001"]
+    verdicts = root / ".replaytest_cache" / "lint" / "vetted.txt"
+    for garbage in (b"", b"\xff\xfe not ascii", b"zz" * 16 + b"\n" + b"0" * 31):
+        verdicts.write_bytes(garbage)
+        assert as_rows(run(root, use_cache=True, jobs=1)) == as_rows(cold)
 
 
 def test_no_cache_writes_nothing(tmp_path: Path) -> None:
