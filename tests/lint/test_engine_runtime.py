@@ -248,16 +248,14 @@ def test_plugins_can_stand_in_for_profiles(tmp_path: Path) -> None:
 
 def test_a_directory_that_cannot_be_listed_is_reported(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "locked").mkdir()
-    real_walk = os.walk
+    real_scandir = os.scandir
 
-    def walk_failing_on_locked(top, onerror=None, followlinks=False):
-        for current, dirnames, filenames in real_walk(top, onerror=onerror, followlinks=followlinks):
-            if current.endswith("locked"):
-                onerror(PermissionError(13, "Permission denied", current))
-                continue
-            yield current, dirnames, filenames
+    def scandir_failing_on_locked(path="."):
+        if os.fspath(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
 
-    monkeypatch.setattr("replaytest.lint.discovery.os.walk", walk_failing_on_locked)
+    monkeypatch.setattr("replaytest.lint.discovery.os.scandir", scandir_failing_on_locked)
     result = run(tmp_path, use_cache=False, jobs=1)
     assert result.errors == 1 and result.problems == ["locked: cannot be listed: Permission denied"]
 
