@@ -254,8 +254,8 @@ def test_explicit_jobs_runs_a_pool_with_the_same_result(make_project, tmp_path: 
 
 @pytest.mark.slow
 def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
-    # The engine parses in a process pool only when there is enough to parse (more than 16 files and
-    # 1 MB of orchestration modules), so the workflow modules carry realistic bulk: 30 modules of ~40 KB.
+    # The engine parses in a process pool only when there is enough to parse for the pool to pay for
+    # itself (engine.default_workers), so the workflow modules carry realistic bulk: 30 modules of ~40 KB.
     project = make_project({})
     expected = _generated_project(project, padding=100)
     pending = sum(len(p.read_bytes()) for p in (project / "gen").glob("*.py") if b"workflow.defn" in p.read_bytes())
@@ -263,7 +263,7 @@ def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
     parallel, pools = run_recording_pools("lint", "--format", "json", "--no-cache", ".", cwd=project,
                                           log=project.parent / "pools.json")
     assert parallel.returncode == 1, parallel.describe()
-    # The default run takes a pool only when CPUs are idle (the load average decides, see _idle_cpus);
+    # The default run takes a pool only when CPUs are idle (engine.CpuMeter decides);
     # either way it must finish, and a pool it starts must complete its work.
     assert pools in ([], ["created", "completed"]), f"the default run's process pool did not complete: {pools}"
     assert findings(parallel.json()) == expected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import sys
 import textwrap
@@ -66,18 +67,40 @@ def as_rows(result) -> list:
 
 
 def test_parallel_run_equals_serial_run(tmp_path: Path, monkeypatch) -> None:
-    root = project(tmp_path, engine.PARALLEL_THRESHOLD + 4)
+    root = project(tmp_path, 20)
     serial = run(root, use_cache=False, jobs=1)
     pools = []
-    real_pool = engine.ProcessPoolExecutor
-    monkeypatch.setattr(engine, "ProcessPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
+    real_pool = engine._process_pool
+    monkeypatch.setattr(engine, "_process_pool", lambda **kw: pools.append(kw) or real_pool(**kw))
     parallel = run(root, use_cache=False, jobs=4)  # an explicit worker count uses the pool even for small files
     assert len(pools) == 1
     assert as_rows(parallel) == as_rows(serial)
-    assert len(serial.diagnostics) == 5 * (engine.PARALLEL_THRESHOLD + 4)
-    assert serial.files_checked == 2 * (engine.PARALLEL_THRESHOLD + 4) + 1
-    by_default = run(root, use_cache=False, jobs=None)  # a small project: not worth a pool
+    assert len(serial.diagnostics) == 5 * 20
+    assert serial.files_checked == 2 * 20 + 1
+    monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 3.0)
+    by_default = run(root, use_cache=False, jobs=None)  # 20 small files: not worth a pool, idle CPUs or not
     assert len(pools) == 1 and as_rows(by_default) == as_rows(serial)
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_default_run_takes_a_pool_when_the_work_pays_for_it(tmp_path: Path, monkeypatch, start_method: str) -> None:
+    # Forked workers inherit the run's context; spawned ones (macOS, Windows) build their own: same results.
+    root = project(tmp_path, 6)
+    serial = run(root, use_cache=False, jobs=1)
+    pools = []
+    real_pool = engine._process_pool
+    monkeypatch.setattr(engine, "_process_pool", lambda **kw: pools.append(kw) or real_pool(**kw))
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: [start_method])
+    monkeypatch.setattr(engine, "SECONDS_PER_BYTE", 1e-3)  # as if each small file took a second to parse
+    monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 1.0)
+    pooled = run(root, use_cache=False, jobs=None)
+    assert [kw["max_workers"] for kw in pools] == [2]
+    assert ("mp_context" in pools[0]) == (start_method == "fork")
+    assert as_rows(pooled) == as_rows(serial)
+    assert engine._WORKER_CONTEXT is None  # the parent does not keep the context it lent the workers
+    monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 0.0)
+    assert as_rows(run(root, use_cache=False, jobs=None)) == as_rows(serial)
+    assert len(pools) == 1  # no idle CPU: serial, however much work there is
 
 
 def test_cache_reuses_summaries_and_follows_helper_edits(tmp_path: Path, monkeypatch) -> None:
@@ -266,7 +289,7 @@ def test_a_failing_pool_falls_back_to_serial_and_says_so(tmp_path: Path, monkeyp
     def no_pool(**options):
         raise OSError("no semaphores here")
 
-    monkeypatch.setattr(engine, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(engine, "_process_pool", no_pool)
     result = run(root, use_cache=False, jobs=2)
     assert as_rows(result) == as_rows(run(root, use_cache=False, jobs=1))
     assert result.notes and "continuing serially" in result.notes[0]
@@ -312,3 +335,52 @@ def test_default_workers_count_only_idle_cpus(monkeypatch, cpus: int, load: floa
     monkeypatch.setattr(engine, "_available_cpus", lambda: cpus)
     monkeypatch.setattr(engine.os, "getloadavg", lambda: (load, load, load))
     assert engine._idle_cpus() == expected
+
+
+@pytest.mark.parametrize(("total_bytes", "files", "capacity", "expected"), [
+    (100_000, 50, 2.0, 1),     # 0.3 s of work: two workers, 0.15 s + 0.12 s, save less than a fifth
+    (500_000, 227, 2.0, 2),    # 1.5 s: 0.75 s + 0.12 s
+    (500_000, 227, 1.0, 1),    # no idle CPU: a second worker would only share ours
+    (500_000, 227, 1.4, 2),    # 1.5 / 1.4 + 0.12 = 1.19 s, 21 % saved
+    (500_000, 227, 1.2, 1),    # 1.5 / 1.2 + 0.12 = 1.37 s, 9 % saved
+    (5_000_000, 2, 8.0, 2),    # never more workers than files
+    (5_000_000, 400, 8.0, 8),  # 15 s: 1.9 s + 0.48 s beats seven workers' 2.1 s + 0.42 s
+])
+def test_default_workers_weigh_the_work_against_idle_cpus(monkeypatch, total_bytes, files, capacity, expected) -> None:
+    monkeypatch.setattr(engine, "SECONDS_PER_BYTE", 3.0e-6)
+    monkeypatch.setattr(engine, "WORKER_COST_S", 0.06)
+    monkeypatch.setattr(engine, "POOL_MARGIN", 0.2)
+    assert engine.default_workers(total_bytes, files, capacity) == expected
+
+
+def test_cpu_meter_counts_idle_ticks_of_this_process_cpus_only(tmp_path: Path, monkeypatch) -> None:
+    stat = tmp_path / "stat"
+    monkeypatch.setattr(engine, "_affinity", lambda: [0, 2])
+
+    def write(idle0: int, iowait0: int, idle1: int, idle2: int) -> None:
+        stat.write_text(
+            "cpu  10 0 10 999 9 0 0 0 0 0\n"
+            f"cpu0 5 0 5 {idle0} {iowait0} 0 0 0 0 0\n"
+            f"cpu1 5 0 5 {idle1} 0 0 0 0 0 0\n"
+            f"cpu2 5 0 5 {idle2} 0 0 0 0 0 0\n"
+            "intr 12345\n", encoding="ascii")
+
+    clock = iter([100.0, 102.0])
+    monkeypatch.setattr(engine.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(engine.CpuMeter, "STAT_PATH", str(stat))
+    write(1000, 50, 1000, 1000)
+    meter = engine.CpuMeter()
+    # Over 2 s: cpu0 idle 50 + iowait 10 ticks, cpu1 (not ours) 200, cpu2 idle 150: 210 ticks of ours idle.
+    write(1050, 60, 1200, 1150)
+    assert meter.spare() == pytest.approx(210 / os.sysconf("SC_CLK_TCK") / 2)
+
+
+def test_cpu_meter_says_nothing_without_proc_stat_or_time(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(engine.CpuMeter, "STAT_PATH", str(tmp_path / "missing"))
+    assert engine.CpuMeter().spare() is None
+    (tmp_path / "stat").write_text("cpu  1 1 1 1 1 0 0 0 0 0\ncpu0 1 1 1 1 1 0 0 0 0 0\n", encoding="ascii")
+    monkeypatch.setattr(engine.CpuMeter, "STAT_PATH", str(tmp_path / "stat"))
+    monkeypatch.setattr(engine, "_affinity", lambda: [0])
+    clock = iter([100.0, 100.01])
+    monkeypatch.setattr(engine.time, "monotonic", lambda: next(clock))
+    assert engine.CpuMeter().spare() is None  # 10 ms: a window too short to count ticks in
