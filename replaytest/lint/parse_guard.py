@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import faulthandler
-import multiprocessing
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -169,6 +168,8 @@ def run_bounded(function: Callable[..., Any], args: tuple[Any, ...], limit_s: fl
     A child, not a thread: a native parser cannot be interrupted from Python, and its crash must not
     be ours. ``function`` and ``args`` must be picklable where processes are spawned (macOS, Windows).
     """
+    import multiprocessing  # only runs with a risky file start a child
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     reader, writer = context.Pipe(duplex=False)
