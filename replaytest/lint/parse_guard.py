@@ -81,11 +81,14 @@ def screen_source(data: bytes, path: str) -> Screening:
 
 
 def syntax_problem(data: bytes, path: str) -> Screening | None:
-    """The cheap check for files no rule needs parsed: None when CPython accepts the source."""
-    screening = screen_source(data, path)
-    if screening.refusal is None and screening.syntax_error is None:
-        return None
-    return screening
+    """The cheap check for files no rule needs parsed: None when CPython accepts the source. Only a
+    rejected source gets the full screening; an accepted one skips the depth measure, which only
+    matters for a libcst parse (it was a fifth of vetting: 0.045 s of 0.19 s for 785 files)."""
+    try:
+        compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return screen_source(data, path)
+    return None
 
 
 def _risky_bytes(data: bytes) -> bool:
