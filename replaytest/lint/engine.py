@@ -26,6 +26,7 @@ Diagnostics then pass selection, suppression comments and get line-independent f
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
 import os
@@ -495,7 +496,8 @@ def _pooled(context: LintContext, job_args: list[tuple[str, str, bool, bytes]], 
     """The summaries of ``job_args`` from a pool of ``workers`` processes, in order, as they arrive.
 
     Where processes fork (and no other thread runs, which forking would not copy safely), the workers
-    inherit the parser and this run's context instead of importing libcst and building a context each:
+    inherit the parser and this run's context (frozen for the garbage collector) instead of importing
+    libcst and building a context each:
     that cost 0.2 s CPU per worker and made ``--jobs 2`` 0.7 s more CPU than ``--jobs 1`` on 785 files.
     The largest files go first, so the last chunk to finish is a small one."""
     global _WORKER_CONTEXT
@@ -504,6 +506,7 @@ def _pooled(context: LintContext, job_args: list[tuple[str, str, bool, bytes]], 
     order = sorted(range(len(job_args)), key=lambda index: -len(job_args[index][3]))
     chunk = max(1, len(job_args) // (workers * 8))
     inherit = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    froze = False
     options: dict[str, Any]
     if inherit:
         import libcst  # noqa: F401  (loaded once here, inherited by every worker)
@@ -512,6 +515,12 @@ def _pooled(context: LintContext, job_args: list[tuple[str, str, bool, bytes]], 
 
         _WORKER_CONTEXT = context
         options = {"mp_context": multiprocessing.get_context("fork")}
+        # Frozen, the objects the workers inherit are never visited by their garbage collector, so the
+        # pages holding them stay shared instead of being copied into every worker: --jobs 2 on 785 files
+        # took 1.64 s CPU without, 1.52 s with (serial: 1.48 s). A host program's own freeze is left alone.
+        froze = gc.get_freeze_count() == 0
+        if froze:
+            gc.freeze()
     else:
         rule_classes = [type(rule) for rule in context.rules.values()]
         options = {"initializer": _init_worker, "initargs": (context.config, context.given_profiles, rule_classes)}
@@ -528,6 +537,8 @@ def _pooled(context: LintContext, job_args: list[tuple[str, str, bool, bytes]], 
     finally:
         if inherit:
             _WORKER_CONTEXT = None
+            if froze:
+                gc.unfreeze()
 
 
 def _process_pool(**options: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import os
@@ -98,6 +99,7 @@ def test_default_run_takes_a_pool_when_the_work_pays_for_it(tmp_path: Path, monk
     assert ("mp_context" in pools[0]) == (start_method == "fork")
     assert as_rows(pooled) == as_rows(serial)
     assert engine._WORKER_CONTEXT is None  # the parent does not keep the context it lent the workers
+    assert gc.get_freeze_count() == 0  # nor its objects frozen for them
     monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 0.0)
     assert as_rows(run(root, use_cache=False, jobs=None)) == as_rows(serial)
     assert len(pools) == 1  # no idle CPU: serial, however much work there is
