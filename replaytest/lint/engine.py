@@ -548,12 +548,14 @@ def _process_pool(**options: Any) -> Any:
     return ProcessPoolExecutor(**options)
 
 
-# What summarising costs, and what a worker costs, for ``default_workers`` (measured with
-# benchmarks/lint_bench.py --peer on Temporal's samples, two cores, idle): CPython's screen, libcst's parse and
-# the collector took 1.43 s CPU for the 227 orchestration modules' 478,810 bytes, 3.0 microseconds a byte;
-# each forked worker added about WORKER_COST_S (fork, queue traffic, pickling its summaries both ways).
-SECONDS_PER_BYTE = 3.0e-6
-WORKER_COST_S = 0.06
+# What summarising costs, and what a worker costs, for ``default_workers`` (measured on Temporal's samples,
+# two idle cores): CPython's screen, libcst's parse and the collector take 2.0 microseconds of CPU a byte
+# (0.96 s for the 478,810 bytes of its 227 orchestration modules; 1.9-2.1 for subsets of 55 and 82 KB).
+# Two forked workers finished that in 0.03 s more than half the serial time in-process, and a whole
+# command line spent 0.045 s more (fork, copy-on-write pages, queue traffic, the workers' exit): about
+# 0.023 s a worker, counted here at twice that.
+SECONDS_PER_BYTE = 2.0e-6
+WORKER_COST_S = 0.05
 # A pool must promise to save this share of the serial estimate: the estimate can be off, serial cannot lose.
 POOL_MARGIN = 0.2
 
