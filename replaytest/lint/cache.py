@@ -61,6 +61,7 @@ class SummaryCache:
         self._vetted: list[str] | None = None
         self._vetted_set: frozenset[str] = frozenset()
         self._newly_vetted: list[str] = []
+        self._folders: set[str] = set()
 
     def get(self, key: str, path: str) -> ModuleSummary | None:
         try:
@@ -72,14 +73,19 @@ class SummaryCache:
         return summary if summary.path == path else replace(summary, path=path)
 
     def put(self, key: str, summary: ModuleSummary) -> None:
+        # json.dumps, not json.dump: dump streams through the pure-Python encoder (0.09 s of a cold run's
+        # 258 entries, against 0.01 s); each folder is made once per run, not once per entry.
+        text = json.dumps(summary_to_json(summary), separators=(",", ":")).encode("utf-8")
         try:
             self._prepare()
-            folder = self.directory / key[:2]
-            folder.mkdir(exist_ok=True)
+            folder = os.path.join(self.directory, key[:2])
+            if folder not in self._folders:
+                os.makedirs(folder, exist_ok=True)
+                self._folders.add(folder)
             handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(summary_to_json(summary), out, separators=(",", ":"))
-            os.replace(temporary, folder / f"{key}.json")
+            with os.fdopen(handle, "wb") as out:
+                out.write(text)
+            os.replace(temporary, os.path.join(folder, f"{key}.json"))
         except OSError:
             return  # a read-only checkout lints without caching
 
