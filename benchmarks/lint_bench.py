@@ -32,6 +32,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -140,8 +141,9 @@ def peer_targets(corpus: Path, repeat: int) -> None:
     The measurements are interleaved (each round runs every one once: the peer, replaytest cold with an
     emptied cache, warm right after it, then without cache serially and with the default workers), so a
     change of the machine's load during the run affects all of them alike; the fastest round of each is
-    kept. CPU is user + system time of the process and every child it waited for (workers, bounded
-    parses, git): ``RUSAGE_CHILDREN`` of this process."""
+    kept, and the median printed beside it (on a shared machine the spread is wide). CPU is user +
+    system time of the process and every child it waited for (workers, bounded parses, git):
+    ``RUSAGE_CHILDREN`` of this process."""
     note = compile_bytecode()
     names = ["temporalint", "replaytest cold (empty cache)", "replaytest warm (cache)",
              "replaytest --no-cache --jobs 1", "replaytest --no-cache (default jobs)"]
@@ -170,10 +172,11 @@ def peer_targets(corpus: Path, repeat: int) -> None:
     files = sum(1 for _ in corpus.rglob("*.py"))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; corpus {corpus.name} ({files} .py files); "
           f"best of {repeat} interleaved rounds; {note}")
-    print(f"{'run':<38}{'wall s':>8}{'cpu s':>8}   load average (1 min) at its rounds")
+    print(f"{'run':<38}{'wall s':>8}{'cpu s':>8}{'median':>14}   load average (1 min) at its rounds")
     for name in names:
         shown = " ".join(f"{load:.1f}" for load in loads[name])
-        print(f"{name:<38}{best[name][0]:>8.2f}{best[name][1]:>8.2f}   {shown}")
+        middle = (statistics.median(r[0] for r in runs[name]), statistics.median(r[1] for r in runs[name]))
+        print(f"{name:<38}{best[name][0]:>8.2f}{best[name][1]:>8.2f}{middle[0]:>8.2f}{middle[1]:>6.2f}   {shown}")
     print(f"findings: temporalint {peer_findings} lines, replaytest {first['summary']['diagnostics']}")
     peer, cold, warm = best["temporalint"], best[names[1]], best[names[2]]
     serial, default = best[names[3]], best[names[4]]
