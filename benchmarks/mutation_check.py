@@ -88,10 +88,10 @@ MUTATIONS = (
              "        remaining = list(result.diagnostics)[1:]\n",
              ("tests/test_readme.py", "tests/test_second_pins.py")),
     Mutation("discovery: no namespace-package names", "replaytest/lint/discovery.py",
-             "        for source_root in self.source_roots:\n            try:\n"
-             "                return list(path.relative_to(source_root).parts)",
-             "        for source_root in ():\n            try:\n"
-             "                return list(path.relative_to(source_root).parts)",
+             "        for source_root in self._source_roots:\n"
+             "            parts = _relative_parts(path, source_root)",
+             "        for source_root in ():\n"
+             "            parts = _relative_parts(path, source_root)",
              ("tests/lint/test_import_roots.py", "tests/test_readme.py")),
     Mutation("discovery: no automatic source roots", "replaytest/lint/discovery.py",
              "        if top_name in _STDLIB_MODULES:\n            return []\n",

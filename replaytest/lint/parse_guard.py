@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import faulthandler
-import multiprocessing
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,11 +81,14 @@ def screen_source(data: bytes, path: str) -> Screening:
 
 
 def syntax_problem(data: bytes, path: str) -> Screening | None:
-    """The cheap check for files no rule needs parsed: None when CPython accepts the source."""
-    screening = screen_source(data, path)
-    if screening.refusal is None and screening.syntax_error is None:
-        return None
-    return screening
+    """The cheap check for files no rule needs parsed: None when CPython accepts the source. Only a
+    rejected source gets the full screening; an accepted one skips the depth measure, which only
+    matters for a libcst parse (it was a fifth of vetting: 0.045 s of 0.19 s for 785 files)."""
+    try:
+        compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return screen_source(data, path)
+    return None
 
 
 def _risky_bytes(data: bytes) -> bool:
@@ -169,6 +171,8 @@ def run_bounded(function: Callable[..., Any], args: tuple[Any, ...], limit_s: fl
     A child, not a thread: a native parser cannot be interrupted from Python, and its crash must not
     be ours. ``function`` and ``args`` must be picklable where processes are spawned (macOS, Windows).
     """
+    import multiprocessing  # only runs with a risky file start a child
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     reader, writer = context.Pipe(duplex=False)

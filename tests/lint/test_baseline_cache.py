@@ -128,6 +128,24 @@ def test_same_size_same_mtime_edit_is_seen(make_project) -> None:
     assert findings(_lint(project).json()) == set()
 
 
+def test_same_size_same_mtime_edit_of_a_screened_out_file_is_seen(make_project) -> None:
+    # Files no rule needs parsed are only vetted by CPython, and that verdict is cached: it must follow
+    # the bytes, not the size and modification time, both ways.
+    valid, broken = "def total(values):\n    return sum(values)\n", "def total(values):\n    return sum(values(\n"
+    assert len(valid) == len(broken)
+    project = make_project({"app/wf.py": CLOCK_WORKFLOW, "app/util.py": valid})
+    target = project / "app" / "util.py"
+    assert _lint(project).returncode == 1
+    assert (project / ".replaytest_cache" / "lint" / "vetted.txt").is_file(), "no vetting verdicts were cached"
+    for text, code, util_findings in ((broken, 2, {("app/util.py", 2, "syntax")}), (valid, 1, set())):
+        stat = target.stat()
+        target.write_text(text, encoding="utf-8")
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        run = _lint(project)
+        assert run.returncode == code, run.describe()
+        assert {f for f in findings(run.json()) if f[0] == "app/util.py"} == util_findings
+
+
 def test_configuration_change_is_seen_with_a_warm_cache(make_project) -> None:
     project = make_project({"app/wf.py": CLOCK_WORKFLOW})
     assert findings(_lint(project).json()) == {("app/wf.py", CLOCK_WORKFLOW_LINE, "clock")}
@@ -236,8 +254,8 @@ def test_explicit_jobs_runs_a_pool_with_the_same_result(make_project, tmp_path: 
 
 @pytest.mark.slow
 def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
-    # The engine parses in a process pool only when there is enough to parse (more than 16 files and
-    # 1 MB of orchestration modules), so the workflow modules carry realistic bulk: 30 modules of ~40 KB.
+    # The engine parses in a process pool only when there is enough to parse for the pool to pay for
+    # itself (engine.default_workers), so the workflow modules carry realistic bulk: 30 modules of ~40 KB.
     project = make_project({})
     expected = _generated_project(project, padding=100)
     pending = sum(len(p.read_bytes()) for p in (project / "gen").glob("*.py") if b"workflow.defn" in p.read_bytes())
@@ -245,7 +263,7 @@ def test_many_files_parallel_equals_expected_and_serial(make_project) -> None:
     parallel, pools = run_recording_pools("lint", "--format", "json", "--no-cache", ".", cwd=project,
                                           log=project.parent / "pools.json")
     assert parallel.returncode == 1, parallel.describe()
-    # The default run takes a pool only when CPUs are idle (the load average decides, see _idle_cpus);
+    # The default run takes a pool only when CPUs are idle (engine.CpuMeter decides);
     # either way it must finish, and a pool it starts must complete its work.
     assert pools in ([], ["created", "completed"]), f"the default run's process pool did not complete: {pools}"
     assert findings(parallel.json()) == expected

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import multiprocessing
 import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -39,6 +42,7 @@ class Flow{n}:
 '''
 HELPER = '''
 import os
+import sys
 
 def stamp() -> str:
     return os.environ.get("STAMP", "")
@@ -64,18 +68,41 @@ def as_rows(result) -> list:
 
 
 def test_parallel_run_equals_serial_run(tmp_path: Path, monkeypatch) -> None:
-    root = project(tmp_path, engine.PARALLEL_THRESHOLD + 4)
+    root = project(tmp_path, 20)
     serial = run(root, use_cache=False, jobs=1)
     pools = []
-    real_pool = engine.ProcessPoolExecutor
-    monkeypatch.setattr(engine, "ProcessPoolExecutor", lambda **kw: pools.append(kw) or real_pool(**kw))
+    real_pool = engine._process_pool
+    monkeypatch.setattr(engine, "_process_pool", lambda **kw: pools.append(kw) or real_pool(**kw))
     parallel = run(root, use_cache=False, jobs=4)  # an explicit worker count uses the pool even for small files
     assert len(pools) == 1
     assert as_rows(parallel) == as_rows(serial)
-    assert len(serial.diagnostics) == 5 * (engine.PARALLEL_THRESHOLD + 4)
-    assert serial.files_checked == 2 * (engine.PARALLEL_THRESHOLD + 4) + 1
-    by_default = run(root, use_cache=False, jobs=None)  # a small project: not worth a pool
+    assert len(serial.diagnostics) == 5 * 20
+    assert serial.files_checked == 2 * 20 + 1
+    monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 3.0)
+    by_default = run(root, use_cache=False, jobs=None)  # 20 small files: not worth a pool, idle CPUs or not
     assert len(pools) == 1 and as_rows(by_default) == as_rows(serial)
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_default_run_takes_a_pool_when_the_work_pays_for_it(tmp_path: Path, monkeypatch, start_method: str) -> None:
+    # Forked workers inherit the run's context; spawned ones (macOS, Windows) build their own: same results.
+    root = project(tmp_path, 6)
+    serial = run(root, use_cache=False, jobs=1)
+    pools = []
+    real_pool = engine._process_pool
+    monkeypatch.setattr(engine, "_process_pool", lambda **kw: pools.append(kw) or real_pool(**kw))
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: [start_method])
+    monkeypatch.setattr(engine, "SECONDS_PER_BYTE", 1e-3)  # as if each small file took a second to parse
+    monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 1.0)
+    pooled = run(root, use_cache=False, jobs=None)
+    assert [kw["max_workers"] for kw in pools] == [2]
+    assert ("mp_context" in pools[0]) == (start_method == "fork")
+    assert as_rows(pooled) == as_rows(serial)
+    assert engine._WORKER_CONTEXT is None  # the parent does not keep the context it lent the workers
+    assert gc.get_freeze_count() == 0  # nor its objects frozen for them
+    monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 0.0)
+    assert as_rows(run(root, use_cache=False, jobs=None)) == as_rows(serial)
+    assert len(pools) == 1  # no idle CPU: serial, however much work there is
 
 
 def test_cache_reuses_summaries_and_follows_helper_edits(tmp_path: Path, monkeypatch) -> None:
@@ -95,6 +122,43 @@ def test_cache_reuses_summaries_and_follows_helper_edits(tmp_path: Path, monkeyp
     edited = run(root, use_cache=True, jobs=1)
     assert [p for p in parsed if p.endswith("helpers_0.py")] and len(parsed) == 1
     assert len(edited.diagnostics) == len(cold.diagnostics) - 1
+
+
+def test_cpython_verdicts_are_cached_by_content_and_python_version(tmp_path: Path, monkeypatch) -> None:
+    root = project(tmp_path, 2)  # helpers_*.py and plain.py mention no framework: only CPython vets them
+    vetted: list[str] = []
+    original = engine.syntax_problem
+    monkeypatch.setattr(engine, "syntax_problem", lambda data, path: vetted.append(Path(path).name) or original(data, path))
+    cold = run(root, use_cache=True, jobs=1)
+    assert sorted(vetted) == ["helpers_0.py", "helpers_1.py", "plain.py"]
+
+    vetted.clear()
+    assert as_rows(run(root, use_cache=True, jobs=1)) == as_rows(cold)
+    assert vetted == []  # every verdict came from the cache
+
+    (root / "plain.py").write_text("def nothing():\n    return 2\n", encoding="utf-8")
+    run(root, use_cache=True, jobs=1)
+    assert vetted == ["plain.py"]
+
+    vetted.clear()
+    monkeypatch.setattr(sys, "version", "3.99.0 (another)")
+    run(root, use_cache=True, jobs=1)  # another interpreter's grammar: its verdicts are not reused
+    assert sorted(vetted) == ["helpers_0.py", "helpers_1.py", "plain.py"]
+
+    vetted.clear()
+    assert as_rows(run(root, use_cache=False, jobs=1)) == as_rows(cold)
+    assert sorted(vetted) == ["helpers_0.py", "helpers_1.py", "plain.py"]  # --no-cache reads no verdict
+
+
+def test_a_damaged_verdict_file_only_costs_the_verdicts(tmp_path: Path) -> None:
+    root = project(tmp_path, 1)
+    (root / "broken.py").write_text("def broken(:\n", encoding="utf-8")
+    cold = run(root, use_cache=True, jobs=1)
+    assert [d.rule for d in cold.diagnostics if d.path == "broken.py"] == ["RT001"]
+    verdicts = root / ".replaytest_cache" / "lint" / "vetted.txt"
+    for garbage in (b"", b"\xff\xfe not ascii", b"zz" * 16 + b"\n" + b"0" * 31):
+        verdicts.write_bytes(garbage)
+        assert as_rows(run(root, use_cache=True, jobs=1)) == as_rows(cold)
 
 
 def test_no_cache_writes_nothing(tmp_path: Path) -> None:
@@ -209,16 +273,14 @@ def test_plugins_can_stand_in_for_profiles(tmp_path: Path) -> None:
 
 def test_a_directory_that_cannot_be_listed_is_reported(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "locked").mkdir()
-    real_walk = os.walk
+    real_scandir = os.scandir
 
-    def walk_failing_on_locked(top, onerror=None, followlinks=False):
-        for current, dirnames, filenames in real_walk(top, onerror=onerror, followlinks=followlinks):
-            if current.endswith("locked"):
-                onerror(PermissionError(13, "Permission denied", current))
-                continue
-            yield current, dirnames, filenames
+    def scandir_failing_on_locked(path="."):
+        if os.fspath(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
 
-    monkeypatch.setattr("replaytest.lint.discovery.os.walk", walk_failing_on_locked)
+    monkeypatch.setattr("replaytest.lint.discovery.os.scandir", scandir_failing_on_locked)
     result = run(tmp_path, use_cache=False, jobs=1)
     assert result.errors == 1 and result.problems == ["locked: cannot be listed: Permission denied"]
 
@@ -229,7 +291,7 @@ def test_a_failing_pool_falls_back_to_serial_and_says_so(tmp_path: Path, monkeyp
     def no_pool(**options):
         raise OSError("no semaphores here")
 
-    monkeypatch.setattr(engine, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(engine, "_process_pool", no_pool)
     result = run(root, use_cache=False, jobs=2)
     assert as_rows(result) == as_rows(run(root, use_cache=False, jobs=1))
     assert result.notes and "continuing serially" in result.notes[0]
@@ -275,3 +337,52 @@ def test_default_workers_count_only_idle_cpus(monkeypatch, cpus: int, load: floa
     monkeypatch.setattr(engine, "_available_cpus", lambda: cpus)
     monkeypatch.setattr(engine.os, "getloadavg", lambda: (load, load, load))
     assert engine._idle_cpus() == expected
+
+
+@pytest.mark.parametrize(("total_bytes", "files", "capacity", "expected"), [
+    (100_000, 50, 2.0, 1),     # 0.3 s of work: two workers, 0.15 s + 0.12 s, save less than a fifth
+    (500_000, 227, 2.0, 2),    # 1.5 s: 0.75 s + 0.12 s
+    (500_000, 227, 1.0, 1),    # no idle CPU: a second worker would only share ours
+    (500_000, 227, 1.4, 2),    # 1.5 / 1.4 + 0.12 = 1.19 s, 21 % saved
+    (500_000, 227, 1.2, 1),    # 1.5 / 1.2 + 0.12 = 1.37 s, 9 % saved
+    (5_000_000, 2, 8.0, 2),    # never more workers than files
+    (5_000_000, 400, 8.0, 8),  # 15 s: 1.9 s + 0.48 s beats seven workers' 2.1 s + 0.42 s
+])
+def test_default_workers_weigh_the_work_against_idle_cpus(monkeypatch, total_bytes, files, capacity, expected) -> None:
+    monkeypatch.setattr(engine, "SECONDS_PER_BYTE", 3.0e-6)
+    monkeypatch.setattr(engine, "WORKER_COST_S", 0.06)
+    monkeypatch.setattr(engine, "POOL_MARGIN", 0.2)
+    assert engine.default_workers(total_bytes, files, capacity) == expected
+
+
+def test_cpu_meter_counts_idle_ticks_of_this_process_cpus_only(tmp_path: Path, monkeypatch) -> None:
+    stat = tmp_path / "stat"
+    monkeypatch.setattr(engine, "_affinity", lambda: [0, 2])
+
+    def write(idle0: int, iowait0: int, idle1: int, idle2: int) -> None:
+        stat.write_text(
+            "cpu  10 0 10 999 9 0 0 0 0 0\n"
+            f"cpu0 5 0 5 {idle0} {iowait0} 0 0 0 0 0\n"
+            f"cpu1 5 0 5 {idle1} 0 0 0 0 0 0\n"
+            f"cpu2 5 0 5 {idle2} 0 0 0 0 0 0\n"
+            "intr 12345\n", encoding="ascii")
+
+    clock = iter([100.0, 102.0])
+    monkeypatch.setattr(engine.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(engine.CpuMeter, "STAT_PATH", str(stat))
+    write(1000, 50, 1000, 1000)
+    meter = engine.CpuMeter()
+    # Over 2 s: cpu0 idle 50 + iowait 10 ticks, cpu1 (not ours) 200, cpu2 idle 150: 210 ticks of ours idle.
+    write(1050, 60, 1200, 1150)
+    assert meter.spare() == pytest.approx(210 / os.sysconf("SC_CLK_TCK") / 2)
+
+
+def test_cpu_meter_says_nothing_without_proc_stat_or_time(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(engine.CpuMeter, "STAT_PATH", str(tmp_path / "missing"))
+    assert engine.CpuMeter().spare() is None
+    (tmp_path / "stat").write_text("cpu  1 1 1 1 1 0 0 0 0 0\ncpu0 1 1 1 1 1 0 0 0 0 0\n", encoding="ascii")
+    monkeypatch.setattr(engine.CpuMeter, "STAT_PATH", str(tmp_path / "stat"))
+    monkeypatch.setattr(engine, "_affinity", lambda: [0])
+    clock = iter([100.0, 100.01])
+    monkeypatch.setattr(engine.time, "monotonic", lambda: next(clock))
+    assert engine.CpuMeter().spare() is None  # 10 ms: a window too short to count ticks in

@@ -354,3 +354,23 @@ def test_standard_library_names_do_not_look_like_project_modules(tmp_path: Path)
     assert not namer.looks_like_project("logging.handlers")
     assert namer.looks_like_project("app.gone")
     assert namer.unresolved_project_modules(["logging.handlers", "app.gone"]) == ["app.gone"]
+
+
+def test_a_folder_named_later_still_holds_modules_of_a_name_looked_up_before(tmp_path: Path) -> None:
+    # Detected roots of one top-level name are remembered; a file named afterwards (a helper loaded
+    # lazily) brings new candidate folders, and a later lookup of that name must see them.
+    from replaytest.lint.discovery import ModuleNamer
+
+    write(tmp_path, {"app/wf.py": "x = 1\n", "svc/src/main.py": "y = 2\n", "svc/helpers/__init__.py": "",
+                     "svc/helpers/inner.py": "z = 3\n", "lib/base.py": "", "lib/pkg/__init__.py": "",
+                     "lib/pkg/mod.py": "", "lib/pkg/tools/__init__.py": "", "lib/pkg/tools/inner.py": ""})
+    root = tmp_path.resolve()
+    namer = ModuleNamer(root, [root / "app"])
+    namer.names(root / "app" / "wf.py")
+    assert namer.locate("helpers") is None  # svc/ is no candidate folder yet
+    namer.names(root / "svc" / "src" / "main.py")  # a new import root (svc/src) and candidate (svc/)
+    assert namer.locate("helpers.inner") == root / "svc" / "helpers" / "inner.py"
+    namer.names(root / "lib" / "base.py")
+    assert namer.locate("tools") is None
+    namer.names(root / "lib" / "pkg" / "mod.py")  # only a new candidate (lib/pkg/): lib/ is a root already
+    assert namer.locate("tools.inner") == root / "lib" / "pkg" / "tools" / "inner.py"

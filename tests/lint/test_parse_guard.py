@@ -95,3 +95,16 @@ def test_bounded_run_reports_a_crash_and_a_timeout() -> None:
     assert run_bounded(_crash, (), 30).problem == f"the parser crashed (signal {int(signal.SIGSEGV)})"
     assert run_bounded(_sleep, (), 0.5).problem == "the parser did not finish within 0 s"
     assert run_bounded(len, ("abc",), 30).value == 3
+
+
+def test_the_cheap_check_accepts_what_cpython_accepts_and_screens_what_it_rejects() -> None:
+    from replaytest.lint.parse_guard import syntax_problem
+
+    risky = SLOW["subscripts.py"]  # valid: CPython accepts it, only a libcst parse of it would be bounded
+    assert screen_source(risky.encode(), "risky.py").risky
+    assert syntax_problem(risky.encode(), "risky.py") is None
+    assert syntax_problem(b"x = 1\n", "ok.py") is None
+    broken = syntax_problem(b"def broken(:\n", "broken.py")
+    assert broken is not None and broken.syntax_error is not None and broken.refusal is None
+    nested = syntax_problem(CRASHERS["calls.py"].encode(), "calls.py")
+    assert nested is not None and nested.refusal is not None

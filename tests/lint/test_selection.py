@@ -230,3 +230,23 @@ def test_explicit_config_file(make_project, tmp_path) -> None:
     other = tmp_path / "strict.toml"
     other.write_text('[tool.replaytest]\nselect = ["uuid"]\n', encoding="utf-8")
     assert findings(_lint(project, "--config", str(other)).json()) == {UUID}
+
+
+def test_suppression_comments_are_found_beside_strings_that_look_like_them() -> None:
+    import replaytest.lint.filtering as filtering
+
+    found = filtering.parse_suppressions('LIMIT = "# noqa: E501"  # noqa: RT101\n')
+    assert [(s.line, s.selectors, s.spelling) for s in found] == [(1, ("RT101",), "noqa")]
+    assert filtering.parse_suppressions('NOTE = "# replaytest: ignore"\nLIMIT = "# noqa: RT101"\n') == []
+
+
+def test_other_tools_noqa_comments_cost_no_tokenizer(monkeypatch) -> None:
+    import replaytest.lint.filtering as filtering
+
+    tokenized: list[str] = []
+    real = filtering.tokenize.generate_tokens
+    monkeypatch.setattr(filtering.tokenize, "generate_tokens", lambda readline: tokenized.append("x") or real(readline))
+    assert filtering.parse_suppressions("import logging  # noqa\nimport readline  # noqa: F401, E501\n") == []
+    assert tokenized == []
+    assert [s.selectors for s in filtering.parse_suppressions("import time  # noqa: F401, RT101\n")] == [("RT101",)]
+    assert tokenized == ["x"]

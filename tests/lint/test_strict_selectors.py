@@ -166,6 +166,50 @@ def test_gitignored_files_are_left_out_of_directory_walks(make_project) -> None:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_gitignore_is_respected_in_a_linked_work_tree_and_with_git_dir_set(make_project, tmp_path) -> None:
+    # A linked work tree (or a submodule) has a .git file, not a folder; GIT_DIR names a repository
+    # kept elsewhere. Either way git decides what is ignored, so git must still be asked.
+    import os
+
+    files = {"app/wf.py": WORKFLOW, "generated/wf.py": WORKFLOW, ".gitignore": "generated/\n"}
+    generated = ("generated/wf.py", CLOCK[1], "clock")
+    main = make_project(files)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], cwd=main, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=main, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "x"], cwd=main, check=True)
+    linked = tmp_path / "linked"
+    subprocess.run([*git, "worktree", "add", "-q", str(linked)], cwd=main, check=True)
+    (linked / "generated").mkdir()
+    (linked / "generated" / "wf.py").write_text(WORKFLOW, encoding="utf-8")
+    assert (linked / ".git").is_file()
+    assert CLOCK in findings(_lint(linked).json())
+    assert generated not in findings(_lint(linked).json())
+
+    elsewhere = make_project(files, name="elsewhere")
+    repository = tmp_path / "repository.git"
+    environment = {"GIT_DIR": str(repository), "GIT_WORK_TREE": str(elsewhere)}
+    subprocess.run(["git", "init", "-q"], cwd=elsewhere, check=True, env={**os.environ, **environment})
+    assert not (elsewhere / ".git").exists()
+    run = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=elsewhere, env=environment)
+    assert CLOCK in findings(run.json()) and generated not in findings(run.json()), run.describe()
+
+
+def test_outside_a_repository_git_is_not_started(tmp_path, monkeypatch) -> None:
+    from replaytest.lint import discovery
+
+    (tmp_path / "wf.py").write_text(WORKFLOW, encoding="utf-8")
+    started: list[list[str]] = []
+    monkeypatch.setattr(discovery.subprocess, "run", lambda command, **kw: started.append(command))
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    if any((parent / ".git").exists() for parent in (tmp_path, *tmp_path.parents)):
+        pytest.skip("the temporary folder is inside a git work tree")
+    assert discovery.git_visible_files(tmp_path) is None
+    assert started == []
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_wholly_untracked_folder_of_a_repository_is_linted(make_project) -> None:
     # git lists an untracked, unignored folder linted from inside as "./": all of it is visible.
     project = make_project({"service/app/wf.py": WORKFLOW})

@@ -8,27 +8,48 @@ takes ``extra`` (``ExternalResult`` items) and ``cwd`` (paths become relative to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from replaytest.lint.model import LintResult
-from replaytest.lint.reporters.github import render_github
-from replaytest.lint.reporters.json_report import render_json
-from replaytest.lint.reporters.junit import render_junit
-from replaytest.lint.reporters.sarif import render_sarif
-from replaytest.lint.reporters.text import render_text
 from replaytest.lint.rule import Rule
 
 Reporter = Callable[[LintResult, Mapping[str, Rule]], str]
 
-REPORTERS: dict[str, Reporter] = {
-    "text": render_text,
-    "json": render_json,
-    "sarif": render_sarif,
-    "github": render_github,
-}
 
-CI_REPORTERS = {
-    "github": render_github,
-    "sarif": render_sarif,
-    "junit": render_junit,
-}
+class _Reporters(Mapping[str, Any]):
+    """Format name -> reporter, each module imported when its format is first used: a run prints one
+    format, and importing them all (the SARIF and JUnit ones bring ``xml.etree``) cost every run ~5 ms."""
+
+    def __init__(self, targets: dict[str, str]) -> None:
+        self._targets = targets
+        self._loaded: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        reporter = self._loaded.get(name)
+        if reporter is None:
+            module, _, attribute = self._targets[name].partition(":")
+            reporter = self._loaded[name] = getattr(importlib.import_module(module), attribute)
+        return reporter
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._targets)
+
+    def __len__(self) -> int:
+        return len(self._targets)
+
+
+_PACKAGE = __name__
+REPORTERS: Mapping[str, Reporter] = _Reporters({
+    "text": f"{_PACKAGE}.text:render_text",
+    "json": f"{_PACKAGE}.json_report:render_json",
+    "sarif": f"{_PACKAGE}.sarif:render_sarif",
+    "github": f"{_PACKAGE}.github:render_github",
+})
+
+CI_REPORTERS: Mapping[str, Any] = _Reporters({
+    "github": f"{_PACKAGE}.github:render_github",
+    "sarif": f"{_PACKAGE}.sarif:render_sarif",
+    "junit": f"{_PACKAGE}.junit:render_junit",
+})
