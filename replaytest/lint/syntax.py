@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import libcst as cst
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    from replaytest.lint import lazy_cst as cst
+
 
 # Fields that never hold code worth visiting (whitespace, punctuation, parentheses).
 _SKIPPED_FIELDS = frozenset({

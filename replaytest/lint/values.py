@@ -14,16 +14,13 @@ import libcst as cst
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder
 from replaytest.lint.syntax import calls_in, child_fields, names_in
+from replaytest.lint.vocabulary import LISTING_CALLS, UNORDERED
 
 SET_TYPES = frozenset({"builtins.set", "builtins.frozenset", "typing.Set", "typing.FrozenSet", "typing.AbstractSet",
                        "collections.abc.Set", "collections.abc.MutableSet"})
 STR_TYPES = frozenset({"builtins.str", "builtins.bytes"})
-LISTING_CALLS = frozenset({"os.listdir", "os.scandir", "glob.glob", "glob.iglob", "pathlib.Path.iterdir",
-                           "pathlib.Path.glob", "pathlib.Path.rglob", "os.walk"})
 # Calls returning a pair of sets (``done, pending = await asyncio.wait(tasks)``).
 SET_PAIR_CALLS = frozenset({"asyncio.wait", "asyncio.tasks.wait"})
-# Kinds whose iteration order is not reproducible.
-UNORDERED = frozenset({"set", "listing", "dict"})
 _SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference", "copy"})
 _STR_METHODS = frozenset({"encode", "decode", "lower", "upper", "strip", "format", "join", "replace", "casefold",
                           "lstrip", "rstrip", "title"})

@@ -35,3 +35,11 @@ TYPED_FACTORIES = frozenset({
     "boto3.client", "boto3.resource", "boto3.Session.client", "boto3.Session.resource",
     "boto3.session.Session.client", "boto3.session.Session.resource",
 })
+
+# Calls that list a directory, in the order the filesystem returns.
+LISTING_CALLS = frozenset({
+    "os.listdir", "os.scandir", "glob.glob", "glob.iglob", "pathlib.Path.iterdir", "pathlib.Path.glob",
+    "pathlib.Path.rglob", "os.walk",
+})
+# Value kinds (``ModuleFacts.kind_of``) whose iteration order is not reproducible.
+UNORDERED = frozenset({"set", "listing", "dict"})

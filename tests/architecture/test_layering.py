@@ -128,3 +128,33 @@ def test_loading_plugins_for_lint_imports_no_replay_machinery() -> None:
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert run.stdout.strip() == "", f"loading plugins imported: {run.stdout.strip()}"
+
+
+def test_a_fully_cached_lint_run_does_not_import_libcst(tmp_path: Path) -> None:
+    """A warm run (every summary cached) parses nothing, so it must not pay libcst's import (most of a
+    warm run's time): rules name libcst node types only through ``lint.lazy_cst``."""
+    import subprocess
+    import sys
+    import textwrap
+
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    (tmp_path / "wf.py").write_text(textwrap.dedent("""
+        import time
+        from temporalio import workflow
+
+        @workflow.defn
+        class Flow:
+            @workflow.run
+            async def run(self) -> float:
+                return time.time()
+    """), encoding="utf-8")
+    code = (
+        "import sys; from replaytest.cli import main\n"
+        "sys.argv = ['replaytest', 'lint', '.']\ntry:\n    main()\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
+        "print('libcst' in sys.modules)"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+            for _ in range(2)]
+    cold, warm = (run.stdout.split() for run in runs)
+    assert cold[-3:] == ["exit", "1", "True"], runs[0].stdout + runs[0].stderr  # it found the clock read
+    assert warm[-3:] == ["exit", "1", "False"], runs[1].stdout + runs[1].stderr

@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import libcst as cst
-
 from replaytest.lint.model import ORCHESTRATION, STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import Invalid, Option, Rule
 from replaytest.lint.syntax import calls_in, dotted_text, string_value
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from replaytest.lint.facts import ModuleFacts
+else:
+    from replaytest.lint import lazy_cst as cst
 
 # Keyword arguments and dict keys that are idempotency keys by the API's own definition (AWS spells
 # them in PascalCase); any key whose name contains "idempotency" counts too (Stripe's

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
 from replaytest.lint.model import STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import DEFAULT_REPLACEMENTS, CallFact, Invalid, Rule
 from replaytest.lint.syntax import dotted_text, short_text
-from replaytest.lint.values import LISTING_CALLS, UNORDERED
+from replaytest.lint.vocabulary import LISTING_CALLS, UNORDERED
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from replaytest.lint.facts import ModuleFacts
+else:
+    from replaytest.lint import lazy_cst as cst
 
 _SOURCES = {"set": "a set", "listing": "a directory listing", "dict": "a dict built from a set or listing"}
 # Calls whose result does not depend on the order of what they consume.

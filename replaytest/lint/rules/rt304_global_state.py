@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
 from replaytest.lint.model import MUTATING_METHODS, STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import DEFAULT_REPLACEMENTS, Invalid, Rule
 from replaytest.lint.syntax import dotted_text, short_text
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from replaytest.lint.facts import ModuleFacts
+else:
+    from replaytest.lint import lazy_cst as cst
 
 def _owning_class(facts: ModuleFacts, node: cst.BaseExpression) -> str | None:
     """The class whose attribute ``node.x`` is: a name bound to a class (``Stats``, ``cls``), or the class of
