@@ -37,7 +37,7 @@ from replaytest.lint.names import NameResolver
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.roles import ClassInfo, FrameworkRoles
 from replaytest.lint.rule import CallFact, Rule
-from replaytest.lint.syntax import arg_text, calls_in, child_fields, dotted_text
+from replaytest.lint.syntax import arg_text, calls_in, child_fields, dotted_text, unawaited
 from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
@@ -223,10 +223,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         if node.returns is not None:
             # ``-> set[str]``: callers iterating the result iterate a set (activities' results are
             # converted to the annotated type, so this holds across a step boundary too).
-            annotation = node.returns.annotation
-            if isinstance(annotation, cst.Subscript):
-                annotation = annotation.value
-            if isinstance(annotation, (cst.Name, cst.Attribute)) and self.resolve(annotation) in SET_TYPES:
+            if self.annotated_type(node.returns.annotation) in SET_TYPES:
                 builder.returns = "builtins.set"
         outer_function, outer_scopes = self.function, self.scopes
         if nested:
@@ -336,13 +333,13 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     def _typed_result(self, value: cst.BaseExpression) -> str | None:
         """What a call returns, when the call itself is not what makes the value fresh (its arguments are)."""
-        call = value.expression if isinstance(value, cst.Await) else value
+        call = unawaited(value)
         if not isinstance(call, cst.Call) or id(call) in self.tainted:
             return None
         return self.returned_function(value) or self.resolve(call)
 
     def _is_set_pair(self, value: cst.BaseExpression) -> bool:
-        call = value.expression if isinstance(value, cst.Await) else value
+        call = unawaited(value)
         return isinstance(call, cst.Call) and self.resolve(call.func) in SET_PAIR_CALLS
 
     def _on_del(self, node: cst.Del) -> None:

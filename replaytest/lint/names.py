@@ -105,6 +105,12 @@ class NameResolver:
             return self.resolve(node.expression)
         return None
 
+    def annotated_type(self, annotation: cst.BaseExpression) -> str | None:
+        """The qualified name an annotation names, its subscript dropped (``set[str]`` -> ``builtins.set``)."""
+        if isinstance(annotation, cst.Subscript):
+            annotation = annotation.value
+        return self.resolve(annotation) if isinstance(annotation, (cst.Name, cst.Attribute)) else None
+
     def is_project_candidate(self, qualname: str) -> bool:
         if qualname.startswith(self.module + ".") or (self.package and qualname.startswith(self.package + ".")):
             return True

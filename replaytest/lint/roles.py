@@ -37,6 +37,7 @@ class FrameworkRoles:
 
     if TYPE_CHECKING:  # provided by NameResolver
         def resolve(self, node: cst.BaseExpression) -> str | None: ...
+        def annotated_type(self, annotation: cst.BaseExpression) -> str | None: ...
 
     def prescan_registration(self, value: cst.BaseExpression) -> None:
         """``X = workflow.defn(X)``, ``workflow.defn(name="x")(X)``, ``df.Orchestrator.create(fn)``."""
@@ -109,10 +110,7 @@ class FrameworkRoles:
                 class_name = f"{self.module}.{info.name}"  # type: ignore[union-attr]
                 binding = ("q", class_name) if "builtins.classmethod" in decorators else ("inst", class_name)
             elif param.annotation is not None:
-                annotation = param.annotation.annotation
-                if isinstance(annotation, cst.Subscript):
-                    annotation = annotation.value
-                resolved = self.resolve(annotation) if isinstance(annotation, (cst.Name, cst.Attribute)) else None
+                resolved = self.annotated_type(param.annotation.annotation)
                 context_profile = self.ctx.context_types.get(resolved or "")
                 if context_profile is not None:
                     binding = ("inst", context_profile.context_class)

@@ -65,6 +65,11 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
         yield from names_in(child)
 
 
+def unawaited(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The awaited expression of ``await x`` (``x``), else the node itself."""
+    return node.expression if isinstance(node, cst.Await) else node
+
+
 def is_true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 

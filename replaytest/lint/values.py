@@ -13,7 +13,7 @@ import libcst as cst
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder
-from replaytest.lint.syntax import calls_in, child_fields, names_in
+from replaytest.lint.syntax import calls_in, child_fields, names_in, unawaited
 from replaytest.lint.vocabulary import LISTING_CALLS, UNORDERED
 
 SET_TYPES = frozenset({"builtins.set", "builtins.frozenset", "typing.Set", "typing.FrozenSet", "typing.AbstractSet",
@@ -159,7 +159,7 @@ class ValueModel:
         it builds (a profile's ``recording_arguments``)."""
         if not self.ctx.recording_arguments:
             return False
-        call = value.expression if isinstance(value, cst.Await) else value
+        call = unawaited(value)
         if not isinstance(call, cst.Call):
             return False
         for arg in call.args:
@@ -172,7 +172,7 @@ class ValueModel:
     def returned_function(self, node: cst.BaseExpression) -> str | None:
         """For a framework call returning what the function passed to it returns
         (``await workflow.execute_activity(fetch_tags, ...)``), that function's qualified name."""
-        call = node.expression if isinstance(node, cst.Await) else node
+        call = unawaited(node)
         if not isinstance(call, cst.Call) or self.resolve(call.func) not in self.ctx.result_calls:
             return None
         for arg in call.args:

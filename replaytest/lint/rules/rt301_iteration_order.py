@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from replaytest.lint.model import STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import DEFAULT_REPLACEMENTS, CallFact, Invalid, Rule
-from replaytest.lint.syntax import dotted_text, short_text
+from replaytest.lint.syntax import dotted_text, short_text, unawaited
 from replaytest.lint.vocabulary import LISTING_CALLS, UNORDERED
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ _ORDER_FREE_ARGUMENT = "order-free"
 def _returned_set(node: cst.BaseExpression, function: str, how: str) -> str:
     """The subject of using what a project function returns, should it return a set:
     ``tags(): iterates the set it returns``, ``tags: joins the set fetch_tags() returns``."""
-    call = node.expression if isinstance(node, cst.Await) else node
+    call = unawaited(node)
     name = function.rpartition(".")[2]
     if isinstance(call, cst.Call):
         callee = dotted_text(call.func)
@@ -115,7 +115,7 @@ class DependsOnUnstableOrder(Rule):
         if function is None or function.kind == STEP:
             return
         qualname = facts.returned_function(node)
-        call = node.expression if isinstance(node, cst.Await) else node
+        call = unawaited(node)
         if qualname is None and isinstance(call, cst.Call):
             qualname = facts.resolve(call.func)
         elif qualname is None and isinstance(node, cst.Name):
