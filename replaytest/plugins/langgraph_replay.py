@@ -385,7 +385,7 @@ def _interrupt_notes(status: str, interrupts: list[Event], pending: Event | None
     if status == "parked" and pending is None:
         notes.append(NO_PARK_NOTE)
     valued = [event for event in interrupts if "interrupt_value" in event.extra]
-    if interrupts and not valued:
+    if (interrupts or status == "parked") and not valued:
         notes.append(NO_INTERRUPT_VALUES_NOTE)
     elif len(valued) < len(interrupts):
         notes.append(EARLIER_INTERRUPTS_NOTE)

@@ -29,3 +29,15 @@ def write_report(question: str, findings: dict) -> str:
 def report_agent(question: str) -> str:
     findings = research_agent.invoke(question)
     return write_report(question, findings).result()
+
+
+@task
+def gather(question: str) -> dict:
+    _effect(f"gather {question}")
+    return research_agent.invoke(question)
+
+
+@entrypoint()
+def briefing_agent(question: str) -> str:
+    findings = gather(question).result()
+    return write_report(question, findings).result()
