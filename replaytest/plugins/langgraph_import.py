@@ -19,7 +19,11 @@ the input checkpoint's id) describes the thread's latest invocation:
   tasks) are part of that task, whose recorded result replay feeds back: they are counted, not events.
 * ``signal`` events named ``interrupt``, one per ``interrupt()`` that was resumed, with the resume value
   as result. LangGraph does not record where an interrupt fell between task calls, so they follow the
-  task events and replay answers interrupts by their index.
+  task events and replay answers interrupts by their index. A parked thread's last event is the
+  interrupt it waits at (``pending``; ``task`` and ``call_index`` when a task's body raised it).
+  LangGraph keeps one interrupt write per task, replaced at each interrupt: the value given to the
+  latest ``interrupt()`` is recorded as ``interrupt_value`` on the pending interrupt, or on the last
+  resumed one of a finished run; earlier values are gone.
 * a leading ``side-effect`` event ``previous`` when the thread had an earlier invocation whose saved
   value the entrypoint receives as ``previous``.
 * status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``

@@ -9,7 +9,10 @@ LangGraph does not store which ``@task`` a checkpoint write came from, and offer
 * the runnable-config keys LangGraph itself uses to dispatch task calls and interrupts
   (``__pregel_call``, ``__pregel_scratchpad``, ``__pregel_send``, ``__pregel_checkpoint_ns``,
   ``__pregel_runtime``) and the scratchpad type, so replay answers task calls from a history;
-* the ``@task`` wrapper class and the channel names of the checkpoint ``writes`` table.
+* the ``@task`` wrapper class and the channel names of the checkpoint ``writes`` table;
+* that ``interrupt(value)`` asks its scratchpad's interrupt counter for its index first (its frame then
+  holds ``value``), and that a graph started inside a run announces itself to the inherited callbacks
+  before it runs anything (how replay stops a nested graph).
 
 ``TESTED_RANGE`` is what the test suite runs against (oldest and newest); ``version_problem`` says when
 the installed langgraph lies outside it, and the importer and replayer refuse to guess in that case.

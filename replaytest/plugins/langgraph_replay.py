@@ -10,11 +10,16 @@ derived from the name and the index — and answered with the recorded result (o
 way LangGraph's own resume raises it). No task body runs; nothing is checkpointed.
 
 ``interrupt()`` reads the recorded resume values by index, as LangGraph does. LangGraph does not record
-where an interrupt fell between task calls, so interrupts are checked by count: a parked history passes
-when the code reaches its pending interrupt having made every recorded task call, and fails with
-``missing-command`` when the code parks before calls the history made; a code that now interrupts
-where a completed history went on is an ``extra-command``. The run executes under the runtime guards
-(clock, random, uuid, sockets, subprocesses in orchestration code are ``nondeterministic-call``).
+where an interrupt fell between task calls, so interrupts are checked by count, and by the value given
+to ``interrupt(value)`` where the history recorded it (``interrupt-mismatch``: the human answered, or
+will answer, another question). A parked history records the interrupt it waits at: the code must reach
+it having made every recorded task call and no other one — a task call past the recorded ones before
+that is an ``extra-command`` (LangGraph would run it for real on resume), a code that parks before calls
+the history made is ``missing-command``, and a code that now interrupts where a completed history went
+on is an ``extra-command``. An entrypoint that starts another graph from its own code is refused before
+that graph runs: its task calls are not in the history and would run for real. The run executes under
+the runtime guards (clock, random, uuid, sockets, subprocesses in orchestration code are
+``nondeterministic-call``).
 
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
 """
