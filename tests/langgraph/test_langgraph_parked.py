@@ -5,6 +5,7 @@ code (to show what LangGraph really does), and replays the history imported befo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sqlite3
@@ -12,13 +13,15 @@ from pathlib import Path
 
 import pytest
 from conftest import ASYNC_NEEDS_311, effect_lines, import_histories, thread
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
-from lg_apps import research, support, support_autopay, support_confirm, writer, writer_swapped
+from lg_apps import more, more_edited, research, support, support_autopay, support_confirm, writer, writer_swapped
 from test_langgraph_import import record_async
 from test_langgraph_replay import replay
 
 from replaytest.history import load_history
+from replaytest.plugins.langgraph_import import histories_from_saver
 
 APPS = Path(__file__).parent / "lg_apps"
 SUPPORT = ("--workflows", "lg_apps.support:support_agent")
@@ -257,3 +260,54 @@ def test_an_async_entrypoint_parked_at_an_interrupt_records_and_compares_its_val
     assert (code, found["kind"]) == (1, "interrupt-mismatch")
     assert 'interrupt #1 now asks {"code": "nut-42"}; the history recorded {"code": "nut-41"}' in found["message"]
     shutil.rmtree(changed.parent)
+
+
+@ASYNC_NEEDS_311
+def test_a_nested_entrypoint_awaited_from_an_async_entrypoint_is_refused_too(tmp_path: Path, effects: Path) -> None:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    db = tmp_path / "async-report.sqlite"
+
+    async def run() -> None:
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            await research.async_report_agent.copy(update={"checkpointer": saver}).ainvoke("owls", thread("owls"))
+
+    asyncio.run(run())
+    assert effect_lines(effects) == ["search_web owls", "write_report owls"]
+    code, output = import_histories(db, tmp_path / "histories", "--workflows", "lg_apps.research:async_report_agent")
+    assert code == 0, output
+    effects.unlink()
+    code, report = replay([tmp_path / "histories/async_report_agent-owls.json"], "lg_apps.research:async_report_agent")
+    result = result_of(report)
+    assert (code, result["status"]) == (2, "error")
+    line = line_of("research", "findings = await research_agent.ainvoke(question)")
+    assert f"('research_agent') at " in result["error"] and f"lg_apps/research.py:{line} " in result["error"]
+    assert not effects.exists()
+
+
+def test_a_thread_parked_inside_a_task_fails_when_another_call_comes_first(tmp_path: Path, effects: Path) -> None:
+    """The thread waits inside ask() (call #2). LangGraph resumes the edited code by running the new
+    add() call for real as call #2, then runs ask()'s body again as call #3, which takes the answer."""
+    saver = InMemorySaver()
+    graph = more.asking_agent.copy(update={"checkpointer": saver})
+    graph.invoke("colour?", thread("q"))
+    [(path, _)], _ = histories_from_saver(saver, tmp_path, workflows=[more.asking_agent])
+    effects.unlink()
+    code, report = replay([path], "lg_apps.more:asking_agent")
+    assert code == 0, report
+    assert (
+        "1 history: the run is parked at an interrupt inside a task body, which replay never runs: that interrupt's "
+        "value was not compared"
+    ) in report["summary"]["notes"]
+    code, report = replay([path], "lg_apps.more_edited:asking_agent")
+    found = result_of(report)["divergence"]
+    assert (code, found["kind"], found["position"], found["issued"]["name"]) == (1, "extra-command", 2, "add")
+    assert found["message"].startswith(
+        "the code issued step 'add' before reaching interrupt #1 (\"colour?\"), where this parked history waits "
+        "inside step 'ask' (task call #2)"
+    )
+    assert found["source"]["line"] == line_of("more_edited", "second = add(first, 3).result()  # a new call before the task whose body waits for the answer")
+    assert not effects.exists()
+    resumed = more_edited.asking_agent.copy(update={"checkpointer": saver}).invoke(Command(resume="blue"), thread("q"))
+    assert resumed == "colour? 6 blue"
+    assert effect_lines(effects) == ["add 3 3", "ask colour?"]

@@ -41,3 +41,9 @@ def gather(question: str) -> dict:
 def briefing_agent(question: str) -> str:
     findings = gather(question).result()
     return write_report(question, findings).result()
+
+
+@entrypoint()
+async def async_report_agent(question: str) -> str:
+    findings = await research_agent.ainvoke(question)
+    return await write_report(question, findings)
