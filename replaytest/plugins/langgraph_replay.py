@@ -61,6 +61,9 @@ NO_PARK_NOTE = (
     "the history does not record where the run is parked (imported before replaytest recorded it): a task call past "
     "the recorded ones was taken as the resume point; import the thread again to check it"
 )
+UNREAD_VALUE_NOTE = (
+    "the value the code gave interrupt() could not be read from this langgraph version: interrupt values were not compared"
+)
 INTERRUPT_IN_TASK_NOTE = (
     "the run is parked at an interrupt inside a task body, which replay never runs: that interrupt's value was not compared"
 )
@@ -213,7 +216,11 @@ class _Run:
 
     def _compare_interrupt(self, event: Event, number: int, value: Any) -> None:
         """The human answered (or will answer) the recorded question: the code must ask the same one."""
-        if "interrupt_value" not in event.extra or value is lg.NO_VALUE:
+        if "interrupt_value" not in event.extra:
+            return
+        if value is lg.NO_VALUE:
+            if UNREAD_VALUE_NOTE not in self.notes:
+                self.notes.append(UNREAD_VALUE_NOTE)
             return
         if event.extra.get("task") is not None:
             return  # raised inside a task body, which replay never runs
@@ -232,8 +239,7 @@ class _Run:
                 f"interrupt #{number} now asks {_short(now, 240)}; the history recorded {_short(recorded, 240)} there "
                 f"({answered})",
                 Issued("signal", "interrupt", source=self.interrupt_source),
-                Recorded(seq=event.seq, kind=event.kind, name=event.name, payload=event),
-                position=event.seq,
+                _signal(event),
             )
         )
 
@@ -260,7 +266,7 @@ class _Run:
                 f"the code issued step {issued.name!r} before reaching interrupt #{number}{asked}, where this parked "
                 f"history waits {where}; on resume LangGraph would run it for real before the answer is read",
                 issued,
-                position=self.matcher.next_position(),
+                _signal(pending),
             )
         )
 
@@ -397,6 +403,11 @@ def _interrupt_notes(status: str, interrupts: list[Event], pending: Event | None
     if pending is not None and pending.extra.get("task") is not None:
         notes.append(INTERRUPT_IN_TASK_NOTE)
     return notes
+
+
+def _signal(event: Event) -> Recorded:
+    """A recorded interrupt as the report shows it (it is not one of the matcher's task calls)."""
+    return Recorded(seq=event.seq, kind=event.kind, name=event.name, payload=event)
 
 
 def _recorded(event: Event) -> Recorded:

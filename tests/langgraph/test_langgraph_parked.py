@@ -88,7 +88,8 @@ def test_a_task_added_before_the_approval_fails_the_thread_parked_there(refunds:
     assert code == 1, report
     found = result_of(report)["divergence"]
     assert (found["kind"], found["position"]) == ("extra-command", 2)
-    assert found["issued"]["name"] == "pay_refund" and found["recorded"] is None
+    assert found["issued"]["name"] == "pay_refund"
+    assert (found["recorded"]["kind"], found["recorded"]["name"], found["recorded"]["position"]) == ("signal", "interrupt", 2)
     assert found["message"] == (
         "the code issued step 'pay_refund' before reaching interrupt #1 "
         '({"amount": 20.0, "order_id": "A-17", "question": "approve the refund?"}), where this parked history waits '
