@@ -312,3 +312,20 @@ def test_a_thread_parked_inside_a_task_fails_when_another_call_comes_first(tmp_p
     resumed = more_edited.asking_agent.copy(update={"checkpointer": saver}).invoke(Command(resume="blue"), thread("q"))
     assert resumed == "colour? 6 blue"
     assert effect_lines(effects) == ["add 3 3", "ask colour?"]
+
+
+def test_a_saver_without_task_paths_records_the_pending_interrupt_too(tmp_path: Path, effects: Path) -> None:
+    """InMemorySaver, read through the saver API (no task paths): the same pending interrupt and value."""
+    saver = InMemorySaver()
+    support.support_agent.copy(update={"checkpointer": saver}).invoke({"order_id": "A-17"}, thread("small"))
+    [(path, _)], refused = histories_from_saver(saver, tmp_path, workflows=[support.support_agent])
+    assert refused == []
+    pending = load_history(path).events[-1]
+    assert (pending.kind, pending.name, pending.extra) == ("signal", "interrupt", {
+        "interrupt_index": 0, "pending": True,
+        "interrupt_value": {"question": "approve the refund?", "order_id": "A-17", "amount": 20.0},
+    })
+    effects.unlink()
+    code, report = replay([path], "lg_apps.support_autopay:support_agent")
+    assert (code, result_of(report)["divergence"]["kind"]) == (1, "extra-command")
+    assert not effects.exists()
