@@ -19,7 +19,11 @@ the input checkpoint's id) describes the thread's latest invocation:
   tasks) are part of that task, whose recorded result replay feeds back: they are counted, not events.
 * ``signal`` events named ``interrupt``, one per ``interrupt()`` that was resumed, with the resume value
   as result. LangGraph does not record where an interrupt fell between task calls, so they follow the
-  task events and replay answers interrupts by their index.
+  task events and replay answers interrupts by their index. A parked thread's last event is the
+  interrupt it waits at (``pending``; ``task`` and ``call_index`` when a task's body raised it).
+  LangGraph keeps one interrupt write per task, replaced at each interrupt: the value given to the
+  latest ``interrupt()`` is recorded as ``interrupt_value`` on the pending interrupt, or on the last
+  resumed one of a finished run; earlier values are gone.
 * a leading ``side-effect`` event ``previous`` when the thread had an earlier invocation whose saved
   value the entrypoint receives as ``previous``.
 * status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``
@@ -318,11 +322,30 @@ def build_history(
     resumes = by_channel.get(lg.RESUME)
     if not isinstance(resumes, list):
         resumes = [] if resumes is None else [resumes]
+    # LangGraph keeps one interrupt write per task, replaced at every interrupt: the latest interrupt's value.
+    latest = _interrupt_values(by_channel[lg.INTERRUPT]) if lg.INTERRUPT in by_channel else []
+    parked = lg.INTERRUPT in by_channel and lg.END not in by_channel and lg.ERROR not in by_channel
+    signals: list[dict[str, Any]] = []
     for index, value in enumerate(resumes):
         signal: dict[str, Any] = {"kind": "signal", "name": "interrupt", "interrupt_index": index}
         if value is not None:
             signal["result"] = value
-        events.append(signal)
+        signals.append(signal)
+    if parked:
+        # Where the run waits: the interrupt after the resumed ones, inside a task call if one raised it.
+        pending: dict[str, Any] = {"kind": "signal", "name": "interrupt", "interrupt_index": len(resumes), "pending": True}
+        inside = _interrupting_call(own, entry_id, ids)
+        if inside is not None:
+            pending["task"], pending["call_index"] = inside
+        signals.append(pending)
+    # A task's own interrupts bubble up into the entrypoint's write but are resumed through the task's
+    # resume values: the latest value then belongs to no resumed interrupt of the entrypoint.
+    in_tasks = any(w.channel == lg.INTERRUPT and w.task_id not in (entry_id, lg.NULL_TASK_ID) for w in own)
+    if len(latest) == 1 and signals and (parked or not in_tasks):
+        signals[-1]["interrupt_value"] = latest[0]
+    elif len(latest) > 1:
+        notes.append(f"{len(latest)} interrupts were pending at once; their values are not recorded")
+    events.extend(signals)
     for seq, event in enumerate(events, start=1):
         event["seq"] = seq
     document: dict[str, Any] = {
@@ -342,8 +365,7 @@ def build_history(
         document["error"] = _error_info(by_channel[lg.ERROR])
     elif lg.INTERRUPT in by_channel:
         document["status"] = "parked"
-        pending = _interrupt_values(by_channel[lg.INTERRUPT])
-        notes.append(f"parked at interrupt #{len(resumes) + 1}" + (f" ({_short(pending[0])})" if pending else ""))
+        notes.append(f"parked at interrupt #{len(resumes) + 1}" + (f" ({_short(latest[0])})" if latest else ""))
     if nested:
         notes.append(f"{nested} task result(s) of calls made inside task bodies (nested tasks) are part of their parent task")
     if unknown:
@@ -431,6 +453,22 @@ def _error_info(value: Any) -> dict[str, str]:
     except (ValueError, SyntaxError):
         literal = inner
     return {"type": type_name.rsplit(".", 1)[-1], "message": literal if isinstance(literal, str) else inner}
+
+
+def _interrupting_call(writes: Sequence[WriteRow], entry_id: str, ids: _CallIds) -> tuple[str, int] | None:
+    """(task name, call index) of the entrypoint's task call whose body raised the pending interrupt,
+    or None when the entrypoint's own code raised it (or no candidate name explains the call)."""
+    for write in writes:
+        if write.channel != lg.INTERRUPT or write.task_id in (entry_id, lg.NULL_TASK_ID):
+            continue
+        if write.task_path is not None:
+            depth, index = lg.parse_task_path(write.task_path)
+            name = ids.name_at(write.task_id, index) if depth == 1 and index is not None else None
+        else:
+            depth, name, index = ids.search({write.task_id}).get(write.task_id, (0, None, None))
+        if depth == 1 and name is not None and index is not None:
+            return name, index
+    return None
 
 
 def _interrupt_values(value: Any) -> list[Any]:

@@ -9,7 +9,10 @@ LangGraph does not store which ``@task`` a checkpoint write came from, and offer
 * the runnable-config keys LangGraph itself uses to dispatch task calls and interrupts
   (``__pregel_call``, ``__pregel_scratchpad``, ``__pregel_send``, ``__pregel_checkpoint_ns``,
   ``__pregel_runtime``) and the scratchpad type, so replay answers task calls from a history;
-* the ``@task`` wrapper class and the channel names of the checkpoint ``writes`` table.
+* the ``@task`` wrapper class and the channel names of the checkpoint ``writes`` table;
+* that ``interrupt(value)`` asks its scratchpad's interrupt counter for its index first (its frame then
+  holds ``value``), and that a graph started inside a run announces itself to the inherited callbacks
+  before it runs anything (how replay stops a nested graph).
 
 ``TESTED_RANGE`` is what the test suite runs against (oldest and newest); ``version_problem`` says when
 the installed langgraph lies outside it, and the importer and replayer refuse to guess in that case.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import binascii
 import contextvars
 import hashlib
+import sys
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -156,26 +160,72 @@ def is_async_entrypoint(bound: Any) -> bool:
     return getattr(bound, "func", None) is None
 
 
+NO_VALUE = object()  # the value an ``interrupt()`` call was given, when it could not be read
+
+
 class Scratchpad:
     """Builds LangGraph's per-task scratchpad for a replayed entrypoint run: task calls are counted by
-    the call hook itself; ``interrupt()`` asks ``on_interrupt`` for its index and reads ``resume``."""
+    the call hook itself; ``interrupt(value)`` asks ``on_interrupt(value)`` for its index (``NO_VALUE``
+    when the value cannot be read) and reads ``resume``."""
 
     @staticmethod
-    def build(on_interrupt: Callable[[], int], resume: list[Any]) -> Any:
+    def build(on_interrupt: Callable[[Any], int], resume: list[Any]) -> Any:
         from langgraph._internal._scratchpad import PregelScratchpad
+        from langgraph.types import interrupt
 
         def no_null_resume(consume: bool = False) -> Any:
             return None  # every resume value replay knows is in ``resume``
+
+        def interrupt_counter() -> int:
+            # ``interrupt(value)`` asks its scratchpad for the index first thing: its frame holds the value.
+            caller = sys._getframe(1)
+            value = caller.f_locals.get("value", NO_VALUE) if caller.f_code is interrupt.__code__ else NO_VALUE
+            return on_interrupt(value)
 
         return PregelScratchpad(
             step=0,
             stop=1,
             call_counter=lambda: 0,
-            interrupt_counter=on_interrupt,
+            interrupt_counter=interrupt_counter,
             get_null_resume=no_null_resume,
             resume=resume,
             subgraph_counter=lambda: 0,
         )
+
+
+class NestedGraphRun(BaseException):
+    """The replayed entrypoint started another LangGraph graph (an ``@entrypoint`` or a compiled graph)
+    from its own code: stopped before it runs anything. A ``BaseException`` so that orchestration code
+    catching ``Exception`` does not swallow it."""
+
+    def __init__(self, graph_name: str) -> None:
+        self.graph_name = graph_name
+        super().__init__(graph_name)
+
+
+def _nested_graph_stop() -> Any:
+    """A callback handler that raises ``NestedGraphRun`` when a graph starts inside the replayed run.
+
+    A graph invoked from the entrypoint's code would run its own loop, its own task calls and their
+    bodies (LangGraph dispatches them through the nested graph's config, not the replayed one); every
+    graph announces its start to the inherited callbacks first, before it reads a checkpoint or runs a node."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langgraph.pregel import Pregel
+
+    class StopNestedGraphs(BaseCallbackHandler):
+        raise_error = True
+        run_inline = True  # called where the graph starts, also under an async callback manager
+
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            frame = sys._getframe(1)
+            while frame is not None:
+                graph = frame.f_locals.get("self")
+                if isinstance(graph, Pregel):
+                    node = entrypoint_node(graph)
+                    raise NestedGraphRun(node[0] if node is not None else graph.get_name())
+                frame = frame.f_back  # type: ignore[assignment]
+
+    return StopNestedGraphs()
 
 
 def _replay_config(call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any) -> dict[str, Any]:
@@ -189,7 +239,7 @@ def _replay_config(call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str
     from langgraph.runtime import Runtime
 
     return {
-        "callbacks": None,
+        "callbacks": [_nested_graph_stop()],
         "configurable": {
             CONFIG_KEY_CALL: call_hook,
             CONFIG_KEY_SCRATCHPAD: scratchpad,

@@ -10,11 +10,16 @@ derived from the name and the index — and answered with the recorded result (o
 way LangGraph's own resume raises it). No task body runs; nothing is checkpointed.
 
 ``interrupt()`` reads the recorded resume values by index, as LangGraph does. LangGraph does not record
-where an interrupt fell between task calls, so interrupts are checked by count: a parked history passes
-when the code reaches its pending interrupt having made every recorded task call, and fails with
-``missing-command`` when the code parks before calls the history made; a code that now interrupts
-where a completed history went on is an ``extra-command``. The run executes under the runtime guards
-(clock, random, uuid, sockets, subprocesses in orchestration code are ``nondeterministic-call``).
+where an interrupt fell between task calls, so interrupts are checked by count, and by the value given
+to ``interrupt(value)`` where the history recorded it (``interrupt-mismatch``: the human answered, or
+will answer, another question). A parked history records the interrupt it waits at: the code must reach
+it having made every recorded task call and no other one — a task call past the recorded ones before
+that is an ``extra-command`` (LangGraph would run it for real on resume), a code that parks before calls
+the history made is ``missing-command``, and a code that now interrupts where a completed history went
+on is an ``extra-command``. An entrypoint that starts another graph from its own code is refused before
+that graph runs: its task calls are not in the history and would run for real. The run executes under
+the runtime guards (clock, random, uuid, sockets, subprocesses in orchestration code are
+``nondeterministic-call``).
 
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
 """
@@ -45,6 +50,23 @@ _INSTEAD = "a @task that makes the value (its result is recorded)"
 
 # LangGraph's checkpointer stores no task inputs.
 NO_ARGUMENTS_NOTE = "LangGraph stores no task inputs: task arguments were not compared"
+# What histories imported by earlier versions, or LangGraph's own storage, leave out about interrupts.
+NO_INTERRUPT_VALUES_NOTE = (
+    "no interrupt values recorded (imported before replaytest recorded them): interrupts were compared by count only"
+)
+EARLIER_INTERRUPTS_NOTE = (
+    "LangGraph keeps only the latest interrupt's value: earlier interrupts were compared by count only"
+)
+NO_PARK_NOTE = (
+    "the history does not record where the run is parked (imported before replaytest recorded it): a task call past "
+    "the recorded ones was taken as the resume point; import the thread again to check it"
+)
+UNREAD_VALUE_NOTE = (
+    "the value the code gave interrupt() could not be read from this langgraph version: interrupt values were not compared"
+)
+INTERRUPT_IN_TASK_NOTE = (
+    "the run is parked at an interrupt inside a task body, which replay never runs: that interrupt's value was not compared"
+)
 
 
 class LangGraphReplayer:
@@ -85,9 +107,20 @@ class LangGraphReplayer:
             result.status, result.error = "error", str(error)
             return result
         divergence = run.execute()
+        if run.nested is not None:
+            graph, where = run.nested
+            at = f" at {_display(where.path)}:{where.line}" if where is not None else ""
+            result.status = "error"
+            result.error = (
+                f"the entrypoint starts another LangGraph graph ({graph!r}){at} from its own code: a nested graph "
+                f"runs its own task calls, which the history does not hold (LangGraph checkpoints them in the "
+                f"nested run's namespace) and replay must not run; replay stopped before it ran anything. Call it "
+                f"from inside a @task (whose recorded result replay feeds back) to make this history replayable"
+            )
+            return result
         result.warnings = run.matcher.warnings
         # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
-        result.notes.extend((NO_ARGUMENTS_NOTE, NO_PROMPTS_NOTE))
+        result.notes.extend((NO_ARGUMENTS_NOTE, NO_PROMPTS_NOTE, *run.notes))
         if divergence is not None:
             result.status = "diverged"
             result.divergence = divergence
@@ -126,12 +159,18 @@ class _Run:
             )
         tasks: list[Event] = []
         self.resumes: list[Any] = []
+        self.interrupt_events: list[Event] = []  # the resumed interrupts, then the pending one (if parked)
+        self.pending: Event | None = None
         self.previous: Any = None
         for event in history.events:
             if event.kind == "step":
                 tasks.append(event)
+            elif event.kind == "signal" and event.name == "interrupt" and event.extra.get("pending") is True:
+                self.pending = event
+                self.interrupt_events.append(event)
             elif event.kind == "signal" and event.name == "interrupt":
                 self.resumes.append(revive(history.event_result(event)))
+                self.interrupt_events.append(event)
             elif event.kind == "side-effect" and event.name == "previous":
                 self.previous = revive(history.event_result(event))
             else:
@@ -139,6 +178,8 @@ class _Run:
         self.matcher = Matcher([_recorded(e) for e in tasks], history.status, options)
         self.interrupts = 0  # interrupt() calls the code made
         self.interrupt_source: SourcePosition | None = None
+        self.nested: tuple[str, SourcePosition | None] | None = None  # a graph the entrypoint started
+        self.notes = _interrupt_notes(history.status, self.interrupt_events, self.pending)
         self.modules = orchestration_modules([self.function])
         # The folders of the entrypoint's package: its code, even when installed into site-packages.
         files = [getattr(module, "__file__", None) for module in self.modules]
@@ -149,6 +190,8 @@ class _Run:
     def call(self, func: Any, arguments: Any, **options: Any) -> Any:
         """A ``@task`` call: match it, answer it with the recorded outcome; the task never runs."""
         issued = Issued("step", lg.task_name_of(func), source=_caller(self.project_prefixes))
+        if self.history.status == "parked" and self.matcher.index >= len(self.matcher.events):
+            self._check_past_the_park(issued)
         event: Event = self.matcher.issue(issued).payload
         future: Any
         try:
@@ -162,11 +205,70 @@ class _Run:
             future.set_result(revive(self.history.event_result(event)))
         return future
 
-    def on_interrupt(self) -> int:
+    def on_interrupt(self, value: Any) -> int:
+        """An ``interrupt(value)`` call: its index, once its value matches the recorded one."""
         index = self.interrupts
         self.interrupts += 1
         self.interrupt_source = _caller(self.project_prefixes)
+        if index < len(self.interrupt_events):
+            self._compare_interrupt(self.interrupt_events[index], index + 1, value)
         return index
+
+    def _compare_interrupt(self, event: Event, number: int, value: Any) -> None:
+        """The human answered (or will answer) the recorded question: the code must ask the same one."""
+        if "interrupt_value" not in event.extra:
+            return
+        if value is lg.NO_VALUE:
+            if UNREAD_VALUE_NOTE not in self.notes:
+                self.notes.append(UNREAD_VALUE_NOTE)
+            return
+        if event.extra.get("task") is not None:
+            return  # raised inside a task body, which replay never runs
+        recorded = event.extra["interrupt_value"]
+        now = normal_form(value)
+        if _same(recorded, now, frozenset(self.history.redacted), f"$.events[{event.seq - 1}].interrupt_value"):
+            return
+        answered = (
+            "the answer the reviewer gives on resume would go to this new question"
+            if event is self.pending
+            else "the recorded answer was given to the recorded question"
+        )
+        raise DivergenceFound(
+            self.matcher.divergence(
+                "interrupt-mismatch",
+                f"interrupt #{number} now asks {_short(now, 240)}; the history recorded {_short(recorded, 240)} there "
+                f"({answered})",
+                Issued("signal", "interrupt", source=self.interrupt_source),
+                _signal(event),
+            )
+        )
+
+    def _check_past_the_park(self, issued: Issued) -> None:
+        """A task call past the recorded ones of a parked history: right only where the run waits."""
+        pending = self.pending
+        if pending is None:
+            return  # imported before parks were recorded: taken as the resume point (said in a note)
+        if self.interrupts > len(self.resumes):
+            return  # the code went past the pending interrupt (it caught the interrupt): the resume point
+        number = len(self.resumes) + 1
+        value = pending.extra.get("interrupt_value")
+        asked = f" ({_short(value)})" if "interrupt_value" in pending.extra else ""
+        task, call_index = pending.extra.get("task"), pending.extra.get("call_index")
+        if task is not None:
+            if (issued.name, self.matcher.index) == (task, call_index):
+                raise ReachedEnd()  # the call whose body waits at the interrupt: the run resumes in it
+            where = f"inside step {task!r} (task call #{call_index + 1 if isinstance(call_index, int) else '?'})"
+        else:
+            where = "in the entrypoint"
+        raise DivergenceFound(
+            self.matcher.divergence(
+                "extra-command",
+                f"the code issued step {issued.name!r} before reaching interrupt #{number}{asked}, where this parked "
+                f"history waits {where}; on resume LangGraph would run it for real before the answer is read",
+                issued,
+                _signal(pending),
+            )
+        )
 
     # --- the run ---
 
@@ -189,6 +291,9 @@ class _Run:
                 divergence = found.divergence
             except ReachedEnd:
                 outcome = "reached-end"
+            except lg.NestedGraphRun as started:
+                self.nested = (started.graph_name, _raise_site(started, self.project_prefixes))
+                return None
             except NondeterministicCall:
                 outcome = "guard"
             except Exception as error:
@@ -285,6 +390,26 @@ class _Run:
         return None
 
 
+def _interrupt_notes(status: str, interrupts: list[Event], pending: Event | None) -> list[str]:
+    """What the recorded interrupts let replay check, said where it is less than everything."""
+    notes = []
+    if status == "parked" and pending is None:
+        notes.append(NO_PARK_NOTE)
+    valued = [event for event in interrupts if "interrupt_value" in event.extra]
+    if (interrupts or status == "parked") and not valued:
+        notes.append(NO_INTERRUPT_VALUES_NOTE)
+    elif len(valued) < len(interrupts):
+        notes.append(EARLIER_INTERRUPTS_NOTE)
+    if pending is not None and pending.extra.get("task") is not None:
+        notes.append(INTERRUPT_IN_TASK_NOTE)
+    return notes
+
+
+def _signal(event: Event) -> Recorded:
+    """A recorded interrupt as the report shows it (it is not one of the matcher's task calls)."""
+    return Recorded(seq=event.seq, kind=event.kind, name=event.name, payload=event)
+
+
 def _recorded(event: Event) -> Recorded:
     return Recorded(seq=event.seq, kind=event.kind, name=event.name, args_digest=event.args_digest, payload=event)
 
@@ -326,6 +451,14 @@ def _same(recorded: Any, now: Any, redacted: frozenset[str] = frozenset(), path:
             _same(a, b, redacted, f"{path}[{index}]") for index, (a, b) in enumerate(zip(recorded, now))
         )
     return _canonical(recorded) == _canonical(now)
+
+
+def _display(path: str) -> str:
+    """``path`` relative to the working directory when it lies under it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path
 
 
 def _canonical(value: Any) -> str:

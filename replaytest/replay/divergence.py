@@ -20,6 +20,7 @@ DIVERGENCE_KINDS: tuple[str, ...] = (
     "prompt-drift",  # a model step's prompt version differs from the recorded one
     "patch-mismatch",  # a patch marker the code no longer issues, or issues where history has none
     "nondeterministic-call",  # a runtime guard caught a clock/random/uuid/network call
+    "interrupt-mismatch",  # a human-in-the-loop wait asks another question than the one recorded there
 )
 
 ResultStatus = Literal["passed", "diverged", "stale", "error"]

@@ -33,6 +33,8 @@ def test_a_completed_thread_is_its_task_calls_in_order_its_resume_value_and_its_
     assert [(e.kind, e.name) for e in history.events] == [
         ("step", "fetch_price"), ("step", "draft"), ("step", "draft"), ("step", "notify"), ("signal", "interrupt"),
     ]
+    # LangGraph keeps the latest interrupt's value: here the one interrupt, which was resumed.
+    assert history.events[-1].extra == {"interrupt_index": 0, "interrupt_value": {"item": "lamp", "price": 40.0}}
     assert [e.result for e in history.events] == [
         40.0, "intro about the lamp", "body about the lamp",
         {"sent": True, "summary": "intro about the lamp / body about the lamp"}, {"approved": True},
@@ -46,7 +48,12 @@ def test_a_thread_left_at_its_interrupt_is_parked_with_the_calls_made_before_it(
     assert history.status == "parked"
     assert [(e.kind, e.name, e.result) for e in history.events] == [
         ("step", "fetch_price", 250.0), ("step", "draft", "intro about the desk"), ("step", "draft", "body about the desk"),
+        ("signal", "interrupt", None),
     ]
+    # Where it waits: interrupt #1, raised by the entrypoint itself, with the value it was given.
+    assert history.events[-1].extra == {
+        "interrupt_index": 0, "pending": True, "interrupt_value": {"item": "desk", "price": 250.0},
+    }
 
 
 def test_calls_no_current_task_name_explains_are_reported_not_guessed(recorded, tmp_path: Path) -> None:
@@ -221,7 +228,11 @@ def test_an_interrupt_inside_a_task_parks_the_thread_at_that_call(tmp_path: Path
     assert "__interrupt__" in graph.invoke("colour?", thread("q"))
     [(path, item)], _ = histories_from_saver(saver, tmp_path, workflows=[more.asking_agent])
     history = load_history(path)
-    assert history.status == "parked" and [e.name for e in history.events] == ["add"]
+    assert history.status == "parked" and [e.name for e in history.events] == ["add", "interrupt"]
+    # Parked inside the body of call #2, ask(): LangGraph wrote the interrupt under that call's task id.
+    assert history.events[-1].extra == {
+        "interrupt_index": 0, "pending": True, "task": "ask", "call_index": 1, "interrupt_value": "colour?",
+    }
     assert 'parked at interrupt #1 ("colour?")' in item.notes  # LangGraph bubbles it up to the entrypoint
     effects.unlink()
     from click.testing import CliRunner

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.func import entrypoint
 from langgraph.types import interrupt
 
-from lg_apps.more import add, confirm, lookup
+from lg_apps.more import add, ask, confirm, lookup
 
 
 @entrypoint()
@@ -19,3 +19,10 @@ async def async_agent(item: str) -> dict:
     code = await lookup(item)
     answer = interrupt({"code": code})
     return {"code": code, "answer": answer, "done": done}
+
+
+@entrypoint()
+def asking_agent(topic: str) -> str:
+    first = add(1, 2).result()
+    second = add(first, 3).result()  # a new call before the task whose body waits for the answer
+    return f"{topic} {second} {ask(topic).result()}"
