@@ -355,7 +355,7 @@ def _run_replay(
     if skipped is not None and coverage is None:  # coverage needs every history to run
         from replaytest.replay.cache import ReplayCache
 
-        cache = ReplayCache(config.root / config.cache_dir, config.root, workflows, options)
+        cache = ReplayCache(config.cache_folder(), config.root, workflows, options)
     try:
         with progress(len(files), "replaying", show_progress) as advance:
             results = replay_many(files, replayers, workflows, options, measure=measure, cache=cache, advance=advance)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from replaytest import cachedir
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -133,6 +135,17 @@ class Config:
     replay: ReplaySettings = field(default_factory=ReplaySettings)
     redact: RedactSettings = field(default_factory=RedactSettings)
 
+    def cache_folder(self, *, claim: bool = False) -> Path:
+        """The cache folder (``cache-dir`` under ``root``), checked to be one replaytest may use (see
+        ``replaytest.cachedir``) and, with ``claim``, created with its markers. A folder holding files that
+        are not replaytest's is a ``ConfigError`` naming ``cache-dir``."""
+        folder = self.root / self.cache_dir
+        try:
+            cachedir.claim(folder) if claim else cachedir.check(folder)
+        except cachedir.CacheDirError as error:
+            raise ConfigError(self.path, "cache-dir", f"{self.cache_dir!r} ({folder}) {error.problem}") from None
+        return folder
+
     def fingerprint(self) -> str:
         """A stable text of every value that can change a lint result, for cache keys."""
         parts = []
@@ -245,6 +258,9 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
         elif key == "cache-dir":
             if not isinstance(value, str) or not value:
                 raise ConfigError(path, key, "must be a non-empty string")
+            problem = cachedir.containment_problem(values["root"] / value, values["root"])
+            if problem:
+                raise ConfigError(path, key, f"{value!r} {problem}")
             values["cache_dir"] = value
         elif key == "replay":
             values["replay"] = _replay_settings(path, value)

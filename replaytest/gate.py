@@ -58,6 +58,7 @@ class CoverageRun:
         return self.config.root / self.config.cache_dir / COVERAGE_DIR / ".coverage"
 
     def start(self, workflows: WorkflowSet, profiles: Sequence[Any], *, parallel: bool = False) -> ReplayCoverage:
+        self.config.cache_folder(claim=True)  # before coverage writes its data there
         self.regions = orchestration_regions(workflow_files(workflows), self.config, profiles)
         self.measure = ReplayCoverage(self.regions, self.data_file, parallel=parallel)
         self.measure.start()

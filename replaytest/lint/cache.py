@@ -3,7 +3,10 @@
 ``<2 hex>/<key>.json``: one module summary per entry. The key hashes the analyzer fingerprint (tool
 version, configuration, rule set, profiles, analyzer code), the module name and the file's bytes, so an
 edit that keeps size and mtime still misses, and a summary is reused exactly when it would be recomputed
-identically. Entries are JSON, written atomically; an unreadable or corrupt entry is a miss.
+identically. Entries are JSON, written atomically; an unreadable or corrupt entry is a miss. Each entry
+holds its own key and what it was made from (the fingerprint's digest and the file's sha256): an entry
+copied over another key's file is a miss, not another file's clean bill of health. The folder is still
+trusted input — anyone who can write it can forge an entry — which the README says, with ``--no-cache``.
 
 ``vetted.txt``: the files no rule needs parsed but that a run must still vet (CPython's parser accepts
 them), one key per line (``vetted_key``: fingerprint, Python version, sha256 of the bytes), newest first,
@@ -26,9 +29,9 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from replaytest import cachedir
 from replaytest.lint.model import ModuleSummary, summary_from_json, summary_to_json
 
-_CACHE_README = "Created by replaytest lint. Safe to delete.\n"
 VETTED_FILE = "vetted.txt"
 VETTED_LIMIT = 50_000
 _KEY_CHARACTERS = frozenset("0123456789abcdef")
@@ -42,6 +45,18 @@ def summary_key(fingerprint: str, module: str, is_package: bool, data: bytes) ->
     digest.update(b"\0")
     digest.update(data)
     return digest.hexdigest()
+
+
+def fingerprint_digest(fingerprint: str) -> str:
+    return hashlib.sha256(fingerprint.encode()).hexdigest()[:32]
+
+
+def entry_binding(fingerprint_digest: str, content_digest: str) -> str:
+    """What an entry records about what it was made from: the analyzer fingerprint's digest
+    (``fingerprint_digest``) and the sha256 of the file's bytes (hex). ``get`` compares it with the
+    caller's, so an entry is never reused for another file or configuration, even when copied over
+    another key's name."""
+    return f"{fingerprint_digest}:{content_digest}"
 
 
 def vetted_prefix(fingerprint: str) -> bytes:
@@ -63,19 +78,26 @@ class SummaryCache:
         self._newly_vetted: list[str] = []
         self._folders: set[str] = set()
 
-    def get(self, key: str, path: str) -> ModuleSummary | None:
+    def get(self, key: str, path: str, binding: str) -> ModuleSummary | None:
+        """The summary stored under ``key``, if the entry was made for exactly this ``binding``
+        (``entry_binding``: the fingerprint and the file's content digest); anything else is a miss."""
         try:
             with open(os.path.join(self.directory, key[:2], f"{key}.json"), "rb") as handle:
                 data = json.load(handle)
-            summary = summary_from_json(data)
+            # An entry copied or renamed over another key (a poisoned or mixed-up cache) names the file
+            # and configuration it was made for: reusing it would hide that file's findings.
+            if not isinstance(data, dict) or data.get("key") != key or data.get("binding") != binding:
+                return None
+            summary = summary_from_json(data["summary"])
         except (OSError, ValueError, KeyError, TypeError, RecursionError):  # a damaged entry is a miss
             return None
         return summary if summary.path == path else replace(summary, path=path)
 
-    def put(self, key: str, summary: ModuleSummary) -> None:
+    def put(self, key: str, summary: ModuleSummary, binding: str) -> None:
         # json.dumps, not json.dump: dump streams through the pure-Python encoder (0.09 s of a cold run's
         # 258 entries, against 0.01 s); each folder is made once per run, not once per entry.
-        text = json.dumps(summary_to_json(summary), separators=(",", ":")).encode("utf-8")
+        entry = {"key": key, "binding": binding, "summary": summary_to_json(summary)}
+        text = json.dumps(entry, separators=(",", ":")).encode("utf-8")
         try:
             self._prepare()
             folder = os.path.join(self.directory, key[:2])
@@ -86,7 +108,7 @@ class SummaryCache:
             with os.fdopen(handle, "wb") as out:
                 out.write(text)
             os.replace(temporary, os.path.join(folder, f"{key}.json"))
-        except OSError:
+        except (OSError, cachedir.CacheDirError):
             return  # a read-only checkout lints without caching
 
     # --- vetting verdicts ---------------------------------------------------------------------
@@ -116,7 +138,7 @@ class SummaryCache:
             with os.fdopen(handle, "w", encoding="ascii") as out:
                 out.write("\n".join(keys) + "\n")
             os.replace(temporary, self.directory / VETTED_FILE)
-        except OSError:
+        except (OSError, cachedir.CacheDirError):
             return  # a read-only checkout lints without caching
         self._vetted, self._vetted_set, self._newly_vetted = keys, frozenset(keys), []
 
@@ -131,11 +153,6 @@ class SummaryCache:
     def _prepare(self) -> None:
         if self._prepared:
             return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        top = self.directory.parent
-        for name, text in (("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"),
-                           (".gitignore", "*\n"), ("README", _CACHE_README)):
-            marker = top / name
-            if not marker.exists():
-                marker.write_text(text, encoding="utf-8")
+        cachedir.claim(self.directory.parent)
+        self.directory.mkdir(exist_ok=True)
         self._prepared = True

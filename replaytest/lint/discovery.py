@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -58,19 +59,77 @@ def display_path(path: Path, cwd: Path) -> str:
     return _display(os.path.abspath(path), os.path.abspath(cwd))
 
 
-def is_excluded(relative: str, patterns: Sequence[str]) -> bool:
+class ExcludeMatcher:
+    """``exclude`` globs compiled once: a path (relative to the project root, ``/``-separated) is excluded
+    when it, or any trailing part of it that starts at a folder boundary, matches a pattern (``**/x`` is
+    ``x`` at any depth). Literal patterns (no ``*?[``) are looked up in a set, the globs are one regular
+    expression, so a path costs one set lookup per trailing part and one regex match, whatever the number
+    of patterns: tens of thousands of generated ``exclude`` entries used to make a walk quadratic."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.patterns = tuple(patterns)
+        literals: set[str] = set()
+        globs: list[str] = []
+        for pattern in self.patterns:
+            pattern = pattern.rstrip("/")
+            bare = pattern[3:] if pattern.startswith("**/") else pattern
+            for form in dict.fromkeys((bare, pattern)):
+                if any(character in form for character in "*?["):
+                    globs.append(_glob_body(form))
+                else:
+                    literals.add(form)
+        self._literals = frozenset(literals)
+        # fnmatch's ``*`` crosses ``/`` (as fnmatchcase did here before): a trailing part is any suffix
+        # that starts at the beginning or just after a ``/``.
+        self._globs = re.compile(f"(?s:(?:.*/)?(?:{'|'.join(globs)}))\\Z") if globs else None
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def matches(self, relative: str) -> bool:
+        if not self.patterns:
+            return False
+        if self._literals:
+            if relative in self._literals:
+                return True
+            start = relative.find("/")
+            while start != -1:
+                if relative[start + 1:] in self._literals:
+                    return True
+                start = relative.find("/", start + 1)
+        return self._globs is not None and self._globs.match(relative) is not None
+
+
+def _glob_body(pattern: str) -> str:
+    """The regular expression of one glob without fnmatch's ``(?s:…)\\Z`` wrapper."""
+    translated = fnmatch.translate(pattern)
+    if translated.startswith("(?s:") and translated.endswith(")\\Z"):
+        return translated[4:-3]
+    return f"(?:{translated})"  # another Python's spelling: still anchored by the outer \\Z
+
+
+_MATCHERS: dict[int, tuple[Sequence[str], ExcludeMatcher]] = {}
+
+
+def exclude_matcher(patterns: Sequence[str] | ExcludeMatcher) -> ExcludeMatcher:
+    """The compiled matcher of ``patterns``, made once per sequence object (a run passes the same list)."""
+    if isinstance(patterns, ExcludeMatcher):
+        return patterns
+    cached = _MATCHERS.get(id(patterns))
+    if cached is not None and cached[0] is patterns:
+        return cached[1]
+    matcher = ExcludeMatcher(patterns)
+    if len(_MATCHERS) > 64:
+        _MATCHERS.clear()
+    _MATCHERS[id(patterns)] = (patterns, matcher)  # holding the sequence keeps its id from being reused
+    return matcher
+
+
+def is_excluded(relative: str, patterns: Sequence[str] | ExcludeMatcher) -> bool:
     """``exclude`` globs match the path relative to the project root, or any trailing part of it."""
     if not patterns:
         return False
-    parts = relative.split("/")
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        bare = pattern[3:] if pattern.startswith("**/") else pattern
-        for start in range(len(parts)):
-            candidate = "/".join(parts[start:])
-            if fnmatch.fnmatchcase(candidate, bare) or fnmatch.fnmatchcase(candidate, pattern):
-                return True
-    return False
+    return exclude_matcher(patterns).matches(relative)
 
 
 class ModuleNamer:
@@ -316,6 +375,7 @@ def walk(
     files: list[SourceFile] = []
     problems: list[WalkProblem] = []
     seen: set[str] = set()
+    excluded = exclude_matcher(exclude)
     left_out: list[str] = [] if skipped is None else skipped
     here = os.path.abspath(cwd)
     top = os.fspath(root)
@@ -339,13 +399,13 @@ def walk(
         absolute = os.path.abspath(argument)
         if os.path.isdir(absolute):
             visible = git_visible_files(Path(absolute)) if respect_gitignore else None
-            for path in _walk_directory(absolute, top, exclude, unreadable, leave_out):
+            for path in _walk_directory(absolute, top, excluded, unreadable, leave_out):
                 if visible is not None and not _visible(path, absolute, visible):
                     leave_out(path)
                     continue
                 add(path, os.path.dirname(absolute))
         elif os.path.lexists(absolute):
-            if force_exclude and is_excluded(_root_relative(absolute, top), exclude):
+            if force_exclude and excluded.matches(_root_relative(absolute, top)):
                 leave_out(absolute)
                 continue
             add(absolute, os.path.dirname(absolute))  # explicit files are linted; unreadable ones are reported when read
@@ -422,7 +482,7 @@ def _visible(path: str, directory: str, visible: set[str]) -> bool:
 
 
 def _walk_directory(
-    directory: str, root: str, exclude: Sequence[str], onerror: Callable[[OSError], None],
+    directory: str, root: str, exclude: ExcludeMatcher, onerror: Callable[[OSError], None],
     excluded: Callable[[str], None] = lambda path: None,
 ) -> Iterator[str]:
     """The ``.py`` files under ``directory`` in ``os.walk``'s top-down order (each folder's files sorted,
@@ -452,14 +512,14 @@ def _walk_directory(
             if name in SKIPPED_DIRECTORIES or name.endswith(".egg-info"):
                 continue
             path = os.path.join(current, name)
-            if is_excluded(_root_relative(path, root), exclude):
+            if exclude and exclude.matches(_root_relative(path, root)):
                 excluded(path)
                 continue
             if not is_link:
                 kept.append(path)
         for name in sorted(names):
             path = os.path.join(current, name)
-            if is_excluded(_root_relative(path, root), exclude):
+            if exclude and exclude.matches(_root_relative(path, root)):
                 excluded(path)
                 continue
             yield path

@@ -42,7 +42,14 @@ from typing import TYPE_CHECKING, Any
 
 from replaytest.config import CATEGORIES, Config, ConfigError
 from replaytest.fileio import NotRegularFileError, read_regular
-from replaytest.lint.cache import SummaryCache, summary_key, vetted_key, vetted_prefix
+from replaytest.lint.cache import (
+    SummaryCache,
+    entry_binding,
+    fingerprint_digest,
+    summary_key,
+    vetted_key,
+    vetted_prefix,
+)
 from replaytest.lint.context import LintContext
 from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, resolve_source_roots, walk
 from replaytest.lint.filtering import (
@@ -248,6 +255,7 @@ class _Run:
     read_errors: dict[Path, str] = field(default_factory=dict)
     # Suppression comments of every file of the run, found when the file is first read.
     comments: dict[Path, list[Suppression]] = field(default_factory=dict)
+    _fingerprint_digest: str | None = None
 
     def read(self, path: Path) -> bytes | None:
         try:
@@ -266,18 +274,25 @@ class _Run:
             return None
         return data
 
-    def cached_or_none(self, source: SourceFile, data: bytes) -> tuple[str, ModuleSummary | None]:
+    def cached_or_none(
+        self, source: SourceFile, data: bytes, digest: str | None = None
+    ) -> tuple[str, ModuleSummary | None]:
         key = summary_key(self.context.fingerprint, source.module, source.is_package, data)
         if self.cache is None:
             return key, None
-        return key, self.cache.get(key, str(source.path))
+        return key, self.cache.get(key, str(source.path), self.binding(data, digest))
+
+    def binding(self, data: bytes, digest: str | None = None) -> str:
+        if self._fingerprint_digest is None:
+            self._fingerprint_digest = fingerprint_digest(self.context.fingerprint)
+        return entry_binding(self._fingerprint_digest, digest or hashlib.sha256(data).hexdigest())
 
     def summarise_now(self, source: SourceFile, data: bytes) -> ModuleSummary:
         key, summary = self.cached_or_none(source, data)
         if summary is None:
             summary = summarise_source(self.context, str(source.path), source.module, source.is_package, data)
             if self.cache is not None:
-                self.cache.put(key, summary)
+                self.cache.put(key, summary, self.binding(data))
         return summary
 
     def load_module(self, name: str) -> ModuleSummary | None:
@@ -323,7 +338,8 @@ def lint_paths(
                            force_exclude=config.force_exclude, respect_gitignore=config.respect_gitignore,
                            skipped=skipped)
     nothing_left = _nothing_left(paths, files, problems, skipped, cwd)
-    cache = SummaryCache(config.root / config.cache_dir) if use_cache else None
+    # A folder replaytest may not take is a configuration error before anything is read from it.
+    cache = SummaryCache(config.cache_folder()) if use_cache else None
     run = _Run(context, cache, namer, files, cwd)
     for source in files:
         for name in (source.module, *source.other_names):
@@ -357,16 +373,16 @@ def lint_paths(
                 run.summaries[source.path] = vetted
             continue
         screened.append(source)
-        key, summary = run.cached_or_none(source, data)
+        key, summary = run.cached_or_none(source, data, digest)
         if summary is not None:
             run.summaries[source.path] = summary
         else:
             pending.append((source, key, data))
     notes: list[str] = []
-    for (source, key, _), summary in zip(pending, _summarise_all(context, pending, jobs, notes, progress, meter)):
+    for (source, key, data), summary in zip(pending, _summarise_all(context, pending, jobs, notes, progress, meter)):
         run.summaries[source.path] = summary
         if cache is not None:
-            cache.put(key, summary)
+            cache.put(key, summary, run.binding(data, digests[source.display]))
     if cache is not None:
         cache.save_vetted()
 

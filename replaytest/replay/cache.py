@@ -25,7 +25,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from replaytest import __version__
+from replaytest import __version__, cachedir
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 
@@ -197,7 +197,8 @@ class ReplayCache:
         return [path for path in matching if path is not None]
 
     def save(self) -> None:
-        self.file.parent.mkdir(parents=True, exist_ok=True)
+        cachedir.claim(self.file.parent.parent)  # the cache folder, with the markers that keep it out of git
+        self.file.parent.mkdir(exist_ok=True)
         temporary = self.file.with_suffix(f".{os.getpid()}.tmp")
         temporary.write_text(json.dumps(self.entries, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(temporary, self.file)

@@ -27,10 +27,11 @@ ALLOWED: dict[str, set[str]] = {
     "history": {"history"},
     "config": {"config"},
     "fileio": set(),
+    "cachedir": set(),
 }
-# Reading input files safely (regular files only) is shared by every layer.
+# Reading input files safely (regular files only) and taking the cache folder are shared by every layer.
 for _allowed in ALLOWED.values():
-    _allowed.add("fileio")
+    _allowed.update(("fileio", "cachedir"))
 
 
 def _layer(module: str) -> str:
