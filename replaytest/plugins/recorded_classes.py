@@ -30,7 +30,8 @@ class ImportedName:
 
 def imported_attribute(dotted_name: str) -> ImportedName | None:
     """``module.Qual.Name`` resolved against already imported modules (the longest module prefix in
-    ``sys.modules`` wins, for nested classes); ``None`` when no prefix is an imported module."""
+    ``sys.modules`` wins, for nested classes); ``None`` when no prefix is an imported module, or when
+    the longest one is a package without the next name (an unimported submodule)."""
     parts = dotted_name.split(".")
     for split in range(len(parts) - 1, 0, -1):
         module_name, attributes = ".".join(parts[:split]), parts[split:]
@@ -38,6 +39,8 @@ def imported_attribute(dotted_name: str) -> ImportedName | None:
         if module is None:
             continue
         value: Any = vars(module).get(attributes[0], _MISSING)
+        if value is _MISSING and len(attributes) > 1:
+            return None  # the name goes on into a submodule of the package that nobody has imported
         for attribute in attributes[1:]:
             if value is _MISSING:
                 break

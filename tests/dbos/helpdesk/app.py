@@ -1,0 +1,31 @@
+"""The ticket workflow: triage by subject, a queue chosen by the customer's e-mail domain, and an
+escalation whose class lives in a module the workflow module never imports."""
+
+from __future__ import annotations
+
+from dbos import DBOS
+
+from helpdesk.models import Triage
+
+ENTERPRISE_DOMAIN = "@acme.com"
+
+
+@DBOS.step()
+def triage(subject: str) -> Triage:
+    queue = "billing" if "invoice" in subject.lower() else "general"
+    return Triage(queue, 1 if "urgent" in subject.lower() else 3)
+
+
+@DBOS.step()
+def escalate(ticket_id: str, queue: str) -> object:
+    from helpdesk.legacy_routing import Escalation  # only this step needs the old rules
+
+    return Escalation(team=f"{queue}-tier2", reason=f"{ticket_id} waited more than two days")
+
+
+@DBOS.workflow()
+def handle_ticket(ticket_id: str, subject: str, customer_email: str) -> dict:
+    decision = triage(subject)
+    queue = f"enterprise-{decision.queue}" if customer_email.endswith(ENTERPRISE_DOMAIN) else decision.queue
+    escalation = escalate(ticket_id, queue) if decision.priority == 1 else None
+    return {"ticket": ticket_id, "queue": queue, "priority": decision.priority, "escalation": escalation}
