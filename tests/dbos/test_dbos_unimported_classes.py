@@ -104,3 +104,14 @@ def test_replay_imports_nothing_a_history_names_and_hands_the_code_a_dict(pytest
         "note: 1 history: 2 recorded objects of a class the workflow code has not imported "
         "(helpdesk.legacy_routing.Escalation) reached the code as dicts (replay imports no module a history names)"
     ) in summary
+
+
+def test_default_redaction_keeps_the_domain_the_workflow_branches_on(recorded: Path) -> None:
+    """The replay above passes on the enterprise queue only because the pseudonym kept ``@acme.com``."""
+    text = (recorded / "ticket-42.json").read_text()
+    assert "dana.whitfield" not in text
+    document = json.loads(text)
+    email = document["input"]["args"][2]
+    assert re.fullmatch(r"user-[0-9a-f]{10}@acme\.com", email), email
+    assert document["result"]["queue"] == "enterprise-billing"
+    assert "$.input.args[2]" in document["redacted"]
