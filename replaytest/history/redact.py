@@ -24,6 +24,11 @@ e-mail and keeps its domain (``keep_email_domain``), a card number stays a Luhn-
 same length, numbers stay numbers of the same size, other strings become ``[redacted:<hash>]``. A
 configured ``replacement`` other than the default replaces selected values literally instead.
 
+This module is the one implementation of these value rules: ``replaytest redact`` and every importer
+(DBOS, LangGraph, Temporal) build their redactor with ``Redactor.configured`` and hand it the values of
+their payloads (engine code only says which parts of a payload are values), so an e-mail keeps its
+domain and the same value gets the same pseudonym whichever engine recorded it.
+
 ``redact_history`` records the JSON paths it changed in the history's ``redacted`` list (see
 ``docs/design.md``), so a divergence report can say the history was redacted and where.
 """
@@ -38,7 +43,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from replaytest.history.io import load_history, save_history
 from replaytest.history.model import ErrorInfo, History
@@ -154,6 +159,17 @@ VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+class RedactionSettings(Protocol):
+    """What ``[tool.replaytest.redact]`` configures (``replaytest.config.RedactSettings``)."""
+
+    @property
+    def key_names(self) -> Sequence[str]: ...
+    @property
+    def json_paths(self) -> Sequence[str]: ...
+    @property
+    def replacement(self) -> Any: ...
+
+
 @dataclass(frozen=True)
 class Redactor:
     """Compiled selectors and how to replace what they select. ``value`` counts what it replaced."""
@@ -165,23 +181,30 @@ class Redactor:
     keep_email_domain: bool = True
     secret: bytes | None = None  # the pseudonym key; None draws a random one per history
     value_patterns: bool = True
-    # False: every selected value, and every string holding a recognised secret, becomes ``replacement``
-    # whole (for replayers that treat the literal as "matches anything"); also when a replacement is set.
+    # False when a replacement other than the default is configured: every selected value, and every
+    # string holding a recognised secret, becomes ``replacement`` whole.
     pseudonyms: bool = True
 
     @classmethod
     def build(
         cls, key_names: Iterable[str] = (), json_paths: Iterable[str] = (), replacement: Any = DEFAULT_REPLACEMENT,
-        *, keep_email_domain: bool = True, secret: bytes | None = None, pseudonyms: bool = True,
+        *, keep_email_domain: bool = True, secret: bytes | None = None,
     ) -> Redactor:
         return cls(
-            pseudonyms=pseudonyms and replacement == DEFAULT_REPLACEMENT,
+            pseudonyms=replacement == DEFAULT_REPLACEMENT,
             key_names=frozenset(normalise_key(name) for name in key_names),
             paths=tuple(parse_json_path(path) for path in json_paths),
             replacement=replacement,
             keep_email_domain=keep_email_domain,
             secret=secret,
         )
+
+    @classmethod
+    def configured(cls, settings: RedactionSettings, keys: Iterable[str] = (), json_paths: Iterable[str] = ()) -> Redactor:
+        """The redactor of ``replaytest redact`` and of every importer: command-line ``keys``/``json_paths``
+        if given, else the ``[tool.replaytest.redact]`` settings, else ``DEFAULT_KEY_NAMES``."""
+        keys, json_paths = tuple(keys), tuple(json_paths)
+        return cls.build(keys or settings.key_names or DEFAULT_KEY_NAMES, json_paths or settings.json_paths, settings.replacement)
 
     def session(self) -> RedactionSession:
         """State for one history: its pseudonym key and the paths replaced so far."""
