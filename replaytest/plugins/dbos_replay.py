@@ -193,7 +193,7 @@ def rebuild_exception(typed: Any, where: str, rebuilder: Rebuilder) -> BaseExcep
 
         return PortableWorkflowError(str(typed.get("message") or ""), str(typed.get("name") or "Error"), typed.get("code"), typed.get("data"))
     try:
-        error = rebuilder.rebuild(typed)
+        error = rebuilder.error(typed)
     except RebuildError as problem:
         raise CannotReplay(f"{where}: recorded error: {problem}") from None
     if not isinstance(error, BaseException):

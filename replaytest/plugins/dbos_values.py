@@ -335,6 +335,20 @@ class Rebuilder:
             return None
         return "; ".join(parts) + " (replay imports no module a history names)"
 
+    def error(self, typed: Any) -> Any:
+        """A recorded exception (it is raised, so it cannot reach the code as a dict): as ``rebuild``,
+        except that an ``object`` entry of a class whose module is not imported — how pickle records
+        most exceptions — becomes a stand-in ``Exception`` of that name with the recorded arguments."""
+        name = typed.get("class") if isinstance(typed, dict) and typed.get(TYPE_KEY) == "object" else None
+        if not isinstance(name, str) or _imported_class(name) is not None:
+            return self.rebuild(typed)
+        self.stand_in_errors[name] += 1
+        error = _stand_in_exception(name)(*self.rebuild(typed.get("call_args", typed.get("new_args", []))))
+        state = self.rebuild(typed.get("state"))
+        if isinstance(state, dict):
+            error.__dict__.update(state)
+        return error
+
     # -- builders ------------------------------------------------------------------------------------
 
     def items(self, typed: Mapping[str, Any]) -> list[Any]:

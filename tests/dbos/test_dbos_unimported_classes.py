@@ -44,7 +44,7 @@ def pytest_sessionfinish(session):
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The helpdesk's run ``ticket-42`` imported (default redaction) into a histories folder."""
+    """The helpdesk's runs ``ticket-42`` and ``ticket-43`` imported (default redaction) into a histories folder."""
     directory = tmp_path_factory.mktemp("helpdesk")
     system_db, import_log = directory / "system.sqlite3", directory / "recording-imports.log"
     environment = {**os.environ, "HELPDESK_IMPORT_LOG": str(import_log)}
@@ -93,7 +93,7 @@ def test_replay_imports_nothing_a_history_names_and_hands_the_code_a_dict(pytest
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HELPDESK_IMPORT_LOG", str(root / "replay-imports.log"))
         result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)  # ticket-42 and ticket-43
     assert not (root / "replay-imports.log").exists()  # the module's top-level code never ran
     probe = json.loads((root / "probe.json").read_text())
     assert probe["modules"] == ["helpdesk", "helpdesk.app", "helpdesk.models", "helpdesk.replay"]
@@ -115,3 +115,19 @@ def test_default_redaction_keeps_the_domain_the_workflow_branches_on(recorded: P
     assert re.fullmatch(r"user-[0-9a-f]{10}@acme\.com", email), email
     assert document["result"]["queue"] == "enterprise-billing"
     assert "$.input.args[2]" in document["redacted"]
+
+
+def test_an_address_in_a_recorded_error_gets_the_pseudonym_it_has_everywhere_else(recorded: Path) -> None:
+    """One redaction pass per history: the error message, the recorded exception (which replay raises)
+    and the workflow's output that quotes it agree, so the replay above passes on ticket-43."""
+    text = (recorded / "ticket-43.json").read_text()
+    assert "lee.moreau" not in text
+    document = json.loads(text)
+    email = document["input"]["args"][2]
+    assert re.fullmatch(r"user-[0-9a-f]{10}@startup\.io", email), email
+    [failed] = [event for event in document["events"] if event["name"] == "load_account"]
+    assert failed["error"] == {"type": "AccountNotFound", "message": f"no account for {email}"}
+    assert failed["exception"] == {
+        "$type": "object", "class": "helpdesk.app.AccountNotFound", "call_args": [f"no account for {email}"],
+    }  # fmt: skip
+    assert document["result"] == {"ticket": "ticket-43", "queue": "signup", "note": f"no account for {email}"}

@@ -168,3 +168,13 @@ def test_every_class_rebuilt_leaves_no_note() -> None:
     rebuilder = Rebuilder()
     assert rebuilder.rebuild(decode_pickle(pickled(Parcel("o1", Carrier.POST, [])))) == Parcel("o1", Carrier.POST, [])
     assert rebuilder.note() is None
+
+
+def test_a_recorded_error_of_an_unimported_class_pickled_as_a_call_is_raised_as_a_stand_in() -> None:
+    rebuilder = Rebuilder()
+    error = rebuilder.error({"$type": "object", "class": "card_gateway_never_imported.CardDeclined", "call_args": ["over limit"]})
+    assert isinstance(error, Exception) and type(error).__name__ == "CardDeclined" and error.args == ("over limit",)
+    assert "card_gateway_never_imported" not in sys.modules
+    assert rebuilder.stand_in_errors == {"card_gateway_never_imported.CardDeclined": 1} and not rebuilder.as_data
+    imported = rebuilder.error(decode_pickle(pickled(ValueError("bad"))))
+    assert type(imported) is ValueError

@@ -1,5 +1,6 @@
-"""The ticket workflow: triage by subject, a queue chosen by the customer's e-mail domain, and an
-escalation whose class lives in a module the workflow module never imports."""
+"""The ticket workflow: the customer's account (unknown customers are sent to sign up), triage by
+subject, a queue chosen by the customer's e-mail domain, and an escalation whose class lives in a module
+the workflow module never imports."""
 
 from __future__ import annotations
 
@@ -8,6 +9,18 @@ from dbos import DBOS
 from helpdesk.models import Triage
 
 ENTERPRISE_DOMAIN = "@acme.com"
+ACCOUNTS = {"dana.whitfield@acme.com": "enterprise"}
+
+
+class AccountNotFound(Exception):
+    """No account is registered for the ticket's e-mail address."""
+
+
+@DBOS.step()
+def load_account(email: str) -> str:
+    if email not in ACCOUNTS:
+        raise AccountNotFound(f"no account for {email}")
+    return ACCOUNTS[email]
 
 
 @DBOS.step()
@@ -25,6 +38,10 @@ def escalate(ticket_id: str, queue: str) -> object:
 
 @DBOS.workflow()
 def handle_ticket(ticket_id: str, subject: str, customer_email: str) -> dict:
+    try:
+        load_account(customer_email)
+    except AccountNotFound as missing:
+        return {"ticket": ticket_id, "queue": "signup", "note": str(missing)}
     decision = triage(subject)
     queue = f"enterprise-{decision.queue}" if customer_email.endswith(ENTERPRISE_DOMAIN) else decision.queue
     escalation = escalate(ticket_id, queue) if decision.priority == 1 else None
