@@ -206,9 +206,10 @@ class Redactor:
         keys, json_paths = tuple(keys), tuple(json_paths)
         return cls.build(keys or settings.key_names or DEFAULT_KEY_NAMES, json_paths or settings.json_paths, settings.replacement)
 
-    def session(self) -> RedactionSession:
-        """State for one history: its pseudonym key and the paths replaced so far."""
-        return RedactionSession(self, self.secret if self.secret is not None else secrets.token_bytes(32))
+    def session(self, encoded: EncodedValues | None = None) -> RedactionSession:
+        """State for one history: its pseudonym key, the paths replaced so far, and how the engine's
+        document encodes values (``EncodedValues``; none for neutral histories)."""
+        return RedactionSession(self, self.secret if self.secret is not None else secrets.token_bytes(32), encoded=encoded)
 
     def value(self, value: Any, base: str = "$") -> tuple[Any, int]:
         """Redact a plain JSON value (``$`` is the value): the new value and how many values were
@@ -223,6 +224,20 @@ class Redactor:
         return self.key_pattern is not None and bool(self.key_pattern.search(normal))
 
 
+class EncodedValues(Protocol):
+    """How an engine's document holds values in encoded form (Temporal's base64 payloads): the only
+    engine-specific part of redacting it. ``RedactionSession.scrub`` hands each such node to
+    ``redact``, which decodes it, scrubs the value with the same session and encodes it again."""
+
+    def holds(self, node: dict[str, Any]) -> bool:
+        """Whether ``node`` is an encoded value (never replaced whole: its encoding must survive)."""
+        ...
+
+    def redact(self, node: dict[str, Any], path: str, steps: Sequence[Any], sensitive: bool, session: RedactionSession) -> Any:
+        """``node`` with its value redacted (``sensitive``: all of it is, under a sensitive key or path)."""
+        ...
+
+
 @dataclass
 class RedactionSession:
     """Redacts the parts of one document: same value, same pseudonym; ``paths`` lists what changed."""
@@ -230,27 +245,40 @@ class RedactionSession:
     redactor: Redactor
     key: bytes
     paths: list[str] = field(default_factory=list)
+    encoded: EncodedValues | None = None
 
     def scrub(self, value: Any, path: str, sensitive: bool = False, steps: Sequence[Any] = ()) -> Any:
         """``value`` redacted; ``path`` and ``steps`` (its keys and indices from ``$``) say where it sits."""
         return self._walk(value, path, sensitive, list(steps) if self.redactor.paths else None, 0)
 
+    def _encoded(self, value: Any) -> bool:
+        return self.encoded is not None and isinstance(value, dict) and self.encoded.holds(value)
+
+    def _whole(self, value: Any) -> bool:
+        """Whether a literal replacement may replace ``value`` whole: not a container of an engine's
+        document (its structure, and the encoded values in it, must survive for the engine to read it)."""
+        return self.encoded is None or not isinstance(value, (dict, list))
+
     def selected(self, steps: Sequence[Any]) -> bool:
         return any(_path_matches(selector, steps) for selector in self.redactor.paths)
 
     def _walk(self, value: Any, path: str, sensitive: bool, steps: list[Any] | None, depth: int) -> Any:
+        encoded = self._encoded(value)
         if steps is not None and not sensitive and any(_path_matches(selector, steps) for selector in self.redactor.paths):
             sensitive = True
-            if not self.redactor.pseudonyms:  # a literal replaces the whole selection
+            if not self.redactor.pseudonyms and self._whole(value):  # a literal replaces the whole selection
                 return self._replace_whole(value, path)
         if depth > MAX_DEPTH:  # never leak what is too deep to look at
             self.paths.append(path)
             return self._literal_or(lambda: f"[redacted:{self._hash('deep', repr(value))[:10]}]")
+        if encoded:
+            assert self.encoded is not None
+            return self.encoded.redact(value, path, steps or (), sensitive, self)
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
                 child = sensitive or (isinstance(key, str) and self.redactor.key_matches(key))
-                if child and not sensitive and not self.redactor.pseudonyms:
+                if child and not sensitive and not self.redactor.pseudonyms and self._whole(item):
                     out[key] = self._replace_whole(item, join_path(path, key))
                     continue
                 out[key] = self._walk(item, join_path(path, key), child, None if steps is None else [*steps, key], depth + 1)
