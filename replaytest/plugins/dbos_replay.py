@@ -341,7 +341,7 @@ class DBOSReplayer:
         if guard.trips:
             return _nondeterministic(matcher, guard.trips[0])
         if divergence is None and finished:
-            return _check_end(matcher, history, output, raised, rebuilder)
+            return _check_end(matcher, history, output, raised)
         return divergence
 
 
@@ -366,9 +366,7 @@ def _nondeterministic(matcher: Matcher, trip: NondeterministicCall) -> Divergenc
     )
 
 
-def _check_end(
-    matcher: Matcher, history: History, output: Any, raised: BaseException | None, rebuilder: Rebuilder
-) -> Divergence | None:
+def _check_end(matcher: Matcher, history: History, output: Any, raised: BaseException | None) -> Divergence | None:
     """After the workflow returned or raised: every recorded operation reached, and the same ending."""
     try:
         matcher.finish()
@@ -382,7 +380,7 @@ def _check_end(
                 f"the workflow now fails with {type(raised).__name__}: {raised}; the history completed",
                 source=where,
             )
-        expected = _expected(history.result, rebuilder)
+        expected = _expected(history.result)
         if not _same(expected, output):
             return matcher.divergence(
                 "result-mismatch",
@@ -403,11 +401,13 @@ def _check_end(
     return None
 
 
-def _expected(typed: Any, rebuilder: Rebuilder) -> Any:
-    from replaytest.plugins.dbos_values import RebuildError
+def _expected(typed: Any) -> Any:
+    """The recorded output, rebuilt as the code's values are (by its own ``Rebuilder``: the history's
+    note counts only what reached the code)."""
+    from replaytest.plugins.dbos_values import RebuildError, rebuild
 
     try:
-        return rebuilder.rebuild(typed)
+        return rebuild(typed)
     except RebuildError as error:
         raise CannotReplay(f"recorded output: {error}") from None
 

@@ -97,12 +97,12 @@ def test_replay_imports_nothing_a_history_names_and_hands_the_code_a_dict(pytest
     assert not (root / "replay-imports.log").exists()  # the module's top-level code never ran
     probe = json.loads((root / "probe.json").read_text())
     assert probe["modules"] == ["helpdesk", "helpdesk.app", "helpdesk.models", "helpdesk.replay"]
-    # the imported dataclass is rebuilt; the escalation arrives as its recorded state (the output too)
+    # the imported dataclass is rebuilt; the escalation arrives as its recorded state
     assert probe["seen"] == [["Triage", "dict"]]
     summary = re.sub(r"\s+", " ", result.stdout.str())
     assert (
-        "note: 1 history: 2 recorded objects of a class the workflow code has not imported "
-        "(helpdesk.legacy_routing.Escalation) reached the code as dicts (replay imports no module a history names)"
+        "note: 1 history: 1 recorded object of a class the workflow code has not imported "
+        "(helpdesk.legacy_routing.Escalation) reached the code as a dict (replay imports no module a history names)"
     ) in summary
 
 
