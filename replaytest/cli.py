@@ -461,7 +461,7 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
     secret and contact fields). A redacted result stored as a blob is written under its new hash; the
     old blob stays in blobs/ (other histories may share it) — delete it if it must not be kept."""
     from replaytest.config import ConfigError, load_config
-    from replaytest.history import DEFAULT_KEY_NAMES, HistoryError, RedactError, Redactor, redact_file
+    from replaytest.history import HistoryError, RedactError, Redactor, redact_file
 
     if in_place == (out_dir is not None):
         raise click.UsageError("give exactly one of --in-place or --out DIR")
@@ -469,9 +469,7 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
         raise click.UsageError("--out DIR would write two FILES with the same name to one place; redact them separately")
     try:
         settings = load_config().redact
-        redactor = Redactor.build(
-            keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement
-        )
+        redactor = Redactor.configured(settings, keys, paths)
     except (ConfigError, RedactError) as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)

@@ -24,6 +24,11 @@ e-mail and keeps its domain (``keep_email_domain``), a card number stays a Luhn-
 same length, numbers stay numbers of the same size, other strings become ``[redacted:<hash>]``. A
 configured ``replacement`` other than the default replaces selected values literally instead.
 
+This module is the one implementation of these value rules: ``replaytest redact`` and every importer
+(DBOS, LangGraph, Temporal) build their redactor with ``Redactor.configured`` and hand it the values of
+their payloads (engine code only says which parts of a payload are values), so an e-mail keeps its
+domain and the same value gets the same pseudonym whichever engine recorded it.
+
 ``redact_history`` records the JSON paths it changed in the history's ``redacted`` list (see
 ``docs/design.md``), so a divergence report can say the history was redacted and where.
 """
@@ -38,7 +43,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from replaytest.history.io import load_history, save_history
 from replaytest.history.model import ErrorInfo, History
@@ -154,6 +159,17 @@ VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+class RedactionSettings(Protocol):
+    """What ``[tool.replaytest.redact]`` configures (``replaytest.config.RedactSettings``)."""
+
+    @property
+    def key_names(self) -> Sequence[str]: ...
+    @property
+    def json_paths(self) -> Sequence[str]: ...
+    @property
+    def replacement(self) -> Any: ...
+
+
 @dataclass(frozen=True)
 class Redactor:
     """Compiled selectors and how to replace what they select. ``value`` counts what it replaced."""
@@ -165,17 +181,17 @@ class Redactor:
     keep_email_domain: bool = True
     secret: bytes | None = None  # the pseudonym key; None draws a random one per history
     value_patterns: bool = True
-    # False: every selected value, and every string holding a recognised secret, becomes ``replacement``
-    # whole (for replayers that treat the literal as "matches anything"); also when a replacement is set.
+    # False when a replacement other than the default is configured: every selected value, and every
+    # string holding a recognised secret, becomes ``replacement`` whole.
     pseudonyms: bool = True
 
     @classmethod
     def build(
         cls, key_names: Iterable[str] = (), json_paths: Iterable[str] = (), replacement: Any = DEFAULT_REPLACEMENT,
-        *, keep_email_domain: bool = True, secret: bytes | None = None, pseudonyms: bool = True,
+        *, keep_email_domain: bool = True, secret: bytes | None = None,
     ) -> Redactor:
         return cls(
-            pseudonyms=pseudonyms and replacement == DEFAULT_REPLACEMENT,
+            pseudonyms=replacement == DEFAULT_REPLACEMENT,
             key_names=frozenset(normalise_key(name) for name in key_names),
             paths=tuple(parse_json_path(path) for path in json_paths),
             replacement=replacement,
@@ -183,9 +199,17 @@ class Redactor:
             secret=secret,
         )
 
-    def session(self) -> RedactionSession:
-        """State for one history: its pseudonym key and the paths replaced so far."""
-        return RedactionSession(self, self.secret if self.secret is not None else secrets.token_bytes(32))
+    @classmethod
+    def configured(cls, settings: RedactionSettings, keys: Iterable[str] = (), json_paths: Iterable[str] = ()) -> Redactor:
+        """The redactor of ``replaytest redact`` and of every importer: command-line ``keys``/``json_paths``
+        if given, else the ``[tool.replaytest.redact]`` settings, else ``DEFAULT_KEY_NAMES``."""
+        keys, json_paths = tuple(keys), tuple(json_paths)
+        return cls.build(keys or settings.key_names or DEFAULT_KEY_NAMES, json_paths or settings.json_paths, settings.replacement)
+
+    def session(self, encoded: EncodedValues | None = None) -> RedactionSession:
+        """State for one history: its pseudonym key, the paths replaced so far, and how the engine's
+        document encodes values (``EncodedValues``; none for neutral histories)."""
+        return RedactionSession(self, self.secret if self.secret is not None else secrets.token_bytes(32), encoded=encoded)
 
     def value(self, value: Any, base: str = "$") -> tuple[Any, int]:
         """Redact a plain JSON value (``$`` is the value): the new value and how many values were
@@ -200,6 +224,20 @@ class Redactor:
         return self.key_pattern is not None and bool(self.key_pattern.search(normal))
 
 
+class EncodedValues(Protocol):
+    """How an engine's document holds values in encoded form (Temporal's base64 payloads): the only
+    engine-specific part of redacting it. ``RedactionSession.scrub`` hands each such node to
+    ``redact``, which decodes it, scrubs the value with the same session and encodes it again."""
+
+    def holds(self, node: dict[str, Any]) -> bool:
+        """Whether ``node`` is an encoded value (never replaced whole: its encoding must survive)."""
+        ...
+
+    def redact(self, node: dict[str, Any], path: str, steps: Sequence[Any], sensitive: bool, session: RedactionSession) -> Any:
+        """``node`` with its value redacted (``sensitive``: all of it is, under a sensitive key or path)."""
+        ...
+
+
 @dataclass
 class RedactionSession:
     """Redacts the parts of one document: same value, same pseudonym; ``paths`` lists what changed."""
@@ -207,27 +245,40 @@ class RedactionSession:
     redactor: Redactor
     key: bytes
     paths: list[str] = field(default_factory=list)
+    encoded: EncodedValues | None = None
 
     def scrub(self, value: Any, path: str, sensitive: bool = False, steps: Sequence[Any] = ()) -> Any:
         """``value`` redacted; ``path`` and ``steps`` (its keys and indices from ``$``) say where it sits."""
         return self._walk(value, path, sensitive, list(steps) if self.redactor.paths else None, 0)
 
+    def _encoded(self, value: Any) -> bool:
+        return self.encoded is not None and isinstance(value, dict) and self.encoded.holds(value)
+
+    def _whole(self, value: Any) -> bool:
+        """Whether a literal replacement may replace ``value`` whole: not a container of an engine's
+        document (its structure, and the encoded values in it, must survive for the engine to read it)."""
+        return self.encoded is None or not isinstance(value, (dict, list))
+
     def selected(self, steps: Sequence[Any]) -> bool:
         return any(_path_matches(selector, steps) for selector in self.redactor.paths)
 
     def _walk(self, value: Any, path: str, sensitive: bool, steps: list[Any] | None, depth: int) -> Any:
+        encoded = self._encoded(value)
         if steps is not None and not sensitive and any(_path_matches(selector, steps) for selector in self.redactor.paths):
             sensitive = True
-            if not self.redactor.pseudonyms:  # a literal replaces the whole selection
+            if not self.redactor.pseudonyms and self._whole(value):  # a literal replaces the whole selection
                 return self._replace_whole(value, path)
         if depth > MAX_DEPTH:  # never leak what is too deep to look at
             self.paths.append(path)
             return self._literal_or(lambda: f"[redacted:{self._hash('deep', repr(value))[:10]}]")
+        if encoded:
+            assert self.encoded is not None
+            return self.encoded.redact(value, path, steps or (), sensitive, self)
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
                 child = sensitive or (isinstance(key, str) and self.redactor.key_matches(key))
-                if child and not sensitive and not self.redactor.pseudonyms:
+                if child and not sensitive and not self.redactor.pseudonyms and self._whole(item):
                     out[key] = self._replace_whole(item, join_path(path, key))
                     continue
                 out[key] = self._walk(item, join_path(path, key), child, None if steps is None else [*steps, key], depth + 1)

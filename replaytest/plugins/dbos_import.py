@@ -390,9 +390,9 @@ def import_runs(
                 continue
             replaced = 0
             if redactor is not None:
+                # One pass over the whole history (recorded exceptions included, as unknown event fields),
+                # so an address in an error message and in its exception get the same pseudonym.
                 history, replaced = redact_history(history, redactor)
-                history, more = _redact_exceptions(history, redactor)
-                replaced += more
                 notes.redacted += replaced
             filename = history_filename(run.workflow_id)
             save_history(history, out / filename)
@@ -403,22 +403,6 @@ def import_runs(
         return written, notes
     finally:
         db.close()
-
-
-def _redact_exceptions(history: History, redactor: Redactor) -> tuple[History, int]:
-    """Recorded exceptions (kept beside each failed event to re-raise them) are payloads too."""
-    import dataclasses
-
-    total = 0
-    events = []
-    for event in history.events:
-        if "exception" in event.extra:
-            value, replaced = redactor.value(event.extra["exception"])
-            total += replaced
-            if replaced:
-                event = dataclasses.replace(event, extra={**event.extra, "exception": value})
-        events.append(event)
-    return dataclasses.replace(history, events=tuple(events)), total
 
 
 @click.command("dbos")
@@ -444,7 +428,7 @@ def import_command(
 ) -> None:
     """Read DBOS workflow runs from a system database into OUT as <workflow_id>.json (never pickle)."""
     from replaytest.config import ConfigError, load_config
-    from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor
+    from replaytest.history.redact import RedactError, Redactor
 
     if workflow_id is not None and (name or statuses or limit):
         click.echo("error: --workflow-id selects one run; it does not combine with --name, --status or --limit", err=True)
@@ -453,9 +437,7 @@ def import_command(
     if not no_redact:
         try:
             settings = load_config().redact
-            redactor = Redactor.build(
-                keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement
-            )
+            redactor = Redactor.configured(settings, keys, paths)
         except (ConfigError, RedactError) as error:
             click.echo(f"error: {error}", err=True)
             sys.exit(_EXIT_ERROR)

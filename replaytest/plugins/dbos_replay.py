@@ -27,7 +27,7 @@ import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replaytest.history import Event, History
 from replaytest.plugins.dbos import PROFILE
@@ -44,6 +44,9 @@ from replaytest.replay.engine import (
     Recorded,
 )
 from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
+
+if TYPE_CHECKING:
+    from replaytest.plugins.dbos_values import Rebuilder
 
 ENGINE = "dbos"
 
@@ -69,10 +72,11 @@ class CannotReplay(BaseException):
 class _Operations:
     """Answers DBOS's checks for recorded operations from one history (``dbos_sysdb.OperationSource``)."""
 
-    def __init__(self, history: History, matcher: Matcher, workflow_names: set[str]) -> None:
+    def __init__(self, history: History, matcher: Matcher, workflow_names: set[str], rebuilder: Rebuilder) -> None:
         self.history = history
         self.matcher = matcher
         self.workflow_names = workflow_names
+        self.rebuilder = rebuilder
 
     # -- matching --------------------------------------------------------------------------------
 
@@ -168,27 +172,28 @@ class _Operations:
     # -- values ----------------------------------------------------------------------------------
 
     def _value(self, event: Event) -> Any:
-        from replaytest.plugins.dbos_values import RebuildError, rebuild
+        from replaytest.plugins.dbos_values import RebuildError
 
         try:
-            return rebuild(self.history.event_result(event))
+            return self.rebuilder.rebuild(self.history.event_result(event))
         except RebuildError as error:
             raise CannotReplay(f"function id {event.extra.get('function_id')} ({event.name}): recorded result: {error}") from None
 
     def _exception(self, event: Event) -> BaseException:
-        return rebuild_exception(event.extra.get("exception"), f"function id {event.extra.get('function_id')} ({event.name})")
+        where = f"function id {event.extra.get('function_id')} ({event.name})"
+        return rebuild_exception(event.extra.get("exception"), where, self.rebuilder)
 
 
-def rebuild_exception(typed: Any, where: str) -> BaseException:
+def rebuild_exception(typed: Any, where: str, rebuilder: Rebuilder) -> BaseException:
     """The recorded exception as the current code's class (DBOS's ``PortableWorkflowError`` for portable JSON)."""
-    from replaytest.plugins.dbos_values import RebuildError, rebuild
+    from replaytest.plugins.dbos_values import RebuildError
 
     if isinstance(typed, dict) and typed.get("$type") == "portable-error":
         from dbos import PortableWorkflowError
 
         return PortableWorkflowError(str(typed.get("message") or ""), str(typed.get("name") or "Error"), typed.get("code"), typed.get("data"))
     try:
-        error = rebuild(typed)
+        error = rebuilder.error(typed)
     except RebuildError as problem:
         raise CannotReplay(f"{where}: recorded error: {problem}") from None
     if not isinstance(error, BaseException):
@@ -261,8 +266,11 @@ class DBOSReplayer:
                 f"registered: {', '.join(known) or 'none (configure replay_workflows)'}"
             )
             return result
+        from replaytest.plugins.dbos_values import Rebuilder
+
+        rebuilder = Rebuilder()
         try:
-            divergence = self._run(history, function, workflows, options, result)
+            divergence = self._run(history, function, workflows, options, result, rebuilder)
         except CannotReplay as error:
             result.status, result.error = "error", f"cannot replay: {error}"
             return result
@@ -271,6 +279,9 @@ class DBOSReplayer:
             return result
         # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
         result.notes.extend((NO_ARGUMENTS_NOTE, NO_PROMPTS_NOTE))
+        not_rebuilt = rebuilder.note()
+        if not_rebuilt is not None:
+            result.notes.append(not_rebuilt)
         if divergence is not None:
             result.status = "diverged"
             if divergence.position is not None and "function id" not in divergence.message and divergence.kind != "result-mismatch":
@@ -292,18 +303,19 @@ class DBOSReplayer:
                         self._imported.add(module)
 
     def _run(
-        self, history: History, function: Any, workflows: WorkflowSet, options: ReplayOptions, result: ReplayResult
+        self, history: History, function: Any, workflows: WorkflowSet, options: ReplayOptions, result: ReplayResult,
+        rebuilder: Rebuilder,
     ) -> Divergence | None:
         from replaytest.plugins import dbos_sysdb
-        from replaytest.plugins.dbos_values import RebuildError, rebuild
+        from replaytest.plugins.dbos_values import RebuildError
 
         events = [_recorded(event) for event in history.events]
         matcher = Matcher(events, history.status, options)
-        operations = _Operations(history, matcher, set(dbos_sysdb.registered_workflow_names()))
+        operations = _Operations(history, matcher, set(dbos_sysdb.registered_workflow_names()), rebuilder)
         document = history.input if isinstance(history.input, dict) else {}
         try:
-            args = rebuild(document.get("args", []))
-            kwargs = rebuild(document.get("kwargs", {}))
+            args = rebuilder.rebuild(document.get("args", []))
+            kwargs = rebuilder.rebuild(document.get("kwargs", {}))
         except RebuildError as error:
             raise CannotReplay(f"recorded input: {error}") from None
         target = dbos_sysdb.bound_target(function, document.get("class_name"), document.get("config_name"))
@@ -390,6 +402,8 @@ def _check_end(matcher: Matcher, history: History, output: Any, raised: BaseExce
 
 
 def _expected(typed: Any) -> Any:
+    """The recorded output, rebuilt as the code's values are (by its own ``Rebuilder``: the history's
+    note counts only what reached the code)."""
     from replaytest.plugins.dbos_values import RebuildError, rebuild
 
     try:

@@ -19,10 +19,14 @@ the allowlist (``os.system``, ``pathlib.PosixPath``, ``fractions.Fraction``), ca
 not classes by convention (a lower-case callable, e.g. ``numpy.core.multiarray._reconstruct``),
 persistent ids and out-of-band buffers.
 
-``rebuild`` (used by the replayer) turns typed JSON back into Python values. Classes named by
-``"object"`` entries are imported from the *current* code; only classes outside the standard library
-are rebuilt, an instance by ``cls.__new__`` plus its recorded state (as pickle does), and a recorded
-call only for exceptions and enums. Anything else is a ``RebuildError`` naming the type.
+``Rebuilder`` (one per replayed history) turns typed JSON back into Python values. A class named by an
+``"object"`` entry is rebuilt only when the current code has already imported its module
+(``recorded_classes``): a history never makes replay import a module. Only classes outside the standard
+library are rebuilt, an instance by ``cls.__new__`` plus its recorded state (as pickle does), and a
+recorded call only for exceptions and enums. An object whose module is not imported reaches the code as
+plain data (its recorded state as a dict), an exception as a stand-in ``Exception`` of the same name;
+``Rebuilder.note`` names those classes for the replay result. Anything else is a ``RebuildError`` naming
+the type.
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ import codecs
 import collections
 import datetime
 import decimal
-import importlib
 import io
 import math
 import pickle
@@ -290,79 +293,179 @@ def classes_in(typed: Any) -> list[str]:
 # --- rebuilding at replay ---------------------------------------------------------------------------
 
 
+class Rebuilder:
+    """Rebuilds the typed JSON of one history, counting the recorded classes it left as plain data
+    because the current code has not imported their modules (``note`` says so once per history)."""
+
+    def __init__(self) -> None:
+        self.as_data: collections.Counter[str] = collections.Counter()
+        self.stand_in_errors: collections.Counter[str] = collections.Counter()
+
+    def rebuild(self, typed: Any) -> Any:
+        """The Python value typed JSON describes (``RebuildError`` names what cannot be rebuilt)."""
+        if isinstance(typed, list):
+            return [self.rebuild(item) for item in typed]
+        if not isinstance(typed, dict):
+            return typed
+        kind = typed.get(TYPE_KEY)
+        if kind is None:
+            return {key: self.rebuild(item) for key, item in typed.items()}
+        builder = _BUILDERS.get(kind)
+        if builder is None:
+            raise RebuildError(f"unknown typed value {kind!r}")
+        return builder(self, typed)
+
+    def note(self) -> str | None:
+        """What reached the code other than as recorded, or ``None`` when every class was rebuilt."""
+        parts = []
+        if self.as_data:
+            count = sum(self.as_data.values())
+            parts.append(
+                f"{count} recorded object{'s' if count != 1 else ''} of {_classes(self.as_data)} the workflow code "
+                f"has not imported ({', '.join(sorted(self.as_data))}) reached the code as {'dicts' if count != 1 else 'a dict'}"
+            )
+        if self.stand_in_errors:
+            count = sum(self.stand_in_errors.values())
+            parts.append(
+                f"{count} recorded exception{'s' if count != 1 else ''} of {_classes(self.stand_in_errors)} the workflow "
+                f"code has not imported ({', '.join(sorted(self.stand_in_errors))}) "
+                f"{'were' if count != 1 else 'was'} raised as a stand-in Exception of the same name"
+            )
+        if not parts:
+            return None
+        return "; ".join(parts) + " (replay imports no module a history names)"
+
+    def error(self, typed: Any) -> Any:
+        """A recorded exception (it is raised, so it cannot reach the code as a dict): as ``rebuild``,
+        except that an ``object`` entry of a class whose module is not imported — how pickle records
+        most exceptions — becomes a stand-in ``Exception`` of that name with the recorded arguments."""
+        name = typed.get("class") if isinstance(typed, dict) and typed.get(TYPE_KEY) == "object" else None
+        if not isinstance(name, str) or _imported_class(name) is not None:
+            return self.rebuild(typed)
+        self.stand_in_errors[name] += 1
+        error = _stand_in_exception(name)(*self.rebuild(typed.get("call_args", typed.get("new_args", []))))
+        state = self.rebuild(typed.get("state"))
+        if isinstance(state, dict):
+            error.__dict__.update(state)
+        return error
+
+    # -- builders ------------------------------------------------------------------------------------
+
+    def items(self, typed: Mapping[str, Any]) -> list[Any]:
+        return [self.rebuild(item) for item in typed.get("items", [])]
+
+    def pair_items(self, typed: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+        return [(_hashable(self.rebuild(key)), self.rebuild(value)) for key, value in typed.get("items", [])]
+
+    def object(self, typed: Mapping[str, Any]) -> Any:
+        name = typed.get("class", "?")
+        cls = _imported_class(name)
+        if cls is None:
+            self.as_data[name] += 1
+            return self._plain(typed)
+        if "call_args" in typed:
+            import enum
+
+            if not (issubclass(cls, (BaseException, enum.Enum))):
+                raise RebuildError(f"{name} was pickled as a constructor call; replay redoes that only for exceptions and enums")
+            instance: Any = cls(*self.rebuild(typed["call_args"]))
+        else:
+            instance = cls.__new__(cls, *self.rebuild(typed.get("new_args", [])))
+        if "state" in typed:
+            _set_state(instance, self.rebuild(typed["state"]))
+        for item in self.rebuild(typed.get("list_items", [])):
+            instance.append(item)
+        for key, value in typed.get("dict_items", []):
+            instance[_hashable(self.rebuild(key))] = self.rebuild(value)
+        return instance
+
+    def _plain(self, typed: Mapping[str, Any]) -> Any:
+        """An object whose class is not imported, as plain data: its recorded state when that is the
+        instance dict (plain classes and dataclasses, with slots merged in), its items when it only has
+        items; otherwise the recorded entry itself, values rebuilt."""
+        recorded = {key: typed[key] for key in ("new_args", "call_args", "state", "list_items", "dict_items") if key in typed}
+        state = self.rebuild(recorded.get("state"))
+        if isinstance(state, list) and len(state) == 2 and all(part is None or isinstance(part, dict) for part in state):
+            state = {**(state[0] or {}), **(state[1] or {})}  # (dict, slots), as pickle records it
+        if set(recorded) == {"state"} and isinstance(state, dict):
+            return state
+        if set(recorded) == {"dict_items"}:
+            return dict(self.pair_items({"items": recorded["dict_items"]}))
+        if set(recorded) == {"list_items"}:
+            return self.rebuild(recorded["list_items"])
+        return {key: self.rebuild(value) for key, value in typed.items()}
+
+    def exception(self, typed: Mapping[str, Any]) -> BaseException:
+        name = typed.get("class", "?")
+        module, _, attr = name.rpartition(".")
+        cls: Any = _ALLOWED.get((module, attr)) or _imported_class(name)
+        if cls is None:
+            self.stand_in_errors[name] += 1
+            cls = _stand_in_exception(name)
+        if not issubclass(cls, BaseException):
+            raise RebuildError(f"{name} is not an exception class")
+        return cls(*self.rebuild(typed.get("args", [])))  # type: ignore[no-any-return]
+
+    def defaultdict(self, typed: Mapping[str, Any]) -> Any:
+        factory_name = typed.get("factory", "None")
+        factory = None if factory_name == "None" else _ALLOWED.get(tuple(factory_name.rsplit(".", 1))) or _required_class(factory_name)  # type: ignore[arg-type]
+        return collections.defaultdict(factory, self.pair_items(typed))
+
+
 def rebuild(typed: Any) -> Any:
-    """The Python value typed JSON describes; classes come from the current code (``RebuildError``)."""
-    if isinstance(typed, list):
-        return [rebuild(item) for item in typed]
-    if not isinstance(typed, dict):
-        return typed
-    kind = typed.get(TYPE_KEY)
-    if kind is None:
-        return {key: rebuild(item) for key, item in typed.items()}
-    builder = _BUILDERS.get(kind)
-    if builder is None:
-        raise RebuildError(f"unknown typed value {kind!r}")
-    return builder(typed)
+    """The Python value typed JSON describes (a fresh ``Rebuilder``; see there)."""
+    return Rebuilder().rebuild(typed)
 
 
-def _items(typed: Mapping[str, Any]) -> list[Any]:
-    return [rebuild(item) for item in typed.get("items", [])]
-
-
-def _pair_items(typed: Mapping[str, Any]) -> list[tuple[Any, Any]]:
-    return [(_hashable(rebuild(key)), rebuild(value)) for key, value in typed.get("items", [])]
+def _classes(counts: Mapping[str, int]) -> str:
+    return "classes" if len(counts) != 1 else "a class"
 
 
 def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _import_class(name: str) -> type:
+def _imported_class(name: str) -> type | None:
+    """The class ``name`` in a module the current code has already imported; ``None`` when its module is
+    not imported (nothing is imported to find it). ``RebuildError`` for names replay never rebuilds and for
+    an imported module that no longer has the class."""
+    from replaytest.plugins.recorded_classes import imported_attribute
+
+    if name.partition(".")[0] == "__main__":
+        raise RebuildError(
+            f"{name} was pickled by an application run as a script (__main__); no other process can "
+            "import it — run the application as a module (python -m app) so its classes have an importable name"
+        )
+    module_name = name.rpartition(".")[0]
+    if module_name.partition(".")[0] in _STDLIB and tuple(name.rsplit(".", 1)) not in _ALLOWED:
+        raise RebuildError(f"{name} is a standard-library type replay does not rebuild")
+    found = imported_attribute(name)
+    if found is None:
+        return None
+    if found.value is None:
+        raise RebuildError(f"the current code has no {name} (module {found.module_name} is imported, {found.qualname} is not in it)")
+    if not isinstance(found.value, type):
+        raise RebuildError(f"{name} is not a class")
+    return found.value
+
+
+def _required_class(name: str) -> type:
+    """A class a value cannot stand without (a ``type`` value, a ``defaultdict`` factory)."""
+    cls = _imported_class(name)
+    if cls is None:
+        raise RebuildError(
+            f"{name}: the workflow code has not imported its module, and replay imports no module a history "
+            "names; import it in the workflow's module (or list that module in DBOSReplayConfig.modules)"
+        )
+    return cls
+
+
+def _stand_in_exception(name: str) -> type[Exception]:
+    """An ``Exception`` subclass with the recorded class's name, for a class whose module is not imported:
+    the workflow's ``except Exception`` and the failure's type name behave as recorded."""
     module_name, _, qualname = name.rpartition(".")
-    # Nested classes: try the longest importable module prefix.
-    parts = name.split(".")
-    for split in range(len(parts) - 1, 0, -1):
-        module_name, qualname = ".".join(parts[:split]), ".".join(parts[split:])
-        if module_name.partition(".")[0] in _STDLIB and (module_name, qualname) not in _ALLOWED:
-            raise RebuildError(f"{name} is a standard-library type replay does not rebuild")
-        if module_name == "__main__":
-            raise RebuildError(
-                f"{name} was pickled by an application run as a script (__main__); no other process can "
-                "import it — run the application as a module (python -m app) so its classes have an importable name"
-            )
-        try:
-            obj: Any = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        try:
-            for part in qualname.split("."):
-                obj = getattr(obj, part)
-        except AttributeError:
-            raise RebuildError(f"the current code has no {name}") from None
-        if not isinstance(obj, type):
-            raise RebuildError(f"{name} is not a class")
-        return obj
-    raise RebuildError(f"cannot import the module of {name}")
-
-
-def _object(typed: Mapping[str, Any]) -> Any:
-    name = typed.get("class", "?")
-    cls = _import_class(name)
-    if "call_args" in typed:
-        import enum
-
-        if not (issubclass(cls, (BaseException, enum.Enum))):
-            raise RebuildError(f"{name} was pickled as a constructor call; replay redoes that only for exceptions and enums")
-        instance: Any = cls(*rebuild(typed["call_args"]))
-    else:
-        instance = cls.__new__(cls, *rebuild(typed.get("new_args", [])))
-    if "state" in typed:
-        _set_state(instance, rebuild(typed["state"]))
-    for item in rebuild(typed.get("list_items", [])):
-        instance.append(item)
-    for key, value in typed.get("dict_items", []):
-        instance[_hashable(rebuild(key))] = rebuild(value)
-    return instance
+    short = qualname.rpartition(".")[2] or name
+    return type(short, (Exception,), {"__module__": module_name, "__qualname__": qualname, "__doc__": f"Stands in for {name}."})
 
 
 def _set_state(instance: Any, state: Any) -> None:
@@ -381,47 +484,32 @@ def _set_state(instance: Any, state: Any) -> None:
             setattr(instance, key, value)
 
 
-def _exception(typed: Mapping[str, Any]) -> BaseException:
-    name = typed.get("class", "?")
-    module, _, attr = name.rpartition(".")
-    cls: Any = _ALLOWED.get((module, attr)) or _import_class(name)
-    if not issubclass(cls, BaseException):
-        raise RebuildError(f"{name} is not an exception class")
-    return cls(*rebuild(typed.get("args", [])))
-
-
-def _defaultdict(typed: Mapping[str, Any]) -> Any:
-    factory_name = typed.get("factory", "None")
-    factory = None if factory_name == "None" else _ALLOWED.get(tuple(factory_name.rsplit(".", 1))) or _import_class(factory_name)  # type: ignore[arg-type]
-    return collections.defaultdict(factory, _pair_items(typed))
-
-
 def _timezone(typed: Mapping[str, Any]) -> datetime.timezone:
     offset = datetime.timedelta(seconds=typed["offset_seconds"])
     return datetime.timezone.utc if offset == datetime.timedelta(0) else datetime.timezone(offset)
 
 
-_BUILDERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
-    "dict": lambda t: dict(_pair_items(t)),
-    "tuple": lambda t: tuple(_items(t)),
-    "set": lambda t: {_hashable(i) for i in _items(t)},
-    "frozenset": lambda t: frozenset(_hashable(i) for i in _items(t)),
-    "bytes": lambda t: base64.b64decode(t["base64"]),
-    "bytearray": lambda t: bytearray(base64.b64decode(t["base64"])),
-    "complex": lambda t: complex(t["real"], t["imag"]),
-    "float": lambda t: float(t["value"]),
-    "datetime.datetime": lambda t: datetime.datetime.fromisoformat(t["iso"]),
-    "datetime.date": lambda t: datetime.date.fromisoformat(t["iso"]),
-    "datetime.time": lambda t: datetime.time.fromisoformat(t["iso"]),
-    "datetime.timedelta": lambda t: datetime.timedelta(days=t["days"], seconds=t["seconds"], microseconds=t["microseconds"]),
-    "datetime.timezone": _timezone,
-    "decimal.Decimal": lambda t: decimal.Decimal(t["value"]),
-    "uuid.UUID": lambda t: uuid.UUID(hex=t["hex"]),
-    "collections.OrderedDict": lambda t: collections.OrderedDict(_pair_items(t)),
-    "collections.defaultdict": _defaultdict,
-    "collections.Counter": lambda t: collections.Counter(dict(_pair_items(t))),
-    "collections.deque": lambda t: collections.deque(_items(t), t.get("maxlen")),
-    "exception": _exception,
-    "object": _object,
-    "type": lambda t: _ALLOWED.get(tuple(t["name"].rsplit(".", 1))) or _import_class(t["name"]),  # type: ignore[arg-type]
+_BUILDERS: dict[str, Callable[[Rebuilder, Mapping[str, Any]], Any]] = {
+    "dict": lambda r, t: dict(r.pair_items(t)),
+    "tuple": lambda r, t: tuple(r.items(t)),
+    "set": lambda r, t: {_hashable(i) for i in r.items(t)},
+    "frozenset": lambda r, t: frozenset(_hashable(i) for i in r.items(t)),
+    "bytes": lambda r, t: base64.b64decode(t["base64"]),
+    "bytearray": lambda r, t: bytearray(base64.b64decode(t["base64"])),
+    "complex": lambda r, t: complex(t["real"], t["imag"]),
+    "float": lambda r, t: float(t["value"]),
+    "datetime.datetime": lambda r, t: datetime.datetime.fromisoformat(t["iso"]),
+    "datetime.date": lambda r, t: datetime.date.fromisoformat(t["iso"]),
+    "datetime.time": lambda r, t: datetime.time.fromisoformat(t["iso"]),
+    "datetime.timedelta": lambda r, t: datetime.timedelta(days=t["days"], seconds=t["seconds"], microseconds=t["microseconds"]),
+    "datetime.timezone": lambda r, t: _timezone(t),
+    "decimal.Decimal": lambda r, t: decimal.Decimal(t["value"]),
+    "uuid.UUID": lambda r, t: uuid.UUID(hex=t["hex"]),
+    "collections.OrderedDict": lambda r, t: collections.OrderedDict(r.pair_items(t)),
+    "collections.defaultdict": Rebuilder.defaultdict,
+    "collections.Counter": lambda r, t: collections.Counter(dict(r.pair_items(t))),
+    "collections.deque": lambda r, t: collections.deque(r.items(t), t.get("maxlen")),
+    "exception": Rebuilder.exception,
+    "object": Rebuilder.object,
+    "type": lambda r, t: _ALLOWED.get(tuple(t["name"].rsplit(".", 1))) or _required_class(t["name"]),  # type: ignore[arg-type]
 }

@@ -641,7 +641,7 @@ def import_command(
     if problem:
         _fail(problem)
     from replaytest.config import ConfigError, load_config
-    from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor
+    from replaytest.history.redact import RedactError, Redactor
     from replaytest.replay.runner import WorkflowImportError, load_workflows
 
     redactor = None
@@ -652,12 +652,8 @@ def import_command(
         else:
             workflows = load_workflows(config.replay.workflows, config.root)
         if not no_redact:
-            settings = config.redact
-            # LangGraph replay treats the literal replacement as matching any value: no pseudonyms here.
-            redactor = Redactor.build(
-                keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement,
-                pseudonyms=False,
-            )
+            # Pseudonyms as for every engine: an e-mail keeps its domain, so code branching on it replays.
+            redactor = Redactor.configured(config.redact, keys, paths)
     except (ConfigError, WorkflowImportError, RedactError) as error:
         _fail(str(error))
     code = current_code(workflows.objects, extra_names)

@@ -10,7 +10,8 @@ with ``ValueRefused`` naming the type; nothing is ever unpickled.
 
 ``revive`` does the opposite for replay, where the current code is already imported: a tagged object
 becomes the standard-library value it stood for, or an instance of a class the current code has
-already imported (dataclass, pydantic model, named tuple, enum); nothing is imported to find a class.
+already imported (dataclass, pydantic model, named tuple, enum); nothing is imported to find a class
+(``recorded_classes``, shared with DBOS replay).
 ``normal_form`` encodes a live value the way a saver would and decodes it back, so a replayed return
 value compares with a recorded one.
 """
@@ -25,12 +26,12 @@ import enum
 import json
 import math
 import pathlib
-import sys
 import uuid
 from collections import deque
 from typing import Any
 
 from replaytest.plugins.langgraph_internals import EXT_KINDS
+from replaytest.plugins.recorded_classes import imported_attribute
 
 TYPE_KEY = "$type"
 EXT_KEY = "$ext"
@@ -171,9 +172,8 @@ def _revive_tagged(tagged: dict[str, Any]) -> Any:
 
 def _imported_class(type_name: str) -> type | None:
     """A class the current code has already imported (dataclass, pydantic model, named tuple, enum)."""
-    module_name, _, name = type_name.rpartition(".")
-    module = sys.modules.get(module_name)
-    cls = getattr(module, name, None) if module is not None else None
+    found = imported_attribute(type_name)
+    cls = found.value if found is not None else None
     if not isinstance(cls, type):
         return None
     if (

@@ -123,7 +123,7 @@ def import_command(
     import asyncio
 
     from replaytest.config import ConfigError, load_config
-    from replaytest.history.redact import DEFAULT_KEY_NAMES, RedactError, Redactor
+    from replaytest.history.redact import RedactError, Redactor
     from replaytest.replay.progress import Progress, wanted
 
     try:
@@ -135,9 +135,7 @@ def import_command(
     if not no_redact:
         try:
             settings = load_config().redact
-            redactor = Redactor.build(
-                keys or settings.key_names or DEFAULT_KEY_NAMES, paths or settings.json_paths, settings.replacement
-            )
+            redactor = Redactor.configured(settings, keys, paths)
         except (ConfigError, RedactError) as error:
             click.echo(f"error: {error}", err=True)
             sys.exit(_EXIT_ERROR)

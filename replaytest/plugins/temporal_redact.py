@@ -10,7 +10,8 @@ patterns, with the same pseudonyms as the payloads (one keyed hash per history).
 sensitive key (``memo.fields.customer_email``) is redacted whole. Binary, protobuf and encrypted
 payloads cannot be read and are counted.
 
-The document records the JSON paths it changed in a top-level ``redacted`` list, beside ``events``
+The walk over the document and every value rule are ``history.redact``'s (the one redactor of every
+importer); this module only says where Temporal keeps values (``_Payloads``). The document records the JSON paths it changed in a top-level ``redacted`` list, beside ``events``
 (temporalio reads only ``events``), as neutral histories do.
 """
 
@@ -27,7 +28,6 @@ from replaytest.fileio import read_regular
 from replaytest.history.errors import HistoryError
 from replaytest.history.io import parse_json, write_text_atomically
 from replaytest.history.redact import RedactionSession, Redactor
-from replaytest.history.strict_json import MAX_DEPTH, join_path
 from replaytest.plugins.temporal_history import decode_json_payload
 
 
@@ -44,11 +44,43 @@ class TemporalRedaction:
         return len(self.paths)
 
 
+class _Payloads:
+    """Temporal's encoded values (``history.redact.EncodedValues``): ``{"metadata": {"encoding": …},
+    "data": base64}`` nodes; ``json/plain`` ones are decoded, redacted and encoded again, others counted."""
+
+    def __init__(self, outcome: TemporalRedaction) -> None:
+        self.outcome = outcome
+
+    def holds(self, node: dict[str, Any]) -> bool:
+        metadata = node.get("metadata")
+        return isinstance(metadata, dict) and "encoding" in metadata and set(node) <= {"metadata", "data", "externalPayloads"}
+
+    def redact(self, node: dict[str, Any], path: str, steps: Sequence[Any], sensitive: bool, session: RedactionSession) -> Any:
+        readable, value = decode_json_payload(node)
+        if not readable:
+            self.outcome.opaque_payloads += 1
+            return node
+        before = len(session.paths)
+        redacted = session.scrub(value, f"{path}.data", sensitive, (*steps, "data"))
+        if len(session.paths) == before:
+            return node
+        # Same bytes temporalio's JSONPlainPayloadConverter writes, so the workflow decodes what it expects.
+        data = json.dumps(redacted, separators=(",", ":"), sort_keys=True).encode("utf-8")
+        return {**node, "data": base64.b64encode(data).decode("ascii")}
+
+
 def redact_temporal_document(document: Any, redactor: Redactor) -> tuple[Any, TemporalRedaction]:
     """A redacted copy of a Temporal history document (the input is not modified)."""
-    session = redactor.session()
-    outcome = TemporalRedaction(session=session)
-    redacted = _walk(document, "$", (), False, session, outcome, 0)
+    outcome = TemporalRedaction()
+    session = outcome.session = redactor.session(encoded=_Payloads(outcome))
+    if isinstance(document, dict):
+        # The top-level ``redacted`` list is this module's own record, not part of the history.
+        body = {key: item for key, item in document.items() if key != "redacted"}
+        redacted = session.scrub(body, "$")
+        if "redacted" in document:
+            redacted["redacted"] = document["redacted"]
+    else:
+        redacted = session.scrub(document, "$")
     outcome.paths = list(dict.fromkeys(session.paths))
     if isinstance(redacted, dict) and outcome.paths:
         previous = redacted.get("redacted")
@@ -61,57 +93,6 @@ def redact_text(value: str, outcome: TemporalRedaction) -> str:
     """A string outside the document (a file name, say) scrubbed with the document's pseudonyms."""
     assert outcome.session is not None
     return outcome.session.text(value)
-
-
-def _walk(value: Any, path: str, steps: Sequence[Any], sensitive: bool, session: RedactionSession,
-          outcome: TemporalRedaction, depth: int) -> Any:
-    if depth > MAX_DEPTH:
-        return session.scrub(value, path, True, steps)
-    if isinstance(value, dict):
-        if _is_payload(value):
-            return _payload(value, path, steps, sensitive, session, outcome)
-        if path == "$":
-            items = {key: item for key, item in value.items() if key != "redacted"}
-            kept = {"redacted": value["redacted"]} if "redacted" in value else {}
-        else:
-            items, kept = value, {}
-        out = {}
-        for key, item in items.items():
-            child = sensitive or (isinstance(key, str) and session.redactor.key_matches(key))
-            out[key] = _walk(item, join_path(path, key), (*steps, key), child, session, outcome, depth + 1)
-        out.update(kept)
-        return out
-    if isinstance(value, list):
-        return [_walk(item, f"{path}[{index}]", (*steps, index), sensitive, session, outcome, depth + 1)
-                for index, item in enumerate(value)]
-    if isinstance(value, str):
-        if sensitive:
-            return session.scrub(value, path, True, steps)
-        new = session.text(value)
-        if new != value:
-            session.paths.append(path)
-        return new
-    return value
-
-
-def _is_payload(node: dict[str, Any]) -> bool:
-    metadata = node.get("metadata")
-    return isinstance(metadata, dict) and "encoding" in metadata and set(node) <= {"metadata", "data", "externalPayloads"}
-
-
-def _payload(payload: dict[str, Any], path: str, steps: Sequence[Any], sensitive: bool, session: RedactionSession,
-             outcome: TemporalRedaction) -> dict[str, Any]:
-    readable, value = decode_json_payload(payload)
-    if not readable:
-        outcome.opaque_payloads += 1
-        return payload
-    before = len(session.paths)
-    redacted = session.scrub(value, f"{path}.data", sensitive, (*steps, "data"))
-    if len(session.paths) == before:
-        return payload
-    # Same bytes temporalio's JSONPlainPayloadConverter writes, so the workflow decodes what it expects.
-    data = json.dumps(redacted, separators=(",", ":"), sort_keys=True).encode("utf-8")
-    return {**payload, "data": base64.b64encode(data).decode("ascii")}
 
 
 def redact_temporal_file(source: Path, target: Path, redactor: Redactor) -> int:

@@ -12,11 +12,12 @@ import json
 import os
 import pathlib
 import pickle
+import sys
 import uuid
 
 import pytest
 
-from replaytest.plugins.dbos_values import PickleRefused, RebuildError, decode_pickle, rebuild, to_typed
+from replaytest.plugins.dbos_values import PickleRefused, Rebuilder, RebuildError, decode_pickle, rebuild, to_typed
 
 from dbos_shop.models import Carrier, Parcel  # a plain module: importing it registers nothing with DBOS
 
@@ -121,3 +122,59 @@ def test_rebuilding_refuses_standard_library_and_main_classes() -> None:
 def test_portable_json_values_pass_through_escaped() -> None:
     assert to_typed({"a": [1, None]}) == {"a": [1, None]}
     assert rebuild(to_typed({"$type": "x"})) == {"$type": "x"}
+
+
+UNIMPORTED = "billing_rules_never_imported.Refund"  # no such module is loaded (nor exists)
+
+
+def test_classes_of_unimported_modules_reach_the_code_as_plain_data_with_a_note() -> None:
+    rebuilder = Rebuilder()
+    as_state = rebuilder.rebuild({"$type": "object", "class": UNIMPORTED, "state": {"amount": {"$type": "decimal.Decimal", "value": "9.50"}}})
+    assert as_state == {"amount": decimal.Decimal("9.50")}
+    with_slots = rebuilder.rebuild({"$type": "object", "class": UNIMPORTED, "state": [None, {"amount": 3}]})
+    assert with_slots == {"amount": 3}
+    items_only = rebuilder.rebuild({"$type": "object", "class": "ledger_never_imported.Lines", "list_items": [1, 2]})
+    assert items_only == [1, 2]
+    odd = rebuilder.rebuild({"$type": "object", "class": UNIMPORTED, "new_args": ["eur"], "state": {"amount": 1}})
+    assert odd == {"$type": "object", "class": UNIMPORTED, "new_args": ["eur"], "state": {"amount": 1}}
+    assert "billing_rules_never_imported" not in sys.modules and "ledger_never_imported" not in sys.modules
+    assert rebuilder.note() == (
+        "4 recorded objects of classes the workflow code has not imported (billing_rules_never_imported.Refund, "
+        "ledger_never_imported.Lines) reached the code as dicts (replay imports no module a history names)"
+    )
+
+
+def test_an_unimported_exception_is_raised_as_a_stand_in_of_the_same_name() -> None:
+    rebuilder = Rebuilder()
+    error = rebuilder.rebuild({"$type": "exception", "class": "card_gateway_never_imported.CardDeclined", "args": ["over limit"]})
+    assert isinstance(error, Exception) and type(error).__name__ == "CardDeclined" and error.args == ("over limit",)
+    assert "card_gateway_never_imported" not in sys.modules
+    assert rebuilder.note() == (
+        "1 recorded exception of a class the workflow code has not imported (card_gateway_never_imported.CardDeclined) "
+        "was raised as a stand-in Exception of the same name (replay imports no module a history names)"
+    )
+
+
+def test_an_imported_module_without_the_class_is_an_error_but_an_unimported_submodule_is_not() -> None:
+    with pytest.raises(RebuildError, match="the current code has no dbos_shop.models.Invoice"):
+        rebuild({"$type": "object", "class": "dbos_shop.models.Invoice"})
+    # dbos_shop is imported; dbos_shop.never_written is not a module anyone imported
+    assert Rebuilder().rebuild({"$type": "object", "class": "dbos_shop.never_written.Refund", "state": {"a": 1}}) == {"a": 1}
+    with pytest.raises(RebuildError, match="replay imports no module a history names"):
+        rebuild({"$type": "type", "name": UNIMPORTED})
+
+
+def test_every_class_rebuilt_leaves_no_note() -> None:
+    rebuilder = Rebuilder()
+    assert rebuilder.rebuild(decode_pickle(pickled(Parcel("o1", Carrier.POST, [])))) == Parcel("o1", Carrier.POST, [])
+    assert rebuilder.note() is None
+
+
+def test_a_recorded_error_of_an_unimported_class_pickled_as_a_call_is_raised_as_a_stand_in() -> None:
+    rebuilder = Rebuilder()
+    error = rebuilder.error({"$type": "object", "class": "card_gateway_never_imported.CardDeclined", "call_args": ["over limit"]})
+    assert isinstance(error, Exception) and type(error).__name__ == "CardDeclined" and error.args == ("over limit",)
+    assert "card_gateway_never_imported" not in sys.modules
+    assert rebuilder.stand_in_errors == {"card_gateway_never_imported.CardDeclined": 1} and not rebuilder.as_data
+    imported = rebuilder.error(decode_pickle(pickled(ValueError("bad"))))
+    assert type(imported) is ValueError
