@@ -6,8 +6,9 @@ bad key fails early with the file and the key named (``ConfigError``).
 
 from __future__ import annotations
 
+import fnmatch
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -48,6 +49,23 @@ def one_of(values: tuple[str, ...]) -> str:
     return f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else "".join(values)
 
 
+def is_excluded(relative: str, patterns: Sequence[str]) -> bool:
+    """Whether an ``exclude`` glob matches ``relative`` (a POSIX path relative to the folder the globs are
+    relative to), or any trailing part of it. Lint's ``exclude`` and replay's share this meaning; each
+    side applies it to a file and to the folders above it."""
+    if not patterns:
+        return False
+    parts = relative.split("/")
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        bare = pattern[3:] if pattern.startswith("**/") else pattern
+        for start in range(len(parts)):
+            candidate = "/".join(parts[start:])
+            if fnmatch.fnmatchcase(candidate, bare) or fnmatch.fnmatchcase(candidate, pattern):
+                return True
+    return False
+
+
 class ConfigError(Exception):
     """A configuration value is missing, misspelt or of the wrong type; the message names file, table and
     key: ``pyproject.toml: [tool.replaytest.rules.RT104] key-names: must be a list of strings``. ``table``
@@ -79,6 +97,8 @@ class ReplaySettings:
     # What a prompt a running/parked run has not reached yet means if it changed since the run started.
     prompts_pending: PromptPolicy = "fail"
     strict_args: bool = False
+    # Globs (relative to the project root) of history files and folders not replayed, as lint's exclude.
+    exclude: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -319,7 +339,7 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
     values: dict[str, Any] = {}
     for key, value in table.items():
         full = f"replay.{key}"
-        if key in ("paths", "workflows"):
+        if key in ("paths", "workflows", "exclude"):
             values[key] = _string_list(path, full, value)
         elif key in ("prompts-running", "prompts-completed", "prompts-pending"):
             if value not in PROMPT_POLICIES:
@@ -332,7 +352,7 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
         else:
             raise ConfigError(
                 path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, prompts-pending,"
-                " strict-args"
+                " strict-args, exclude"
             )
     for key in values.get("workflows", ()):
         if ":" not in key:

@@ -22,13 +22,14 @@ holds, so the run can say once that helpers in them were not followed.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from replaytest.config import is_excluded  # the one meaning of an exclude glob, lint's and replay's
 
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox", "build", "dist",
@@ -56,21 +57,6 @@ class WalkProblem:
 def display_path(path: Path, cwd: Path) -> str:
     """``path`` relative to ``cwd`` with POSIX separators (the whole path on another Windows drive)."""
     return _display(os.path.abspath(path), os.path.abspath(cwd))
-
-
-def is_excluded(relative: str, patterns: Sequence[str]) -> bool:
-    """``exclude`` globs match the path relative to the project root, or any trailing part of it."""
-    if not patterns:
-        return False
-    parts = relative.split("/")
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        bare = pattern[3:] if pattern.startswith("**/") else pattern
-        for start in range(len(parts)):
-            candidate = "/".join(parts[start:])
-            if fnmatch.fnmatchcase(candidate, bare) or fnmatch.fnmatchcase(candidate, pattern):
-                return True
-    return False
 
 
 class ModuleNamer:
