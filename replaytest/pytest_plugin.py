@@ -4,6 +4,9 @@
   ``[tool.replaytest.replay] paths`` of the nearest pyproject.toml, else ``fixtures/histories`` under
   the rootdir when it exists *and* some current code is configured (a conventional folder with nothing
   to replay it against is left alone). Nothing configured: the plugin does nothing.
+* **Exclusion**: ini ``replay_exclude`` (globs relative to the ini file), else ``[tool.replaytest.replay]
+  exclude``, decided at configure time (``replay.exclusion``): excluded histories are not collected, the
+  summary says how many which setting excluded; globs leaving no history at all are a usage error.
 * **Collection**: one item per history file (``path/to/run.json::replay``), found by pytest's own
   directory walk, so ``-k``, ``--lf`` and xdist work and the order is pytest's sorted order. When pytest
   runs the whole project (``testpaths``, or no arguments from the rootdir) the replay paths are added to
