@@ -390,10 +390,12 @@ def _selection(config: pytest.Config, project: Config, ini_base: Path, paths: Se
     """The replay paths' histories split by ini ``replay_exclude`` (relative to the ini file), else
     ``[tool.replaytest.replay] exclude`` (relative to the project root); decided here, before collection,
     so the controller of an xdist run knows it too. Globs that leave no history are a usage error."""
+    from replaytest.replay.settings import ini_table
+
     ini_exclude = tuple(config.getini("replay_exclude"))
     if ini_exclude:
-        where = f"[tool.pytest.ini_options] replay_exclude in {config.inipath}" if config.inipath and \
-            config.inipath.name == "pyproject.toml" else f"replay_exclude in {config.inipath or 'the pytest ini file'}"
+        # Named as ``replay.settings`` names it, so the CLI and pytest speak of one setting alike.
+        where = f"{ini_table(config.inipath)} replay_exclude in {config.inipath}" if config.inipath else "replay_exclude"
         settings = [ExcludeSetting(ini_exclude, ini_base, where)]
     elif project.replay.exclude:
         where = f"[tool.replaytest.replay] exclude in {project.path}" if project.path else "[tool.replaytest.replay] exclude"

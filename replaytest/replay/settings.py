@@ -96,6 +96,12 @@ def find_pytest_ini(start: Path) -> PytestIni:
     return PytestIni()
 
 
+def ini_table(path: Path) -> str:
+    """How the pytest ini file ``path`` names its pytest section, for messages (``[pytest]`` for
+    pytest.ini, .pytest.ini and tox.ini)."""
+    return {"pyproject.toml": "[tool.pytest.ini_options]", "setup.cfg": "[tool:pytest]"}.get(path.name, "[pytest]")
+
+
 def _from_pyproject(path: Path) -> PytestIni | None:
     try:
         with open(path, "rb") as handle:

@@ -7,6 +7,7 @@ agent's previous release (it diverges) and one file cut short in the middle (cor
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -165,3 +166,17 @@ def test_a_string_instead_of_a_list_is_a_configuration_error(project: Path) -> N
     run = replaytest(project, "replay")
     assert run.returncode == 2
     assert "[tool.replaytest] replay.exclude: must be a list of strings, e.g. ['older']" in run.stderr
+
+
+def test_the_pytest_ini_option_wins_over_the_table_for_the_command_line_too(project: Path) -> None:
+    """``replay_exclude`` of the ini file pytest would read (here ``pytest.ini`` in a folder between the
+    project root and the working directory: its globs are relative to that folder) replaces the table's."""
+    (project / "pyproject.toml").write_text(TABLE + 'exclude = ["older"]\n', encoding="utf-8")
+    (project / "histories/pytest.ini").write_text("[pytest]\nreplay_paths = .\nreplay_exclude =\n    support_agent-cut-*\n",
+                                                  encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "replaytest", "replay", "-w", "agent:support_agent"],
+                         cwd=project / "histories", capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(project)})
+    assert run.returncode == 1, run.stdout + run.stderr  # the previous release is replayed: "older" does not apply
+    assert f"excluded 1 history (by [pytest] replay_exclude in {project / 'histories/pytest.ini'})" in run.stdout
+    assert "replayed 4 histories: 3 passed, 1 diverged, 0 stale, 0 error" in run.stdout
