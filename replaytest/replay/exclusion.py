@@ -34,6 +34,8 @@ class ExcludeSetting:
 
 @dataclass(frozen=True)
 class ExcludedHistory:
+    """A history left out: its file, the glob that matched it and the setting that holds the glob."""
+
     path: Path
     pattern: str
     origin: str
