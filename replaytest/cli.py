@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,11 +19,13 @@ from replaytest.config import PROMPT_POLICIES, PromptPolicy
 from replaytest.fileio import escape_controls
 
 if TYPE_CHECKING:
+    from replaytest.config import Config
     from replaytest.gate import CoverageRun
     from replaytest.history.model import History
     from replaytest.lint.model import LintResult
     from replaytest.lint.rule import Rule
     from replaytest.replay.divergence import ReplayResult
+    from replaytest.replay.exclusion import ExcludeSetting, HistorySelection
 
 def _safe(text: str) -> str:
     """One line of output holding names or values from input files, control characters escaped."""
@@ -266,30 +268,40 @@ def rules(code: str | None) -> None:
 @click.option("--details", is_flag=True, help="Longer reports: more context, every warning in full.")
 @click.option("--quiet", "-q", is_flag=True,
               help="Text format: report only histories that did not pass cleanly; no progress bar.")
+@click.option("--exclude", multiple=True, metavar="GLOBS",
+              help="Also leave out histories matching these globs (relative to the project root; repeatable).")
+@click.option("--force-exclude", is_flag=True, default=None,
+              help="Apply the exclude globs to history files named on the command line too.")
 def replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: PromptPolicy | None,
     prompts_pending: PromptPolicy | None, strict_args: bool | None, details: bool, quiet: bool,
+    exclude: tuple[str, ...], force_exclude: bool | None,
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
     Without PATHS the configured histories apply (pytest ini replay_paths, else [tool.replaytest.replay]
-    paths). Exit 0 all passed, 1 a divergence, 2 usage
-    error, malformed history or stale history (no current code for its workflow type)."""
+    paths). Histories matching the exclude globs (pytest ini replay_exclude, else [tool.replaytest.replay]
+    exclude, plus --exclude) are not replayed and are counted as excluded. Exit 0 all passed, 1 a
+    divergence, 2 usage error, malformed, unsupported or stale history (no current code for its workflow
+    type), or exclude globs that leave no history to replay."""
     import json
 
     from replaytest.replay.progress import wanted
     from replaytest.replay.report import report_data
 
+    selected: list[HistorySelection] = []
     try:
         results = _run_replay(paths, workflow_specs, prompts, strict_args, details, prompts_pending=prompts_pending,
-                              show_progress=wanted(quiet))
+                              show_progress=wanted(quiet), exclude=exclude, force_exclude=force_exclude,
+                              selected=selected)
     except _ReplaySetupError as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     if output_format == "json":
-        click.echo(json.dumps(report_data(results), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(_with_exclusion(report_data(results), selected), indent=2, ensure_ascii=False))
     else:
         _echo_replay_text(results, details, quiet)
+        _echo_exclusion_text(selected, details)
     sys.exit(_replay_exit_code(results))
 
 
@@ -301,12 +313,14 @@ def _run_replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: PromptPolicy | None, strict_args: bool | None,
     details: bool, require_configured: bool = False, *, coverage: CoverageRun | None = None,
     show_progress: bool = False, prompts_pending: PromptPolicy | None = None, skipped: list[int] | None = None,
+    exclude: tuple[str, ...] = (), force_exclude: bool | None = None, selected: list[HistorySelection] | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
     ``coverage`` measures the replays; ``show_progress`` draws a progress bar on the terminal; with
     ``skipped`` (a list to append the count to) histories green in an earlier run whose code closure did
-    not change are skipped (the incremental replay cache)."""
+    not change are skipped (the incremental replay cache). ``exclude`` globs (``--exclude``) add to the
+    configured ones; which histories they left out is appended to ``selected``."""
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins
@@ -348,6 +362,7 @@ def _run_replay(
     files = list(iter_history_files(targets))
     if not files:
         raise _ReplaySetupError(f"no *.json history files under {', '.join(map(str, targets))}")
+    files = _excluded_left_out(files, paths, plan.exclude, exclude, config, force_exclude, selected)
     measure = None
     if coverage is not None:
         measure = coverage.start(workflows, [p.profile for p in plugins if p.profile is not None])
@@ -366,6 +381,64 @@ def _run_replay(
         cache.save()
         skipped.append(cache.skipped)
     return results
+
+
+def _excluded_left_out(
+    files: list[Path], paths: tuple[Path, ...], configured: tuple[ExcludeSetting, ...], extra: tuple[str, ...],
+    config: Config, force_exclude: bool | None, selected: list[HistorySelection] | None,
+) -> list[Path]:
+    """The history files the exclude settings keep (configured ones, then ``--exclude``, relative to the
+    project root as lint's). Globs that leave nothing under folders are a setup error; history files named
+    one by one that are all excluded leave an empty run with a note, as in lint."""
+    from replaytest.replay.exclusion import ExcludeSetting, nothing_left, select_histories
+
+    settings = list(configured)
+    if _split(extra):
+        settings.append(ExcludeSetting(_split(extra), config.root, "--exclude"))
+    named = [path for path in paths if not path.is_dir()]
+    force = config.force_exclude if force_exclude is None else force_exclude
+    selection = select_histories(files, settings, named=named, force=force)
+    left = nothing_left(selection, named_only=bool(paths) and len(named) == len(paths))
+    if left is not None and not left[0]:
+        raise _ReplaySetupError(left[1])
+    if left is not None:
+        selection.nothing_named_left = left[1]
+    if selected is not None:
+        selected.append(selection)
+    return selection.kept
+
+
+def _exclusion_lines(selected: list[HistorySelection], details: bool) -> list[str]:
+    """How many histories which setting excluded (each file with ``details``), and the notes."""
+    from replaytest.replay.report import display_path
+
+    lines = []
+    for selection in selected:
+        for origin, number in selection.origins():
+            lines.append(f"excluded {number} {'history' if number == 1 else 'histories'} (by {origin})")
+        if details:
+            lines.extend(f"  excluded {display_path(item.path)} (glob {item.pattern!r})" for item in selection.excluded)
+        lines.extend(f"note: {note}" for note in selection.notes())
+    return [_safe(line) for line in lines]
+
+
+def _echo_exclusion_text(selected: list[HistorySelection], details: bool, err: bool = False) -> None:
+    for line in _exclusion_lines(selected, details):
+        click.echo(line, err=err)
+
+
+def _with_exclusion(document: dict[str, Any], selected: list[HistorySelection]) -> dict[str, Any]:
+    """The replay JSON document with ``summary.excluded`` (a count), the ``excluded`` histories (path,
+    glob, setting) and the exclusion notes added to ``summary.notes``."""
+    from replaytest.replay.report import display_path
+
+    excluded = [item for selection in selected for item in selection.excluded]
+    document["summary"]["excluded"] = len(excluded)
+    document["summary"]["notes"] = [*document["summary"]["notes"],
+                                    *(note for selection in selected for note in selection.notes())]
+    document["excluded"] = [{"history": display_path(item.path), "glob": item.pattern, "setting": item.origin}
+                            for item in excluded]
+    return document
 
 
 def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool, skipped: int = 0) -> None:
@@ -524,9 +597,11 @@ _CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
               help="List orchestration lines changed since git REV that no history reaches; fail on them (implies --coverage).")
 @click.option("--fail-under", type=click.FloatRange(0, 100), metavar="PERCENT",
               help="Fail when replay coverage of changed orchestration lines is below PERCENT (default 100 with --diff-base).")
+@click.option("--exclude", multiple=True, metavar="GLOBS",
+              help="Also leave out histories matching these globs (relative to the project root; repeatable).")
 def check(
     paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool, quiet: bool, measure_coverage: bool,
-    coverage_html: Path | None, diff_base: str | None, fail_under: float | None,
+    coverage_html: Path | None, diff_base: str | None, fail_under: float | None, exclude: tuple[str, ...],
 ) -> None:
     """The CI gate: lint PATHS (default: the current directory), then replay the configured histories
     against the current code; one report, one exit code. Histories and code come from the same settings
@@ -562,9 +637,10 @@ def check(
                 )
             coverage = CoverageRun(replay_config, html_dir=coverage_html, diff_base=diff_base, fail_under=fail_under)
         skipped: list[int] | None = None if no_cache else []
+        selected: list[HistorySelection] = []
         results = (
             _run_replay((), (), None, None, details, require_configured=True, coverage=coverage,
-                        show_progress=show_progress(quiet), skipped=skipped)
+                        show_progress=show_progress(quiet), skipped=skipped, exclude=exclude, selected=selected)
             if replay_configured else []
         )
         coverage_text, coverage_failed, uncovered = "", False, []
@@ -587,12 +663,14 @@ def check(
     if output_format == "json":
         document = {
             "lint": json.loads(REPORTERS["json"](lint_result, rules)),
-            "replay": {**report_data(results), "skipped": sum(skipped or ())} if replay_configured else None,
+            "replay": {**_with_exclusion(report_data(results), selected), "skipped": sum(skipped or ())}
+            if replay_configured else None,
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif output_format in CI_REPORTERS:
         extra = [*replay_annotations(results, details), *uncovered]
         click.echo(CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd()), nl=False)
+        _echo_exclusion_text(selected, details, err=True)  # beside the machine-readable report, as below
         if not replay_configured:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped", err=True)
@@ -600,6 +678,7 @@ def check(
         click.echo(escape_controls(REPORTERS["text"](lint_result, rules), keep_newlines=True), nl=False)
         if replay_configured:
             _echo_replay_text(results, details, quiet=True, skipped=sum(skipped or ()))
+            _echo_exclusion_text(selected, details)
         else:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped")

@@ -6,8 +6,10 @@ bad key fails early with the file and the key named (``ConfigError``).
 
 from __future__ import annotations
 
+import fnmatch
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -50,6 +52,81 @@ def one_of(values: tuple[str, ...]) -> str:
     return f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else "".join(values)
 
 
+class ExcludeMatcher:
+    """``exclude`` globs compiled once: a path (relative to the project root, ``/``-separated) is excluded
+    when it, or any trailing part of it that starts at a folder boundary, matches a pattern (``**/x`` is
+    ``x`` at any depth). Literal patterns (no ``*?[``) are looked up in a set, the globs are one regular
+    expression, so a path costs one set lookup per trailing part and one regex match, whatever the number
+    of patterns: tens of thousands of generated ``exclude`` entries used to make a walk quadratic."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.patterns = tuple(patterns)
+        literals: set[str] = set()
+        globs: list[str] = []
+        for pattern in self.patterns:
+            pattern = pattern.rstrip("/")
+            bare = pattern[3:] if pattern.startswith("**/") else pattern
+            for form in dict.fromkeys((bare, pattern)):
+                if any(character in form for character in "*?["):
+                    globs.append(_glob_body(form))
+                else:
+                    literals.add(form)
+        self._literals = frozenset(literals)
+        # fnmatch's ``*`` crosses ``/`` (as fnmatchcase did here before): a trailing part is any suffix
+        # that starts at the beginning or just after a ``/``.
+        self._globs = re.compile(f"(?s:(?:.*/)?(?:{'|'.join(globs)}))\\Z") if globs else None
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def matches(self, relative: str) -> bool:
+        if not self.patterns:
+            return False
+        if self._literals:
+            if relative in self._literals:
+                return True
+            start = relative.find("/")
+            while start != -1:
+                if relative[start + 1:] in self._literals:
+                    return True
+                start = relative.find("/", start + 1)
+        return self._globs is not None and self._globs.match(relative) is not None
+
+
+def _glob_body(pattern: str) -> str:
+    """The regular expression of one glob without fnmatch's ``(?s:…)\\Z`` wrapper."""
+    translated = fnmatch.translate(pattern)
+    if translated.startswith("(?s:") and translated.endswith(")\\Z"):
+        return translated[4:-3]
+    return f"(?:{translated})"  # another Python's spelling: still anchored by the outer \\Z
+
+
+_MATCHERS: dict[int, tuple[Sequence[str], ExcludeMatcher]] = {}
+
+
+def exclude_matcher(patterns: Sequence[str] | ExcludeMatcher) -> ExcludeMatcher:
+    """The compiled matcher of ``patterns``, made once per sequence object (a run passes the same list)."""
+    if isinstance(patterns, ExcludeMatcher):
+        return patterns
+    cached = _MATCHERS.get(id(patterns))
+    if cached is not None and cached[0] is patterns:
+        return cached[1]
+    matcher = ExcludeMatcher(patterns)
+    if len(_MATCHERS) > 64:
+        _MATCHERS.clear()
+    _MATCHERS[id(patterns)] = (patterns, matcher)  # holding the sequence keeps its id from being reused
+    return matcher
+
+
+def is_excluded(relative: str, patterns: Sequence[str] | ExcludeMatcher) -> bool:
+    """Whether an ``exclude`` glob matches ``relative`` (a POSIX path relative to the folder the globs are
+    relative to), or any trailing part of it. Lint's ``exclude`` and replay's share this meaning; each
+    side applies it to a file and to the folders above it."""
+    if not patterns:
+        return False
+    return exclude_matcher(patterns).matches(relative)
+
+
 class ConfigError(Exception):
     """A configuration value is missing, misspelt or of the wrong type; the message names file, table and
     key: ``pyproject.toml: [tool.replaytest.rules.RT104] key-names: must be a list of strings``. ``table``
@@ -81,6 +158,8 @@ class ReplaySettings:
     # What a prompt a running/parked run has not reached yet means if it changed since the run started.
     prompts_pending: PromptPolicy = "fail"
     strict_args: bool = False
+    # Globs (relative to the project root) of history files and folders not replayed, as lint's exclude.
+    exclude: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -335,7 +414,7 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
     values: dict[str, Any] = {}
     for key, value in table.items():
         full = f"replay.{key}"
-        if key in ("paths", "workflows"):
+        if key in ("paths", "workflows", "exclude"):
             values[key] = _string_list(path, full, value)
         elif key in ("prompts-running", "prompts-completed", "prompts-pending"):
             if value not in PROMPT_POLICIES:
@@ -348,7 +427,7 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
         else:
             raise ConfigError(
                 path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, prompts-pending,"
-                " strict-args"
+                " strict-args, exclude"
             )
     for key in values.get("workflows", ()):
         if ":" not in key:

@@ -4,6 +4,9 @@
   ``[tool.replaytest.replay] paths`` of the nearest pyproject.toml, else ``fixtures/histories`` under
   the rootdir when it exists *and* some current code is configured (a conventional folder with nothing
   to replay it against is left alone). Nothing configured: the plugin does nothing.
+* **Exclusion**: ini ``replay_exclude`` (globs relative to the ini file), else ``[tool.replaytest.replay]
+  exclude``, decided at configure time (``replay.exclusion``): excluded histories are not collected, the
+  summary says how many which setting excluded; globs leaving no history at all are a usage error.
 * **Collection**: one item per history file (``path/to/run.json::replay``), found by pytest's own
   directory walk, so ``-k``, ``--lf`` and xdist work and the order is pytest's sorted order. When pytest
   runs the whole project (``testpaths``, or no arguments from the rootdir) the replay paths are added to
@@ -41,15 +44,18 @@ from replaytest.config import PROMPT_POLICIES, PromptPolicy, one_of
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.coverage import ReplayCoverage
 from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.exclusion import ExcludeSetting, HistorySelection, nothing_left, select_histories
 from replaytest.replay.report import display_path, render_text
 from replaytest.replay.runner import (
     HISTORY_SUFFIX,
     WorkflowImportError,
+    iter_history_files,
     load_workflows,
     replay_file,
 )
 
 if TYPE_CHECKING:
+    from replaytest.config import Config
     from replaytest.gate import CoverageRun
 
 DEFAULT_HISTORY_DIR = "fixtures/histories"
@@ -123,6 +129,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("replay_details", "longer divergence reports (see --replay-details)", type="bool", default=False)
     parser.addini("replay_stale", "fail or skip stale histories (see --replay-stale)", default="fail")
     parser.addini("replay_coverage", "measure replay coverage (see --replay-coverage)", type="bool", default=False)
+    parser.addini("replay_exclude", "globs of history files or folders not replayed (relative to the ini file)",
+                  type="linelist")
 
 
 @dataclass
@@ -154,12 +162,19 @@ class ReplaySession:
     coverage: CoverageRun | None = None  # --replay-coverage
     workflow_of: dict[str, str] = field(default_factory=dict)  # history label -> workflow type
     coverage_text: str = ""
+    selection: HistorySelection = field(default_factory=HistorySelection)  # what the exclude globs left out
+    _excluded: frozenset[str] = frozenset()
     _prefixes: tuple[str, ...] = ()
     _replayers: list[HistoryReplayer] | None = None
     _workflows: WorkflowSet | None = None
 
     def __post_init__(self) -> None:
         self._prefixes = tuple(_prefix(path) for path in self.paths)
+        self._excluded = frozenset(os.path.normcase(os.path.abspath(item.path)) for item in self.selection.excluded)
+
+    def excluded(self, path: Path) -> bool:
+        """``path`` is a history the exclude globs leave out: it is not collected."""
+        return os.path.normcase(os.path.abspath(path)) in self._excluded
 
     def covers(self, path: Path) -> bool:
         """``path`` is a replay path or below one, and not inside a ``blobs`` store under it."""
@@ -252,9 +267,12 @@ class ReplaySession:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         counts = self.counts
-        if not counts.histories:
+        if not counts.histories and not self.selection.excluded and not self.selection.notes():
             return
         terminalreporter.section("replaytest")
+        self._exclusion_summary(terminalreporter)
+        if not counts.histories:
+            return
         parts = [f"{counts.passed} passed", f"{counts.diverged} diverged", f"{counts.stale} stale"]
         if counts.error:
             parts.append(f"{counts.error} error")
@@ -271,6 +289,16 @@ class ReplaySession:
             terminalreporter.line(f"next: {command}")
         for line in self.coverage_text.splitlines():
             terminalreporter.line(line)
+
+    def _exclusion_summary(self, terminalreporter: Any) -> None:
+        """How many histories which setting left out (each file with --replay-details), and the notes."""
+        for origin, number in self.selection.origins():
+            terminalreporter.line(f"excluded {number} {'history' if number == 1 else 'histories'} (by {origin})")
+        if self.options.details:
+            for item in self.selection.excluded:
+                terminalreporter.line(f"  excluded {display_path(item.path)} (glob {item.pattern!r})")
+        for note in self.selection.notes():
+            terminalreporter.line(f"note: {note}")
 
     def options_for(self, prompts: str | None = None, strict_args: bool | None = None) -> ReplayOptions:
         """The session's options with a fixture's or marker's overrides."""
@@ -339,6 +367,7 @@ def _settings(config: pytest.Config) -> ReplaySession:
         strict_args=bool(config.getoption("replay_strict_args") or config.getini("replay_strict_args") or project.replay.strict_args),
         details=bool(config.getoption("replay_details") or config.getini("replay_details")),
     )
+    selection = _selection(config, project, ini_base, paths)
     coverage = None
     if config.getoption("replay_coverage") or config.getini("replay_coverage"):
         from replaytest.gate import CoverageRun
@@ -353,7 +382,34 @@ def _settings(config: pytest.Config) -> ReplaySession:
         options=options,
         stale=stale,
         base=project.root if not ini_specs else config.rootpath,
+        selection=selection,
     )
+
+
+def _selection(config: pytest.Config, project: Config, ini_base: Path, paths: Sequence[Path]) -> HistorySelection:
+    """The replay paths' histories split by ini ``replay_exclude`` (relative to the ini file), else
+    ``[tool.replaytest.replay] exclude`` (relative to the project root); decided here, before collection,
+    so the controller of an xdist run knows it too. Globs that leave no history are a usage error."""
+    from replaytest.replay.settings import ini_table
+
+    ini_exclude = tuple(config.getini("replay_exclude"))
+    if ini_exclude:
+        # Named as ``replay.settings`` names it, so the CLI and pytest speak of one setting alike.
+        where = f"{ini_table(config.inipath)} replay_exclude in {config.inipath}" if config.inipath else "replay_exclude"
+        settings = [ExcludeSetting(ini_exclude, ini_base, where)]
+    elif project.replay.exclude:
+        where = f"[tool.replaytest.replay] exclude in {project.path}" if project.path else "[tool.replaytest.replay] exclude"
+        settings = [ExcludeSetting(project.replay.exclude, project.root, where)]
+    else:
+        return HistorySelection()
+    invocation = config.invocation_params.dir
+    named = [invocation / arg.split("::")[0] for arg in config.args if (invocation / arg.split("::")[0]).is_file()]
+    selection = select_histories(iter_history_files(p for p in paths if p.exists()), settings, named=named,
+                                 force=project.force_exclude)
+    left = nothing_left(selection, named_only=False)
+    if left is not None:
+        raise pytest.UsageError(left[1])
+    return selection
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -391,7 +447,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> HistoryFil
     if not file_path.name.endswith(HISTORY_SUFFIX):
         return None
     session = parent.config.stash.get(_SESSION, None)
-    if session is None or not session.paths or not session.covers(file_path):
+    if session is None or not session.paths or not session.covers(file_path) or session.excluded(file_path):
         return None
     # Every *.json of the replay paths is an item: one that is not a history fails with the reason
     # when it runs (the recogniser is the CLI's, ``runner.recognise``), never silently left out.

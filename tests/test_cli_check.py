@@ -82,7 +82,9 @@ def test_json_report_holds_both_sides(project: Path) -> None:
     assert document["lint"]["version"] == 1
     assert document["lint"]["summary"]["diagnostics"] == 0
     replay = document["replay"]
-    assert replay["summary"] == {"histories": 3, "passed": 3, "diverged": 0, "stale": 0, "error": 0, "warnings": 0, "notes": []}
+    assert replay["summary"] == {"histories": 3, "passed": 3, "diverged": 0, "stale": 0, "error": 0, "warnings": 0, "notes": [],
+                                 "excluded": 0}
+    assert replay["excluded"] == []
     assert sorted((Path(item["history"]).name, item["status"], item["divergence"]) for item in replay["results"]) == [
         ("support_agent-question.json", "passed", None),
         ("support_agent-refund-approved.json", "passed", None),

@@ -22,14 +22,14 @@ holds, so the run can say once that helpers in them were not followed.
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from replaytest.config import ExcludeMatcher, exclude_matcher  # the one meaning of an exclude glob, lint's and replay's
 
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox", "build", "dist",
@@ -57,79 +57,6 @@ class WalkProblem:
 def display_path(path: Path, cwd: Path) -> str:
     """``path`` relative to ``cwd`` with POSIX separators (the whole path on another Windows drive)."""
     return _display(os.path.abspath(path), os.path.abspath(cwd))
-
-
-class ExcludeMatcher:
-    """``exclude`` globs compiled once: a path (relative to the project root, ``/``-separated) is excluded
-    when it, or any trailing part of it that starts at a folder boundary, matches a pattern (``**/x`` is
-    ``x`` at any depth). Literal patterns (no ``*?[``) are looked up in a set, the globs are one regular
-    expression, so a path costs one set lookup per trailing part and one regex match, whatever the number
-    of patterns: tens of thousands of generated ``exclude`` entries used to make a walk quadratic."""
-
-    def __init__(self, patterns: Sequence[str]) -> None:
-        self.patterns = tuple(patterns)
-        literals: set[str] = set()
-        globs: list[str] = []
-        for pattern in self.patterns:
-            pattern = pattern.rstrip("/")
-            bare = pattern[3:] if pattern.startswith("**/") else pattern
-            for form in dict.fromkeys((bare, pattern)):
-                if any(character in form for character in "*?["):
-                    globs.append(_glob_body(form))
-                else:
-                    literals.add(form)
-        self._literals = frozenset(literals)
-        # fnmatch's ``*`` crosses ``/`` (as fnmatchcase did here before): a trailing part is any suffix
-        # that starts at the beginning or just after a ``/``.
-        self._globs = re.compile(f"(?s:(?:.*/)?(?:{'|'.join(globs)}))\\Z") if globs else None
-
-    def __bool__(self) -> bool:
-        return bool(self.patterns)
-
-    def matches(self, relative: str) -> bool:
-        if not self.patterns:
-            return False
-        if self._literals:
-            if relative in self._literals:
-                return True
-            start = relative.find("/")
-            while start != -1:
-                if relative[start + 1:] in self._literals:
-                    return True
-                start = relative.find("/", start + 1)
-        return self._globs is not None and self._globs.match(relative) is not None
-
-
-def _glob_body(pattern: str) -> str:
-    """The regular expression of one glob without fnmatch's ``(?s:…)\\Z`` wrapper."""
-    translated = fnmatch.translate(pattern)
-    if translated.startswith("(?s:") and translated.endswith(")\\Z"):
-        return translated[4:-3]
-    return f"(?:{translated})"  # another Python's spelling: still anchored by the outer \\Z
-
-
-_MATCHERS: dict[int, tuple[Sequence[str], ExcludeMatcher]] = {}
-
-
-def exclude_matcher(patterns: Sequence[str] | ExcludeMatcher) -> ExcludeMatcher:
-    """The compiled matcher of ``patterns``, made once per sequence object (a run passes the same list)."""
-    if isinstance(patterns, ExcludeMatcher):
-        return patterns
-    cached = _MATCHERS.get(id(patterns))
-    if cached is not None and cached[0] is patterns:
-        return cached[1]
-    matcher = ExcludeMatcher(patterns)
-    if len(_MATCHERS) > 64:
-        _MATCHERS.clear()
-    _MATCHERS[id(patterns)] = (patterns, matcher)  # holding the sequence keeps its id from being reused
-    return matcher
-
-
-def is_excluded(relative: str, patterns: Sequence[str] | ExcludeMatcher) -> bool:
-    """``exclude`` globs match the path relative to the project root, or any trailing part of it."""
-    if not patterns:
-        return False
-    return exclude_matcher(patterns).matches(relative)
 
 
 class ModuleNamer:

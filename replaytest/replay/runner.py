@@ -195,10 +195,10 @@ def replay_file(
     with captured_output() as captured:
         try:
             result = replayer.replay(path, workflows, options)
-        except Exception as error:  # a replayer bug must name the file, not abort the whole run
-            result = ReplayResult(
-                path, replayer.engine, "?", status="error", error=f"{replayer.engine} replayer failed: {type(error).__name__}: {error}"
-            )
+        except KeyboardInterrupt:
+            raise  # the user stops the whole run
+        except BaseException as error:  # noqa: BLE001 - one history must never end the run for the others
+            result = ReplayResult(path, replayer.engine, "?", status="error", error=_why_replay_ended(replayer.engine, error))
     if captured.text:
         result.log = captured.text
     if result.status == "diverged" and result.divergence is not None and neutral_engine(head) is not None:
@@ -206,6 +206,16 @@ def replay_file(
     if not result.duration_s:
         result.duration_s = time.perf_counter() - started
     return result
+
+
+def _why_replay_ended(engine: str, error: BaseException) -> str:
+    """Why a replay ended by an exception that left the replayer: a replayer bug, or the replayed code
+    ending the process (``sys.exit``, an engine's control-flow ``BaseException`` that escaped). Either
+    way the history could not be checked, and every other history still gets its verdict."""
+    if isinstance(error, SystemExit):
+        return (f"the replayed code called sys.exit({error.code!r}) during {engine} replay; "
+                "the history could not be checked")
+    return f"{engine} replayer failed: {type(error).__name__}: {error}"
 
 
 def redacted_before(path: Path, position: int | None) -> tuple[str, ...]:

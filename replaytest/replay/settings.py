@@ -13,7 +13,9 @@ project configured for pytest replays the same histories against the same code f
   (relative to the project root); without either, ``fixtures/histories`` when current code is configured;
 * ``replay_workflows`` (imported from the ini file's folder) wins over ``workflows``;
 * ``replay_prompts`` sets both prompt policies, ``replay_prompts_pending`` the pending-prompt one; ``replay_strict_args`` or ``strict-args`` turns on strict
-  arguments; ``replay_stale`` (``fail`` or ``skip``) decides what a stale history means.
+  arguments; ``replay_stale`` (``fail`` or ``skip``) decides what a stale history means;
+* ``replay_exclude`` (globs relative to the ini file's folder) wins over ``[tool.replaytest.replay]
+  exclude`` (relative to the project root); see ``replay.exclusion``.
 
 Command-line arguments (``--workflows``, paths) win over both. pytest's ``-c``/``-o`` and
 ``PYTEST_ADDOPTS`` are not seen here.
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from replaytest.config import PROMPT_POLICIES, Config, ConfigError, PromptPolicy
+from replaytest.replay.exclusion import ExcludeSetting
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,6 +54,7 @@ class PytestIni:
     strict_args: bool | None = None
     stale: str | None = None
     prompts_pending: PromptPolicy | None = None
+    exclude: tuple[str, ...] | None = None
 
     @property
     def folder(self) -> Path | None:
@@ -71,6 +75,7 @@ class ReplayPlan:
     prompts_pending: PromptPolicy
     paths_from: str  # e.g. "[tool.pytest.ini_options] replay_paths in /p/pyproject.toml"
     workflows_from: str
+    exclude: tuple[ExcludeSetting, ...] = ()  # the one exclude setting in force (none when unset)
 
     @property
     def configured(self) -> bool:
@@ -89,6 +94,12 @@ def find_pytest_ini(start: Path) -> PytestIni:
             if found is not None:
                 return found
     return PytestIni()
+
+
+def ini_table(path: Path) -> str:
+    """How the pytest ini file ``path`` names its pytest section, for messages (``[pytest]`` for
+    pytest.ini, .pytest.ini and tox.ini)."""
+    return {"pyproject.toml": "[tool.pytest.ini_options]", "setup.cfg": "[tool:pytest]"}.get(path.name, "[pytest]")
 
 
 def _from_pyproject(path: Path) -> PytestIni | None:
@@ -161,7 +172,7 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         raise ConfigError(path, "replay_strict_args", "must be true or false", table=table.strip("[]"))
     return PytestIni(path, table, lines("replay_paths"), lines("replay_workflows"),
                      policy("replay_prompts"), strict, choice("replay_stale", ("fail", "skip")),
-                     policy("replay_prompts_pending"))
+                     policy("replay_prompts_pending"), exclude=lines("replay_exclude"))
 
 
 def replay_plan(config: Config, start: Path) -> ReplayPlan:
@@ -198,4 +209,14 @@ def replay_plan(config: Config, start: Path) -> ReplayPlan:
         prompts_pending=ini.prompts_pending or table.prompts_pending,
         paths_from=paths_from,
         workflows_from=workflows_from,
+        exclude=_exclude_setting(ini, config, where_table),
     )
+
+
+def _exclude_setting(ini: PytestIni, config: Config, where_table: str) -> tuple[ExcludeSetting, ...]:
+    """``replay_exclude`` of the ini file, else ``[tool.replaytest.replay] exclude``, as for pytest."""
+    if ini.exclude and ini.folder is not None:
+        return (ExcludeSetting(ini.exclude, ini.folder, f"{ini.table} replay_exclude in {ini.path}"),)
+    if config.replay.exclude:
+        return (ExcludeSetting(config.replay.exclude, config.root, where_table % "exclude"),)
+    return ()

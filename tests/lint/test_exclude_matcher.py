@@ -10,8 +10,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replaytest.lint import discovery
-from replaytest.lint.discovery import ExcludeMatcher, ModuleNamer, walk
+from replaytest import config
+from replaytest.config import ExcludeMatcher
+from replaytest.lint.discovery import ModuleNamer, walk
 
 
 def one_by_one(relative: str, patterns: list[str]) -> bool:
@@ -76,7 +77,7 @@ def test_a_walk_with_thousands_of_patterns_compiles_them_once(tmp_path: Path, mo
         raise AssertionError("a glob was matched one by one during the walk")
 
     monkeypatch.setattr(ExcludeMatcher, "__init__", counting_init)
-    monkeypatch.setattr(discovery.fnmatch, "fnmatchcase", no_one_by_one)
+    monkeypatch.setattr(config.fnmatch, "fnmatchcase", no_one_by_one)
     files, problems = walk([tmp_path], root=tmp_path, exclude=tuple(patterns), cwd=tmp_path,
                            namer=ModuleNamer(tmp_path, [tmp_path]))
     assert problems == []

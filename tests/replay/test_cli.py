@@ -49,7 +49,9 @@ def test_json_format(tmp_path: Path) -> None:
     assert code == 0
     data = json.loads(out)
     assert data["version"] == 1
-    assert data["summary"] == {"histories": 1, "passed": 1, "diverged": 0, "stale": 0, "error": 0, "warnings": 1, "notes": []}
+    assert data["summary"] == {"histories": 1, "passed": 1, "diverged": 0, "stale": 0, "error": 0, "warnings": 1, "notes": [],
+                               "excluded": 0}
+    assert data["excluded"] == []
     [entry] = data["results"]
     assert entry["workflow"] == {"type": "orders", "id": "wf-orders"}
     assert entry["warnings"][0]["kind"] == "prompt-drift"
