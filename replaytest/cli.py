@@ -312,6 +312,7 @@ def _run_replay(
     from replaytest.plugins import PluginError, load_plugins
     from replaytest.replay.adapter import ReplayOptions
     from replaytest.replay.batch import replay_many
+    from replaytest.replay.reads import FileReads
     from replaytest.replay.runner import WorkflowImportError, iter_history_files, load_workflows
     from replaytest.replay.settings import replay_plan
 
@@ -326,10 +327,14 @@ def _run_replay(
             )
         plugins = load_plugins(config.frameworks)
         replayers = [p.replayer for p in plugins if p.replayer is not None]
-        if workflow_specs:
-            workflows = load_workflows(workflow_specs, Path.cwd())
-        else:
-            workflows = load_workflows(plan.workflows, plan.workflows_base)
+        # What the workflow modules read while they are imported (a prompt template loaded at module
+        # level) is part of what a cached verdict depends on.
+        import_reads = FileReads(stacks=True)
+        with import_reads.recording():
+            if workflow_specs:
+                workflows = load_workflows(workflow_specs, Path.cwd())
+            else:
+                workflows = load_workflows(plan.workflows, plan.workflows_base)
     except (ConfigError, PluginError, WorkflowImportError) as error:
         raise _ReplaySetupError(str(error)) from error
     targets = list(paths) or list(plan.paths)
@@ -355,7 +360,7 @@ def _run_replay(
     if skipped is not None and coverage is None:  # coverage needs every history to run
         from replaytest.replay.cache import ReplayCache
 
-        cache = ReplayCache(config.root / config.cache_dir, config.root, workflows, options)
+        cache = ReplayCache(config.root / config.cache_dir, config.root, workflows, options, import_reads)
     try:
         with progress(len(files), "replaying", show_progress) as advance:
             results = replay_many(files, replayers, workflows, options, measure=measure, cache=cache, advance=advance)
