@@ -387,8 +387,8 @@ def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool, s
     for line in summary_notes(results):
         click.echo(f"note: {line}")
     if skipped:
-        click.echo(f"skipped {skipped} histories that replayed green before with no change to them or their "
-                   "workflow's code (--no-cache replays them)")
+        click.echo(f"skipped {skipped} histories that replayed green before, with no change to them, their "
+                   "workflow's code or the files it read (--no-cache replays them)")
 
 
 def _replay_exit_code(results: list[ReplayResult]) -> int:
