@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,13 +24,15 @@ from replaytest.journal import Journal, Worker
 # loaded when the module is imported); the amount above which a manager must approve lives in
 # refund_limit.txt and is read by the workflow each time it runs.
 RETURNS_DESK = '''\
+import os
 from pathlib import Path
 from typing import Any
 
 from replaytest.journal import Prompt, workflow
 
 HERE = Path(__file__).parent
-ASSESS = Prompt("assess", (HERE / "prompts" / "assess.txt").read_text(encoding="utf-8"))
+# Each deployment signs its assessments (an environment variable no file digest can see).
+ASSESS = Prompt("assess", (HERE / "prompts" / "assess.txt").read_text(encoding="utf-8") + os.environ.get("DESK_SIGNATURE", ""))
 
 
 def approval_limit() -> float:
@@ -99,10 +102,10 @@ def desk(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _check(project: Path, *args: str) -> tuple[int, dict[str, Any]]:
+def _check(project: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
     run = subprocess.run(
         [sys.executable, "-m", "replaytest", "check", "--format", "json", *args, "returns_desk.py"],
-        cwd=project, capture_output=True, text=True, timeout=180,
+        cwd=project, capture_output=True, text=True, timeout=180, env={**os.environ, **(env or {})},
     )
     assert run.returncode in (0, 1), run.stdout + run.stderr
     return run.returncode, json.loads(run.stdout)["replay"]
@@ -168,3 +171,52 @@ def test_a_file_the_code_never_reads_changes_nothing(desk: Path) -> None:
     (desk / "journal.sqlite3").write_bytes(b"")  # the live journal is not an input of replay
     code, replay = _check(desk)
     assert (code, _outcomes(replay), replay["skipped"]) == (0, {}, 2)
+
+
+def test_a_prompt_changed_by_the_environment_is_a_miss(desk: Path) -> None:
+    """No file changed, but the current code's prompt manifest did: the entry does not hold."""
+    _green_and_cached(desk)
+    signed = {"DESK_SIGNATURE": "\n-- returns team, Lisbon"}
+    cached_code, cached = _check(desk, env=signed)
+    fresh_code, fresh = _check(desk, "--no-cache", env=signed)
+    expected = {"parked-tv": ("diverged", "prompt-drift"), "done-mug": ("passed", None)}
+    assert (cached_code, _outcomes(cached), cached["skipped"]) == (1, expected, 0)
+    assert (fresh_code, _outcomes(fresh)) == (1, expected)
+
+
+def _key(tmp_path: Path, options: Any, origins: tuple[str, ...] = ()) -> str | None:
+    from replaytest.replay.adapter import WorkflowSet
+    from replaytest.replay.cache import ReplayCache
+
+    history = tmp_path / "run.json"
+    history.write_text('{"format": "replaytest-history"}', encoding="utf-8")
+    return ReplayCache(tmp_path / "cache", tmp_path, WorkflowSet(origins=origins), options)._key(history)
+
+
+def test_an_option_added_to_replay_options_keys_the_entries_without_being_listed(tmp_path: Path) -> None:
+    """The option part of the key is the whole dataclass: a new field changes the key, with its default
+    value and with any other value, while ``details`` (report only) still shares entries."""
+    from replaytest.replay.adapter import ReplayOptions
+
+    extended = dataclasses.make_dataclass(
+        "ReplayOptions", [("exclude", tuple, dataclasses.field(default=()))], bases=(ReplayOptions,), frozen=True
+    )
+    base = _key(tmp_path, ReplayOptions())
+    with_default = _key(tmp_path, extended())
+    with_value = _key(tmp_path, extended(exclude=("histories/2025/*",)))
+    assert len({base, with_default, with_value}) == 3
+    assert _key(tmp_path, extended(exclude=("histories/2025/*",), details=True)) == with_value
+
+
+def test_the_key_holds_the_versions_and_the_current_code_specs(tmp_path: Path) -> None:
+    import replaytest
+    from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+    from replaytest.replay.cache import CACHE_VERSION, ReplayCache
+
+    cache = ReplayCache(tmp_path / "cache", tmp_path, WorkflowSet(origins=("app:flow",)), ReplayOptions())
+    salt = json.loads(cache.salt)
+    assert CACHE_VERSION == 2  # entries of format 1 did not record read files: never found now
+    assert (salt["cache"], salt["replaytest"], salt["python"], salt["workflows"]) == (
+        2, replaytest.__version__, sys.version, ["app:flow"]
+    )
+    assert _key(tmp_path, ReplayOptions(), ("app:flow",)) != _key(tmp_path, ReplayOptions(), ("app:flow", "app:other"))
