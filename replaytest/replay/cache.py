@@ -9,8 +9,10 @@ holds while everything else the replay depended on is as it was:
 - ``files``: the digest of each file the verdict came from — the workflow's *code closure* (the module
   the workflow object was imported from and every project module it reaches through imports, followed
   transitively), the files its modules read while they were imported (a prompt template loaded at module
-  top level), and the files read while that history replayed (blobs of the history, data files, modules
-  imported late). A file absent then must still be absent; one present must be unchanged.
+  top level), the files read while that history replayed (blobs of the history, data files), and the
+  modules imported while it or an earlier history of the run replayed (an engine imports the modules its
+  configuration names on first use, once per process). A file absent then must still be absent; one
+  present must be unchanged.
 - ``prompts``: the current code's prompt manifest for the workflow (``replaytest.prompts``).
 - ``libraries``: the installed versions of the engine's libraries (``ENGINE_LIBRARIES``).
 
@@ -228,6 +230,7 @@ class ReplayCache:
         self.salt = json.dumps(salt, sort_keys=True)
         self.skipped = 0
         self._replay_reads: dict[Path, FileReads] = {}
+        self._late_imports: set[Path] = set()
         self._digests: dict[Path, str | None] = {}
         try:
             loaded = json.loads(self.file.read_text(encoding="utf-8"))
@@ -271,13 +274,20 @@ class ReplayCache:
     @contextmanager
     def watching(self, path: Path) -> Iterator[None]:
         """Record the files read while ``path`` replays, for ``remember``."""
-        reads = FileReads()
+        reads = FileReads(stacks=True)
         with reads.recording():
             yield
         self._replay_reads[path] = reads
 
     def remember(self, path: Path, result: ReplayResult) -> None:
         replay_reads = self._replay_reads.pop(path, None)
+        leave_out = (path.resolve(), self.directory)
+        if replay_reads is not None:
+            # A module imported while this history replayed (an engine importing the project modules its
+            # configuration names) is imported once per process: every later history runs that code too,
+            # whatever this one's verdict.
+            late = (relevant(name, leave_out) for name in replay_reads.during_imports())
+            self._late_imports.update(file for file in late if file is not None)
         if result.status != "passed" or result.warnings or replay_reads is None or self.import_reads is None:
             return
         key = self._key(path)
@@ -289,10 +299,10 @@ class ReplayCache:
         closure: set[Path] = set()
         for module_file in modules:
             closure |= self.closure.files(module_file)
-        leave_out = (path.resolve(), self.directory)
         files = set(closure)
         files.update(self._import_reads_of(closure, leave_out))
         files.update(file for file in (relevant(name, leave_out) for name in replay_reads.files) if file is not None)
+        files.update(self._late_imports)
         try:
             digests = {str(file): _file_digest(file) for file in sorted(files)}
         except _Unvouched:

@@ -31,6 +31,7 @@ _recording: FileReads | None = None
 _hook_installed = False
 _ACCESS_MODE = getattr(os, "O_ACCMODE", os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
 _NEW_CONTENTS = os.O_TRUNC | (os.O_CREAT | os.O_EXCL)
+_IMPORT_SYSTEM = "<frozen importlib._bootstrap"  # the code file name of importlib's frozen frames
 
 
 class FileReads:
@@ -57,6 +58,11 @@ class FileReads:
                 source = getattr(sys.modules.get(name), "__file__", None)
                 if isinstance(source, str):
                     self.imported.add(Path(source).resolve())
+
+    def during_imports(self) -> set[str]:
+        """The recorded files opened while a module was being imported (the import system's frames
+        on the stack): a module's source and what its top level read. Needs ``stacks``."""
+        return {name for name, callers in self.files.items() if any(c.startswith(_IMPORT_SYSTEM) for c in callers)}
 
     def _opened(self, target: object, flags: object) -> None:
         if isinstance(flags, int) and (flags & _ACCESS_MODE == os.O_WRONLY or flags & os.O_TRUNC
@@ -93,7 +99,7 @@ def _install_hook() -> None:
 def _installed_code_folders() -> tuple[Path, ...]:
     folders = {Path(replaytest.__file__).resolve().parent}
     paths = sysconfig.get_paths()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+    for key in ("stdlib", "platstdlib", "purelib", "platlib", "scripts"):
         if key in paths:
             folders.add(Path(paths[key]).resolve())
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
@@ -110,7 +116,8 @@ def relevant(path: str, leave_out: Iterable[Path] = ()) -> Path | None:
     """The file a recorded read of ``path`` depends on (a bytecode file's source), or None for a read
     that cannot change a verdict or is keyed by other means:
 
-    - the standard library, site-packages (installed packages, the engine SDKs) and replaytest's own
+    - the standard library, site-packages (installed packages, the engine SDKs), the scripts folder
+      (console scripts installed with them, the running ``replaytest`` among them) and replaytest's own
       files: they change with the Python, library and replaytest versions, which key a cache entry;
     - ``/dev``, ``/proc``, ``/sys``: devices and kernel views, different on every read, not inputs;
     - ``leave_out``: folders or files keyed otherwise by the caller (the history file, the cache folder).
