@@ -102,12 +102,12 @@ def desk(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _check(project: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+def _check(project: Path, *args: str, env: dict[str, str] | None = None, lint: str = "returns_desk.py") -> tuple[int, dict[str, Any]]:
     run = subprocess.run(
-        [sys.executable, "-m", "replaytest", "check", "--format", "json", *args, "returns_desk.py"],
+        [sys.executable, "-m", "replaytest", "check", "--format", "json", *args, lint],
         cwd=project, capture_output=True, text=True, timeout=180, env={**os.environ, **(env or {})},
     )
-    assert run.returncode in (0, 1), run.stdout + run.stderr
+    assert run.returncode in (0, 1, 2), run.stdout + run.stderr
     return run.returncode, json.loads(run.stdout)["replay"]
 
 
@@ -220,3 +220,47 @@ def test_the_key_holds_the_versions_and_the_current_code_specs(tmp_path: Path) -
         2, replaytest.__version__, sys.version, ["app:flow"]
     )
     assert _key(tmp_path, ReplayOptions(), ("app:flow",)) != _key(tmp_path, ReplayOptions(), ("app:flow", "app:other"))
+
+
+# A nightly restock report: the whole catalog is one step's result, large enough to be stored as a blob
+# beside the history instead of inline.
+RESTOCK = '''\
+from typing import Any
+
+from replaytest.journal import workflow
+
+
+def load_catalog(warehouse: str) -> list[dict[str, Any]]:
+    return [{"sku": f"SKU-{n:05d}", "on_hand": n % 7, "title": f"{warehouse} item number {n}"} for n in range(3000)]
+
+
+@workflow(name="restock", version="1")
+def restock(ctx: Any, warehouse: str) -> int:
+    catalog = ctx.step("load catalog", load_catalog, warehouse)
+    return sum(1 for item in catalog if item["on_hand"] == 0)
+'''
+
+
+def test_a_deleted_blob_of_the_history_is_a_miss(tmp_path: Path) -> None:
+    (tmp_path / "restock.py").write_text(RESTOCK, encoding="utf-8")
+    module = _import(tmp_path / "restock.py")
+    with Journal(tmp_path / "journal.sqlite3") as journal:
+        journal.start(module.restock, "lisbon", run_id="nightly", workflow_id="nightly")
+        Worker(journal, [module.restock]).run_until_idle()
+        save_history(journal.export("nightly"), tmp_path / "histories" / "nightly.json")
+    blobs = list((tmp_path / "histories" / "blobs" / "sha256").iterdir())
+    assert len(blobs) == 1, "the catalog must be stored as a blob for this test"
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.replaytest.replay]\npaths = ["histories"]\nworkflows = ["restock:restock"]\n', encoding="utf-8"
+    )
+    code, first = _check(tmp_path, lint="restock.py")
+    assert (code, _outcomes(first), first["skipped"]) == (0, {"nightly": ("passed", None)}, 0)
+    code, second = _check(tmp_path, lint="restock.py")
+    assert (code, _outcomes(second), second["skipped"]) == (0, {}, 1)
+
+    blobs[0].unlink()
+    cached_code, cached = _check(tmp_path, lint="restock.py")
+    fresh_code, fresh = _check(tmp_path, "--no-cache", lint="restock.py")
+    assert (cached_code, _outcomes(cached), cached["skipped"]) == (2, {"nightly": ("error", None)}, 0)
+    assert (fresh_code, _outcomes(fresh)) == (2, {"nightly": ("error", None)})
+    assert "cannot be read" in cached["results"][0]["error"]
