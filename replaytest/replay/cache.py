@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -82,6 +83,7 @@ def _file_digest(path: Path) -> str | None:
         raise _Unvouched(str(path)) from error
 
 
+@functools.cache  # installed versions do not change while a run looks them up for every history
 def _installed_version(distribution: str) -> str | None:
     try:
         return version(distribution)
