@@ -305,8 +305,8 @@ def _run_replay(
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
     ``coverage`` measures the replays; ``show_progress`` draws a progress bar on the terminal; with
-    ``skipped`` (a list to append the count to) histories green in an earlier run whose code closure did
-    not change are skipped (the incremental replay cache)."""
+    ``skipped`` (a list to append the count to) histories green in an earlier run are skipped while
+    nothing their replay depended on changed (the incremental replay cache, ``replay.cache``)."""
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins

@@ -70,9 +70,13 @@ class _Unvouched(Exception):
     """A file exists but cannot be digested (not a regular file, unreadable)."""
 
 
+DIRECTORY = "directory"  # what a read folder is keyed as: its listing is not an input (see README)
+
+
 def _file_digest(path: Path) -> str | None:
-    """The file's digest; None if it does not exist; ``_Unvouched`` if it exists but cannot be read
-    as a regular file (a FIFO's or a device's contents differ per read: no digest vouches for them)."""
+    """The file's digest; None if it does not exist; ``DIRECTORY`` for a folder (opened by descriptor,
+    as ``shutil.rmtree`` does); ``_Unvouched`` if it exists but cannot be read as a regular file (a
+    FIFO's or a device's contents differ per read: no digest vouches for them)."""
     try:
         return _digest(read_regular(path))
     except FileNotFoundError:
@@ -80,6 +84,8 @@ def _file_digest(path: Path) -> str | None:
     except NotADirectoryError:
         return None  # a parent is a file now: the file does not exist
     except OSError as error:
+        if path.is_dir():
+            return DIRECTORY
         raise _Unvouched(str(path)) from error
 
 
