@@ -42,6 +42,8 @@ from typing import Any
 
 from replaytest import __version__
 from replaytest.fileio import read_regular
+from replaytest.history.blobs import REF_PREFIX, BlobStore
+from replaytest.history.model import FORMAT
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
@@ -87,6 +89,22 @@ def _file_digest(path: Path) -> str | None:
         if path.is_dir():
             return DIRECTORY
         raise _Unvouched(str(path)) from error
+
+
+def blob_files(history: Path) -> set[Path]:
+    """The blob files a neutral history's events reference (``history.blobs``). The replay reads them
+    too (and the audit hook sees it), but naming them from the history keys them however loading is
+    arranged around the replay."""
+    try:
+        document = json.loads(read_regular(history))
+    except (OSError, ValueError):
+        return set()
+    events = document.get("events") if isinstance(document, dict) and document.get("format") == FORMAT else None
+    if not isinstance(events, list):
+        return set()
+    store = BlobStore.beside(history)
+    refs = {event.get("result_ref") for event in events if isinstance(event, dict)}
+    return {store.path_of(ref).resolve() for ref in refs if isinstance(ref, str) and ref.startswith(REF_PREFIX)}
 
 
 @functools.cache  # installed versions do not change while a run looks them up for every history
@@ -289,6 +307,8 @@ class ReplayCache:
 
     def remember(self, path: Path, result: ReplayResult) -> None:
         replay_reads = self._replay_reads.pop(path, None)
+        # The history's bytes are in the key; the cache folder is replaytest's own state (this file, the
+        # lint cache), rewritten by every run: neither is an input to watch.
         leave_out = (path.resolve(), self.directory)
         if replay_reads is not None:
             # A module imported while this history replayed (an engine importing the project modules its
@@ -311,6 +331,7 @@ class ReplayCache:
         files.update(self._import_reads_of(closure, leave_out))
         files.update(file for file in (relevant(name, leave_out) for name in replay_reads.files) if file is not None)
         files.update(self._late_imports)
+        files.update(blob_files(path))
         try:
             digests = {str(file): _file_digest(file) for file in sorted(files)}
         except _Unvouched:

@@ -250,6 +250,9 @@ def test_a_deleted_blob_of_the_history_is_a_miss(tmp_path: Path) -> None:
         save_history(journal.export("nightly"), tmp_path / "histories" / "nightly.json")
     blobs = list((tmp_path / "histories" / "blobs" / "sha256").iterdir())
     assert len(blobs) == 1, "the catalog must be stored as a blob for this test"
+    from replaytest.replay.cache import blob_files
+
+    assert blob_files(tmp_path / "histories" / "nightly.json") == {blobs[0].resolve()}
     (tmp_path / "pyproject.toml").write_text(
         '[tool.replaytest.replay]\npaths = ["histories"]\nworkflows = ["restock:restock"]\n', encoding="utf-8"
     )
