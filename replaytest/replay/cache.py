@@ -9,7 +9,7 @@ holds while everything else the replay depended on is as it was:
 - ``files``: the digest of each file the verdict came from — the workflow's *code closure* (the module
   the workflow object was imported from and every project module it reaches through imports, followed
   transitively), the files its modules read while they were imported (a prompt template loaded at module
-  top level), the files read while that history replayed (blobs of the history, data files), and the
+  top level), the blob files the history references, the files read while it replayed, and the
   modules imported while it or an earlier history of the run replayed (an engine imports the modules its
   configuration names on first use, once per process). A file absent then must still be absent; one
   present must be unchanged.
