@@ -27,8 +27,8 @@ def replay_many(
 ) -> list[ReplayResult]:
     """Replay ``files`` in order. ``measure`` (started by the caller) attributes each replay to its
     history's display path; ``cache`` skips histories green before with nothing changed (they get no
-    result; ``cache.skipped`` counts them), records what each replay reads and remembers new green ones; ``advance`` is called after each
-    file (progress bars), with None for a skipped one."""
+    result; ``cache.skipped`` counts them), watches what each replay reads and remembers new green ones;
+    ``advance`` is called after each file (progress bars), with None for a skipped one."""
     results = []
     for path in files:
         if cache is not None and cache.fresh(path):

@@ -30,7 +30,7 @@ import replaytest
 _recording: FileReads | None = None
 _hook_installed = False
 _ACCESS_MODE = getattr(os, "O_ACCMODE", os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
-_NEW_CONTENTS = os.O_TRUNC | (os.O_CREAT | os.O_EXCL)
+_EXCLUSIVE_CREATE = os.O_CREAT | os.O_EXCL
 _IMPORT_SYSTEM = "<frozen importlib._bootstrap"  # the code file name of importlib's frozen frames
 
 
@@ -66,7 +66,7 @@ class FileReads:
 
     def _opened(self, target: object, flags: object) -> None:
         if isinstance(flags, int) and (flags & _ACCESS_MODE == os.O_WRONLY or flags & os.O_TRUNC
-                                       or flags & _NEW_CONTENTS == _NEW_CONTENTS):
+                                       or flags & _EXCLUSIVE_CREATE == _EXCLUSIVE_CREATE):
             return
         if isinstance(target, os.PathLike):
             target = os.fspath(target)

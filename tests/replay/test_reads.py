@@ -31,6 +31,8 @@ def test_a_recording_sees_reads_from_every_thread_and_nothing_once_off(tmp_path:
         files["report.csv"].write_text("written, not read", encoding="utf-8")
         with open(files["new.txt"], "x", encoding="utf-8"):
             pass
+        # Read and write, but created here: tempfile's own files, nothing there before to read.
+        os.close(os.open(tmp_path / "scratch.db", os.O_RDWR | os.O_CREAT | os.O_EXCL))
     files["later.txt"].read_text(encoding="utf-8")
     seen = {name for name in reads.files if Path(name).parent == tmp_path}  # (the test runner reads files too)
     assert seen == {str(files[name]) for name in ("template.txt", "limits.json", "notes.log")}
