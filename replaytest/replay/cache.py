@@ -257,6 +257,8 @@ class ReplayCache:
         self.skipped = 0
         self._replay_reads: dict[Path, FileReads] = {}
         self._late_imports: set[Path] = set()
+        self._owners: list[tuple[Path, frozenset[Path]]] | None = None
+        self._callers: dict[str, Path | None] = {}
         self._digests: dict[Path, str | None] = {}
         try:
             loaded = json.loads(self.file.read_text(encoding="utf-8"))
@@ -328,7 +330,7 @@ class ReplayCache:
         for module_file in modules:
             closure |= self.closure.files(module_file)
         files = set(closure)
-        files.update(self._import_reads_of(closure, leave_out))
+        files.update(self._import_reads_of(closure, leave_out[0]))
         files.update(file for file in (relevant(name, leave_out) for name in replay_reads.files) if file is not None)
         files.update(self._late_imports)
         files.update(blob_files(path))
@@ -345,16 +347,13 @@ class ReplayCache:
             "libraries": libraries_of(result.engine),
         }
 
-    def _import_reads_of(self, closure: set[Path], leave_out: tuple[Path, ...]) -> Iterator[Path]:
+    def _import_reads_of(self, closure: set[Path], history: Path) -> Iterator[Path]:
         """The files read while the workflows were imported that belong to a workflow with this code
         closure: read with one of its modules on the stack (its own import, or an import it made), or,
         for data files, with no project module on the stack at all (nobody's in particular: everybody's)."""
-        assert self.import_reads is not None
-        for name, callers in self.import_reads.files.items():
-            file = relevant(name, leave_out)
-            if file is None:
+        for file, project_callers in self._import_read_owners():
+            if file == history:
                 continue
-            project_callers = {caller for caller in map(self._caller_file, callers) if caller is not None}
             if project_callers & closure:
                 yield file
             elif not project_callers and file.suffix != ".py":
@@ -362,11 +361,24 @@ class ReplayCache:
             # A module's source read with no project code on the stack is one replaytest imported for a
             # workflow spec: it belongs to the closures that contain it (included above), no others.
 
+    def _import_read_owners(self) -> list[tuple[Path, frozenset[Path]]]:
+        """Each relevant import-time read with the project files on its stack, worked out once a run."""
+        if self._owners is None:
+            self._owners = []
+            assert self.import_reads is not None
+            for name, callers in self.import_reads.files.items():
+                file = relevant(name, (self.directory,))
+                if file is not None:
+                    owners = frozenset(caller for caller in map(self._caller_file, callers) if caller is not None)
+                    self._owners.append((file, owners))
+        return self._owners
+
     def _caller_file(self, code_file: str) -> Path | None:
-        if code_file.startswith("<"):
-            return None  # frozen import machinery, exec'd strings
-        file = Path(code_file).resolve()
-        return file if self.closure._in_project(file) else None
+        if code_file not in self._callers:
+            # "<frozen importlib._bootstrap>", "<string>": import machinery and exec'd text, no file.
+            file = None if code_file.startswith("<") else Path(code_file).resolve()
+            self._callers[code_file] = file if file is not None and self.closure._in_project(file) else None
+        return self._callers[code_file]
 
     def _objects_for(self, workflow_type: str) -> list[tuple[Any, str]]:
         pairs = list(zip_longest(self.workflows.objects, self.workflows.origins[: len(self.workflows.objects)], fillvalue=""))
