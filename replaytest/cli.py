@@ -318,14 +318,15 @@ def _run_replay(
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
     ``coverage`` measures the replays; ``show_progress`` draws a progress bar on the terminal; with
-    ``skipped`` (a list to append the count to) histories green in an earlier run whose code closure did
-    not change are skipped (the incremental replay cache). ``exclude`` globs (``--exclude``) add to the
-    configured ones; which histories they left out is appended to ``selected``."""
+    ``skipped`` (a list to append the count to) histories green in an earlier run are skipped while
+    nothing their replay depended on changed (the incremental replay cache, ``replay.cache``). ``exclude``
+    globs (``--exclude``) add to the configured ones; which histories they left out is appended to ``selected``."""
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins
     from replaytest.replay.adapter import ReplayOptions
     from replaytest.replay.batch import replay_many
+    from replaytest.replay.reads import FileReads
     from replaytest.replay.runner import WorkflowImportError, iter_history_files, load_workflows
     from replaytest.replay.settings import replay_plan
 
@@ -340,10 +341,14 @@ def _run_replay(
             )
         plugins = load_plugins(config.frameworks)
         replayers = [p.replayer for p in plugins if p.replayer is not None]
-        if workflow_specs:
-            workflows = load_workflows(workflow_specs, Path.cwd())
-        else:
-            workflows = load_workflows(plan.workflows, plan.workflows_base)
+        # What the workflow modules read while they are imported (a prompt template loaded at module
+        # level) is part of what a cached verdict depends on.
+        import_reads = FileReads(stacks=True)
+        with import_reads.recording():
+            if workflow_specs:
+                workflows = load_workflows(workflow_specs, Path.cwd())
+            else:
+                workflows = load_workflows(plan.workflows, plan.workflows_base)
     except (ConfigError, PluginError, WorkflowImportError) as error:
         raise _ReplaySetupError(str(error)) from error
     targets = list(paths) or list(plan.paths)
@@ -370,7 +375,7 @@ def _run_replay(
     if skipped is not None and coverage is None:  # coverage needs every history to run
         from replaytest.replay.cache import ReplayCache
 
-        cache = ReplayCache(config.cache_folder(), config.root, workflows, options)
+        cache = ReplayCache(config.cache_folder(), config.root, workflows, options, import_reads)
     try:
         with progress(len(files), "replaying", show_progress) as advance:
             results = replay_many(files, replayers, workflows, options, measure=measure, cache=cache, advance=advance)
@@ -455,8 +460,8 @@ def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool, s
     for line in summary_notes(results):
         click.echo(f"note: {line}")
     if skipped:
-        click.echo(f"skipped {skipped} histories that replayed green before with no change to them or their "
-                   "workflow's code (--no-cache replays them)")
+        click.echo(f"skipped {skipped} histories that replayed green before, with no change to them, their "
+                   "workflow's code or the files it read (--no-cache replays them)")
 
 
 def _replay_exit_code(results: list[ReplayResult]) -> int:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
@@ -26,19 +27,20 @@ def replay_many(
 ) -> list[ReplayResult]:
     """Replay ``files`` in order. ``measure`` (started by the caller) attributes each replay to its
     history's display path; ``cache`` skips histories green before with nothing changed (they get no
-    result; ``cache.skipped`` counts them) and remembers new green ones; ``advance`` is called after each
-    file (progress bars), with None for a skipped one."""
+    result; ``cache.skipped`` counts them), watches what each replay reads and remembers new green ones;
+    ``advance`` is called after each file (progress bars), with None for a skipped one."""
     results = []
     for path in files:
         if cache is not None and cache.fresh(path):
             if advance is not None:
                 advance(None)
             continue
-        if measure is not None:
-            with measure.history(display_path(path)):
+        with cache.watching(path) if cache is not None else nullcontext():
+            if measure is not None:
+                with measure.history(display_path(path)):
+                    result = replay_file(path, replayers, workflows, options)
+            else:
                 result = replay_file(path, replayers, workflows, options)
-        else:
-            result = replay_file(path, replayers, workflows, options)
         results.append(result)
         if cache is not None:
             cache.remember(path, result)

@@ -1,12 +1,24 @@
-"""Incremental replay: a history that replayed green is remembered, and skipped while nothing it
-depends on has changed.
+"""Incremental replay: a history that replayed green is remembered, and skipped while nothing its
+replay depended on has changed.
 
-An entry is keyed by the history file's digest (its bytes: events, recorded prompt versions, everything)
-and the replay options; it records the workflow type and the digests of the workflow's *code closure* —
-the module the workflow object was imported from and every project module it reaches through imports,
-followed transitively (prompt constants, helpers and step code live there, so a changed prompt in code
-changes the closure). The entry holds while each of those files still has its digest. A history that
-diverged, warned, was stale or failed is never remembered: it replays every time.
+An entry is found by its *key*: the digest of the history file's bytes (events, recorded prompt versions,
+everything), every field of ``ReplayOptions`` but the report-only ones, the ``module:attr`` specs of the
+current code, replaytest's version, the Python version and the entry format's ``CACHE_VERSION``. It
+holds while everything else the replay depended on is as it was:
+
+- ``files``: the digest of each file the verdict came from — the workflow's *code closure* (the module
+  the workflow object was imported from and every project module it reaches through imports, followed
+  transitively), the files its modules read while they were imported (a prompt template loaded at module
+  top level), the blob files the history references, the files read while it replayed, and the
+  modules imported while it or an earlier history of the run replayed (an engine imports the modules its
+  configuration names on first use, once per process). A file absent then must still be absent; one
+  present must be unchanged.
+- ``prompts``: the current code's prompt manifest for the workflow (``replaytest.prompts``).
+- ``libraries``: the installed versions of the engine's libraries (``ENGINE_LIBRARIES``).
+
+A history that diverged, warned, was stale or failed is never remembered: it replays every time. Neither
+is one whose replay read something no digest can vouch for (a FIFO, an unreadable file), or whose
+workflow modules were imported before their import-time reads could be recorded.
 
 When a history's workflow type matches none of the loaded objects by name, the closure is every
 workflow object's modules: skipping less is the safe side.
@@ -15,21 +27,40 @@ workflow object's modules: skipping less is the safe side.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable
-from dataclasses import fields
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
 from replaytest import __version__, cachedir
+from replaytest.fileio import read_regular
+from replaytest.history.blobs import REF_PREFIX, BlobStore
+from replaytest.history.model import FORMAT
+from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.reads import FileReads, relevant
 
-CACHE_VERSION = 1
+# Bumped whenever an entry's meaning changes: entries of another version are never found (a miss).
+CACHE_VERSION = 2
+# Options that change only how a report reads, never a verdict: histories share entries across them.
+REPORT_ONLY_OPTIONS = frozenset({"details"})
+# The distributions whose code replays an engine's histories (site-packages is not in ``files``; its
+# versions stand for it). An engine not listed (a third-party plugin's) is keyed on all of them.
+ENGINE_LIBRARIES: dict[str, tuple[str, ...]] = {
+    "temporal": ("temporalio",),
+    "dbos": ("dbos",),
+    "langgraph": ("langgraph", "langgraph-checkpoint"),
+    "journal": (),  # replaytest's own runtime: replaytest's version keys every entry
+}
 _TYPE_ATTRIBUTES = ("__replaytest_workflow__", "__temporal_workflow_definition")
 
 
@@ -37,11 +68,79 @@ def _digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+class _Unvouched(Exception):
+    """A file exists but cannot be digested (not a regular file, unreadable)."""
+
+
+DIRECTORY = "directory"  # what a read folder is keyed as: its listing is not an input (see README)
+
+
 def _file_digest(path: Path) -> str | None:
+    """The file's digest; None if it does not exist; ``DIRECTORY`` for a folder (opened by descriptor,
+    as ``shutil.rmtree`` does); ``_Unvouched`` if it exists but cannot be read as a regular file (a
+    FIFO's or a device's contents differ per read: no digest vouches for them)."""
     try:
-        return _digest(path.read_bytes())
-    except OSError:
+        return _digest(read_regular(path))
+    except FileNotFoundError:
         return None
+    except NotADirectoryError:
+        return None  # a parent is a file now: the file does not exist
+    except OSError as error:
+        if path.is_dir():
+            return DIRECTORY
+        raise _Unvouched(str(path)) from error
+
+
+def blob_files(history: Path) -> set[Path]:
+    """The blob files a neutral history's events reference (``history.blobs``). The replay reads them
+    too (and the audit hook sees it), but naming them from the history keys them however loading is
+    arranged around the replay."""
+    try:
+        document = json.loads(read_regular(history))
+    except (OSError, ValueError):
+        return set()
+    events = document.get("events") if isinstance(document, dict) and document.get("format") == FORMAT else None
+    if not isinstance(events, list):
+        return set()
+    store = BlobStore.beside(history)
+    refs = {event.get("result_ref") for event in events if isinstance(event, dict)}
+    return {store.path_of(ref).resolve() for ref in refs if isinstance(ref, str) and ref.startswith(REF_PREFIX)}
+
+
+@functools.cache  # installed versions do not change while a run looks them up for every history
+def _installed_version(distribution: str) -> str | None:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
+def libraries_of(engine: str) -> dict[str, str | None]:
+    """``{distribution: installed version or None}`` for the libraries replaying ``engine``."""
+    names = ENGINE_LIBRARIES.get(engine)
+    if names is None:
+        names = tuple(sorted({name for group in ENGINE_LIBRARIES.values() for name in group}))
+    return {name: _installed_version(name) for name in names}
+
+
+def _option_value(value: Any) -> Any:
+    """A JSON-able, order-stable form of an option value (sets sorted, paths as text)."""
+    if isinstance(value, (set, frozenset)):
+        return sorted((_option_value(item) for item in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_option_value(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _option_value(item) for key, item in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)  # an enum, a path, a pattern: its repr names its value
+
+
+def verdict_options(options: ReplayOptions) -> dict[str, Any]:
+    """Every field of ``options`` but the report-only ones, read from the dataclass itself, so that an
+    option added to ``ReplayOptions`` keys the entries without anyone listing it here."""
+    values = dataclasses.asdict(options)
+    return {name: _option_value(value) for name, value in values.items() if name not in REPORT_ONLY_OPTIONS}
 
 
 def type_names(obj: Any) -> set[str]:
@@ -131,17 +230,36 @@ class CodeClosure:
 
 
 class ReplayCache:
-    """Green replays of earlier runs, in ``directory`` (the configuration's cache folder)."""
+    """Green replays of earlier runs, in ``directory`` (the configuration's cache folder).
 
-    def __init__(self, directory: Path, root: Path, workflows: WorkflowSet, options: ReplayOptions) -> None:
+    ``import_reads`` are the files read while the workflows were imported (recorded with ``stacks``, so
+    each read is attributed to the modules whose import made it); without them import-time reads are
+    unknown and nothing is remembered. ``watching(path)`` records what one history's replay reads."""
+
+    def __init__(
+        self, directory: Path, root: Path, workflows: WorkflowSet, options: ReplayOptions,
+        import_reads: FileReads | None = None,
+    ) -> None:
+        self.directory = directory.resolve()
         self.file = directory / "replay" / "passed.json"
         self.closure = CodeClosure(root)
         self.workflows = workflows
-        # Every option that can change a verdict keys the entries (``details`` only changes how a report
-        # reads): a history that passed under a laxer policy is replayed again under a stricter one.
-        verdict_options = {f.name: getattr(options, f.name) for f in fields(options) if f.name != "details"}
-        self.salt = f"{CACHE_VERSION};{__version__};{json.dumps(verdict_options, sort_keys=True)}"
+        self.import_reads = import_reads
+        salt = {
+            "cache": CACHE_VERSION,
+            "replaytest": __version__,
+            "python": sys.version,
+            "implementation": sys.implementation.name,
+            "options": verdict_options(options),
+            "workflows": list(workflows.origins),
+        }
+        self.salt = json.dumps(salt, sort_keys=True)
         self.skipped = 0
+        self._replay_reads: dict[Path, FileReads] = {}
+        self._late_imports: set[Path] = set()
+        self._owners: list[tuple[Path, frozenset[Path]]] | None = None
+        self._callers: dict[str, Path | None] = {}
+        self._digests: dict[Path, str | None] = {}
         try:
             loaded = json.loads(self.file.read_text(encoding="utf-8"))
             self.entries: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
@@ -150,36 +268,125 @@ class ReplayCache:
 
     def _key(self, path: Path) -> str | None:
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError:
             return None
         return _digest(self.salt.encode() + b"\0" + data)
 
     def fresh(self, path: Path) -> bool:
-        """True when ``path`` replayed green before and neither it nor its workflow's code changed."""
+        """True when ``path`` replayed green before and nothing that replay depended on changed."""
         key = self._key(path)
         entry = self.entries.get(key) if key is not None else None
-        if not isinstance(entry, dict) or not isinstance(entry.get("closure"), dict):
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(part), dict) for part in ("files", "prompts", "libraries")):
             return False
-        for name, digest in entry["closure"].items():
-            if _file_digest(Path(name)) != digest:
+        for name, digest in entry["files"].items():
+            if self._current_digest(Path(name)) != digest:
                 return False
+        if libraries_of(str(entry.get("engine"))) != entry["libraries"]:
+            return False
+        if self._prompts_for(str(entry.get("workflow_type"))) != entry["prompts"]:
+            return False
         self.skipped += 1
         return True
 
+    def _current_digest(self, file: Path) -> str | None | bool:
+        """A file's digest as ``fresh`` compares it (False: cannot be digested, matching no entry);
+        computed once per run, since many histories share their workflow's files."""
+        if file not in self._digests:
+            try:
+                self._digests[file] = _file_digest(file)
+            except _Unvouched:
+                return False
+        return self._digests[file]
+
+    @contextmanager
+    def watching(self, path: Path) -> Iterator[None]:
+        """Record the files read while ``path`` replays, for ``remember``."""
+        reads = FileReads(stacks=True)
+        with reads.recording():
+            yield
+        self._replay_reads[path] = reads
+
     def remember(self, path: Path, result: ReplayResult) -> None:
-        if result.status != "passed" or result.warnings:
+        replay_reads = self._replay_reads.pop(path, None)
+        # The history's bytes are in the key; the cache folder is replaytest's own state (this file, the
+        # lint cache), rewritten by every run: neither is an input to watch.
+        leave_out = (path.resolve(), self.directory)
+        if replay_reads is not None:
+            # A module imported while this history replayed (an engine importing the project modules its
+            # configuration names) is imported once per process: every later history runs that code too,
+            # whatever this one's verdict.
+            late = (relevant(name, leave_out) for name in replay_reads.during_imports())
+            self._late_imports.update(file for file in late if file is not None)
+        if result.status != "passed" or result.warnings or replay_reads is None or self.import_reads is None:
             return
         key = self._key(path)
         if key is None:
             return
-        files: set[Path] = set()
-        for module_file in self._modules_for(result.workflow_type):
-            files |= self.closure.files(module_file)
-        if not files:
-            return  # nothing to watch: never skip it
-        closure = {str(file): _file_digest(file) for file in sorted(files)}
-        self.entries[key] = {"history": str(path), "workflow_type": result.workflow_type, "closure": closure}
+        modules = self._modules_for(result.workflow_type)
+        if not modules or not all(module in self.import_reads.imported for module in modules):
+            return  # nothing to watch, or a module imported before its import-time reads were recorded
+        closure: set[Path] = set()
+        for module_file in modules:
+            closure |= self.closure.files(module_file)
+        files = set(closure)
+        files.update(self._import_reads_of(closure, leave_out[0]))
+        files.update(file for file in (relevant(name, leave_out) for name in replay_reads.files) if file is not None)
+        files.update(self._late_imports)
+        files.update(blob_files(path))
+        try:
+            digests = {str(file): _file_digest(file) for file in sorted(files)}
+        except _Unvouched:
+            return
+        self.entries[key] = {
+            "history": str(path),
+            "workflow_type": result.workflow_type,
+            "engine": result.engine,
+            "files": digests,
+            "prompts": self._prompts_for(result.workflow_type),
+            "libraries": libraries_of(result.engine),
+        }
+
+    def _import_reads_of(self, closure: set[Path], history: Path) -> Iterator[Path]:
+        """The files read while the workflows were imported that belong to a workflow with this code
+        closure: read with one of its modules on the stack (its own import, or an import it made), or,
+        for data files, with no project module on the stack at all (nobody's in particular: everybody's)."""
+        for file, project_callers in self._import_read_owners():
+            if file == history:
+                continue
+            if project_callers & closure:
+                yield file
+            elif not project_callers and file.suffix != ".py":
+                yield file
+            # A module's source read with no project code on the stack is one replaytest imported for a
+            # workflow spec: it belongs to the closures that contain it (included above), no others.
+
+    def _import_read_owners(self) -> list[tuple[Path, frozenset[Path]]]:
+        """Each relevant import-time read with the project files on its stack, worked out once a run."""
+        if self._owners is None:
+            self._owners = []
+            assert self.import_reads is not None
+            for name, callers in self.import_reads.files.items():
+                file = relevant(name, (self.directory,))
+                if file is not None:
+                    owners = frozenset(caller for caller in map(self._caller_file, callers) if caller is not None)
+                    self._owners.append((file, owners))
+        return self._owners
+
+    def _caller_file(self, code_file: str) -> Path | None:
+        if code_file not in self._callers:
+            # "<frozen importlib._bootstrap>", "<string>": import machinery and exec'd text, no file.
+            file = None if code_file.startswith("<") else Path(code_file).resolve()
+            self._callers[code_file] = file if file is not None and self.closure._in_project(file) else None
+        return self._callers[code_file]
+
+    def _objects_for(self, workflow_type: str) -> list[tuple[Any, str]]:
+        pairs = list(zip_longest(self.workflows.objects, self.workflows.origins[: len(self.workflows.objects)], fillvalue=""))
+        matching = [(obj, origin) for obj, origin in pairs if workflow_type in type_names(obj)]
+        return matching or pairs
+
+    def _prompts_for(self, workflow_type: str) -> dict[str, str]:
+        return prompt_manifest(*(obj for obj, _ in self._objects_for(workflow_type)))
 
     def _modules_for(self, workflow_type: str) -> list[Path]:
         def module_of(obj: Any, origin: str) -> Path | None:
@@ -190,10 +397,7 @@ class ReplayCache:
             # is the module it was imported from.
             return _module_file(sys.modules.get(origin.partition(":")[0])) or own
 
-        pairs = list(zip_longest(self.workflows.objects, self.workflows.origins[: len(self.workflows.objects)], fillvalue=""))
-        matching = [module_of(obj, origin) for obj, origin in pairs if workflow_type in type_names(obj)]
-        if not matching:
-            matching = [module_of(obj, origin) for obj, origin in pairs]
+        matching = [module_of(obj, origin) for obj, origin in self._objects_for(workflow_type)]
         return [path for path in matching if path is not None]
 
     def save(self) -> None:

@@ -135,3 +135,15 @@ def test_every_verdict_option_keys_the_entries(tmp_path: Path, stricter: dict) -
     assert key(lax) != key(strict)
     assert key(lax) == key(ReplayOptions(prompts_running="ignore", prompts_completed="ignore",
                                          prompts_pending="ignore", strict_args=False, details=True))
+
+
+def test_a_workflow_dropped_from_the_configuration_is_not_skipped(project: Path) -> None:
+    """With billing no longer among the current code its history is stale, not a remembered pass."""
+    _check(project)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(', "billing:billing"', ""))
+    run = subprocess.run([sys.executable, "-m", "replaytest", "check", "--format", "json", "agent.py"],
+                         cwd=project, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 2, run.stdout + run.stderr
+    results = {Path(r["history"]).name: r["status"] for r in json.loads(run.stdout)["replay"]["results"]}
+    assert results["billing-bob.json"] == "stale"

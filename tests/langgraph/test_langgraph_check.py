@@ -1,10 +1,12 @@
 """``replaytest check`` on a LangGraph project: the incremental replay cache skips a green history only
 while the entrypoint's own code is unchanged (an ``@entrypoint`` is a LangGraph object, defined in
-LangGraph's module; the code to watch is the module it was imported from)."""
+LangGraph's module; the code to watch is the module it was imported from) and the installed LangGraph
+release is the one it replayed under."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +71,17 @@ def test_check_replays_again_once_the_entrypoint_changed(tmp_path: Path, monkeyp
     first, second = check(project), check(project)
     assert first.returncode == 0, first.stdout + first.stderr
     assert second.returncode == 0 and "skipped 2 histories" in second.stdout, second.stdout
+    # Entries remembered under another langgraph release do not hold under this one.
+    passed = project / ".replaytest_cache" / "replay" / "passed.json"
+    entries = json.loads(passed.read_text())
+    assert {entry["engine"] for entry in entries.values()} == {"langgraph"}
+    for entry in entries.values():
+        assert set(entry["libraries"]) == {"langgraph", "langgraph-checkpoint"}
+        entry["libraries"]["langgraph"] = "0.0.1"
+    passed.write_text(json.dumps(entries))
+    other_release = check(project)
+    assert other_release.returncode == 0 and "skipped" not in other_release.stdout, other_release.stdout
+    assert "replayed 2 histories: 2 passed" in other_release.stdout, other_release.stdout
     (project / "cacheproj/agent.py").write_text(AGENT.replace('intro = draft("intro"', 'intro = notify("intro"'))
     third = check(project)
     assert third.returncode == 1, third.stdout + third.stderr
