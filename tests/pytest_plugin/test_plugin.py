@@ -116,10 +116,13 @@ def test_a_divergence_fails_with_the_plain_report_and_a_hint(pytester: pytest.Py
     result.assert_outcomes(passed=1, failed=3)
     result.stdout.fnmatch_lines(
         [
-            "*histories/support_agent-question.json: support_agent id ticket-question: diverged (4 recorded events)",
+            "*histories/support_agent-question.json: support_agent id ticket-question: diverged (4 recorded events), "
+            "finished run (completed)",
             "  command-mismatch at event #2: the code issued step 'load orders' where the history recorded step 'fetch orders'",
             "    at        shop/agent.py:*in support_agent",
             "replayed 3 histories: 0 passed, 3 diverged, 0 stale",
+            "in-flight runs that break: 1 (1 parked)",
+            "finished runs that diverge: 2 (2 completed)",
             "next: replaytest replay histories/support_agent-question.json --details --workflows shop.agent:support_agent",
         ]
     )
@@ -273,9 +276,12 @@ def test_prompt_drift_fails_a_parked_history_and_warns_for_completed_ones(pytest
     result.assert_outcomes(passed=3, failed=1, warnings=4)
     result.stdout.fnmatch_lines(
         [
-            "*support_agent-refund-waiting.json: support_agent id ticket-refund-waiting: diverged (2 recorded events)",
+            "*support_agent-refund-waiting.json: support_agent id ticket-refund-waiting: diverged (2 recorded events), "
+            "in-flight run (parked)",
             "  prompt-drift at event #1: model 'plan' now uses prompt version * (a parked run resumes with the new prompt)",
             "replayed 3 histories: 2 passed, 1 diverged, 0 stale",
+            "in-flight runs that break: 1 (1 parked)",
+            "finished runs that diverge: 0",
             "prompt drift: 2 warning(s)",
         ]
     )
