@@ -74,10 +74,9 @@ def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 async def _record_runs(address: str, target: Path) -> None:
     """One run per status, each history written as ``<status>.json`` the way ``temporal workflow show``
     and ``replaytest import temporal`` write it (``WorkflowHistory.to_json``)."""
+    import temporal_wf_restock as restock
     from temporalio.client import Client, WorkflowFailureError
     from temporalio.worker import Worker
-
-    import temporal_wf_restock as restock
 
     client = await Client.connect(address)
     served, unserved = f"restock-{uuid.uuid4()}", f"restock-unserved-{uuid.uuid4()}"
