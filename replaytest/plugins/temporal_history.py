@@ -195,7 +195,7 @@ def short_type_name(raw: str) -> str:
 
 # How a run ended, by its close event: continued-as-new counts as completed (this run finished; a new one
 # carries on), timed out, terminated and canceled as failed (the run did not complete its work).
-_CLOSE_STATUS: Mapping[str, str] = {
+CLOSE_STATUS: Mapping[str, str] = {
     "WorkflowExecutionCompleted": "completed",
     "WorkflowExecutionContinuedAsNew": "completed",
     "WorkflowExecutionFailed": "failed",
@@ -230,7 +230,7 @@ _WORK_ENDED_BY = {end: start for start, ends in _OUTSTANDING_WORK.items() for en
 def run_status(event_types: Sequence[str]) -> str:
     """The run's recorded status (the neutral vocabulary) from its event types, in file order, either spelling.
 
-    * ``completed`` / ``failed``: the history holds a close event (see ``_CLOSE_STATUS``).
+    * ``completed`` / ``failed``: the history holds a close event (see ``CLOSE_STATUS``).
     * ``parked``: not closed, a workflow task has completed and no later one is scheduled, and no
       activity, child workflow, Nexus operation or external signal/cancel request is outstanding —
       the run waits for a timer, a signal, an update or a condition (a human, another system).
@@ -241,7 +241,7 @@ def run_status(event_types: Sequence[str]) -> str:
     task_pending = True  # until a workflow task completes, the run has not run any code
     for raw in event_types:
         kind = short_type_name(raw)
-        closed = _CLOSE_STATUS.get(kind)
+        closed = CLOSE_STATUS.get(kind)
         if closed is not None:
             return closed
         if kind in outstanding:
