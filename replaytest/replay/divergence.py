@@ -130,7 +130,7 @@ class ReplayResult:
     @property
     def in_flight(self) -> bool | None:
         """True for a running or parked run (replay is how the engine resumes it), False for a finished
-        one, None when the run status is unknown."""
-        if self.run_status is None:
+        one, None when the run status is unknown (or outside ``RUN_STATUSES``)."""
+        if self.run_status not in RUN_STATUSES:
             return None
         return self.run_status in IN_FLIGHT_STATUSES

@@ -54,7 +54,7 @@ def headline(result: ReplayResult) -> str:
 def run_kind(result: ReplayResult) -> str:
     """``", in-flight run (parked)"``, ``", finished run (completed)"``, or that the status is unknown; nothing
     for an error result whose history could not be read (its error says why)."""
-    if result.run_status is None:
+    if result.in_flight is None:
         return "" if result.status == "error" else ", run status unknown"
     group = "in-flight" if result.in_flight else "finished"
     return f", {group} run ({result.run_status})"
