@@ -1,4 +1,4 @@
-"""Reading Temporal history JSON without temporalio: detection, the started event, and command views.
+"""Reading Temporal history JSON without temporalio: detection, the started event, command views and the run status.
 
 Temporal writes histories as ``{"events": [...]}`` in protobuf JSON, with two spellings of event types:
 ``EVENT_TYPE_ACTIVITY_TASK_SCHEDULED`` (``temporal workflow show --output json``, ``WorkflowHistory.to_json()``)
