@@ -447,7 +447,13 @@ def _with_exclusion(document: dict[str, Any], selected: list[HistorySelection]) 
 
 
 def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool, skipped: int = 0) -> None:
-    from replaytest.replay.report import render_text, summary_counts, summary_notes
+    from replaytest.replay.report import (
+        diverged_by_run_status,
+        render_text,
+        run_status_lines,
+        summary_counts,
+        summary_notes,
+    )
 
     for result in results:
         if not (quiet and result.status == "passed" and not result.warnings):
@@ -457,6 +463,8 @@ def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool, s
         f"replayed {counts['histories']} histories: {counts['passed']} passed, {counts['diverged']} diverged, "
         f"{counts['stale']} stale, {counts['error']} error; {counts['warnings']} warning(s)"
     )
+    for line in run_status_lines(diverged_by_run_status(results)):
+        click.echo(line)
     for line in summary_notes(results):
         click.echo(f"note: {line}")
     if skipped:

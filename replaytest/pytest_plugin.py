@@ -45,7 +45,13 @@ from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSe
 from replaytest.replay.coverage import ReplayCoverage
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.exclusion import ExcludeSetting, HistorySelection, nothing_left, select_histories
-from replaytest.replay.report import display_path, render_text
+from replaytest.replay.report import (
+    UNKNOWN_RUN_STATUS,
+    display_path,
+    diverged_by_run_status,
+    render_text,
+    run_status_lines,
+)
 from replaytest.replay.runner import (
     HISTORY_SUFFIX,
     WorkflowImportError,
@@ -63,6 +69,7 @@ ITEM_NAME = "replay"
 _PROPERTY = "replaytest"  # user_properties key: (status, warning kinds) of one replayed history
 _NOTES = "replaytest-notes"  # user_properties key: checks that could not apply to one history
 _TYPE_PROPERTY = "replaytest-workflow"  # user_properties key: "<history label>\t<workflow type>"
+_RUN_STATUS = "replaytest-run-status"  # user_properties key: the recorded run status ("" when unknown)
 
 
 class ReplayWarning(UserWarning):
@@ -144,6 +151,8 @@ class _Counts:
     other_warnings: int = 0
     first_failing: str | None = None
     notes: dict[str, int] = field(default_factory=dict)
+    # Diverged histories per recorded run status (``report.diverged_by_run_status``'s keys).
+    diverged_by_run_status: dict[str, int] = field(default_factory=lambda: diverged_by_run_status(()))
 
 
 @dataclass(eq=False)
@@ -225,6 +234,10 @@ class ReplaySession:
                 counts.prompt_drift += 1
             else:
                 counts.other_warnings += 1
+        if status == "diverged":
+            run_status = next((v for k, v in report.user_properties if k == _RUN_STATUS), "")
+            key = run_status if run_status in counts.diverged_by_run_status else UNKNOWN_RUN_STATUS
+            counts.diverged_by_run_status[key] += 1
         if status != "passed" and counts.first_failing is None:
             counts.first_failing = report.nodeid.split("::")[0]
 
@@ -277,6 +290,8 @@ class ReplaySession:
         if counts.error:
             parts.append(f"{counts.error} error")
         terminalreporter.line(f"replayed {counts.histories} histories: {', '.join(parts)}")
+        for line in run_status_lines(counts.diverged_by_run_status):
+            terminalreporter.line(line)
         terminalreporter.line(f"prompt drift: {counts.prompt_drift} warning(s)")
         if counts.other_warnings:
             terminalreporter.line(f"args-mismatch: {counts.other_warnings} warning(s) (--replay-strict-args fails them)")
@@ -490,6 +505,7 @@ class HistoryItem(pytest.Item):
             if result is not None and result.notes:
                 self.user_properties.append((_NOTES, list(result.notes)))
             if result is not None:
+                self.user_properties.append((_RUN_STATUS, result.run_status or ""))
                 self.user_properties.append((_TYPE_PROPERTY, f"{display_path(self.path)}\t{result.workflow_type}"))
         for warning in result.warnings:
             # Attributed to the line of current code that issued the command (pytest shows it), not to

@@ -82,8 +82,12 @@ def test_json_report_holds_both_sides(project: Path) -> None:
     assert document["lint"]["version"] == 1
     assert document["lint"]["summary"]["diagnostics"] == 0
     replay = document["replay"]
-    assert replay["summary"] == {"histories": 3, "passed": 3, "diverged": 0, "stale": 0, "error": 0, "warnings": 0, "notes": [],
-                                 "excluded": 0}
+    assert replay["summary"] == {
+        "histories": 3, "passed": 3, "diverged": 0, "stale": 0, "error": 0, "warnings": 0, "notes": [],
+        "diverged_in_flight": 0, "diverged_finished": 0, "diverged_run_status_unknown": 0,
+        "diverged_by_run_status": {"completed": 0, "failed": 0, "running": 0, "parked": 0, "unknown": 0},
+        "excluded": 0,
+    }
     assert replay["excluded"] == []
     assert sorted((Path(item["history"]).name, item["status"], item["divergence"]) for item in replay["results"]) == [
         ("support_agent-question.json", "passed", None),

@@ -120,3 +120,33 @@ def test_the_readme_replay_table_lists_the_policies_and_their_defaults() -> None
         "prompts-pending": (spelled, defaults.prompts_pending),
     }
     assert f"({'/'.join(PROMPT_POLICIES)}," in DESIGN
+
+
+# --- run statuses --------------------------------------------------------------------------------
+
+
+def test_run_statuses_are_the_history_statuses_split_into_in_flight_and_finished() -> None:
+    from replaytest.history import STATUSES
+    from replaytest.replay.divergence import FINISHED_STATUSES, IN_FLIGHT_STATUSES, RUN_STATUSES
+
+    assert RUN_STATUSES is STATUSES
+    assert sorted(IN_FLIGHT_STATUSES + FINISHED_STATUSES) == sorted(RUN_STATUSES)
+    assert not set(IN_FLIGHT_STATUSES) & set(FINISHED_STATUSES)
+
+
+def test_summaries_count_every_run_status_and_the_docs_name_them() -> None:
+    from replaytest.replay.divergence import RUN_STATUSES
+    from replaytest.replay.report import UNKNOWN_RUN_STATUS, diverged_by_run_status
+
+    assert tuple(diverged_by_run_status(())) == (*RUN_STATUSES, UNKNOWN_RUN_STATUS)
+    for text in (README, DESIGN):
+        assert "in-flight runs that break" in text and "finished runs that diverge" in text
+        assert all(f"`{field}`" in text for field in ("run_status", "in_flight", "diverged_by_run_status"))
+
+
+def test_temporal_run_status_speaks_the_vocabulary() -> None:
+    from replaytest.plugins.temporal_history import CLOSE_STATUS, run_status
+    from replaytest.replay.divergence import RUN_STATUSES
+
+    assert set(CLOSE_STATUS.values()) <= set(RUN_STATUSES)
+    assert run_status(["WorkflowExecutionStarted"]) in RUN_STATUSES

@@ -18,7 +18,7 @@ from replaytest.fileio import read_regular
 from replaytest.history.errors import HistoryError
 from replaytest.history.io import parse_json
 from replaytest.history.model import Event, History, WorkflowInfo
-from replaytest.plugins.temporal_history import attributes, command_views, event_type, sequence_problem
+from replaytest.plugins.temporal_history import attributes, command_views, event_type, run_status, sequence_problem
 
 
 def read_temporal_history(path: Path) -> History:
@@ -43,8 +43,7 @@ def read_temporal_history(path: Path) -> History:
             seq=len(neutral) + 1, kind=view.kind, name=view.name, args_digest=_input_digest(attributes(source)),
             patch_id=str(view.detail.get("patch_id")) if view.kind == "patch" else None,
         ))
-    status = {"WorkflowExecutionCompleted": "completed", "WorkflowExecutionFailed": "failed"}.get(
-        event_type(events[-1]), "running")
+    status = run_status([event_type(event) for event in events])
     return History(workflow=WorkflowInfo(workflow_type, str(started.get("workflowId", "")) or path.stem, engine="temporal"),
                    status=status, events=tuple(neutral), source=path)
 

@@ -1,4 +1,4 @@
-"""Reading Temporal history JSON without temporalio: detection, the started event, and command views.
+"""Reading Temporal history JSON without temporalio: detection, the started event, command views and the run status.
 
 Temporal writes histories as ``{"events": [...]}`` in protobuf JSON, with two spellings of event types:
 ``EVENT_TYPE_ACTIVITY_TASK_SCHEDULED`` (``temporal workflow show --output json``, ``WorkflowHistory.to_json()``)
@@ -191,6 +191,70 @@ def short_type_name(raw: str) -> str:
     if raw.startswith("EVENT_TYPE_"):
         return "".join(part.capitalize() for part in raw[len("EVENT_TYPE_") :].split("_"))
     return raw
+
+
+# How a run ended, by its close event: continued-as-new counts as completed (this run finished; a new one
+# carries on), timed out, terminated and canceled as failed (the run did not complete its work).
+CLOSE_STATUS: Mapping[str, str] = {
+    "WorkflowExecutionCompleted": "completed",
+    "WorkflowExecutionContinuedAsNew": "completed",
+    "WorkflowExecutionFailed": "failed",
+    "WorkflowExecutionTimedOut": "failed",
+    "WorkflowExecutionTerminated": "failed",
+    "WorkflowExecutionCanceled": "failed",
+}
+# Work a run started that a worker or the server carries out (its event type -> the event types that end
+# it). While any is outstanding the run is making progress, not waiting. Timers are left out on purpose:
+# a run whose only outstanding work is a timer waits for it.
+_OUTSTANDING_WORK: Mapping[str, frozenset[str]] = {
+    "ActivityTaskScheduled": frozenset(
+        {"ActivityTaskCompleted", "ActivityTaskFailed", "ActivityTaskTimedOut", "ActivityTaskCanceled"}
+    ),
+    "StartChildWorkflowExecutionInitiated": frozenset({
+        "StartChildWorkflowExecutionFailed", "ChildWorkflowExecutionCompleted", "ChildWorkflowExecutionFailed",
+        "ChildWorkflowExecutionCanceled", "ChildWorkflowExecutionTimedOut", "ChildWorkflowExecutionTerminated",
+    }),
+    "NexusOperationScheduled": frozenset(
+        {"NexusOperationCompleted", "NexusOperationFailed", "NexusOperationCanceled", "NexusOperationTimedOut"}
+    ),
+    "SignalExternalWorkflowExecutionInitiated": frozenset(
+        {"ExternalWorkflowExecutionSignaled", "SignalExternalWorkflowExecutionFailed"}
+    ),
+    "RequestCancelExternalWorkflowExecutionInitiated": frozenset(
+        {"ExternalWorkflowExecutionCancelRequested", "RequestCancelExternalWorkflowExecutionFailed"}
+    ),
+}
+_WORK_ENDED_BY = {end: start for start, ends in _OUTSTANDING_WORK.items() for end in ends}
+
+
+def run_status(event_types: Sequence[str]) -> str:
+    """The run's recorded status (the neutral vocabulary) from its event types, in file order, either spelling.
+
+    * ``completed`` / ``failed``: the history holds a close event (see ``CLOSE_STATUS``).
+    * ``parked``: not closed, a workflow task has completed and no later one is scheduled, and no
+      activity, child workflow, Nexus operation or external signal/cancel request is outstanding —
+      the run waits for a timer, a signal, an update or a condition (a human, another system).
+    * ``running``: any other open run — work outstanding, a workflow task pending or failing, or no
+      workflow task completed yet.
+    """
+    outstanding = dict.fromkeys(_OUTSTANDING_WORK, 0)
+    task_pending = True  # until a workflow task completes, the run has not run any code
+    for raw in event_types:
+        kind = short_type_name(raw)
+        closed = CLOSE_STATUS.get(kind)
+        if closed is not None:
+            return closed
+        if kind in outstanding:
+            outstanding[kind] += 1
+        elif kind in _WORK_ENDED_BY:
+            outstanding[_WORK_ENDED_BY[kind]] -= 1
+        elif kind == "WorkflowTaskCompleted":
+            task_pending = False
+        elif kind == "WorkflowTaskScheduled":
+            task_pending = True
+    if task_pending or any(count > 0 for count in outstanding.values()):
+        return "running"
+    return "parked"
 
 
 def sequence_problem(events: Sequence[tuple[Any, str]]) -> tuple[int, str] | None:

@@ -55,15 +55,6 @@ def undecodable_note(configured: bool) -> str:
     return "recorded activity inputs could not be decoded: arguments were not compared; " + converter_hint(configured)
 UNALIGNED_NOTE = "the activities the code started did not line up with the history's: arguments were not compared"
 
-_CLOSED = {
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: "completed",
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW: "completed",
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED: "failed",
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT: "failed",
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED: "failed",
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED: "failed",
-}
-
 
 @dataclass
 class RecordedCall:
@@ -79,16 +70,15 @@ class RecordedCall:
 
 @dataclass
 class RecordedRun:
-    status: str  # neutral: completed, failed or running
+    status: str  # the run status (``temporal_history.run_status``): completed, failed, running or parked
     manifest: dict[str, str] | None
     calls: list[RecordedCall]
 
 
-def read_run(history: Any) -> RecordedRun:
-    """The calls, status and manifest of a ``temporalio.client.WorkflowHistory``."""
+def read_run(history: Any, status: str) -> RecordedRun:
+    """The calls and manifest of a ``temporalio.client.WorkflowHistory`` whose run status is ``status``."""
     events = history.events
     calls: list[RecordedCall] = []
-    status = "running"
     manifest = None
     if events:
         started = events[0].workflow_execution_started_event_attributes
@@ -108,8 +98,6 @@ def read_run(history: Any) -> RecordedRun:
                 event.event_id, "child-workflow", attrs.workflow_type.name, list(attrs.input.payloads),
                 _prompt(attrs.header.fields),
             ))
-        elif kind in _CLOSED:
-            status = _CLOSED[kind]
     return RecordedRun(status, manifest, calls)
 
 

@@ -39,7 +39,7 @@ from replaytest.plugins.temporal_failure import (
     placed,
     with_traced_command,
 )
-from replaytest.plugins.temporal_history import sequence_problem, sniff_temporal_json
+from replaytest.plugins.temporal_history import run_status, sequence_problem, sniff_temporal_json
 from replaytest.plugins.temporal_internals import workflow_definition
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
@@ -142,10 +142,12 @@ class TemporalReplayer:
         if not history.events or not history.events[0].HasField("workflow_execution_started_event_attributes"):
             result.status, result.error = "error", f"{path}: the first event is not WorkflowExecutionStarted"
             return result
-        problem = _sequence_problem(history)
+        types = _event_type_names(history)
+        problem = sequence_problem([(event.event_id, name) for event, name in zip(history.events, types)])
         if problem is not None:
             result.status, result.error = "error", f"{path}: malformed Temporal history: {problem[1]}"
             return result
+        recorded_status = result.run_status = run_status(types)
         started = history.events[0].workflow_execution_started_event_attributes
         result.workflow_type = started.workflow_type.name
         result.workflow_id = started.workflow_id or None
@@ -179,7 +181,7 @@ class TemporalReplayer:
                 result.error += f"; {converter_hint(group.config.data_converter is not None)}"
             return result
         issued = list(recorder.commands)
-        run = read_run(history)
+        run = read_run(history, recorded_status)
         decoded = _loop().submit(digest_recorded(run.calls, _data_converter(group))).result(REPLAY_TIMEOUT_S)
         if outcome.replay_failure is None:
             current = prompt_manifest(defn.cls) if defn is not None else {}
@@ -349,8 +351,9 @@ def _converter_trouble(text: str) -> bool:
     return any(marker in text for marker in _CONVERTER_TROUBLE)
 
 
-def _sequence_problem(history: WorkflowHistory) -> tuple[int, str] | None:
-    """``temporal_history.sequence_problem`` on the parsed events (sdk-core panics on such histories)."""
+def _event_type_names(history: WorkflowHistory) -> list[str]:
+    """The parsed events' type names (``EVENT_TYPE_…``; empty for a number temporalio does not know), for
+    ``temporal_history``'s checks (sdk-core panics on a malformed sequence) and run status."""
     from temporalio.api.enums.v1 import EventType
 
     def name(value: Any) -> str:
@@ -359,7 +362,7 @@ def _sequence_problem(history: WorkflowHistory) -> tuple[int, str] | None:
         except ValueError:
             return ""
 
-    return sequence_problem([(event.event_id, name(event.event_type)) for event in history.events])
+    return [name(event.event_type) for event in history.events]
 
 
 def _has_workflow_task(history: WorkflowHistory) -> bool:

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from replaytest.config import PromptPolicy
 from replaytest.history import History, HistoryError, load_history
-from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.divergence import IN_FLIGHT_STATUSES, ReplayResult
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ReplayOptions:
     details: bool = False
 
     def prompt_policy(self, status: str) -> PromptPolicy:
-        return self.prompts_running if status in ("running", "parked") else self.prompts_completed
+        return self.prompts_running if status in IN_FLIGHT_STATUSES else self.prompts_completed
 
 
 @dataclass(frozen=True)
@@ -59,13 +59,15 @@ class HistoryReplayer(Protocol):
 def replay_neutral_file(
     path: Path, engine: str, replay_history: Callable[[History, Path], ReplayResult]
 ) -> ReplayResult:
-    """Load a neutral history and replay it with ``replay_history``, timed; a file that does not load is an
-    ``error`` result naming the loader's reason (file and JSON path), never an exception."""
+    """Load a neutral history and replay it with ``replay_history``, timed, the result carrying the run's
+    recorded ``status``; a file that does not load is an ``error`` result naming the loader's reason (file
+    and JSON path), never an exception."""
     started = time.perf_counter()
     try:
         history = load_history(path)
     except HistoryError as error:
         return ReplayResult(path, engine, "?", status="error", error=str(error))
     result = replay_history(history, path)
+    result.run_status = history.status
     result.duration_s = time.perf_counter() - started
     return result

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replaytest.replay.divergence import Divergence, ReplayResult
-from replaytest.replay.report import display_path, render_text
+from replaytest.replay.report import display_path, render_text, run_kind
 
 
 @dataclass(frozen=True)
 class ReplayAnnotation:
-    """One replayed history as a CI result. ``level`` None: it passed (only junit lists it)."""
+    """One replayed history as a CI result. ``level`` None: it passed (only junit lists it).
+    ``properties``: facts the formats attach to the result (the run's recorded status)."""
 
     path: str
     line: int
@@ -29,39 +30,60 @@ class ReplayAnnotation:
     level: str | None
     suite: str = "replay"
     name: str = ""
+    properties: tuple[tuple[str, str], ...] = ()
 
 
 def replay_annotations(results: Iterable[ReplayResult], details: bool = False) -> list[ReplayAnnotation]:
     """One annotation per history, plus one per warning (prompt drift, changed arguments) of a history
-    that passed."""
+    that passed. Messages name the kind of run (``in-flight run (parked)``) and ``properties`` carry it: a
+    reviewer weighs a break of a run the engine will resume against a divergence of a finished one. Titles
+    stay per kind of problem (SARIF makes its rule descriptions of them)."""
     annotations = []
     for result in results:
         history = display_path(result.history_path)
         who = f"{result.workflow_type} {history}"
         report = render_text(result, details)
+        kind = run_kind(result)
+        facts = run_properties(result)
         if result.status == "diverged" and result.divergence is not None:
-            annotations.append(_at_divergence(result.divergence, history, who, report, "error"))
+            annotations.append(_at_divergence(result.divergence, history, who, report, "error", kind, facts))
         elif result.status in ("stale", "error"):
             annotations.append(ReplayAnnotation(
                 history, 1, f"replay/{result.status}", f"replay {result.status}",
-                f"{history}: {result.status}: {result.error or 'no reason given'}", report, "error", name=who,
+                f"{history}: {result.status}{kind}: {result.error or 'no reason given'}", report, "error", name=who,
+                properties=facts,
             ))
         else:
-            annotations.append(ReplayAnnotation(history, 1, "replay/passed", "replay passed", report, "", None, name=who))
+            annotations.append(ReplayAnnotation(
+                history, 1, "replay/passed", "replay passed", report, "", None, name=who, properties=facts
+            ))
         if result.status == "passed":
             for warning in result.warnings:
-                annotations.append(_at_divergence(warning, history, f"{who} ({warning.kind})", report, "warning"))
+                annotations.append(
+                    _at_divergence(warning, history, f"{who} ({warning.kind})", report, "warning", kind, facts)
+                )
     return annotations
 
 
-def _at_divergence(divergence: Divergence, history: str, who: str, report: str, level: str) -> ReplayAnnotation:
+def run_properties(result: ReplayResult) -> tuple[tuple[str, str], ...]:
+    """``run_status`` (``unknown`` when not known) and ``in_flight`` (``true``/``false``/``unknown``), as
+    strings: junit properties and SARIF property bags carry them."""
+    in_flight = {True: "true", False: "false", None: "unknown"}[result.in_flight]
+    return (("run_status", result.run_status or "unknown"), ("in_flight", in_flight))
+
+
+def _at_divergence(
+    divergence: Divergence, history: str, who: str, report: str, level: str, kind: str,
+    facts: tuple[tuple[str, str], ...],
+) -> ReplayAnnotation:
     if divergence.source is not None:
         path, line = display_path(divergence.source.path), divergence.source.line
     else:
         path, line = history, 1
-    message = f"replaying {history}: {divergence.kind}: {divergence.message}"
+    message = f"replaying {history}{kind}: {divergence.kind}: {divergence.message}"
     return ReplayAnnotation(
-        path, line, f"replay/{divergence.kind}", f"replay {divergence.kind}", message, report, level, name=who
+        path, line, f"replay/{divergence.kind}", f"replay {divergence.kind}", message, report, level, name=who,
+        properties=facts,
     )
 
 

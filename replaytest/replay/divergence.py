@@ -11,6 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from replaytest.history.model import STATUSES
+
+# What state the replayed run was in when its history was recorded: the history format's own
+# vocabulary (``$.status``), split by what a divergence means for it. An in-flight run is resumed by
+# replaying it, so a divergence breaks its recovery; a finished one is only replayed for queries,
+# resets and forks.
+RUN_STATUSES: tuple[str, ...] = STATUSES
+IN_FLIGHT_STATUSES: tuple[str, ...] = ("running", "parked")
+FINISHED_STATUSES: tuple[str, ...] = ("completed", "failed")
+
 DIVERGENCE_KINDS: tuple[str, ...] = (
     "command-mismatch",  # a different kind or name at a position
     "args-mismatch",  # same command, different arguments digest
@@ -93,6 +103,9 @@ class ReplayResult:
     ``status``: ``passed`` (no divergence; ``warnings`` may still hold prompt drift), ``diverged``
     (``divergence`` set), ``stale`` (no current code for the workflow type; ``error`` says which),
     ``error`` (the replay itself could not run; ``error`` holds the reason).
+
+    ``run_status`` is the run's recorded state (one of ``RUN_STATUSES``: running, parked, completed,
+    failed), None only when the history could not be read or its replayer does not say.
     """
 
     history_path: Path
@@ -113,3 +126,12 @@ class ReplayResult:
     # before it diverged (the input and the events up to the divergence), so a report can say the
     # divergence may come from a pseudonym rather than from the code.
     redacted: tuple[str, ...] = ()
+    run_status: str | None = None
+
+    @property
+    def in_flight(self) -> bool | None:
+        """True for a running or parked run (replay is how the engine resumes it), False for a finished
+        one, None when the run status is unknown (or outside ``RUN_STATUSES``)."""
+        if self.run_status not in RUN_STATUSES:
+            return None
+        return self.run_status in IN_FLIGHT_STATUSES

@@ -7,12 +7,19 @@ third-party) gets the same report without knowing about this module.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from replaytest.fileio import escape_controls
-from replaytest.replay.divergence import CommandView, Divergence, ReplayResult
+from replaytest.replay.divergence import (
+    FINISHED_STATUSES,
+    IN_FLIGHT_STATUSES,
+    RUN_STATUSES,
+    CommandView,
+    Divergence,
+    ReplayResult,
+)
 
 REPORT_VERSION = 1
 _COLUMN = 56  # width of the "recorded" column in the side-by-side context
@@ -29,19 +36,28 @@ def display_path(path: Path | str) -> str:
 
 
 def headline(result: ReplayResult) -> str:
-    """One line naming the history, the workflow and the outcome."""
+    """One line naming the history, the workflow, the outcome and what kind of run it recorded."""
     who = result.workflow_type or "?"
     if result.workflow_id:
         who += f" id {result.workflow_id}"
     where = display_path(result.history_path)
     if result.status == "diverged":
-        return f"{where}: {who}: diverged ({result.events} recorded events)"
+        return f"{where}: {who}: diverged ({result.events} recorded events){run_kind(result)}"
     if result.status == "stale":
-        return f"{where}: {who}: stale"
+        return f"{where}: {who}: stale{run_kind(result)}"
     if result.status == "error":
-        return f"{where}: {who}: error"
+        return f"{where}: {who}: error{run_kind(result)}"
     drift = f", {len(result.warnings)} warning(s)" if result.warnings else ""
-    return f"{where}: {who}: passed ({result.events} events{drift})"
+    return f"{where}: {who}: passed ({result.events} events{drift}){run_kind(result)}"
+
+
+def run_kind(result: ReplayResult) -> str:
+    """``", in-flight run (parked)"``, ``", finished run (completed)"``, or that the status is unknown; nothing
+    for an error result whose history could not be read (its error says why)."""
+    if result.in_flight is None:
+        return "" if result.status == "error" else ", run status unknown"
+    group = "in-flight" if result.in_flight else "finished"
+    return f", {group} run ({result.run_status})"
 
 
 def render_text(result: ReplayResult, details: bool = False) -> str:
@@ -221,17 +237,59 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "notes": list(result.notes),
         "log": result.log,
         "redacted": list(result.redacted),
+        "run_status": result.run_status,
+        "in_flight": result.in_flight,
     }
 
 
 def summary_counts(results: Iterable[ReplayResult]) -> dict[str, int]:
-    """Counts per outcome plus warnings (prompt drift, non-strict args mismatch), for summaries."""
+    """Counts per outcome plus warnings (prompt drift, non-strict args mismatch), for summaries; diverged
+    histories are also counted by the kind of run they recorded (in flight, finished, unknown)."""
     counts = {"histories": 0, "passed": 0, "diverged": 0, "stale": 0, "error": 0, "warnings": 0}
-    for result in results:
+    results_list = list(results)
+    for result in results_list:
         counts["histories"] += 1
         counts[result.status] += 1
         counts["warnings"] += len(result.warnings)
+    by_status = diverged_by_run_status(results_list)
+    counts["diverged_in_flight"] = sum(by_status[status] for status in IN_FLIGHT_STATUSES)
+    counts["diverged_finished"] = sum(by_status[status] for status in FINISHED_STATUSES)
+    counts["diverged_run_status_unknown"] = by_status[UNKNOWN_RUN_STATUS]
     return counts
+
+
+UNKNOWN_RUN_STATUS = "unknown"  # the key counting diverged runs whose recorded status nobody could tell
+
+
+def diverged_by_run_status(results: Iterable[ReplayResult]) -> dict[str, int]:
+    """How many diverged histories recorded each run status (``RUN_STATUSES`` in order, then ``unknown``)."""
+    counts = dict.fromkeys((*RUN_STATUSES, UNKNOWN_RUN_STATUS), 0)
+    for result in results:
+        if result.status == "diverged":
+            counts[result.run_status if result.run_status in RUN_STATUSES else UNKNOWN_RUN_STATUS] += 1
+    return counts
+
+
+def run_status_lines(diverged: Mapping[str, int]) -> list[str]:
+    """The summary's split of diverged runs (counts per run status, as ``diverged_by_run_status``): in-flight
+    runs break on recovery, finished ones matter only for queries, resets and forks. Nothing when none
+    diverged."""
+    if not any(diverged.values()):
+        return []
+
+    def group(title: str, statuses: tuple[str, ...]) -> str:
+        total = sum(diverged.get(status, 0) for status in statuses)
+        parts = ", ".join(f"{diverged[status]} {status}" for status in statuses if diverged.get(status))
+        return f"{title}: {total} ({parts})" if total else f"{title}: 0"
+
+    lines = [
+        group("in-flight runs that break", IN_FLIGHT_STATUSES),
+        group("finished runs that diverge", FINISHED_STATUSES),
+    ]
+    unknown = diverged.get(UNKNOWN_RUN_STATUS, 0)
+    if unknown:
+        lines.append(f"diverged runs whose status is unknown (neither in-flight nor finished can be told): {unknown}")
+    return lines
 
 
 def report_data(results: Iterable[ReplayResult]) -> dict[str, Any]:
@@ -239,6 +297,7 @@ def report_data(results: Iterable[ReplayResult]) -> dict[str, Any]:
     results = list(results)
     summary: dict[str, Any] = dict(summary_counts(results))
     summary["notes"] = summary_notes(results)
+    summary["diverged_by_run_status"] = diverged_by_run_status(results)
     return {"version": REPORT_VERSION, "results": [result_data(r) for r in results], "summary": summary}
 
 

@@ -29,7 +29,7 @@ from replaytest.history.model import FORMAT
 from replaytest.history.sniff import UNKNOWN_ENGINE, neutral_engine
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.capture import captured_output
-from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.divergence import RUN_STATUSES, ReplayResult
 
 SNIFF_BYTES = 64 * 1024
 HISTORY_SUFFIX = ".json"
@@ -201,6 +201,10 @@ def replay_file(
             result = ReplayResult(path, replayer.engine, "?", status="error", error=_why_replay_ended(replayer.engine, error))
     if captured.text:
         result.log = captured.text
+    if result.run_status not in RUN_STATUSES and result.status != "error":
+        result.run_status = recorded_run_status(path, head)
+        if result.run_status is None:
+            result.notes.append(UNKNOWN_RUN_STATUS_NOTE)
     if result.status == "diverged" and result.divergence is not None and neutral_engine(head) is not None:
         result.redacted = redacted_before(path, result.divergence.position)
     if not result.duration_s:
@@ -216,6 +220,20 @@ def _why_replay_ended(engine: str, error: BaseException) -> str:
         return (f"the replayed code called sys.exit({error.code!r}) during {engine} replay; "
                 "the history could not be checked")
     return f"{engine} replayer failed: {type(error).__name__}: {error}"
+
+
+UNKNOWN_RUN_STATUS_NOTE = "the run's recorded status (running, parked, completed, failed) is unknown: its replayer does not report it"
+
+
+def recorded_run_status(path: Path, head: bytes) -> str | None:
+    """The ``status`` of a neutral history, for a replayer that did not set ``ReplayResult.run_status``
+    (the built-in ones all do); None for another format, whose replayer alone can read it."""
+    if neutral_engine(head) is None:
+        return None
+    try:
+        return load_history(path).status
+    except HistoryError:
+        return None
 
 
 def redacted_before(path: Path, position: int | None) -> tuple[str, ...]:

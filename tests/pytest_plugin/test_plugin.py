@@ -116,10 +116,13 @@ def test_a_divergence_fails_with_the_plain_report_and_a_hint(pytester: pytest.Py
     result.assert_outcomes(passed=1, failed=3)
     result.stdout.fnmatch_lines(
         [
-            "*histories/support_agent-question.json: support_agent id ticket-question: diverged (4 recorded events)",
+            "*histories/support_agent-question.json: support_agent id ticket-question: diverged (4 recorded events), "
+            "finished run (completed)",
             "  command-mismatch at event #2: the code issued step 'load orders' where the history recorded step 'fetch orders'",
             "    at        shop/agent.py:*in support_agent",
             "replayed 3 histories: 0 passed, 3 diverged, 0 stale",
+            "in-flight runs that break: 1 (1 parked)",
+            "finished runs that diverge: 2 (2 completed)",
             "next: replaytest replay histories/support_agent-question.json --details --workflows shop.agent:support_agent",
         ]
     )
@@ -231,6 +234,18 @@ def test_xdist_merges_the_summary_on_the_controller(pytester: pytest.Pytester) -
     result.stdout.fnmatch_lines(["replayed 3 histories: 2 passed, 1 diverged, 0 stale", "next: replaytest replay histories/support_agent-refund-approved.json*"])
 
 
+def test_xdist_merges_the_run_status_split_on_the_controller(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    make_project(pytester, agent=AGENT.replace('ctx.step("fetch orders"', 'ctx.step("load orders"'))
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2")
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines([
+        "replayed 3 histories: 0 passed, 3 diverged, 0 stale",
+        "in-flight runs that break: 1 (1 parked)",
+        "finished runs that diverge: 2 (2 completed)",
+    ])
+
+
 def test_replay_history_fixture_and_marker(pytester: pytest.Pytester) -> None:
     make_project(pytester, ini='[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n')
     (pytester.path / "tests/test_replays.py").write_text(
@@ -240,6 +255,7 @@ def test_replay_history_fixture_and_marker(pytester: pytest.Pytester) -> None:
         "def test_fixture(replay_history):\n"
         "    result = replay_history('histories/support_agent-question.json', workflows=[support_agent])\n"
         "    assert result.status == 'passed' and result.workflow_type == 'support_agent'\n"
+        "    assert (result.run_status, result.in_flight) == ('completed', False)\n"
         "    stale = replay_history('histories/support_agent-question.json', workflows=[])\n"
         "    assert stale.status == 'stale'\n"
         "\n"
@@ -273,9 +289,12 @@ def test_prompt_drift_fails_a_parked_history_and_warns_for_completed_ones(pytest
     result.assert_outcomes(passed=3, failed=1, warnings=4)
     result.stdout.fnmatch_lines(
         [
-            "*support_agent-refund-waiting.json: support_agent id ticket-refund-waiting: diverged (2 recorded events)",
+            "*support_agent-refund-waiting.json: support_agent id ticket-refund-waiting: diverged (2 recorded events), "
+            "in-flight run (parked)",
             "  prompt-drift at event #1: model 'plan' now uses prompt version * (a parked run resumes with the new prompt)",
             "replayed 3 histories: 2 passed, 1 diverged, 0 stale",
+            "in-flight runs that break: 1 (1 parked)",
+            "finished runs that diverge: 0",
             "prompt drift: 2 warning(s)",
         ]
     )

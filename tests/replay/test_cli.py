@@ -49,11 +49,16 @@ def test_json_format(tmp_path: Path) -> None:
     assert code == 0
     data = json.loads(out)
     assert data["version"] == 1
-    assert data["summary"] == {"histories": 1, "passed": 1, "diverged": 0, "stale": 0, "error": 0, "warnings": 1, "notes": [],
-                               "excluded": 0}
+    assert data["summary"] == {
+        "histories": 1, "passed": 1, "diverged": 0, "stale": 0, "error": 0, "warnings": 1, "notes": [],
+        "diverged_in_flight": 0, "diverged_finished": 0, "diverged_run_status_unknown": 0,
+        "diverged_by_run_status": {"completed": 0, "failed": 0, "running": 0, "parked": 0, "unknown": 0},
+        "excluded": 0,
+    }
     assert data["excluded"] == []
     [entry] = data["results"]
     assert entry["workflow"] == {"type": "orders", "id": "wf-orders"}
+    assert (entry["run_status"], entry["in_flight"]) == ("completed", False)
     assert entry["warnings"][0]["kind"] == "prompt-drift"
 
 
@@ -163,5 +168,9 @@ def test_quiet_prints_only_histories_that_need_attention(tmp_path: Path) -> None
     assert code == 1
     lines = out.splitlines()
     assert not any("support_agent" in line for line in lines)
-    assert "orders.json: orders id wf-orders: diverged (3 recorded events)" in out
-    assert lines[-1] == "replayed 4 histories: 3 passed, 1 diverged, 0 stale, 0 error; 0 warning(s)"
+    assert any(line.endswith("orders.json: orders id wf-orders: diverged (3 recorded events), finished run (completed)") for line in lines)
+    assert lines[-3:] == [
+        "replayed 4 histories: 3 passed, 1 diverged, 0 stale, 0 error; 0 warning(s)",
+        "in-flight runs that break: 0",
+        "finished runs that diverge: 1 (1 completed)",
+    ]

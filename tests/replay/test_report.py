@@ -28,13 +28,14 @@ def sparse_result() -> ReplayResult:
         issued_context=issued,
         source=SourcePosition("app/orders.py", 42, "OrderWorkflow.run"),
     )
-    return ReplayResult(Path("histories/order-7.json"), "temporal", "OrderWorkflow", "order-7", status="diverged", divergence=divergence, events=22)
+    return ReplayResult(Path("histories/order-7.json"), "temporal", "OrderWorkflow", "order-7", status="diverged", divergence=divergence, events=22,
+                        run_status="parked")
 
 
 def test_text_report_shows_both_sides_the_line_and_neighbouring_commands() -> None:
     text = render_text(sparse_result())
     lines = text.splitlines()
-    assert lines[0] == "histories/order-7.json: OrderWorkflow id order-7: diverged (22 recorded events)"
+    assert lines[0] == "histories/order-7.json: OrderWorkflow id order-7: diverged (22 recorded events), in-flight run (parked)"
     assert lines[1] == "  command-mismatch at event #16: activity 'refund' issued where the history scheduled 'ship'"
     assert lines[2] == "    recorded  activity 'ship'"
     assert lines[3] == "    issued    activity 'refund'"
@@ -58,13 +59,23 @@ def test_data_form_is_plain_json() -> None:
     assert json.loads(json.dumps(data)) == data
     assert data["divergence"]["source"] == {"path": "app/orders.py", "line": 42, "function": "OrderWorkflow.run"}
     assert data["divergence"]["recorded"] == {"kind": "activity", "name": "ship", "position": 16}
-    whole = report_data([sparse_result(), ReplayResult(Path("h.json"), "journal", "t")])
-    assert whole["summary"] == {"histories": 2, "passed": 1, "diverged": 1, "stale": 0, "error": 0, "warnings": 0, "notes": []}
+    assert (data["run_status"], data["in_flight"]) == ("parked", True)
+    whole = report_data([sparse_result(), ReplayResult(Path("h.json"), "journal", "t", run_status="completed")])
+    assert whole["summary"] == {
+        "histories": 2, "passed": 1, "diverged": 1, "stale": 0, "error": 0, "warnings": 0, "notes": [],
+        "diverged_in_flight": 1, "diverged_finished": 0, "diverged_run_status_unknown": 0,
+        "diverged_by_run_status": {"completed": 0, "failed": 0, "running": 0, "parked": 1, "unknown": 0},
+    }
+    assert [entry["run_status"] for entry in whole["results"]] == ["parked", "completed"]
 
 
 def test_stale_and_error_results_render_their_reason() -> None:
     stale = ReplayResult(Path("h.json"), "journal", "gone", status="stale", error="no current code for workflow type 'gone'")
-    assert render_text(stale) == "h.json: gone: stale\n  no current code for workflow type 'gone'"
+    assert render_text(stale) == "h.json: gone: stale, run status unknown\n  no current code for workflow type 'gone'"
+    stale.run_status = "running"
+    assert render_text(stale).splitlines()[0] == "h.json: gone: stale, in-flight run (running)"
+    unreadable = ReplayResult(Path("h.json"), "journal", "?", status="error", error="h.json: $.status: expected one of …")
+    assert render_text(unreadable).splitlines()[0] == "h.json: ?: error"  # the error line says why, not "unknown"
 
 
 def test_same_only_for_calls_known_to_be_equal_and_issued_rows_show_their_line() -> None:

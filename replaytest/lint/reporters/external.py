@@ -9,6 +9,7 @@ it, not to the working directory, or a job with a ``working-directory`` maps the
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -19,6 +20,8 @@ class ExternalResult(Protocol):
     ``level`` is ``error`` or ``warning`` for a problem and None for an item that passed (junit lists those
     as passing test cases; the other formats leave them out). ``path`` is relative to the working directory
     like a diagnostic's, ``line`` 1-based; ``code`` names the kind (``replay/command-mismatch``).
+    ``properties`` are ``(name, value)`` facts about the item (a replayed run's ``run_status``) that junit
+    writes as test case properties and SARIF as the result's property bag.
     """
 
     @property
@@ -39,6 +42,8 @@ class ExternalResult(Protocol):
     def suite(self) -> str: ...
     @property
     def name(self) -> str: ...
+    @property
+    def properties(self) -> Sequence[tuple[str, str]]: ...
 
 
 def repository_root(start: Path) -> Path | None:

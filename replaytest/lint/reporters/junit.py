@@ -32,6 +32,10 @@ def render_junit(
         for item in items:
             case = ET.SubElement(suite, "testcase", classname=f"replaytest.{name}", name=item.name,
                                  file=rebase(item.path), line=str(item.line))
+            if item.properties:
+                facts = ET.SubElement(case, "properties")
+                for key, value in item.properties:
+                    ET.SubElement(facts, "property", name=key, value=value)
             if item.level == "error":
                 failures += 1
                 failure = ET.SubElement(case, "failure", type=item.code, message=item.message)

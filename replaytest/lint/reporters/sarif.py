@@ -70,7 +70,7 @@ def _external_result(item: ExternalResult, index: int, rebase: Callable[[str], s
     artifact: dict[str, Any] = {"uri": quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
     if Path(path).is_absolute():  # outside the repository (a history kept elsewhere): an absolute file URI
         artifact = {"uri": Path(path).as_uri()}
-    return {
+    result: dict[str, Any] = {
         "ruleId": item.code,
         "ruleIndex": index,
         "level": "warning" if item.level == "warning" else "error",
@@ -84,6 +84,9 @@ def _external_result(item: ExternalResult, index: int, rebase: Callable[[str], s
         # The history and the kind of problem identify it; the line moves with unrelated edits.
         "partialFingerprints": {"replaytestFingerprint/v1": f"{item.code}:{item.name}"},
     }
+    if item.properties:
+        result["properties"] = dict(item.properties)
+    return result
 
 
 def render_sarif(
