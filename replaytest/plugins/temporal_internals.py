@@ -70,6 +70,13 @@ def current_workflow_instance() -> Any:
     return _Runtime.current()
 
 
+def workflow_instance_class() -> type:
+    """The class of the instances ``watch_workflow`` wraps (for the test pinning their methods)."""
+    from temporalio.worker._workflow_instance import _WorkflowInstanceImpl
+
+    return _WorkflowInstanceImpl
+
+
 def watch_workflow(instance: Any, watcher: WorkflowWatcher) -> None:
     """Report ``instance``'s commands, patch calls and condition waits to ``watcher`` (see the module
     docstring); the wrappers are attributes of this instance only."""

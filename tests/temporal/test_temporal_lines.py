@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import temporal_wf_expenses as expenses
