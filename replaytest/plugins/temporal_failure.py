@@ -6,7 +6,10 @@ violation such as ``datetime.now()``, or an exception raised by the workflow cod
 text, e.g. ``[TMPRL1100] Nondeterminism error: Timer machine does not handle this event:
 HistoryEvent(id: 5, ActivityTaskScheduled)``, usually wrapped in the debug print of a ``Failure``. This
 module parses that text (older SDKs omit the ``[TMPRL1100]`` code) and names the divergence in
-DESIGN's kinds, with the recorded side read from the history JSON itself.
+DESIGN's kinds, with the recorded side read from the history JSON itself; then it adds the line of
+workflow code from what the replay traced (``temporal_trace``): the issued command's, or, where the code
+issued nothing, the patch call or command in a marker's place and the condition it still waits in, and
+the handlers of the recorded signals and updates.
 """
 
 from __future__ import annotations
@@ -460,7 +463,8 @@ def with_traced_command(
     if command.source is not None:
         detail["source"] = f"{command.source.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{command.source.line}"
     prompt = command.prompt[1] if command.prompt is not None else None
-    name = "" if issued.kind in ("patch", "timer") else command.name  # a patch is named by its id, a timer by its duration
+    # A patch is named by its id (detail), a timer by the id sdk-core gave, if any: the trace adds only the line.
+    name = issued.name if issued.kind in ("patch", "timer") else command.name
     named = CommandView(issued.kind, name, issued.position, command.digest, prompt, detail)
     message = divergence.message.replace(f"the code now {describe_issued(issued)}", f"the code now {describe_issued(named)}", 1)
     context = tuple(named if view is issued else view for view in divergence.issued_context)
