@@ -481,7 +481,8 @@ def with_waiting_line(
     the code issued at the marker's place; for a command the code no longer issues, the
     ``workflow.wait_condition`` it still waits in, with the handlers of the signals the history
     delivered before (``handler(kind, name)`` gives a handler's ``SourcePosition`` or ``None``).
-    Divergences with an issued command are ``with_traced_command``'s."""
+    Divergences with an issued command are ``with_traced_command``'s; ``handler`` is
+    ``handler_lookup``'s (``None``: handlers unknown, none named)."""
     position = divergence.position
     if divergence.issued is not None or position is None:
         return divergence
@@ -507,7 +508,8 @@ def with_waiting_line(
             lines = ", ".join(_short(wait.source) for wait in waiting if wait.source is not None)
             notes.append(f"it waits in workflow.wait_condition ({lines or 'line unknown'})")
             source = waiting[0].source
-            notes.extend(_signal_notes(events, position, handler))
+            if handler is not None:
+                notes.extend(_signal_notes(events, position, handler))
     if not notes:
         return divergence
     return dataclasses.replace(divergence, message=_noted(divergence.message, "; ".join(notes)), source=source or divergence.source)
@@ -515,8 +517,9 @@ def with_waiting_line(
 
 def with_handler_notes(divergence: Divergence, events: Sequence[Mapping[str, Any]], handler: Any) -> Divergence:
     """``divergence`` noting the signals and updates the history delivered up to it that the current
-    code has no handler for (the SDK buffers or rejects them, so the code takes another path)."""
-    if divergence.position is None:
+    code has no handler for (the SDK buffers or rejects them, so the code takes another path);
+    ``handler`` is ``handler_lookup``'s (``None``: handlers unknown, nothing said)."""
+    if divergence.position is None or handler is None:
         return divergence
     missing = [
         f"the code has no handler for {view.kind} {view.name!r} (history event {view.position})"
@@ -529,16 +532,24 @@ def with_handler_notes(divergence: Divergence, events: Sequence[Mapping[str, Any
     return dataclasses.replace(divergence, message=_noted(divergence.message, "; ".join(dict.fromkeys(missing))))
 
 
-def handler_lookup(defn: Any) -> Any:
+def handler_lookup(defn: Any, trace: WorkflowTrace) -> Any:
     """``handler(kind, name)``: where the current code defines the handler of signal or update ``name``
-    (the ``def`` line, not its decorator's), or ``None`` when it has none; always ``None`` without a
-    workflow definition."""
+    (the ``def`` line, not its decorator's) — one set at run time, else the definition's, else the
+    dynamic one —, or ``None`` when it has none; ``None`` itself without a workflow definition."""
     import linecache
 
     from replaytest.plugins.temporal_internals import handler_function
 
+    if defn is None:
+        return None
+
+    def function_of(kind: str, name: str | None) -> Any:
+        if (kind, name) in trace.handlers_set:
+            return trace.handlers_set[(kind, name)]
+        return handler_function(defn, kind, name)
+
     def handler(kind: str, name: str) -> SourcePosition | None:
-        function = handler_function(defn, kind, name) if defn is not None else None
+        function = function_of(kind, name) or function_of(kind, None)
         code = getattr(function, "__code__", None)
         if code is None:
             return None

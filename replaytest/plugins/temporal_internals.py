@@ -10,7 +10,8 @@ Nor does it offer a hook for the commands that pass no outbound interceptor (tim
 for ``workflow.wait_condition``. ``watch_workflow`` puts wrappers on the one running workflow instance
 (``temporalio.workflow._Runtime.current()``, a ``_WorkflowInstanceImpl``) — never on its class, so
 workers outside replay stay untouched: ``_add_command`` (every command, added synchronously while
-the workflow code that issued it is on the stack), ``workflow_patch``, ``workflow_wait_condition`` and
+the workflow code that issued it is on the stack), ``workflow_patch``, ``workflow_wait_condition``,
+``workflow_set_signal_handler``/``workflow_set_update_handler`` (handlers set at run time) and
 ``activate`` (the end of an activation, when the commands are filled in).
 
 (The replay cache, which may not import plugins, also reads the attribute ``__temporal_workflow_definition``
@@ -35,11 +36,11 @@ def workflow_definition(cls: Any) -> Any | None:
     return _Definition.from_class(cls)
 
 
-def handler_function(defn: Any, kind: str, name: str) -> Callable[..., Any] | None:
-    """The function of ``defn``'s handler for signal or update (``kind``) ``name``: its own, else the
-    dynamic handler's, else ``None``."""
+def handler_function(defn: Any, kind: str, name: str | None) -> Callable[..., Any] | None:
+    """The function of ``defn``'s handler for signal or update (``kind``) ``name`` (``None``: the
+    dynamic handler), or ``None`` when the definition declares none."""
     handlers = defn.signals if kind == "signal" else defn.updates
-    handler = handlers.get(name) or handlers.get(None)
+    handler = handlers.get(name)
     return handler.fn if handler is not None else None
 
 
@@ -61,6 +62,10 @@ class WorkflowWatcher(Protocol):
     def wait_ended(self, token: object) -> None:
         """That wait returned (or raised an ``Exception``, e.g. its timeout); not called when it was
         cancelled, e.g. by the eviction that ends a failed replay."""
+
+    def handler_set(self, kind: str, name: str | None, handler: Callable[..., Any] | None) -> None:
+        """``workflow.set_signal_handler``/``set_update_handler`` (``kind`` signal or update) set the
+        handler of ``name`` (``None``: the dynamic one) at run time, or removed it (``handler`` None)."""
 
 
 def current_workflow_instance() -> Any:
@@ -84,6 +89,8 @@ def watch_workflow(instance: Any, watcher: WorkflowWatcher) -> None:
     patch = instance.workflow_patch
     wait_condition = instance.workflow_wait_condition
     activate = instance.activate
+    set_signal_handler = instance.workflow_set_signal_handler
+    set_update_handler = instance.workflow_set_update_handler
 
     def traced_add_command() -> Any:
         command = add_command()
@@ -110,6 +117,16 @@ def watch_workflow(instance: Any, watcher: WorkflowWatcher) -> None:
         finally:
             watcher.activation_done()
 
+    def traced_set_signal_handler(name: str | None, handler: Callable[..., Any] | None, *args: Any) -> None:
+        set_signal_handler(name, handler, *args)
+        watcher.handler_set("signal", name, handler)
+
+    def traced_set_update_handler(name: str | None, handler: Callable[..., Any] | None, *args: Any) -> None:
+        set_update_handler(name, handler, *args)
+        watcher.handler_set("update", name, handler)
+
+    instance.workflow_set_signal_handler = traced_set_signal_handler
+    instance.workflow_set_update_handler = traced_set_update_handler
     instance._add_command = traced_add_command
     instance.workflow_patch = traced_patch
     instance.workflow_wait_condition = traced_wait_condition

@@ -198,7 +198,7 @@ class TemporalReplayer:
             traced = [*issued, *(command for command in trace.commands if command.kind in ("timer", "patch"))]
             classified.divergence = with_traced_command(classified.divergence, traced, events)
         if classified.divergence is not None:
-            handler = handler_lookup(defn)
+            handler = handler_lookup(defn, trace)
             classified.divergence = with_handler_notes(
                 with_waiting_line(classified.divergence, trace, events, handler), events, handler
             )

@@ -8,8 +8,8 @@ with the first stack frame outside temporalio; activities and child workflows al
 their arguments (encoded and decoded by the configured payload converter, as the history holds them)
 and the prompt of the enclosing ``use_prompt``. Timers and patch markers pass no outbound interceptor:
 ``WorkflowTrace`` (fed by ``temporal_internals.watch_workflow`` on each replayed workflow instance)
-notes every command as the instance adds it, every ``workflow.patched``/``deprecate_patch`` call and
-every ``workflow.wait_condition`` still waiting, each with the line of workflow code that issued it —
+notes every command as the instance adds it, every ``workflow.patched``/``deprecate_patch`` call,
+every ``workflow.wait_condition`` still waiting and the signal and update handlers set at run time, each with the line of workflow code that issued it —
 what ``temporal_failure`` names a timer, patch, signal or update divergence by. Imported when
 temporalio is known to be installed.
 """
@@ -84,18 +84,22 @@ class WorkflowTrace:
         self.commands: list[IssuedCommand] = []
         self.patch_calls: list[PatchCall] = []
         self.waits: list[ConditionWait] = []
+        # Signal and update handlers set (function) or removed (None) at run time, by (kind, name).
+        self.handlers_set: dict[tuple[str, str | None], Any] = {}
         self._unread: list[tuple[Any, SourcePosition | None]] = []
 
     def clear(self) -> None:
         self.commands.clear()
         self.patch_calls.clear()
         self.waits.clear()
+        self.handlers_set.clear()
         self._unread.clear()
 
     def snapshot(self) -> WorkflowTrace:
         """A copy that later replays (of history prefixes, say) do not add to."""
         copy = WorkflowTrace()
         copy.commands, copy.patch_calls, copy.waits = list(self.commands), list(self.patch_calls), list(self.waits)
+        copy.handlers_set = dict(self.handlers_set)
         return copy
 
     def command_added(self, command: Any) -> None:
@@ -120,6 +124,9 @@ class WorkflowTrace:
     def wait_ended(self, token: object) -> None:
         if isinstance(token, ConditionWait):
             token.waiting = False
+
+    def handler_set(self, kind: str, name: str | None, handler: Any) -> None:
+        self.handlers_set[(kind, name)] = handler
 
 
 class CommandRecorder(worker.Interceptor):

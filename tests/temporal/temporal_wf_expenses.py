@@ -219,3 +219,31 @@ class ExpenseClaimUpdateSleeps(_ReviewTimedNotes):
         await workflow.wait_condition(lambda: self.decision is not None and bool(self.notes))
         await asyncio.sleep(0.05)
         return await workflow.execute_activity(notify, f"{summary}: {self.decision}", start_to_close_timeout=_TIMEOUT)
+
+
+@workflow.defn(name="ExpenseClaim")
+class ExpenseClaimHandlerSetAtRunTime:
+    """The decision handler is set at run time (``workflow.set_signal_handler``) rather than declared,
+    and the wait wants an approval the recorded decision ("rejected") does not give."""
+
+    def __init__(self) -> None:
+        self.decision: str | None = None
+        self.notes: list[str] = []
+
+    @workflow.update
+    def add_note(self, note: str) -> int:
+        self.notes.append(note)
+        return len(self.notes)
+
+    def record_decision(self, decision: str) -> None:
+        self.decision = decision
+
+    @workflow.run
+    async def run(self, claim: dict) -> str:
+        workflow.set_signal_handler("decide", self.record_decision)
+        summary = await workflow.execute_activity(summarise_claim, claim, start_to_close_timeout=_TIMEOUT)
+        if workflow.patched("policy-check"):
+            summary += "; " + await workflow.execute_activity(check_policy, claim, start_to_close_timeout=_TIMEOUT)
+        await workflow.wait_condition(lambda: self.decision == "approved" and bool(self.notes))
+        await asyncio.sleep(0.05)
+        return await workflow.execute_activity(notify, f"{summary}: {self.decision}", start_to_close_timeout=_TIMEOUT)

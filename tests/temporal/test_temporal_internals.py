@@ -78,13 +78,15 @@ class Inbox:
         return None
 
 
-def test_handlers_are_found_by_name_then_the_dynamic_one() -> None:
+def test_handlers_are_found_by_their_declared_names() -> None:
     defn = workflow_definition(Inbox)
 
     assert handler_function(defn, "signal", "deliver") is Inbox.deliver
-    assert handler_function(defn, "signal", "unknown") is Inbox.anything  # the dynamic handler takes it
+    assert handler_function(defn, "signal", None) is Inbox.anything  # the dynamic handler
+    assert handler_function(defn, "signal", "unknown") is None
     assert handler_function(defn, "update", "mark-read") is Inbox.mark_read
     assert handler_function(defn, "update", "mark_read") is None  # registered under its declared name only
+    assert handler_function(defn, "update", None) is None
 
 
 def test_the_wrapped_instance_methods_have_the_shapes_the_wrappers_call() -> None:
@@ -95,3 +97,7 @@ def test_the_wrapped_instance_methods_have_the_shapes_the_wrappers_call() -> Non
     assert list(patch)[:2] == ["self", "id"] and patch["deprecated"].kind is inspect.Parameter.KEYWORD_ONLY
     assert inspect.iscoroutinefunction(instance_class.workflow_wait_condition)
     assert list(inspect.signature(instance_class.activate).parameters)[:2] == ["self", "act"]
+    assert list(inspect.signature(instance_class.workflow_set_signal_handler).parameters) == ["self", "name", "handler"]
+    assert list(inspect.signature(instance_class.workflow_set_update_handler).parameters) == [
+        "self", "name", "handler", "validator"
+    ]

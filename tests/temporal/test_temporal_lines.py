@@ -129,3 +129,11 @@ def test_removed_update_handler_is_named_with_the_wait_it_left_open(replay, clai
     assert "it waits in workflow.wait_condition (temporal_wf_expenses.py:197)" in divergence.message
     assert "the code has no handler for update 'add_note'" in divergence.message
     assert Path(divergence.source.path).name == WORKFLOW_FILE and divergence.source.line == 197
+
+
+def test_a_handler_set_at_run_time_is_named_not_reported_missing(replay, claim_history):
+    divergence = replay(claim_history, expenses.ExpenseClaimHandlerSetAtRunTime).divergence
+    assert divergence.kind == "missing-command"
+    assert Path(divergence.source.path).name == WORKFLOW_FILE and divergence.source.line == 247
+    assert "reached its handler at temporal_wf_expenses.py:238" in divergence.message  # `def record_decision`
+    assert "no handler" not in divergence.message
