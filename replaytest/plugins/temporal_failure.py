@@ -95,9 +95,14 @@ _LANG_FAIL = ("4", "LANG_FAIL")
 TRACEABLE_KINDS: frozenset[str] = frozenset(
     {"activity", "local-activity", "child-workflow", "signal-external", "continue-as-new", "timer", "patch"}
 )
-# Command kinds of the trace that leave no event of their own in the history (update responses are
-# protocol messages; cancellations are matched to the command they cancel).
-_EVENTLESS_KINDS = frozenset({"update-response", "timer-cancel", "unknown"})
+# Command kinds of the trace (``temporal_trace``) that leave an event of their own in the history, by the
+# same names as ``temporal_history``'s views; the others (update responses are protocol messages, query
+# answers, cancellations of local activities, signals and children) are not counted when aligning.
+_EVENT_COMMAND_KINDS = frozenset({
+    "activity", "local-activity", "timer", "timer-cancel", "activity-cancel", "patch", "child-workflow",
+    "signal-external", "cancel-external", "search-attributes", "properties", "nexus-operation", "complete",
+    "fail", "cancel", "continue-as-new",
+})
 
 
 @dataclass(frozen=True)
@@ -581,7 +586,7 @@ def _command_at(commands: Sequence[IssuedCommand], views: Sequence[CommandView],
             recorded[view.kind] = recorded.get(view.kind, 0) + 1
     seen: dict[str, int] = {}
     for command in commands:
-        if command.kind in _EVENTLESS_KINDS:
+        if command.kind not in _EVENT_COMMAND_KINDS:
             continue
         seen[command.kind] = seen.get(command.kind, 0) + 1
         if seen[command.kind] > recorded.get(command.kind, 0):

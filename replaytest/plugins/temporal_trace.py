@@ -50,7 +50,12 @@ _VARIANTS: dict[str, tuple[str, str | None]] = {
     "continue_as_new_workflow_execution": ("continue-as-new", "workflow_type"),
     "schedule_nexus_operation": ("nexus-operation", "operation"),
     "update_response": ("update-response", "protocol_instance_id"),
+    "upsert_workflow_search_attributes": ("search-attributes", None),
+    "modify_workflow_properties": ("properties", None),
+    "request_cancel_activity": ("activity-cancel", None),
 }
+# Every other variant (query answers, cancelling a local activity, a signal or a child …) keeps its own
+# name as its kind; temporal_failure counts only the kinds the history records events for.
 
 
 @dataclass(frozen=True)
