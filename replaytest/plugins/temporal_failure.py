@@ -6,7 +6,10 @@ violation such as ``datetime.now()``, or an exception raised by the workflow cod
 text, e.g. ``[TMPRL1100] Nondeterminism error: Timer machine does not handle this event:
 HistoryEvent(id: 5, ActivityTaskScheduled)``, usually wrapped in the debug print of a ``Failure``. This
 module parses that text (older SDKs omit the ``[TMPRL1100]`` code) and names the divergence in
-DESIGN's kinds, with the recorded side read from the history JSON itself.
+DESIGN's kinds, with the recorded side read from the history JSON itself; then it adds the line of
+workflow code from what the replay traced (``temporal_trace``): the issued command's, or, where the code
+issued nothing, the patch call or command in a marker's place and the condition it still waits in, and
+the handlers of the recorded signals and updates.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from replaytest.plugins.temporal_history import TERMINAL_KINDS, command_views, e
 from replaytest.replay.divergence import CommandView, Divergence, SourcePosition
 
 if TYPE_CHECKING:
-    from replaytest.plugins.temporal_trace import IssuedCommand
+    from replaytest.plugins.temporal_trace import IssuedCommand, WorkflowTrace
 
 # sdk-core's state machine names (``<name> machine does not handle this event``) → the command kind.
 _MACHINE_KINDS: Mapping[str, str] = {
@@ -87,8 +90,19 @@ _FRAME_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func
 _FAILURE_TYPE_RE = re.compile(r'ApplicationFailureInfo \{ r#type: "(?P<type>[^"]*)"')
 _REASON_RE = re.compile(r"^(?P<reason>\d+|[A-Z_]+): ")
 _LANG_FAIL = ("4", "LANG_FAIL")
-# Issued command kinds ``temporal_trace`` can name (they pass through a workflow outbound interceptor).
-TRACEABLE_KINDS: frozenset[str] = frozenset({"activity", "local-activity", "child-workflow", "signal-external", "continue-as-new"})
+# Issued command kinds ``temporal_trace`` can name: through a workflow outbound interceptor, and timers
+# and patch markers as the workflow instance adds them (``WorkflowTrace``).
+TRACEABLE_KINDS: frozenset[str] = frozenset(
+    {"activity", "local-activity", "child-workflow", "signal-external", "continue-as-new", "timer", "patch"}
+)
+# Command kinds of the trace (``temporal_trace``) that leave an event of their own in the history, by the
+# same names as ``temporal_history``'s views; the others (update responses are protocol messages, query
+# answers, cancellations of local activities, signals and children) are not counted when aligning.
+_EVENT_COMMAND_KINDS = frozenset({
+    "activity", "local-activity", "timer", "timer-cancel", "activity-cancel", "patch", "child-workflow",
+    "signal-external", "cancel-external", "search-attributes", "properties", "nexus-operation", "complete",
+    "fail", "cancel", "continue-as-new",
+})
 
 
 @dataclass(frozen=True)
@@ -444,16 +458,153 @@ def with_traced_command(
         if view.kind == issued.kind and view.position is not None and view.position < divergence.position
     )
     same_kind = [command for command in commands if command.kind == issued.kind]
-    if earlier >= len(same_kind) or (issued.name and same_kind[earlier].name != issued.name):
+    expected_name = issued.detail.get("patch_id") if issued.kind == "patch" else issued.name
+    if earlier >= len(same_kind) or (expected_name and same_kind[earlier].name != expected_name):
         return divergence  # the trace does not line up with sdk-core's account; keep what core said
     command = same_kind[earlier]
     detail = dict(issued.detail)
+    if issued.kind == "patch":
+        detail["patch_id"] = command.name
     if command.source is not None:
         detail["source"] = f"{command.source.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{command.source.line}"
     prompt = command.prompt[1] if command.prompt is not None else None
-    named = CommandView(issued.kind, command.name, issued.position, command.digest, prompt, detail)
+    # A patch is named by its id (detail), a timer by the id sdk-core gave, if any: the trace adds only the line.
+    name = issued.name if issued.kind in ("patch", "timer") else command.name
+    named = CommandView(issued.kind, name, issued.position, command.digest, prompt, detail)
     message = divergence.message.replace(f"the code now {describe_issued(issued)}", f"the code now {describe_issued(named)}", 1)
     context = tuple(named if view is issued else view for view in divergence.issued_context)
     return dataclasses.replace(
         divergence, issued=named, message=message, issued_context=context, source=command.source or divergence.source
     )
+
+
+def with_waiting_line(
+    divergence: Divergence, trace: WorkflowTrace, events: Sequence[Mapping[str, Any]], handler: Any
+) -> Divergence:
+    """Where the code was when sdk-core found nothing (or not the recorded patch) at a history event:
+    for a removed patch, the ``workflow.patched`` call with an id the history lacks or else the command
+    the code issued at the marker's place; for a command the code no longer issues, the
+    ``workflow.wait_condition`` it still waits in, with the handlers of the signals the history
+    delivered before (``handler(kind, name)`` gives a handler's ``SourcePosition`` or ``None``).
+    Divergences with an issued command are ``with_traced_command``'s; ``handler`` is
+    ``handler_lookup``'s (``None``: handlers unknown, none named)."""
+    position = divergence.position
+    if divergence.issued is not None or position is None:
+        return divergence
+    notes: list[str] = []
+    source: SourcePosition | None = None
+    recorded = divergence.recorded
+    if divergence.kind == "patch-mismatch" and recorded is not None:
+        recorded_id = recorded.detail.get("patch_id")
+        renamed = next((call for call in trace.patch_calls if not call.used and call.patch_id != recorded_id), None)
+        if renamed is not None:
+            verb = "deprecate_patch" if renamed.deprecated else "patched"
+            notes.append(f"the code calls workflow.{verb}({renamed.patch_id!r}){_at(renamed.source)}, an id the history has no marker for")
+            source = renamed.source
+        else:
+            command = _command_at(trace.commands, command_views(events), position)
+            if command is not None:
+                view = CommandView(command.kind, "" if command.kind in ("patch", "timer") else command.name)
+                notes.append(f"the code {describe_issued(view)}{_at(command.source)} in its place")
+                source = command.source
+    if source is None and divergence.kind in ("missing-command", "patch-mismatch"):
+        waiting = [wait for wait in trace.waits if wait.waiting]
+        if waiting:
+            lines = ", ".join(_short(wait.source) for wait in waiting if wait.source is not None)
+            notes.append(f"it waits in workflow.wait_condition ({lines or 'line unknown'})")
+            source = waiting[0].source
+            if handler is not None:
+                notes.extend(_signal_notes(events, position, handler))
+    if not notes:
+        return divergence
+    return dataclasses.replace(divergence, message=_noted(divergence.message, "; ".join(notes)), source=source or divergence.source)
+
+
+def with_handler_notes(divergence: Divergence, events: Sequence[Mapping[str, Any]], handler: Any) -> Divergence:
+    """``divergence`` noting the signals and updates the history delivered up to it that the current
+    code has no handler for (the SDK buffers or rejects them, so the code takes another path);
+    ``handler`` is ``handler_lookup``'s (``None``: handlers unknown, nothing said)."""
+    if divergence.position is None or handler is None:
+        return divergence
+    missing = [
+        f"the code has no handler for {view.kind} {view.name!r} (history event {view.position})"
+        for view in command_views(events)
+        if view.kind in ("signal", "update") and view.position is not None and view.position <= divergence.position
+        and view.name and handler(view.kind, view.name) is None
+    ]
+    if not missing or missing[0] in divergence.message:
+        return divergence
+    return dataclasses.replace(divergence, message=_noted(divergence.message, "; ".join(dict.fromkeys(missing))))
+
+
+def handler_lookup(defn: Any, trace: WorkflowTrace) -> Any:
+    """``handler(kind, name)``: where the current code defines the handler of signal or update ``name``
+    (the ``def`` line, not its decorator's) — one set at run time, else the definition's, else the
+    dynamic one —, or ``None`` when it has none; ``None`` itself without a workflow definition."""
+    import linecache
+
+    from replaytest.plugins.temporal_internals import handler_function
+
+    if defn is None:
+        return None
+
+    def function_of(kind: str, name: str | None) -> Any:
+        if (kind, name) in trace.handlers_set:
+            return trace.handlers_set[(kind, name)]
+        return handler_function(defn, kind, name)
+
+    def handler(kind: str, name: str) -> SourcePosition | None:
+        function = function_of(kind, name) or function_of(kind, None)
+        code = getattr(function, "__code__", None)
+        if code is None:
+            return None
+        line = code.co_firstlineno
+        while linecache.getline(code.co_filename, line).lstrip().startswith("@"):
+            line += 1  # decorators, one a line (a decorator over several lines stays at its first)
+        return SourcePosition(code.co_filename, line, getattr(function, "__qualname__", code.co_name))
+
+    return handler
+
+
+def _signal_notes(events: Sequence[Mapping[str, Any]], position: int, handler: Any) -> list[str]:
+    notes = []
+    for view in command_views(events):
+        if view.kind != "signal" or view.position is None or view.position >= position or not view.name:
+            continue
+        found = handler("signal", view.name)
+        if found is not None:
+            notes.append(f"signal {view.name!r} (history event {view.position}) reached its handler at {_short(found)}")
+    return list(dict.fromkeys(notes))
+
+
+def _command_at(commands: Sequence[IssuedCommand], views: Sequence[CommandView], position: int) -> IssuedCommand | None:
+    """The first command the code issued that no recorded command before ``position`` accounts for
+    (sdk-core matched each kind's commands one for one up to there), or ``None``."""
+    recorded: dict[str, int] = {}
+    for view in views:
+        if view.position is not None and view.position < position:
+            recorded[view.kind] = recorded.get(view.kind, 0) + 1
+    seen: dict[str, int] = {}
+    for command in commands:
+        if command.kind not in _EVENT_COMMAND_KINDS:
+            continue
+        seen[command.kind] = seen.get(command.kind, 0) + 1
+        if seen[command.kind] > recorded.get(command.kind, 0):
+            return command
+    return None
+
+
+def _short(source: SourcePosition | None) -> str:
+    if source is None:
+        return "line unknown"
+    return f"{source.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{source.line}"
+
+
+def _at(source: SourcePosition | None) -> str:
+    return f" at {_short(source)}" if source is not None else ""
+
+
+def _noted(message: str, note: str) -> str:
+    """``message`` with ``note`` before sdk-core's own text (which stays last)."""
+    cut = message.find(" [sdk-core: ")
+    return f"{message}; {note}" if cut < 0 else f"{message[:cut]}; {note}{message[cut:]}"

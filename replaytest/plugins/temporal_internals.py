@@ -3,7 +3,16 @@
 temporalio offers no public way to ask which workflow type a class registers (``@workflow.defn(name=…)``)
 or whether it is the dynamic workflow: both are read from ``temporalio.workflow._Definition``, the
 object ``@workflow.defn`` attaches to the class. Replay sorts user classes by that name and the prompt
-interceptor maps workflow types to classes with it.
+interceptor maps workflow types to classes with it; a divergence names the signal and update handlers
+the definition holds (``_Definition.signals`` / ``.updates``).
+
+Nor does it offer a hook for the commands that pass no outbound interceptor (timers, patch markers) or
+for ``workflow.wait_condition``. ``watch_workflow`` puts wrappers on the one running workflow instance
+(``temporalio.workflow._Runtime.current()``, a ``_WorkflowInstanceImpl``) — never on its class, so
+workers outside replay stay untouched: ``_add_command`` (every command, added synchronously while
+the workflow code that issued it is on the stack), ``workflow_patch``, ``workflow_wait_condition``,
+``workflow_set_signal_handler``/``workflow_set_update_handler`` (handlers set at run time) and
+``activate`` (the end of an activation, when the commands are filled in).
 
 (The replay cache, which may not import plugins, also reads the attribute ``__temporal_workflow_definition``
 by name, and only its ``name``; it degrades to the class name when the attribute is missing.)
@@ -15,7 +24,8 @@ module to what the public decorator declares.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 
 def workflow_definition(cls: Any) -> Any | None:
@@ -24,3 +34,100 @@ def workflow_definition(cls: Any) -> Any | None:
     from temporalio.workflow import _Definition
 
     return _Definition.from_class(cls)
+
+
+def handler_function(defn: Any, kind: str, name: str | None) -> Callable[..., Any] | None:
+    """The function of ``defn``'s handler for signal or update (``kind``) ``name`` (``None``: the
+    dynamic handler), or ``None`` when the definition declares none."""
+    handlers = defn.signals if kind == "signal" else defn.updates
+    handler = handlers.get(name)
+    return handler.fn if handler is not None else None
+
+
+class WorkflowWatcher(Protocol):
+    """What ``watch_workflow`` reports to, on the workflow's activation thread."""
+
+    def command_added(self, command: Any) -> None:
+        """``command`` (a ``WorkflowCommand`` protobuf, filled in only after this returns) was added."""
+
+    def activation_done(self) -> None:
+        """The activation ended: the commands reported since the last one are complete."""
+
+    def patch_called(self, patch_id: str, deprecated: bool, used: bool) -> None:
+        """``workflow.patched`` (``deprecated=False``) or ``deprecate_patch`` was called."""
+
+    def wait_started(self) -> object:
+        """``workflow.wait_condition`` starts waiting; the token returned is given to ``wait_ended``."""
+
+    def wait_ended(self, token: object) -> None:
+        """That wait returned (or raised an ``Exception``, e.g. its timeout); not called when it was
+        cancelled, e.g. by the eviction that ends a failed replay."""
+
+    def handler_set(self, kind: str, name: str | None, handler: Callable[..., Any] | None) -> None:
+        """``workflow.set_signal_handler``/``set_update_handler`` (``kind`` signal or update) set the
+        handler of ``name`` (``None``: the dynamic one) at run time, or removed it (``handler`` None)."""
+
+
+def current_workflow_instance() -> Any:
+    """The workflow instance being built or run (an inbound interceptor's ``init`` runs inside it)."""
+    from temporalio.workflow import _Runtime
+
+    return _Runtime.current()
+
+
+def workflow_instance_class() -> type:
+    """The class of the instances ``watch_workflow`` wraps (for the test pinning their methods)."""
+    from temporalio.worker._workflow_instance import _WorkflowInstanceImpl
+
+    return _WorkflowInstanceImpl
+
+
+def watch_workflow(instance: Any, watcher: WorkflowWatcher) -> None:
+    """Report ``instance``'s commands, patch calls and condition waits to ``watcher`` (see the module
+    docstring); the wrappers are attributes of this instance only."""
+    add_command = instance._add_command
+    patch = instance.workflow_patch
+    wait_condition = instance.workflow_wait_condition
+    activate = instance.activate
+    set_signal_handler = instance.workflow_set_signal_handler
+    set_update_handler = instance.workflow_set_update_handler
+
+    def traced_add_command() -> Any:
+        command = add_command()
+        watcher.command_added(command)
+        return command
+
+    def traced_patch(id: str, *, deprecated: bool, **options: Any) -> bool:
+        used = patch(id, deprecated=deprecated, **options)
+        watcher.patch_called(id, deprecated, used)
+        return bool(used)
+
+    async def traced_wait_condition(*args: Any, **options: Any) -> None:
+        token = watcher.wait_started()
+        try:
+            await wait_condition(*args, **options)
+        except Exception:  # its timeout: the wait is over (a cancellation or eviction is no Exception)
+            watcher.wait_ended(token)
+            raise
+        watcher.wait_ended(token)
+
+    def traced_activate(*args: Any, **options: Any) -> Any:
+        try:
+            return activate(*args, **options)
+        finally:
+            watcher.activation_done()
+
+    def traced_set_signal_handler(name: str | None, handler: Callable[..., Any] | None, *args: Any) -> None:
+        set_signal_handler(name, handler, *args)
+        watcher.handler_set("signal", name, handler)
+
+    def traced_set_update_handler(name: str | None, handler: Callable[..., Any] | None, *args: Any) -> None:
+        set_update_handler(name, handler, *args)
+        watcher.handler_set("update", name, handler)
+
+    instance.workflow_set_signal_handler = traced_set_signal_handler
+    instance.workflow_set_update_handler = traced_set_update_handler
+    instance._add_command = traced_add_command
+    instance.workflow_patch = traced_patch
+    instance.workflow_wait_condition = traced_wait_condition
+    instance.activate = traced_activate

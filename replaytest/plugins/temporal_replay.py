@@ -36,8 +36,11 @@ from replaytest.plugins.temporal_failure import (
     Classified,
     candidate_views,
     classify,
+    handler_lookup,
     placed,
+    with_handler_notes,
     with_traced_command,
+    with_waiting_line,
 )
 from replaytest.plugins.temporal_history import run_status, sequence_problem, sniff_temporal_json
 from replaytest.plugins.temporal_internals import workflow_definition
@@ -171,7 +174,7 @@ class TemporalReplayer:
             return result  # the run never reached a worker: no code ran, so nothing can diverge
         session = self._session(group)
         recorder = session.recorder
-        recorder.commands.clear()
+        recorder.clear()
         try:
             outcome = session.replay(history)
         except Exception as error:  # the replay worker itself broke (bad converter, plugin, hang)
@@ -189,10 +192,18 @@ class TemporalReplayer:
             return result
         # From here on only after a failure: read the events as JSON for the report.
         events = json.loads(text).get("events", [])
+        trace = recorder.trace.snapshot()  # before _classify, whose prefix replays trace too
         classified = self._classify(outcome.replay_failure, events, history, session, defn, options)
         found = classified.divergence.issued if classified.divergence is not None else None
         if classified.divergence is not None and found is not None and found.kind in TRACEABLE_KINDS:
-            classified.divergence = with_traced_command(classified.divergence, issued, events)
+            # Timers and patch markers come from the instance's trace, the others (with digests) from the interceptor.
+            traced = [*issued, *(command for command in trace.commands if command.kind in ("timer", "patch"))]
+            classified.divergence = with_traced_command(classified.divergence, traced, events)
+        if classified.divergence is not None:
+            handler = handler_lookup(defn, trace)
+            classified.divergence = with_handler_notes(
+                with_waiting_line(classified.divergence, trace, events, handler), events, handler
+            )
         if classified.divergence is None:
             result.status, result.error = "error", classified.error
             if _converter_trouble(classified.error or ""):
@@ -213,9 +224,9 @@ class TemporalReplayer:
         from temporalio.workflow import NondeterminismError
 
         radius = 6 if options.details else 3
-        # No fallback line: sdk-core does not say which line issued a timer, patch, signal or update,
-        # and the run method's line would be a wrong answer given with confidence. Lines come from
-        # the trace (activities, child workflows …) or the traceback (exceptions, sandbox calls).
+        # No fallback line: sdk-core does not say which line issued a command, and the run method's
+        # line would be a wrong answer given with confidence. Lines come from the trace (commands,
+        # patch calls, waits) or the traceback (exceptions, sandbox calls).
         del defn
         classified = classify(
             failure, events, None, nondeterminism=isinstance(failure, NondeterminismError),

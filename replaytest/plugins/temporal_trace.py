@@ -6,8 +6,12 @@ compares inputs. Every replay runs with ``CommandRecorder`` among the intercepto
 interceptor notes every activity, local activity, child workflow, external signal and continue-as-new
 with the first stack frame outside temporalio; activities and child workflows also with the digest of
 their arguments (encoded and decoded by the configured payload converter, as the history holds them)
-and the prompt of the enclosing ``use_prompt``. Timers, patches, signals and updates have no outbound
-hook, so their lines stay unknown. Imported when temporalio is known to be installed.
+and the prompt of the enclosing ``use_prompt``. Timers and patch markers pass no outbound interceptor:
+``WorkflowTrace`` (fed by ``temporal_internals.watch_workflow`` on each replayed workflow instance)
+notes every command as the instance adds it, every ``workflow.patched``/``deprecate_patch`` call,
+every ``workflow.wait_condition`` still waiting and the signal and update handlers set at run time, each with the line of workflow code that issued it —
+what ``temporal_failure`` names a timer, patch, signal or update divergence by. Imported when
+temporalio is known to be installed.
 """
 
 from __future__ import annotations
@@ -23,12 +27,35 @@ from typing import Any, NoReturn
 from temporalio import worker
 from temporalio.converter import DataConverter
 
+from replaytest.plugins import temporal_internals
 from replaytest.plugins.temporal_inputs import values_digest
 from replaytest.plugins.temporal_prompts import current_prompt
 from replaytest.replay.divergence import SourcePosition
 
 _SKIPPED_PARTS = (f"{os.sep}temporalio{os.sep}", f"{os.sep}asyncio{os.sep}")
-_THIS_FILE = __file__
+_OWN_FILES = (__file__, temporal_internals.__file__)
+# WorkflowCommand variants → (command kind as temporal_failure names them, the field holding its name).
+_VARIANTS: dict[str, tuple[str, str | None]] = {
+    "start_timer": ("timer", "seq"),
+    "cancel_timer": ("timer-cancel", "seq"),
+    "schedule_activity": ("activity", "activity_type"),
+    "schedule_local_activity": ("local-activity", "activity_type"),
+    "set_patch_marker": ("patch", "patch_id"),
+    "start_child_workflow_execution": ("child-workflow", "workflow_type"),
+    "signal_external_workflow_execution": ("signal-external", "signal_name"),
+    "request_cancel_external_workflow_execution": ("cancel-external", None),
+    "complete_workflow_execution": ("complete", None),
+    "fail_workflow_execution": ("fail", None),
+    "cancel_workflow_execution": ("cancel", None),
+    "continue_as_new_workflow_execution": ("continue-as-new", "workflow_type"),
+    "schedule_nexus_operation": ("nexus-operation", "operation"),
+    "update_response": ("update-response", "protocol_instance_id"),
+    "upsert_workflow_search_attributes": ("search-attributes", None),
+    "modify_workflow_properties": ("properties", None),
+    "request_cancel_activity": ("activity-cancel", None),
+}
+# Every other variant (query answers, cancelling a local activity, a signal or a child …) keeps its own
+# name as its kind; temporal_failure counts only the kinds the history records events for.
 
 
 @dataclass(frozen=True)
@@ -40,12 +67,80 @@ class IssuedCommand:
     prompt: tuple[str, str] | None = None  # (name, version) of the enclosing use_prompt
 
 
+@dataclass(frozen=True)
+class PatchCall:
+    patch_id: str
+    deprecated: bool  # deprecate_patch rather than patched
+    used: bool  # what the call returned: False where the history has no marker for it
+    source: SourcePosition | None
+
+
+@dataclass
+class ConditionWait:
+    source: SourcePosition | None
+    waiting: bool = True  # still waiting when the replay stopped
+
+
+class WorkflowTrace:
+    """Every command the workflow code issued (in order, ``IssuedCommand`` without digests), its
+    patch calls and its ``wait_condition`` calls, each with its line; a ``WorkflowWatcher``."""
+
+    def __init__(self) -> None:
+        self.commands: list[IssuedCommand] = []
+        self.patch_calls: list[PatchCall] = []
+        self.waits: list[ConditionWait] = []
+        # Signal and update handlers set (function) or removed (None) at run time, by (kind, name).
+        self.handlers_set: dict[tuple[str, str | None], Any] = {}
+        self._unread: list[tuple[Any, SourcePosition | None]] = []
+
+    def clear(self) -> None:
+        self.commands.clear()
+        self.patch_calls.clear()
+        self.waits.clear()
+        self.handlers_set.clear()
+        self._unread.clear()
+
+    def snapshot(self) -> WorkflowTrace:
+        """A copy that later replays (of history prefixes, say) do not add to."""
+        copy = WorkflowTrace()
+        copy.commands, copy.patch_calls, copy.waits = list(self.commands), list(self.patch_calls), list(self.waits)
+        copy.handlers_set = dict(self.handlers_set)
+        return copy
+
+    def command_added(self, command: Any) -> None:
+        self._unread.append((command, _caller()))
+
+    def activation_done(self) -> None:
+        for command, source in self._unread:
+            variant = command.WhichOneof("variant")
+            kind, field = _VARIANTS.get(variant, (variant or "unknown", None))
+            name = str(getattr(getattr(command, variant), field)) if variant and field else ""
+            self.commands.append(IssuedCommand(kind, name, source))
+        self._unread.clear()
+
+    def patch_called(self, patch_id: str, deprecated: bool, used: bool) -> None:
+        self.patch_calls.append(PatchCall(patch_id, deprecated, used, _caller()))
+
+    def wait_started(self) -> object:
+        wait = ConditionWait(_caller())
+        self.waits.append(wait)
+        return wait
+
+    def wait_ended(self, token: object) -> None:
+        if isinstance(token, ConditionWait):
+            token.waiting = False
+
+    def handler_set(self, kind: str, name: str | None, handler: Any) -> None:
+        self.handlers_set[(kind, name)] = handler
+
+
 class CommandRecorder(worker.Interceptor):
     """Interceptor that appends each intercepted command to ``commands`` (cleared by the caller).
     ``payload_converter``: the workers' (temporalio's default if None)."""
 
     def __init__(self, payload_converter: Any = None) -> None:
         self.commands: list[IssuedCommand] = []
+        self.trace = WorkflowTrace()
         if payload_converter is None:  # imported here, not in workflow code: the sandbox forbids file reads
             payload_converter = DataConverter.default.payload_converter
         self.payload_converter = payload_converter
@@ -59,9 +154,15 @@ class CommandRecorder(worker.Interceptor):
 
         class _Inbound(worker.WorkflowInboundInterceptor):
             def init(self, outbound: worker.WorkflowOutboundInterceptor) -> None:
+                temporal_internals.watch_workflow(temporal_internals.current_workflow_instance(), recorder.trace)
                 super().init(_Outbound(outbound, recorder))
 
         return _Inbound
+
+    def clear(self) -> None:
+        """Forget the previous replay's commands and trace."""
+        self.commands.clear()
+        self.trace.clear()
 
     def add(self, kind: str, name: str) -> None:
         self.commands.append(IssuedCommand(kind, name, _caller()))
@@ -125,10 +226,10 @@ def _json_native(value: Any, depth: int = 0) -> bool:
 
 def _caller() -> SourcePosition | None:
     """The innermost frame that is the workflow's own code (not temporalio, asyncio or this module)."""
-    frame: FrameType | None = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         path = frame.f_code.co_filename
-        if path != _THIS_FILE and not any(part in path for part in _SKIPPED_PARTS) and not path.startswith("<"):
+        if path not in _OWN_FILES and not any(part in path for part in _SKIPPED_PARTS) and not path.startswith("<"):
             return SourcePosition(path, frame.f_lineno, _qualified_name(frame))
         frame = frame.f_back
     return None

@@ -59,11 +59,11 @@ RESERVE = "        receipt = await workflow.execute_activity(reserve, order, sta
 SLEEP = "        await asyncio.sleep(0.05)\n"
 
 # Each change: (name, edit of the source, divergence kind the replay must report, text the report must
-# show, where the report places it: the workflow file's line, or "line unknown" for a timer, whose
-# line sdk-core does not give)
+# show, where the report places it: the workflow file's line — for a timer too, traced on the replayed
+# instance since sdk-core does not give it)
 CHANGES = [
     ("reordered", lambda s: s.replace(RESERVE + SLEEP, SLEEP + RESERVE), "command-mismatch",
-     "scheduled activity 'reserve', the code now starts a timer", "line unknown"),
+     "scheduled activity 'reserve', the code now starts a timer", "shop_workflows.py:23"),
     ("renamed", lambda s: s.replace("async def charge(", "async def bill(").replace("(charge, receipt", "(bill, receipt"),
      "command-mismatch", "scheduled activity 'charge', the code now schedules activity 'bill'", "shop_workflows.py"),
     ("dropped", lambda s: s.replace(SLEEP, ""), "command-mismatch", "started timer", "shop_workflows.py"),

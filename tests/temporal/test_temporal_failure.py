@@ -72,3 +72,25 @@ def test_sandbox_violation_names_the_call_and_its_deterministic_replacement(hist
     assert "calls uuid.uuid4()" in divergence.message
     assert "use workflow.uuid4()" in divergence.message
     assert (divergence.source.path, divergence.source.line) == ("/app/wf.py", 12)
+
+
+def test_a_timer_line_is_named_only_when_the_trace_lines_up_with_sdk_core(histories):
+    """sdk-core says the code starts a timer where the history completed (event 22, after the timer at
+    event 11): the code's second timer is that one. A trace holding fewer timers than that does not
+    line up, and the line stays unknown rather than borrowed from another timer."""
+    from replaytest.plugins.temporal_failure import with_traced_command
+    from replaytest.plugins.temporal_trace import IssuedCommand
+    from replaytest.replay.divergence import SourcePosition
+
+    events = _events(histories)
+    text = "Timer machine does not handle this event: HistoryEvent(id: 22, WorkflowExecutionCompleted)"
+    divergence = classify(RuntimeError(text), events, None, nondeterminism=True).divergence
+    assert (divergence.kind, divergence.position, divergence.source) == ("extra-command", 22, None)
+    first = IssuedCommand("timer", "1", SourcePosition("app/hello.py", 14, "Hello.run"))
+    second = IssuedCommand("timer", "2", SourcePosition("app/hello.py", 17, "Hello.run"))
+    activity = IssuedCommand("activity", "say", SourcePosition("app/hello.py", 15, "Hello.run"))
+
+    assert with_traced_command(divergence, [first, activity], events).source is None
+    named = with_traced_command(divergence, [first, activity, second], events)
+    assert named.source == SourcePosition("app/hello.py", 17, "Hello.run")
+    assert named.issued.detail["source"] == "hello.py:17"

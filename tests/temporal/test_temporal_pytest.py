@@ -54,7 +54,8 @@ def test_current_code_passes_and_a_changed_one_fails_with_the_report(tmp_path, h
     assert "command-mismatch at event #16" in failing.stdout
     assert "history event 16 scheduled activity 'say', the code now schedules activity 'shout'" in failing.stdout
     assert "patch-mismatch at event #5" in failing.stdout
-    assert "line unknown" in failing.stdout  # sdk-core does not name the line of a patch call
+    # The patch call is gone; the report names the timer the code now starts in the marker's place.
+    assert "the code starts a timer at temporal_wf_patched.py:58 in its place" in failing.stdout
 
 
 @pytest.mark.slow

@@ -11,6 +11,8 @@ from replaytest.plugins.temporal_replay import TemporalReplayConfig
 from replaytest.replay.report import render_text
 
 COMMAND_KINDS = {"command-mismatch", "extra-command", "missing-command"}
+# The line of temporal_wf_hello.py whose asyncio.sleep starts the timer each class issues at its divergence.
+TIMER_LINES = {"HelloTimerFirst": 46, "HelloWithoutFirstActivity": 79, "HelloExtraTimer": 113}
 
 
 def test_complete_2022_history_passes(replay):
@@ -32,13 +34,13 @@ def test_nondeterministic_2022_history_reports_the_timer_the_code_adds(replay):
     assert divergence.recorded.kind == "complete"
     assert divergence.recorded.detail["event_type"] == "WorkflowExecutionCompleted"
     assert divergence.issued.kind == "timer"
-    # sdk-core does not say which line started the timer: the report says so rather than name the
-    # run method (a wrong line given with confidence).
-    assert divergence.source is None
+    # sdk-core does not say which line started the timer; the trace of the replayed instance does:
+    # the asyncio.sleep the code runs only while replaying, not the run method.
+    assert divergence.source.path.endswith("temporal_wf_sayhello.py")
+    assert divergence.source.line == 38
     text = render_text(result)
     assert "history event 11 completed the workflow, the code now starts a timer" in text
-    assert "at        line unknown" in text
-    assert "at        tests/temporal/temporal_wf_sayhello.py" not in text
+    assert "line unknown" not in text
 
 
 def test_modern_hello_timer_history_passes(replay):
@@ -79,8 +81,13 @@ def test_changed_hello_workflow_is_reported_with_event_and_both_sides(replay, wo
         assert divergence.source.function == f"{workflow.__qualname__}.run"
         line = open(divergence.source.path, encoding="utf-8").read().splitlines()[divergence.source.line - 1]
         assert f"execute_activity({issued[1]}," in line
+    elif issued[0] == "timer":
+        # The trace of the replayed instance names the asyncio.sleep that started the timer.
+        assert divergence.source.path.endswith("temporal_wf_hello.py")
+        assert divergence.source.line == TIMER_LINES[workflow.__name__]
+        assert "line unknown" not in text
     else:
-        # Timers and the workflow's completion have no hook naming their line: unknown, never a guess.
+        # The workflow's completion is issued by no line of its own: unknown, never a guess.
         assert divergence.source is None
         assert "line unknown" in text
     assert f"at event #{position}" in text
@@ -92,7 +99,7 @@ def test_changed_hello_workflow_is_reported_with_event_and_both_sides(replay, wo
 def test_report_reads_like_the_history(replay):
     text = render_text(replay("hello_timer_history.json", hello.HelloTimerFirst))
     assert "history event 5 scheduled activity 'say', the code now starts a timer" in text
-    assert "line unknown" in text
+    assert "temporal_wf_hello.py:46" in text
     text = render_text(replay("hello_timer_history.json", hello.HelloRenamedSecond))
     assert "history event 16 scheduled activity 'say', the code now schedules activity 'shout'" in text
 
