@@ -2,7 +2,7 @@
 command line and pytest.
 
 The pytest plugin reads ini options (``replay_paths``, ``replay_workflows``, ``replay_prompts``,
-``replay_strict_args``, ``replay_stale``) with ``[tool.replaytest.replay]`` as the fallback. The command
+``replay_strict_args``, ``replay_stale``, ``replay_hazards``) with ``[tool.replaytest.replay]`` as the fallback. The command
 line reads the same ini options from the same file pytest would use, with the same precedence, so a
 project configured for pytest replays the same histories against the same code from ``replaytest check``:
 
@@ -13,7 +13,8 @@ project configured for pytest replays the same histories against the same code f
   (relative to the project root); without either, ``fixtures/histories`` when current code is configured;
 * ``replay_workflows`` (imported from the ini file's folder) wins over ``workflows``;
 * ``replay_prompts`` sets both prompt policies, ``replay_prompts_pending`` the pending-prompt one; ``replay_strict_args`` or ``strict-args`` turns on strict
-  arguments; ``replay_stale`` (``fail`` or ``skip``) decides what a stale history means.
+  arguments; ``replay_stale`` (``fail`` or ``skip``) decides what a stale history means; ``replay_hazards``
+  wins over ``hazards`` (``fail`` or ``warn``: what a clock/random/uuid read the runtime guards caught means).
 
 Command-line arguments (``--workflows``, paths) win over both. pytest's ``-c``/``-o`` and
 ``PYTEST_ADDOPTS`` are not seen here.
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replaytest.config import PROMPT_POLICIES, Config, ConfigError, PromptPolicy
+from replaytest.config import HAZARD_POLICIES, PROMPT_POLICIES, Config, ConfigError, HazardPolicy, PromptPolicy
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,6 +52,7 @@ class PytestIni:
     strict_args: bool | None = None
     stale: str | None = None
     prompts_pending: PromptPolicy | None = None
+    hazards: HazardPolicy | None = None
 
     @property
     def folder(self) -> Path | None:
@@ -71,6 +73,7 @@ class ReplayPlan:
     prompts_pending: PromptPolicy
     paths_from: str  # e.g. "[tool.pytest.ini_options] replay_paths in /p/pyproject.toml"
     workflows_from: str
+    hazards: HazardPolicy = "fail"
 
     @property
     def configured(self) -> bool:
@@ -151,6 +154,10 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         value = choice(key, PROMPT_POLICIES)
         return next((known for known in PROMPT_POLICIES if known == value), None)
 
+    def hazard_policy(key: str) -> HazardPolicy | None:
+        value = choice(key, HAZARD_POLICIES)
+        return next((known for known in HAZARD_POLICIES if known == value), None)
+
     strict: bool | None = None
     raw = values.get("replay_strict_args")
     if isinstance(raw, bool):
@@ -161,7 +168,7 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         raise ConfigError(path, "replay_strict_args", "must be true or false", table=table.strip("[]"))
     return PytestIni(path, table, lines("replay_paths"), lines("replay_workflows"),
                      policy("replay_prompts"), strict, choice("replay_stale", ("fail", "skip")),
-                     policy("replay_prompts_pending"))
+                     policy("replay_prompts_pending"), hazard_policy("replay_hazards"))
 
 
 def replay_plan(config: Config, start: Path) -> ReplayPlan:
@@ -198,4 +205,5 @@ def replay_plan(config: Config, start: Path) -> ReplayPlan:
         prompts_pending=ini.prompts_pending or table.prompts_pending,
         paths_from=paths_from,
         workflows_from=workflows_from,
+        hazards=ini.hazards or table.hazards,
     )
