@@ -614,17 +614,23 @@ def settle_hazards(
     ``nondeterministic-call``) and return the primary divergence. A stopped effect or step body is always
     an error (the run ended there, so what follows was not checked); a value read fails under ``fail`` and
     is a warning under ``warn`` (then listed in ``result.warnings`` too). The command divergence, when there
-    is one, stays the primary one — it is what the change breaks; otherwise the first failing hazard is."""
+    is one, stays the primary one — it is what the change breaks; else the stopped call, where the comparison
+    ended; else the first failing hazard."""
     settled: list[Divergence] = []
+    stop: Divergence | None = None
     for trip in trips:
         hazard = describe(trip)
         if policy == "warn" and not trip.stopped:
             hazard = replace(hazard, severity="warning")
             result.warnings.append(hazard)
+        if trip.stopped:
+            stop = hazard
         settled.append(hazard)
     result.hazards = settled
     if divergence is not None:
         return divergence
+    if stop is not None:
+        return stop  # where the comparison ended
     return next((hazard for hazard in settled if hazard.severity == "error"), None)
 
 
