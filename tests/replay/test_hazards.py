@@ -192,3 +192,23 @@ def test_every_kind_of_process_creation_is_stopped(tmp_path: Path) -> None:
     expected = [f"{name} {name} {entry[name]}" for name in names]
     assert run.stdout.splitlines() == expected
     assert not marker.exists()
+
+
+def test_pytest_fails_on_the_hazard_by_default_and_warns_with_replay_hazards_warn(
+    recorded: tuple[Path, Path], pytester: pytest.Pytester
+) -> None:
+    history, _ = recorded
+    (pytester.path / "histories").mkdir()
+    (pytester.path / "histories/refund.json").write_text(history.read_text())
+    (pytester.path / "refund_agent.py").write_text((HERE / "refund_agent.py").read_text())
+    pytester.makefile(".ini", pytest='[pytest]\nreplay_paths = histories\nreplay_workflows = refund_agent:refund_agent\n')
+    failed = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["*nondeterministic-call at event #1: orchestration code called datetime.now()*"])
+    warned = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--replay-hazards=warn")
+    warned.assert_outcomes(passed=1, warnings=1)
+    warned.stdout.fnmatch_lines(["nondeterministic-call: 1 warning(s) (replay_hazards = warn)"])
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\nreplay_paths = histories\nreplay_workflows = refund_agent:refund_agent\nreplay_hazards = warn\n"
+    )
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1, warnings=1)
