@@ -5,7 +5,6 @@ stopped before it happens and reported at its line. On the journal runtime, with
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
