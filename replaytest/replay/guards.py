@@ -380,12 +380,24 @@ def _datetime_proxies() -> dict[int, Any]:
     return {id(real_datetime): datetime_proxy, id(real_date): date_proxy, id(_datetime): module_proxy}
 
 
+# Wrappers made once per process and reused by every guard (a replay of a short history is dominated
+# by installing them): (qualified name, id of the original) -> (the original, kept alive; its wrapper).
+_wrapper_cache: dict[tuple[str, int], tuple[Any, Callable[..., Any]]] = {}
+
+
+def _wrapper(qualified: str, original: Any, make: Callable[[str, Any], Callable[..., Any]]) -> Callable[..., Any]:
+    cached = _wrapper_cache.get((qualified, id(original)))
+    if cached is None or cached[0] is not original:
+        cached = _wrapper_cache[(qualified, id(original))] = (original, make(qualified, original))
+    return cached[1]
+
+
 def _patch(module: Any, name: str, make: Callable[[str, Callable[..., Any]], Callable[..., Any]]) -> None:
     original = getattr(module, name, None)
     if original is None:
         return  # not in this Python version or on this platform (randbytes, uuid7, os.fork on Windows, …)
     qualified = f"{module.__name__}.{name}"
-    wrapper = make(qualified, original)
+    wrapper = _wrapper(qualified, original, make)
     _originals[id(original)] = (qualified, wrapper)
     _installed.append((module, name, original))
     setattr(module, name, wrapper)
@@ -403,7 +415,7 @@ def _install() -> None:
             _patch(module, name, _file_wrapper)
     # builtins.open is io.open: one wrapper for both names (and for ``from io import open``).
     real_open = builtins.open
-    open_guard = _file_wrapper("open", real_open, _opens_for_writing)
+    open_guard = _wrapper("open", real_open, lambda name, original: _file_wrapper(name, original, _opens_for_writing))
     _originals[id(real_open)] = ("open", open_guard)
     opens: tuple[Any, ...] = (builtins, io)
     for module in opens:
@@ -413,7 +425,7 @@ def _install() -> None:
     for owner, name, label in _EFFECT_METHODS:
         # connect/connect_ex are inherited from the C base class: restore by deleting the override.
         _installed.append((owner, name, owner.__dict__.get(name, _INHERITED)))
-        setattr(owner, name, _effect_wrapper(label, getattr(owner, name)))
+        setattr(owner, name, _wrapper(label, getattr(owner, name), _effect_wrapper))
 
 
 def _uninstall() -> None:
