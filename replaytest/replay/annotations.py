@@ -32,15 +32,21 @@ class ReplayAnnotation:
 
 
 def replay_annotations(results: Iterable[ReplayResult], details: bool = False) -> list[ReplayAnnotation]:
-    """One annotation per history, plus one per warning (prompt drift, changed arguments) of a history
-    that passed."""
+    """One annotation per history, plus one per warning (prompt drift, changed arguments, a hazard under
+    ``hazards = warn``) of a history that passed, and one per runtime-guard hazard of a diverged history
+    besides its divergence."""
     annotations = []
     for result in results:
         history = display_path(result.history_path)
         who = f"{result.workflow_type} {history}"
         report = render_text(result, details)
         if result.status == "diverged" and result.divergence is not None:
-            annotations.append(_at_divergence(result.divergence, history, who, report, "error"))
+            primary = result.divergence
+            annotations.append(_at_divergence(primary, history, who, report, "error"))
+            # Runtime-guard hazards beside the command divergence: each at its own line.
+            for hazard in result.hazards:
+                if (hazard.position, hazard.source) != (primary.position, primary.source):
+                    annotations.append(_at_divergence(hazard, history, f"{who} ({hazard.kind})", report, hazard.severity))
         elif result.status in ("stale", "error"):
             annotations.append(ReplayAnnotation(
                 history, 1, f"replay/{result.status}", f"replay {result.status}",

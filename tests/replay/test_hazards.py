@@ -211,3 +211,15 @@ def test_pytest_fails_on_the_hazard_by_default_and_warns_with_replay_hazards_war
         "[pytest]\nreplay_paths = histories\nreplay_workflows = refund_agent:refund_agent\nreplay_hazards = warn\n"
     )
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1, warnings=1)
+
+
+def test_check_annotates_the_renamed_step_and_the_clock_hazard_each_at_its_line(recorded: tuple[Path, Path]) -> None:
+    from replaytest.replay.annotations import replay_annotations
+
+    history, _ = recorded
+    result = replay(history, agent.refund_agent_renamed_step)
+    found = [(a.code, a.line, a.level) for a in replay_annotations([result])]
+    assert found == [
+        ("replay/command-mismatch", tagged_line(agent.refund_agent, "renamed"), "error"),
+        ("replay/nondeterministic-call", tagged_line(agent.refund_agent, "clock, renamed"), "error"),
+    ]
