@@ -200,24 +200,18 @@ def _library_prefixes() -> tuple[str, ...]:
 _LIBRARY_PREFIXES = _library_prefixes()
 
 
-def _file_api_files() -> frozenset[str]:
-    """``co_filename`` spellings of the file-API modules: ``<frozen os>`` and their source files."""
-    names = set()
-    for name in _FILE_API_MODULES:
-        names.add(f"<frozen {name}>")
-        module = sys.modules.get(name)
-        filename = getattr(module, "__file__", None)
-        if filename:
-            names.add(filename)
-    return frozenset(names)
+def _file_api_locations() -> tuple[frozenset[str], tuple[str, ...]]:
+    """``co_filename`` spellings of the file-API modules, from the standard library's folder (so a module
+    imported only later, during a replay, is known too): ``<frozen os>``, ``…/shutil.py``, and the folder
+    of those that are packages (pathlib on 3.13)."""
+    stdlib = os.path.dirname(os.__file__)
+    files = {f"<frozen {name}>" for name in _FILE_API_MODULES}
+    files.update(os.path.join(stdlib, f"{name}.py") for name in _FILE_API_MODULES)
+    folders = tuple(os.path.join(stdlib, name) + os.sep for name in _FILE_API_MODULES)
+    return frozenset(files), folders
 
 
-_FILE_API_FILES = _file_api_files()
-_FILE_API_DIRS = tuple(
-    os.path.dirname(str(getattr(sys.modules.get(name), "__file__", ""))) + os.sep
-    for name in ("pathlib",)
-    if str(getattr(sys.modules.get(name), "__file__", "")).endswith("__init__.py")  # pathlib is a package on 3.13
-)
+_FILE_API_FILES, _FILE_API_DIRS = _file_api_locations()
 
 
 def is_project_file(filename: str) -> bool:
@@ -297,7 +291,7 @@ def _file_caller(state: GuardState, frame: types.FrameType | None) -> types.Fram
     """The orchestration frame that asked for a file change directly or through the file APIs, if any."""
     while frame is not None:
         filename = frame.f_code.co_filename
-        if filename in _FILE_API_FILES or filename.startswith(_FILE_API_DIRS or ("\0",)):
+        if filename in _FILE_API_FILES or filename.startswith(_FILE_API_DIRS):
             frame = frame.f_back
             continue
         return frame if state.is_orchestration(filename) else None
