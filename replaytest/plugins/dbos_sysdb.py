@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version as installed_version
@@ -292,7 +293,10 @@ def step_bodies(namespaces: list[dict[str, Any]]) -> list[Any]:
             if isinstance(value, type):
                 candidates.extend(vars(value).values())
         for value in candidates:
-            value = getattr(value, "__func__", value)  # staticmethod / classmethod
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            if not isinstance(value, types.FunctionType):
+                continue  # DBOS's wrappers are functions; other objects are not asked (a module's __getattr__)
             name = getattr(value, "dbos_function_name", None)
             if not isinstance(name, str) or name in workflows or name.startswith("<temp>."):
                 continue
