@@ -626,6 +626,9 @@ def settle_hazards(
     stop: Divergence | None = None
     for trip in trips:
         hazard = describe(trip)
+        if not trip.stopped:
+            # Described after the run, the matcher's context shows where the run ended, not the read.
+            hazard = replace(hazard, recorded_context=(), issued_context=())
         if policy == "warn" and not trip.stopped:
             hazard = replace(hazard, severity="warning")
             result.warnings.append(hazard)
