@@ -192,3 +192,35 @@ def test_orchestration_code_installed_like_a_library_is_still_guarded(tmp_path, 
         sys.modules.pop("installed_shop", None)
     assert result.status == "diverged" and result.divergence.kind == "nondeterministic-call"
     assert result.divergence.source.line == 10 and [h.source.line for h in result.hazards] == [10]
+
+
+def test_library_code_writing_files_for_orchestration_code_keeps_working(tmp_path) -> None:
+    """A log file opened on the first record (``delay=True``) and replaytest's own cache write, both asked
+    for by project code on the guarded thread: the writes are the libraries', not the workflow's."""
+    from replaytest.replay.cache import ReplayCache
+
+    handler = logging.FileHandler(tmp_path / "agent.log", delay=True)
+    logger = logging.getLogger("replaytest-guard-file-test")
+    logger.addHandler(handler)
+    cache = ReplayCache.__new__(ReplayCache)
+    cache.file, cache.entries = tmp_path / "cache" / "passed.json", {"abc": {"type": "refund"}}
+    try:
+        with guarded() as state:
+            logger.warning("refund started")
+            cache.save()
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    assert not state.trips
+    assert (tmp_path / "agent.log").read_text() == "refund started\n"
+    assert (tmp_path / "cache" / "passed.json").exists()
+
+
+def test_the_same_write_asked_for_by_project_code_is_stopped(tmp_path) -> None:
+    with guarded() as state:
+        with pytest.raises(NondeterministicCall):
+            (tmp_path / "agent.log").write_text("refund started\n")
+        with open(__file__) as source:
+            source.read(1)  # reading stays allowed
+    assert [trip.call for trip in state.trips] == ["open"]
+    assert not (tmp_path / "agent.log").exists()
