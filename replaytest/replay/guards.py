@@ -48,6 +48,7 @@ import datetime as _datetime
 import inspect
 import io
 import os
+import pathlib
 import pty
 import random
 import secrets
@@ -416,6 +417,14 @@ def _install() -> None:
         _installed.append((module, "open", module.open))
         setattr(module, "open", open_guard)
     _patch(os, "open", lambda name, original: _file_wrapper(name, original, _os_open_writes))
+    # Python 3.10's pathlib calls io.open and the os functions through an accessor class that captured
+    # them when pathlib was imported: give it the guards too (as static methods, as they are plain there).
+    accessor = getattr(pathlib, "_NormalAccessor", None)
+    for name, captured in (vars(accessor).items() if accessor is not None else ()):
+        guard = _originals.get(id(captured))
+        if guard is not None:
+            _installed.append((accessor, name, captured))
+            setattr(accessor, name, staticmethod(guard[1]))
     for owner, name, label in _EFFECT_METHODS:
         # connect/connect_ex are inherited from the C base class: restore by deleting the override.
         _installed.append((owner, name, owner.__dict__.get(name, _INHERITED)))
@@ -473,7 +482,8 @@ def _trampoline(code: types.CodeType, key: int) -> types.CodeType:
         lines.append("        " + ", ".join(free))  # referenced, so they are this code's free variables
     lines.append(f"        return {'await ' if is_async else ''}{_BODY_HOOK}({key}, args, kwargs)")
     lines.append("    return body")
-    outer = compile("\n".join(lines), "<replaytest step-body guard>", "exec").co_consts[0]
+    module = compile("\n".join(lines), "<replaytest step-body guard>", "exec")
+    outer = next(const for const in module.co_consts if isinstance(const, types.CodeType))
     body = next(const for const in outer.co_consts if isinstance(const, types.CodeType))
     renamed = body.replace(co_name=code.co_name)
     if sys.version_info >= (3, 11):

@@ -224,3 +224,25 @@ def test_the_same_write_asked_for_by_project_code_is_stopped(tmp_path) -> None:
             source.read(1)  # reading stays allowed
     assert [trip.call for trip in state.trips] == ["open"]
     assert not (tmp_path / "agent.log").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        (lambda folder: (folder / "new.txt").write_bytes(b"x"), "open"),
+        (lambda folder: (folder / "new").mkdir(), "os.mkdir"),
+        (lambda folder: (folder / "ledger.csv").unlink(), "os.unlink"),
+        (lambda folder: (folder / "ledger.csv").rename(folder / "old.csv"), "os.rename"),
+        (lambda folder: (folder / "new.txt").touch(), "os.open"),
+    ],
+    ids=["write_bytes", "mkdir", "unlink", "rename", "touch"],
+)
+def test_pathlib_changes_are_stopped_on_every_supported_python(tmp_path, change, name: str) -> None:
+    """Python 3.10's pathlib reaches io.open and os through an accessor that captured them at import."""
+    (tmp_path / "ledger.csv").write_text("A-17\n")
+    with guarded() as state:
+        with pytest.raises(NondeterministicCall) as caught:
+            change(tmp_path)
+    assert caught.value.call == name and [trip.call for trip in state.trips] == [name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.csv"]
+    assert (tmp_path / "ledger.csv").read_text() == "A-17\n"
