@@ -49,7 +49,6 @@ import inspect
 import io
 import os
 import pathlib
-import pty
 import random
 import secrets
 import shutil
@@ -89,6 +88,11 @@ _EFFECT_METHODS: tuple[tuple[type, str, str], ...] = (
     (socket.socket, "connect_ex", "socket.connect_ex"),
     (subprocess.Popen, "__init__", "subprocess.Popen"),
 )
+try:
+    import pty
+except ImportError:  # pragma: no cover - Windows has no pty (nor fork)
+    pty = None  # type: ignore[assignment]
+
 # Process creation outside subprocess (every subprocess entry point goes through Popen).
 _PROCESS_FUNCTIONS: dict[Any, tuple[str, ...]] = {
     os: (
@@ -96,7 +100,7 @@ _PROCESS_FUNCTIONS: dict[Any, tuple[str, ...]] = {
         "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe",
         "posix_spawn", "posix_spawnp", "fork", "forkpty",
     ),
-    pty: ("spawn", "fork"),
+    **({pty: ("spawn", "fork")} if pty is not None else {}),
 }  # fmt: skip
 # Changes to the file system other than writing through ``open``.
 _FILE_FUNCTIONS: dict[Any, tuple[str, ...]] = {
