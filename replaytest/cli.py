@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from replaytest import __version__
-from replaytest.config import PROMPT_POLICIES, PromptPolicy
+from replaytest.config import HAZARD_POLICIES, PROMPT_POLICIES, HazardPolicy, PromptPolicy
 from replaytest.fileio import escape_controls
 
 if TYPE_CHECKING:
@@ -265,6 +265,8 @@ def rules(code: str | None) -> None:
 @click.option("--prompts-pending", type=click.Choice(PROMPT_POLICIES),
               help="A prompt a running/parked run has not reached yet that changed since it started (default fail).")
 @click.option("--strict-args", is_flag=True, default=None, help="Fail on args-mismatch instead of warning.")
+@click.option("--hazards", type=click.Choice(HAZARD_POLICIES),
+              help="A clock/random/uuid read the runtime guards caught in orchestration code (default fail).")
 @click.option("--details", is_flag=True, help="Longer reports: more context, every warning in full.")
 @click.option("--quiet", "-q", is_flag=True,
               help="Text format: report only histories that did not pass cleanly; no progress bar.")
@@ -274,8 +276,8 @@ def rules(code: str | None) -> None:
               help="Apply the exclude globs to history files named on the command line too.")
 def replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: PromptPolicy | None,
-    prompts_pending: PromptPolicy | None, strict_args: bool | None, details: bool, quiet: bool,
-    exclude: tuple[str, ...], force_exclude: bool | None,
+    prompts_pending: PromptPolicy | None, strict_args: bool | None, hazards: HazardPolicy | None, details: bool,
+    quiet: bool, exclude: tuple[str, ...], force_exclude: bool | None,
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
@@ -292,8 +294,8 @@ def replay(
     selected: list[HistorySelection] = []
     try:
         results = _run_replay(paths, workflow_specs, prompts, strict_args, details, prompts_pending=prompts_pending,
-                              show_progress=wanted(quiet), exclude=exclude, force_exclude=force_exclude,
-                              selected=selected)
+                              show_progress=wanted(quiet), hazards=hazards, exclude=exclude,
+                              force_exclude=force_exclude, selected=selected)
     except _ReplaySetupError as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
@@ -313,6 +315,7 @@ def _run_replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], prompts: PromptPolicy | None, strict_args: bool | None,
     details: bool, require_configured: bool = False, *, coverage: CoverageRun | None = None,
     show_progress: bool = False, prompts_pending: PromptPolicy | None = None, skipped: list[int] | None = None,
+    hazards: HazardPolicy | None = None,
     exclude: tuple[str, ...] = (), force_exclude: bool | None = None, selected: list[HistorySelection] | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
@@ -363,6 +366,7 @@ def _run_replay(
         prompts_pending=prompts_pending or plan.prompts_pending,
         strict_args=plan.strict_args if strict_args is None else strict_args,
         details=details,
+        hazards=hazards or plan.hazards,
     )
     files = list(iter_history_files(targets))
     if not files:

@@ -46,6 +46,12 @@ CATEGORIES: tuple[str, ...] = (
 PromptPolicy = Literal["fail", "warn", "ignore"]
 PROMPT_POLICIES: tuple[PromptPolicy, ...] = get_args(PromptPolicy)
 
+# What a runtime guard's hit on a value read (clock, random, uuid) in orchestration code means: a failure of
+# its own (``nondeterministic-call``) or a warning. A stopped effect always fails. No "ignore": a hazard
+# the report does not show is a silent pass.
+HazardPolicy = Literal["fail", "warn"]
+HAZARD_POLICIES: tuple[HazardPolicy, ...] = get_args(HazardPolicy)
+
 
 def one_of(values: tuple[str, ...]) -> str:
     """``fail, warn or ignore``: a vocabulary in a sentence."""
@@ -160,6 +166,8 @@ class ReplaySettings:
     strict_args: bool = False
     # Globs (relative to the project root) of history files and folders not replayed, as lint's exclude.
     exclude: tuple[str, ...] = ()
+    # What a clock/random/uuid read the runtime guards caught in orchestration code means.
+    hazards: HazardPolicy = "fail"
 
 
 @dataclass(frozen=True)
@@ -424,10 +432,14 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
             if not isinstance(value, bool):
                 raise ConfigError(path, full, "must be true or false")
             values["strict_args"] = value
+        elif key == "hazards":
+            if value not in HAZARD_POLICIES:
+                raise ConfigError(path, full, f"must be one of {', '.join(HAZARD_POLICIES)}")
+            values["hazards"] = value
         else:
             raise ConfigError(
                 path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, prompts-pending,"
-                " strict-args, exclude"
+                " strict-args, hazards, exclude"
             )
     for key in values.get("workflows", ()):
         if ":" not in key:

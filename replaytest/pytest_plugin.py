@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from replaytest.config import PROMPT_POLICIES, PromptPolicy, one_of
+from replaytest.config import HAZARD_POLICIES, PROMPT_POLICIES, PromptPolicy, one_of
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.coverage import ReplayCoverage
 from replaytest.replay.divergence import ReplayResult
@@ -111,6 +111,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail on args-mismatch instead of warning. ini: replay_strict_args",
     )
     group.addoption(
+        "--replay-hazards",
+        choices=HAZARD_POLICIES,
+        default=None,
+        help="a clock/random/uuid read the runtime guards caught in orchestration code (default fail). "
+        "ini: replay_hazards",
+    )
+    group.addoption(
         "--replay-details",
         action="store_true",
         default=None,
@@ -133,6 +140,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("replay_prompts", "fail, warn or ignore prompt drift (see --replay-prompts)", default="")
     parser.addini("replay_prompts_pending", "fail, warn or ignore pending prompt drift (see --replay-prompts-pending)", default="")
     parser.addini("replay_strict_args", "fail on args-mismatch (see --replay-strict-args)", type="bool", default=False)
+    parser.addini("replay_hazards", "fail or warn on clock/random/uuid reads in orchestration code (see --replay-hazards)", default="")
     parser.addini("replay_details", "longer divergence reports (see --replay-details)", type="bool", default=False)
     parser.addini("replay_stale", "fail or skip stale histories (see --replay-stale)", default="fail")
     parser.addini("replay_coverage", "measure replay coverage (see --replay-coverage)", type="bool", default=False)
@@ -148,6 +156,7 @@ class _Counts:
     stale: int = 0
     error: int = 0
     prompt_drift: int = 0
+    hazard_warnings: int = 0  # nondeterministic-call under replay_hazards = warn
     other_warnings: int = 0
     first_failing: str | None = None
     notes: dict[str, int] = field(default_factory=dict)
@@ -232,6 +241,8 @@ class ReplaySession:
         for kind in filter(None, kinds.split(",")):
             if kind == "prompt-drift":
                 counts.prompt_drift += 1
+            elif kind == "nondeterministic-call":
+                counts.hazard_warnings += 1
             else:
                 counts.other_warnings += 1
         if status == "diverged":
@@ -293,6 +304,8 @@ class ReplaySession:
         for line in run_status_lines(counts.diverged_by_run_status):
             terminalreporter.line(line)
         terminalreporter.line(f"prompt drift: {counts.prompt_drift} warning(s)")
+        if counts.hazard_warnings:
+            terminalreporter.line(f"nondeterministic-call: {counts.hazard_warnings} warning(s) (replay_hazards = warn)")
         if counts.other_warnings:
             terminalreporter.line(f"args-mismatch: {counts.other_warnings} warning(s) (--replay-strict-args fails them)")
         for note, number in sorted(counts.notes.items()):
@@ -372,6 +385,9 @@ def _settings(config: pytest.Config) -> ReplaySession:
     pending = config.getoption("replay_prompts_pending") or config.getini("replay_prompts_pending") or None
     if pending is not None:
         pending = _policy("replay_prompts_pending", pending, pytest.UsageError)
+    hazards = config.getoption("replay_hazards") or config.getini("replay_hazards") or project.replay.hazards
+    if hazards not in HAZARD_POLICIES:
+        raise pytest.UsageError(f"replay_hazards must be {one_of(HAZARD_POLICIES)}, not {hazards!r}")
     stale = config.getoption("replay_stale") or config.getini("replay_stale") or "fail"
     if stale not in ("fail", "skip"):
         raise pytest.UsageError(f"replay_stale must be fail or skip, not {stale!r}")
@@ -381,6 +397,7 @@ def _settings(config: pytest.Config) -> ReplaySession:
         prompts_pending=pending or project.replay.prompts_pending,
         strict_args=bool(config.getoption("replay_strict_args") or config.getini("replay_strict_args") or project.replay.strict_args),
         details=bool(config.getoption("replay_details") or config.getini("replay_details")),
+        hazards="warn" if hazards == "warn" else "fail",
     )
     selection = _selection(config, project, ini_base, paths)
     coverage = None

@@ -1,4 +1,4 @@
-"""Each vocabulary is defined once (``config.CATEGORIES``, ``config.PROMPT_POLICIES``); these tests fail
+"""Each vocabulary is defined once (``config.CATEGORIES``, ``config.PROMPT_POLICIES``, ``config.HAZARD_POLICIES``); these tests fail
 when something that names its members — rules, replacement tables, framework profiles, runtime guards,
 command-line and pytest options, the README and docs/design.md — drifts away from it."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from replaytest import pytest_plugin
 from replaytest.cli import cli
-from replaytest.config import CATEGORIES, PROMPT_POLICIES, PromptPolicy, ReplaySettings
+from replaytest.config import CATEGORIES, HAZARD_POLICIES, PROMPT_POLICIES, HazardPolicy, PromptPolicy, ReplaySettings
 from replaytest.lint.rule import DEFAULT_REPLACEMENTS
 from replaytest.lint.rules import BUILTIN_RULES
 from replaytest.plugins import load_plugins
@@ -150,3 +150,27 @@ def test_temporal_run_status_speaks_the_vocabulary() -> None:
 
     assert set(CLOSE_STATUS.values()) <= set(RUN_STATUSES)
     assert run_status(["WorkflowExecutionStarted"]) in RUN_STATUSES
+
+
+# --- hazard policies -----------------------------------------------------------------------------
+
+
+def test_the_hazard_policy_type_and_list_are_one_and_every_surface_offers_exactly_them() -> None:
+    assert get_args(HazardPolicy) == HAZARD_POLICIES == ("fail", "warn")  # no "ignore": that would be a silent pass
+    assert ReplayOptions.__dataclass_fields__["hazards"].type in ("HazardPolicy", HazardPolicy)
+    assert ReplaySettings.__dataclass_fields__["hazards"].type in ("HazardPolicy", HazardPolicy)
+    params = {opt: param for param in cli.commands["replay"].params for opt in getattr(param, "opts", ())}
+    choice = params["--hazards"].type
+    assert isinstance(choice, click.Choice) and tuple(choice.choices) == HAZARD_POLICIES
+    parser = _RecordingParser()
+    pytest_plugin.pytest_addoption(parser)  # type: ignore[arg-type]
+    assert tuple(parser.options["--replay-hazards"]["choices"]) == HAZARD_POLICIES
+
+
+def test_the_readme_and_design_name_the_hazard_policies_and_the_default() -> None:
+    spelled = "/".join(f"`{policy}`" for policy in HAZARD_POLICIES)
+    assert re.search(rf"^\| `hazards` \| {re.escape(spelled)} \| .*\(default `{ReplaySettings().hazards}`\) \|$", README, flags=re.M)
+    flag = "\\|".join(HAZARD_POLICIES)
+    assert f"| `replay_hazards` | `--replay-hazards={flag}` |" in README
+    assert f"[--hazards {'|'.join(HAZARD_POLICIES)}]" in README
+    assert f"`hazards` ({'/'.join(HAZARD_POLICIES)}, `replaytest.config.HAZARD_POLICIES`)" in DESIGN

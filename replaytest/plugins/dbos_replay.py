@@ -14,7 +14,10 @@ recorded one (``replaytest.replay.engine.Matcher``, positions being function ids
 * recorded ids the code never reached → ``missing-command``; another final output or error →
   ``result-mismatch``.
 
-The run executes under the runtime guards, as journal replays do. DBOS is an optional dependency
+The run executes under the runtime guards, as journal replays do: a clock, random or uuid read in the
+workflow is a ``nondeterministic-call`` hazard and the replay goes on; a socket, process, file write, or
+the undecorated function of a step or transaction run directly (found through DBOS's marks on the
+functions the workflow modules name) is stopped and reported at its line. DBOS is an optional dependency
 (``replaytest[dbos]``), imported on first replay only.
 """
 
@@ -43,7 +46,15 @@ from replaytest.replay.engine import (
     ReachedEnd,
     Recorded,
 )
-from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
+from replaytest.replay.guards import (
+    NondeterministicCall,
+    guarded,
+    hazard_message,
+    is_project_file,
+    orchestration_modules,
+    plain_functions,
+    settle_hazards,
+)
 
 if TYPE_CHECKING:
     from replaytest.plugins.dbos_values import Rebuilder
@@ -325,7 +336,8 @@ class DBOSReplayer:
         output: Any = None
         raised: BaseException | None = None
         finished = False
-        with guarded(modules, matcher.next_position) as guard:
+        bodies = plain_functions(dbos_sysdb.step_bodies([module.__dict__ for module in modules]))
+        with guarded(modules, matcher.next_position, bodies) as guard:
             with dbos_sysdb.replaying(history.workflow.id, operations) as call:
                 try:
                     output = call(function, *target, *args, **kwargs)
@@ -333,16 +345,14 @@ class DBOSReplayer:
                 except DivergenceFound as found:
                     divergence = found.divergence
                 except (NondeterministicCall, ReachedEnd):
-                    pass  # a guard trip is reported below; a running history ends where the run resumes
+                    pass  # a stopped effect is reported below; a running history ends where the run resumes
                 except Exception as error:  # the workflow's own failure (recorded or new)
                     raised = error
                     finished = True
         result.warnings = matcher.warnings
-        if guard.trips:
-            return _nondeterministic(matcher, guard.trips[0])
-        if divergence is None and finished:
-            return _check_end(matcher, history, output, raised)
-        return divergence
+        if divergence is None and finished and guard.stopped is None:
+            divergence = _check_end(matcher, history, output, raised)
+        return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)
 
 
 def _recorded(event: Event) -> Recorded:
@@ -356,13 +366,17 @@ def _recorded(event: Event) -> Recorded:
     )
 
 
-def _nondeterministic(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
-    instead = PROFILE.replacements.get(trip.category, "a @DBOS.step()")
+# Why the fix for a value read needs a version guard, and which one (see ``hazard_message``).
+_VERSION_GUARD = 'put the new step under `if DBOS.patch("<change-id>"):` so runs started before it take the old path'
+
+
+def _hazard(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
+    if trip.kind == "step-body":
+        instead = "its @DBOS.step() / @DBOS.transaction() wrapper"
+    else:
+        instead = PROFILE.replacements.get(trip.category, "a @DBOS.step()")
     return matcher.divergence(
-        "nondeterministic-call",
-        f"orchestration code called {trip.call}() during replay; use {instead}",
-        source=trip.source,
-        position=trip.position,
+        "nondeterministic-call", hazard_message(trip, instead, _VERSION_GUARD), source=trip.source, position=trip.position
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version as installed_version
@@ -278,6 +279,31 @@ def registered_workflow_names() -> list[str]:
     from dbos._dbos import _get_or_create_dbos_registry
 
     return sorted(_get_or_create_dbos_registry().workflow_info_map)
+
+
+def step_bodies(namespaces: list[dict[str, Any]]) -> list[Any]:
+    """The undecorated functions of the steps and transactions the namespaces (module globals) name,
+    directly or as methods of their classes. DBOS marks both its wrapper and the function it wraps with
+    ``dbos_function_name``; workflows carry it too and are left out (their bodies are what replay runs)."""
+    workflows = set(registered_workflow_names())
+    found: list[Any] = []
+    for namespace in namespaces:
+        candidates = list(namespace.values())
+        for value in list(candidates):
+            if isinstance(value, type):
+                candidates.extend(vars(value).values())
+        for value in candidates:
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            if not isinstance(value, types.FunctionType):
+                continue  # DBOS's wrappers are functions; other objects are not asked (a module's __getattr__)
+            name = getattr(value, "dbos_function_name", None)
+            if not isinstance(name, str) or name in workflows or name.startswith("<temp>."):
+                continue
+            body = getattr(value, "__wrapped__", value)  # the wrapper DBOS.step() returned, or the function itself
+            if getattr(body, "dbos_function_name", None) == name and body not in found:
+                found.append(body)
+    return found
 
 
 def bound_target(function: Callable[..., Any], class_name: str | None, config_name: str | None) -> tuple[Any, ...]:

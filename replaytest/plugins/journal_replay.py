@@ -4,15 +4,20 @@
 through ``replaytest.journal.run_workflow`` with a ``ReplayBackend``: every command the context issues is
 matched against the recorded event at its position (``replaytest.replay.engine.Matcher``) and answered
 with the recorded result, recorded failure (``StepFailed``) or recorded signal payload. Thunks — the
-real step, model call, clock read — are never called. The run executes under the runtime guards, so a
-clock, random, uuid, socket or subprocess call made directly by orchestration code is a
-``nondeterministic-call`` divergence at the line that made it.
+real step, model call, clock read — are never called. The run executes under the runtime guards: a
+clock, random or uuid read made directly by orchestration code is a ``nondeterministic-call`` hazard at
+its line and the replay goes on (so a command divergence after it is found too); a socket, process, file
+write or a step body called directly (a function the workflow modules hand to ``ctx.step``/``ctx.model``,
+found in their source) is stopped and reported at its line.
 """
 
 from __future__ import annotations
 
+import ast
 import gc
 import json
+import os
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,7 +41,14 @@ from replaytest.replay.engine import (
     Recorded,
     check_pending_prompts,
 )
-from replaytest.replay.guards import NondeterministicCall, guarded, orchestration_modules
+from replaytest.replay.guards import (
+    NondeterministicCall,
+    guarded,
+    hazard_message,
+    orchestration_modules,
+    plain_functions,
+    settle_hazards,
+)
 
 # What the journal offers instead of each guarded call (the fix named in the report), by lint category.
 _INSTEAD = PROFILE.replacements
@@ -122,20 +134,19 @@ class JournalReplayer:
         divergence: Divergence | None = None
         outcome: Outcome | None = None
         modules = orchestration_modules([definition.fn, *workflows.objects])
-        with guarded(modules, matcher.next_position) as guard:
+        with guarded(modules, matcher.next_position, step_bodies(modules)) as guard:
             try:
                 outcome = run_workflow(definition, run, backend)
             except DivergenceFound as found:
                 divergence = found.divergence
             except NondeterministicCall:
-                pass  # recorded on the guard state; reported below
+                pass  # a stopped effect, recorded on the guard state; reported below
             except ReachedEnd:
                 pass  # a running/parked history ends where the run would resume
-        if guard.trips:
-            divergence = _nondeterministic(matcher, guard.trips[0])
-        elif divergence is None and outcome is not None:
+        if divergence is None and outcome is not None and guard.stopped is None:
             divergence = _check_end(matcher, history, outcome)
         result.warnings = matcher.warnings
+        divergence = settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)
         if divergence is not None:
             result.status = "diverged"
             result.divergence = divergence
@@ -175,14 +186,78 @@ def _recorded(event: Event) -> Recorded:
     )
 
 
-def _nondeterministic(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
-    instead = _INSTEAD.get(trip.category, "a recorded ctx call")
+# Why the fix for a value read needs a version guard, and which one (see ``hazard_message``).
+_VERSION_GUARD = (
+    'put the new command under `if ctx.patched("<change-id>"):` so histories recorded before it take the old path'
+)
+
+
+def _hazard(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
+    instead = "ctx.step(name, fn, ...)" if trip.kind == "step-body" else _INSTEAD.get(trip.category, "a recorded ctx call")
     return matcher.divergence(
-        "nondeterministic-call",
-        f"orchestration code called {trip.call}() during replay; use {instead}",
-        source=trip.source,
-        position=trip.position,
+        "nondeterministic-call", hazard_message(trip, instead, _VERSION_GUARD), source=trip.source, position=trip.position
     )
+
+
+# The context methods whose second argument is a step body: ``ctx.step(name, fn, ...)``, ``ctx.model(...)``.
+_BODY_METHODS = frozenset({"step", "model"})
+_body_names_cache: dict[tuple[str, int, int], tuple[tuple[str, ...], ...]] = {}
+
+
+def step_bodies(modules: list[types.ModuleType]) -> list[types.FunctionType]:
+    """The functions the orchestration modules hand to ``ctx.step``/``ctx.model`` by name (``send_email``,
+    ``tools.send_email``), found in their source and looked up in their globals. Not found: bodies passed
+    through a variable, a lambda or ``functools.partial``, or chosen at run time."""
+    found: list[object] = []
+    for module in modules:
+        for dotted in _body_names(module):
+            value: object = module.__dict__.get(dotted[0])
+            for part in dotted[1:]:
+                value = getattr(value, part, None)
+            if value is not None:
+                found.append(value)
+    return plain_functions(found)
+
+
+def _body_names(module: types.ModuleType) -> tuple[tuple[str, ...], ...]:
+    """The dotted names in second-argument position of ``<x>.step(...)``/``<x>.model(...)`` calls in the
+    module's source (cached by file, modification time and size)."""
+    filename = getattr(module, "__file__", None)
+    if not filename or not filename.endswith(".py"):
+        return ()
+    try:
+        stat = os.stat(filename)
+        key = (filename, stat.st_mtime_ns, stat.st_size)
+        cached = _body_names_cache.get(key)
+        if cached is not None:
+            return cached
+        with open(filename, "rb") as handle:
+            tree = ast.parse(handle.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return ()  # the code that runs is what was imported; a source that cannot be read only hides bodies
+    names: list[tuple[str, ...]] = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _BODY_METHODS
+            and len(node.args) >= 2
+        ):
+            dotted = _dotted(node.args[1])
+            if dotted is not None and dotted not in names:
+                names.append(dotted)
+    _body_names_cache[key] = tuple(names)
+    return _body_names_cache[key]
+
+
+def _dotted(node: ast.expr) -> tuple[str, ...] | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return (node.id, *reversed(parts))
 
 
 def _check_end(matcher: Matcher, history: History, outcome: Outcome) -> Divergence | None:

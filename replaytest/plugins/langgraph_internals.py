@@ -139,6 +139,18 @@ def is_task_function(obj: Any) -> bool:
     return isinstance(obj, _TaskFunction)
 
 
+def task_bodies(namespaces: list[dict[str, Any]]) -> list[Any]:
+    """The functions behind the ``@task`` objects the namespaces (module globals) hold."""
+    found = []
+    for namespace in namespaces:
+        for value in namespace.values():
+            if is_task_function(value):
+                body = getattr(value, "func", None)
+                if body is not None and body not in found:
+                    found.append(body)
+    return found
+
+
 def task_name_of(obj: Any) -> str:
     """The name LangGraph hashes into a ``@task``'s ids (``@task(name=…)`` or the function's name)."""
     func = getattr(obj, "func", obj)

@@ -18,8 +18,9 @@ that is an ``extra-command`` (LangGraph would run it for real on resume), a code
 the history made is ``missing-command``, and a code that now interrupts where a completed history went
 on is an ``extra-command``. An entrypoint that starts another graph from its own code is refused before
 that graph runs: its task calls are not in the history and would run for real. The run executes under
-the runtime guards (clock, random, uuid, sockets, subprocesses in orchestration code are
-``nondeterministic-call``).
+the runtime guards: a clock, random or uuid read in the entrypoint is a ``nondeterministic-call`` hazard
+and the replay goes on; a socket, process, file write, or a ``@task``'s function called directly (the
+tasks the entrypoint's modules hold in their globals) is stopped and reported at its line.
 
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
 """
@@ -43,9 +44,22 @@ from replaytest.plugins.langgraph_values import normal_form, revive
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet, replay_neutral_file
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
 from replaytest.replay.engine import NO_PROMPTS_NOTE, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
-from replaytest.replay.guards import NondeterministicCall, guarded, is_project_file, orchestration_modules
+from replaytest.replay.guards import (
+    NondeterministicCall,
+    guarded,
+    hazard_message,
+    is_project_file,
+    orchestration_modules,
+    plain_functions,
+    settle_hazards,
+)
 
 _INSTEAD = "a @task that makes the value (its result is recorded)"
+# LangGraph has no version guard: the fix for a value read changes the task call ids of runs in flight.
+_VERSION_GUARD = (
+    "LangGraph has no version guard, so stamp a version into the input or state and take the new path only "
+    "for runs that carry it"
+)
 
 
 # LangGraph's checkpointer stores no task inputs.
@@ -119,6 +133,7 @@ class LangGraphReplayer:
             )
             return result
         result.warnings = run.matcher.warnings
+        divergence = settle_hazards(result, divergence, run.trips, run.hazard, options.hazards)
         # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
         result.notes.extend((NO_ARGUMENTS_NOTE, NO_PROMPTS_NOTE, *run.notes))
         if divergence is not None:
@@ -180,6 +195,7 @@ class _Run:
         self.interrupt_source: SourcePosition | None = None
         self.nested: tuple[str, SourcePosition | None] | None = None  # a graph the entrypoint started
         self.notes = _interrupt_notes(history.status, self.interrupt_events, self.pending)
+        self.trips: list[NondeterministicCall] = []  # what the runtime guards caught during ``execute``
         self.modules = orchestration_modules([self.function])
         # The folders of the entrypoint's package: its code, even when installed into site-packages.
         files = [getattr(module, "__file__", None) for module in self.modules]
@@ -279,7 +295,8 @@ class _Run:
         raised: BaseException | None = None
         outcome = "returned"
         divergence: Divergence | None = None
-        with guarded(self.modules, self.matcher.next_position) as guard:
+        bodies = plain_functions(lg.task_bodies([module.__dict__ for module in self.modules]))
+        with guarded(self.modules, self.matcher.next_position, bodies) as guard:
             try:
                 if lg.is_async_entrypoint(self.bound):
                     returned = asyncio.run(self._arun(scratchpad, namespace))
@@ -295,19 +312,12 @@ class _Run:
                 self.nested = (started.graph_name, _raise_site(started, self.project_prefixes))
                 return None
             except NondeterministicCall:
-                outcome = "guard"
+                outcome = "guard"  # a stopped effect, recorded on the guard state
             except Exception as error:
                 outcome = "interrupted" if lg.is_graph_interrupt(error) else "raised"
                 raised = error
-        if guard.trips:
-            trip = guard.trips[0]
-            return self.matcher.divergence(
-                "nondeterministic-call",
-                f"orchestration code called {trip.call}() during replay; use {_INSTEAD}",
-                source=trip.source,
-                position=trip.position,
-            )
-        if divergence is not None or outcome == "reached-end":
+        self.trips = guard.trips
+        if divergence is not None or outcome in ("reached-end", "guard"):
             return divergence
         if outcome == "interrupted":
             return self._check_parked()
@@ -325,6 +335,12 @@ class _Run:
         if raised is not None:
             return self._check_failed(raised)
         return self._check_result(returned)
+
+    def hazard(self, trip: NondeterministicCall) -> Divergence:
+        instead = "its @task (call the task, not its function)" if trip.kind == "step-body" else _INSTEAD
+        return self.matcher.divergence(
+            "nondeterministic-call", hazard_message(trip, instead, _VERSION_GUARD), source=trip.source, position=trip.position
+        )
 
     async def _arun(self, scratchpad: Any, namespace: str) -> Any:
         return await lg.arun_entrypoint(self.bound, self.history.input, self.call, scratchpad, namespace, self.previous)

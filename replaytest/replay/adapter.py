@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from replaytest.config import PromptPolicy
+from replaytest.config import HazardPolicy, PromptPolicy
 from replaytest.history import History, HistoryError, load_history
 from replaytest.replay.divergence import IN_FLIGHT_STATUSES, ReplayResult
 
@@ -32,6 +32,8 @@ class ReplayOptions:
     prompts_pending: PromptPolicy = "fail"
     strict_args: bool = False
     details: bool = False
+    # A clock/random/uuid read in orchestration code (``nondeterministic-call``): fail, or warn.
+    hazards: HazardPolicy = "fail"
 
     def prompt_policy(self, status: str) -> PromptPolicy:
         return self.prompts_running if status in IN_FLIGHT_STATUSES else self.prompts_completed

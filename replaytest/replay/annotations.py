@@ -34,10 +34,11 @@ class ReplayAnnotation:
 
 
 def replay_annotations(results: Iterable[ReplayResult], details: bool = False) -> list[ReplayAnnotation]:
-    """One annotation per history, plus one per warning (prompt drift, changed arguments) of a history
-    that passed. Messages name the kind of run (``in-flight run (parked)``) and ``properties`` carry it: a
-    reviewer weighs a break of a run the engine will resume against a divergence of a finished one. Titles
-    stay per kind of problem (SARIF makes its rule descriptions of them)."""
+    """One annotation per history, plus one per warning (prompt drift, changed arguments, a hazard under
+    ``hazards = warn``) of a history that passed, and one per runtime-guard hazard of a diverged history
+    besides its divergence. Messages name the kind of run (``in-flight run (parked)``) and ``properties``
+    carry it: a reviewer weighs a break of a run the engine will resume against a divergence of a finished
+    one. Titles stay per kind of problem (SARIF makes its rule descriptions of them)."""
     annotations = []
     for result in results:
         history = display_path(result.history_path)
@@ -46,7 +47,14 @@ def replay_annotations(results: Iterable[ReplayResult], details: bool = False) -
         kind = run_kind(result)
         facts = run_properties(result)
         if result.status == "diverged" and result.divergence is not None:
-            annotations.append(_at_divergence(result.divergence, history, who, report, "error", kind, facts))
+            primary = result.divergence
+            annotations.append(_at_divergence(primary, history, who, report, "error", kind, facts))
+            # Runtime-guard hazards beside the command divergence: each at its own line.
+            for hazard in result.hazards:
+                if (hazard.position, hazard.source) != (primary.position, primary.source):
+                    annotations.append(
+                        _at_divergence(hazard, history, f"{who} ({hazard.kind})", report, hazard.severity, kind, facts)
+                    )
         elif result.status in ("stale", "error"):
             annotations.append(ReplayAnnotation(
                 history, 1, f"replay/{result.status}", f"replay {result.status}",

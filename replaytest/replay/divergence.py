@@ -29,7 +29,7 @@ DIVERGENCE_KINDS: tuple[str, ...] = (
     "result-mismatch",  # the run ends with another result or failure than recorded
     "prompt-drift",  # a model step's prompt version differs from the recorded one
     "patch-mismatch",  # a patch marker the code no longer issues, or issues where history has none
-    "nondeterministic-call",  # a runtime guard caught a clock/random/uuid/network call
+    "nondeterministic-call",  # a runtime guard caught a clock/random/uuid read or stopped an effect
     "interrupt-mismatch",  # a human-in-the-loop wait asks another question than the one recorded there
 )
 
@@ -115,6 +115,10 @@ class ReplayResult:
     status: ResultStatus = "passed"
     divergence: Divergence | None = None
     warnings: list[Divergence] = field(default_factory=list)
+    # Every runtime-guard hit of the run, in order (kind nondeterministic-call): value reads that returned
+    # a real value while the replay went on, and the effect that stopped it. ``divergence`` is the command
+    # divergence when there is one, else the first failing hazard; warning hazards are in ``warnings`` too.
+    hazards: list[Divergence] = field(default_factory=list)
     error: str | None = None
     duration_s: float = 0.0
     events: int = 0

@@ -70,6 +70,9 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
         lines.append(f"  {result.error or 'no reason given'}")
     if result.divergence is not None:
         lines.extend(_divergence_lines(result.divergence, details))
+    for hazard in _other_failing_hazards(result):
+        lines.append("  also:")
+        lines.extend(_divergence_lines(hazard, details))
     if result.redacted:
         shown = ", ".join(result.redacted[:8]) + (f", … ({len(result.redacted)} in all)" if len(result.redacted) > 8 else "")
         lines.append(f"  note: this history was redacted; the code may have read pseudonyms at {shown}")
@@ -88,6 +91,17 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
             lines.append(f"  ({count} line(s) of library output captured; --details shows them)")
     # Names and values come from the history: no control character reaches the terminal.
     return "\n".join(escape_controls(line) for line in lines)
+
+
+def _other_failing_hazards(result: ReplayResult) -> list[Divergence]:
+    """Failing hazards not shown as the divergence itself (warning ones are listed with the warnings)."""
+    primary = result.divergence
+    return [
+        hazard
+        for hazard in result.hazards
+        if hazard.severity == "error"
+        and not (primary is not None and (hazard.kind, hazard.position, hazard.source) == (primary.kind, primary.position, primary.source))
+    ]
 
 
 def render_divergence(divergence: Divergence, details: bool = False, labels: tuple[str, str] = ("recorded", "issued")) -> str:
@@ -233,6 +247,7 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "duration_s": round(result.duration_s, 6),
         "divergence": None if result.divergence is None else divergence_data(result.divergence),
         "warnings": [divergence_data(warning) for warning in result.warnings],
+        "hazards": [divergence_data(hazard) for hazard in result.hazards],
         "error": result.error,
         "notes": list(result.notes),
         "log": result.log,

@@ -2,7 +2,7 @@
 command line and pytest.
 
 The pytest plugin reads ini options (``replay_paths``, ``replay_workflows``, ``replay_prompts``,
-``replay_strict_args``, ``replay_stale``) with ``[tool.replaytest.replay]`` as the fallback. The command
+``replay_strict_args``, ``replay_stale``, ``replay_hazards``) with ``[tool.replaytest.replay]`` as the fallback. The command
 line reads the same ini options from the same file pytest would use, with the same precedence, so a
 project configured for pytest replays the same histories against the same code from ``replaytest check``:
 
@@ -13,7 +13,8 @@ project configured for pytest replays the same histories against the same code f
   (relative to the project root); without either, ``fixtures/histories`` when current code is configured;
 * ``replay_workflows`` (imported from the ini file's folder) wins over ``workflows``;
 * ``replay_prompts`` sets both prompt policies, ``replay_prompts_pending`` the pending-prompt one; ``replay_strict_args`` or ``strict-args`` turns on strict
-  arguments; ``replay_stale`` (``fail`` or ``skip``) decides what a stale history means;
+  arguments; ``replay_stale`` (``fail`` or ``skip``) decides what a stale history means; ``replay_hazards``
+  wins over ``hazards`` (``fail`` or ``warn``: what a clock/random/uuid read the runtime guards caught means);
 * ``replay_exclude`` (globs relative to the ini file's folder) wins over ``[tool.replaytest.replay]
   exclude`` (relative to the project root); see ``replay.exclusion``.
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replaytest.config import PROMPT_POLICIES, Config, ConfigError, PromptPolicy
+from replaytest.config import HAZARD_POLICIES, PROMPT_POLICIES, Config, ConfigError, HazardPolicy, PromptPolicy
 from replaytest.replay.exclusion import ExcludeSetting
 
 if sys.version_info >= (3, 11):
@@ -55,6 +56,7 @@ class PytestIni:
     stale: str | None = None
     prompts_pending: PromptPolicy | None = None
     exclude: tuple[str, ...] | None = None
+    hazards: HazardPolicy | None = None
 
     @property
     def folder(self) -> Path | None:
@@ -76,6 +78,7 @@ class ReplayPlan:
     paths_from: str  # e.g. "[tool.pytest.ini_options] replay_paths in /p/pyproject.toml"
     workflows_from: str
     exclude: tuple[ExcludeSetting, ...] = ()  # the one exclude setting in force (none when unset)
+    hazards: HazardPolicy = "fail"
 
     @property
     def configured(self) -> bool:
@@ -162,6 +165,10 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         value = choice(key, PROMPT_POLICIES)
         return next((known for known in PROMPT_POLICIES if known == value), None)
 
+    def hazard_policy(key: str) -> HazardPolicy | None:
+        value = choice(key, HAZARD_POLICIES)
+        return next((known for known in HAZARD_POLICIES if known == value), None)
+
     strict: bool | None = None
     raw = values.get("replay_strict_args")
     if isinstance(raw, bool):
@@ -172,7 +179,8 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         raise ConfigError(path, "replay_strict_args", "must be true or false", table=table.strip("[]"))
     return PytestIni(path, table, lines("replay_paths"), lines("replay_workflows"),
                      policy("replay_prompts"), strict, choice("replay_stale", ("fail", "skip")),
-                     policy("replay_prompts_pending"), exclude=lines("replay_exclude"))
+                     policy("replay_prompts_pending"), exclude=lines("replay_exclude"),
+                     hazards=hazard_policy("replay_hazards"))
 
 
 def replay_plan(config: Config, start: Path) -> ReplayPlan:
@@ -210,6 +218,7 @@ def replay_plan(config: Config, start: Path) -> ReplayPlan:
         paths_from=paths_from,
         workflows_from=workflows_from,
         exclude=_exclude_setting(ini, config, where_table),
+        hazards=ini.hazards or table.hazards,
     )
 
 

@@ -23,14 +23,25 @@ def originals() -> tuple:
     return (time.time, time.monotonic, random.random, uuid.uuid4, socket.socket.__init__, subprocess.Popen.__init__)
 
 
-def test_project_code_tripping_a_guard_names_call_and_line() -> None:
+def test_a_value_read_is_recorded_with_call_and_line_and_returns_a_real_value() -> None:
+    before = time.time()
     with guarded() as state:
-        with pytest.raises(NondeterministicCall) as caught:
-            time.time()
+        now = time.time()
         line = sys._getframe().f_lineno - 1
-    assert caught.value.call == "time.time"
-    assert caught.value.source.path == __file__ and caught.value.source.line == line
-    assert state.trips == [caught.value]
+    assert before <= now <= time.time()  # a real clock reading: nothing recorded could be fed instead
+    [trip] = state.trips
+    assert (trip.call, trip.kind, trip.stopped) == ("time.time", "value", False)
+    assert trip.source.path == __file__ and trip.source.line == line
+    assert state.stopped is None
+
+
+def test_a_value_read_in_a_loop_is_one_trip_per_line() -> None:
+    start = sys._getframe().f_lineno
+    with guarded() as state:
+        for _ in range(3):
+            uuid.uuid4()
+        random.random()
+    assert [(trip.call, trip.source.line - start) for trip in state.trips] == [("uuid.uuid4", 3), ("random.random", 4)]
 
 
 def test_guards_come_off_after_the_block_even_on_an_exception() -> None:
@@ -97,9 +108,21 @@ def test_imported_names_in_orchestration_modules_are_swapped_and_restored() -> N
         assert replay_apps.datetime is not original
         assert isinstance(original(2020, 1, 1), replay_apps.datetime)  # construction and isinstance work
         assert replay_apps.datetime(2020, 1, 1).year == 2020
-        with pytest.raises(NondeterministicCall):
+        with guarded_state_of_this_thread() as state:
             replay_apps.datetime.now()
+        assert [trip.call for trip in state.trips] == ["datetime.now"]
     assert replay_apps.datetime is original
+
+
+def guarded_state_of_this_thread():
+    """The active guard's state (the test body runs inside ``guarded``)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def current():
+        yield guards._active[threading.get_ident()]
+
+    return current()
 
 
 def test_nested_guards_on_one_thread_are_refused() -> None:
@@ -124,10 +147,12 @@ def test_nested_guards_on_one_thread_are_refused() -> None:
     ids=lambda value: value if isinstance(value, str) else "",
 )
 def test_every_guarded_call_trips_from_project_code(call, name: str) -> None:
-    with guarded():
-        with pytest.raises(NondeterministicCall) as caught:
+    with guarded() as state:
+        try:
             call()
-    assert caught.value.call == name
+        except NondeterministicCall:
+            pass  # effects are stopped; value reads return
+    assert [trip.call for trip in state.trips] == [name]
 
 
 def test_a_seeded_random_instance_is_not_guarded() -> None:
@@ -166,4 +191,58 @@ def test_orchestration_code_installed_like_a_library_is_still_guarded(tmp_path, 
         sys.modules.pop("installed_shop.flow", None)
         sys.modules.pop("installed_shop", None)
     assert result.status == "diverged" and result.divergence.kind == "nondeterministic-call"
-    assert result.divergence.source.line == 10
+    assert result.divergence.source.line == 10 and [h.source.line for h in result.hazards] == [10]
+
+
+def test_library_code_writing_files_for_orchestration_code_keeps_working(tmp_path) -> None:
+    """A log file opened on the first record (``delay=True``) and replaytest's own cache write, both asked
+    for by project code on the guarded thread: the writes are the libraries', not the workflow's."""
+    from replaytest.replay.cache import ReplayCache
+
+    handler = logging.FileHandler(tmp_path / "agent.log", delay=True)
+    logger = logging.getLogger("replaytest-guard-file-test")
+    logger.addHandler(handler)
+    cache = ReplayCache.__new__(ReplayCache)
+    cache.file, cache.entries = tmp_path / "cache" / "passed.json", {"abc": {"type": "refund"}}
+    try:
+        with guarded() as state:
+            logger.warning("refund started")
+            cache.save()
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    assert not state.trips
+    assert (tmp_path / "agent.log").read_text() == "refund started\n"
+    assert (tmp_path / "cache" / "passed.json").exists()
+
+
+def test_the_same_write_asked_for_by_project_code_is_stopped(tmp_path) -> None:
+    with guarded() as state:
+        with pytest.raises(NondeterministicCall):
+            (tmp_path / "agent.log").write_text("refund started\n")
+        with open(__file__) as source:
+            source.read(1)  # reading stays allowed
+    assert [trip.call for trip in state.trips] == ["open"]
+    assert not (tmp_path / "agent.log").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        (lambda folder: (folder / "new.txt").write_bytes(b"x"), "open"),
+        (lambda folder: (folder / "new").mkdir(), "os.mkdir"),
+        (lambda folder: (folder / "ledger.csv").unlink(), "os.unlink"),
+        (lambda folder: (folder / "ledger.csv").rename(folder / "old.csv"), "os.rename"),
+        (lambda folder: (folder / "new.txt").touch(), "os.open"),
+    ],
+    ids=["write_bytes", "mkdir", "unlink", "rename", "touch"],
+)
+def test_pathlib_changes_are_stopped_on_every_supported_python(tmp_path, change, name: str) -> None:
+    """Python 3.10's pathlib reaches io.open and os through an accessor that captured them at import."""
+    (tmp_path / "ledger.csv").write_text("A-17\n")
+    with guarded() as state:
+        with pytest.raises(NondeterministicCall) as caught:
+            change(tmp_path)
+    assert caught.value.call == name and [trip.call for trip in state.trips] == [name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.csv"]
+    assert (tmp_path / "ledger.csv").read_text() == "A-17\n"

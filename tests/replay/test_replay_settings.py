@@ -107,3 +107,22 @@ def test_check_without_any_replay_settings_says_which_tables_it_looked_for(tmp_p
     assert run.returncode == 0, run.stdout + run.stderr
     assert ("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
             "[tool.replaytest.replay]); replay skipped") in run.stdout
+
+
+def test_the_hazards_policy_layers_like_the_other_replay_settings(tmp_path: Path) -> None:
+    assert plan(tmp_path).hazards == "fail"  # default: a clock read the guards caught fails
+    (tmp_path / "pyproject.toml").write_text(TABLE + 'hazards = "warn"\n', encoding="utf-8")
+    assert plan(tmp_path).hazards == "warn"
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nreplay_hazards = "fail"\n\n' + TABLE + 'hazards = "warn"\n', encoding="utf-8")
+    assert plan(tmp_path).hazards == "fail"  # the ini twin wins
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[tool.pytest.ini_options]\nreplay_hazards = "ignore"\n', r"\[tool.pytest.ini_options\] replay_hazards: must be one of fail, warn"),
+    ('[tool.replaytest.replay]\nhazards = "ignore"\n', r"\[tool.replaytest\] replay.hazards: must be one of fail, warn"),
+])  # fmt: skip
+def test_a_hazards_policy_outside_fail_and_warn_is_refused(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        plan(tmp_path)
