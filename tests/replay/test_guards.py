@@ -203,7 +203,7 @@ def test_library_code_writing_files_for_orchestration_code_keeps_working(tmp_pat
     logger = logging.getLogger("replaytest-guard-file-test")
     logger.addHandler(handler)
     cache = ReplayCache.__new__(ReplayCache)
-    cache.file, cache.entries = tmp_path / "cache" / "passed.json", {"abc": {"type": "refund"}}
+    cache.file, cache.entries = tmp_path / "cache" / "replay" / "passed.json", {"abc": {"type": "refund"}}
     try:
         with guarded() as state:
             logger.warning("refund started")
@@ -213,7 +213,7 @@ def test_library_code_writing_files_for_orchestration_code_keeps_working(tmp_pat
         handler.close()
     assert not state.trips
     assert (tmp_path / "agent.log").read_text() == "refund started\n"
-    assert (tmp_path / "cache" / "passed.json").exists()
+    assert (tmp_path / "cache" / "replay" / "passed.json").exists()
 
 
 def test_the_same_write_asked_for_by_project_code_is_stopped(tmp_path) -> None:
