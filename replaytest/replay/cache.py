@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from replaytest import __version__
-from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 
 CACHE_VERSION = 1
@@ -148,16 +148,18 @@ class ReplayCache:
         except (OSError, ValueError):
             self.entries = {}
 
-    def _key(self, path: Path) -> str | None:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None
-        return _digest(self.salt.encode() + b"\0" + data)
+    def _key(self, path: Path, loaded: LoadedHistory | None) -> str | None:
+        if loaded is None:
+            try:
+                loaded = LoadedHistory.read(path)
+            except OSError:
+                return None
+        return _digest(self.salt.encode() + b"\0" + loaded.data)
 
-    def fresh(self, path: Path) -> bool:
-        """True when ``path`` replayed green before and neither it nor its workflow's code changed."""
-        key = self._key(path)
+    def fresh(self, path: Path, loaded: LoadedHistory | None = None) -> bool:
+        """True when ``path`` replayed green before and neither it nor its workflow's code changed.
+        ``loaded`` is the file already read for its replay (then its bytes are hashed, not read again)."""
+        key = self._key(path, loaded)
         entry = self.entries.get(key) if key is not None else None
         if not isinstance(entry, dict) or not isinstance(entry.get("closure"), dict):
             return False
@@ -167,10 +169,10 @@ class ReplayCache:
         self.skipped += 1
         return True
 
-    def remember(self, path: Path, result: ReplayResult) -> None:
+    def remember(self, path: Path, result: ReplayResult, loaded: LoadedHistory | None = None) -> None:
         if result.status != "passed" or result.warnings:
             return
-        key = self._key(path)
+        key = self._key(path, loaded)
         if key is None:
             return
         files: set[Path] = set()
