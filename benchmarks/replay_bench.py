@@ -6,8 +6,9 @@
    measured) and times ``replaytest``'s replay of each: load + validate, and the replay itself.
 2. Replays many small journal histories (``--replay-files`` files of ``--replay-file-events`` events)
    through ``replay.runner.replay_file``, the dispatch the CLI and pytest use, counting how often each
-   history file is opened, and measures the peak memory (tracemalloc) of loading and of replaying one
-   large history (``--peak-events``).
+   history file is opened, then redacted histories that diverge at their last event (``--diverging-files``
+   of ``--diverging-file-events``: the report lists the redacted paths), and measures the peak memory
+   (tracemalloc) of loading and of replaying one large history (``--peak-events``).
 3. Generates 10,000 small history files in a temporary project and times
    ``pytest --collect-only -q`` there (``--no-collect`` leaves this out).
 
@@ -56,7 +57,17 @@ def bench_loop(ctx: Any, n: int) -> int:
     return total
 
 
-def build_history(events: int) -> History:
+@workflow("bench_loop")
+def bench_loop_last_renamed(ctx: Any, n: int) -> int:
+    """A later edit of ``bench_loop`` that renames the last step: a divergence at the last event."""
+    total = 0
+    for i in range(n):
+        summary = ctx.model("summarise", summarise, i, prompt=PROMPT)
+        total += ctx.step("store" if i < n - 1 else "store last", store, i, summary)
+    return total
+
+
+def build_history(events: int, redacted: tuple[str, ...] = ()) -> History:
     iterations = events // 2
     recorded = []
     prompt = PromptRef(PROMPT.name, PROMPT.version)
@@ -71,6 +82,7 @@ def build_history(events: int) -> History:
         input=iterations,
         result=iterations,
         prompt_versions={PROMPT.name: PROMPT.version},
+        redacted=redacted,
     )
 
 
@@ -112,19 +124,22 @@ class OpenCounter:
                 self.counts[name] += 1
 
 
-def time_many(files: int, events: int, directory: Path, counter: OpenCounter) -> dict[str, float]:
+def time_many(files: int, events: int, directory: Path, counter: OpenCounter, diverging: bool = False) -> dict[str, float]:
     """Replays ``files`` journal histories of ``events`` events each through ``replay_file`` with every
-    built-in replayer installed, as ``replaytest replay`` does; counts the opens of each history file."""
-    folder = directory / "many"
+    built-in replayer installed, as ``replaytest replay`` does; counts the opens of each history file.
+    ``diverging``: the histories are redacted and the code diverges at their last event, so each report
+    lists the redacted paths."""
+    folder = directory / ("diverging" if diverging else "many")
     folder.mkdir()
     paths = []
     for i in range(files):
         path = folder / f"run-{i:05d}.json"
-        save_history(build_history(events), path)
+        save_history(build_history(events, ("$.workflow.id",) if diverging else ()), path)
         paths.append(path)
     replayers = [plugin.replayer for plugin in load_plugins() if plugin.replayer is not None]
-    workflows, options = WorkflowSet((bench_loop,)), ReplayOptions()
-    assert replay_file(paths[0], replayers, workflows, options).status == "passed"  # warm up imports
+    workflows, options = WorkflowSet((bench_loop_last_renamed if diverging else bench_loop,)), ReplayOptions()
+    expected = "diverged" if diverging else "passed"
+    assert replay_file(paths[0], replayers, workflows, options).status == expected  # warm up imports
     counter.counts.clear()
     counter.active = True
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -133,7 +148,7 @@ def time_many(files: int, events: int, directory: Path, counter: OpenCounter) ->
     finally:
         counter.active = False
     total, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    assert statuses == {"passed": files}, statuses
+    assert statuses == {expected: files}, statuses
     opens = [counter.counts[str(path)] for path in paths]
     return {"files": files, "events": events, "total_s": total, "cpu_s": cpu, "opens_min": min(opens),
             "opens_max": max(opens)}
@@ -217,6 +232,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="51200,512000", help="events of the long histories, comma-separated")
     parser.add_argument("--replay-files", type=int, default=1_000, help="small histories replayed one by one")
     parser.add_argument("--replay-file-events", type=int, default=40, help="events in each small history")
+    parser.add_argument("--diverging-files", type=int, default=40, help="redacted histories replayed to a divergence")
+    parser.add_argument("--diverging-file-events", type=int, default=4_000, help="events in each of them")
     parser.add_argument("--peak-events", type=int, default=51_200, help="events of the history whose peak memory is traced")
     args = parser.parse_args()
     counter = OpenCounter(Path(tempfile.gettempdir()).resolve())
@@ -248,6 +265,13 @@ def main() -> None:
             f"- replay_file over {many['files']:,} histories of {many['events']} events: {many['total_s']:.2f} s "
             f"({many['total_s'] / many['files'] * 1e3:.2f} ms/history; CPU time {many['cpu_s']:.2f} s); opens of "
             f"each history file: {many['opens_min']}..{many['opens_max']}"
+        )
+        diverging = time_many(args.diverging_files, args.diverging_file_events, scratch_dir, counter, diverging=True)
+        lines.append(
+            f"- replay_file over {diverging['files']:,} redacted histories of {diverging['events']:,} events diverging "
+            f"at their last event: {diverging['total_s']:.2f} s ({diverging['total_s'] / diverging['files'] * 1e3:.1f} "
+            f"ms/history; CPU time {diverging['cpu_s']:.2f} s); opens of each history file: "
+            f"{diverging['opens_min']}..{diverging['opens_max']}"
         )
         peak = peak_memory(args.peak_events, scratch_dir)
         lines.append(
