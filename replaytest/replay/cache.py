@@ -148,7 +148,7 @@ class ReplayCache:
         except (OSError, ValueError):
             self.entries = {}
 
-    def _key(self, path: Path, loaded: LoadedHistory | None) -> str | None:
+    def _key(self, path: Path, loaded: LoadedHistory | None = None) -> str | None:
         if loaded is None:
             try:
                 loaded = LoadedHistory.read(path)
