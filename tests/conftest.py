@@ -1,7 +1,11 @@
-"""Shared test helpers: paths to the repository's fixtures and the shared recorded histories."""
+"""Shared test helpers: paths to the repository's fixtures and the shared recorded histories, and a counter
+of file opens (``file_opens``)."""
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,3 +26,50 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+class FileOpens:
+    """How often each file below the watched folders was opened while a test ran, seen by an audit hook
+    (``open()``, ``io.open`` and ``os.open`` all raise the ``open`` event), so a reader cannot go unseen."""
+
+    def __init__(self) -> None:
+        self.folders: list[str] = []
+        self.counts: dict[str, int] = {}
+
+    def watch(self, folder: Path) -> None:
+        self.folders.append(str(folder.resolve()))
+
+    def seen(self, name: str) -> None:
+        if any(name.startswith(folder) for folder in self.folders):
+            self.counts[name] = self.counts.get(name, 0) + 1
+
+    def of(self, path: Path) -> int:
+        return self.counts.get(str(path.resolve()), 0)
+
+    def clear(self) -> None:
+        self.counts.clear()
+
+
+_ACTIVE_OPENS: list[FileOpens] = []
+_HOOKED = False
+
+
+def _count_open(event: str, args: tuple) -> None:
+    if event == "open" and _ACTIVE_OPENS and isinstance(args[0], (str, bytes, os.PathLike)):
+        name = os.path.abspath(os.fsdecode(args[0]))
+        _ACTIVE_OPENS[-1].seen(name)
+
+
+@pytest.fixture
+def file_opens() -> Iterator[FileOpens]:
+    """Counts opens of files below the folders given to ``watch`` until the test ends."""
+    global _HOOKED
+    if not _HOOKED:
+        sys.addaudithook(_count_open)  # a hook cannot be removed: one for the session, active only here
+        _HOOKED = True
+    opens = FileOpens()
+    _ACTIVE_OPENS.append(opens)
+    try:
+        yield opens
+    finally:
+        _ACTIVE_OPENS.remove(opens)

@@ -1,5 +1,5 @@
 """Reading, validating and writing history files: ``load_history``, ``save_history``,
-``history_from_dict``, ``history_to_dict``.
+``history_from_dict``, ``history_from_document``, ``history_to_dict``.
 
 The validator is written by hand against ``schema.json`` (shipped beside this module, for editors and
 other tools) so loading needs no third-party package and every error names the file and the JSON path
@@ -81,7 +81,14 @@ def load_history(path: Path | str) -> History:
         raw = read_regular(path)
     except OSError as error:
         raise HistoryError(path, None, f"cannot be read: {error.strerror or error}") from None
-    data = parse_json(raw, path)
+    return history_from_document(parse_json(raw, path), path)
+
+
+def history_from_document(data: Any, path: Path | str) -> History:
+    """The History in ``data``, the document ``parse_json`` made of the file at ``path`` (read by the
+    caller, so a replay that has the bytes already does not read the file again): validated, with every
+    ``result_ref`` checked against its blob beside ``path``, as ``load_history`` does."""
+    path = Path(path)
     blobs = BlobStore.beside(path)
     history = history_from_dict(data, path, blobs, parsed=True)
     for index, event in enumerate(history.events):

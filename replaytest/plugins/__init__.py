@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import click
 
     from replaytest.lint.profile import FrameworkProfile
-    from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+    from replaytest.replay.adapter import HistoryReplayer, LoadedHistory, ReplayOptions, WorkflowSet
     from replaytest.replay.divergence import ReplayResult
 
 BUILTIN_MODULES: tuple[str, ...] = ("temporal", "dbos", "langgraph", "restate", "azure_durable", "journal")
@@ -83,6 +83,11 @@ class LazyReplayer:
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
         return self._load().replay(path, workflows, options)
+
+    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        from replaytest.replay.adapter import replay_loaded  # only replay needs it; lint never gets here
+
+        return replay_loaded(self._load(), loaded, workflows, options)
 
 
 def builtin_plugins() -> list[FrameworkPlugin]:

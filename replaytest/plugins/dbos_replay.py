@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from replaytest.history import Event, History
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos_import import PATCH_PREFIX, event_kind
-from replaytest.replay.adapter import ReplayOptions, WorkflowSet, replay_neutral_file
+from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet, replay_neutral, replay_neutral_file
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
@@ -246,6 +246,12 @@ class DBOSReplayer:
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
         return replay_neutral_file(
             path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
+        )
+
+    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        """Replay a history file the runner has read already."""
+        return replay_neutral(
+            loaded, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
         )
 
     def replay_history(

@@ -29,7 +29,7 @@ from replaytest.journal.commands import Thunk
 from replaytest.journal.workflow import Outcome, definition_of
 from replaytest.plugins.journal import PROFILE
 from replaytest.prompts import prompt_manifest
-from replaytest.replay.adapter import ReplayOptions, WorkflowSet, replay_neutral_file
+from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet, replay_neutral, replay_neutral_file
 from replaytest.replay.divergence import Divergence, ReplayResult
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
@@ -98,6 +98,13 @@ class JournalReplayer:
         with _gc_paused():
             return replay_neutral_file(
                 path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
+            )
+
+    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        """Replay a history file the runner has read already."""
+        with _gc_paused():
+            return replay_neutral(
+                loaded, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
             )
 
     def replay_history(

@@ -41,7 +41,7 @@ from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
 from replaytest.plugins import langgraph_internals as lg
 from replaytest.plugins.langgraph_values import normal_form, revive
-from replaytest.replay.adapter import ReplayOptions, WorkflowSet, replay_neutral_file
+from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet, replay_neutral, replay_neutral_file
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
 from replaytest.replay.engine import NO_PROMPTS_NOTE, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
 from replaytest.replay.guards import (
@@ -94,6 +94,12 @@ class LangGraphReplayer:
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
         return replay_neutral_file(
             path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
+        )
+
+    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        """Replay a history file the runner has read already."""
+        return replay_neutral(
+            loaded, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
         )
 
     def replay_history(

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replaytest.fileio import read_regular
 from replaytest.plugins.temporal_failure import (
     TRACEABLE_KINDS,
     Classified,
@@ -45,7 +44,7 @@ from replaytest.plugins.temporal_failure import (
 from replaytest.plugins.temporal_history import run_status, sequence_problem, sniff_temporal_json
 from replaytest.plugins.temporal_internals import workflow_definition
 from replaytest.prompts import prompt_manifest
-from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 
 if TYPE_CHECKING:
@@ -108,8 +107,22 @@ class TemporalReplayer:
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
         started = time.perf_counter()
+        path = Path(path)
+        try:
+            loaded = LoadedHistory.read(path)
+        except OSError as error:
+            result = ReplayResult(history_path=path, engine=ENGINE, workflow_type="", status="error")
+            result.error = f"{path}: not a readable Temporal history: {error}"
+            return result
+        result = self.replay_loaded(loaded, workflows, options)
+        result.duration_s = time.perf_counter() - started
+        return result
+
+    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        """Replay a Temporal history file the runner has read already."""
+        started = time.perf_counter()
         with self._lock:
-            result = self._replay(Path(path), workflows, options)
+            result = self._replay(loaded, workflows, options)
         result.duration_s = time.perf_counter() - started
         return result
 
@@ -120,7 +133,8 @@ class TemporalReplayer:
         for session in sessions:
             session.close()
 
-    def _replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+    def _replay(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        path = loaded.path
         result = ReplayResult(history_path=path, engine=ENGINE, workflow_type="")
         try:
             from temporalio.client import WorkflowHistory
@@ -136,9 +150,11 @@ class TemporalReplayer:
             result.status, result.error = "error", "temporalio is not installed; install replaytest[temporal]"
             return result
         try:
-            text = read_regular(path).decode("utf-8")
+            # Text, not the parsed document: temporalio deep-copies a dict before it fixes it up, which
+            # costs more than parsing the text again.
+            text = loaded.text()
             history = WorkflowHistory.from_json(path.stem, text)
-        except (OSError, UnicodeDecodeError, ValueError, TypeError) as error:
+        except (UnicodeDecodeError, ValueError, TypeError) as error:
             result.status, result.error = "error", f"{path}: not a readable Temporal history: {error}"
             return result
         result.events = len(history.events)

@@ -1,4 +1,5 @@
-"""The interface a framework implements to replay its histories: ``HistoryReplayer``.
+"""The interface a framework implements to replay its histories: ``HistoryReplayer``, and the history file
+the runner hands it already read, ``LoadedHistory``.
 
 A replayer replays one history file against the current code. Neutral histories reach the replayer
 whose ``engine`` equals their ``workflow.engine`` (the runner reads it); an engine's native format is
@@ -6,6 +7,12 @@ recognised by the replayer's ``sniff`` on the first bytes (cheap enough for coll
 files; a replayer of neutral histories only returns False). The current code is a
 ``WorkflowSet``: the objects named by ``replay_workflows`` / ``[tool.replaytest.replay] workflows`` and
 returned by the ``pytest_replaytest_workflows`` hook; each replayer picks the objects it understands.
+
+The runner reads each history file once: it recognises the file from those bytes and hands them on as a
+``LoadedHistory`` to the replayer's ``replay_loaded`` (``LoadedHistoryReplayer``), and looks up the
+redacted paths of a divergence in the same object. ``replay_loaded`` is optional: a replayer that only
+has ``replay(path, …)`` (a third-party one written before it existed) still works, and reads the file
+again itself.
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from replaytest.config import HazardPolicy, PromptPolicy
+from replaytest.fileio import read_regular
 from replaytest.history import History, HistoryError, load_history
+from replaytest.history.io import history_from_document, parse_json
 from replaytest.replay.divergence import IN_FLIGHT_STATUSES, ReplayResult
 
 
@@ -56,6 +65,83 @@ class HistoryReplayer(Protocol):
 
     def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
         """Replay one history file; never raises for a divergence or a stale type (see ReplayResult)."""
+
+
+class LoadedHistory:
+    """One history file, read once (regular files only, ``fileio.read_regular``): its bytes, and what is
+    made of them on first use and then kept — the strict JSON document and the validated neutral
+    ``History``. Nothing here reads the file again; results stored by reference (``result_ref``) stay
+    in the blob store, read when the replay asks for them."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path = path
+        self.data = data
+        self._document: Any = _NOT_PARSED
+        self._history: History | None = None
+
+    @classmethod
+    def read(cls, path: Path) -> LoadedHistory:
+        """The file at ``path`` read whole; ``OSError`` (``NotRegularFileError`` for a FIFO, a device …)
+        when it cannot be read."""
+        return cls(Path(path), read_regular(path))
+
+    def text(self) -> str:
+        """The bytes as UTF-8 (``UnicodeDecodeError`` if they are not), for a parser that wants text."""
+        return self.data.decode("utf-8")
+
+    def document(self) -> Any:
+        """The file's JSON, parsed strictly (``history.io.parse_json``); ``HistoryError`` naming the file
+        and the position or JSON path when it is not strict JSON."""
+        if self._document is _NOT_PARSED:
+            self._document = parse_json(self.data, self.path)
+        return self._document
+
+    def history(self) -> History:
+        """The neutral history in the file, validated as ``load_history`` validates it (blobs checked);
+        ``HistoryError`` naming the file and the JSON path of the problem."""
+        if self._history is None:
+            self._history = history_from_document(self.document(), self.path)
+            # The History holds what a replay needs; the parsed document would only double the memory.
+            self._document = _NOT_PARSED
+        return self._history
+
+
+_NOT_PARSED = object()
+
+
+@runtime_checkable
+class LoadedHistoryReplayer(HistoryReplayer, Protocol):
+    """A replayer that replays a history the runner has read already (the runner prefers it)."""
+
+    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        """Replay ``loaded`` without reading its file again; never raises for a divergence or a stale type."""
+
+
+def replay_loaded(
+    replayer: HistoryReplayer, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions
+) -> ReplayResult:
+    """``replayer.replay_loaded(loaded, …)`` when the replayer has it, else ``replayer.replay(path, …)``."""
+    # Not isinstance(replayer, LoadedHistoryReplayer): a runtime protocol check costs ~80 µs, per replay.
+    method = getattr(replayer, "replay_loaded", None)
+    if callable(method):
+        result: ReplayResult = method(loaded, workflows, options)
+        return result
+    return replayer.replay(loaded.path, workflows, options)
+
+
+def replay_neutral(
+    loaded: LoadedHistory, engine: str, replay_history: Callable[[History, Path], ReplayResult]
+) -> ReplayResult:
+    """Replay the neutral history in ``loaded`` with ``replay_history``, timed; a file that does not load
+    is an ``error`` result naming the loader's reason (file and JSON path), never an exception."""
+    started = time.perf_counter()
+    try:
+        history = loaded.history()
+    except HistoryError as error:
+        return ReplayResult(loaded.path, engine, "?", status="error", error=str(error))
+    result = replay_history(history, loaded.path)
+    result.duration_s = time.perf_counter() - started
+    return result
 
 
 def replay_neutral_file(

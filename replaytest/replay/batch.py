@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
-from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+from replaytest.replay.adapter import HistoryReplayer, LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.cache import ReplayCache
 from replaytest.replay.coverage import ReplayCoverage
 from replaytest.replay.divergence import ReplayResult
@@ -31,19 +31,29 @@ def replay_many(
     ``advance`` is called after each file (progress bars), with None for a skipped one."""
     results = []
     for path in files:
-        if cache is not None and cache.fresh(path):
+        # With a cache the file is read here, once, for its key and its replay.
+        loaded = _read(path) if cache is not None else None
+        if cache is not None and cache.fresh(path, loaded):
             if advance is not None:
                 advance(None)
             continue
         with cache.watching(path) if cache is not None else nullcontext():
             if measure is not None:
                 with measure.history(display_path(path)):
-                    result = replay_file(path, replayers, workflows, options)
+                    result = replay_file(path, replayers, workflows, options, loaded)
             else:
-                result = replay_file(path, replayers, workflows, options)
+                result = replay_file(path, replayers, workflows, options, loaded)
         results.append(result)
         if cache is not None:
-            cache.remember(path, result)
+            cache.remember(path, result, loaded)
         if advance is not None:
             advance(result)
     return results
+
+
+def _read(path: Path) -> LoadedHistory | None:
+    """The file read for the cache and the replay; None when it cannot be read (the replay says why)."""
+    try:
+        return LoadedHistory.read(path)
+    except OSError:
+        return None

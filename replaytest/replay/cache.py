@@ -43,9 +43,10 @@ from typing import Any
 from replaytest import __version__, cachedir
 from replaytest.fileio import read_regular
 from replaytest.history.blobs import REF_PREFIX, BlobStore
+from replaytest.history.errors import HistoryError
 from replaytest.history.model import FORMAT
 from replaytest.prompts import prompt_manifest
-from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.reads import FileReads, relevant
 
@@ -91,13 +92,13 @@ def _file_digest(path: Path) -> str | None:
         raise _Unvouched(str(path)) from error
 
 
-def blob_files(history: Path) -> set[Path]:
+def blob_files(history: Path, loaded: LoadedHistory | None = None) -> set[Path]:
     """The blob files a neutral history's events reference (``history.blobs``). The replay reads them
     too (and the audit hook sees it), but naming them from the history keys them however loading is
-    arranged around the replay."""
+    arranged around the replay. ``loaded``: the file as its replay read it (its bytes are not read again)."""
     try:
-        document = json.loads(read_regular(history))
-    except (OSError, ValueError):
+        document = loaded.document() if loaded is not None else json.loads(read_regular(history))
+    except (OSError, ValueError, HistoryError):
         return set()
     events = document.get("events") if isinstance(document, dict) and document.get("format") == FORMAT else None
     if not isinstance(events, list):
@@ -266,16 +267,18 @@ class ReplayCache:
         except (OSError, ValueError):
             self.entries = {}
 
-    def _key(self, path: Path) -> str | None:
-        try:
-            data = read_regular(path)
-        except OSError:
-            return None
-        return _digest(self.salt.encode() + b"\0" + data)
+    def _key(self, path: Path, loaded: LoadedHistory | None = None) -> str | None:
+        if loaded is None:
+            try:
+                loaded = LoadedHistory.read(path)
+            except OSError:
+                return None
+        return _digest(self.salt.encode() + b"\0" + loaded.data)
 
-    def fresh(self, path: Path) -> bool:
-        """True when ``path`` replayed green before and nothing that replay depended on changed."""
-        key = self._key(path)
+    def fresh(self, path: Path, loaded: LoadedHistory | None = None) -> bool:
+        """True when ``path`` replayed green before and nothing that replay depended on changed.
+        ``loaded`` is the file already read for its replay (then its bytes are hashed, not read again)."""
+        key = self._key(path, loaded)
         entry = self.entries.get(key) if key is not None else None
         if not isinstance(entry, dict) or not all(isinstance(entry.get(part), dict) for part in ("files", "prompts", "libraries")):
             return False
@@ -307,7 +310,7 @@ class ReplayCache:
             yield
         self._replay_reads[path] = reads
 
-    def remember(self, path: Path, result: ReplayResult) -> None:
+    def remember(self, path: Path, result: ReplayResult, loaded: LoadedHistory | None = None) -> None:
         replay_reads = self._replay_reads.pop(path, None)
         # The history's bytes are in the key; the cache folder is replaytest's own state (this file, the
         # lint cache), rewritten by every run: neither is an input to watch.
@@ -320,7 +323,7 @@ class ReplayCache:
             self._late_imports.update(file for file in late if file is not None)
         if result.status != "passed" or result.warnings or replay_reads is None or self.import_reads is None:
             return
-        key = self._key(path)
+        key = self._key(path, loaded)
         if key is None:
             return
         modules = self._modules_for(result.workflow_type)
@@ -333,7 +336,7 @@ class ReplayCache:
         files.update(self._import_reads_of(closure, leave_out[0]))
         files.update(file for file in (relevant(name, leave_out) for name in replay_reads.files) if file is not None)
         files.update(self._late_imports)
-        files.update(blob_files(path))
+        files.update(blob_files(path, loaded))
         try:
             digests = {str(file): _file_digest(file) for file in sorted(files)}
         except _Unvouched:

@@ -6,6 +6,9 @@ Dispatch: a neutral history (``"format": "replaytest-history"``) goes to the rep
 is its ``workflow.engine`` — an engine no installed replayer handles is an error naming it; any other
 file goes to the first replayer whose ``sniff`` accepts its first bytes (an engine's native format).
 
+``replay_file`` reads a history file once (``adapter.LoadedHistory``): recognising it, replaying it and
+listing the redacted paths of a divergence all use those bytes and what is parsed from them.
+
 Replayers arrive as arguments (the faces get them from ``replaytest.plugins.load_plugins``), so this
 module never imports a framework.
 """
@@ -27,7 +30,7 @@ from replaytest.history.errors import HistoryError
 from replaytest.history.io import load_history, parse_json
 from replaytest.history.model import FORMAT
 from replaytest.history.sniff import UNKNOWN_ENGINE, neutral_engine
-from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
+from replaytest.replay.adapter import HistoryReplayer, LoadedHistory, ReplayOptions, WorkflowSet, replay_loaded
 from replaytest.replay.capture import captured_output
 from replaytest.replay.divergence import RUN_STATUSES, ReplayResult
 
@@ -59,18 +62,21 @@ def _replayer_of(engine: str, replayers: Sequence[HistoryReplayer]) -> HistoryRe
     return next((replayer for replayer in replayers if replayer.engine == engine), None)
 
 
-def recognise(path: Path, head: bytes, replayers: Sequence[HistoryReplayer]) -> HistoryReplayer | str:
+def recognise(
+    path: Path, head: bytes, replayers: Sequence[HistoryReplayer], loaded: LoadedHistory | None = None
+) -> HistoryReplayer | str:
     """The replayer for the history file ``path`` (starting with ``head``), or why there is none.
 
     The one recogniser of both faces (``replaytest replay`` and pytest collection run every ``*.json``
     of the replay paths through it): the first bytes decide the usual case; otherwise the whole file is
     read as strict JSON and recognised by its structure, so key order, separators or a large first
-    payload never make a history invisible, and a file that is not one fails with the reason."""
+    payload never make a history invisible, and a file that is not one fails with the reason. With
+    ``loaded`` (the file already read) the whole file is taken from there, never read again."""
     engines = ", ".join(r.engine for r in replayers) or "none installed"
     engine = neutral_engine(head)
     if engine is None and find_replayer(head, replayers) is None:
         try:
-            document = parse_json(read_regular(path), path)
+            document = loaded.document() if loaded is not None else parse_json(read_regular(path), path)
         except HistoryError as error:
             return f"not a history: {error}"
         except OSError as error:
@@ -84,7 +90,7 @@ def recognise(path: Path, head: bytes, replayers: Sequence[HistoryReplayer]) -> 
         # Rare (a hand-ordered file, or a broken one): the validating loader finds the engine or says
         # what is wrong with the file, with its JSON path.
         try:
-            engine = load_history(path).workflow.engine
+            engine = (loaded.history() if loaded is not None else load_history(path)).workflow.engine
         except HistoryError as error:
             return str(error)
     if engine is not None:
@@ -181,20 +187,24 @@ def replay_file(
     replayers: Sequence[HistoryReplayer],
     workflows: WorkflowSet,
     options: ReplayOptions,
+    loaded: LoadedHistory | None = None,
 ) -> ReplayResult:
     """Replay one file with the replayer that recognises it; unreadable or unrecognised files and
-    replayer crashes become ``error`` results naming the file."""
+    replayer crashes become ``error`` results naming the file. The file is read once, here, unless the
+    caller has read it already (``loaded``, e.g. to key a cache)."""
     started = time.perf_counter()
-    try:
-        head = read_head(path)
-    except OSError as error:
-        return ReplayResult(path, "?", "?", status="error", error=f"cannot read history: {error.strerror or error}")
-    replayer = recognise(path, head, replayers)
+    if loaded is None:
+        try:
+            loaded = LoadedHistory.read(path)
+        except OSError as error:
+            return ReplayResult(path, "?", "?", status="error", error=f"cannot read history: {error.strerror or error}")
+    head = loaded.data[:SNIFF_BYTES]
+    replayer = recognise(path, head, replayers, loaded)
     if isinstance(replayer, str):
         return ReplayResult(path, "?", "?", status="error", error=replayer)
     with captured_output() as captured:
         try:
-            result = replayer.replay(path, workflows, options)
+            result = replay_loaded(replayer, loaded, workflows, options)
         except KeyboardInterrupt:
             raise  # the user stops the whole run
         except BaseException as error:  # noqa: BLE001 - one history must never end the run for the others
@@ -202,11 +212,11 @@ def replay_file(
     if captured.text:
         result.log = captured.text
     if result.run_status not in RUN_STATUSES and result.status != "error":
-        result.run_status = recorded_run_status(path, head)
+        result.run_status = recorded_run_status(loaded, head)
         if result.run_status is None:
             result.notes.append(UNKNOWN_RUN_STATUS_NOTE)
     if result.status == "diverged" and result.divergence is not None and neutral_engine(head) is not None:
-        result.redacted = redacted_before(path, result.divergence.position)
+        result.redacted = redacted_before(loaded, result.divergence.position)
     if not result.duration_s:
         result.duration_s = time.perf_counter() - started
     return result
@@ -225,22 +235,23 @@ def _why_replay_ended(engine: str, error: BaseException) -> str:
 UNKNOWN_RUN_STATUS_NOTE = "the run's recorded status (running, parked, completed, failed) is unknown: its replayer does not report it"
 
 
-def recorded_run_status(path: Path, head: bytes) -> str | None:
+def recorded_run_status(loaded: LoadedHistory, head: bytes) -> str | None:
     """The ``status`` of a neutral history, for a replayer that did not set ``ReplayResult.run_status``
     (the built-in ones all do); None for another format, whose replayer alone can read it."""
     if neutral_engine(head) is None:
         return None
     try:
-        return load_history(path).status
+        return loaded.history().status
     except HistoryError:
         return None
 
 
-def redacted_before(path: Path, position: int | None) -> tuple[str, ...]:
+def redacted_before(history: LoadedHistory | Path, position: int | None) -> tuple[str, ...]:
     """The redacted JSON paths of a neutral history that code diverging at event ``position`` could
-    have read: everything outside the events, and the events up to that position (all, if unknown)."""
+    have read: everything outside the events, and the events up to that position (all, if unknown).
+    ``history`` is the file as the replay read it (its History is parsed already), or a path to load."""
     try:
-        paths = load_history(path).redacted
+        paths = history.history().redacted if isinstance(history, LoadedHistory) else load_history(history).redacted
     except HistoryError:
         return ()
     if position is None:
