@@ -12,8 +12,7 @@ SYSTEM_DB = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from dbos import DBOS, DBOSConfig, SetWorkflowID  # noqa: E402
-
-from returns import app  # noqa: E402
+from returns_desk import app  # noqa: E402
 
 config: DBOSConfig = {"name": "returns", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1"}
 DBOS(config=config)
