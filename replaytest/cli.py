@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from replaytest.config import Config
     from replaytest.gate import CoverageRun
     from replaytest.history.model import History
+    from replaytest.history.redact import RedactedFile
     from replaytest.lint.model import LintResult
     from replaytest.lint.rule import Rule
     from replaytest.replay.divergence import ReplayResult
@@ -579,7 +580,7 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
     sys.exit(EXIT_ERROR if failed else EXIT_CLEAN)
 
 
-def _say_blobs(report: Any, target: Path) -> None:
+def _say_blobs(report: RedactedFile, target: Path) -> None:
     """What ``redact --in-place`` did with the blobs that held values before redaction."""
     blobs = report.blobs
     for ref in blobs.removed:

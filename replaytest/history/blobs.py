@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -143,13 +144,36 @@ def references_in(folder: Path) -> BlobReferences:
             if name.startswith(".") or path.is_symlink():
                 continue  # temporary files of an atomic write; a link is a file elsewhere
             try:
-                data = read_regular(path)
+                named = _refs_named_by(path)
             except OSError:
                 found.unreadable.append(path)
                 continue
-            for hex_digest in set(_REF_TEXT.findall(data)):
-                found.by_ref.setdefault(REF_PREFIX + hex_digest.decode("ascii"), []).append(path)
+            for ref in sorted(named):
+                found.by_ref.setdefault(ref, []).append(path)
     return found
+
+
+_CHUNK = 1 << 20
+_REF_LENGTH = len(REF_PREFIX) + 64
+
+
+def _refs_named_by(path: Path) -> set[str]:
+    """The ``sha256:<hex>`` texts in a regular file, read in chunks (a large file never sits in memory
+    whole); ``OSError`` for anything but a regular file, as ``read_regular``."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    descriptor = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        named: set[str] = set()
+        tail = b""
+        while chunk := os.read(descriptor, _CHUNK):
+            window = tail + chunk
+            named.update(REF_PREFIX + match.decode("ascii") for match in _REF_TEXT.findall(window))
+            tail = window[-(_REF_LENGTH - 1) :]  # a ref cut by the chunk boundary is found in the next window
+        return named
+    finally:
+        os.close(descriptor)
 
 
 @dataclass

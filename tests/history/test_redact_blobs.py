@@ -136,3 +136,28 @@ def test_killed_before_deleting_the_old_blob_loses_nothing_and_the_next_run_dele
     assert f"  removed blob {ref} (it held the value before redaction)" in out, out
     assert _files_holding(tmp_path, API_KEY) == [] and _files_holding(tmp_path, CUSTOMER) == []
     assert not (tmp_path / "blobs/.pending-removal").exists()
+
+
+def test_a_name_cut_by_the_read_chunk_boundary_still_keeps_its_blob(tmp_path: Path) -> None:
+    run = tmp_path / "refund-7.json"
+    ref = _write_run(run, "refund-7").events[1].result_ref
+    assert ref
+    # An export that names the blob across the first 1 MiB boundary of its reading.
+    export = tmp_path / "audit-export.txt"
+    export.write_bytes(b"x" * ((1 << 20) - 30) + ref.encode() + b"\n")
+    code, out = _redact(run)
+    assert code == 0, out
+    assert f"  kept blob {ref}: still named by {export}" in out
+    assert (tmp_path / "blobs/sha256" / ref[7:]).is_file()
+
+
+def test_a_file_that_cannot_be_read_keeps_every_blob(tmp_path: Path) -> None:
+    run = tmp_path / "refund-7.json"
+    ref = _write_run(run, "refund-7").events[1].result_ref
+    assert ref
+    stream = tmp_path / "live-feed.json"
+    os.mkfifo(stream)  # a FIFO is never read: it may name any blob
+    code, out = _redact(run)
+    assert code == 0, out
+    assert f"  kept 1 blob(s) holding values before redaction: {stream} cannot be read and may name them" in out
+    assert (tmp_path / "blobs/sha256" / ref[7:]).is_file()
