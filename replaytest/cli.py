@@ -588,9 +588,11 @@ def _say_blobs(report: RedactedFile, target: Path) -> None:
     for ref, paths in blobs.kept.items():
         others = [path for path in paths if path.resolve() != target.resolve()]
         if others:
-            named = ", ".join(_safe(str(path)) for path in others)
+            # A blob shared by hundreds of histories: name a few, count the rest.
+            named = ", ".join(_safe(str(path)) for path in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            which = "that history is" if len(others) == 1 else "those histories are"
             click.echo(f"  kept blob {ref}: still named by {named}, so it holds the value before redaction "
-                       "until that history is redacted too")
+                       f"until {which} redacted too")
     if blobs.unreadable and blobs.kept:
         click.echo(f"  kept {len(blobs.kept)} blob(s) holding values before redaction: "
                    f"{_safe(str(blobs.unreadable[0]))} cannot be read and may name them")

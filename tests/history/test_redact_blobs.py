@@ -161,3 +161,17 @@ def test_a_file_that_cannot_be_read_keeps_every_blob(tmp_path: Path) -> None:
     assert code == 0, out
     assert f"  kept 1 blob(s) holding values before redaction: {stream} cannot be read and may name them" in out
     assert (tmp_path / "blobs/sha256" / ref[7:]).is_file()
+
+
+def test_a_blob_many_histories_share_names_three_and_counts_the_rest(tmp_path: Path) -> None:
+    run = tmp_path / "refund-7.json"
+    ref = _write_run(run, "refund-7").events[1].result_ref
+    for n in range(5):
+        _write_run(tmp_path / f"refund-{10 + n}.json", f"refund-{10 + n}")
+    code, out = _redact(run)
+    assert code == 0, out
+    assert (
+        f"  kept blob {ref}: still named by {tmp_path / 'refund-10.json'}, {tmp_path / 'refund-11.json'}, "
+        f"{tmp_path / 'refund-12.json'} and 2 more, so it holds the value before redaction until those histories "
+        "are redacted too"
+    ) in out
