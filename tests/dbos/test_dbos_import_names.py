@@ -3,7 +3,9 @@ in file names get names of their own, and a file of another run is refused, neve
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -114,3 +116,17 @@ def test_an_id_crafted_to_take_another_runs_name_is_refused(tmp_path: Path) -> N
     assert f"imported 1 history into {out_dir} (0 value(s) redacted); 1 run(s) refused" in out
     assert [p.name for p in out_dir.glob("*.json")] == [taken.name]
     assert _recorded(taken) == ("order/1", 39.0)
+
+
+def test_a_redacted_id_names_the_file_as_written(tmp_path: Path) -> None:
+    system_db = _record(tmp_path, "return-for-maria.keller@northwind.example:lamp:damaged")
+    out_dir = tmp_path / "histories"
+    code, out = _import(system_db, out_dir)
+    assert code == 0, out
+    [path] = out_dir.glob("*.json")
+    written_id = json.loads(path.read_text())["workflow"]["id"]
+    # the whole id is one address, so it became one pseudonym at the same domain
+    assert re.fullmatch(r"user-[0-9a-f]{10}@northwind\.example", written_id), written_id
+    digest = hashlib.sha256(written_id.encode()).hexdigest()[:12]  # the documented rule, worked out here
+    assert path.name == f"{written_id.replace('@', '_')}-{digest}.json"
+    assert "maria.keller" not in out
