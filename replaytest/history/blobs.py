@@ -10,7 +10,7 @@ directory or regular file inside the history's folder. A link could point anywhe
 disclose another file, or confirm a guess of its contents through the hash; writing through it would
 change files outside the folder), so a link is an error naming it.
 
-``references_in`` and ``BlobStore.remove_unreferenced`` let ``replaytest redact`` leave no unredacted copy
+``references_in``, ``mark_for_removal`` and ``remove_unreferenced`` let ``replaytest redact`` leave no unredacted copy
 behind: a blob that held a value now redacted is deleted once no history file in the folder tree names
 its hash (a history that does keeps it, and the caller says so).
 """
@@ -133,16 +133,16 @@ class BlobReferences:
 
 
 def references_in(folder: Path) -> BlobReferences:
-    """Every ``sha256:<hex>`` named by a regular file under ``folder`` (blob stores and hidden folders
-    skipped). Every file, as text: a history under any name, or one that no longer loads, still keeps the
-    blobs it names."""
+    """Every ``sha256:<hex>`` named by a regular file under ``folder`` (blob stores, hidden folders such as
+    ``.git`` and symbolic links skipped). Every file, as text: a history under any name, or one that no
+    longer loads, still keeps the blobs it names."""
     found = BlobReferences()
     for directory, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "blobs")
         for name in sorted(files):
             path = Path(directory) / name
-            if name.startswith(".") or path.is_symlink():
-                continue  # temporary files of an atomic write; a link is a file elsewhere
+            if path.is_symlink():
+                continue  # a file elsewhere: not a history of this folder
             try:
                 named = _refs_named_by(path)
             except OSError:
@@ -192,8 +192,8 @@ def mark_for_removal(store: BlobStore, refs: Iterable[str]) -> None:
     if not refs or store.symlink_in() is not None or not (store.root / "sha256").is_dir():
         return
     pending = store.root / PENDING_NAME
-    if pending.is_symlink():
-        return
+    if pending.is_symlink() or (pending.exists() and not pending.is_file()):
+        return  # never written through a link, never opened if a FIFO (it would block)
     with open(pending, "a", encoding="ascii") as out:
         out.write("".join(f"{ref}\n" for ref in refs))
 
