@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,9 +57,11 @@ def recorded_run(document: Any) -> RunKey | None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    # A fresh temporary name, then a rename: a fixed name such as ``<file>.partial`` planted as a link in
+    # the folder would be written through.
+    from replaytest.history.io import write_text_atomically
+
+    write_text_atomically(path, text)
 
 
 async def import_histories(

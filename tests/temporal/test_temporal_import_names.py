@@ -85,6 +85,10 @@ def test_two_ids_with_one_safe_spelling_get_two_files_and_another_runs_file_is_k
     taken = out / names["refund:1"]
     taken.write_text((out / names["refund/1"]).read_text())
     before = taken.read_bytes()
+    # A link planted under the name an older importer wrote through first: never followed.
+    outside = tmp_path / "notes.txt"
+    outside.write_text("keep me\n")
+    (out / (names["refund/1"] + ".partial")).symlink_to(outside)
     again = _import(dev_server.address, out)
     assert again.returncode == 2
     assert (
@@ -94,3 +98,5 @@ def test_two_ids_with_one_safe_spelling_get_two_files_and_another_runs_file_is_k
     ) in again.stderr, again.stderr
     assert f"imported 1 history into {out} (not redacted); 1 run(s) refused" in again.stdout
     assert taken.read_bytes() == before
+    assert outside.read_text() == "keep me\n"
+    assert json.loads((out / names["refund/1"]).read_text())["events"][0]["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_STARTED"
