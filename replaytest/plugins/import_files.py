@@ -22,7 +22,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ class RunKey:
     """The run a history file records, as the file records it: ``ids`` are compared, ``label`` is shown."""
 
     ids: tuple[str | None, ...]
-    label: str
+    label: str = field(compare=False)
 
 
 class ImportCollision(Exception):
@@ -120,9 +120,9 @@ class ImportFolder:
             return None
 
 
-def neutral_run(document: Any, *, engine: str, with_run_id: bool = False, label: str = "workflow") -> RunKey | None:
-    """The ``RunKey`` of a neutral history document of ``engine`` (workflow type and id, and the run id
-    when ``with_run_id``); None for any other document."""
+def neutral_run(document: Any, *, engine: str, label: str = "workflow") -> RunKey | None:
+    """The ``RunKey`` of a neutral history document of ``engine`` (its workflow type and id: DBOS keeps one
+    history per workflow id, LangGraph one per thread); None for any other document."""
     if not isinstance(document, dict) or document.get("format") != "replaytest-history":
         return None
     workflow = document.get("workflow")
@@ -131,10 +131,9 @@ def neutral_run(document: Any, *, engine: str, with_run_id: bool = False, label:
     type_name, workflow_id = workflow.get("type"), workflow.get("id")
     if not isinstance(type_name, str) or not isinstance(workflow_id, str):
         return None
-    run_id = workflow.get("run_id") if with_run_id else None
-    return neutral_key(engine, type_name, workflow_id, run_id if isinstance(run_id, str) else None, label)
+    return neutral_key(engine, type_name, workflow_id, label)
 
 
-def neutral_key(engine: str, type_name: str, workflow_id: str, run_id: str | None = None, label: str = "workflow") -> RunKey:
+def neutral_key(engine: str, type_name: str, workflow_id: str, label: str = "workflow") -> RunKey:
     """The ``RunKey`` of a neutral history being written (what ``neutral_run`` reads back from its file)."""
-    return RunKey((engine, type_name, workflow_id, run_id), f"{label} {workflow_id!r} ({type_name})")
+    return RunKey((engine, type_name, workflow_id), f"{label} {workflow_id!r} ({type_name})")
