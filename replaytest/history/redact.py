@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from replaytest.history.blobs import BlobRemoval, BlobStore, mark_for_removal, remove_unreferenced
 from replaytest.history.io import load_history, save_history
 from replaytest.history.model import ErrorInfo, History
 from replaytest.history.strict_json import MAX_DEPTH, join_path
@@ -489,10 +490,40 @@ def _error(session: RedactionSession, error: ErrorInfo | None, path: str, steps:
 
 def redact_file(source: Path, target: Path, redactor: Redactor) -> int:
     """Load ``source``, redact it and save to ``target`` (may be the same path); returns the count.
+    In place, the blobs that held values now redacted are removed as ``redact_file_report`` says."""
+    return redact_file_report(source, target, redactor).replaced
 
-    Blobs of redacted results are written anew under their new hash; the old ones are left where they
-    are because other histories in the directory may share them.
-    """
-    redacted, count = redact_history(load_history(source), redactor)
-    save_history(redacted, target)
-    return count
+
+@dataclass
+class RedactedFile:
+    """One file ``redact_file_report`` redacted: values replaced, and what became of the blobs that held
+    the values before (``BlobRemoval``; empty unless redacted in place)."""
+
+    replaced: int
+    blobs: BlobRemoval = field(default_factory=BlobRemoval)
+
+
+def redact_file_report(source: Path, target: Path, redactor: Redactor) -> RedactedFile:
+    """Redact ``source`` into ``target``. In place (same file), no unredacted copy stays in the folder:
+    a result rewritten goes to a blob under its new hash, and each blob the history stops naming is
+    deleted unless another file of the folder tree still names it (then it is kept and listed). Order:
+    the old hashes are noted in the store, the new blobs and the history are written (atomically), the
+    old blobs are deleted last — a kill at any point loses no history, and the next ``redact`` in the
+    folder deletes what an interrupted one left."""
+    original = load_history(source)
+    redacted, count = redact_history(original, redactor)
+    in_place = Path(source).resolve() == Path(target).resolve()
+    # The blobs of results redaction changed (held inline again until saving stores them anew).
+    rewritten = {
+        before.result_ref
+        for before, after in zip(original.events, redacted.events)
+        if before.result_ref is not None and after.result_ref is None
+    }
+    store = BlobStore.beside(target)
+    if in_place:
+        mark_for_removal(store, rewritten)
+    saved = save_history(redacted, target)
+    if not in_place:
+        return RedactedFile(count)
+    still_named = {event.result_ref for event in saved.events if event.result_ref is not None}
+    return RedactedFile(count, remove_unreferenced(store, rewritten - still_named))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,10 +31,11 @@ import click
 if TYPE_CHECKING:
     from replaytest.history import ErrorInfo, Event, History
     from replaytest.history.redact import Redactor
+    from replaytest.plugins.import_files import RunKey
 
 _EXIT_ERROR = 2
+ENGINE = "dbos"
 _TYPE_KEY = "$type"  # dbos_values.TYPE_KEY, repeated so loading the plugin for lint stays cheap
-_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 PICKLE = "py_pickle"
 PORTABLE = "portable_json"
 
@@ -346,7 +346,7 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes) -> History:
     status = STATUS_MAP.get(str(run.status).upper(), "running")
     failure = payloads.error(run.error, run.serialization, None) if status == "failed" else None
     return History(
-        workflow=WorkflowInfo(type=run.name, id=run.workflow_id, run_id=None, engine="dbos"),
+        workflow=WorkflowInfo(type=run.name, id=run.workflow_id, run_id=None, engine=ENGINE),
         status=status,
         events=tuple(events),
         input=_input(payloads, run),
@@ -357,7 +357,17 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes) -> History:
 
 
 def history_filename(workflow_id: str) -> str:
-    return f"{_UNSAFE_FILENAME.sub('_', workflow_id)}.json"
+    """``<workflow_id>.json``, collision-free (``import_files.history_file_name``)."""
+    from replaytest.plugins.import_files import history_file_name
+
+    return history_file_name(workflow_id)
+
+
+def recorded_run(document: Any) -> RunKey | None:
+    """The run a DBOS history file records (its workflow type and id), to tell a re-import from another run."""
+    from replaytest.plugins.import_files import neutral_run
+
+    return neutral_run(document, engine=ENGINE)
 
 
 def import_runs(
@@ -374,12 +384,14 @@ def import_runs(
     """Write one history per selected run into ``out``; returns how many were written and the notes."""
     from replaytest.history import save_history
     from replaytest.history.redact import redact_history
+    from replaytest.plugins.import_files import ImportCollision, ImportFolder, neutral_key
 
     notes = ImportNotes()
     db = SystemDatabase(url)
     try:
         runs = select_runs(db, workflow_id, name, statuses, limit)
         out.mkdir(parents=True, exist_ok=True)
+        folder = ImportFolder(out, recorded_run)
         written = 0
         for run in runs:
             try:
@@ -393,9 +405,16 @@ def import_runs(
                 # One pass over the whole history (recorded exceptions included, as unknown event fields),
                 # so an address in an error message and in its exception get the same pseudonym.
                 history, replaced = redact_history(history, redactor)
-                notes.redacted += replaced
-            filename = history_filename(run.workflow_id)
-            save_history(history, out / filename)
+            # Named after the id as written (redacted), so the name shows nothing the history hides.
+            filename = history_filename(history.workflow.id)
+            try:
+                target = folder.claim(filename, neutral_key(ENGINE, run.name, history.workflow.id))
+            except ImportCollision as collision:
+                notes.refused.append(str(collision))
+                progress(f"refused: {collision}")
+                continue
+            save_history(history, target)
+            notes.redacted += replaced
             written += 1
             of = f"/{len(runs)}"
             redacted = f", {replaced} value(s) redacted" if replaced else ""

@@ -36,7 +36,6 @@ are read directly (read-only); ``histories_from_saver`` takes any ``BaseCheckpoi
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import re
 import sqlite3
@@ -52,11 +51,11 @@ from replaytest.plugins import langgraph_internals as lg
 
 if TYPE_CHECKING:
     from replaytest.history.redact import Redactor
+    from replaytest.plugins.import_files import RunKey
 
 ENGINE = "langgraph"
 UNKNOWN_TASK = "?"
 _EXIT_ERROR = 2
-_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 _EXCEPTION_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
 # Call indexes tried beyond the number of recorded results, for savers that store no task path (a call
 # still running when the checkpoint was read has an index but no result).
@@ -533,7 +532,18 @@ def current_code(objects: Iterable[Any], task_names: Iterable[str] = ()) -> Curr
 
 
 def history_filename(entrypoint: str, thread_id: str) -> str:
-    return f"{_UNSAFE_FILENAME.sub('_', entrypoint)}-{_UNSAFE_FILENAME.sub('_', thread_id)}.json"
+    """``<entrypoint>-<thread id>.json``, collision-free (``import_files.history_file_name``)."""
+    from replaytest.plugins.import_files import history_file_name
+
+    return history_file_name(entrypoint, thread_id, separator="-")
+
+
+def recorded_run(document: Any) -> RunKey | None:
+    """The thread a LangGraph history file records (entrypoint and thread id: one history per thread, so
+    a later invocation of the same thread is a re-import)."""
+    from replaytest.plugins.import_files import neutral_run
+
+    return neutral_run(document, engine=ENGINE, label="thread")
 
 
 def iter_threads(
@@ -556,27 +566,30 @@ def write_histories(
     """Write each history into ``out`` (validated by the neutral loader first, payloads redacted by
     ``redactor``); returns (written, refusals)."""
     from replaytest.history import HistoryError, history_from_dict, redact_history, save_history
+    from replaytest.plugins.import_files import ImportCollision, ImportFolder, neutral_key
 
     out.mkdir(parents=True, exist_ok=True)
+    folder = ImportFolder(out, recorded_run)
     written: list[tuple[Path, ImportedThread]] = []
     refused: list[str] = []
-    used: set[Path] = set()
     for item in imported:
         if isinstance(item, ImportRefused):
             refused.append(str(item))
             continue
-        path = out / history_filename(item.document["workflow"]["type"], item.thread_id)
-        if path in used:  # two thread ids that differ only in characters unsafe in file names
-            digest = hashlib.sha256(item.thread_id.encode()).hexdigest()[:8]
-            path = path.with_name(f"{path.stem}-{digest}.json")
-        used.add(path)
+        entrypoint = item.document["workflow"]["type"]
         try:
-            history = history_from_dict(item.document, path)
+            history = history_from_dict(item.document, out / history_filename(entrypoint, item.thread_id))
             if redactor is not None:
                 history, replaced = redact_history(history, redactor)
                 if replaced:
                     item.notes.append(f"{replaced} value(s) redacted")
+            # Named after the thread id as written (redacted), so the name shows nothing the history hides.
+            written_id = history.workflow.id
+            path = folder.claim(history_filename(entrypoint, written_id), neutral_key(ENGINE, entrypoint, written_id, label="thread"))
             save_history(history, path)
+        except ImportCollision as collision:
+            refused.append(str(collision))
+            continue
         except HistoryError as error:
             refused.append(f"thread {item.thread_id!r}: {error}")
             continue
