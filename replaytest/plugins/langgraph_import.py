@@ -181,7 +181,7 @@ class SqliteThreads:
         from replaytest.plugins.langgraph_values import DEFAULT_BUDGET
 
         # A cell over the decode budget is never fetched: SQLite measures it, Python never holds it.
-        limit = DEFAULT_BUDGET.max_bytes
+        limit = DEFAULT_BUDGET.max_stored_bytes
         checkpoints = []
         for checkpoint_id, parent_id, type_name, blob, blob_size, metadata, metadata_size in self.conn.execute(
             "SELECT checkpoint_id, parent_checkpoint_id, type, CASE WHEN length(checkpoint) <= ? THEN checkpoint END, "
@@ -214,10 +214,10 @@ class SqliteThreads:
 def _check_size(size: int | None, where: str, what: str) -> None:
     from replaytest.plugins.langgraph_values import DEFAULT_BUDGET
 
-    if size is not None and size > DEFAULT_BUDGET.max_bytes:
+    if size is not None and size > DEFAULT_BUDGET.max_stored_bytes:
         raise ImportRefused(
             f"{where}: stored {what} of {size:,} bytes is over the decode budget of "
-            f"{DEFAULT_BUDGET.max_bytes:,} bytes (max_bytes); not read"
+            f"{DEFAULT_BUDGET.max_stored_bytes:,} bytes (max_stored_bytes); not read"
         )
 
 

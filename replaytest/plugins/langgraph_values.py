@@ -64,7 +64,8 @@ class DecodeBudget:
     """Bounds for decoding one stored value. The defaults are far above what a LangGraph checkpoint of a
     long conversation holds and far below what would exhaust a CI machine's memory or Python's stack."""
 
-    max_bytes: int = 32 * 1024 * 1024  # stored bytes read, and text/binary bytes produced
+    max_stored_bytes: int = 32 * 1024 * 1024  # the stored value's own size (checked before it is read)
+    max_produced_bytes: int = 64 * 1024 * 1024  # text and binary produced (binary grows by a third as base64)
     max_nodes: int = 1_000_000  # values built (scalars, lists, maps, extension values)
     max_depth: int = 200  # nesting of lists, maps and extension values; later stages recurse over values
 
@@ -76,9 +77,10 @@ def decode_typed(type_name: str | None, data: bytes | None, budget: DecodeBudget
     """A saver's ``(type, bytes)`` as a JSON value (see the module docstring)."""
     if type_name in (None, "null") or data is None:
         return None
-    if type_name in ("bytes", "bytearray", "json", "msgpack") and len(data) > budget.max_bytes:
+    if type_name in ("bytes", "bytearray", "json", "msgpack") and len(data) > budget.max_stored_bytes:
         raise BudgetExceeded(
-            f"stored value of {len(data):,} bytes is over the decode budget of {budget.max_bytes:,} bytes (max_bytes)"
+            f"stored value of {len(data):,} bytes is over the decode budget of {budget.max_stored_bytes:,} bytes "
+            "(max_stored_bytes)"
         )
     if type_name in ("bytes", "bytearray"):
         return _tagged("builtins." + type_name, "arg", base64.b64encode(bytes(data)).decode("ascii"))
@@ -224,10 +226,10 @@ class _MsgpackDecoder:
 
     def _produce(self, size: int, at: int) -> None:
         self.produced += size
-        if self.produced > self.budget.max_bytes:
+        if self.produced > self.budget.max_produced_bytes:
             raise BudgetExceeded(
-                f"msgpack value decodes to more than the decode budget of {self.budget.max_bytes:,} bytes of text "
-                f"and binary (max_bytes; at byte {at})"
+                f"msgpack value decodes to more than the decode budget of {self.budget.max_produced_bytes:,} bytes "
+                f"of text and binary (max_produced_bytes; at byte {at})"
             )
 
     def _take(self, size: int, what: str, at: int) -> bytes:
