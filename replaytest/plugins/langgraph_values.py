@@ -188,41 +188,47 @@ class _MsgpackDecoder:
         self.budget = budget
         self.pos = 0
         self.limit = len(data)  # end of the innermost extension payload being read, else of the data
-        self.nodes = 0
         self.produced = 0
         self.stack: list[_Frame] = []
+        self.ext_ends: list[int] = []  # where each extension payload being read ends, innermost last
 
     def decode(self) -> Any:
+        stack, max_nodes, nodes = self.stack, self.budget.max_nodes, 0
         while True:
             start = self.pos
             value = self._item()
             if value is _NO_KEY:  # a non-empty container was opened: read its first item
                 continue
-            while True:
-                self._count(start)
-                if not self.stack:
+            while True:  # the finished value goes into its container, which may be finished in turn
+                nodes += 1
+                if nodes > max_nodes:
+                    raise BudgetExceeded(
+                        f"msgpack value holds more than the decode budget of {max_nodes:,} values "
+                        f"(max_nodes; at byte {start})"
+                    )
+                if not stack:
                     if self.pos != len(self.data):
                         raise MalformedValue(
                             f"malformed msgpack: {len(self.data) - self.pos} byte(s) left over after the value "
                             f"ended at byte {self.pos}"
                         )
                     return value
-                frame = self.stack[-1]
-                done, value = self._add(frame, value)
-                if not done:
-                    break
-                self.stack.pop()
+                frame = stack[-1]
+                if frame.kind == "array":  # the common case, without a call
+                    frame.items.append(value)
+                    frame.remaining -= 1
+                    if frame.remaining:
+                        break
+                    value = frame.items
+                else:
+                    done, value = self._add(frame, value)
+                    if not done:
+                        break
+                stack.pop()
                 start = frame.start
                 if frame.kind == "ext":
-                    self.limit = next((f.end for f in reversed(self.stack) if f.kind == "ext"), len(self.data))
-
-    def _count(self, at: int) -> None:
-        self.nodes += 1
-        if self.nodes > self.budget.max_nodes:
-            raise BudgetExceeded(
-                f"msgpack value holds more than the decode budget of {self.budget.max_nodes:,} values "
-                f"(max_nodes; at byte {at})"
-            )
+                    self.ext_ends.pop()
+                    self.limit = self.ext_ends[-1] if self.ext_ends else len(self.data)
 
     def _produce(self, size: int, at: int) -> None:
         self.produced += size
@@ -234,7 +240,7 @@ class _MsgpackDecoder:
 
     def _take(self, size: int, what: str, at: int) -> bytes:
         if size > self.limit - self.pos:
-            within = "its extension payload" if self.limit != len(self.data) else "the value"
+            within = "its extension payload" if self.ext_ends else "the value"
             raise MalformedValue(
                 f"malformed msgpack: {what} at byte {at} needs {size:,} byte(s), {within} has "
                 f"{max(self.limit - self.pos, 0):,} left (truncated, or a corrupt length)"
@@ -249,7 +255,10 @@ class _MsgpackDecoder:
     def _item(self) -> Any:
         """The next complete scalar (or empty container) at ``pos``, or ``_NO_KEY`` after opening a container."""
         at = self.pos
-        code = self._take(1, "a value", at)[0]
+        if at >= self.limit:
+            self._take(1, "a value", at)  # raises: nothing left
+        code = self.data[at]
+        self.pos = at + 1
         if code <= 0x7F:
             return code
         if code >= 0xE0:
@@ -287,7 +296,11 @@ class _MsgpackDecoder:
         raise MalformedValue(f"malformed msgpack: byte 0x{code:02x} at byte {at} starts no msgpack value")
 
     def _text(self, size: int, at: int) -> str:
-        raw = self._take(size, "a string", at)
+        end = self.pos + size
+        if end > self.limit:
+            self._take(size, "a string", at)  # raises: truncated
+        raw = self.data[self.pos : end]
+        self.pos = end
         self._produce(size, at)
         try:
             return raw.decode("utf-8")
@@ -327,14 +340,13 @@ class _MsgpackDecoder:
             raise MalformedValue(f"malformed msgpack: the extension value (type {ext_type}) at byte {at} is empty")
         self._push(_Frame("ext", 1, at, end=self.pos + size, code=ext_type), at)
         self.limit = self.pos + size
+        self.ext_ends.append(self.limit)
         return _NO_KEY
 
     def _add(self, frame: _Frame, value: Any) -> tuple[bool, Any]:
-        """Put a finished ``value`` into ``frame``; (True, the frame's value) once the frame is complete."""
+        """Put a finished ``value`` into a map or extension ``frame``; (True, the frame's value) once the
+        frame is complete."""
         frame.remaining -= 1
-        if frame.kind == "array":
-            frame.items.append(value)
-            return (True, frame.items) if frame.remaining == 0 else (False, None)
         if frame.kind == "map":
             if frame.key is _NO_KEY:
                 frame.key = value if isinstance(value, str) else json.dumps(value)
