@@ -20,10 +20,13 @@ from pathlib import Path
 import ormsgpack
 import pytest
 from conftest import AGENT_SPEC, import_histories, record_order_runs, thread
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from lg_apps import agent
 
 from replaytest.history import load_history
+from replaytest.plugins.langgraph_import import histories_from_saver
 from replaytest.plugins.langgraph_values import BudgetExceeded, DecodeBudget, MalformedValue, decode_typed
 
 HERE = Path(__file__).resolve().parent
@@ -249,3 +252,29 @@ def test_the_decoder_counts_its_work_against_the_budget_it_is_given() -> None:
     with pytest.raises(MalformedValue, match=r"the string at byte 0 is not UTF-8"):
         decode_typed("msgpack", b"\xa2\xff\xfe")
     assert json.dumps(decode_typed("msgpack", b"\xd4\x63\x00")) == '{"$type": "?", "$ext": "ext-99", "$value": null}'
+
+
+class _TruncatingSerializer(JsonPlusSerializer):
+    """LangGraph's own serializer, except that a value holding ``MARK`` is stored cut in half: what a
+    saver object returns from a damaged store."""
+
+    MARK = "damaged-in-transit"
+
+    def dumps_typed(self, obj: object) -> tuple[str, bytes]:
+        type_name, data = super().dumps_typed(obj)
+        return (type_name, data[: len(data) // 2]) if self.MARK.encode() in data else (type_name, data)
+
+
+def test_a_saver_object_returning_a_damaged_value_refuses_that_thread_and_imports_the_others(tmp_path: Path) -> None:
+    saver = InMemorySaver(serde=_TruncatingSerializer())
+    graph = agent.order_agent.copy(update={"checkpointer": saver})
+    assert "__interrupt__" in graph.invoke({"item": "desk"}, thread("waiting"))
+    assert "__interrupt__" in graph.invoke({"item": _TruncatingSerializer.MARK}, thread("damaged"))
+    written, refused = histories_from_saver(saver, tmp_path, workflows=[agent.order_agent])
+    assert [item.thread_id for _, item in written] == ["waiting"]
+    assert [(e.name, e.result) for e in load_history(written[0][0]).events if e.kind == "step"] == [
+        ("fetch_price", 250.0), ("draft", "intro about the desk"), ("draft", "body about the desk"),
+    ]
+    [reason] = refused
+    assert reason.startswith("thread 'damaged': a value read through the saver: malformed msgpack: ")
+    assert reason.endswith("(truncated, or a corrupt length)") and "\n" not in reason
