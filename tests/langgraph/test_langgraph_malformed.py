@@ -30,11 +30,12 @@ from replaytest.plugins.langgraph_import import histories_from_saver
 from replaytest.plugins.langgraph_values import BudgetExceeded, DecodeBudget, MalformedValue, decode_typed
 
 HERE = Path(__file__).resolve().parent
-# The thread each hostile checkpoint is written into, and the first checkpoint of that thread gets it.
+# Stored bytes, each written over the first checkpoint of a thread of its own.
 NESTED_TOO_DEEP = b"\x91" * 100_000 + b"\xc0"  # 100,000 one-item arrays around a nil
 HUGE_ARRAY = b"\xdd\xff\xff\xff\xff\xc0"  # array32 declaring 4,294,967,295 items, one byte of them present
 HUGE_STRING = b"\x81\xa1v\xdb\x7f\xff\xff\xff"  # {"v": <str32 of 2,147,483,647 bytes, none present>}
 TRUNCATED_MAP = b"\x83\xa1v\x04\xaechannel_values"  # a map of 3 entries cut after its second key
+# A pydantic-v2 extension value (type 2) whose payload is ["Order"], not [module, name, value]; at byte 30.
 BAD_EXTENSION = ormsgpack.packb({"v": 4, "channel_values": {"__start__": ormsgpack.Ext(2, b"\x91\xa5Order")}})
 NOT_A_MAP = b"\x2a"  # the integer 42
 TRAILING = b"\x80\xc0"  # an empty map, then one more byte
