@@ -112,8 +112,10 @@ def _decode(type_name: str | None, data: bytes | None, where: str) -> Any:
 
     if type_name is not None and not isinstance(type_name, str):
         raise ImportRefused(f"{where}: serializer type {type_name!r} is not a name")
-    if data is not None and not isinstance(data, bytes):
-        data = str(data).encode("utf-8", "surrogatepass")  # a TEXT cell where the saver writes a BLOB
+    if isinstance(data, str):  # a TEXT cell where the saver writes a BLOB
+        data = data.encode("utf-8", "surrogatepass")
+    elif data is not None and not isinstance(data, bytes):
+        raise ImportRefused(f"{where}: the stored value is a {type(data).__name__}, not bytes")
     try:
         return decode_typed(type_name, data)
     except ValueRefused as error:
