@@ -8,10 +8,19 @@ mutations (deleted, duplicated, swapped or retyped events, ids changed, attribut
 ids renumbered nine times in ten so the sequence checks are not the only line of defence) and are
 replayed with the real temporalio Replayer against the workflow that recorded them.
 
-An *uncaught exception* is anything but a ``HistoryError``/``DiffError`` or a replay result; a *hang*
-is a run that does not finish within ``--timeout`` seconds (SIGALRM).
+LangGraph checkpoints (``--langgraph-runs``, needs the langgraph extra): the refund agent of
+``langgraph_refund_agent.py`` is recorded for real into a SqliteSaver database (three threads: completed, parked, failed); each run
+copies it, mutates the serialized msgpack bytes of one thread's checkpoints and task writes
+(``mutate_msgpack``: flipped bytes, truncation, inserted headers declaring huge lengths, deep nesting,
+bad extension values) and runs the importer over the whole database. The mutated thread must be
+imported or refused; the two untouched threads must always be imported (a *lost* thread otherwise).
 
-Usage: ``python benchmarks/fuzz_histories.py [--runs 2000] [--temporal-runs 150] [--seed 1] [--timeout 120]``
+An *uncaught exception* is anything but a ``HistoryError``/``DiffError``, a replay result or an import
+refusal; a *hang* is a run that does not finish within ``--timeout`` seconds (SIGALRM). Peak memory is
+the process's maximum resident set size (``ru_maxrss``) before and after the LangGraph runs.
+
+Usage: ``python benchmarks/fuzz_histories.py [--runs 2000] [--temporal-runs 150] [--langgraph-runs 0]
+[--seed 1] [--timeout 120]``
 """
 
 from __future__ import annotations
@@ -20,17 +29,20 @@ import argparse
 import copy
 import json
 import random
+import shutil
 import signal
+import sqlite3
 import sys
 import tempfile
 import time
 import traceback
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "temporal"))
 
 from replaytest.history import HistoryError, Redactor, load_history, redact_history  # noqa: E402
 from replaytest.plugins import load_plugins  # noqa: E402
@@ -104,10 +116,111 @@ def mutate_temporal(rng: random.Random, document: dict) -> dict:
     return document
 
 
+# --- LangGraph msgpack checkpoints -----------------------------------------------------------------
+
+# msgpack headers that declare far more than any stored value holds: arrays, maps, strings, binaries
+# and extension values of 2**32 - 1 (or 2**31 - 1) items/bytes, with nothing after them.
+HUGE_HEADERS = [b"\xdd\xff\xff\xff\xff", b"\xdf\xff\xff\xff\xff", b"\xdb\x7f\xff\xff\xff", b"\xc6\xff\xff\xff\xff",
+                b"\xc9\xff\xff\xff\xff\x02", b"\xdc\xff\xff", b"\xde\xff\xff", b"\xda\xff\xff"]
+# Extension values LangGraph's serializer would never write: payloads that are no [module, name, value],
+# truncated or empty payloads, unknown and reserved ext types, a payload nesting deeply.
+BAD_EXTENSIONS = [b"\xd4\x02\x00", b"\xd4\x00\xc0", b"\xc7\x03\x05\x93\xa1a", b"\xc7\x00\x01", b"\xd5\xff\x00\x00",
+                  b"\xc7\x04\x02\x93\x01\x02\x03", b"\xc7\x09\x00\x93\xa1m\xa1n\xd4\x00\x00\xc0",
+                  b"\xc9\x00\x00\x01\x00\x02" + b"\x91" * 256, b"\xd4\x06\x00", b"\xd8\x63" + b"\x00" * 16]
+
+
+def mutate_msgpack(rng: random.Random, data: bytes) -> bytes:
+    """One to four byte-level mutations of a stored msgpack value (see the module docstring)."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randint(0, len(out))
+        action = rng.choice(["flip", "flip", "truncate", "huge", "deep", "ext", "delete", "duplicate", "count"])
+        if action == "flip" and at < len(out):
+            out[at] = rng.randint(0, 255)
+        elif action == "truncate":
+            del out[at:]
+        elif action == "huge":
+            out[at:at] = rng.choice(HUGE_HEADERS)
+        elif action == "deep":
+            out[at:at] = rng.choice([b"\x91", b"\x81\xa1k", b"\xdc\x00\x01"]) * rng.choice([150, 199, 200, 201, 1000, 100_000])
+        elif action == "ext":
+            out[at:at] = rng.choice(BAD_EXTENSIONS)
+        elif action == "delete":
+            del out[at : at + rng.randint(1, 40)]
+        elif action == "duplicate":
+            out[at:at] = out[at : at + rng.randint(1, 200)]
+        elif action == "count":  # a container header's item count changed: the rest no longer lines up
+            headers = [i for i, byte in enumerate(out) if 0x80 <= byte <= 0x9F]
+            if headers:
+                i = rng.choice(headers)
+                out[i] = (out[i] & 0xF0) | rng.randint(0, 15)
+    return bytes(out)
+
+
+def record_langgraph_seed(db: Path) -> Any:
+    """Record the refund agent (``langgraph_refund_agent.py``) for real into ``db``; returns its entrypoint."""
+    import langgraph_refund_agent
+
+    langgraph_refund_agent.record(db)
+    return langgraph_refund_agent.refund_agent
+
+
+def stored_msgpack_cells(db: Path, thread_id: str) -> list[tuple[str, int]]:
+    """(table, rowid) of every msgpack value stored for ``thread_id``: its checkpoints and its writes."""
+    with closing(sqlite3.connect(db)) as conn:
+        return [("checkpoints", rowid) for (rowid,) in conn.execute(
+            "SELECT rowid FROM checkpoints WHERE thread_id = ? AND type = 'msgpack'", (thread_id,))] + [
+            ("writes", rowid) for (rowid,) in conn.execute(
+                "SELECT rowid FROM writes WHERE thread_id = ? AND type = 'msgpack'", (thread_id,))]
+
+
+def mutate_langgraph_thread(rng: random.Random, seed_db: Path, db: Path, thread_ids: list[str]) -> str:
+    """Copy ``seed_db`` to ``db`` with one to three msgpack values of one thread mutated; returns that thread."""
+    shutil.copyfile(seed_db, db)
+    target = rng.choice(thread_ids)
+    cells = stored_msgpack_cells(db, target)
+    # Closed, not only committed: the saver's databases are in WAL mode, and a WAL file left behind
+    # would be read with the next run's copy.
+    with closing(sqlite3.connect(db)) as conn, conn:
+        for table, rowid in rng.sample(cells, k=min(len(cells), rng.choice([1, 1, 2, 3]))):
+            column = "checkpoint" if table == "checkpoints" else "value"
+            [(data,)] = conn.execute(f"SELECT {column} FROM {table} WHERE rowid = ?", (rowid,)).fetchall()
+            conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (mutate_msgpack(rng, data), rowid))
+    return target
+
+
+def import_langgraph(db: Path, out: Path, code: Any, thread_ids: list[str], target: str) -> str:
+    """Import every thread of ``db`` as ``replaytest import langgraph`` does; the outcome for ``target``
+    (the mutated thread). An untouched thread that is not imported raises ``LostThread``."""
+    from replaytest.history.redact import DEFAULT_KEY_NAMES, Redactor
+    from replaytest.plugins.langgraph_import import SqliteThreads, iter_threads, write_histories
+
+    shutil.rmtree(out, ignore_errors=True)
+    source = SqliteThreads(db)
+    try:
+        redactor = Redactor.build(DEFAULT_KEY_NAMES, (), "[redacted]", pseudonyms=False)
+        written, refused = write_histories(iter_threads(source, (), None, code), out, redactor)
+    finally:
+        source.close()
+    imported = {item.thread_id for _, item in written}
+    lost = [t for t in thread_ids if t != target and t not in imported]
+    if lost:
+        raise LostThread(f"untouched thread(s) {lost} not imported; refusals: {refused}")
+    for reason in refused:
+        if "\n" in reason or f"thread {target!r}" not in reason:
+            raise LostThread(f"a refusal that is not one line naming thread {target!r}: {reason!r}")
+    return "langgraph-imported" if target in imported else "langgraph-refused"
+
+
+class LostThread(Exception):
+    """An import that lost a thread it should have imported, or refused one without naming it."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=2000, help="neutral history runs")
     parser.add_argument("--temporal-runs", type=int, default=150)
+    parser.add_argument("--langgraph-runs", type=int, default=0, help="mutated LangGraph msgpack checkpoint runs")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=120.0)
     options = parser.parse_args()
@@ -145,6 +258,7 @@ def main() -> None:
         attempt("redact", path, lambda: (redact_history(load_history(path), Redactor.build()), "redacted")[1])
 
     if options.temporal_runs:
+        sys.path.insert(0, str(REPO / "tests" / "temporal"))
         import temporal_wf_hello
         import temporal_wf_sayhello
 
@@ -162,9 +276,33 @@ def main() -> None:
                     lambda: (temporal_redactor.redact_history_file(path, path.with_suffix(".red.json"), Redactor.build()),
                              "temporal-redacted")[1])
 
+    if options.langgraph_runs:
+        import resource
+
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        from replaytest.plugins.langgraph_import import current_code
+
+        seed_db = folder / "langgraph-seed.sqlite"
+        code = current_code([record_langgraph_seed(seed_db)])
+        thread_ids = ["completed", "parked", "failed"]
+        lg_started = time.perf_counter()
+        for run in range(options.langgraph_runs):
+            db = folder / f"langgraph-{run}.sqlite"
+            target = mutate_langgraph_thread(rng, seed_db, db, thread_ids)
+            failures = len(uncaught) + len(hangs)
+            kept = folder / f"langgraph-run-{run}.sqlite"
+            attempt("langgraph-import", kept, lambda: import_langgraph(db, folder / "langgraph-out", code, thread_ids, target))
+            if len(uncaught) + len(hangs) > failures:  # keep the database that failed, for reproduction
+                shutil.copyfile(db, kept)
+            for leftover in folder.glob(f"langgraph-{run}.sqlite*"):
+                leftover.unlink()
+        print(f"langgraph: {options.langgraph_runs} runs in {time.perf_counter() - lg_started:.0f} s; peak RSS "
+              f"{rss_before / 1024:.0f} MB before, {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB after")
+
     elapsed = time.perf_counter() - started
     total = sum(outcomes.values()) + len(uncaught) + len(hangs)
-    print(f"runs: {total} ({options.runs} neutral files x 4 faces, {options.temporal_runs} Temporal files x 2) in {elapsed:.0f} s")
+    print(f"runs: {total} ({options.runs} neutral files x 4 faces, {options.temporal_runs} Temporal files x 2, "
+          f"{options.langgraph_runs} LangGraph databases) in {elapsed:.0f} s")
     print(f"uncaught exceptions: {len(uncaught)}; hangs (> {options.timeout:.0f} s): {len(hangs)}")
     print("outcomes: " + ", ".join(f"{key} {value}" for key, value in sorted(outcomes.items())))
     for item in uncaught[:10] + hangs[:10]:

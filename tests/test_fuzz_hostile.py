@@ -1,13 +1,20 @@
 """Fuzzing the faces that read histories: mutated bytes of real history files go through the loader,
 ``replay``, ``diff`` and ``redact``. Every outcome is a result or a ``HistoryError``/``DiffError`` that
-names the file - never another exception, never a hang (Hypothesis deadline). Bounded to a few seconds;
-``benchmarks/fuzz_histories.py`` runs the long version."""
+names the file - never another exception, never a hang (Hypothesis deadline). Mutated msgpack bytes of
+real LangGraph checkpoints (a SqliteSaver database recorded here) go through ``import langgraph``: the
+mutated thread is imported or refused in one line, the others are imported. Bounded to a few seconds
+each; ``benchmarks/fuzz_histories.py`` runs the long version."""
 
 from __future__ import annotations
 
+import importlib.util
+import random
 import sys
+from collections import Counter
 from pathlib import Path
+from types import ModuleType
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,3 +73,38 @@ def test_mutated_histories_never_crash_loader_replay_diff_or_redact(tmp_path_fac
     if history is not None:
         redacted, _ = redact_history(history, Redactor.build())
         assert len(redacted.events) == len(history.events)
+
+
+def _fuzz_benchmark() -> ModuleType:
+    """``benchmarks/fuzz_histories.py``, whose mutators the long run uses, loaded as a module."""
+    sys.path.append(str(REPO / "benchmarks"))  # its refund agent, which LangGraph revives by module name
+    spec = importlib.util.spec_from_file_location("fuzz_histories", REPO / "benchmarks/fuzz_histories.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fuzz_histories"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mutated_langgraph_checkpoints_are_imported_or_refused_and_never_lose_another_thread(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph.checkpoint.sqlite")
+    from replaytest.plugins.langgraph_import import current_code
+
+    fuzz = _fuzz_benchmark()
+    seed_db = tmp_path / "seed.sqlite"
+    code = current_code([fuzz.record_langgraph_seed(seed_db)])
+    assert code.tasks == {"look_up_order", "check_policy", "issue_refund"}
+    thread_ids = ["completed", "parked", "failed"]
+    rng = random.Random(18)
+    outcomes: Counter[str] = Counter()
+    for run in range(250):
+        db = tmp_path / f"run-{run}.sqlite"
+        target = fuzz.mutate_langgraph_thread(rng, seed_db, db, thread_ids)
+        # Any exception fails the test, LostThread included: an untouched thread not imported, or a
+        # refusal that is not one line naming the mutated thread.
+        outcomes[fuzz.import_langgraph(db, tmp_path / "out", code, thread_ids, target)] += 1
+        for leftover in tmp_path.glob(f"run-{run}.sqlite*"):
+            leftover.unlink()
+    assert sum(outcomes.values()) == 250
+    assert set(outcomes) <= {"langgraph-imported", "langgraph-refused"}
+    assert outcomes["langgraph-refused"] > 100, outcomes  # the mutations do reach the decoder's refusals
