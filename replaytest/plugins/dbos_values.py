@@ -124,30 +124,26 @@ class BudgetMeter:
         self.nodes = 0
 
     def spend_bytes(self, count: int) -> None:
+        self.require_bytes(count)
         self.bytes += count
-        if self.bytes > self.budget.max_bytes:
-            raise OverBudget(
-                "max_bytes", f"over the decode budget of {self.budget.max_bytes:,} bytes of typed JSON per run"
-            )
 
     def spend_nodes(self, count: int = 1) -> None:
+        self.require_nodes(count)
         self.nodes += count
-        if self.nodes > self.budget.max_nodes:
+
+    def require_bytes(self, count: int) -> None:
+        """Refuse what would pass the byte budget, before anything is allocated for it."""
+        if self.bytes + count > self.budget.max_bytes:
+            raise OverBudget("max_bytes", f"over the decode budget of {self.budget.max_bytes:,} bytes of typed JSON per run")
+
+    def require_nodes(self, count: int) -> None:
+        """Refuse what would pass the value budget, before anything is expanded for it."""
+        if self.nodes + count > self.budget.max_nodes:
             raise OverBudget(
                 "max_nodes",
                 f"over the decode budget of {self.budget.max_nodes:,} values per run "
                 "(a value shared through the pickle memo counts each time it is written)",
             )
-
-    def require_bytes(self, count: int) -> None:
-        """Refuse, before anything is allocated, what would pass the byte budget (nothing is spent)."""
-        if self.bytes + count > self.budget.max_bytes:
-            self.spend_bytes(count)
-
-    def require_nodes(self, count: int) -> None:
-        """Refuse, before anything is expanded, what would pass the node budget (nothing is spent)."""
-        if self.nodes + count > self.budget.max_nodes:
-            self.spend_nodes(count)
 
     def check_depth(self, depth: int) -> None:
         if depth > self.budget.max_depth:
