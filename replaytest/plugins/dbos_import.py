@@ -281,6 +281,8 @@ class _Payloads:
                 f"(budget {refused.budget}; raise it with {BUDGET_OPTIONS[refused.budget]})"
             )
         assert isinstance(refused, PickleRefused)
+        if refused.type_name == "payload":  # the pickle as a whole, not one type in it
+            return ImportRefused(f"{self.where(function_id)}: refused: {refused.reason}")
         return ImportRefused(f"{self.where(function_id)}: refused type {refused.type_name} ({refused.reason})")
 
     def portable(self, text: str, function_id: int | None) -> Any:
