@@ -1,13 +1,16 @@
 """Fuzzing the faces that read histories: mutated bytes of real history files go through the loader,
 ``replay``, ``diff`` and ``redact``. Every outcome is a result or a ``HistoryError``/``DiffError`` that
-names the file - never another exception, never a hang (Hypothesis deadline). Bounded to a few seconds;
-``benchmarks/fuzz_histories.py`` runs the long version."""
+names the file - never another exception, never a hang (Hypothesis deadline). Mutated DBOS pickles go
+through the restricted decoder and ``import dbos``. Bounded to seconds; ``benchmarks/fuzz_histories.py``
+runs the long version."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import ModuleType
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,3 +69,39 @@ def test_mutated_histories_never_crash_loader_replay_diff_or_redact(tmp_path_fac
     if history is not None:
         redacted, _ = redact_history(history, Redactor.build())
         assert len(redacted.events) == len(history.events)
+
+
+# --- DBOS pickles ---------------------------------------------------------------------------------
+
+
+def _fuzz_module() -> ModuleType:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fuzz_histories", REPO / "benchmarks/fuzz_histories.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mutated_dbos_pickles_are_decoded_or_refused_and_each_imports_or_refuses_its_run(tmp_path: Path) -> None:
+    """300 seeded mutations of the pickles the DBOS shop wrote when recorded for real: the decoder returns
+    JSON or ``PickleRefused``, ``import dbos`` writes the run or refuses it; nothing else escapes."""
+    import random
+
+    pytest.importorskip("dbos")
+    fuzz = _fuzz_module()
+    system_db = fuzz.record_dbos_shop(tmp_path / "shop")
+    seeds = fuzz.recorded_dbos_pickles(system_db)
+    assert len(seeds) > 20
+    target = fuzz.DBOSFuzzTarget(system_db, tmp_path)
+    rng = random.Random(18)
+    outcomes: dict[str, int] = {}
+    for _ in range(300):
+        workflow_id, function_id, seed = rng.choice(seeds)
+        raw = fuzz.mutate_dbos_pickle(rng, seed)
+        decoded = target.decode(raw)
+        imported = target.import_run(workflow_id, function_id, raw)
+        assert (decoded, imported) in {("dbos-decoded", "dbos-import-written"), ("dbos-decode-refused", "dbos-import-refused")}, raw
+        outcomes[decoded] = outcomes.get(decoded, 0) + 1
+    assert outcomes["dbos-decoded"] > 10 and outcomes["dbos-decode-refused"] > 10  # both paths were exercised
