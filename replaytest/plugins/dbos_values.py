@@ -11,13 +11,18 @@ base64 pickle. A written history never holds pickle, so the importer turns pickl
   "new_args": [...], "call_args": [...], "state": ..., "list_items": [...], "dict_items": [...]}`` —
   what pickle would have done to rebuild it, recorded rather than done.
 
-``decode_pickle`` reads pickle with a ``pickle.Unpickler`` whose ``find_class`` hands out only the
-real builtins/datetime/decimal/uuid/collections types listed below and, for every other name, a
-placeholder class that records what pickle asks of it. Nothing user-defined is imported, constructed
-or called while decoding. Refused (``PickleRefused``, naming the type): standard-library names outside
-the allowlist (``os.system``, ``pathlib.PosixPath``, ``fractions.Fraction``), calls of names that are
-not classes by convention (a lower-case callable, e.g. ``numpy.core.multiarray._reconstruct``),
-persistent ids and out-of-band buffers.
+``decode_pickle`` never executes the pickle: ``pickletools.genops`` parses its opcodes and ``_Machine``
+runs them on inert nodes (a global is a name, a call or ``__new__`` a record, BUILD and SETITEM(S)
+recorded on the record), one step per opcode; ``_Writer`` then writes the nodes as typed JSON, calling
+only constructors of small values from the allowlist below (numbers, text, bytes, dates, ``Decimal``,
+``UUID``) after checking their arguments. Nothing is imported, no class is handed to the payload, and
+nothing outlives one payload. The run's ``BudgetMeter`` bounds what is written (``DecodeBudget``: bytes,
+values - a value shared through the memo counts each time it is written - and depth); passing it is
+``OverBudget``. Refused (``PickleRefused``, naming the type): standard-library names outside the
+allowlist (``os.system``, ``pathlib.PosixPath``, ``fractions.Fraction``), calls of names that are not
+classes by convention (a lower-case callable, e.g. ``numpy.core.multiarray._reconstruct``), state given
+to a class or to a value of an allowlisted type, cycles, persistent ids, extension codes, out-of-band
+buffers and malformed pickles.
 
 ``Rebuilder`` (one per replayed history) turns typed JSON back into Python values. A class named by an
 ``"object"`` entry is rebuilt only when the current code has already imported its module
@@ -249,7 +254,7 @@ class _Machine:
                 if len(self.stack) != 1 or self.marks:
                     raise PickleRefused("payload", f"malformed pickle: STOP at byte {position} with an unbalanced stack")
                 return self.stack[0]
-        raise PickleRefused("payload", "malformed pickle: no STOP")  # genops raises first; kept for clarity
+        raise PickleRefused("payload", "malformed pickle: no STOP")  # genops raises this first
 
     # -- stack helpers ---------------------------------------------------------------------------------
 
@@ -696,7 +701,7 @@ class _Writer:
         if real is collections.defaultdict:
             if args:
                 factory, args = args[0], args[1:]
-            if factory is not None and not isinstance(factory, _Global):
+            if factory is not None and (not isinstance(factory, _Global) or (factory.allowed and not isinstance(factory.real, type))):
                 raise PickleRefused(name, f"default factory {_node_kind(factory)} is not a class")
         if len(args) > 1:
             raise PickleRefused(name, "built with more than one argument")
@@ -753,6 +758,7 @@ class _Writer:
 
     def leaf(self, node: Any, depth: int) -> Any:
         """The real value of a small value type (numbers, text, bytes, dates, ``Decimal``, ``UUID``)."""
+        self.meter.spend_nodes()  # arguments can share nodes through the memo too
         self.meter.check_depth(depth)
         if node is None or isinstance(node, (bool, int, float, str, bytes, bytearray)):
             return node
@@ -882,10 +888,25 @@ def to_typed(value: Any, meter: BudgetMeter | None = None) -> Any:
 
 
 def _write_bounded(node: Any, meter: BudgetMeter) -> Any:
+    # The writer takes up to three frames a level; a depth budget raised past the default needs room.
+    limit = sys.getrecursionlimit()
+    needed = 200 + 4 * meter.budget.max_depth + _frames_above()
+    if needed > limit:
+        sys.setrecursionlimit(needed)
     try:
         return _Writer(meter).write(node)
-    except RecursionError:  # a backstop: the depth budget stops well before the interpreter's limit
+    except RecursionError:  # a backstop: the depth budget stops before the interpreter's limit
         raise OverBudget("max_depth", "nested deeper than the interpreter can follow; lower the depth budget") from None
+    finally:
+        if needed > limit:
+            sys.setrecursionlimit(limit)
+
+
+def _frames_above() -> int:
+    count, frame = 0, sys._getframe()
+    while frame is not None:
+        count, frame = count + 1, frame.f_back  # type: ignore[assignment]
+    return count
 
 
 def _type_name(cls: Any) -> str:

@@ -157,3 +157,22 @@ def test_an_integer_length_prefix_is_never_trusted() -> None:
 def test_a_huge_memo_index_costs_one_entry() -> None:
     # LONG_BINPUT 2**28-1: a memo kept as an array would grow to 2 GiB of pointers
     assert decode_pickle(b64(b"\x80\x04Nr\xff\xff\xff\x0f.")) is None
+
+
+def test_memo_shared_constructor_arguments_are_counted_too() -> None:
+    # Decimal((0, T, 0)) where T holds the next tuple twice, 40 levels: 2**40 digits through the memo
+    tree = b")\x940" + b"".join(b"h" + bytes([i]) + b"h" + bytes([i]) + b"\x86\x940" for i in range(40)) + b"h\x28"
+    raw = b"\x80\x04cdecimal\nDecimal\nK\x00" + tree + b"K\x00\x87\x85R."
+    meter = BudgetMeter(DecodeBudget(max_nodes=5_000))
+    with pytest.raises(OverBudget):
+        decode_pickle(b64(raw), meter)
+    assert meter.nodes == 5_000
+
+
+def test_a_raised_depth_budget_is_followed_to_its_end() -> None:
+    raw = b"\x80\x04" + b"]" * 380 + b"a" * 379 + b"."
+    typed = decode_pickle(b64(raw), BudgetMeter(DecodeBudget(max_depth=390)))
+    depth = 0
+    while typed:
+        typed, depth = typed[0], depth + 1
+    assert depth == 379
