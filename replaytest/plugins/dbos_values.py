@@ -543,17 +543,24 @@ class _Writer:
         self.open: set[int] = set()  # ids of the containers being written, to refuse cycles
 
     def write(self, node: Any, depth: int = 0) -> Any:
-        self.meter.spend_nodes()
-        self.meter.check_depth(depth)
-        if node is None or isinstance(node, bool):
-            self.meter.spend_bytes(5)
-            return node
-        if isinstance(node, str):
+        meter = self.meter
+        # spend_nodes and check_depth, inline: this runs once for every value written
+        if meter.nodes >= meter.budget.max_nodes:
+            meter.spend_nodes()
+        meter.nodes += 1
+        if depth > meter.budget.max_depth:
+            meter.check_depth(depth)
+        kind = type(node)
+        if kind is str:
             return self.text(node)
-        if isinstance(node, int):
-            if node.bit_length() > _MAX_INT_BITS:
-                raise PickleRefused("int", f"an integer of {node.bit_length():,} bits, too long to write as JSON")
-            self.meter.spend_bytes(node.bit_length() // 3 + 2)
+        if node is None or kind is bool:
+            meter.spend_bytes(5)
+            return node
+        if kind is int or isinstance(node, int):
+            bits = node.bit_length()
+            if bits > _MAX_INT_BITS:
+                raise PickleRefused("int", f"an integer of {bits:,} bits, too long to write as JSON")
+            meter.spend_bytes(bits // 3 + 2)
             return int(node)
         if isinstance(node, float):
             self.meter.spend_bytes(24)
@@ -563,19 +570,24 @@ class _Writer:
             kind = "bytes" if isinstance(node, bytes) else "bytearray"
             return {TYPE_KEY: kind, "base64": base64.b64encode(bytes(node)).decode("ascii")}
         if isinstance(node, (list, tuple, dict, _Dict, _Set, _Built)):
-            if id(node) in self.open:
+            key = id(node)
+            if key in self.open:
                 raise PickleRefused("payload", "a value that contains itself (a cycle cannot be written as JSON)")
-            self.open.add(id(node))
+            self.open.add(key)
             try:
                 return self.container(node, depth)
             finally:
-                self.open.discard(id(node))
+                self.open.discard(key)
         if isinstance(node, _Global):
             return self.type_entry(node)
         return self.leaf_value(node)
 
     def text(self, value: str) -> str:
-        self.meter.spend_bytes(len(value) + 2)
+        meter = self.meter
+        meter.bytes += len(value) + 2
+        if meter.bytes > meter.budget.max_bytes:
+            meter.bytes -= len(value) + 2
+            meter.spend_bytes(len(value) + 2)
         if not value.isascii():
             try:
                 value.encode("utf-8")
