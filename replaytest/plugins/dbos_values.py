@@ -529,6 +529,10 @@ _LEAF_TYPES = (
 )  # fmt: skip
 
 
+def _is_text_encoding(value: Any) -> bool:
+    return isinstance(value, str) and value in _TEXT_ENCODINGS  # a decoded node need not be hashable
+
+
 def _base64_size(count: int) -> int:
     return 4 * ((count + 2) // 3)
 
@@ -803,7 +807,7 @@ class _Writer:
         real, name, args = node.callee.real, node.callee.qualified, node.args
         make = bytearray if real is bytearray else bytes
         if real is codecs.encode:
-            if len(args) not in (2, 3) or not isinstance(args[0], str) or args[1] not in _TEXT_ENCODINGS:
+            if len(args) not in (2, 3) or not isinstance(args[0], str) or not _is_text_encoding(args[1]):
                 raise PickleRefused(name, "only text with the latin1 encoding is decoded this way")
             self.meter.require_bytes(_base64_size(len(args[0]) * 4))
             try:
@@ -818,7 +822,7 @@ class _Writer:
                 raise PickleRefused(name, "a length must be a non-negative integer")
             self.meter.require_bytes(_base64_size(source))  # refused before a byte is allocated
             return make(source)
-        if isinstance(source, str) and len(args) in (2, 3) and args[1] in _TEXT_ENCODINGS:
+        if isinstance(source, str) and len(args) in (2, 3) and _is_text_encoding(args[1]):
             self.meter.require_bytes(_base64_size(len(source) * 4))
             try:
                 return make(source.encode(args[1]))

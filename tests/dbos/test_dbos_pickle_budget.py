@@ -131,8 +131,10 @@ def test_a_pickle_larger_than_the_byte_budget_is_refused_before_it_is_decoded() 
         (b"\x80\x04ccollections\nCounter\n]\x85R.", "collections.Counter: built from a list, which the decoder does not expand"),
         (b"\x80\x04X\x01\x00\x00\x00\xed" + b".", "payload: not a pickle the decoder can read"),
         (b"\x80\x04" + long1(1 << 20000) + b".", "int: an integer of 20,001 bits, too long to write as JSON"),
+        (b"\x80\x04c_codecs\nencode\nX\x01\x00\x00\x00a]\x86R.", "_codecs.encode: only text with the latin1 encoding"),
+        (b"\x80\x04cbuiltins\nbytes\nX\x01\x00\x00\x00a]\x86R.", "builtins.bytes: arguments the decoder does not accept"),
     ],
-    ids=["negative-length", "unset-memo", "two-values", "counter-from-list", "bad-utf8", "long-int"],
+    ids=["negative-length", "unset-memo", "two-values", "counter-from-list", "bad-utf8", "long-int", "list-encoding", "bytes-list-encoding"],
 )
 def test_malformed_pickles_are_refused_with_what_is_wrong(raw: bytes, message: str) -> None:
     with pytest.raises(PickleRefused) as refused:
