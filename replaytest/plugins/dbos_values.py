@@ -111,9 +111,9 @@ class RebuildError(Exception):
 @dataclass(frozen=True)
 class DecodeBudget:
     """What decoding the payloads of one run may spend: ``max_bytes`` of typed JSON (strings and digits as
-    written, bytes as base64, the pickles themselves), ``max_nodes`` values written (a value the pickle
-    shares through its memo counts every time it is written out) and ``max_depth`` levels of JSON nesting
-    in one payload."""
+    written, bytes as base64; also the most one pickle may be), ``max_nodes`` values written (a value the
+    pickle shares through its memo counts every time it is written out; also the most values one pickle
+    may push or memoize while it is read) and ``max_depth`` levels of JSON nesting in one payload."""
 
     max_bytes: int = 32 * 1024 * 1024
     max_nodes: int = 1_000_000
@@ -237,12 +237,22 @@ def _resolve_global(module: str, name: str) -> _Global:
 
 
 class _Machine:
-    """Runs pickle opcodes on inert nodes (see above); one instance per payload."""
+    """Runs pickle opcodes on inert nodes (see above); one instance per payload. What it holds grows by
+    at most one entry an opcode, and by at most ``max_values`` entries in all."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_values: int) -> None:
         self.stack: list[Any] = []
         self.marks: list[int] = []
         self.memo: dict[int, Any] = {}
+        self.max_values = max_values
+        self.room = max_values  # stack pushes and memo entries left
+
+    def grow(self) -> None:
+        self.room -= 1
+        if self.room < 0:
+            raise OverBudget(
+                "max_nodes", f"a pickle that pushes or memoizes more than the decode budget of {self.max_values:,} values"
+            )
 
     def run(self, raw: bytes) -> Any:
         for opcode, arg, position in pickletools.genops(raw):
@@ -279,6 +289,7 @@ class _Machine:
     # -- opcodes (each returns True only for STOP) -------------------------------------------------------
 
     def push(self, value: Any) -> None:
+        self.grow()
         self.stack.append(value)
 
     def mark(self, arg: Any) -> None:
@@ -446,9 +457,11 @@ class _Machine:
         target.state = state
 
     def put(self, arg: Any) -> None:
+        self.grow()
         self.memo[int(arg)] = self.top()
 
     def memoize(self, arg: Any) -> None:
+        self.grow()
         self.memo[len(self.memo)] = self.top()
 
     def get(self, arg: Any) -> None:
@@ -890,7 +903,7 @@ def decode_pickle(text: str, meter: BudgetMeter | None = None) -> Any:
     except (binascii.Error, ValueError) as error:
         raise PickleRefused("payload", f"not base64: {error}") from None
     try:
-        node = _Machine().run(raw)
+        node = _Machine(meter.budget.max_nodes).run(raw)
     except PickleRefused:
         raise
     except Exception as error:  # truncated data, an unknown opcode, an argument genops cannot parse

@@ -178,3 +178,12 @@ def test_a_raised_depth_budget_is_followed_to_its_end() -> None:
     while typed:
         typed, depth = typed[0], depth + 1
     assert depth == 379
+
+
+def test_what_the_reader_holds_is_bounded_by_the_value_budget() -> None:
+    # 2,000,000 empty lists pushed and never written: the stack, not the output, would grow
+    with pytest.raises(OverBudget) as refused:
+        decode_pickle(b64(b"\x80\x04" + b"]" * 2_000_000 + b"."))
+    assert refused.value.reason == "a pickle that pushes or memoizes more than the decode budget of 1,000,000 values"
+    with pytest.raises(OverBudget):
+        decode_pickle(b64(b"\x80\x04N" + b"\x94" * 20 + b"."), BudgetMeter(DecodeBudget(max_nodes=10)))
