@@ -584,8 +584,8 @@ class _Writer:
             return node if math.isfinite(node) else {TYPE_KEY: "float", "value": repr(node)}
         if isinstance(node, (bytes, bytearray)):
             self.meter.spend_bytes(_base64_size(len(node)))
-            kind = "bytes" if isinstance(node, bytes) else "bytearray"
-            return {TYPE_KEY: kind, "base64": base64.b64encode(bytes(node)).decode("ascii")}
+            name = "bytes" if isinstance(node, bytes) else "bytearray"
+            return {TYPE_KEY: name, "base64": base64.b64encode(bytes(node)).decode("ascii")}
         if isinstance(node, (list, tuple, dict, _Dict, _Set, _Built)):
             key = id(node)
             if key in self.open:
