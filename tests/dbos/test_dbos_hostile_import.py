@@ -92,8 +92,8 @@ def test_the_budget_is_set_on_the_command_line(pickled: Recording, tmp_path: Pat
     tight = CliRunner().invoke(cli, [*args, "--max-payload-values", "5", "--out", str(tmp_path / "tight")])
     assert tight.exit_code == 2
     assert (
-        "refused: workflow parcel-1 (pack_parcel) function id 1: refused: over the decode budget of 5 values per run (a value "
-        "shared through the pickle memo counts each time it is written) (budget max_nodes; raise it with --max-payload-values)"
+        "refused: workflow parcel-1 (pack_parcel) function id 1: refused: a pickle that pushes or memoizes more than the "
+        "decode budget of 5 values (budget max_nodes; raise it with --max-payload-values)"
     ) in tight.output
     roomy = CliRunner().invoke(cli, [*args, "--max-payload-values", "500", "--out", str(tmp_path / "roomy")])
     assert roomy.exit_code == 0, roomy.output
