@@ -2,8 +2,9 @@
 ``replay``, ``diff`` and ``redact``. Every outcome is a result or a ``HistoryError``/``DiffError`` that
 names the file - never another exception, never a hang (Hypothesis deadline). Mutated msgpack bytes of
 real LangGraph checkpoints (a SqliteSaver database recorded here) go through ``import langgraph``: the
-mutated thread is imported or refused in one line, the others are imported. Bounded to a few seconds
-each; ``benchmarks/fuzz_histories.py`` runs the long version."""
+mutated thread is imported or refused in one line, the others are imported. Mutated DBOS pickles go
+through the restricted decoder and ``import dbos``. Bounded to a few seconds each;
+``benchmarks/fuzz_histories.py`` runs the long version."""
 
 from __future__ import annotations
 
@@ -108,3 +109,29 @@ def test_mutated_langgraph_checkpoints_are_imported_or_refused_and_never_lose_an
     assert sum(outcomes.values()) == 250
     assert set(outcomes) <= {"langgraph-imported", "langgraph-refused"}
     assert outcomes["langgraph-refused"] > 100, outcomes  # the mutations do reach the decoder's refusals
+
+
+# --- DBOS pickles ---------------------------------------------------------------------------------
+
+
+def test_mutated_dbos_pickles_are_decoded_or_refused_and_each_imports_or_refuses_its_run(tmp_path: Path) -> None:
+    """300 seeded mutations of the pickles the DBOS shop wrote when recorded for real: the decoder returns
+    JSON or ``PickleRefused``, ``import dbos`` writes the run or refuses it; nothing else escapes."""
+    import random
+
+    pytest.importorskip("dbos")
+    fuzz = _fuzz_benchmark()
+    system_db = fuzz.record_dbos_shop(tmp_path / "shop")
+    seeds = fuzz.recorded_dbos_pickles(system_db)
+    assert len(seeds) > 20
+    target = fuzz.DBOSFuzzTarget(system_db, tmp_path)
+    rng = random.Random(18)
+    outcomes: dict[str, int] = {}
+    for _ in range(300):
+        workflow_id, function_id, seed = rng.choice(seeds)
+        raw = fuzz.mutate_dbos_pickle(rng, seed)
+        decoded = target.decode(raw)
+        imported = target.import_run(workflow_id, function_id, raw)
+        assert (decoded, imported) in {("dbos-decoded", "dbos-import-written"), ("dbos-decode-refused", "dbos-import-refused")}, raw
+        outcomes[decoded] = outcomes.get(decoded, 0) + 1
+    assert outcomes["dbos-decoded"] > 10 and outcomes["dbos-decode-refused"] > 10  # both paths were exercised
