@@ -22,6 +22,7 @@ Rules run in table order, each on the text the earlier ones left; nothing inside
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -47,8 +48,10 @@ class SecretRule:
 
 SHAPE_RULES: tuple[SecretRule, ...] = (
     # gitleaks private-key; PGP blocks and a block cut short (no END line) are included.
-    SecretRule("private-key", r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-                              r"(?:[\s\S]*?-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:-]*)"),
+    # The body (base64, blanks, ``\n`` escapes, ``Proc-Type:``/``DEK-Info:`` headers) runs up to the
+    # first ``-----``, so a block without its END line is scanned once, not once per BEGIN.
+    SecretRule("private-key", r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s\\:,.]|-(?!----))*"
+                              r"(?:-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"),
     # gitleaks jwt
     SecretRule("jwt", r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}"),
     # gitleaks anthropic-api-key, anthropic-admin-api-key (before the generic ``sk-`` below)
@@ -106,18 +109,18 @@ CONTEXT_RULES: tuple[SecretRule, ...] = (
                hints=("accesskey=", "accountkey=")),
     # HTTP credentials: gitleaks generic-api-key's context and detect-secrets' ``Basic``/``Bearer`` use;
     # the scheme word is kept, the credential must not be a plain word ("Token validation failed").
-    SecretRule("bearer", r"\b(?:Bearer|Basic|Token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})", not_a_word=True,
+    SecretRule("bearer", r"\b(?:Bearer|Basic|Token)\s{1,8}(?P<secret>[A-Za-z0-9._~+/=-]{8,})", not_a_word=True,
                hints=("bearer", "basic", "token")),
     # detect-secrets BasicAuthDetector: the password of ``scheme://user:password@host``
-    SecretRule("url-password", r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/?#@'\"<>\[\]]{0,256}:(?P<secret>[^\s/?#@'\"<>\[\]]{1,256})@",
+    SecretRule("url-password", r"\b[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/?#@'\"<>\[\]]{0,256}:(?P<secret>[^\s/?#@'\"<>\[\]]{1,256})@",
                hints=("://",)),
     # gitleaks generic-api-key, detect-secrets KeywordDetector: ``name = value`` / ``"name": "value"``
     # where the name holds a secret's keyword (the key-name fragments of ``redact.DEFAULT_KEY_PATTERN``)
     # and the value is of high entropy (gitleaks asks 3.5 bits; 3.0 lets 8–11 character passwords in).
     SecretRule(
         "secret-assignment",
-        r"(?i:password|passwd|passphrase|pwd|secret|token(?!s|count|ize|limit)|api[_-]?key|access[_-]?key"
-        r"|auth[_-]?key|private[_-]?key|credential)[\w.-]*\\?[\"']?\s*(?::=|=>|[:=])\s*\\?[\"']?(?P<secret>"
+        r"(?i:password|passwd|passphrase|pwd|secret|token(?!s|[_-]?(?:count|ize|limit|type|usage))|api[_-]?key|access[_-]?key"
+        r"|auth[_-]?key|private[_-]?key|credential)[\w.-]{0,40}\\?[\"']?\s{0,8}(?::=|=>|[:=])\s{0,8}\\?[\"']?(?P<secret>"
         + _VALUE + r"{8,256})",
         min_entropy=3.0,
         hints=("pass", "pwd", "secret", "token", "key", "credential"),
@@ -159,18 +162,27 @@ def _is_word(text: str) -> bool:
     return text.isalpha() and (text[1:].islower() or text.isupper())
 
 
-def _in_pseudonym(text: str, position: int) -> bool:
-    return text.rfind("[redacted", 0, position) > text.rfind("]", 0, position)
+_PSEUDONYM = re.compile(r"\[redacted[^\]]*\]")
 
 
-def _secret_span(compiled: _Compiled, match: re.Match[str]) -> tuple[int, int] | None:
+def _pseudonyms(text: str) -> list[tuple[int, int]]:
+    """The spans of the pseudonyms already in ``text`` (by earlier rules, or an earlier redaction)."""
+    return [match.span() for match in _PSEUDONYM.finditer(text)] if "[redacted" in text else []
+
+
+def _inside(spans: list[tuple[int, int]], position: int) -> bool:
+    index = bisect.bisect_right(spans, (position, math.inf))  # spans starting at or before it
+    return index > 0 and spans[index - 1][0] <= position < spans[index - 1][1]
+
+
+def _secret_span(compiled: _Compiled, match: re.Match[str], pseudonyms: list[tuple[int, int]]) -> tuple[int, int] | None:
     """Where the secret is in ``match``, or None when the rule's checks say it holds none."""
     text, start = match.string, match.start()
     if compiled.word_start and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
         return None
-    if _in_pseudonym(text, start):
-        return None
     low, high = match.span(compiled.secret_group)
+    if pseudonyms and _inside(pseudonyms, low):
+        return None
     secret = text[low:high]
     if compiled.rule.min_entropy and shannon_entropy(secret) < compiled.rule.min_entropy:
         return None
@@ -192,8 +204,10 @@ def replace_secrets(text: str, replace: Callable[[str, str], str]) -> str:
         if not _tried(compiled, text, lowered):
             continue
 
-        def substitute(match: re.Match[str], compiled: _Compiled = compiled) -> str:
-            span = _secret_span(compiled, match)
+        pseudonyms = _pseudonyms(text)
+
+        def substitute(match: re.Match[str], compiled: _Compiled = compiled, pseudonyms: list[tuple[int, int]] = pseudonyms) -> str:
+            span = _secret_span(compiled, match, pseudonyms)
             if span is None:
                 return match.group()
             whole, offset = match.group(), match.start()
@@ -208,8 +222,9 @@ def replace_secrets(text: str, replace: Callable[[str, str], str]) -> str:
 
 def holds_secret(text: str) -> bool:
     """Whether any rule finds a secret in ``text``."""
-    lowered = text.lower()
+    lowered, pseudonyms = text.lower(), _pseudonyms(text)
     return any(
-        _tried(compiled, text, lowered) and any(_secret_span(compiled, match) for match in compiled.regex.finditer(text))
+        _tried(compiled, text, lowered)
+        and any(_secret_span(compiled, match, pseudonyms) for match in compiled.regex.finditer(text))
         for compiled in _COMPILED
     )
