@@ -150,3 +150,15 @@ def test_temporal_run_status_speaks_the_vocabulary() -> None:
 
     assert set(CLOSE_STATUS.values()) <= set(RUN_STATUSES)
     assert run_status(["WorkflowExecutionStarted"]) in RUN_STATUSES
+
+
+# --- credential rules of the redactor --------------------------------------------------------------
+
+
+def test_the_design_document_names_exactly_the_redactors_credential_rules() -> None:
+    from replaytest.history.secret_rules import RULE_IDS
+
+    section = DESIGN.split("Rule ids, the `<id>` of a credential's pseudonym", 1)[1].split("A\ncredential never becomes", 1)[0]
+    named = re.findall(r"`([a-z][a-z0-9]*(?:-[a-z0-9]+)*)`", section)  # ids; prefixes such as `glpat-` end in '-'
+    assert sorted(named) == sorted(RULE_IDS), set(named) ^ set(RULE_IDS)
+    assert len(RULE_IDS) == len(set(RULE_IDS))
