@@ -162,7 +162,9 @@ def _is_word(text: str) -> bool:
     return text.isalpha() and (text[1:].islower() or text.isupper())
 
 
-_PSEUDONYM = re.compile(r"\[redacted[^\]]*\]")
+# Exactly the pseudonyms ``history/redact.py`` writes (``[redacted:<hash>]``, ``[redacted-<rule id>:<hash>]``):
+# other bracketed text that merely starts with "[redacted" shields nothing.
+_PSEUDONYM = re.compile(r"\[redacted(?:-[a-z0-9]+(?:-[a-z0-9]+)*)?:[0-9a-f]{10}\]")
 
 
 def _pseudonyms(text: str) -> list[tuple[int, int]]:
@@ -191,19 +193,26 @@ def _secret_span(compiled: _Compiled, match: re.Match[str], pseudonyms: list[tup
     return low, high
 
 
-def _tried(compiled: _Compiled, text: str, lowered: str) -> bool:
-    return (not compiled.rule.hints or any(hint in lowered for hint in compiled.rule.hints)) and bool(
-        compiled.regex.search(text)
-    )
+def _candidates(text: str) -> list[_Compiled]:
+    """The rules whose pattern occurs in ``text`` (a rule with hints only if one of them does)."""
+    lowered = None
+    found = []
+    for compiled in _COMPILED:  # the hot loop of redaction: one C-level search per rule
+        if compiled.rule.hints:
+            lowered = text.lower() if lowered is None else lowered
+            if not any(hint in lowered for hint in compiled.rule.hints):
+                continue
+        if compiled.regex.search(text) is not None:
+            found.append(compiled)
+    return found
 
 
 def replace_secrets(text: str, replace: Callable[[str, str], str]) -> str:
     """``text`` with each secret the rules find replaced by ``replace(rule_id, secret)``."""
-    lowered = text.lower()
-    for compiled in _COMPILED:
-        if not _tried(compiled, text, lowered):
+    for compiled in _candidates(text):
+        # Found in the text as it was; an earlier rule's replacement may have taken it since.
+        if compiled.regex.search(text) is None:
             continue
-
         pseudonyms = _pseudonyms(text)
 
         def substitute(match: re.Match[str], compiled: _Compiled = compiled, pseudonyms: list[tuple[int, int]] = pseudonyms) -> str:
@@ -214,17 +223,14 @@ def replace_secrets(text: str, replace: Callable[[str, str], str]) -> str:
             low, high = span[0] - offset, span[1] - offset
             return whole[:low] + replace(compiled.rule.id, whole[low:high]) + whole[high:]
 
-        replaced = compiled.regex.sub(substitute, text)
-        if replaced != text:
-            text, lowered = replaced, replaced.lower()
+        text = compiled.regex.sub(substitute, text)
     return text
 
 
 def holds_secret(text: str) -> bool:
     """Whether any rule finds a secret in ``text``."""
-    lowered, pseudonyms = text.lower(), _pseudonyms(text)
+    pseudonyms = _pseudonyms(text)
     return any(
-        _tried(compiled, text, lowered)
-        and any(_secret_span(compiled, match, pseudonyms) for match in compiled.regex.finditer(text))
-        for compiled in _COMPILED
+        any(_secret_span(compiled, match, pseudonyms) for match in compiled.regex.finditer(text))
+        for compiled in _candidates(text)
     )

@@ -250,7 +250,10 @@ def test_context_rules_keep_the_key_name_and_host_and_respect_entropy() -> None:
     # A PGP block, and a PEM block cut short by a truncated log line, are still redacted.
     pgp = "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----\nlQOYBF+3xQ8BCAC7\n=Ab3D\n-----END PGP " + "PRIVATE KEY BLOCK-----"
     assert _pattern("key <<private-key>> ok").fullmatch(session.text(f"key {pgp} ok"))
-    assert session.text("-----BEGIN EC " + "PRIVATE KEY-----\nMHcCAQEEIB3xQ8BCAC7lQOYBF") .startswith("[redacted-private-key:")
+    assert session.text("-----BEGIN EC " + "PRIVATE KEY-----\nMHcCAQEEIB3xQ8BCAC7lQOYBF").startswith("[redacted-private-key:")
+    # Only real pseudonyms are passed over: a bracket that merely starts like one shields nothing.
+    token = CASES[7][1].split()[-1]
+    assert _pattern("[redacted by proxy <<github-token>> ]").fullmatch(session.text(f"[redacted by proxy {token} ]"))
 
 
 HOSTILE_CHILD = textwrap.dedent(
