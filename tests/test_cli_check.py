@@ -61,7 +61,8 @@ def test_a_divergence_fails_the_gate_and_is_shown(project: Path) -> None:
     assert run.returncode == 1, run.stdout + run.stderr
     assert "All checks passed" in run.stdout
     assert "command-mismatch at event #3" in run.stdout
-    assert "2 diverged" in run.stdout
+    assert "3 diverged" in run.stdout  # the parked run waits at 'approved', after the new step
+    assert "in-flight runs that break: 1 (1 parked)" in run.stdout
 
 
 def test_a_malformed_history_is_exit_2_naming_file_and_json_path(project: Path) -> None:

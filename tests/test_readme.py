@@ -113,7 +113,8 @@ def test_check_fails_on_the_ci_example_with_the_divergences_pytest_reports(tmp_p
     assert "replay skipped" not in check.stdout
     from_check, from_pytest = _divergence_reports(check.stdout), _divergence_reports(pytest_run.stdout)
     assert sorted(from_check) == sorted(from_pytest) == [
-        "histories/support_agent-question.json", "histories/support_agent-refund-approved.json"]
+        "histories/support_agent-question.json", "histories/support_agent-refund-approved.json",
+        "histories/support_agent-refund-waiting.json"]
     assert from_check == from_pytest
     # And both print the report the README shows (its text between the "..." elisions).
     shown = re.search(r"\$ python -m pytest\n(.*?)```", section, flags=re.S)
@@ -121,5 +122,5 @@ def test_check_fails_on_the_ci_example_with_the_divergences_pytest_reports(tmp_p
     report = shown.group(1).split("...\n")[1]
     assert report in from_check["histories/support_agent-question.json"]
     assert report in from_pytest["histories/support_agent-question.json"]
-    assert "replayed 3 histories: 1 passed, 2 diverged, 0 stale" in pytest_run.stdout
-    assert "replayed 3 histories: 1 passed, 2 diverged, 0 stale" in check.stdout
+    assert "replayed 3 histories: 0 passed, 3 diverged, 0 stale" in pytest_run.stdout
+    assert "replayed 3 histories: 0 passed, 3 diverged, 0 stale" in check.stdout

@@ -119,17 +119,21 @@ def test_check_json_replay_half_names_each_history_and_its_divergence(tmp_path: 
     run = _replaytest(tmp_path, "check", "--no-cache", "--format", "json")
     assert run.returncode == 1, run.stdout + run.stderr
     replay = json.loads(run.stdout)["replay"]
-    assert _counts(replay["summary"]) == {"histories": 3, "passed": 1, "diverged": 2, "stale": 0, "error": 0, "warnings": 0}
+    assert _counts(replay["summary"]) == {"histories": 3, "passed": 0, "diverged": 3, "stale": 0, "error": 0, "warnings": 0}
     by_file = {Path(item["history"]).name: item for item in replay["results"]}
     assert sorted(by_file) == ["support_agent-question.json", "support_agent-refund-approved.json",
                                "support_agent-refund-waiting.json"]
-    assert [by_file[name]["status"] for name in sorted(by_file)] == ["diverged", "diverged", "passed"]
+    assert [by_file[name]["status"] for name in sorted(by_file)] == ["diverged", "diverged", "diverged"]
     question = by_file["support_agent-question.json"]["divergence"]
     assert (question["kind"], question["position"]) == ("command-mismatch", 3)
     assert question["issued"]["name"] == "load profile" and question["recorded"]["name"] == "write reply"
     assert question["source"] == {"path": "agent.py", "line": 54, "function": "support_agent"}
     assert by_file["support_agent-refund-approved.json"]["divergence"]["recorded"]["kind"] == "signal"
-    assert by_file["support_agent-refund-waiting.json"]["divergence"] is None
+    # The parked run waits for 'approved' right after 'fetch orders': the new step comes before that wait.
+    waiting = by_file["support_agent-refund-waiting.json"]["divergence"]
+    assert (waiting["kind"], waiting["position"]) == ("command-mismatch", 3)
+    assert (waiting["recorded"]["kind"], waiting["recorded"]["name"]) == ("signal", "approved")
+    assert waiting["issued"]["name"] == "load profile"
 
 
 # --- fix: how many findings remain ----------------------------------------------------------------

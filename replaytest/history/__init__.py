@@ -14,6 +14,7 @@ from replaytest.history.model import (
     Event,
     History,
     PromptRef,
+    Waiting,
     WorkflowInfo,
 )
 from replaytest.history.redact import (
@@ -41,6 +42,7 @@ __all__ = [
     "PromptRef",
     "RedactError",
     "Redactor",
+    "Waiting",
     "WorkflowInfo",
     "args_digest",
     "canonical_json",

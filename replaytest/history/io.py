@@ -30,10 +30,12 @@ from replaytest.history.model import (
     FORMAT,
     FORMAT_VERSION,
     STATUSES,
+    WAIT_KINDS,
     ErrorInfo,
     Event,
     History,
     PromptRef,
+    Waiting,
     WorkflowInfo,
 )
 from replaytest.history.strict_json import StrictJSONError, loads_strict
@@ -48,6 +50,7 @@ _TOP_KEYS = (
     "prompt_versions",
     "prompt_manifest",
     "status",
+    "waiting",
     "input",
     "events",
     "result",
@@ -163,12 +166,14 @@ def history_from_dict(
     if not isinstance(events_raw, list):
         v.fail("$.events", f"expected an array, got {_type_name(events_raw)}")
     events = tuple(v.event(item, index) for index, item in enumerate(events_raw))
+    waiting = v.waiting(data.get("waiting"), status)
     redacted_raw = data.get("redacted", [])
     if not isinstance(redacted_raw, list):
         v.fail("$.redacted", f"expected an array of JSON paths, got {_type_name(redacted_raw)}")
     redacted = tuple(v.string(item, f"$.redacted[{index}]") for index, item in enumerate(redacted_raw))
     return History(
         redacted=redacted,
+        waiting=waiting,
         workflow=workflow,
         status=status,
         events=events,
@@ -234,6 +239,18 @@ class _Validator:
             run_id=self.optional_str(obj.get("run_id"), "$.workflow.run_id"),
             engine=self.string(obj.get("engine", "journal"), "$.workflow.engine", nonempty=True),
         )
+
+    def waiting(self, value: Any, status: str) -> Waiting | None:
+        """``$.waiting``: ``{"kind": "signal"|"timer", "name": …}``, on parked histories only."""
+        if value is None:
+            return None
+        if status != "parked":
+            self.fail("$.waiting", f"only a parked history waits; this one is {status}")
+        obj = self.object(value, "$.waiting")
+        self.keys(obj, "$.waiting", ("kind", "name"), ("kind", "name"))
+        if obj["kind"] not in WAIT_KINDS:
+            self.fail("$.waiting.kind", f"expected one of {', '.join(WAIT_KINDS)}, got {_short(obj['kind'])}")
+        return Waiting(obj["kind"], self.string(obj["name"], "$.waiting.name"))
 
     def string_map(self, value: Any, path: str) -> dict[str, str]:
         obj = self.object(value, path)
@@ -394,6 +411,8 @@ def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[st
     if history.prompt_manifest is not None:
         out["prompt_manifest"] = dict(sorted(history.prompt_manifest.items()))
     out["status"] = history.status
+    if history.waiting is not None:
+        out["waiting"] = {"kind": history.waiting.kind, "name": history.waiting.name}
     out["input"] = history.input
     out["events"] = [_event_dict(history, event, blobs) for event in history.events]
     if history.result is not None:

@@ -86,6 +86,20 @@ class Event:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+# What a parked run waits for next, as ``History.waiting`` records it.
+WAIT_KINDS: tuple[str, ...] = ("signal", "timer")
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """The wait a parked run stands at: the command the engine holds as pending at the position after
+    the last event (a ``signal`` wait or a ``timer``, by name). A resumed run must reach it before it
+    issues anything new, or the engine finds the wait where the code now does something else."""
+
+    kind: str
+    name: str
+
+
 @dataclass(frozen=True)
 class History:
     """One workflow run as recorded. ``blobs`` is where ``result_ref`` values resolve (set by the loader
@@ -107,6 +121,8 @@ class History:
     # JSON paths (``$.input.customer.email``) whose values ``replaytest redact`` or an importer replaced
     # with pseudonyms; empty for a history nobody redacted. Reports name them when such a history diverges.
     redacted: tuple[str, ...] = ()
+    # Parked runs only: the wait the run stands at (None: not recorded, e.g. a history from before it was).
+    waiting: Waiting | None = None
     source: Path | None = field(default=None, compare=False, repr=False)
     blobs: BlobStore | None = field(default=None, compare=False, repr=False)
 

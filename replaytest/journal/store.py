@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replaytest.history.model import ErrorInfo, Event, History, PromptRef, WorkflowInfo
+from replaytest.history.model import ErrorInfo, Event, History, PromptRef, Waiting, WorkflowInfo
 from replaytest.journal.context import RunInfo
 from replaytest.journal.errors import StaleLeaseError
 from replaytest.journal.workflow import definition_of
@@ -426,8 +426,16 @@ class Journal:
             raise KeyError(f"no run {run_id!r}")
         return dict(zip((column[0] for column in cursor.description), row))
 
+    def _waiting(self, run_id: str, seq: int) -> Waiting | None:
+        """The pending timer or signal wait a parked run stands at, right after its completed events."""
+        row = self._db.execute(
+            "SELECT kind, name FROM events WHERE run_id = ? AND seq = ? AND state = 'pending'", (run_id, seq)
+        ).fetchone()
+        return Waiting(row[0], row[1]) if row is not None and row[0] in ("signal", "timer") else None
+
     def export(self, run_id: str) -> History:
-        """The run as a neutral history (any status). Pending timers and signal waits are not events.
+        """The run as a neutral history (any status). Pending timers and signal waits are not events;
+        a parked run's pending wait is its ``waiting``, so a replay can check the code still reaches it.
 
         Concurrent steps of an async workflow (``asyncio.gather``) can complete out of order; a run caught
         between them has a later position done and an earlier one not. The history holds the completed
@@ -452,9 +460,11 @@ class Journal:
                     patch_id=row[7], result=_loads(row[8]), error=_error_of(row[9]), duration_s=row[10],
                 )
             )
+        status = _STATUSES[run["status"]]
         return History(
             workflow=WorkflowInfo(type=run["workflow_type"], id=run["workflow_id"], run_id=run_id, engine="journal"),
-            status=_STATUSES[run["status"]],
+            status=status,
+            waiting=self._waiting(run_id, len(events) + 1) if status == "parked" else None,
             events=tuple(events),
             input=_loads(run["input"]),
             result=_loads(run["result"]),

@@ -129,7 +129,10 @@ class JournalReplayer:
             )
             return result
         events = [_recorded(event) for event in history.events]
-        matcher = Matcher(events, history.status, options)
+        waiting = (history.waiting.kind, history.waiting.name) if history.waiting is not None else None
+        matcher = Matcher(events, history.status, options, waiting=waiting)
+        if history.status == "parked" and waiting is None:
+            result.notes.append(NO_WAIT_NOTE)
         backend = ReplayBackend(history, matcher)
         run = RunInfo(
             workflow_type=history.workflow.type,
@@ -165,6 +168,13 @@ class JournalReplayer:
             result, history.status, history.prompt_manifest, current, reached, options, matcher.next_position()
         )
         return result
+
+
+# A parked history exported before the journal recorded its pending wait.
+NO_WAIT_NOTE = (
+    "the history does not record the wait the parked run stands at (exported before replaytest recorded it): "
+    "the first command past the recorded events was taken as the resume point; export the run again to check it"
+)
 
 
 @contextmanager
@@ -273,6 +283,15 @@ def _check_end(matcher: Matcher, history: History, outcome: Outcome) -> Divergen
         matcher.finish()
     except DivergenceFound as found:
         return found.divergence
+    if history.status in ("running", "parked") and outcome.status == "failed":
+        assert outcome.error is not None
+        where = "still running" if history.status == "running" else "parked, waiting"
+        return matcher.divergence(
+            "result-mismatch",
+            f"the code now fails with {outcome.error.type}: {outcome.error.message} after the last recorded "
+            f"event; the recorded run was {where} there (on resume the engine fails it)",
+            source=matcher.last_source,
+        )
     if history.status == "completed" and outcome.status == "failed":
         assert outcome.error is not None
         return matcher.divergence(

@@ -12,7 +12,10 @@ Choices the whole replay side shares:
   warning. Without it the recorded result is fed back as a resumed run would (Temporal's behaviour:
   activity inputs are not compared on replay), so reworded arguments do not fail old histories.
 * A running or parked history ends where the run would resume: the first command past its end raises
-  ``ReachedEnd`` and the replay passes. For completed and failed histories it is ``extra-command``.
+  ``ReachedEnd`` and the replay passes. For completed and failed histories it is ``extra-command``. A
+  parked history that records its pending wait (``waiting``) resumes only at that wait: another command
+  first is a ``command-mismatch`` against the wait, and code that finishes without reaching it a
+  ``missing-command`` (``patched()`` there is False: the run replays up to its wait).
 * A running or parked history also carries a *prompt manifest* (the prompt versions its workflow
   could use when it started). ``check_pending_prompts`` compares it with the current code's: a prompt
   the run has not reached yet that changed is ``prompt-drift`` under the ``prompts_pending`` policy,
@@ -115,6 +118,9 @@ class Matcher:
     index: int = 0  # the next recorded event to match
     _recent: deque[tuple[int, Issued]] = field(default_factory=lambda: deque(maxlen=_CONTEXT))
     last_source: Any = None  # the source of the last command issued (see Issued.source)
+    # A parked history's pending wait, (kind, name), when the history records it: the resume point is
+    # that wait, not whatever the code issues first past the recorded events.
+    waiting: tuple[str, str] | None = None
 
     @property
     def resumable(self) -> bool:
@@ -130,6 +136,7 @@ class Matcher:
         self.last_source = command.source
         if self.index >= len(self.events):
             if self.resumable:
+                self._check_resume_point(command)
                 raise ReachedEnd()
             self._diverge(
                 "extra-command",
@@ -183,9 +190,11 @@ class Matcher:
         command = Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source)
         self.last_source = source
         if self.index >= len(self.events):
-            if self.resumable:
+            if self.resumable and self.waiting is None:
                 raise ReachedEnd()
-            return False  # a completed history without the marker ran the old code path
+            # A completed history without the marker ran the old code path; so did a parked run, which
+            # replays every command up to its wait (Temporal's rule: patched() is False while replaying).
+            return False
         event = self.events[self.index]
         if event.kind != "marker" or event.name != PATCH_MARKER or event.patch_id != patch_id:
             # Recorded before this patch existed (another patch's marker may sit here: it must then be
@@ -194,8 +203,29 @@ class Matcher:
         self._accept(command)
         return True
 
+    def _check_resume_point(self, command: Issued) -> None:
+        """A command past the recorded events of a parked history: right only if it is the wait the run
+        stands at. Anything else comes before that wait, where the engine holds the pending wait."""
+        if self.waiting is None or (command.kind, command.name) == self.waiting:
+            return
+        kind, name = self.waiting
+        pending = Recorded(seq=self.next_position(), kind=kind, name=name)
+        self._diverge(
+            "command-mismatch",
+            command,
+            pending,
+            f"the code issued {command.kind} {command.name!r} where this parked run waits for {kind} {name!r} "
+            f"(a resumed run must reach that wait before anything new)",
+        )
+
     def finish(self) -> None:
-        """The code returned or raised: every recorded command must have been issued."""
+        """The code returned or raised: every recorded command must have been issued, and a parked
+        history's wait reached."""
+        if self.index >= len(self.events) and self.waiting is not None and self.resumable:
+            kind, name = self.waiting
+            message = f"the code finished without reaching the {kind} {name!r} this parked run waits at"
+            pending = Recorded(seq=self.next_position(), kind=kind, name=name)
+            raise DivergenceFound(self.divergence("missing-command", message, None, pending, source=self.last_source))
         if self.index < len(self.events):
             event = self.events[self.index]
             if event.kind == "marker" and event.name == PATCH_MARKER:

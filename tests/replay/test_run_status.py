@@ -42,6 +42,7 @@ def desk(tmp_path: Path) -> Path:
     stalled = json.loads(waiting.read_text())
     assert stalled["status"] == "parked"
     stalled["status"] = "running"
+    del stalled["waiting"]  # a running run stands at no wait
     stalled["workflow"]["id"] = "wf-stalled"
     (histories / "stalled.json").write_text(json.dumps(stalled, indent=2))
     for path in histories.glob("*.sqlite3"):
