@@ -16,7 +16,6 @@ os.environ["REFUND_DESK_EFFECTS"] = EFFECTS
 sys.path.insert(0, os.getcwd())  # the refund_desk package of the project being recorded or resumed
 
 from dbos import DBOS, SetWorkflowID  # noqa: E402
-
 from refund_desk import app  # noqa: E402
 
 DBOS(config={"name": "refund-desk", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1"})
