@@ -123,15 +123,17 @@ class _Operations:
         event: Event = recorded.payload
         return event
 
-    def _nothing_recorded(self, command: Issued, function_id: int) -> None:
+    def _nothing_recorded(self, command: Issued, function_id: int, later: list[Recorded] | None = None) -> None:
         """The history has no row at ``function_id``: where a running run resumes, else an extra command.
 
         A running run resumes here only if nothing is recorded past ``function_id``: DBOS recovery would
         run the operation for real, and the code's next operation would then meet a recorded one issued
         by other code (``DBOSUnexpectedStepError``). The one recorded row a resume point may precede is
         the timeout sleep of the wait that is pending there. The kind is ``extra-command``: the code
-        issues an operation in a gap of the recorded ids, one the recorded run never issued."""
-        later = [event for event in self.matcher.events[self.matcher.index :] if event.seq > function_id]
+        issues an operation in a gap of the recorded ids, one the recorded run never issued. ``later``
+        defaults to the recorded operations past ``function_id``."""
+        if later is None:
+            later = [event for event in self.matcher.events[self.matcher.index :] if event.seq > function_id]
         if self.matcher.resumable and (not later or _own_timeout(command, function_id, later)):
             self.matcher.last_source = command.source
             raise ReachedEnd()
@@ -197,9 +199,11 @@ class _Operations:
                     return None, self._exception(event)
                 return self._value(event), None
         upcoming = self._next()
+        # The wait's own function id is not known here: every operation still recorded comes after it.
         self._nothing_recorded(
             Issued("step", "DBOS.getResult", source=_issuing_line()),
             upcoming.seq if upcoming is not None else self.matcher.next_position(),
+            later=list(self.matcher.events[self.matcher.index :]),
         )
         raise AssertionError("unreachable")
 
