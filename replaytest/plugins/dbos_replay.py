@@ -10,7 +10,10 @@ recorded one (``replaytest.replay.engine.Matcher``, positions being function ids
   JSON with the current code's classes); the step body, transaction or effect never runs;
 * another name at that id → ``command-mismatch`` naming both and the line that issued it;
 * an id the history has no row for → the end of a running/parked history (the run would resume there:
-  the replay stops and passes), or ``extra-command`` for a finished one;
+  the replay stops and passes) only when no recorded operation remains at a later id, or the operation
+  is the pending ``DBOS.recv``/``DBOS.getEvent`` whose own timeout ``DBOS.sleep`` is all that is recorded
+  after it (DBOS writes that sleep at the next id before it waits, and the wait's own row only when it
+  returns); otherwise ``extra-command`` (see ``_Operations._nothing_recorded``);
 * recorded ids the code never reached → ``missing-command``; another final output or error →
   ``result-mismatch``.
 
@@ -120,11 +123,36 @@ class _Operations:
         event: Event = recorded.payload
         return event
 
-    def _nothing_recorded(self, command: Issued, function_id: int) -> None:
-        """The history has no row at ``function_id``: where a running run resumes, else an extra command."""
-        if self.matcher.resumable:
+    def _nothing_recorded(self, command: Issued, function_id: int, later: list[Recorded] | None = None) -> None:
+        """The history has no row at ``function_id``: where a running run resumes, else an extra command.
+
+        A running run resumes here only if nothing is recorded past ``function_id``: DBOS recovery would
+        run the operation for real, and the code's next operation would then meet a recorded one issued
+        by other code (``DBOSUnexpectedStepError``). The one recorded row a resume point may precede is
+        the timeout sleep of the wait that is pending there. The kind is ``extra-command``: the code
+        issues an operation in a gap of the recorded ids, one the recorded run never issued. ``later``
+        defaults to the recorded operations past ``function_id``."""
+        if later is None:
+            later = [event for event in self.matcher.events[self.matcher.index :] if event.seq > function_id]
+        if self.matcher.resumable and (not later or _own_timeout(command, function_id, later)):
             self.matcher.last_source = command.source
             raise ReachedEnd()
+        if later:
+            following = later[0]
+            raise DivergenceFound(
+                self.matcher.divergence(
+                    "extra-command",
+                    f"the code issued {command.kind} {command.name!r} at function id {function_id}, where the "
+                    f"{self.history.status} history has no operation, before {following.kind} "
+                    f"{following.name!r} recorded at function id {following.seq}: DBOS recovery would run "
+                    f"{command.name!r} for real and then fail with DBOSUnexpectedStepError where the code's "
+                    f"next operation meets the recorded {following.name!r}; put the change under "
+                    f'`if DBOS.patch("<change-id>"):` so runs started before it take the old path',
+                    command,
+                    following,
+                    position=function_id,
+                )
+            )
         raise DivergenceFound(
             self.matcher.divergence(
                 "extra-command",
@@ -171,9 +199,11 @@ class _Operations:
                     return None, self._exception(event)
                 return self._value(event), None
         upcoming = self._next()
+        # The wait's own function id is not known here: every operation still recorded comes after it.
         self._nothing_recorded(
             Issued("step", "DBOS.getResult", source=_issuing_line()),
             upcoming.seq if upcoming is not None else self.matcher.next_position(),
+            later=list(self.matcher.events[self.matcher.index :]),
         )
         raise AssertionError("unreachable")
 
@@ -193,6 +223,21 @@ class _Operations:
     def _exception(self, event: Event) -> BaseException:
         where = f"function id {event.extra.get('function_id')} ({event.name})"
         return rebuild_exception(event.extra.get("exception"), where, self.rebuilder)
+
+
+# Waits whose timeout DBOS records as a ``DBOS.sleep`` at the next function id before waiting; their
+# own row is written only when they return (``SystemDatabase.recv_setup`` / ``get_event_setup``).
+_TIMED_WAITS = ("DBOS.recv", "DBOS.getEvent")
+
+
+def _own_timeout(command: Issued, function_id: int, later: list[Recorded]) -> bool:
+    """``later`` is only the timeout sleep of the wait ``command`` issues at ``function_id``: the run waits there."""
+    return (
+        command.name in _TIMED_WAITS
+        and len(later) == 1
+        and later[0].name == "DBOS.sleep"
+        and later[0].seq == function_id + 1
+    )
 
 
 def rebuild_exception(typed: Any, where: str, rebuilder: Rebuilder) -> BaseException:
