@@ -55,7 +55,7 @@ from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.reads import FileReads, relevant
 
 # Bumped whenever an entry's meaning changes: entries of another version are never found (a miss).
-CACHE_VERSION = 3
+CACHE_VERSION = 2
 # Options that change only how a report reads, never a verdict: histories share entries across them.
 REPORT_ONLY_OPTIONS = frozenset({"details"})
 # The distributions whose code replays an engine's histories (site-packages is not in ``files``; its
