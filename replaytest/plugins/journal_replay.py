@@ -49,6 +49,7 @@ from replaytest.replay.guards import (
     plain_functions,
     settle_hazards,
 )
+from replaytest.replay.reads import unrecorded
 
 # What the journal offers instead of each guarded call (the fix named in the report), by lint category.
 _INSTEAD = PROFILE.replacements
@@ -248,7 +249,7 @@ def _body_names(module: types.ModuleType) -> tuple[tuple[str, ...], ...]:
         cached = _body_names_cache.get(key)
         if cached is not None:
             return cached
-        with open(filename, "rb") as handle:
+        with unrecorded(), open(filename, "rb") as handle:  # replaytest's own read: no verdict input
             tree = ast.parse(handle.read(), filename)
     except (OSError, SyntaxError, ValueError):
         return ()  # the code that runs is what was imported; a source that cannot be read only hides bodies

@@ -13,6 +13,10 @@ holds while everything else the replay depended on is as it was:
   modules imported while it or an earlier history of the run replayed (an engine imports the modules its
   configuration names on first use, once per process). A file absent then must still be absent; one
   present must be unchanged.
+- ``closure``: the resolved files of that code closure as a set. The current code's closure must be the
+  same set of files: a spec that now imports from another file (``PYTHONPATH`` chose another copy of
+  the module, a module shadowed by a same-named file earlier on ``sys.path``) is a miss even though the
+  old files are unchanged.
 - ``prompts``: the current code's prompt manifest for the workflow (``replaytest.prompts``).
 - ``libraries``: the installed versions of the engine's libraries (``ENGINE_LIBRARIES``).
 
@@ -217,13 +221,16 @@ class CodeClosure:
         return path.stem
 
     def _locate(self, name: str) -> Path | None:
+        """The file ``import name`` would load: the imported module's, else the first match along
+        ``sys.path`` in its order (an installed or earlier module of the same name shadows a project
+        file, as it would when the code imports it), then the project root."""
         if not name:
             return None
         module = sys.modules.get(name)
         if module is not None:
             return _module_file(module)
         relative = Path(*name.split("."))
-        for base in (self.root, *(Path(p) for p in sys.path if p and Path(p).resolve().is_relative_to(self.root))):
+        for base in (*(Path(p or os.curdir) for p in sys.path), self.root):
             for candidate in (base / relative.with_suffix(".py"), base / relative / "__init__.py"):
                 if candidate.is_file():
                     return candidate.resolve()
@@ -282,6 +289,8 @@ class ReplayCache:
         entry = self.entries.get(key) if key is not None else None
         if not isinstance(entry, dict) or not all(isinstance(entry.get(part), dict) for part in ("files", "prompts", "libraries")):
             return False
+        if entry.get("closure") != self._closure_names(str(entry.get("workflow_type"))):
+            return False  # the workflow's code now comes from other files (another copy on sys.path)
         for name, digest in entry["files"].items():
             if self._current_digest(Path(name)) != digest:
                 return False
@@ -329,9 +338,7 @@ class ReplayCache:
         modules = self._modules_for(result.workflow_type)
         if not modules or not all(module in self.import_reads.imported for module in modules):
             return  # nothing to watch, or a module imported before its import-time reads were recorded
-        closure: set[Path] = set()
-        for module_file in modules:
-            closure |= self.closure.files(module_file)
+        closure = self._closure_of(result.workflow_type)
         files = set(closure)
         files.update(self._import_reads_of(closure, leave_out[0]))
         files.update(file for file in (relevant(name, leave_out) for name in replay_reads.files) if file is not None)
@@ -346,9 +353,22 @@ class ReplayCache:
             "workflow_type": result.workflow_type,
             "engine": result.engine,
             "files": digests,
+            "closure": self._closure_names(result.workflow_type),
             "prompts": self._prompts_for(result.workflow_type),
             "libraries": libraries_of(result.engine),
         }
+
+    def _closure_of(self, workflow_type: str) -> set[Path]:
+        """The current code closure of the workflow type: its modules' files and the project files they
+        import, each as the file it resolves to now."""
+        closure: set[Path] = set()
+        for module_file in self._modules_for(workflow_type):
+            closure |= self.closure.files(module_file)
+        return closure
+
+    def _closure_names(self, workflow_type: str) -> list[str]:
+        """``_closure_of`` as an entry stores it: sorted resolved paths."""
+        return sorted(str(file) for file in self._closure_of(workflow_type))
 
     def _import_reads_of(self, closure: set[Path], history: Path) -> Iterator[Path]:
         """The files read while the workflows were imported that belong to a workflow with this code

@@ -10,7 +10,8 @@ What counts as a read: an open that can read the file's existing contents. Write
 that truncate or create the file exclusively, see nothing of what was there before, so they are left
 out (temporary files an engine creates while replaying are such opens). Reading ``__pycache__`` bytecode
 counts as reading its source file, the one a change would be made in. ``relevant`` says which of the
-read files can matter to a verdict at all (see there).
+read files can matter to a verdict at all (see there). ``unrecorded()`` leaves out what replaytest itself
+reads on the current thread meanwhile (an engine adapter parsing workflow sources to find step bodies).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import site
 import sys
 import sysconfig
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +34,7 @@ _hook_installed = False
 _ACCESS_MODE = getattr(os, "O_ACCMODE", os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
 _EXCLUSIVE_CREATE = os.O_CREAT | os.O_EXCL
 _IMPORT_SYSTEM = "<frozen importlib._bootstrap"  # the code file name of importlib's frozen frames
+_own_reads = threading.local()  # ``active`` while replaytest reads for itself on this thread
 
 
 class FileReads:
@@ -82,9 +85,22 @@ class FileReads:
                 frame = frame.f_back
 
 
+@contextmanager
+def unrecorded() -> Iterator[None]:
+    """Opens on this thread are not recorded meanwhile: replaytest's own reads of project files (an
+    adapter parsing every workflow module's source once per process) say nothing about what one
+    history's verdict depends on, and would tie it to modules of other workflows."""
+    outer = getattr(_own_reads, "active", False)
+    _own_reads.active = True
+    try:
+        yield
+    finally:
+        _own_reads.active = outer
+
+
 def _audit(event: str, args: tuple[object, ...]) -> None:
     reads = _recording
-    if reads is None or event != "open" or len(args) < 3:
+    if reads is None or event != "open" or len(args) < 3 or getattr(_own_reads, "active", False):
         return
     reads._opened(args[0], args[2])
 

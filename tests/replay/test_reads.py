@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 import replaytest.cli
-from replaytest.replay.reads import FileReads, relevant
+from replaytest.replay.reads import FileReads, relevant, unrecorded
 
 
 def test_a_recording_sees_reads_from_every_thread_and_nothing_once_off(tmp_path: Path) -> None:
@@ -36,6 +36,24 @@ def test_a_recording_sees_reads_from_every_thread_and_nothing_once_off(tmp_path:
     files["later.txt"].read_text(encoding="utf-8")
     seen = {name for name in reads.files if Path(name).parent == tmp_path}  # (the test runner reads files too)
     assert seen == {str(files[name]) for name in ("template.txt", "limits.json", "notes.log")}
+
+
+def test_replaytests_own_reads_are_left_out_on_its_thread_only(tmp_path: Path) -> None:
+    """While replaytest parses a workflow source for itself, that read is no input; the workflow code's
+    read on another thread meanwhile still is, and so is this thread's after the block."""
+    source, prompt, after = (tmp_path / name for name in ("agent.py", "prompt.txt", "after.txt"))
+    for file in (source, prompt, after):
+        file.write_text("x = 1\n", encoding="utf-8")
+    reads = FileReads()
+    with reads.recording():
+        with unrecorded():
+            source.read_text(encoding="utf-8")
+            worker = threading.Thread(target=lambda: prompt.read_text(encoding="utf-8"))
+            worker.start()
+            worker.join()
+        after.read_text(encoding="utf-8")
+    seen = {name for name in reads.files if Path(name).parent == tmp_path}
+    assert seen == {str(prompt), str(after)}
 
 
 def test_stacks_tell_whose_code_opened_a_file(tmp_path: Path) -> None:
