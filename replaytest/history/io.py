@@ -84,12 +84,13 @@ def load_history(path: Path | str) -> History:
     return history_from_document(parse_json(raw, path), path)
 
 
-def history_from_document(data: Any, path: Path | str) -> History:
+def history_from_document(data: Any, path: Path | str, max_blob_bytes: int | None = None) -> History:
     """The History in ``data``, the document ``parse_json`` made of the file at ``path`` (read by the
     caller, so a replay that has the bytes already does not read the file again): validated, with every
-    ``result_ref`` checked against its blob beside ``path``, as ``load_history`` does."""
+    ``result_ref`` checked against its blob beside ``path``, as ``load_history`` does. A blob larger than
+    ``max_blob_bytes`` is a ``HistoryError`` (its store keeps the limit for the replay's later reads)."""
     path = Path(path)
-    blobs = BlobStore.beside(path)
+    blobs = BlobStore.beside(path, max_blob_bytes)
     history = history_from_dict(data, path, blobs, parsed=True)
     for index, event in enumerate(history.events):
         if event.result_ref is not None:

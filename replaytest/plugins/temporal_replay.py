@@ -109,7 +109,7 @@ class TemporalReplayer:
         started = time.perf_counter()
         path = Path(path)
         try:
-            loaded = LoadedHistory.read(path)
+            loaded = LoadedHistory.read(path, options)
         except OSError as error:
             result = ReplayResult(history_path=path, engine=ENGINE, workflow_type="", status="error")
             result.error = f"{path}: not a readable Temporal history: {error}"

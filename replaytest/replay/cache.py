@@ -245,6 +245,7 @@ class ReplayCache:
         self.file = directory / "replay" / "passed.json"
         self.closure = CodeClosure(root)
         self.workflows = workflows
+        self.options = options
         self.import_reads = import_reads
         salt = {
             "cache": CACHE_VERSION,
@@ -270,7 +271,7 @@ class ReplayCache:
     def _key(self, path: Path, loaded: LoadedHistory | None = None) -> str | None:
         if loaded is None:
             try:
-                loaded = LoadedHistory.read(path)
+                loaded = LoadedHistory.read(path, self.options)  # a file over the size limit has no key
             except OSError:
                 return None
         return _digest(self.salt.encode() + b"\0" + loaded.data)
