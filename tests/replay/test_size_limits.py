@@ -146,7 +146,7 @@ def test_a_limit_that_is_not_a_positive_byte_count_is_a_configuration_error(tmp_
     _project(tmp_path, f"max-history-bytes = {value}\n")
     code, out = _invoke(tmp_path, "replay")
     assert code == 2
-    assert f"[tool.replaytest] replay.max-history-bytes: must be a positive whole number of bytes (e.g. 536870912 for 512 MiB), not " in out
+    assert "[tool.replaytest] replay.max-history-bytes: must be a positive whole number of bytes (e.g. 536870912 for 512 MiB), not " in out
 
 
 def test_pytest_refuses_the_oversized_history_and_replays_the_other(tmp_path: Path) -> None:
