@@ -107,7 +107,7 @@ def parse_json(raw: bytes, path: Path | str | None) -> Any:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise HistoryError(path, None, f"is not UTF-8 (byte {error.start}): {error.reason}") from None
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(): that copies the whole file
         raise HistoryError(path, None, "is empty; a history is a JSON object")
     try:
         return loads_strict(text)

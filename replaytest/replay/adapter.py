@@ -131,6 +131,10 @@ class LoadedHistory:
             self._document = _NOT_PARSED
         return self._history
 
+    def history_if_loaded(self) -> History | None:
+        """The neutral ``History`` if ``history()`` has built it already (never parses anything)."""
+        return self._history
+
 
 _NOT_PARSED = object()
 
