@@ -22,7 +22,7 @@ JSON_PLAIN = b"json/plain"
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # Message type full name -> the names of its fields that hold (or can lead to) a Payload.
-_PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {}
+_PAYLOAD_FIELDS: dict[str, frozenset[str]] = {}
 
 
 def corrupt_json_payload(events: Sequence[Any]) -> tuple[int, str, str] | None:
@@ -49,14 +49,18 @@ def _why(error: Exception, data: bytes) -> str:
 
 
 def _payloads(message: Any, path: str) -> Iterator[tuple[str, Any]]:
-    """Every Payload inside ``message`` with its protobuf JSON path."""
+    """Every Payload inside ``message`` with its protobuf JSON path. ``ListFields`` yields only the fields
+    that are set (an event has one of its fifty attribute messages), so the walk costs what the event holds."""
     descriptor = message.DESCRIPTOR
     if descriptor.full_name == PAYLOAD_TYPE:
         yield path, message
         return
-    for name in _fields_to_payloads(descriptor):
-        field = descriptor.fields_by_name[name]
-        value = getattr(message, name)
+    wanted = _fields_to_payloads(descriptor)
+    if not wanted:
+        return
+    for field, value in message.ListFields():
+        if field.name not in wanted:
+            continue
         where = f"{path}.{field.json_name}"
         if _is_map(field):
             for key in sorted(value):
@@ -64,11 +68,11 @@ def _payloads(message: Any, path: str) -> Iterator[tuple[str, Any]]:
         elif _is_repeated(field):
             for position, item in enumerate(value):
                 yield from _payloads(item, f"{where}[{position}]")
-        elif message.HasField(name):
+        else:
             yield from _payloads(value, where)
 
 
-def _fields_to_payloads(descriptor: Any) -> tuple[str, ...]:
+def _fields_to_payloads(descriptor: Any) -> frozenset[str]:
     """The message fields of ``descriptor`` through which a Payload can be reached (cached per type)."""
     known = _PAYLOAD_FIELDS.get(descriptor.full_name)
     if known is not None:
@@ -96,7 +100,7 @@ def _fields_to_payloads(descriptor: Any) -> tuple[str, ...]:
                 reaches.add(name)
                 changed = True
     for name, fields in targets.items():
-        _PAYLOAD_FIELDS[name] = tuple(field for field, target in fields if target.full_name in reaches)
+        _PAYLOAD_FIELDS[name] = frozenset(field for field, target in fields if target.full_name in reaches)
     return _PAYLOAD_FIELDS[descriptor.full_name]
 
 
