@@ -55,7 +55,11 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None, *, max_
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
             if max_size is None:
                 return handle.read() if limit is None else handle.read(limit)
-            data = handle.read(max_size + 1 if limit is None else min(limit, max_size + 1))
+            # Sized from the descriptor, not from max_size: read(n) allocates n bytes before it reads.
+            wanted = status.st_size + 1 if limit is None else min(limit, status.st_size + 1)
+            data = handle.read(wanted)
+            if limit is None and len(data) > status.st_size:  # it grew while being read
+                data += handle.read(max_size + 1 - len(data))
             if len(data) > max_size:
                 raise FileTooLargeError(str(path), len(data), max_size)
             return data
