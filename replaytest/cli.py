@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from replaytest.config import Config
     from replaytest.gate import CoverageRun
     from replaytest.history.model import History
+    from replaytest.history.redact import RedactedFile
     from replaytest.lint.model import LintResult
     from replaytest.lint.rule import Rule
     from replaytest.replay.divergence import ReplayResult
@@ -550,10 +551,12 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
     """Scrub secrets and personal data from history FILES, keeping argument digests so they still replay.
 
     Without --key/--path the [tool.replaytest.redact] settings apply (key names default to common
-    secret and contact fields). A redacted result stored as a blob is written under its new hash; the
-    old blob stays in blobs/ (other histories may share it) — delete it if it must not be kept."""
+    secret and contact fields). A redacted result stored as a blob is written under its new hash; with
+    --in-place the old blob is deleted unless another file of the folder still names it (then it is kept
+    and the output says which file)."""
     from replaytest.config import ConfigError, load_config
-    from replaytest.history import HistoryError, RedactError, Redactor, redact_file
+    from replaytest.history import HistoryError, RedactError, Redactor
+    from replaytest.history.redact import RedactedFile, redact_file_report
 
     if in_place == (out_dir is not None):
         raise click.UsageError("give exactly one of --in-place or --out DIR")
@@ -580,9 +583,9 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
             head = read_head(source)
             plugin = next((p for p in engine_redactors if p.replayer is not None and p.replayer.sniff(head)), None)
             if plugin is not None:
-                count = plugin.redact_history_file(source, target, redactor)
+                report = RedactedFile(plugin.redact_history_file(source, target, redactor))
             else:
-                count = redact_file(source, target, redactor)
+                report = redact_file_report(source, target, redactor)
         except OSError as error:
             click.echo(f"error: {_safe(str(source))}: {error.strerror or error}", err=True)
             failed = True
@@ -591,8 +594,27 @@ def redact(keys: tuple[str, ...], paths: tuple[str, ...], in_place: bool, out_di
             click.echo(f"error: {_safe(str(error))}", err=True)
             failed = True
             continue
-        click.echo(f"{_safe(str(source))}: {count} value(s) redacted -> {_safe(str(target))}")
+        click.echo(f"{_safe(str(source))}: {report.replaced} value(s) redacted -> {_safe(str(target))}")
+        _say_blobs(report, target)
     sys.exit(EXIT_ERROR if failed else EXIT_CLEAN)
+
+
+def _say_blobs(report: RedactedFile, target: Path) -> None:
+    """What ``redact --in-place`` did with the blobs that held values before redaction."""
+    blobs = report.blobs
+    for ref in blobs.removed:
+        click.echo(f"  removed blob {ref} (it held the value before redaction)")
+    for ref, paths in blobs.kept.items():
+        others = [path for path in paths if path.resolve() != target.resolve()]
+        if others:
+            # A blob shared by hundreds of histories: name a few, count the rest.
+            named = ", ".join(_safe(str(path)) for path in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            which = "that history is" if len(others) == 1 else "those histories are"
+            click.echo(f"  kept blob {ref}: still named by {named}, so it holds the value before redaction "
+                       f"until {which} redacted too")
+    if blobs.unreadable and blobs.kept:
+        click.echo(f"  kept {len(blobs.kept)} blob(s) holding values before redaction: "
+                   f"{_safe(str(blobs.unreadable[0]))} cannot be read and may name them")
 
 
 # --- check: the CI gate --------------------------------------------------------------------------

@@ -1,13 +1,21 @@
 """Fuzzing the faces that read histories: mutated bytes of real history files go through the loader,
 ``replay``, ``diff`` and ``redact``. Every outcome is a result or a ``HistoryError``/``DiffError`` that
-names the file - never another exception, never a hang (Hypothesis deadline). Bounded to a few seconds;
+names the file - never another exception, never a hang (Hypothesis deadline). Mutated msgpack bytes of
+real LangGraph checkpoints (a SqliteSaver database recorded here) go through ``import langgraph``: the
+mutated thread is imported or refused in one line, the others are imported. Mutated DBOS pickles go
+through the restricted decoder and ``import dbos``. Bounded to a few seconds each;
 ``benchmarks/fuzz_histories.py`` runs the long version."""
 
 from __future__ import annotations
 
+import importlib.util
+import random
 import sys
+from collections import Counter
 from pathlib import Path
+from types import ModuleType
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,3 +74,64 @@ def test_mutated_histories_never_crash_loader_replay_diff_or_redact(tmp_path_fac
     if history is not None:
         redacted, _ = redact_history(history, Redactor.build())
         assert len(redacted.events) == len(history.events)
+
+
+def _fuzz_benchmark() -> ModuleType:
+    """``benchmarks/fuzz_histories.py``, whose mutators the long run uses, loaded as a module."""
+    sys.path.append(str(REPO / "benchmarks"))  # its refund agent, which LangGraph revives by module name
+    spec = importlib.util.spec_from_file_location("fuzz_histories", REPO / "benchmarks/fuzz_histories.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fuzz_histories"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mutated_langgraph_checkpoints_are_imported_or_refused_and_never_lose_another_thread(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph.checkpoint.sqlite")
+    from replaytest.plugins.langgraph_import import current_code
+
+    fuzz = _fuzz_benchmark()
+    seed_db = tmp_path / "seed.sqlite"
+    code = current_code([fuzz.record_langgraph_seed(seed_db)])
+    assert code.tasks == {"look_up_order", "check_policy", "issue_refund"}
+    thread_ids = ["completed", "parked", "failed"]
+    rng = random.Random(18)
+    outcomes: Counter[str] = Counter()
+    for run in range(250):
+        db = tmp_path / f"run-{run}.sqlite"
+        target = fuzz.mutate_langgraph_thread(rng, seed_db, db, thread_ids)
+        # Any exception fails the test, LostThread included: an untouched thread not imported, or a
+        # refusal that is not one line naming the mutated thread.
+        outcomes[fuzz.import_langgraph(db, tmp_path / "out", code, thread_ids, target)] += 1
+        for leftover in tmp_path.glob(f"run-{run}.sqlite*"):
+            leftover.unlink()
+    assert sum(outcomes.values()) == 250
+    assert set(outcomes) <= {"langgraph-imported", "langgraph-refused"}
+    assert outcomes["langgraph-refused"] > 100, outcomes  # the mutations do reach the decoder's refusals
+
+
+# --- DBOS pickles ---------------------------------------------------------------------------------
+
+
+def test_mutated_dbos_pickles_are_decoded_or_refused_and_each_imports_or_refuses_its_run(tmp_path: Path) -> None:
+    """300 seeded mutations of the pickles the DBOS shop wrote when recorded for real: the decoder returns
+    JSON or ``PickleRefused``, ``import dbos`` writes the run or refuses it; nothing else escapes."""
+    import random
+
+    pytest.importorskip("dbos")
+    fuzz = _fuzz_benchmark()
+    system_db = fuzz.record_dbos_shop(tmp_path / "shop")
+    seeds = fuzz.recorded_dbos_pickles(system_db)
+    assert len(seeds) > 20
+    target = fuzz.DBOSFuzzTarget(system_db, tmp_path)
+    rng = random.Random(18)
+    outcomes: dict[str, int] = {}
+    for _ in range(300):
+        workflow_id, function_id, seed = rng.choice(seeds)
+        raw = fuzz.mutate_dbos_pickle(rng, seed)
+        decoded = target.decode(raw)
+        imported = target.import_run(workflow_id, function_id, raw)
+        assert (decoded, imported) in {("dbos-decoded", "dbos-import-written"), ("dbos-decode-refused", "dbos-import-refused")}, raw
+        outcomes[decoded] = outcomes.get(decoded, 0) + 1
+    assert outcomes["dbos-decoded"] > 10 and outcomes["dbos-decode-refused"] > 10  # both paths were exercised

@@ -174,3 +174,15 @@ def test_the_readme_and_design_name_the_hazard_policies_and_the_default() -> Non
     assert f"| `replay_hazards` | `--replay-hazards={flag}` |" in README
     assert f"[--hazards {'|'.join(HAZARD_POLICIES)}]" in README
     assert f"`hazards` ({'/'.join(HAZARD_POLICIES)}, `replaytest.config.HAZARD_POLICIES`)" in DESIGN
+
+
+# --- credential rules of the redactor --------------------------------------------------------------
+
+
+def test_the_design_document_names_exactly_the_redactors_credential_rules() -> None:
+    from replaytest.history.secret_rules import RULE_IDS
+
+    section = DESIGN.split("Rule ids, the `<id>` of a credential's pseudonym", 1)[1].split("A\ncredential never becomes", 1)[0]
+    named = re.findall(r"`([a-z][a-z0-9]*(?:-[a-z0-9]+)*)`", section)  # ids; prefixes such as `glpat-` end in '-'
+    assert sorted(named) == sorted(RULE_IDS), set(named) ^ set(RULE_IDS)
+    assert len(RULE_IDS) == len(set(RULE_IDS))

@@ -13,6 +13,10 @@ change files outside the folder), so a link is an error naming it.
 A store may cap the size of a blob it reads (``max_bytes``, from ``[tool.replaytest.replay]
 max-blob-bytes`` in a replay): a larger one is refused before it is read, naming the blob, its size and
 the limit.
+
+``references_in``, ``mark_for_removal`` and ``remove_unreferenced`` let ``replaytest redact`` leave no unredacted copy
+behind: a blob that held a value now redacted is deleted once no history file in the folder tree names
+its hash (a history that does keeps it, and the caller says so).
 """
 
 from __future__ import annotations
@@ -20,7 +24,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +38,11 @@ from replaytest.history.strict_json import loads_strict
 
 BLOB_THRESHOLD = 64 * 1024
 REF_PREFIX = "sha256:"
+_REF_TEXT = re.compile(rb"sha256:([0-9a-f]{64})")
+_REF = re.compile(r"sha256:[0-9a-f]{64}")
+# Hashes of blobs a redaction stopped referencing, noted before the history is rewritten (hidden: never
+# taken for a history or a blob).
+PENDING_NAME = ".pending-removal"
 
 
 def blob_bytes(value: Any) -> bytes:
@@ -82,6 +95,13 @@ class BlobStore:
             raise
         return ref
 
+    def remove(self, ref: str) -> None:
+        """Delete one blob (never through a symbolic link)."""
+        link = self.symlink_in(ref)
+        if link is not None:
+            raise HistoryError(link, None, "is a symbolic link; the blob store never deletes through one")
+        self.path_of(ref).unlink(missing_ok=True)
+
     def write_json(self, value: Any) -> str:
         return self.write_bytes(blob_bytes(value))
 
@@ -114,3 +134,104 @@ class BlobStore:
             return loads_strict(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
             raise HistoryError(source, json_path, f"blob {ref} is not UTF-8 JSON: {error}") from None
+
+
+@dataclass
+class BlobReferences:
+    """Which files of a folder tree name which blob hashes (``sha256:<hex>`` anywhere in them)."""
+
+    by_ref: dict[str, list[Path]] = field(default_factory=dict)
+    unreadable: list[Path] = field(default_factory=list)  # files that may name any blob: nothing is removed
+
+
+def references_in(folder: Path) -> BlobReferences:
+    """Every ``sha256:<hex>`` named by a regular file under ``folder`` (blob stores, hidden folders such as
+    ``.git`` and symbolic links skipped). Every file, as text: a history under any name, or one that no
+    longer loads, still keeps the blobs it names."""
+    found = BlobReferences()
+    for directory, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "blobs")
+        for name in sorted(files):
+            path = Path(directory) / name
+            if path.is_symlink():
+                continue  # a file elsewhere: not a history of this folder
+            try:
+                named = _refs_named_by(path)
+            except OSError:
+                found.unreadable.append(path)
+                continue
+            for ref in sorted(named):
+                found.by_ref.setdefault(ref, []).append(path)
+    return found
+
+
+_CHUNK = 1 << 20
+_REF_LENGTH = len(REF_PREFIX) + 64
+
+
+def _refs_named_by(path: Path) -> set[str]:
+    """The ``sha256:<hex>`` texts in a regular file, read in chunks (a large file never sits in memory
+    whole); ``OSError`` for anything but a regular file, as ``read_regular``."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    descriptor = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        named: set[str] = set()
+        tail = b""
+        while chunk := os.read(descriptor, _CHUNK):
+            window = tail + chunk
+            named.update(REF_PREFIX + match.decode("ascii") for match in _REF_TEXT.findall(window))
+            tail = window[-(_REF_LENGTH - 1) :]  # a ref cut by the chunk boundary is found in the next window
+        return named
+    finally:
+        os.close(descriptor)
+
+
+@dataclass
+class BlobRemoval:
+    """What ``remove_unreferenced`` did: blobs deleted, and blobs kept with the files still naming them."""
+
+    removed: list[str] = field(default_factory=list)
+    kept: dict[str, list[Path]] = field(default_factory=dict)
+    unreadable: list[Path] = field(default_factory=list)
+
+
+def mark_for_removal(store: BlobStore, refs: Iterable[str]) -> None:
+    """Note ``refs`` in the store before the history that stops naming them is written, so a run killed
+    before ``remove_unreferenced`` leaves them to the next one (the note holds hashes only)."""
+    refs = sorted(set(refs))
+    if not refs or store.symlink_in() is not None or not (store.root / "sha256").is_dir():
+        return
+    pending = store.root / PENDING_NAME
+    if pending.is_symlink() or (pending.exists() and not pending.is_file()):
+        return  # never written through a link, never opened if a FIFO (it would block)
+    with open(pending, "a", encoding="ascii") as out:
+        out.write("".join(f"{ref}\n" for ref in refs))
+
+
+def remove_unreferenced(store: BlobStore, candidates: Iterable[str]) -> BlobRemoval:
+    """Delete each blob of ``candidates`` (and of the store's removal note) that no file in the store's
+    folder tree names; a blob still named is kept, listed with the files naming it. Nothing is deleted
+    when a file there cannot be read, since it may name any blob. Called after the histories are
+    written: an interruption leaves an extra blob, never a history without its blob."""
+    outcome = BlobRemoval()
+    if store.symlink_in() is not None:
+        return outcome
+    pending = store.root / PENDING_NAME
+    wanted = set(candidates)
+    if pending.is_file() and not pending.is_symlink():
+        wanted |= {line for line in pending.read_text(encoding="ascii", errors="replace").split() if _REF.fullmatch(line)}
+    references = references_in(store.root.parent)
+    outcome.unreadable = list(references.unreadable)
+    for ref in sorted(wanted):
+        if store.symlink_in(ref) is not None or not store.path_of(ref).is_file():
+            continue
+        if ref in references.by_ref or references.unreadable:
+            outcome.kept[ref] = references.by_ref.get(ref, [])
+            continue
+        store.remove(ref)
+        outcome.removed.append(ref)
+    if not references.unreadable:
+        pending.unlink(missing_ok=True)
+    return outcome

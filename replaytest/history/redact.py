@@ -7,9 +7,11 @@ What is selected:
   contains a sensitive fragment (``password``, ``pwd``, ``secret``, ``token``, ``apikey``,
   ``accesskey``, ``authorization``, ``cookie``, ``email``, ``cardnumber`` …; ``DEFAULT_KEY_PATTERN``),
   or equals one of the configured ``key_names`` — everything under it is replaced;
-- **values by pattern**, in every string, free text included: API keys (``sk-…``), AWS access key ids
-  (``AKIA…``), ``Bearer …`` credentials, JWTs, GitHub/Slack tokens, private key blocks, e-mail addresses
-  and card numbers that pass the Luhn check (``VALUE_PATTERNS``);
+- **values by pattern**, in every string, free text included: the credential shapes of the table in
+  ``history/secret_rules.py`` (provider tokens such as ``sk-…``, ``AKIA…``, ``ghp_…``, ``xoxb-…``,
+  ``AIza…``, JWTs, private key blocks; and secrets known by their context: ``Bearer …``,
+  ``AccountKey=…``, the password of ``https://user:…@host``, ``password=``/``*_token:`` assignments of
+  high entropy), e-mail addresses and card numbers that pass the Luhn check;
 - **JSON paths**, a small dialect: ``$``, ``.name``, ``['name']``, ``[3]``, ``[*]``, ``.*`` and
   ``..name`` (any depth), e.g. ``$.input.customer.email`` or ``$.events[*].result.token``.
 
@@ -21,8 +23,11 @@ Replacements are **pseudonyms**, deterministic within one history and shape-pres
 branches on a redacted value still takes the recorded path: a keyed hash (HMAC-SHA256, one random key
 per history unless ``secret`` is given) maps the same value to the same pseudonym; an e-mail stays an
 e-mail and keeps its domain (``keep_email_domain``), a card number stays a Luhn-valid number of the
-same length, numbers stay numbers of the same size, other strings become ``[redacted:<hash>]``. A
-configured ``replacement`` other than the default replaces selected values literally instead.
+same length, numbers stay numbers of the same size, other strings become ``[redacted:<hash>]``; a
+credential found by value becomes ``[redacted-<rule id>:<hash>]`` in its text, the context of a context
+rule kept (``Bearer [redacted-bearer:…]``), never a token of the same shape, which scanners would
+find again. A configured ``replacement`` other than the default replaces selected values literally
+instead.
 
 This module is the one implementation of these value rules: ``replaytest redact`` and every importer
 (DBOS, LangGraph, Temporal) build their redactor with ``Redactor.configured`` and hand it the values of
@@ -45,8 +50,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from replaytest.history.blobs import BlobRemoval, BlobStore, mark_for_removal, remove_unreferenced
 from replaytest.history.io import load_history, save_history
 from replaytest.history.model import ErrorInfo, History
+from replaytest.history.secret_rules import holds_secret, replace_secrets
 from replaytest.history.strict_json import MAX_DEPTH, join_path
 
 DEFAULT_KEY_NAMES: tuple[str, ...] = (
@@ -146,19 +153,6 @@ DEFAULT_KEY_PATTERN = re.compile(
 
 _EMAIL = re.compile(r"(?<![\w.%+-])([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![\w-])")
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-# (name, pattern) of credentials recognisable by their own shape, wherever they appear.
-VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}")),
-    ("bearer", re.compile(r"\b(?:Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}")),
-    ("api-key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{30,}")),
-)
-
-
 class RedactionSettings(Protocol):
     """What ``[tool.replaytest.redact]`` configures (``replaytest.config.RedactSettings``)."""
 
@@ -330,9 +324,7 @@ class RedactionSession:
         if not self.redactor.pseudonyms:
             return self.redactor.replacement if self._holds_secret(value) else value
         out = value
-        for name, pattern in VALUE_PATTERNS:
-            if pattern.search(out):
-                out = pattern.sub(self._secret_replacer(name), out)
+        out = replace_secrets(out, self._secret)
         if "@" in out:
             out = _EMAIL.sub(self._email, out)
         if _CARD.search(out):
@@ -340,12 +332,11 @@ class RedactionSession:
         return out
 
     def _holds_secret(self, value: str) -> bool:
-        if any(pattern.search(value) for _, pattern in VALUE_PATTERNS) or ("@" in value and _EMAIL.search(value)):
+        if holds_secret(value):
+            return True
+        if "@" in value and _EMAIL.search(value):
             return True
         return any(_luhn(re.sub(r"\D", "", match.group())) for match in _CARD.finditer(value))
-
-    def _secret_replacer(self, kind: str) -> Any:
-        return lambda match: self._secret(kind, match.group())
 
     def _secret(self, kind: str, text: str) -> str:
         if not self.redactor.pseudonyms:
@@ -489,10 +480,40 @@ def _error(session: RedactionSession, error: ErrorInfo | None, path: str, steps:
 
 def redact_file(source: Path, target: Path, redactor: Redactor) -> int:
     """Load ``source``, redact it and save to ``target`` (may be the same path); returns the count.
+    In place, the blobs that held values now redacted are removed as ``redact_file_report`` says."""
+    return redact_file_report(source, target, redactor).replaced
 
-    Blobs of redacted results are written anew under their new hash; the old ones are left where they
-    are because other histories in the directory may share them.
-    """
-    redacted, count = redact_history(load_history(source), redactor)
-    save_history(redacted, target)
-    return count
+
+@dataclass
+class RedactedFile:
+    """One file ``redact_file_report`` redacted: values replaced, and what became of the blobs that held
+    the values before (``BlobRemoval``; empty unless redacted in place)."""
+
+    replaced: int
+    blobs: BlobRemoval = field(default_factory=BlobRemoval)
+
+
+def redact_file_report(source: Path, target: Path, redactor: Redactor) -> RedactedFile:
+    """Redact ``source`` into ``target``. In place (same file), no unredacted copy stays in the folder:
+    a result rewritten goes to a blob under its new hash, and each blob the history stops naming is
+    deleted unless another file of the folder tree still names it (then it is kept and listed). Order:
+    the old hashes are noted in the store, the new blobs and the history are written (atomically), the
+    old blobs are deleted last — a kill at any point loses no history, and the next ``redact`` in the
+    folder deletes what an interrupted one left."""
+    original = load_history(source)
+    redacted, count = redact_history(original, redactor)
+    in_place = Path(source).resolve() == Path(target).resolve()
+    # The blobs of results redaction changed (held inline again until saving stores them anew).
+    rewritten = {
+        before.result_ref
+        for before, after in zip(original.events, redacted.events)
+        if before.result_ref is not None and after.result_ref is None
+    }
+    store = BlobStore.beside(target)
+    if in_place:
+        mark_for_removal(store, rewritten)
+    saved = save_history(redacted, target)
+    if not in_place:
+        return RedactedFile(count)
+    still_named = {event.result_ref for event in saved.events if event.result_ref is not None}
+    return RedactedFile(count, remove_unreferenced(store, rewritten - still_named))

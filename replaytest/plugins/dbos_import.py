@@ -11,15 +11,15 @@ CANCELLED/MAX_RECOVERY_ATTEMPTS_EXCEEDED → parked (DBOS can resume them). Each
 is one event in function-id order, its id kept in the event's ``function_id`` (ids can skip numbers):
 ``DBOS.sleep`` → timer, ``DBOS.recv`` → signal, ``DBOS.patch-P`` → marker ``patched`` with patch id P, a
 row naming a child workflow → child-workflow, anything else (steps, transactions, ``DBOS.getResult``,
-``DBOS.send``, …) → step. Payloads become typed JSON (``dbos_values``); a pickle the restricted decoder
-refuses stops that run's import with a message naming the workflow, the function id and the type.
+``DBOS.send``, …) → step. Payloads become typed JSON (``dbos_values``) under one ``DecodeBudget`` per
+run; a pickle the restricted decoder refuses, or a run whose payloads pass the budget, stops that run's
+import (never the others') with a message naming the workflow, the function id and the type or budget.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,12 +32,18 @@ import click
 if TYPE_CHECKING:
     from replaytest.history import ErrorInfo, Event, History
     from replaytest.history.redact import Redactor
+    from replaytest.plugins.dbos_values import DecodeBudget
+    from replaytest.plugins.import_files import RunKey
 
 _EXIT_ERROR = 2
+ENGINE = "dbos"
+# A payload sits a few levels down in a history, which the loader reads to 400 levels (history.io.MAX_DEPTH).
+MAX_PAYLOAD_DEPTH = 390
 _TYPE_KEY = "$type"  # dbos_values.TYPE_KEY, repeated so loading the plugin for lint stays cheap
-_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 PICKLE = "py_pickle"
 PORTABLE = "portable_json"
+# The command-line option that raises each limit of the decode budget (``DecodeBudget`` field names).
+BUDGET_OPTIONS = {"max_bytes": "--max-payload-bytes", "max_nodes": "--max-payload-values", "max_depth": "--max-payload-depth"}
 
 STATUS_MAP = {
     "SUCCESS": "completed",
@@ -228,11 +234,14 @@ def operations(db: SystemDatabase, workflow_id: str) -> list[tuple[int, str, str
 
 
 class _Payloads:
-    """Decodes one run's payloads, naming the run and function id in every refusal."""
+    """Decodes one run's payloads under one budget, naming the run and function id in every refusal."""
 
-    def __init__(self, run: Run, notes: ImportNotes) -> None:
+    def __init__(self, run: Run, notes: ImportNotes, budget: DecodeBudget | None = None) -> None:
+        from replaytest.plugins.dbos_values import BudgetMeter
+
         self.run = run
         self.notes = notes
+        self.meter = BudgetMeter(budget)
 
     def where(self, function_id: int | None) -> str:
         at = f"function id {function_id}" if function_id is not None else "its input/output"
@@ -242,19 +251,19 @@ class _Payloads:
         if text is None:
             return None
         serialization = serialization or self.run.serialization or PICKLE
-        from replaytest.plugins.dbos_values import PickleRefused, classes_in, decode_pickle, to_typed
+        from replaytest.plugins.dbos_values import PickleRefused, classes_in, decode_pickle
 
         if serialization == PORTABLE:
-            return to_typed(json.loads(text))
+            return self.typed(self.portable(text, function_id), function_id)
         if serialization != PICKLE:
             raise ImportRefused(
                 f"{self.where(function_id)}: payload written by serializer {serialization!r}; "
                 "replaytest reads only DBOS's py_pickle and portable_json"
             )
         try:
-            typed = decode_pickle(text)
+            typed = decode_pickle(text, self.meter)
         except PickleRefused as refused:
-            raise ImportRefused(f"{self.where(function_id)}: refused type {refused.type_name} ({refused.reason})") from None
+            raise self.refusal(refused, function_id) from None
         for name in classes_in(typed):
             if name.startswith("__main__."):
                 self.notes.main_classes.append(
@@ -263,16 +272,49 @@ class _Payloads:
                 )
         return typed
 
+    def refusal(self, refused: Exception, function_id: int | None) -> ImportRefused:
+        from replaytest.plugins.dbos_values import OverBudget, PickleRefused
+
+        if isinstance(refused, OverBudget):
+            return ImportRefused(
+                f"{self.where(function_id)}: refused: {refused.reason} "
+                f"(budget {refused.budget}; raise it with {BUDGET_OPTIONS[refused.budget]})"
+            )
+        assert isinstance(refused, PickleRefused)
+        if refused.type_name == "payload":  # the pickle as a whole, not one type in it
+            return ImportRefused(f"{self.where(function_id)}: refused: {refused.reason}")
+        return ImportRefused(f"{self.where(function_id)}: refused type {refused.type_name} ({refused.reason})")
+
+    def portable(self, text: str, function_id: int | None) -> Any:
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise ImportRefused(
+                f"{self.where(function_id)}: refused: portable JSON nested deeper than the interpreter can read "
+                f"(budget max_depth; the limit is {self.meter.budget.max_depth} levels)"
+            ) from None
+        except ValueError as error:
+            raise ImportRefused(f"{self.where(function_id)}: refused: not portable JSON: {error}") from None
+
+    def typed(self, value: Any, function_id: int | None) -> Any:
+        from replaytest.plugins.dbos_values import PickleRefused, to_typed
+
+        try:
+            return to_typed(value, self.meter)
+        except PickleRefused as refused:
+            raise self.refusal(refused, function_id) from None
+
     def error(self, text: str | None, serialization: str | None, function_id: int | None) -> tuple[ErrorInfo, Any] | None:
         from replaytest.history import ErrorInfo
-        from replaytest.plugins.dbos_values import to_typed
 
         if text is None:
             return None
         serialization = serialization or self.run.serialization or PICKLE
         if serialization == PORTABLE:
-            data = json.loads(text)
-            typed = {_TYPE_KEY: "portable-error", **{key: to_typed(data.get(key)) for key in ("name", "message", "code", "data")}}
+            data = self.portable(text, function_id)
+            if not isinstance(data, dict):
+                raise ImportRefused(f"{self.where(function_id)}: refused: a portable error that is not a JSON object")
+            typed = {_TYPE_KEY: "portable-error", **{key: self.typed(data.get(key), function_id) for key in ("name", "message", "code", "data")}}
             return ErrorInfo(str(data.get("name") or "Error"), str(data.get("message") or "")), typed
         typed = self.value(text, serialization, function_id)
         return _error_info(typed), typed
@@ -315,10 +357,10 @@ def _input(payloads: _Payloads, run: Run) -> Any:
     return document
 
 
-def build_history(db: SystemDatabase, run: Run, notes: ImportNotes) -> History:
+def build_history(db: SystemDatabase, run: Run, notes: ImportNotes, budget: DecodeBudget | None = None) -> History:
     from replaytest.history import Event, History, WorkflowInfo
 
-    payloads = _Payloads(run, notes)
+    payloads = _Payloads(run, notes, budget)
     events: list[Event] = []
     for function_id, function_name, output, error, child_id, serialization in operations(db, run.workflow_id):
         kind = event_kind(function_name, child_id is not None)
@@ -346,7 +388,7 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes) -> History:
     status = STATUS_MAP.get(str(run.status).upper(), "running")
     failure = payloads.error(run.error, run.serialization, None) if status == "failed" else None
     return History(
-        workflow=WorkflowInfo(type=run.name, id=run.workflow_id, run_id=None, engine="dbos"),
+        workflow=WorkflowInfo(type=run.name, id=run.workflow_id, run_id=None, engine=ENGINE),
         status=status,
         events=tuple(events),
         input=_input(payloads, run),
@@ -357,7 +399,17 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes) -> History:
 
 
 def history_filename(workflow_id: str) -> str:
-    return f"{_UNSAFE_FILENAME.sub('_', workflow_id)}.json"
+    """``<workflow_id>.json``, collision-free (``import_files.history_file_name``)."""
+    from replaytest.plugins.import_files import history_file_name
+
+    return history_file_name(workflow_id)
+
+
+def recorded_run(document: Any) -> RunKey | None:
+    """The run a DBOS history file records (its workflow type and id), to tell a re-import from another run."""
+    from replaytest.plugins.import_files import neutral_run
+
+    return neutral_run(document, engine=ENGINE)
 
 
 def import_runs(
@@ -369,21 +421,29 @@ def import_runs(
     statuses: Sequence[str] = (),
     limit: int | None = None,
     redactor: Redactor | None = None,
+    budget: DecodeBudget | None = None,
     progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[int, ImportNotes]:
     """Write one history per selected run into ``out``; returns how many were written and the notes."""
     from replaytest.history import save_history
     from replaytest.history.redact import redact_history
+    from replaytest.plugins.import_files import ImportCollision, ImportFolder, neutral_key
 
     notes = ImportNotes()
     db = SystemDatabase(url)
     try:
         runs = select_runs(db, workflow_id, name, statuses, limit)
         out.mkdir(parents=True, exist_ok=True)
+        folder = ImportFolder(out, recorded_run)
         written = 0
         for run in runs:
             try:
-                history = build_history(db, run, notes)
+                history = build_history(db, run, notes, budget)
+            except RecursionError:  # a backstop: the decode budget's depth limit comes first
+                refused = ImportRefused(f"workflow {run.workflow_id} ({run.name}): refused: nested too deeply to import")
+                notes.refused.append(str(refused))
+                progress(f"refused: {refused}")
+                continue
             except ImportRefused as refused:
                 notes.refused.append(str(refused))
                 progress(f"refused: {refused}")
@@ -393,9 +453,16 @@ def import_runs(
                 # One pass over the whole history (recorded exceptions included, as unknown event fields),
                 # so an address in an error message and in its exception get the same pseudonym.
                 history, replaced = redact_history(history, redactor)
-                notes.redacted += replaced
-            filename = history_filename(run.workflow_id)
-            save_history(history, out / filename)
+            # Named after the id as written (redacted), so the name shows nothing the history hides.
+            filename = history_filename(history.workflow.id)
+            try:
+                target = folder.claim(filename, neutral_key(ENGINE, run.name, history.workflow.id))
+            except ImportCollision as collision:
+                notes.refused.append(str(collision))
+                progress(f"refused: {collision}")
+                continue
+            save_history(history, target)
+            notes.redacted += replaced
             written += 1
             of = f"/{len(runs)}"
             redacted = f", {replaced} value(s) redacted" if replaced else ""
@@ -415,6 +482,9 @@ def import_runs(
 @click.option("--redact-key", "keys", multiple=True, metavar="NAME", help="Key name to scrub in payloads (repeatable; default: [tool.replaytest.redact] or common secret fields).")
 @click.option("--redact-path", "paths", multiple=True, metavar="JSONPATH", help="JSON path to scrub (repeatable).")
 @click.option("--no-redact", is_flag=True, help="Write payloads as recorded.")
+@click.option("--max-payload-bytes", type=click.IntRange(min=1), help="Decode budget: most bytes of typed JSON one run's payloads may decode to (default 32 MiB).")
+@click.option("--max-payload-values", type=click.IntRange(min=1), help="Decode budget: most values one run's payloads may decode to, a shared one counted each time (default 1,000,000).")
+@click.option("--max-payload-depth", type=click.IntRange(min=1, max=MAX_PAYLOAD_DEPTH), help=f"Decode budget: deepest JSON nesting of one payload (default 100, at most {MAX_PAYLOAD_DEPTH}).")
 def import_command(
     database_url: str,
     workflow_id: str | None,
@@ -425,10 +495,17 @@ def import_command(
     keys: tuple[str, ...],
     paths: tuple[str, ...],
     no_redact: bool,
+    max_payload_bytes: int | None,
+    max_payload_values: int | None,
+    max_payload_depth: int | None,
 ) -> None:
     """Read DBOS workflow runs from a system database into OUT as <workflow_id>.json (never pickle)."""
     from replaytest.config import ConfigError, load_config
     from replaytest.history.redact import RedactError, Redactor
+    from replaytest.plugins.dbos_values import DecodeBudget
+
+    limits = {"max_bytes": max_payload_bytes, "max_nodes": max_payload_values, "max_depth": max_payload_depth}
+    budget = DecodeBudget(**{name: value for name, value in limits.items() if value is not None})
 
     if workflow_id is not None and (name or statuses or limit):
         click.echo("error: --workflow-id selects one run; it does not combine with --name, --status or --limit", err=True)
@@ -444,7 +521,7 @@ def import_command(
     try:
         written, notes = import_runs(
             database_url, out_dir, workflow_id=workflow_id, name=name, statuses=statuses, limit=limit,
-            redactor=redactor, progress=lambda line: click.echo(line, err=True),
+            redactor=redactor, budget=budget, progress=lambda line: click.echo(line, err=True),
         )
     except click.ClickException as error:
         click.echo(f"error: {error.message}", err=True)

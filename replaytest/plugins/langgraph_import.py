@@ -29,14 +29,16 @@ the input checkpoint's id) describes the thread's latest invocation:
 * status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``
   (waiting at an interrupt) or ``running``.
 
-Values are decoded by ``replaytest.plugins.langgraph_values`` (no imports, no unpickling). SQLite files
-are read directly (read-only); ``histories_from_saver`` takes any ``BaseCheckpointSaver`` object.
+Values are decoded by ``replaytest.plugins.langgraph_values`` (no imports, no unpickling, within a decode
+budget). SQLite files are read directly (read-only); ``histories_from_saver`` takes any
+``BaseCheckpointSaver`` object. A thread whose checkpoints or writes cannot be decoded (malformed, over
+budget, pickled, encrypted) is refused with one line naming the thread and the checkpoint; the other
+threads are still imported.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import re
 import sqlite3
@@ -52,15 +54,17 @@ from replaytest.plugins import langgraph_internals as lg
 
 if TYPE_CHECKING:
     from replaytest.history.redact import Redactor
+    from replaytest.plugins.import_files import RunKey
 
 ENGINE = "langgraph"
 UNKNOWN_TASK = "?"
 _EXIT_ERROR = 2
-_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 _EXCEPTION_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
 # Call indexes tried beyond the number of recorded results, for savers that store no task path (a call
 # still running when the checkpoint was read has an index but no result).
 _SPARE_CALL_INDEXES = 64
+# Ids shown as they are in refusals; anything else (control characters, newlines) is shown quoted.
+_PLAIN_ID = re.compile(r"^[\w.:-]{1,200}$")
 
 
 class ImportRefused(Exception):
@@ -105,21 +109,47 @@ def _decode(type_name: str | None, data: bytes | None, where: str) -> Any:
     # Imported on use: every lint run loads this module (the plugin's import command) and never decodes.
     from replaytest.plugins.langgraph_values import ValueRefused, decode_typed
 
+    if type_name is not None and not isinstance(type_name, str):
+        raise ImportRefused(f"{where}: serializer type {type_name!r} is not a name")
+    if isinstance(data, str):  # a TEXT cell where the saver writes a BLOB
+        data = data.encode("utf-8", "surrogatepass")
+    elif data is not None and not isinstance(data, bytes):
+        raise ImportRefused(f"{where}: the stored value is a {type(data).__name__}, not bytes")
     try:
         return decode_typed(type_name, data)
     except ValueRefused as error:
         raise ImportRefused(f"{where}: {error}") from None
 
 
-def _checkpoint_row(checkpoint_id: str, parent_id: str | None, checkpoint: dict[str, Any], metadata: dict[str, Any]) -> CheckpointRow:
+def _shown(identifier: object) -> str:
+    """A checkpoint, task or channel id for a one-line message: as it is when plain, else quoted."""
+    text = str(identifier)
+    return text if _PLAIN_ID.match(text) else repr(text)
+
+
+def _checkpoint_row(
+    checkpoint_id: str, parent_id: str | None, checkpoint: Any, metadata: Any, where: str = "a checkpoint"
+) -> CheckpointRow:
+    if not isinstance(checkpoint, dict):
+        raise ImportRefused(f"{where}: the checkpoint decodes to {type(checkpoint).__name__}, not a map")
+    if not isinstance(metadata, dict):
+        raise ImportRefused(f"{where}: its metadata decodes to {type(metadata).__name__}, not a map")
     seen = checkpoint.get("versions_seen") or {}
+    channel_values = checkpoint.get("channel_values") or {}
+    step, version = metadata.get("step", -1), checkpoint.get("v", 1)
+    for field_name, value, expected in (
+        ("versions_seen", seen, dict), ("channel_values", channel_values, dict), ("metadata step", step, int),
+        ("version v", version, int),
+    ):
+        if not isinstance(value, expected) or isinstance(value, bool):
+            raise ImportRefused(f"{where}: its {field_name} is {type(value).__name__}, not {expected.__name__}")
     return CheckpointRow(
         id=checkpoint_id,
         parent_id=parent_id,
-        step=int(metadata.get("step", -1)),
+        step=step,
         source=str(metadata.get("source", "")),
-        version=int(checkpoint.get("v", 1)),
-        channel_values=dict(checkpoint.get("channel_values") or {}),
+        version=version,
+        channel_values=dict(channel_values),
         nodes_seen=tuple(name for name in seen if not name.startswith("__")),
     )
 
@@ -149,36 +179,65 @@ class SqliteThreads:
         return [row[0] for row in rows]
 
     def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
+        from replaytest.plugins.langgraph_values import DEFAULT_BUDGET
+
+        # A cell over the decode budget is never fetched: SQLite measures it, Python never holds it.
+        limit = DEFAULT_BUDGET.max_stored_bytes
         checkpoints = []
-        for checkpoint_id, parent_id, type_name, blob, metadata in self.conn.execute(
-            "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
-            "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id",
-            (thread_id,),
+        for checkpoint_id, parent_id, type_name, blob, blob_size, metadata, metadata_size in self.conn.execute(
+            "SELECT checkpoint_id, parent_checkpoint_id, type, CASE WHEN length(checkpoint) <= ? THEN checkpoint END, "
+            "length(checkpoint), CASE WHEN length(metadata) <= ? THEN metadata END, length(metadata) "
+            "FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id",
+            (limit, limit, thread_id),
         ):
-            where = f"{self.path}: thread {thread_id!r} checkpoint {checkpoint_id}"
+            where = f"{self.path}: thread {thread_id!r} checkpoint {_shown(checkpoint_id)}"
+            _check_size(blob_size, where, "checkpoint")
+            _check_size(metadata_size, where, "metadata")
             checkpoint = _decode(type_name, blob, where)
-            meta = json.loads(metadata) if metadata else {}
-            checkpoints.append(_checkpoint_row(checkpoint_id, parent_id, checkpoint, meta))
+            meta = _decode("json", metadata, f"{where} metadata") if metadata else {}
+            checkpoints.append(_checkpoint_row(checkpoint_id, parent_id, checkpoint, meta, where))
         writes = []
         # langgraph-checkpoint-sqlite before 3.0 has no task_path column: call indexes then come from the ids.
         columns = {row[1] for row in self.conn.execute("PRAGMA table_info(writes)")}
         task_path = "task_path" if "task_path" in columns else "NULL"
-        for checkpoint_id, task_id, task_path, idx, channel, type_name, value in self.conn.execute(
-            f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, value FROM writes "
-            "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid",
-            (thread_id,),
+        for checkpoint_id, task_id, task_path, idx, channel, type_name, value, value_size in self.conn.execute(
+            f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, CASE WHEN length(value) <= ? THEN value END, "
+            "length(value) FROM writes WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid",
+            (limit, thread_id),
         ):
-            where = f"{self.path}: thread {thread_id!r} write {channel} of task {task_id}"
+            where = (f"{self.path}: thread {thread_id!r} checkpoint {_shown(checkpoint_id)} "
+                     f"write {_shown(channel)} of task {_shown(task_id)}")
+            _check_size(value_size, where, "value")
             writes.append(WriteRow(checkpoint_id, task_id, task_path, idx, channel, _decode(type_name, value, where)))
         return checkpoints, writes
 
 
+def _check_size(size: int | None, where: str, what: str) -> None:
+    from replaytest.plugins.langgraph_values import DEFAULT_BUDGET
+
+    if size is not None and size > DEFAULT_BUDGET.max_stored_bytes:
+        raise ImportRefused(
+            f"{where}: stored {what} of {size:,} bytes is over the decode budget of "
+            f"{DEFAULT_BUDGET.max_stored_bytes:,} bytes (max_stored_bytes); not read"
+        )
+
+
 class _SafeSerde:
     """Stands in for a saver's serializer while replaytest reads through its API: decodes without
-    importing or unpickling (``langgraph_values``)."""
+    importing or unpickling (``langgraph_values``). ``lenient`` (listing thread ids, where no value is
+    used) reads a value it refuses as an empty map, so one broken thread does not hide the others; the
+    thread's own read refuses it."""
+
+    def __init__(self, lenient: bool = False) -> None:
+        self.lenient = lenient
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        return _decode(data[0], data[1], "a value read through the saver")
+        try:
+            return _decode(data[0], data[1], "a value read through the saver")
+        except ImportRefused:
+            if self.lenient:
+                return {}
+            raise
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:  # pragma: no cover - reading never writes
         raise ImportRefused("replaytest reads checkpoints; it never writes them")
@@ -194,7 +253,7 @@ class SaverThreads:
 
     def thread_ids(self, limit: int | None) -> list[str]:
         latest: dict[str, str] = {}
-        with self._safe():
+        with self._safe(lenient=True):
             for item in self.saver.list(None):
                 configurable = item.config["configurable"]
                 if configurable.get("checkpoint_ns", ""):
@@ -206,12 +265,16 @@ class SaverThreads:
 
     def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
         checkpoints, writes = [], []
-        with self._safe():
-            items = list(self.saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}))
+        try:
+            with self._safe():
+                items = list(self.saver.list({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}))
+        except ImportRefused as error:  # the saver does not say which of the thread's checkpoints it was reading
+            raise ImportRefused(f"thread {thread_id!r}: {error}") from None
         for item in sorted(items, key=lambda i: i.config["configurable"]["checkpoint_id"]):
             checkpoint_id = item.config["configurable"]["checkpoint_id"]
             parent = (item.parent_config or {}).get("configurable", {}).get("checkpoint_id")
-            checkpoints.append(_checkpoint_row(checkpoint_id, parent, dict(item.checkpoint), dict(item.metadata or {})))
+            where = f"thread {thread_id!r} checkpoint {_shown(checkpoint_id)}"
+            checkpoints.append(_checkpoint_row(checkpoint_id, parent, item.checkpoint, item.metadata or {}, where))
             for index, (task_id, channel, value) in enumerate(item.pending_writes or ()):
                 writes.append(WriteRow(checkpoint_id, task_id, None, index, channel, value))
         return checkpoints, writes
@@ -219,13 +282,13 @@ class SaverThreads:
     def close(self) -> None:
         pass
 
-    def _safe(self) -> Any:
+    def _safe(self, lenient: bool = False) -> Any:
         saver = self.saver
 
         class _Swap:
             def __enter__(self) -> None:
                 self.original = saver.serde
-                saver.serde = _SafeSerde()
+                saver.serde = _SafeSerde(lenient)
 
             def __exit__(self, *exc: object) -> None:
                 saver.serde = self.original
@@ -533,7 +596,18 @@ def current_code(objects: Iterable[Any], task_names: Iterable[str] = ()) -> Curr
 
 
 def history_filename(entrypoint: str, thread_id: str) -> str:
-    return f"{_UNSAFE_FILENAME.sub('_', entrypoint)}-{_UNSAFE_FILENAME.sub('_', thread_id)}.json"
+    """``<entrypoint>-<thread id>.json``, collision-free (``import_files.history_file_name``)."""
+    from replaytest.plugins.import_files import history_file_name
+
+    return history_file_name(entrypoint, thread_id, separator="-")
+
+
+def recorded_run(document: Any) -> RunKey | None:
+    """The thread a LangGraph history file records (entrypoint and thread id: one history per thread, so
+    a later invocation of the same thread is a re-import)."""
+    from replaytest.plugins.import_files import neutral_run
+
+    return neutral_run(document, engine=ENGINE, label="thread")
 
 
 def iter_threads(
@@ -548,6 +622,9 @@ def iter_threads(
             yield build_history(thread_id, checkpoints, writes, code)
         except ImportRefused as error:
             yield error
+        except RecursionError:
+            # Decoded values are at most DecodeBudget.max_depth deep, so this is a safety net, not a path.
+            yield ImportRefused(f"thread {thread_id!r}: a stored value nests too deeply to import")
 
 
 def write_histories(
@@ -556,27 +633,30 @@ def write_histories(
     """Write each history into ``out`` (validated by the neutral loader first, payloads redacted by
     ``redactor``); returns (written, refusals)."""
     from replaytest.history import HistoryError, history_from_dict, redact_history, save_history
+    from replaytest.plugins.import_files import ImportCollision, ImportFolder, neutral_key
 
     out.mkdir(parents=True, exist_ok=True)
+    folder = ImportFolder(out, recorded_run)
     written: list[tuple[Path, ImportedThread]] = []
     refused: list[str] = []
-    used: set[Path] = set()
     for item in imported:
         if isinstance(item, ImportRefused):
             refused.append(str(item))
             continue
-        path = out / history_filename(item.document["workflow"]["type"], item.thread_id)
-        if path in used:  # two thread ids that differ only in characters unsafe in file names
-            digest = hashlib.sha256(item.thread_id.encode()).hexdigest()[:8]
-            path = path.with_name(f"{path.stem}-{digest}.json")
-        used.add(path)
+        entrypoint = item.document["workflow"]["type"]
         try:
-            history = history_from_dict(item.document, path)
+            history = history_from_dict(item.document, out / history_filename(entrypoint, item.thread_id))
             if redactor is not None:
                 history, replaced = redact_history(history, redactor)
                 if replaced:
                     item.notes.append(f"{replaced} value(s) redacted")
+            # Named after the thread id as written (redacted), so the name shows nothing the history hides.
+            written_id = history.workflow.id
+            path = folder.claim(history_filename(entrypoint, written_id), neutral_key(ENGINE, entrypoint, written_id, label="thread"))
             save_history(history, path)
+        except ImportCollision as collision:
+            refused.append(str(collision))
+            continue
         except HistoryError as error:
             refused.append(f"thread {item.thread_id!r}: {error}")
             continue

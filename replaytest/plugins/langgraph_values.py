@@ -8,6 +8,13 @@ models, …), which LangGraph itself revives by importing the named module, beco
 ``{"$type": "module.Name", "$ext": kind, "$value": …}`` instead. Pickled and encrypted values are refused
 with ``ValueRefused`` naming the type; nothing is ever unpickled.
 
+Stored bytes may be broken or hostile (histories are imported from production databases and shared), so
+msgpack is decoded here by a small iterative decoder rather than by a C library: every declared length is
+checked against the bytes left before anything is allocated, and each value is decoded within a
+``DecodeBudget`` (bytes read and produced, values built, nesting depth). Bytes that are not msgpack raise
+``MalformedValue`` (what is wrong, at which byte); a value over budget raises ``BudgetExceeded`` naming the
+budget. Neither ever becomes a ``RecursionError`` or an unbounded allocation.
+
 ``revive`` does the opposite for replay, where the current code is already imported: a tagged object
 becomes the standard-library value it stood for, or an instance of a class the current code has
 already imported (dataclass, pydantic model, named tuple, enum); nothing is imported to find a class
@@ -26,8 +33,10 @@ import enum
 import json
 import math
 import pathlib
+import struct
 import uuid
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from replaytest.plugins.langgraph_internals import EXT_KINDS
@@ -40,21 +49,46 @@ METHOD_KEY = "$method"
 
 
 class ValueRefused(Exception):
-    """A stored value replaytest will not decode (pickle, encrypted, unknown serializer type)."""
+    """A stored value replaytest will not decode (pickle, encrypted, unknown serializer type, malformed, over budget)."""
 
 
-def decode_typed(type_name: str | None, data: bytes | None) -> Any:
+class MalformedValue(ValueRefused):
+    """Stored bytes that are not what their serializer type says (truncated, corrupt, a bad extension payload)."""
+
+
+class BudgetExceeded(ValueRefused):
+    """A stored value larger or deeper than its ``DecodeBudget`` allows."""
+
+
+@dataclass(frozen=True)
+class DecodeBudget:
+    """Bounds for decoding one stored value. The defaults are far above what a LangGraph checkpoint of a
+    long conversation holds and far below what would exhaust a CI machine's memory or Python's stack."""
+
+    max_stored_bytes: int = 32 * 1024 * 1024  # the stored value's own size (checked before it is read)
+    max_produced_bytes: int = 64 * 1024 * 1024  # text and binary produced (binary grows by a third as base64)
+    max_nodes: int = 1_000_000  # values built (scalars, lists, maps, extension values)
+    max_depth: int = 200  # nesting of lists, maps and extension values; later stages recurse over values
+
+
+DEFAULT_BUDGET = DecodeBudget()
+
+
+def decode_typed(type_name: str | None, data: bytes | None, budget: DecodeBudget = DEFAULT_BUDGET) -> Any:
     """A saver's ``(type, bytes)`` as a JSON value (see the module docstring)."""
     if type_name in (None, "null") or data is None:
         return None
+    if type_name in ("bytes", "bytearray", "json", "msgpack") and len(data) > budget.max_stored_bytes:
+        raise BudgetExceeded(
+            f"stored value of {len(data):,} bytes is over the decode budget of {budget.max_stored_bytes:,} bytes "
+            "(max_stored_bytes)"
+        )
     if type_name in ("bytes", "bytearray"):
         return _tagged("builtins." + type_name, "arg", base64.b64encode(bytes(data)).decode("ascii"))
     if type_name == "json":
-        return _jsonable(json.loads(data))
+        return _decode_json(bytes(data), budget)
     if type_name == "msgpack":
-        import ormsgpack
-
-        return _jsonable(ormsgpack.unpackb(data, ext_hook=_ext_hook, option=ormsgpack.OPT_NON_STR_KEYS))
+        return _MsgpackDecoder(bytes(data), budget).decode()
     if type_name == "pickle":
         raise ValueRefused(
             "value stored with pickle (a saver built with pickle_fallback=True); replaytest never unpickles: "
@@ -70,16 +104,33 @@ def _tagged(type_name: str, ext: str, value: Any, method: str | None = None) -> 
     return tagged
 
 
-def _ext_hook(code: int, data: bytes) -> Any:
-    import ormsgpack
+def _decode_json(data: bytes, budget: DecodeBudget) -> Any:
+    try:
+        value = json.loads(data)
+    except RecursionError:  # the C scanner recurses once per bracket
+        raise BudgetExceeded(f"JSON nests deeper than the decode budget of {budget.max_depth} levels (max_depth)") from None
+    except ValueError as error:  # also UnicodeDecodeError, and integers over Python's digit limit
+        raise MalformedValue(f"malformed JSON: {error}") from None
+    _check_shape(value, budget)
+    return _jsonable(value)
 
-    kind = EXT_KINDS.get(code)
-    if kind is None or kind == "numpy":
-        return {TYPE_KEY: "?", EXT_KEY: kind or f"ext-{code}", VALUE_KEY: None}
-    parts = ormsgpack.unpackb(data, ext_hook=_ext_hook, option=ormsgpack.OPT_NON_STR_KEYS)
-    module, name, value = parts[0], parts[1], parts[2]
-    method = parts[3] if len(parts) > 3 and isinstance(parts[3], str) else None
-    return _tagged(f"{module}.{name}", kind, value, method)
+
+def _check_shape(value: Any, budget: DecodeBudget) -> None:
+    """Count the values and levels of a decoded JSON value without recursing (see ``DecodeBudget``)."""
+    nodes = 0
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        nodes += 1
+        if nodes > budget.max_nodes:
+            raise BudgetExceeded(f"JSON holds more than the decode budget of {budget.max_nodes:,} values (max_nodes)")
+        if isinstance(item, (dict, list)):
+            if depth > budget.max_depth:
+                raise BudgetExceeded(
+                    f"JSON nests deeper than the decode budget of {budget.max_depth} levels (max_depth)"
+                )
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
 
 
 def _jsonable(value: Any) -> Any:
@@ -95,6 +146,233 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
+
+
+# msgpack format bytes (https://github.com/msgpack/msgpack/blob/master/spec.md) with fixed-size payloads:
+# the struct format of the value that follows.
+_FIXED = {
+    0xCA: ">f", 0xCB: ">d", 0xCC: ">B", 0xCD: ">H", 0xCE: ">I", 0xCF: ">Q",
+    0xD0: ">b", 0xD1: ">h", 0xD2: ">i", 0xD3: ">q",
+}
+_STR = {0xD9: ">B", 0xDA: ">H", 0xDB: ">I"}
+_BIN = {0xC4: ">B", 0xC5: ">H", 0xC6: ">I"}
+_ARRAY = {0xDC: ">H", 0xDD: ">I"}
+_MAP = {0xDE: ">H", 0xDF: ">I"}
+_EXT = {0xC7: ">B", 0xC8: ">H", 0xC9: ">I"}
+_FIXEXT = {0xD4: 1, 0xD5: 2, 0xD6: 4, 0xD7: 8, 0xD8: 16}
+_NO_KEY = object()
+
+
+class _Frame:
+    """A container being filled: a list (``items``), a map (``mapping``, ``key`` awaiting its value) or an
+    extension value (one payload value that must end exactly at ``end``)."""
+
+    __slots__ = ("kind", "remaining", "items", "mapping", "key", "end", "code", "start")
+
+    def __init__(self, kind: str, remaining: int, start: int, end: int = 0, code: int = 0) -> None:
+        self.kind = kind
+        self.remaining = remaining
+        self.items: list[Any] = []
+        self.mapping: dict[str, Any] = {}
+        self.key: Any = _NO_KEY
+        self.start = start
+        self.end = end
+        self.code = code
+
+
+class _MsgpackDecoder:
+    """One msgpack value to JSON, iteratively, within a budget (see the module docstring). Extension
+    payloads (themselves msgpack) are decoded in place: a frame bounds reads to the payload's bytes."""
+
+    def __init__(self, data: bytes, budget: DecodeBudget) -> None:
+        self.data = data
+        self.budget = budget
+        self.pos = 0
+        self.limit = len(data)  # end of the innermost extension payload being read, else of the data
+        self.produced = 0
+        self.stack: list[_Frame] = []
+        self.ext_ends: list[int] = []  # where each extension payload being read ends, innermost last
+
+    def decode(self) -> Any:
+        stack, max_nodes, nodes = self.stack, self.budget.max_nodes, 0
+        while True:
+            start = self.pos
+            value = self._item()
+            if value is _NO_KEY:  # a non-empty container was opened: read its first item
+                continue
+            while True:  # the finished value goes into its container, which may be finished in turn
+                nodes += 1
+                if nodes > max_nodes:
+                    raise BudgetExceeded(
+                        f"msgpack value holds more than the decode budget of {max_nodes:,} values "
+                        f"(max_nodes; at byte {start})"
+                    )
+                if not stack:
+                    if self.pos != len(self.data):
+                        raise MalformedValue(
+                            f"malformed msgpack: {len(self.data) - self.pos} byte(s) left over after the value "
+                            f"ended at byte {self.pos}"
+                        )
+                    return value
+                frame = stack[-1]
+                if frame.kind == "array":  # the common case, without a call
+                    frame.items.append(value)
+                    frame.remaining -= 1
+                    if frame.remaining:
+                        break
+                    value = frame.items
+                else:
+                    done, value = self._add(frame, value)
+                    if not done:
+                        break
+                stack.pop()
+                start = frame.start
+                if frame.kind == "ext":
+                    self.ext_ends.pop()
+                    self.limit = self.ext_ends[-1] if self.ext_ends else len(self.data)
+
+    def _produce(self, size: int, at: int) -> None:
+        self.produced += size
+        if self.produced > self.budget.max_produced_bytes:
+            raise BudgetExceeded(
+                f"msgpack value decodes to more than the decode budget of {self.budget.max_produced_bytes:,} bytes "
+                f"of text and binary (max_produced_bytes; at byte {at})"
+            )
+
+    def _take(self, size: int, what: str, at: int) -> bytes:
+        if size > self.limit - self.pos:
+            within = "its extension payload" if self.ext_ends else "the value"
+            raise MalformedValue(
+                f"malformed msgpack: {what} at byte {at} needs {size:,} byte(s), {within} has "
+                f"{max(self.limit - self.pos, 0):,} left (truncated, or a corrupt length)"
+            )
+        chunk = self.data[self.pos : self.pos + size]
+        self.pos += size
+        return chunk
+
+    def _number(self, fmt: str, what: str, at: int) -> Any:
+        return struct.unpack(fmt, self._take(struct.calcsize(fmt), what, at))[0]
+
+    def _item(self) -> Any:
+        """The next complete scalar (or empty container) at ``pos``, or ``_NO_KEY`` after opening a container."""
+        at = self.pos
+        if at >= self.limit:
+            self._take(1, "a value", at)  # raises: nothing left
+        code = self.data[at]
+        self.pos = at + 1
+        if code <= 0x7F:
+            return code
+        if code >= 0xE0:
+            return code - 0x100
+        if 0xA0 <= code <= 0xBF:
+            return self._text(code & 0x1F, at)
+        if 0x90 <= code <= 0x9F:
+            return self._open("array", code & 0x0F, at)
+        if 0x80 <= code <= 0x8F:
+            return self._open("map", code & 0x0F, at)
+        if code == 0xC0:
+            return None
+        if code in (0xC2, 0xC3):
+            return code == 0xC3
+        if code in _FIXED:
+            number = self._number(_FIXED[code], "a number", at)
+            if isinstance(number, float) and not math.isfinite(number):
+                return _tagged("builtins.float", "arg", repr(number))
+            return number
+        if code in _STR:
+            return self._text(self._number(_STR[code], "a string length", at), at)
+        if code in _BIN:
+            data = self._take(self._number(_BIN[code], "a binary length", at), "binary data", at)
+            encoded = base64.b64encode(data).decode("ascii")
+            self._produce(len(encoded), at)
+            return _tagged("builtins.bytes", "arg", encoded)
+        if code in _ARRAY:
+            return self._open("array", self._number(_ARRAY[code], "an array length", at), at)
+        if code in _MAP:
+            return self._open("map", self._number(_MAP[code], "a map length", at), at)
+        if code in _EXT or code in _FIXEXT:
+            size = _FIXEXT[code] if code in _FIXEXT else self._number(_EXT[code], "an extension length", at)
+            ext_type = self._number(">b", "an extension type", at)
+            return self._extension(ext_type, size, at)
+        raise MalformedValue(f"malformed msgpack: byte 0x{code:02x} at byte {at} starts no msgpack value")
+
+    def _text(self, size: int, at: int) -> str:
+        end = self.pos + size
+        if end > self.limit:
+            self._take(size, "a string", at)  # raises: truncated
+        raw = self.data[self.pos : end]
+        self.pos = end
+        self._produce(size, at)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise MalformedValue(f"malformed msgpack: the string at byte {at} is not UTF-8 ({error.reason})") from None
+
+    def _open(self, kind: str, count: int, at: int) -> Any:
+        if count == 0:
+            return [] if kind == "array" else {}
+        # Every item takes at least one byte: a declared count the bytes left cannot hold is refused
+        # before anything is allocated for it.
+        needed = count if kind == "array" else 2 * count
+        if needed > self.limit - self.pos:
+            raise MalformedValue(
+                f"malformed msgpack: the {kind} at byte {at} declares {count:,} item(s), more than the "
+                f"{max(self.limit - self.pos, 0):,} byte(s) left can hold (truncated, or a corrupt length)"
+            )
+        self._push(_Frame(kind, needed, at), at)
+        return _NO_KEY
+
+    def _push(self, frame: _Frame, at: int) -> None:
+        if len(self.stack) >= self.budget.max_depth:
+            raise BudgetExceeded(
+                f"msgpack value nests deeper than the decode budget of {self.budget.max_depth} levels "
+                f"(max_depth; at byte {at})"
+            )
+        self.stack.append(frame)
+
+    def _extension(self, ext_type: int, size: int, at: int) -> Any:
+        kind = EXT_KINDS.get(ext_type)
+        if kind is None or kind == "numpy":  # not a kind replaytest revives: named, never decoded
+            self._take(size, "an extension payload", at)
+            return {TYPE_KEY: "?", EXT_KEY: kind or f"ext-{ext_type}", VALUE_KEY: None}
+        if size > self.limit - self.pos:
+            self._take(size, "an extension payload", at)  # raises: truncated
+        if size == 0:
+            raise MalformedValue(f"malformed msgpack: the extension value (type {ext_type}) at byte {at} is empty")
+        self._push(_Frame("ext", 1, at, end=self.pos + size, code=ext_type), at)
+        self.limit = self.pos + size
+        self.ext_ends.append(self.limit)
+        return _NO_KEY
+
+    def _add(self, frame: _Frame, value: Any) -> tuple[bool, Any]:
+        """Put a finished ``value`` into a map or extension ``frame``; (True, the frame's value) once the
+        frame is complete."""
+        frame.remaining -= 1
+        if frame.kind == "map":
+            if frame.key is _NO_KEY:
+                frame.key = value if isinstance(value, str) else json.dumps(value)
+                if not isinstance(value, str):
+                    self._produce(len(frame.key), frame.start)
+                return False, None
+            frame.mapping[frame.key] = value
+            frame.key = _NO_KEY
+            return (True, frame.mapping) if frame.remaining == 0 else (False, None)
+        return True, self._revived_form(frame, value)
+
+    def _revived_form(self, frame: _Frame, parts: Any) -> dict[str, Any]:
+        """An extension value's payload ``[module, name, value, method?]`` as a tagged object."""
+        if self.pos != frame.end:
+            raise MalformedValue(
+                f"malformed msgpack: the extension value (type {frame.code}) at byte {frame.start} holds "
+                f"{frame.end - self.pos} byte(s) after its payload"
+            )
+        if not (isinstance(parts, list) and len(parts) >= 3 and isinstance(parts[0], str) and isinstance(parts[1], str)):
+            raise MalformedValue(
+                f"malformed msgpack: the extension value (type {frame.code}) at byte {frame.start} is not "
+                f"[module, name, value, ...] as LangGraph writes it"
+            )
+        method = parts[3] if len(parts) > 3 and isinstance(parts[3], str) else None
+        return _tagged(f"{parts[0]}.{parts[1]}", EXT_KINDS[frame.code], parts[2], method)
 
 
 def normal_form(value: Any) -> Any:

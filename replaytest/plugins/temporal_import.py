@@ -5,28 +5,27 @@ the JSON form ``temporal workflow show --output json`` writes, so the Temporal r
 temporalio's own tools) read it back as is. Each history is redacted on the way
 (``temporal_redact``): ``json/plain`` payloads by key and value patterns and JSON paths, every other
 string (failure messages, memo, ids) by value patterns; binary, protobuf and encrypted payloads are left
-untouched and counted. The file name is built from the *redacted* workflow id.
+untouched and counted. The file name is built from the *redacted* workflow id, collision-free, and a
+file of another run is never replaced (``import_files``): that run is refused and the import exits 2.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import os
-import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
     from replaytest.history.redact import Redactor
+    from replaytest.plugins.import_files import RunKey
 
 _EXIT_ERROR = 2
-_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass
@@ -35,17 +34,34 @@ class RedactionCount:
 
     replaced: int = 0
     opaque_payloads: int = 0
+    refused: list[str] = field(default_factory=list)  # runs not written (a file of another run is there)
 
 
 def history_filename(workflow_id: str, run_id: str) -> str:
-    """``<workflow_id>_<run_id>.json`` with characters unsafe in file names replaced by ``_``."""
-    return f"{_UNSAFE_FILENAME.sub('_', workflow_id)}_{_UNSAFE_FILENAME.sub('_', run_id)}.json"
+    """``<workflow_id>_<run_id>.json``, collision-free (``import_files.history_file_name``)."""
+    from replaytest.plugins.import_files import history_file_name
+
+    return history_file_name(workflow_id, run_id)
+
+
+def recorded_run(document: Any) -> RunKey | None:
+    """The run a Temporal history JSON records: the workflow id and original run id of its start event."""
+    from replaytest.plugins.import_files import RunKey
+
+    started = document["events"][0]["workflowExecutionStartedEventAttributes"]
+    # Older servers need not repeat the workflow id in the start event; the original run id is always there.
+    workflow_id, run_id = started.get("workflowId"), started["originalExecutionRunId"]
+    if not isinstance(run_id, str) or not isinstance(workflow_id, (str, type(None))):
+        return None
+    return RunKey(("temporal", workflow_id, run_id), f"workflow {workflow_id!r} run {run_id}")
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    # A fresh temporary name, then a rename: a fixed name such as ``<file>.partial`` planted as a link in
+    # the folder would be written through.
+    from replaytest.history.io import write_text_atomically
+
+    write_text_atomically(path, text)
 
 
 async def import_histories(
@@ -64,10 +80,12 @@ async def import_histories(
     were written and the redaction totals."""
     from temporalio.client import Client
 
+    from replaytest.plugins.import_files import ImportCollision, ImportFolder, RunKey
     from replaytest.plugins.temporal_redact import redact_temporal_document, redact_text
 
     client = await Client.connect(address, namespace=namespace, api_key=api_key, tls=tls)
     out.mkdir(parents=True, exist_ok=True)
+    folder = ImportFolder(out, recorded_run)
     written = 0
     totals = RedactionCount()
     async for execution in client.list_workflows(query or None, limit=limit):
@@ -82,10 +100,20 @@ async def import_histories(
             document, outcome = redact_temporal_document(document, redactor)
             count = RedactionCount(outcome.replaced, outcome.opaque_payloads)
             workflow_id = redact_text(execution.id, outcome)
-            totals.replaced += count.replaced
-            totals.opaque_payloads += count.opaque_payloads
         name = history_filename(workflow_id, execution.run_id)
-        _write_atomically(out / name, json.dumps(document, indent=2) + "\n")
+        try:
+            run = recorded_run(document)
+        except (KeyError, TypeError, IndexError):
+            run = None
+        try:
+            target = folder.claim(name, run or RunKey(("temporal", workflow_id, execution.run_id), f"workflow {workflow_id!r} run {execution.run_id}"))
+        except ImportCollision as collision:
+            totals.refused.append(str(collision))
+            progress(f"refused: {collision}")
+            continue
+        _write_atomically(target, json.dumps(document, indent=2) + "\n")
+        totals.replaced += count.replaced
+        totals.opaque_payloads += count.opaque_payloads
         written += 1
         of = f"/{limit}" if limit else ""
         redacted = f", {count.replaced} value(s) redacted" if count.replaced else ""
@@ -165,4 +193,9 @@ def import_command(
     redaction = "not redacted" if redactor is None else f"{totals.replaced} value(s) redacted"
     if redactor is not None and totals.opaque_payloads:
         redaction += f", {totals.opaque_payloads} non-JSON payload(s) left as they are"
-    click.echo(f"imported {written} histor{'y' if written == 1 else 'ies'} into {out_dir} ({redaction})")
+    refused = f"; {len(totals.refused)} run(s) refused" if totals.refused else ""
+    click.echo(f"imported {written} histor{'y' if written == 1 else 'ies'} into {out_dir} ({redaction}){refused}")
+    for line in totals.refused:
+        click.echo(f"refused: {line}", err=True)
+    if totals.refused:
+        sys.exit(_EXIT_ERROR)

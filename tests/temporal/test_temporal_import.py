@@ -75,9 +75,11 @@ def test_binary_and_encrypted_payloads_are_left_alone_and_counted():
     assert count.replaced == 0
 
 
-def test_history_file_names_are_safe():
+def test_history_file_names_are_safe_and_distinct():
     assert history_filename("order-1", "01a2-b3") == "order-1_01a2-b3.json"
-    assert history_filename("tenant/acme:order 7", "r1") == "tenant_acme_order_7_r1.json"
+    # unsafe characters replaced, then the first 12 hex digits of SHA-256("tenant/acme:order 7\0r1")
+    assert history_filename("tenant/acme:order 7", "r1") == "tenant_acme_order_7_r1-f64d91cf8b1b.json"
+    assert history_filename("tenant:acme:order 7", "r1") != history_filename("tenant/acme:order 7", "r1")
 
 
 def test_import_from_an_unreachable_server_fails_with_exit_2_and_says_where(tmp_path):
