@@ -4,7 +4,7 @@ over ``max-history-bytes``.
 1. Builds a neutral history of ``--events`` events (default 500,000: about 139 MB; the loop workflow of
    ``replay_bench``) and, each in a fresh child interpreter so one measurement cannot warm the next,
    measures the peak of ``LoadedHistory.read(...).history()`` (read, strict parse, validate) and of
-   ``replay_file`` (read, recognise, load, replay): the peak resident set (``ru_maxrss``) and, in a second
+   ``replay_file`` (read, recognise, load, replay): the peak resident set (``VmHWM``, Linux) and, in a second
    child, the peak traced by ``tracemalloc`` (Python allocations only, and slower).
 2. Makes a sparse 2 GiB history file and replays it with ``replaytest replay`` in a child whose address
    space is limited to 1 GiB (``RLIMIT_AS``): the run must end with exit 2 and the refusal, having read
@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
-import gc, json, resource, sys, time, tracemalloc
+import gc, json, sys, time, tracemalloc
 sys.path.insert(0, {here!r})
 from pathlib import Path
 from replay_bench import bench_loop
@@ -39,8 +39,12 @@ path, what, traced = Path({path!r}), {what!r}, {traced!r}
 replayers = [plugin.replayer for plugin in load_plugins() if plugin.replayer is not None]
 workflows, options = WorkflowSet((bench_loop,)), ReplayOptions()
 import replaytest.plugins.journal_replay  # imported outside the measurement
+def high_water_kb():
+    # VmHWM, not ru_maxrss: a child inherits its parent's ru_maxrss through fork, and exec keeps it.
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
 gc.collect()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = high_water_kb()
 if traced:
     tracemalloc.start()
 started = time.perf_counter()
@@ -51,7 +55,7 @@ else:
 seconds = time.perf_counter() - started
 peak = tracemalloc.get_traced_memory()[1] if traced else 0
 print(json.dumps({{"seconds": seconds, "rss_before_kb": before,
-                  "rss_peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "traced_peak": peak}}))
+                  "rss_peak_kb": high_water_kb(), "traced_peak": peak}}))
 """
 
 
@@ -96,13 +100,14 @@ def main() -> None:
         save_history(build_history(args.events), path)
         size_mb = path.stat().st_size / 1e6
         print(f"history: {args.events:,} events, {size_mb:.0f} MB")
+        # First: RUSAGE_CHILDREN is the largest child so far.
+        refused = refuse_sparse(directory)
         for what in ("load", "replay_file"):
             rss = measure(path, what, traced=False)
             traced = measure(path, what, traced=True)
             grown = (rss["rss_peak_kb"] - rss["rss_before_kb"]) / 1e3
             print(f"{what}: peak RSS {rss['rss_peak_kb'] / 1e3:.0f} MB (+{grown:.0f} MB, {grown / size_mb:.1f}x the file), "
                   f"{rss['seconds']:.1f} s; tracemalloc peak {traced['traced_peak'] / 1e6:.0f} MB")
-        refused = refuse_sparse(directory)
         print(f"sparse 2 GiB history under a 1 GiB address-space limit: refused (exit 2) in {refused['seconds']:.1f} s, "
               f"peak RSS {refused['rss_peak_kb'] / 1e3:.0f} MB")
 
