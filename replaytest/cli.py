@@ -368,6 +368,8 @@ def _run_replay(
         strict_args=plan.strict_args if strict_args is None else strict_args,
         details=details,
         hazards=hazards or plan.hazards,
+        max_history_bytes=plan.max_history_bytes,
+        max_blob_bytes=plan.max_blob_bytes,
     )
     files = list(iter_history_files(targets))
     if not files:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -51,6 +51,14 @@ PROMPT_POLICIES: tuple[PromptPolicy, ...] = get_args(PromptPolicy)
 # the report does not show is a silent pass.
 HazardPolicy = Literal["fail", "warn"]
 HAZARD_POLICIES: tuple[HazardPolicy, ...] = get_args(HazardPolicy)
+
+
+# How large a history file and one blob it references may be before a replay refuses to read it (an
+# ``error`` result naming the file, its size and the limit): a history imported from production or shared
+# between machines must not be able to exhaust memory. Defaults far above a real history (a 500,000-event
+# one is about 130 MB) and far below what exhausts a CI runner.
+DEFAULT_MAX_HISTORY_BYTES = 512 * 1024 * 1024
+DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024
 
 
 def one_of(values: tuple[str, ...]) -> str:
@@ -168,6 +176,9 @@ class ReplaySettings:
     exclude: tuple[str, ...] = ()
     # What a clock/random/uuid read the runtime guards caught in orchestration code means.
     hazards: HazardPolicy = "fail"
+    # The largest history file and blob a replay reads (``max-history-bytes``, ``max-blob-bytes``).
+    max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES
+    max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
 
 
 @dataclass(frozen=True)
@@ -436,15 +447,29 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
             if value not in HAZARD_POLICIES:
                 raise ConfigError(path, full, f"must be one of {', '.join(HAZARD_POLICIES)}")
             values["hazards"] = value
+        elif key in ("max-history-bytes", "max-blob-bytes"):
+            values[key.replace("-", "_")] = byte_limit(value, lambda problem: ConfigError(path, full, problem))
         else:
             raise ConfigError(
                 path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, prompts-pending,"
-                " strict-args, hazards, exclude"
+                " strict-args, hazards, exclude, max-history-bytes, max-blob-bytes"
             )
     for key in values.get("workflows", ()):
         if ":" not in key:
             raise ConfigError(path, "replay.workflows", f"{key!r} must be module:attribute")
     return ReplaySettings(**values)
+
+
+def byte_limit(value: Any, error: Callable[[str], Exception]) -> int:
+    """A size limit as configured: a positive integer of bytes (TOML integer, or ini text of digits with
+    optional ``_``/``,`` separators); ``error(problem)`` is raised for anything else."""
+    if isinstance(value, str):
+        digits = value.strip().replace("_", "").replace(",", "")
+        if digits.isdigit():
+            value = int(digits)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise error(f"must be a positive whole number of bytes (e.g. 536870912 for 512 MiB), not {value!r}")
+    return value
 
 
 def _redact_settings(path: Path | None, table: Any) -> RedactSettings:

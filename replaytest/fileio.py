@@ -1,10 +1,12 @@
-"""Reading input files safely: ``read_regular`` and ``NotRegularFileError``.
+"""Reading input files safely: ``read_regular``, ``NotRegularFileError`` and ``FileTooLargeError``.
 
 Everything replaytest reads from a user's tree (source files, histories, blobs, baselines) goes
 through here, because a name ending in ``.py`` or ``.json`` proves nothing: a FIFO blocks a reader
 forever and ``/dev/zero`` (or a symlink to it) reads until memory runs out. The file is opened without
 blocking and checked on the open descriptor (no window between a check and the open); anything but a
-regular file is refused with an ``OSError`` whose ``strerror`` says what it is.
+regular file is refused with an ``OSError`` whose ``strerror`` says what it is. A caller that caps a
+file's size (``max_size``) gets ``FileTooLargeError`` before anything is read: the size comes from the
+open descriptor, so a sparse 2 GB file costs nothing to refuse.
 """
 
 from __future__ import annotations
@@ -28,17 +30,39 @@ class NotRegularFileError(OSError):
     """The path names a FIFO, device, socket or directory, not a regular file."""
 
 
-def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
-    """The bytes of a regular file (at most ``limit`` of them); ``NotRegularFileError`` for anything else."""
+class FileTooLargeError(OSError):
+    """The regular file is larger than the caller's ``max_size``; ``size`` and ``max_size`` say by how much."""
+
+    def __init__(self, path: str, size: int, max_size: int) -> None:
+        super().__init__(errno.EFBIG, f"is {size:,} bytes, more than the limit of {max_size:,} bytes", path)
+        self.size = size
+        self.max_size = max_size
+
+
+def read_regular(path: str | os.PathLike[str], limit: int | None = None, *, max_size: int | None = None) -> bytes:
+    """The bytes of a regular file (at most ``limit`` of them); ``NotRegularFileError`` for anything else.
+    With ``max_size``, a file larger than that is ``FileTooLargeError``, raised before reading (and a
+    file that grows past it while it is read is refused too: at most ``max_size + 1`` bytes are read)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     descriptor = os.open(path, flags)
     try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            kind = next((name for test, name in _KINDS if test(status.st_mode)), "not a regular file")
             raise NotRegularFileError(errno.EINVAL, f"is {kind}, not a regular file", str(path))
+        if max_size is not None and status.st_size > max_size:
+            raise FileTooLargeError(str(path), status.st_size, max_size)
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read() if limit is None else handle.read(limit)
+            if max_size is None:
+                return handle.read() if limit is None else handle.read(limit)
+            # Sized from the descriptor, not from max_size: read(n) allocates n bytes before it reads.
+            wanted = status.st_size + 1 if limit is None else min(limit, status.st_size + 1)
+            data = handle.read(wanted)
+            if limit is None and len(data) > status.st_size:  # it grew while being read
+                data += handle.read(max_size + 1 - len(data))
+            if len(data) > max_size:
+                raise FileTooLargeError(str(path), len(data), max_size)
+            return data
     finally:
         os.close(descriptor)
 

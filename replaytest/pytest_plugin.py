@@ -141,6 +141,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("replay_prompts_pending", "fail, warn or ignore pending prompt drift (see --replay-prompts-pending)", default="")
     parser.addini("replay_strict_args", "fail on args-mismatch (see --replay-strict-args)", type="bool", default=False)
     parser.addini("replay_hazards", "fail or warn on clock/random/uuid reads in orchestration code (see --replay-hazards)", default="")
+    parser.addini("replay_max_history_bytes", "the largest history file a replay reads, in bytes (default: "
+                  "[tool.replaytest.replay] max-history-bytes)", default="")
+    parser.addini("replay_max_blob_bytes", "the largest blob a replay reads, in bytes (default: "
+                  "[tool.replaytest.replay] max-blob-bytes)", default="")
     parser.addini("replay_details", "longer divergence reports (see --replay-details)", type="bool", default=False)
     parser.addini("replay_stale", "fail or skip stale histories (see --replay-stale)", default="fail")
     parser.addini("replay_coverage", "measure replay coverage (see --replay-coverage)", type="bool", default=False)
@@ -398,6 +402,8 @@ def _settings(config: pytest.Config) -> ReplaySession:
         strict_args=bool(config.getoption("replay_strict_args") or config.getini("replay_strict_args") or project.replay.strict_args),
         details=bool(config.getoption("replay_details") or config.getini("replay_details")),
         hazards="warn" if hazards == "warn" else "fail",
+        max_history_bytes=_ini_size(config, "replay_max_history_bytes", project.replay.max_history_bytes),
+        max_blob_bytes=_ini_size(config, "replay_max_blob_bytes", project.replay.max_blob_bytes),
     )
     selection = _selection(config, project, ini_base, paths)
     coverage = None
@@ -416,6 +422,16 @@ def _settings(config: pytest.Config) -> ReplaySession:
         base=project.root if not ini_specs else config.rootpath,
         selection=selection,
     )
+
+
+def _ini_size(config: pytest.Config, name: str, configured: int) -> int:
+    """A size limit from the ini option ``name``, else the ``[tool.replaytest.replay]`` one."""
+    from replaytest.config import byte_limit
+
+    value = config.getini(name)
+    if not value:
+        return configured
+    return byte_limit(value, lambda problem: pytest.UsageError(f"{name} {problem}"))
 
 
 def _selection(config: pytest.Config, project: Config, ini_base: Path, paths: Sequence[Path]) -> HistorySelection:

@@ -10,6 +10,10 @@ directory or regular file inside the history's folder. A link could point anywhe
 disclose another file, or confirm a guess of its contents through the hash; writing through it would
 change files outside the folder), so a link is an error naming it.
 
+A store may cap the size of a blob it reads (``max_bytes``, from ``[tool.replaytest.replay]
+max-blob-bytes`` in a replay): a larger one is refused before it is read, naming the blob, its size and
+the limit.
+
 ``references_in``, ``mark_for_removal`` and ``remove_unreferenced`` let ``replaytest redact`` leave no unredacted copy
 behind: a blob that held a value now redacted is deleted once no history file in the folder tree names
 its hash (a history that does keeps it, and the caller says so).
@@ -28,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replaytest.fileio import read_regular
+from replaytest.fileio import FileTooLargeError, read_regular
 from replaytest.history.errors import HistoryError
 from replaytest.history.strict_json import loads_strict
 
@@ -53,12 +57,13 @@ def ref_of(data: bytes) -> str:
 class BlobStore:
     """The ``blobs`` directory beside a history file."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, max_bytes: int | None = None) -> None:
         self.root = Path(root)
+        self.max_bytes = max_bytes  # the largest blob read; None reads any
 
     @classmethod
-    def beside(cls, history_path: Path) -> BlobStore:
-        return cls(Path(history_path).parent / "blobs")
+    def beside(cls, history_path: Path, max_bytes: int | None = None) -> BlobStore:
+        return cls(Path(history_path).parent / "blobs", max_bytes)
 
     def path_of(self, ref: str) -> Path:
         return self.root / "sha256" / ref[len(REF_PREFIX) :]
@@ -107,7 +112,14 @@ class BlobStore:
         if link is not None:
             raise HistoryError(source, json_path, f"blob {ref}: {link} is a symbolic link; blobs are never read through one")
         try:
-            data = read_regular(where)
+            data = read_regular(where, max_size=self.max_bytes)
+        except FileTooLargeError as error:
+            raise HistoryError(
+                source, json_path,
+                f"blob {where} is {error.size:,} bytes, more than the blob limit of {error.max_size:,} bytes; "
+                "if it is genuine, raise max-blob-bytes in [tool.replaytest.replay] (or the pytest ini option "
+                "replay_max_blob_bytes)",
+            ) from None
         except OSError as error:
             raise HistoryError(source, json_path, f"blob {ref} cannot be read from {where}: {error.strerror or error}") from None
         actual = ref_of(data)

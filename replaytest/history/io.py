@@ -87,12 +87,13 @@ def load_history(path: Path | str) -> History:
     return history_from_document(parse_json(raw, path), path)
 
 
-def history_from_document(data: Any, path: Path | str) -> History:
+def history_from_document(data: Any, path: Path | str, max_blob_bytes: int | None = None) -> History:
     """The History in ``data``, the document ``parse_json`` made of the file at ``path`` (read by the
     caller, so a replay that has the bytes already does not read the file again): validated, with every
-    ``result_ref`` checked against its blob beside ``path``, as ``load_history`` does."""
+    ``result_ref`` checked against its blob beside ``path``, as ``load_history`` does. A blob larger than
+    ``max_blob_bytes`` is a ``HistoryError`` (its store keeps the limit for the replay's later reads)."""
     path = Path(path)
-    blobs = BlobStore.beside(path)
+    blobs = BlobStore.beside(path, max_blob_bytes)
     history = history_from_dict(data, path, blobs, parsed=True)
     for index, event in enumerate(history.events):
         if event.result_ref is not None:
@@ -109,7 +110,7 @@ def parse_json(raw: bytes, path: Path | str | None) -> Any:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise HistoryError(path, None, f"is not UTF-8 (byte {error.start}): {error.reason}") from None
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(): that copies the whole file
         raise HistoryError(path, None, "is empty; a history is a JSON object")
     try:
         return loads_strict(text)

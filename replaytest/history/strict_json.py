@@ -114,26 +114,60 @@ def _short_path(path: str) -> str:
 
 
 def _find_problem(root: Any) -> tuple[str, str] | None:
-    """The first duplicate key, non-finite number or over-deep nesting, iteratively (depth is what is checked)."""
-    stack: list[tuple[Any, str, int]] = [(root, "$", 0)]
+    """The first duplicate key, non-finite number or over-deep nesting, depth first.
+
+    The walk keeps one iterator per open container and the key that led into it, so its memory grows
+    with the nesting depth (at most ``MAX_DEPTH``), not with the number of values (a path string per
+    container would cost as much as the document's events); the JSON path is spelled only for a problem."""
+    problem = _problem_of(root)
+    if problem is not None:
+        return _spelled(["$"], problem)
+    if not isinstance(root, (dict, list)):
+        return None
+    keys: list[Any] = []  # keys[i]: the key or index that led into the container at depth i + 1
+    stack: list[Any] = [_children(root)]
     while stack:
-        value, path, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return path, f"nested deeper than {MAX_DEPTH} levels"
-        if isinstance(value, dict):
-            if isinstance(value, _Duplicated):
-                return join_path(path, value.duplicate), "duplicate key (JSON objects must not repeat a key)"
-            for key, item in reversed(list(value.items())):
-                if isinstance(item, (dict, list, _NonFinite)):
-                    stack.append((item, join_path(path, key), depth + 1))
-        elif isinstance(value, list):
-            for index in range(len(value) - 1, -1, -1):
-                item = value[index]
-                if isinstance(item, (dict, list, _NonFinite)):
-                    stack.append((item, f"{path}[{index}]", depth + 1))
-        elif isinstance(value, _NonFinite):
-            return path, "number is too large (it overflows to infinity)"
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            if keys:
+                keys.pop()
+            continue
+        key, value = child
+        if not isinstance(value, (dict, list, _NonFinite)):
+            continue
+        keys.append(key)
+        problem = _problem_of(value) if len(stack) <= MAX_DEPTH else f"nested deeper than {MAX_DEPTH} levels"
+        if problem is not None:
+            return _spelled(["$", *keys], problem)
+        if isinstance(value, _NonFinite):
+            keys.pop()
+            continue
+        stack.append(_children(value))
     return None
+
+
+def _children(value: Any) -> Any:
+    return iter(value.items()) if isinstance(value, dict) else enumerate(value)
+
+
+def _problem_of(value: Any) -> str | tuple[str, str] | None:
+    """What is wrong with this one value itself (its children aside): a message, or ``(key, message)``
+    for a duplicate key, whose path goes one level further."""
+    if isinstance(value, _Duplicated):
+        return value.duplicate, "duplicate key (JSON objects must not repeat a key)"
+    if isinstance(value, _NonFinite):
+        return "number is too large (it overflows to infinity)"
+    return None
+
+
+def _spelled(keys: list[Any], problem: str | tuple[str, str]) -> tuple[str, str]:
+    if isinstance(problem, tuple):
+        keys, problem = [*keys, problem[0]], problem[1]
+    path = keys[0]
+    for key in keys[1:]:
+        path = f"{path}[{key}]" if isinstance(key, int) else join_path(path, key)
+    return path, problem
 
 
 def join_path(path: str, key: Any) -> str:

@@ -41,8 +41,9 @@ from replaytest.plugins.temporal_failure import (
     with_traced_command,
     with_waiting_line,
 )
-from replaytest.plugins.temporal_history import run_status, sequence_problem, sniff_temporal_json
+from replaytest.plugins.temporal_history import run_status, sequence_problem, short_type_name, sniff_temporal_json
 from replaytest.plugins.temporal_internals import workflow_definition
+from replaytest.plugins.temporal_payloads import corrupt_json_payload
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
@@ -109,7 +110,7 @@ class TemporalReplayer:
         started = time.perf_counter()
         path = Path(path)
         try:
-            loaded = LoadedHistory.read(path)
+            loaded = LoadedHistory.read(path, options)
         except OSError as error:
             result = ReplayResult(history_path=path, engine=ENGINE, workflow_type="", status="error")
             result.error = f"{path}: not a readable Temporal history: {error}"
@@ -170,6 +171,15 @@ class TemporalReplayer:
         started = history.events[0].workflow_execution_started_event_attributes
         result.workflow_type = started.workflow_type.name
         result.workflow_id = started.workflow_id or None
+        corrupt = corrupt_json_payload(history.events)
+        if corrupt is not None:
+            # Replayed, it would read as the code failing to decode its input: a divergence it is not.
+            index, json_path, why = corrupt
+            result.status = "error"
+            result.error = (f"{path}: corrupt Temporal history: event {history.events[index].event_id} "
+                            f"({short_type_name(types[index])}) {json_path}: a json/plain payload that is not JSON "
+                            f"({why}); it cannot be replayed")
+            return result
         if result.workflow_id:
             # Code may derive ids from workflow.info().workflow_id (child workflow ids, say), so replay
             # must run under the recorded id; older servers did not record it, then the file name stands in.

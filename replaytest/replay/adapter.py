@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from replaytest.config import HazardPolicy, PromptPolicy
-from replaytest.fileio import read_regular
+from replaytest.config import DEFAULT_MAX_BLOB_BYTES, DEFAULT_MAX_HISTORY_BYTES, HazardPolicy, PromptPolicy
+from replaytest.fileio import FileTooLargeError, read_regular
 from replaytest.history import History, HistoryError, load_history
 from replaytest.history.io import history_from_document, parse_json
 from replaytest.replay.divergence import IN_FLIGHT_STATUSES, ReplayResult
@@ -43,6 +43,9 @@ class ReplayOptions:
     details: bool = False
     # A clock/random/uuid read in orchestration code (``nondeterministic-call``): fail, or warn.
     hazards: HazardPolicy = "fail"
+    # The largest history file and blob read (``max-history-bytes``/``max-blob-bytes``); larger is an error.
+    max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES
+    max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
 
     def prompt_policy(self, status: str) -> PromptPolicy:
         return self.prompts_running if status in IN_FLIGHT_STATUSES else self.prompts_completed
@@ -67,23 +70,46 @@ class HistoryReplayer(Protocol):
         """Replay one history file; never raises for a divergence or a stale type (see ReplayResult)."""
 
 
+class HistoryTooLargeError(OSError):
+    """A history file larger than ``max-history-bytes``, refused before it was read; ``str()`` names the
+    file, its size, the limit and how to raise it."""
+
+    def __init__(self, path: Path, size: int, max_size: int) -> None:
+        super().__init__(
+            f"{path}: history file is {size:,} bytes, more than the history limit of {max_size:,} bytes; "
+            "it was not read. If it is genuine, raise max-history-bytes in [tool.replaytest.replay] (or the "
+            "pytest ini option replay_max_history_bytes)"
+        )
+        self.size = size
+        self.max_size = max_size
+
+
 class LoadedHistory:
     """One history file, read once (regular files only, ``fileio.read_regular``): its bytes, and what is
     made of them on first use and then kept — the strict JSON document and the validated neutral
     ``History``. Nothing here reads the file again; results stored by reference (``result_ref``) stay
-    in the blob store, read when the replay asks for them."""
+    in the blob store, read when the replay asks for them (each at most ``max_blob_bytes``)."""
 
-    def __init__(self, path: Path, data: bytes) -> None:
+    def __init__(self, path: Path, data: bytes, max_blob_bytes: int | None = None) -> None:
         self.path = path
         self.data = data
+        self.max_blob_bytes = max_blob_bytes
         self._document: Any = _NOT_PARSED
         self._history: History | None = None
 
     @classmethod
-    def read(cls, path: Path) -> LoadedHistory:
-        """The file at ``path`` read whole; ``OSError`` (``NotRegularFileError`` for a FIFO, a device …)
-        when it cannot be read."""
-        return cls(Path(path), read_regular(path))
+    def read(cls, path: Path, options: ReplayOptions | None = None) -> LoadedHistory:
+        """The file at ``path`` read whole, within the size limits of ``options`` (none without);
+        ``HistoryTooLargeError`` (before reading) for a file over ``max_history_bytes``, another
+        ``OSError`` (``NotRegularFileError`` for a FIFO, a device …) when it cannot be read."""
+        path = Path(path)
+        if options is None:
+            return cls(path, read_regular(path))
+        try:
+            data = read_regular(path, max_size=options.max_history_bytes)
+        except FileTooLargeError as error:
+            raise HistoryTooLargeError(path, error.size, error.max_size) from None
+        return cls(path, data, options.max_blob_bytes)
 
     def text(self) -> str:
         """The bytes as UTF-8 (``UnicodeDecodeError`` if they are not), for a parser that wants text."""
@@ -100,9 +126,13 @@ class LoadedHistory:
         """The neutral history in the file, validated as ``load_history`` validates it (blobs checked);
         ``HistoryError`` naming the file and the JSON path of the problem."""
         if self._history is None:
-            self._history = history_from_document(self.document(), self.path)
+            self._history = history_from_document(self.document(), self.path, self.max_blob_bytes)
             # The History holds what a replay needs; the parsed document would only double the memory.
             self._document = _NOT_PARSED
+        return self._history
+
+    def history_if_loaded(self) -> History | None:
+        """The neutral ``History`` if ``history()`` has built it already (never parses anything)."""
         return self._history
 
 

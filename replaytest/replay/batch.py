@@ -32,7 +32,7 @@ def replay_many(
     results = []
     for path in files:
         # With a cache the file is read here, once, for its key and its replay.
-        loaded = _read(path) if cache is not None else None
+        loaded = _read(path, options) if cache is not None else None
         if cache is not None and cache.fresh(path, loaded):
             if advance is not None:
                 advance(None)
@@ -51,9 +51,10 @@ def replay_many(
     return results
 
 
-def _read(path: Path) -> LoadedHistory | None:
-    """The file read for the cache and the replay; None when it cannot be read (the replay says why)."""
+def _read(path: Path, options: ReplayOptions) -> LoadedHistory | None:
+    """The file read for the cache and the replay; None when it cannot be read or is over the size limit
+    (the replay says why)."""
     try:
-        return LoadedHistory.read(path)
+        return LoadedHistory.read(path, options)
     except OSError:
         return None

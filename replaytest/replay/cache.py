@@ -100,6 +100,11 @@ def blob_files(history: Path, loaded: LoadedHistory | None = None) -> set[Path]:
     """The blob files a neutral history's events reference (``history.blobs``). The replay reads them
     too (and the audit hook sees it), but naming them from the history keys them however loading is
     arranged around the replay. ``loaded``: the file as its replay read it (its bytes are not read again)."""
+    built = loaded.history_if_loaded() if loaded is not None else None
+    if built is not None:
+        # The replay validated the history already; parsing the document again would cost its size twice.
+        store = BlobStore.beside(history)
+        return {store.path_of(event.result_ref).resolve() for event in built.events if event.result_ref is not None}
     try:
         document = loaded.document() if loaded is not None else json.loads(read_regular(history))
     except (OSError, ValueError, HistoryError):
@@ -252,6 +257,7 @@ class ReplayCache:
         self.file = directory / "replay" / "passed.json"
         self.closure = CodeClosure(root)
         self.workflows = workflows
+        self.options = options
         self.import_reads = import_reads
         salt = {
             "cache": CACHE_VERSION,
@@ -277,7 +283,7 @@ class ReplayCache:
     def _key(self, path: Path, loaded: LoadedHistory | None = None) -> str | None:
         if loaded is None:
             try:
-                loaded = LoadedHistory.read(path)
+                loaded = LoadedHistory.read(path, self.options)  # a file over the size limit has no key
             except OSError:
                 return None
         return _digest(self.salt.encode() + b"\0" + loaded.data)

@@ -30,7 +30,14 @@ from replaytest.history.errors import HistoryError
 from replaytest.history.io import load_history, parse_json
 from replaytest.history.model import FORMAT
 from replaytest.history.sniff import UNKNOWN_ENGINE, neutral_engine
-from replaytest.replay.adapter import HistoryReplayer, LoadedHistory, ReplayOptions, WorkflowSet, replay_loaded
+from replaytest.replay.adapter import (
+    HistoryReplayer,
+    HistoryTooLargeError,
+    LoadedHistory,
+    ReplayOptions,
+    WorkflowSet,
+    replay_loaded,
+)
 from replaytest.replay.capture import captured_output
 from replaytest.replay.divergence import RUN_STATUSES, ReplayResult
 
@@ -191,11 +198,14 @@ def replay_file(
 ) -> ReplayResult:
     """Replay one file with the replayer that recognises it; unreadable or unrecognised files and
     replayer crashes become ``error`` results naming the file. The file is read once, here, unless the
-    caller has read it already (``loaded``, e.g. to key a cache)."""
+    caller has read it already (``loaded``, e.g. to key a cache); a file larger than
+    ``options.max_history_bytes`` is an ``error`` before any of it is read."""
     started = time.perf_counter()
     if loaded is None:
         try:
-            loaded = LoadedHistory.read(path)
+            loaded = LoadedHistory.read(path, options)
+        except HistoryTooLargeError as error:
+            return ReplayResult(path, "?", "?", status="error", error=str(error))
         except OSError as error:
             return ReplayResult(path, "?", "?", status="error", error=f"cannot read history: {error.strerror or error}")
     head = loaded.data[:SNIFF_BYTES]

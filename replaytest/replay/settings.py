@@ -16,7 +16,9 @@ project configured for pytest replays the same histories against the same code f
   arguments; ``replay_stale`` (``fail`` or ``skip``) decides what a stale history means; ``replay_hazards``
   wins over ``hazards`` (``fail`` or ``warn``: what a clock/random/uuid read the runtime guards caught means);
 * ``replay_exclude`` (globs relative to the ini file's folder) wins over ``[tool.replaytest.replay]
-  exclude`` (relative to the project root); see ``replay.exclusion``.
+  exclude`` (relative to the project root); see ``replay.exclusion``;
+* ``replay_max_history_bytes`` and ``replay_max_blob_bytes`` win over ``max-history-bytes`` and
+  ``max-blob-bytes`` (the largest history file and blob a replay reads).
 
 Command-line arguments (``--workflows``, paths) win over both. pytest's ``-c``/``-o`` and
 ``PYTEST_ADDOPTS`` are not seen here.
@@ -30,7 +32,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replaytest.config import HAZARD_POLICIES, PROMPT_POLICIES, Config, ConfigError, HazardPolicy, PromptPolicy
+from replaytest.config import (
+    DEFAULT_MAX_BLOB_BYTES,
+    DEFAULT_MAX_HISTORY_BYTES,
+    HAZARD_POLICIES,
+    PROMPT_POLICIES,
+    Config,
+    ConfigError,
+    HazardPolicy,
+    PromptPolicy,
+    byte_limit,
+)
 from replaytest.replay.exclusion import ExcludeSetting
 
 if sys.version_info >= (3, 11):
@@ -57,6 +69,8 @@ class PytestIni:
     prompts_pending: PromptPolicy | None = None
     exclude: tuple[str, ...] | None = None
     hazards: HazardPolicy | None = None
+    max_history_bytes: int | None = None
+    max_blob_bytes: int | None = None
 
     @property
     def folder(self) -> Path | None:
@@ -79,6 +93,8 @@ class ReplayPlan:
     workflows_from: str
     exclude: tuple[ExcludeSetting, ...] = ()  # the one exclude setting in force (none when unset)
     hazards: HazardPolicy = "fail"
+    max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES
+    max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
 
     @property
     def configured(self) -> bool:
@@ -169,6 +185,12 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
         value = choice(key, HAZARD_POLICIES)
         return next((known for known in HAZARD_POLICIES if known == value), None)
 
+    def size(key: str) -> int | None:
+        value = values.get(key)
+        if value is None or value == "":
+            return None
+        return byte_limit(value, lambda problem: ConfigError(path, key, problem, table=table.strip("[]")))
+
     strict: bool | None = None
     raw = values.get("replay_strict_args")
     if isinstance(raw, bool):
@@ -180,7 +202,8 @@ def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
     return PytestIni(path, table, lines("replay_paths"), lines("replay_workflows"),
                      policy("replay_prompts"), strict, choice("replay_stale", ("fail", "skip")),
                      policy("replay_prompts_pending"), exclude=lines("replay_exclude"),
-                     hazards=hazard_policy("replay_hazards"))
+                     hazards=hazard_policy("replay_hazards"),
+                     max_history_bytes=size("replay_max_history_bytes"), max_blob_bytes=size("replay_max_blob_bytes"))
 
 
 def replay_plan(config: Config, start: Path) -> ReplayPlan:
@@ -219,6 +242,8 @@ def replay_plan(config: Config, start: Path) -> ReplayPlan:
         workflows_from=workflows_from,
         exclude=_exclude_setting(ini, config, where_table),
         hazards=ini.hazards or table.hazards,
+        max_history_bytes=ini.max_history_bytes or table.max_history_bytes,
+        max_blob_bytes=ini.max_blob_bytes or table.max_blob_bytes,
     )
 
 
