@@ -207,7 +207,7 @@ def import_langgraph(db: Path, out: Path, code: Any, thread_ids: list[str], targ
     shutil.rmtree(out, ignore_errors=True)
     source = SqliteThreads(db)
     try:
-        redactor = Redactor.build(DEFAULT_KEY_NAMES, (), "[redacted]", pseudonyms=False)
+        redactor = Redactor.build(DEFAULT_KEY_NAMES)  # the importers' default: shape-keeping pseudonyms
         written, refused = write_histories(iter_threads(source, (), None, code), out, redactor)
     finally:
         source.close()
