@@ -158,9 +158,10 @@ def test_a_deleted_read_file_is_a_miss(desk: Path) -> None:
 
     cached_code, cached = _check(desk)
     fresh_code, fresh = _check(desk, "--no-cache")
-    # The mug's replay raises where it reads the limit, before the refund it recorded; the TV's run read
-    # the limit too (after its last recorded event), so it is replayed again as well.
-    expected = {"parked-tv": ("passed", None), "done-mug": ("diverged", "missing-command")}
+    # The mug's replay raises where it reads the limit, before the refund it recorded; the TV's run reads
+    # the limit after its last recorded event, so it now fails before the wait it is parked at (the engine
+    # would fail it on resume): both are replayed again and both diverge.
+    expected = {"parked-tv": ("diverged", "missing-command"), "done-mug": ("diverged", "missing-command")}
     assert (cached_code, _outcomes(cached), cached["skipped"]) == (1, expected, 0)
     assert (fresh_code, _outcomes(fresh)) == (1, expected)
 
