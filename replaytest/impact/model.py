@@ -1,0 +1,113 @@
+"""The types of a deploy-impact report (``replaytest impact``), shared by grouping, guard synthesis,
+guard verification, patch retirement and the renderings; nothing here runs a replay or reads code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from replaytest.replay.divergence import CommandView, ReplayResult, SourcePosition
+
+# What a version guard looks like in each engine's code; LangGraph's functional API has none.
+GUARD_ENGINES: tuple[str, ...] = ("journal", "temporal", "dbos")
+
+PATCH_VERDICTS: tuple[str, ...] = ("still-needed", "deprecate-now", "remove-now")
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    """What makes two divergences one group: the workflow type, the kind, the command the code now
+    issues (or, when it issues none there, the recorded one it no longer issues) and its source line."""
+
+    workflow_type: str
+    kind: str
+    command: tuple[str, str] | None  # (kind, name) of that command
+    path: str | None  # the source file of the line, as the divergence names it
+    line: int | None
+
+
+@dataclass
+class Verification:
+    """A guard applied to a temporary copy of the code, and every history of its workflow type replayed
+    against that copy: ``passed`` of ``histories`` replayed green; ``failing`` names the others and why."""
+
+    histories: int
+    passed: int
+    failing: list[tuple[Path, str]] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        return self.histories > 0 and self.passed == self.histories
+
+
+@dataclass
+class Guard:
+    """A suggested version guard for one change of one workflow function.
+
+    ``new_range``/``old_range``: 1-based inclusive line ranges of the guarded statements in the current
+    file and in the file at the base revision (None for a pure removal / a pure insertion).
+    ``guarded_text`` is the whole current file with the guard applied; ``diff`` is the unified diff from
+    the current file to it. ``verification`` is None until it has been replayed."""
+
+    engine: str
+    patch_id: str
+    path: Path
+    function: str
+    new_range: tuple[int, int] | None
+    old_range: tuple[int, int] | None
+    guarded_text: str
+    diff: str
+    verification: Verification | None = None
+
+
+@dataclass
+class ImpactGroup:
+    """The runs of one workflow type that break at one divergence point."""
+
+    key: GroupKey
+    position: int | None  # the (first) event number where they break
+    recorded: list[CommandView | None]  # every distinct recorded side at that point
+    issued: CommandView | None  # what the code does there now
+    source: SourcePosition | None
+    message: str  # the divergence message of the first run of the group
+    in_flight: list[ReplayResult] = field(default_factory=list)
+    finished: list[ReplayResult] = field(default_factory=list)
+    unknown_status: list[ReplayResult] = field(default_factory=list)
+    guard: Guard | None = None
+    guard_note: str | None = None  # why there is no guard (LangGraph guidance, no base file, …)
+
+
+@dataclass
+class PatchUse:
+    """A ``patched(id)`` / ``DBOS.patch(id)`` / ``deprecate_patch(id)`` already in the code, and its verdict.
+
+    ``needed_by``: in-flight runs whose replay took the old branch there (they started before the
+    marker); ``marked_by``: retained histories that recorded the marker. Verdict: ``still-needed`` while
+    ``needed_by`` is not empty, else ``deprecate-now`` while a retained history has the marker, else
+    ``remove-now``."""
+
+    patch_id: str
+    engine: str
+    path: Path
+    line: int
+    deprecated: bool  # the call is already a deprecate_patch
+    needed_by: list[ReplayResult] = field(default_factory=list)
+    marked_by: list[ReplayResult] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.needed_by:
+            return "still-needed"
+        return "deprecate-now" if self.marked_by else "remove-now"
+
+
+@dataclass
+class WorkflowImpact:
+    """Everything the report says about one workflow type."""
+
+    workflow_type: str
+    engine: str
+    groups: list[ImpactGroup] = field(default_factory=list)
+    not_reached: list[ReplayResult] = field(default_factory=list)
+    patches: list[PatchUse] = field(default_factory=list)
+    guidance: str | None = None  # engines without a code guard (LangGraph): what to do instead
