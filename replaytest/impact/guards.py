@@ -44,8 +44,9 @@ LANGGRAPH_GUIDANCE = (
 # serve runs started before and after a change (dbos/_dbos_config.py, ``enable_patching``).
 DBOS_GUARD_NOTE = (
     "DBOS recovers a pending run only on its own application version: for this guard to reach runs started "
-    "before the deploy, keep one application version across deploys (set application_version in the DBOS "
-    "config; dbos releases before 3.x need enable_patching=True instead, which pins it to PATCHING_ENABLED)"
+    "before the deploy, keep one application version across deploys (application_version in the DBOS config); "
+    "dbos releases whose DBOS.patch still requires it need enable_patching=True instead, which pins the version "
+    "to PATCHING_ENABLED"
 )
 # Calls whose first argument names the command they issue (Temporal's activity and child-workflow starts).
 _NAMED_BY_FIRST_ARGUMENT = frozenset(
