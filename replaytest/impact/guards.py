@@ -27,6 +27,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -221,7 +222,7 @@ def _header_and_suites(source: _Source, statement: cst.BaseStatement) -> tuple[s
     return source.module.code_for_node(blanked), collector.suites  # type: ignore[arg-type]
 
 
-def _merge_moves(opcodes: list[tuple[str, int, int, int, int]], old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+def _merge_moves(opcodes: Sequence[tuple[str, int, int, int, int]], old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
     """Join changed blocks of one suite when a statement deleted in one reappears in another (a reorder):
     the statements between them move too, so they are one change."""
     merged = list(opcodes)
@@ -396,16 +397,22 @@ def _guard_statement(change: _Change, test: str) -> cst.If:
     """``if <test>: <new> else: <old>`` (no else for an insertion; ``if not <test>: <old>`` for a removal).
     The comments above the block stay above the guard."""
     if change.new:
-        leading = change.new[0].leading_lines
+        leading = _leading_lines(change.new[0])
         new = (change.new[0].with_changes(leading_lines=()), *change.new[1:])
         orelse = None
         if change.old:
-            old = (change.old[0].with_changes(leading_lines=_comments_only(change.old[0].leading_lines)), *change.old[1:])
+            old = (change.old[0].with_changes(leading_lines=_comments_only(_leading_lines(change.old[0]))), *change.old[1:])
             orelse = cst.Else(body=cst.IndentedBlock(body=old))
         return cst.If(test=cst.parse_expression(test), body=cst.IndentedBlock(body=new), orelse=orelse,
                       leading_lines=leading)
-    old = (change.old[0].with_changes(leading_lines=_comments_only(change.old[0].leading_lines)), *change.old[1:])
+    old = (change.old[0].with_changes(leading_lines=_comments_only(_leading_lines(change.old[0]))), *change.old[1:])
     return cst.If(test=cst.parse_expression(f"not {test}"), body=cst.IndentedBlock(body=old))
+
+
+def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
+    # Every statement node (simple line or compound) has them; BaseStatement does not declare them.
+    lines: Sequence[cst.EmptyLine] = getattr(statement, "leading_lines", ())
+    return lines
 
 
 def _comments_only(lines: Sequence[cst.EmptyLine]) -> tuple[cst.EmptyLine, ...]:
