@@ -18,8 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "replaytest"
 ALLOWED: dict[str, set[str]] = {
     # ``python -m replaytest`` (a face) starts the click group (a face); nothing below imports a face.
     "faces": {"faces", "impact", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
-    # ``replaytest impact``: grouping, guards and their verification work on replay results and source.
-    "impact": {"impact", "replay", "journal", "prompts", "history", "config"},
+    # ``replaytest impact``'s grouping, guards and reports: it replays through the plugins, reads code.
+    "impact": {"impact", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
     "plugins": {"plugins", "lint", "replay", "journal", "prompts", "history", "config"},
     "lint": {"lint", "config"},
     "replay": {"replay", "journal", "prompts", "history", "config"},
