@@ -157,35 +157,44 @@ class _Source:
         """The statement's code without the comments and blank lines above it (they do not make a change)."""
         return self.module.code_for_node(statement.with_changes(leading_lines=()))
 
-    def functions(self, name: str) -> list[cst.FunctionDef]:
-        found: list[cst.FunctionDef] = []
+    def functions(self) -> list[tuple[str, cst.FunctionDef]]:
+        """Every function with its qualified name (``ShipOrder.run``, ``outer.<locals>.inner``)."""
+        found: list[tuple[str, cst.FunctionDef]] = []
+        scope: list[str] = []
 
         class Finder(cst.CSTVisitor):
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                scope.append(node.name.value)
+
+            def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+                scope.pop()
+
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                if node.name.value == name:
-                    found.append(node)
+                found.append((".".join([*scope, node.name.value]), node))
+                scope.extend((node.name.value, "<locals>"))
+
+            def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+                del scope[-2:]
 
         self.module.visit(Finder())
         return found
 
-    def function_at(self, line: int, name: str | None) -> cst.FunctionDef | None:
-        """The innermost function named ``name`` (any, if None) whose lines hold ``line``."""
-        best: cst.FunctionDef | None = None
-        candidates: list[cst.FunctionDef] = []
+    def named(self, qualname: str) -> list[cst.FunctionDef]:
+        return [node for name, node in self.functions() if name == qualname]
 
-        class Finder(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                candidates.append(node)
-
-        self.module.visit(Finder())
-        for node in candidates:
+    def function_at(self, line: int, name: str | None) -> tuple[str, cst.FunctionDef] | None:
+        """The innermost function named ``name`` (any, if None) whose lines hold ``line``, with its
+        qualified name; else the one function of that name in the file."""
+        best: tuple[str, cst.FunctionDef] | None = None
+        every = self.functions()
+        for qualname, node in every:
             first, last = self.lines(node)
             if first <= line <= last and (name is None or node.name.value == name):
-                if best is None or self.lines(best)[0] <= first:
-                    best = node
+                if best is None or self.lines(best[1])[0] <= first:
+                    best = (qualname, node)
         if best is None and name is not None:
-            named = self.functions(name)
-            best = named[0] if len(named) == 1 else None
+            same = [(qualname, node) for qualname, node in every if node.name.value == name]
+            best = same[0] if len(same) == 1 else None
         return best
 
 
@@ -534,30 +543,30 @@ class _Synthesizer:
         if isinstance(file, str):
             return file
         where = f"{file.display}:{source.line}"
-        function = file.current.function_at(source.line, source.function)
-        if function is None:
+        if engine not in GUARD_ENGINES:
+            return f"the {engine} engine has no version-guard API"
+        found = file.current.function_at(source.line, source.function)
+        if found is None:
             return f"no function {source.function or ''} encloses {where}: no block to guard".replace("  ", " ")
-        name = function.name.value
+        qualname, function = found
         if file.base is None:
             return f"{file.display} did not exist at {self.base_rev[:12]}: there is no old code to keep recorded runs on"
-        old_functions = file.base.functions(name)
+        old_functions = file.base.named(qualname)
         if len(old_functions) != 1:
             why = "is new since" if not old_functions else "is defined more than once at"
-            return f"{name} ({where}) {why} {self.base_rev[:12]}: there is no old code to keep recorded runs on"
+            return f"{qualname} ({where}) {why} {self.base_rev[:12]}: there is no old code to keep recorded runs on"
         assert isinstance(function.body, cst.IndentedBlock) and isinstance(old_functions[0].body, cst.IndentedBlock)
         changes = _diff_suites(file.current, file.base, function.body, old_functions[0].body)
         if not changes:
-            return (f"{name} is the same as at {self.base_rev[:12]}: the change these runs break at is outside it "
+            return (f"{qualname} is the same as at {self.base_rev[:12]}: the change these runs break at is outside it "
                     "(code it calls, configuration, or a dependency), so replaytest cannot write its guard")
         change = self._pick(changes, source.line, _group_names(group))
         if change is None:
-            return (f"change not found: {len(changes)} changed blocks in {name} since {self.base_rev[:12]}, none at "
+            return (f"change not found: {len(changes)} changed blocks in {qualname} since {self.base_rev[:12]}, none at "
                     f"{where} or issuing the command these runs break at; guard it by hand")
         known = file.guards.get(id(change))
         if known is not None:
             return known
-        if engine not in GUARD_ENGINES:
-            return f"the {engine} engine has no version-guard API"
         names = _call_names(change.new) + _call_names(change.old)
         patch_id = patch_id_for(workflow_type, names, _group_names(group), file.taken)
         file.taken.add(patch_id)
@@ -565,7 +574,7 @@ class _Synthesizer:
         edit = GuardEdit(file, change, _guard_statement(change, test))
         text = file.compose([edit])
         cst.parse_module(text)  # the guarded file must parse; a failure here is a bug in the synthesis
-        guard = Guard(engine=engine, patch_id=patch_id, path=file.path, function=name,
+        guard = Guard(engine=engine, patch_id=patch_id, path=file.path, function=qualname,
                       new_range=change.new_range, old_range=change.old_range, guarded_text=text,
                       diff=file.unified_diff(text), edit=edit)
         file.guards[id(change)] = guard

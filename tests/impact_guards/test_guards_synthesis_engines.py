@@ -64,23 +64,30 @@ class ShipOrder:
         wf.deprecate_patch("ShipOrder-charge-card-3ds")
         await wf.execute_activity(charge_card, order, start_to_close_timeout=TIMEOUT)
         return await wf.execute_activity(ship_parcel, order, start_to_close_timeout=TIMEOUT)
+
+
+@wf.defn
+class CancelOrder:
+    @wf.run
+    async def run(self, order: dict) -> str:
+        return await wf.execute_activity(charge_card, order, start_to_close_timeout=TIMEOUT)
 '''
 
 
 def test_temporal_guard_uses_the_files_alias_and_avoids_an_id_already_in_the_file(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"ship.py": SHIP_V1})
     path = root / "ship.py"
-    path.write_text(SHIP_V1.replace("charge_card, order", "charge_card_3ds, order").replace(
+    path.write_text(SHIP_V1.replace("(charge_card, order", "(charge_card_3ds, order", 1).replace(
         "import charge_card,", "import charge_card, charge_card_3ds,"))
     group = _guard_for(root, "temporal", _group("ShipOrder", path, _line_of(path, "charge_card_3ds, order"), "run",
                                                 "charge_card_3ds", "charge_card"))
     guard = group.guard
     assert guard is not None, group.guard_note
-    assert guard.patch_id == "ShipOrder-charge-card-3ds-2"
+    assert (guard.patch_id, guard.function) == ("ShipOrder-charge-card-3ds-2", "ShipOrder.run")
     assert (guard.new_range, guard.old_range) == ((18, 18), (18, 18))
     assert guard.diff == '''--- a/ship.py
 +++ b/ship.py
-@@ -15,5 +15,8 @@
+@@ -15,7 +15,10 @@
          await wf.execute_activity(reserve_stock, order, start_to_close_timeout=TIMEOUT)
          # An earlier attempt at 3-D Secure was rolled back; its marker is retired here.
          wf.deprecate_patch("ShipOrder-charge-card-3ds")
@@ -90,7 +97,7 @@ def test_temporal_guard_uses_the_files_alias_and_avoids_an_id_already_in_the_fil
 +        else:
 +            await wf.execute_activity(charge_card, order, start_to_close_timeout=TIMEOUT)
          return await wf.execute_activity(ship_parcel, order, start_to_close_timeout=TIMEOUT)
-'''
+ \n \n'''
     assert group.guard_note is None and guard.verification is None  # synthesis only: not verified
 
 
