@@ -80,7 +80,8 @@ def git_toplevel(root: Path) -> Path:
 
 
 def default_base(root: Path) -> str:
-    """The merge base of HEAD with the default branch (``origin/HEAD``, else ``main``, else ``master``):
+    """The merge base of HEAD with the default branch (``origin/HEAD``, else ``main``, ``master``,
+    ``origin/main``, ``origin/master``):
     the code the deployed runs were recorded with, as far as a branch can tell. On the default branch
     itself that is HEAD. ``GuardSetupError`` (exit 2 at the command line) when there is none."""
     git_toplevel(root)
@@ -89,13 +90,15 @@ def default_base(root: Path) -> str:
     if remote.returncode == 0 and remote.stdout.strip():
         branch = remote.stdout.strip()
     else:
-        for name in ("main", "master"):
-            if _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}").returncode == 0:
+        # A CI checkout often has the remote branch only (no local main, no origin/HEAD).
+        for name in ("main", "master", "origin/main", "origin/master"):
+            ref = f"refs/remotes/{name}" if name.startswith("origin/") else f"refs/heads/{name}"
+            if _git(root, "rev-parse", "--verify", "--quiet", ref).returncode == 0:
                 branch = name
                 break
     if branch is None:
-        raise GuardSetupError("no default branch to take the base revision from (neither origin/HEAD, main nor "
-                              "master): pass --base REV")
+        raise GuardSetupError("no default branch to take the base revision from (neither origin/HEAD, main, "
+                              "master, origin/main nor origin/master): pass --base REV")
     merge_base = _git(root, "merge-base", "HEAD", branch)
     if merge_base.returncode != 0:
         raise GuardSetupError(f"no merge base of HEAD and {branch}: pass --base REV ({merge_base.stderr.strip()})")
@@ -513,6 +516,9 @@ class _Synthesizer:
         return self.files[resolved]
 
     def _load(self, path: Path) -> _FileGuards | str:
+        top = git_toplevel(self.root).resolve()
+        if not path.is_relative_to(self.root.resolve()) or not path.is_relative_to(top):
+            return f"{path} is outside the project ({self.root}): replaytest guards only the project's own code"
         try:
             text = read_regular(path).decode("utf-8")
             current = _Source(text)
@@ -525,11 +531,7 @@ class _Synthesizer:
                 base = _Source(base_text)
             except cst.ParserSyntaxError as error:
                 return f"{path} at {self.base_rev[:12]} does not parse: {error}"
-        top = git_toplevel(self.root)
-        try:
-            display = path.relative_to(top.resolve()).as_posix()
-        except ValueError:
-            display = path.name
+        display = path.relative_to(top).as_posix()
         return _FileGuards(path, display, current, base, taken=existing_patch_ids(text))
 
     def guard(self, workflow_type: str, engine: str, group: ImpactGroup) -> Guard | str:

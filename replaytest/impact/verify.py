@@ -83,7 +83,8 @@ def replay_in_copy(
 ) -> dict[Path, str | None]:
     """Replay ``histories`` against the copy in child processes; for each (resolved) history, None when it
     replayed green, else why not (the divergence message, the error, or the child's failure)."""
-    cwd = copy.inside(workflows_base) if workflows_base.resolve() != copy.root else copy.path
+    base = workflows_base.resolve()
+    cwd = copy.inside(base) if base.is_relative_to(copy.root) else copy.path
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(cwd), *filter(None, [env.get("PYTHONPATH")])])
     env["PYTHONDONTWRITEBYTECODE"] = "1"

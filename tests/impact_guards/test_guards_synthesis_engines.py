@@ -7,7 +7,17 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from replaytest.impact.guards import DBOS_GUARD_NOTE, attach_guards, existing_patch_ids, patch_id_for
+import pytest
+
+from replaytest.impact.guards import (
+    DBOS_GUARD_NOTE,
+    GuardSetupError,
+    attach_guards,
+    default_base,
+    existing_patch_ids,
+    patch_id_for,
+    resolve_revision,
+)
 from replaytest.impact.model import GroupKey, ImpactGroup, WorkflowImpact
 from replaytest.replay.divergence import CommandView, ReplayResult, SourcePosition
 
@@ -209,3 +219,32 @@ def test_patch_ids_are_stable_and_unique() -> None:
     assert patch_id_for("claims", names, {"Pay Employee"}, set()) == "claims-pay-employee"
     assert patch_id_for("claims", ["pay"], set(), existing_patch_ids(text)) == "claims-pay-3"
     assert patch_id_for("Ship Order!", [], set(), set()) == "Ship-Order-change"
+
+
+def test_the_base_is_the_merge_base_with_the_default_branch_and_a_missing_one_is_an_error(tmp_path: Path) -> None:
+    root = _repo(tmp_path, {"orders.py": "def flow(ctx):\n    ctx.step('a', print)\n"})
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+    fork_point = git("rev-parse", "HEAD")
+    assert default_base(root) == fork_point  # on main itself: HEAD
+    git("checkout", "-q", "-b", "feature")
+    (root / "orders.py").write_text("def flow(ctx):\n    ctx.step('b', print)\n")
+    git("commit", "-q", "-am", "feature work")
+    git("checkout", "-q", "main")
+    (root / "notes.txt").write_text("later on main\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "main moves on")
+    git("checkout", "-q", "feature")
+    assert default_base(root) == fork_point
+
+    with pytest.raises(GuardSetupError, match="--base v9: no such revision"):
+        resolve_revision(root, "v9")
+    git("branch", "-q", "-m", "main", "trunk")
+    with pytest.raises(GuardSetupError, match="no default branch .*pass --base REV"):
+        default_base(root)
+    outside = tmp_path / "no-repo"
+    outside.mkdir()
+    with pytest.raises(GuardSetupError, match="is not in a git repository"):
+        default_base(outside)
