@@ -245,3 +245,31 @@ def test_a_guard_that_does_not_verify_names_the_history_that_still_fails(tmp_pat
     assert why.startswith("command-mismatch at event #4:") and "explain rejection" in why, why
     assert guards_diff(impacts) == "" and apply_guards(impacts) == []
     assert load_history(repo.histories["rejected"]).status == "completed"
+
+
+def test_guards_that_fail_together_are_replayed_alone_and_only_the_verified_one_is_offered(tmp_path: Path) -> None:
+    """Two changes of one workflow type, one guard each; the appeal guard's old branch comes from a base that
+    was never deployed, so replaying both together fails, and each is replayed alone to tell them apart."""
+    repo = make_repo(tmp_path)
+    _version_2(repo, BRANCH_CHANGED)
+    git(repo.root, "commit", "-q", "-am", "offer an appeal")
+    not_deployed = git(repo.root, "rev-parse", "HEAD").strip()
+    repo.edit('ctx.step("offer appeal"', 'ctx.step("open appeal case"')
+    repo.edit('ctx.step("pay employee", pay_employee,', 'ctx.step("pay by transfer", pay_employee,')
+    results = repo.replay_all()
+    impacts = impacts_of(results)
+    attach_guards(impacts, results, root=repo.root, base_rev=not_deployed, workflow_specs=[SPEC],
+                  workflows_base=repo.root)
+    by_run = {run_ids(group.finished)[0]: group.guard for group in impacts[0].groups}
+    paid, rejected = by_run["claim-paid"], by_run["claim-rejected"]
+    assert paid is not None and rejected is not None and paid is not rejected
+    assert paid.patch_id == "expense_claim-pay-by-transfer" and rejected.patch_id == "expense_claim-open-appeal-case"
+    left_out = ["1 history of a change this guard does not cover left out (they break at that change)"]
+    assert paid.verification is not None and rejected.verification is not None
+    assert (paid.verification.histories, paid.verification.passed, paid.verification.failing,
+            paid.verification.notes) == (3, 3, [], left_out)
+    assert (rejected.verification.histories, rejected.verification.passed, rejected.verification.notes) == (3, 2, left_out)
+    assert [path for path, _why in rejected.verification.failing] == [repo.histories["rejected"]]
+    assert guards_diff(impacts) == paid.diff
+    apply_guards(impacts)
+    assert repo.module_path.read_text() == paid.guarded_text
