@@ -38,8 +38,7 @@ from replaytest.replay.divergence import ReplayResult
 # The engine's own advice when it has no patch API (LangGraph's functional API), shown instead of a guard.
 LANGGRAPH_GUIDANCE = (
     "LangGraph's functional API has no patch marker: stamp a version into the thread's input (or state) when a "
-    "thread starts, and branch on it in the entrypoint, so threads started before the change keep the old "
-    "path; threads that need the old path: {threads}"
+    "thread starts, and branch on it in the entrypoint, so threads started before the change keep the old path"
 )
 # DBOS recovers a pending workflow only under its own application version; patching lets one version
 # serve runs started before and after a change (dbos/_dbos_config.py, ``enable_patching``).
@@ -557,7 +556,8 @@ class _Synthesizer:
         if len(old_functions) != 1:
             why = "is new since" if not old_functions else "is defined more than once at"
             return f"{qualname} ({where}) {why} {self.base_rev[:12]}: there is no old code to keep recorded runs on"
-        assert isinstance(function.body, cst.IndentedBlock) and isinstance(old_functions[0].body, cst.IndentedBlock)
+        if not isinstance(function.body, cst.IndentedBlock) or not isinstance(old_functions[0].body, cst.IndentedBlock):
+            return f"{qualname} ({where}) is a one-line function here or at {self.base_rev[:12]}: guard it by hand"
         changes = _diff_suites(file.current, file.base, function.body, old_functions[0].body)
         if not changes:
             return (f"{qualname} is the same as at {self.base_rev[:12]}: the change these runs break at is outside it "
@@ -575,7 +575,10 @@ class _Synthesizer:
         test = guard_expression(engine, patch_id, file.current.module, function)
         edit = GuardEdit(file, change, _guard_statement(change, test))
         text = file.compose([edit])
-        cst.parse_module(text)  # the guarded file must parse; a failure here is a bug in the synthesis
+        try:
+            cst.parse_module(text)
+        except cst.ParserSyntaxError as error:  # a bug in the synthesis: say so rather than offer it
+            return f"the guard written for {where} does not parse ({error}); please report this as a replaytest bug"
         guard = Guard(engine=engine, patch_id=patch_id, path=file.path, function=qualname,
                       new_range=change.new_range, old_range=change.old_range, guarded_text=text,
                       diff=file.unified_diff(text), edit=edit)
@@ -631,12 +634,22 @@ def attach_guards(
 
 
 def _langgraph_guidance(impact: WorkflowImpact) -> None:
-    every: list[str] = []
+    """The engine's guidance, and the threads that need the old path: in-flight ones resume by replaying it;
+    finished ones only when forked or replayed from a checkpoint."""
+
+    def names(results: Iterable[ReplayResult]) -> list[str]:
+        return list(dict.fromkeys(r.workflow_id or r.history_path.name for r in results))
+
+    def guidance(in_flight: list[str], finished: list[str]) -> str:
+        text = f"{LANGGRAPH_GUIDANCE}; in-flight threads that need it: {', '.join(in_flight) or 'none'}"
+        if finished:
+            text += f"; finished threads (for forks and replays from a checkpoint): {', '.join(finished)}"
+        return text
+
     for group in impact.groups:
-        threads = [r.workflow_id or r.history_path.name for r in (*group.in_flight, *group.finished, *group.unknown_status)]
-        every.extend(threads)
-        group.guard_note = LANGGRAPH_GUIDANCE.format(threads=", ".join(threads) or "none")
-    impact.guidance = LANGGRAPH_GUIDANCE.format(threads=", ".join(dict.fromkeys(every)) or "none")
+        group.guard_note = guidance(names((*group.in_flight, *group.unknown_status)), names(group.finished))
+    every_in_flight = names(r for group in impact.groups for r in (*group.in_flight, *group.unknown_status))
+    impact.guidance = guidance(every_in_flight, names(r for group in impact.groups for r in group.finished))
 
 
 def verified_guards(impacts: Iterable[WorkflowImpact]) -> list[Guard]:

@@ -208,7 +208,8 @@ def test_langgraph_gets_the_engines_guidance_and_the_threads_that_need_it(tmp_pa
     assert impact.guidance == group.guard_note == (
         "LangGraph's functional API has no patch marker: stamp a version into the thread's input (or state) when a "
         "thread starts, and branch on it in the entrypoint, so threads started before the change keep the old "
-        "path; threads that need the old path: thread-7, order-1")
+        "path; in-flight threads that need it: thread-7; finished threads (for forks and replays from a "
+        "checkpoint): order-1")
 
 
 def test_patch_ids_are_stable_and_unique() -> None:
