@@ -146,6 +146,7 @@ def _unique_guards(impact: WorkflowImpact) -> list[Guard]:
 
 def _verification(
     candidate: Sequence[Guard], impact: WorkflowImpact, histories: Sequence[Path], outcome: dict[Path, str | None],
+    unchecked: int = 0,
 ) -> Verification:
     """Count the replays of ``histories`` with ``candidate`` applied; histories of groups guarded by none
     of the candidate that still break are left out, with a note."""
@@ -169,6 +170,9 @@ def _verification(
     if left_out:
         notes.append(f"{left_out} {'history' if left_out == 1 else 'histories'} of a change this guard does not cover "
                      "left out (they break at that change)")
+    if unchecked:
+        notes.append(f"{unchecked} {'history' if unchecked == 1 else 'histories'} of this workflow type could not be "
+                     "checked before (error, stale) and were not replayed against the guard")
     return Verification(histories=counted, passed=passed, failing=failing, notes=notes)
 
 
@@ -185,9 +189,13 @@ def verify_impacts(
     try:
         for impact in pending:
             guards = _unique_guards(impact)
-            histories = [r.history_path for r in results if r.workflow_type == impact.workflow_type]
+            of_type = [r for r in results if r.workflow_type == impact.workflow_type and r.engine == impact.engine]
+            # A history whose replay could not run before (error, stale) proves nothing about a guard.
+            histories = [r.history_path for r in of_type if r.status in ("passed", "diverged")]
+            unchecked = len(of_type) - len(histories)
             copy.write(compose_guards(guards))
-            together = _verification(guards, impact, histories, replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s))
+            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s)
+            together = _verification(guards, impact, histories, outcome, unchecked)
             if together.verified or len(guards) == 1:
                 for guard in guards:
                     guard.verification = together
@@ -195,6 +203,6 @@ def verify_impacts(
             for guard in guards:
                 copy.write(compose_guards([guard]))
                 outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s)
-                guard.verification = _verification([guard], impact, histories, outcome)
+                guard.verification = _verification([guard], impact, histories, outcome, unchecked)
     finally:
         copy.close()
