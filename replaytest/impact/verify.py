@@ -1,7 +1,7 @@
 """Proof before offer: a version guard is replayed before a report calls it verified.
 
 ``verify_impacts`` copies the project into a temporary folder (without .git, virtual environments,
-caches and node_modules), writes the guarded files into the copy, and replays every history of the
+caches, node_modules and the history files, which are replayed where they are), writes the guarded files into the copy, and replays every history of the
 workflow type against it in a child process (``python -m replaytest replay --format json --workflows …``
 with the copy's workflow folder as working directory and first on ``PYTHONPATH``), so the guarded module
 is the one imported and nothing of the current process's imports leaks in. Bytecode is not written, so a
@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from replaytest.impact.guards import compose_guards
@@ -40,23 +40,32 @@ _SKIPPED_FOLDERS = frozenset({
 _MAX_ARGUMENT_BYTES = 512 * 1024
 
 
-def _ignore(folder: str, names: list[str]) -> set[str]:
-    skipped = set()
-    for name in names:
-        full = os.path.join(folder, name)
-        if name in _SKIPPED_FOLDERS or (os.path.isdir(full) and os.path.exists(os.path.join(full, "pyvenv.cfg"))):
-            skipped.add(name)
-    return skipped
+def _ignorer(histories: set[str]) -> Callable[[str, list[str]], set[str]]:
+    """What ``copytree`` leaves out: the folders above, and the history files (they are replayed where
+    they are, so a project holding thousands of them is not copied for nothing)."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = set()
+        for name in names:
+            full = os.path.join(folder, name)
+            if name in _SKIPPED_FOLDERS or full in histories:
+                skipped.add(name)
+            elif os.path.isdir(full) and os.path.exists(os.path.join(full, "pyvenv.cfg")):
+                skipped.add(name)
+        return skipped
+
+    return ignore
 
 
 class ProjectCopy:
     """A temporary copy of the project into which guarded files are written, one candidate at a time."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, histories: Iterable[Path] = ()) -> None:
         self.root = root.resolve()
         self._scratch = tempfile.TemporaryDirectory(prefix="replaytest-impact-")
         self.path = Path(self._scratch.name) / self.root.name
-        shutil.copytree(self.root, self.path, ignore=_ignore, symlinks=True)
+        left_out = {str(path.resolve()) for path in histories}
+        shutil.copytree(self.root, self.path, ignore=_ignorer(left_out), symlinks=True)
         self._written: dict[Path, str] = {}  # relative path -> the current text to restore
 
     def inside(self, path: Path) -> Path:
@@ -185,7 +194,7 @@ def verify_impacts(
     pending = [impact for impact in impacts if _unique_guards(impact)]
     if not pending:
         return
-    copy = ProjectCopy(root)
+    copy = ProjectCopy(root, (r.history_path for r in results))
     try:
         for impact in pending:
             guards = _unique_guards(impact)
