@@ -6,7 +6,9 @@ get a credit note and a notice, rejected ones only a notice. The changed version
 
 * ``audit_after_decision``: an audit-log step inserted right after the wait (parked runs have not reached it);
 * ``payments_first``: the two lookups swapped, before the wait (every run breaks at the first event);
-* ``credit_limit_check``: approved disputes now check the credit limit first (only the approved branch).
+* ``credit_limit_check``: approved disputes now check the credit limit first (only the approved branch);
+* ``reworded_recommendation``: the recommendation prompt reworded (prompt drift at the model step);
+* ``dated_credit_note``: the credit note dated with the wall clock (a nondeterministic read, approved branch).
 
 Step bodies are local stand-ins (an in-memory ledger) so histories record anywhere; lines that change are
 tagged ``# [tag]`` so tests find their numbers.
@@ -14,11 +16,13 @@ tagged ``# [tag]`` so tests find their numbers.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from replaytest.journal import Prompt, workflow
 
 RECOMMEND = Prompt("recommend", "Recommend approve or reject for this dispute:\n{reason}\nPayments: {payments}")
+RECOMMEND_V2 = Prompt("recommend", "You review invoice disputes. Approve or reject?\n{reason}\nLate payments: {payments}")
 
 INVOICES = {"INV-100": 120.0, "INV-200": 940.0, "INV-300": 35.5, "INV-400": 410.0, "INV-500": 77.0}
 
@@ -113,6 +117,34 @@ def credit_limit_check(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
         return _reject(ctx, claim)
     if not ctx.step("check credit limit", check_credit_limit, invoice):  # [limit]
         return _reject(ctx, claim)
+    note = ctx.step("issue credit note", issue_credit_note, invoice, idempotency_key=ctx.idempotency_key())
+    ctx.step("notify customer", notify_customer, claim, f"credited {note['amount']}", idempotency_key=ctx.idempotency_key())
+    return {"outcome": "credited", "credit_note": note["credit_note"], "recommended": recommendation}
+
+
+@workflow(name="invoice_dispute", version="5")
+def reworded_recommendation(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    text = RECOMMEND_V2.render(reason=claim["reason"], payments=payments["late_payments"])
+    recommendation = ctx.model("recommend", draft_recommendation, text, prompt=RECOMMEND_V2)  # [reworded]
+    decision = ctx.wait_signal("decision")
+    if not decision["approve"]:
+        return _reject(ctx, claim)
+    note = ctx.step("issue credit note", issue_credit_note, invoice, idempotency_key=ctx.idempotency_key())
+    ctx.step("notify customer", notify_customer, claim, f"credited {note['amount']}", idempotency_key=ctx.idempotency_key())
+    return {"outcome": "credited", "credit_note": note["credit_note"], "recommended": recommendation}
+
+
+@workflow(name="invoice_dispute", version="6")
+def dated_credit_note(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    if not decision["approve"]:
+        return _reject(ctx, claim)
+    invoice = {**invoice, "dated": int(time.time())}  # [clock]
     note = ctx.step("issue credit note", issue_credit_note, invoice, idempotency_key=ctx.idempotency_key())
     ctx.step("notify customer", notify_customer, claim, f"credited {note['amount']}", idempotency_key=ctx.idempotency_key())
     return {"outcome": "credited", "credit_note": note["credit_note"], "recommended": recommendation}

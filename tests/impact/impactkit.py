@@ -44,3 +44,14 @@ def tagged_line(obj: Any, tag: str) -> int:
     matches = [number for number, text in enumerate(lines, 1) if text.rstrip().endswith(f"# [{tag}]")]
     assert len(matches) == 1, f"expected one line tagged {tag!r}, found {matches}"
     return matches[0]
+
+
+def replay_all(histories: Path, workflow_fn: Any) -> list[Any]:
+    """Replay every history of ``histories`` against ``workflow_fn`` (the dispatch the CLI uses), by name."""
+    from replaytest.plugins.journal import PLUGIN
+    from replaytest.replay.adapter import ReplayOptions
+    from replaytest.replay.runner import load_workflows, replay_file
+
+    assert PLUGIN.replayer is not None
+    workflows = load_workflows((), None, [workflow_fn])
+    return [replay_file(path, [PLUGIN.replayer], workflows, ReplayOptions()) for path in sorted(histories.glob("*.json"))]
