@@ -19,7 +19,8 @@
   plain string; a *stale* history (its workflow type has no current code) fails too, or is skipped with
   ``--replay-stale=skip``; warnings (prompt drift of a completed history, arguments that changed without
   ``--replay-strict-args``) pass with a ``ReplayWarning``. Counts travel in each report's
-  ``user_properties`` so the terminal summary is right under pytest-xdist too.
+  ``user_properties`` so the terminal summary is right under pytest-xdist too; so does where each diverged
+  history broke, for the summary's last lines: the grouped counts of ``replaytest impact``.
 * **Replay coverage** (``--replay-coverage``, ini ``replay_coverage``): lines and branches of orchestration
   code the replayed histories execute, per workflow type, in the terminal summary plus coverage's HTML
   report under the cache folder. Each process (pytest-xdist workers too) writes its own data file; the
