@@ -136,7 +136,8 @@ def _impact_text(impact: WorkflowImpact, details: bool) -> list[str]:
     broken = sum(len(g.in_flight) + len(g.finished) + len(g.unknown_status) for g in impact.groups)
     head = f"{impact.workflow_type} ({impact.engine}): "
     if impact.groups:
-        head += f"{_count(len(impact.groups), 'divergence point', 'divergence points')}, {_count(broken, 'run', 'runs')} break"
+        head += (f"{_count(len(impact.groups), 'divergence point', 'divergence points')}, "
+                 f"{_count(broken, 'run breaks', 'runs break')}")
     else:
         head += "no run breaks"
     head += f"; {len(impact.not_reached)} in-flight not reached yet, {len(impact.unaffected)} unaffected"
@@ -219,7 +220,7 @@ def render_markdown(report: ImpactReport, details: bool = False) -> str:
                          f"they resume): {_ids_markdown(impact.not_reached, details, 'runs')}")
             lines.append("")
         if impact.unaffected:
-            lines += [f"Unaffected: {_count(len(impact.unaffected), 'run', 'runs')} replay green.", ""]
+            lines += [f"Unaffected: {_count(len(impact.unaffected), 'run replays', 'runs replay')} green.", ""]
         if impact.guidance:
             lines += [f"**Guidance**: {_md(impact.guidance)}", ""]
         if impact.patches:

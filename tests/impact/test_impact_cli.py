@@ -126,7 +126,7 @@ def test_markdown_report_of_a_branch_change(tmp_path: Path, recorded: Path) -> N
     assert "| finished (2) | `dispute-approved-1`, `dispute-approved-2` |" in lines
     assert ("**Not reached yet** (2 in-flight; they take the new path when they resume): `dispute-parked-1`, "
             "`dispute-parked-2`") in lines
-    assert "Unaffected: 1 run replay green." in lines
+    assert "Unaffected: 1 run replays green." in lines
     assert not any(text.startswith("| in-flight") for text in lines)
 
 
