@@ -82,7 +82,7 @@ class PatchUse:
     """A ``patched(id)`` / ``DBOS.patch(id)`` / ``deprecate_patch(id)`` already in the code, and its verdict.
 
     ``needed_by``: in-flight runs whose replay took the old branch there (they started before the
-    marker); ``marked_by``: retained histories that recorded the marker. Verdict: ``still-needed`` while
+    marker), oldest first (reports name the first as the oldest); ``marked_by``: retained histories that recorded the marker. Verdict: ``still-needed`` while
     ``needed_by`` is not empty, else ``deprecate-now`` while a retained history has the marker, else
     ``remove-now``."""
 
