@@ -64,10 +64,14 @@ def group_results(results: Sequence[ReplayResult]) -> list[WorkflowImpact]:
             group = groups[(result.engine, key)] = _new_group(key, result)
             impact.groups.append(group)
         _add_run(group, result)
+    first_change = {
+        which: min((g.position for g in impact.groups if g.position is not None), default=None)
+        for which, impact in impacts.items()
+    }
     for result in green:
         impact = impacts[(result.engine, result.workflow_type)]
-        first_change = min((g.position for g in impact.groups if g.position is not None), default=None)
-        if result.in_flight and first_change is not None and result.events <= first_change:
+        change = first_change[(result.engine, result.workflow_type)]
+        if result.in_flight and change is not None and result.events <= change:
             impact.not_reached.append(result)
         else:
             impact.unaffected.append(result)

@@ -199,3 +199,29 @@ def test_check_ends_with_the_grouped_counts(tmp_path: Path, recorded: Path) -> N
     # Machine-readable formats are left as they were.
     code, out = run(swapped, "check", "--no-cache", "--output-format", "json")
     assert "replaytest impact" not in out
+
+
+def test_a_stale_history_could_not_be_checked(tmp_path: Path, recorded: Path) -> None:
+    root = project(tmp_path, recorded, "invoice_dispute")
+    document = json.loads((root / "histories/approved-1.json").read_text())
+    document["workflow"]["type"] = "credit_review"  # a type the current code no longer has
+    (root / "histories/approved-1.json").write_text(json.dumps(document))
+    code, out = run(root, "impact", "--output-format", "json")
+    assert code == 2
+    data = json.loads(out)
+    [entry] = data["could_not_check"]
+    assert (entry["history"], entry["status"], entry["workflow"]) == (
+        "histories/approved-1.json", "stale", {"type": "credit_review", "id": "dispute-approved-1"})
+    assert data["workflows"][0]["unaffected"] == ["dispute-approved-2", "dispute-parked-1", "dispute-parked-2",
+                                                  "dispute-rejected-1"]
+
+
+def test_excluded_histories_are_left_out_and_the_report_says_so(tmp_path: Path, recorded: Path) -> None:
+    root = project(tmp_path, recorded, "payments_first")
+    code, out = run(root, "impact", "--exclude", "histories/parked-*", "--output-format", "json")
+    assert code == 1
+    data = json.loads(out)
+    assert data["workflows"][0]["groups"][0]["runs"] == {"in_flight": [], "finished": COMPLETED, "unknown_status": []}
+    assert data["summary"]["notes"] == ["2 histories left out by the exclude settings (not replayed, not counted)"]
+    # The exit code follows: no in-flight run is left to break.
+    assert run(root, "impact", "--exclude", "histories/parked-*", "--in-flight-only")[0] == 0
