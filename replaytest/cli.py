@@ -795,6 +795,11 @@ def impact(
     except _ReplaySetupError as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
+    if in_flight_only:
+        finished = sum(len(group.finished) for item in report.workflows for group in item.groups)
+        if finished:
+            report.notes.append(f"--in-flight-only: {finished} finished {'run diverges' if finished == 1 else 'runs diverge'}"
+                                " without failing this run")
     if output_format == "json":
         click.echo(json.dumps(impact_data(report), indent=2, ensure_ascii=False))
     elif output_format == "markdown":

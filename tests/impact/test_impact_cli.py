@@ -79,7 +79,11 @@ def test_json_report_of_a_step_inserted_after_the_wait(tmp_path: Path, recorded:
 def test_in_flight_only_ignores_finished_runs_but_not_a_broken_parked_one(tmp_path: Path, recorded: Path) -> None:
     after = project(tmp_path / "after", recorded, "audit_after_decision")
     assert run(after, "impact")[0] == 1
-    assert run(after, "impact", "--in-flight-only")[0] == 0
+    code, out = run(after, "impact", "--in-flight-only")
+    assert code == 0
+    # Said, not hidden: the finished runs are still reported, and the note says they do not fail the run.
+    assert "    finished (3): dispute-approved-1, dispute-approved-2, dispute-rejected-1" in out.splitlines()
+    assert "note: --in-flight-only: 3 finished runs diverge without failing this run" in out.splitlines()
     swapped = project(tmp_path / "swapped", recorded, "payments_first")
     assert run(swapped, "impact", "--in-flight-only")[0] == 1
     unchanged = project(tmp_path / "unchanged", recorded, "invoice_dispute")
