@@ -22,6 +22,9 @@ from replaytest.replay.report import display_path, view_data
 
 IMPACT_REPORT_VERSION = 1
 _SHOWN_RUNS = 10  # run ids listed before "… and N more" (text) or a collapsed <details> (markdown)
+# Run ids a markdown group lists at most without --details: GitHub caps a step summary (1 MiB) and a comment
+# (65,536 characters), and thousands of broken runs would not fit.
+_MARKDOWN_MAX_RUNS = 200
 
 
 # --- shared phrases -------------------------------------------------------------------------------
@@ -194,8 +197,8 @@ def _patch_head(patch: PatchUse) -> str:
 
 def _md(text: str) -> str:
     """Table-cell text: controls escaped, pipes and HTML kept literal."""
-    return (escape_controls(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-            .replace(">", "&gt;"))
+    return (escape_controls(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+            .replace("<", "&lt;").replace(">", "&gt;"))
 
 
 def _code(text: str) -> str:
@@ -217,7 +220,7 @@ def render_markdown(report: ImpactReport, details: bool = False) -> str:
             lines.extend(_group_markdown(number, group, details))
         if impact.not_reached:
             lines.append(f"**Not reached yet** ({len(impact.not_reached)} in-flight; they take the new path when "
-                         f"they resume): {_ids_markdown(impact.not_reached, details, 'runs')}")
+                         f"they resume): {_ids_markdown(impact.not_reached, details, 'in-flight runs')}")
             lines.append("")
         if impact.unaffected:
             lines += [f"Unaffected: {_count(len(impact.unaffected), 'run replays', 'runs replay')} green.", ""]
@@ -252,7 +255,7 @@ def _group_markdown(number: int, group: ImpactGroup, details: bool) -> list[str]
     for title, runs in (("in-flight", group.in_flight), ("finished", group.finished),
                         ("status unknown", group.unknown_status)):
         if runs:
-            lines.append(f"| {title} ({len(runs)}) | {_ids_markdown(runs, details, title + ' runs', cell=True)} |")
+            lines.append(f"| {title} ({len(runs)}) | {_ids_markdown(runs, details, title + ' runs')} |")
     guard = group.guard
     if guard is not None:
         lines.append(f"| guard | {_md(_guard_head(guard))}: **{_md(verification_text(guard.verification))}** |")
@@ -265,8 +268,11 @@ def _group_markdown(number: int, group: ImpactGroup, details: bool) -> list[str]
     return lines
 
 
-def _ids_markdown(runs: Sequence[ReplayResult], details: bool, what: str, cell: bool = False) -> str:
-    ids = ", ".join(_code(run_id(result)) for result in runs)
+def _ids_markdown(runs: Sequence[ReplayResult], details: bool, what: str) -> str:
+    shown = runs if details else runs[:_MARKDOWN_MAX_RUNS]
+    ids = ", ".join(_code(run_id(result)) for result in shown)
+    if len(shown) < len(runs):
+        ids += f" … and {len(runs) - len(shown)} more (`--details` or the json report lists them)"
     if details or len(runs) <= _SHOWN_RUNS:
         return ids
     # Collapsed: a <details> element works inside a table cell on one line.

@@ -144,3 +144,11 @@ def test_history_text_cannot_forge_lines_or_break_the_markdown() -> None:
     assert "`evil\\x1b[2J\\nimpact: 0 in-flight runs break\\|x'y`" in markdown
     annotation = render_github(report)
     assert annotation.count("\n") == 1 and "\x1b" not in annotation
+
+
+def test_markdown_lists_at_most_200_runs_of_a_group_so_the_comment_fits() -> None:
+    runs = [run(f"p-{n:03}", "parked") for n in range(250)]
+    markdown = render_markdown(report_of(group(runs, [])))
+    assert "`p-199` … and 50 more (`--details` or the json report lists them)</details>" in markdown
+    assert "`p-200`" not in markdown
+    assert "`p-249`" in render_markdown(report_of(group(runs, [])), details=True)
