@@ -13,7 +13,7 @@ from test_guards_journal_claims import INSERTED_AFTER_WAIT, _version_2
 
 GUARD_DIFF = '''--- a/expenses/claims.py
 +++ b/expenses/claims.py
-@@ -43,8 +43,9 @@
+@@ -44,7 +44,8 @@
      receipt = ctx.step("read receipt", read_receipt, claim["receipt"])
      decision = ctx.wait_signal("manager decision", timeout=7 * 86400)
      # Finance asked for a budget check on every claim before it is paid or rejected.
