@@ -812,7 +812,9 @@ def impact(
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     try:
-        _attach_impact_guards(report, workflow_specs, base_rev)
+        # Nothing breaks, nothing to guard: git is not needed then (unless asked for).
+        if base_rev or show_diff or fix or any(impact.groups for impact in report.workflows):
+            _attach_impact_guards(report, workflow_specs, base_rev)
     except GuardSetupError as error:
         if base_rev or show_diff or fix:
             click.echo(f"error: {_safe(str(error))}", err=True)

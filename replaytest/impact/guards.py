@@ -34,6 +34,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from replaytest.fileio import read_regular
 from replaytest.impact.model import GUARD_ENGINES, Guard, ImpactGroup, WorkflowImpact
 from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.report import display_path
 
 # The engine's own advice when it has no patch API (LangGraph's functional API), shown instead of a guard.
 LANGGRAPH_GUIDANCE = (
@@ -73,8 +74,9 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def git_toplevel(root: Path) -> Path:
     run = _git(root, "rev-parse", "--show-toplevel")
     if run.returncode != 0:
-        raise GuardSetupError(f"{root} is not in a git repository: version guards compare the code with the base "
-                              f"revision ({run.stderr.strip()})")
+        where = display_path(root)
+        where = "the current folder" if where == "." else where
+        raise GuardSetupError(f"{where} is not in a git repository, and version guards take the old code from git")
     return Path(run.stdout.strip())
 
 
