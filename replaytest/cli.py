@@ -821,7 +821,10 @@ def impact(
             sys.exit(EXIT_ERROR)
         report.notes.append(f"no version guards: {error}")
     if show_diff:
-        click.echo(guards_diff(report.workflows), nl=False)
+        patch = guards_diff(report.workflows)
+        click.echo(patch, nl=False)
+        if not patch:
+            click.echo("no verified guard to print (replaytest impact without --diff says why)", err=True)
         sys.exit(exit_code(report, in_flight_only))
     if in_flight_only:
         finished = sum(len(group.finished) for item in report.workflows for group in item.groups)
