@@ -54,6 +54,8 @@ def test_diff_prints_the_verified_guard_and_fix_writes_it(tmp_path: Path) -> Non
     again = _impact(repo, "--output-format", "json")
     assert again.returncode == 0, again.stdout + again.stderr
     assert json.loads(again.stdout)["workflows"][0]["groups"] == []
+    nothing = _impact(repo, "--diff")
+    assert (nothing.returncode, nothing.stdout) == (0, "") and "no verified guard to print" in nothing.stderr
 
 
 def test_a_missing_base_or_both_diff_and_fix_exit_2(tmp_path: Path) -> None:
