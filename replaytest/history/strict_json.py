@@ -85,44 +85,44 @@ def stream_object(text: str, streamed_key: str, consume: Callable[[int, Any], No
     Any problem is a ``StrictJSONError``, but which one and how it is worded may differ from what
     ``loads_strict`` reports for the same text (it can stop at a problem the whole-document check would
     find later): a caller that names the problem parses the text again with ``loads_strict``."""
-    end = _WHITESPACE(text, 0).end()
+    end = _skip_whitespace(text, 0)
     if text[end : end + 1] != "{" or _SURROGATE_ESCAPE.search(text):
         return None
     members: dict[str, Any] = {}
-    end = _WHITESPACE(text, end + 1).end()
+    end = _skip_whitespace(text, end + 1)
     if text[end : end + 1] == "}":
         end += 1
     else:
         while True:
             if text[end : end + 1] != '"':
                 raise StrictJSONError(f"invalid JSON at character {end}: expecting a property name")
-            key, end = _decoded(json.decoder.scanstring, text, end + 1, True)
+            key, end = _decoded(_DECODER.raw_decode, text, end)  # a string: it starts with '"'
             if key in members:
                 raise StrictJSONError("duplicate key (JSON objects must not repeat a key)", join_path("$", key))
-            end = _WHITESPACE(text, end).end()
+            end = _skip_whitespace(text, end)
             if text[end : end + 1] != ":":
                 raise StrictJSONError(f"invalid JSON at character {end}: expecting ':'")
-            end = _WHITESPACE(text, end + 1).end()
+            end = _skip_whitespace(text, end + 1)
             if key == streamed_key and text[end : end + 1] == "[":
                 members[key] = []
                 end = _stream_array(text, end + 1, key, consume)
             else:
                 members[key], end = _checked_value(text, end, ["$", key])
-            end = _WHITESPACE(text, end).end()
+            end = _skip_whitespace(text, end)
             delimiter, end = text[end : end + 1], end + 1
             if delimiter == "}":
                 break
             if delimiter != ",":
                 raise StrictJSONError(f"invalid JSON at character {end - 1}: expecting ',' or '}}'")
-            end = _WHITESPACE(text, end).end()
-    if _WHITESPACE(text, end).end() != len(text):
+            end = _skip_whitespace(text, end)
+    if _skip_whitespace(text, end) != len(text):
         raise StrictJSONError(f"invalid JSON at character {end}: extra data after the object")
     return members
 
 
 def _stream_array(text: str, end: int, key: str, consume: Callable[[int, Any], None]) -> int:
     """Parse the array whose ``[`` ends before ``end``, handing each element on; returns the end."""
-    end = _WHITESPACE(text, end).end()
+    end = _skip_whitespace(text, end)
     if text[end : end + 1] == "]":
         return end + 1
     index = 0
@@ -131,13 +131,13 @@ def _stream_array(text: str, end: int, key: str, consume: Callable[[int, Any], N
         consume(index, element)
         del element  # the caller keeps what it made of it, not the parsed element
         index += 1
-        end = _WHITESPACE(text, end).end()
+        end = _skip_whitespace(text, end)
         delimiter, end = text[end : end + 1], end + 1
         if delimiter == "]":
             return end
         if delimiter != ",":
             raise StrictJSONError(f"invalid JSON at character {end - 1}: expecting ',' or ']'")
-        end = _WHITESPACE(text, end).end()
+        end = _skip_whitespace(text, end)
 
 
 def _checked_value(text: str, start: int, at: list[Any]) -> tuple[Any, int]:
@@ -149,7 +149,12 @@ def _checked_value(text: str, start: int, at: list[Any]) -> tuple[Any, int]:
     return value, end
 
 
-_WHITESPACE = json.decoder.WHITESPACE.match  # JSON's four whitespace characters, as the decoder skips them
+_WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's four whitespace characters, as the decoder skips them
+
+
+def _skip_whitespace(text: str, start: int) -> int:
+    """Where the whitespace from ``start`` on ends."""
+    return _WHITESPACE.match(text, start).end()  # type: ignore[union-attr]  # "*" matches anywhere
 
 
 def _decoded(decode: Callable[..., Any], *args: Any) -> Any:

@@ -153,8 +153,8 @@ class TemporalReplayer:
         try:
             # Text, not the parsed document: temporalio deep-copies a dict before it fixes it up, which
             # costs more than parsing the text again.
-            history = WorkflowHistory.from_json(path.stem, loaded.text())
-            loaded.release_text()  # the events are parsed: the text would only double the memory of the replay
+            text = loaded.text()
+            history = WorkflowHistory.from_json(path.stem, text)
         except (UnicodeDecodeError, ValueError, TypeError) as error:
             result.status, result.error = "error", f"{path}: not a readable Temporal history: {error}"
             return result

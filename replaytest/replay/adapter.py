@@ -91,9 +91,9 @@ class LoadedHistory:
     replay needs of it, never as its bytes: their digest (``digest``, the replay cache's key), their first
     ``HEAD_BYTES`` (``head``, for recognising the format), their size, and the text, from which the
     strict JSON document and the validated neutral ``History`` are made on first use. Once the History
-    is built the text is dropped (the History holds what a replay needs), and a replayer that made its own
-    form of the text drops it with ``release_text``; a later ``text()`` or ``document()`` (rare: a
-    third-party caller) reads the file again and refuses it if its digest changed. Results stored by
+    is built the text and the document are dropped (the History holds what a replay needs); a later
+    ``text()`` or ``document()`` (rare: a third-party caller) reads the file again and refuses it if its
+    digest changed. Results stored by
     reference (``result_ref``) stay in the blob store, read when the replay asks for them (each at most
     ``max_blob_bytes``)."""
 
@@ -137,10 +137,6 @@ class LoadedHistory:
         if self._text is None:
             self._text = self._read_again()
         return self._text
-
-    def release_text(self) -> None:
-        """Drop the text: the caller has made what it needs of it (a replayer's own parsed form)."""
-        self._text = None
 
     def document(self) -> Any:
         """The file's JSON, parsed strictly (``history.io.parse_text``); ``HistoryError`` naming the file
