@@ -8,9 +8,10 @@ files; a replayer of neutral histories only returns False). The current code is 
 ``WorkflowSet``: the objects named by ``replay_workflows`` / ``[tool.replaytest.replay] workflows`` and
 returned by the ``pytest_replaytest_workflows`` hook; each replayer picks the objects it understands.
 
-The runner reads each history file once: it recognises the file from those bytes and hands them on as a
-``LoadedHistory`` to the replayer's ``replay_loaded`` (``LoadedHistoryReplayer``), and looks up the
-redacted paths of a divergence in the same object. ``replay_loaded`` is optional: a replayer that only
+The runner reads each history file once: it recognises the file from its first bytes and hands it on
+as a ``LoadedHistory`` (what the replay needs of the bytes, not the bytes) to the replayer's
+``replay_loaded`` (``LoadedHistoryReplayer``), and looks up the redacted paths of a divergence in the
+same object. ``replay_loaded`` is optional: a replayer that only
 has ``replay(path, …)`` (a third-party one written before it existed) still works, and reads the file
 again itself.
 """
