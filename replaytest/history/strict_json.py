@@ -63,6 +63,8 @@ def _constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=_number, parse_constant=_constant)
+# The decoder's scanner: one value at a position, what ``raw_decode`` wraps (an attribute the stubs omit).
+_SCAN_ONCE: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def loads_strict(text: str) -> Any:
@@ -125,19 +127,22 @@ def _stream_array(text: str, end: int, key: str, consume: Callable[[int, Any], N
     end = _skip_whitespace(text, end)
     if text[end : end + 1] == "]":
         return end + 1
-    index = 0
+    # The loop runs once per event: the scanner and the separator pattern are called directly.
+    scan, separator, index = _SCAN_ONCE, _ARRAY_SEPARATOR.match, 0
     while True:
-        element, end = _checked_value(text, end, ["$", key, index])
+        element, end = _decoded(scan, text, end)
+        problem = _find_problem(element, ["$", key, index])
+        if problem is not None:
+            raise StrictJSONError(problem[1], _short_path(problem[0]))
         consume(index, element)
         del element  # the caller keeps what it made of it, not the parsed element
         index += 1
-        end = _skip_whitespace(text, end)
-        delimiter, end = text[end : end + 1], end + 1
-        if delimiter == "]":
+        found = separator(text, end)
+        if found is None:
+            raise StrictJSONError(f"invalid JSON at character {end}: expecting ',' or ']'")
+        end = found.end()
+        if found.group(2) is not None:
             return end
-        if delimiter != ",":
-            raise StrictJSONError(f"invalid JSON at character {end - 1}: expecting ',' or ']'")
-        end = _skip_whitespace(text, end)
 
 
 def _checked_value(text: str, start: int, at: list[Any]) -> tuple[Any, int]:
@@ -150,6 +155,8 @@ def _checked_value(text: str, start: int, at: list[Any]) -> tuple[Any, int]:
 
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's four whitespace characters, as the decoder skips them
+# Between two array elements: "," and the whitespace after it, or the closing "]".
+_ARRAY_SEPARATOR = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|(\]))")
 
 
 def _skip_whitespace(text: str, start: int) -> int:
@@ -161,6 +168,8 @@ def _decoded(decode: Callable[..., Any], *args: Any) -> Any:
     """``decode(*args)`` with the decoder's failures turned into ``StrictJSONError``."""
     try:
         return decode(*args)
+    except StopIteration as stop:  # the scanner's way of saying no value starts there
+        raise StrictJSONError(f"invalid JSON at character {stop.value}: expecting a value") from None
     except json.JSONDecodeError as error:
         raise StrictJSONError(f"line {error.lineno}, column {error.colno}: invalid JSON: {error.msg}") from None
     except RecursionError:
