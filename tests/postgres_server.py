@@ -90,6 +90,11 @@ class PostgresServer:
         exist yet (DBOS creates its system database)."""
         return f"postgresql://{ROLE}@127.0.0.1:{self.port}/{database}"
 
+    def create_database(self, name: str) -> str:
+        """A new empty database (for an application's own data: DBOS creates only its system database); its URL."""
+        self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", ROLE, name)
+        return self.url(name)
+
     def command(self, program: str, *args: str) -> list[str]:
         command = [str(self.binaries / program), *args]
         return ["runuser", "-u", SERVER_USER, "--", *command] if self.as_server_user else command

@@ -21,5 +21,7 @@ def portable(tmp_path_factory: pytest.TempPathFactory) -> Recording:
 
 @pytest.fixture(scope="session")
 def pickled_on_postgres(tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer) -> Recording:
-    """The same shop recording as ``pickled``, its system database on the test Postgres (schema ``dbos``)."""
-    return record(tmp_path_factory.mktemp("dbos-postgres"), portable=False, database_url=postgres.url("shop_system"))
+    """The same shop recording as ``pickled``, its system database (schema ``dbos``) and its orders database
+    on the test Postgres."""
+    directory = tmp_path_factory.mktemp("dbos-postgres")
+    return record(directory, portable=False, database_url=postgres.url("shop_system"), app_database_url=postgres.create_database("shop_orders"))

@@ -37,13 +37,14 @@ class Recording:
         return Path(self.database_url[len("sqlite:///") :])
 
 
-def record(directory: Path, portable: bool, database_url: str | None = None) -> Recording:
-    """The shop run for real on ``database_url`` (default: ``system.sqlite3`` in ``directory``), imported;
-    its application database is SQLite in ``directory`` either way."""
+def record(directory: Path, portable: bool, database_url: str | None = None, app_database_url: str | None = None) -> Recording:
+    """The shop run for real on the system database ``database_url`` and the application database
+    ``app_database_url`` (defaults: ``system.sqlite3`` and ``app.sqlite3`` in ``directory``), imported."""
     directory.mkdir(parents=True, exist_ok=True)
     database_url = database_url or f"sqlite:///{directory / 'system.sqlite3'}"
+    app_database_url = app_database_url or f"sqlite:///{directory / 'app.sqlite3'}"
     effects = directory / "effects.log"
-    command = [sys.executable, str(RECORDER), database_url, str(directory / "app.sqlite3"), str(effects)]
+    command = [sys.executable, str(RECORDER), database_url, app_database_url, str(effects)]
     run = subprocess.run(command + (["--portable"] if portable else []), capture_output=True, text=True, timeout=180, cwd=directory)
     assert run.returncode == 0, run.stdout + run.stderr
     histories = directory / "histories"

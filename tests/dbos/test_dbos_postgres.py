@@ -1,6 +1,7 @@
-"""The shop on a real Postgres system database: DBOS ran it there (schema ``dbos``), ``replaytest import
-dbos`` read its runs over a ``postgresql://`` URL, and the histories replay green with the code as it is,
-diverge when it changes, and equal the ones the same code recorded on SQLite."""
+"""The shop on a real Postgres: DBOS ran it with its system database (schema ``dbos``) and its orders
+database there, ``replaytest import dbos`` read its runs over a ``postgresql://`` URL, and the histories
+replay green with the code as it is, diverge when it changes, and equal the ones the same code recorded
+on SQLite."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import json
 from pathlib import Path
 
 import postgres_server
+import psycopg
 import pytest
 from click.testing import CliRunner
 from dbos_kit import Recording, edited, no_effects, project, replay, report
-from postgres_server import PostgresMissing, find_postgres_binaries
+from postgres_server import ROLE, PostgresMissing, PostgresServer, find_postgres_binaries
 
 from replaytest.cli import cli
 
@@ -59,6 +61,12 @@ def test_runs_recorded_on_postgres_are_imported_with_their_statuses(pickled_on_p
     assert declined["result"]["approval"] == "approved by ops"
     assert declined["code_version"] == "v1"
     assert pickled_on_postgres.effects.read_text().count("charge") == 3  # the steps really ran
+
+
+def test_the_orders_transaction_committed_on_postgres(pickled_on_postgres: Recording, postgres: PostgresServer) -> None:
+    with psycopg.connect(host="127.0.0.1", port=postgres.port, user=ROLE, dbname="shop_orders") as connection:
+        orders = connection.execute("SELECT id, status FROM orders ORDER BY id").fetchall()
+    assert orders == [("declined", "paid"), ("ok", "paid"), ("pending", "paid")]
 
 
 def without_wake_times(document: dict) -> dict:
