@@ -50,7 +50,7 @@ def find_postgres_binaries() -> Path:
                 return binaries
     initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
     if initdb and pg_ctl:
-        # Debian links /usr/bin/pg_ctl... to a wrapper; resolving finds the real bin folder of initdb.
+        # A link on PATH is followed to the folder the binaries live in, where pg_ctl must sit beside initdb.
         binaries = Path(initdb).resolve().parent
         if (binaries / "pg_ctl").is_file():
             return binaries
