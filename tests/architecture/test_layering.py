@@ -17,7 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "replaytest"
 # For each layer, the project layers it may import (besides itself and the package root's constants).
 ALLOWED: dict[str, set[str]] = {
     # ``python -m replaytest`` (a face) starts the click group (a face); nothing below imports a face.
-    "faces": {"faces", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
+    "faces": {"faces", "impact", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
+    # Deploy impact: reads replay results and the code (libcst), renders a report; below the faces.
+    "impact": {"impact", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
     "plugins": {"plugins", "lint", "replay", "journal", "prompts", "history", "config"},
     "lint": {"lint", "config"},
     "replay": {"replay", "journal", "prompts", "history", "config"},
