@@ -309,10 +309,11 @@ class TemporalReplayer:
 
 
 def _started_at(first_event: Any) -> str | None:
-    """The run's start (the started event's time) as ISO 8601 UTC, None when the history has none."""
+    """The run's start (the started event's time) as ISO 8601 UTC with microseconds, None when the history
+    has none; always the same width, so the texts sort as the times do."""
     if not first_event.HasField("event_time"):
         return None
-    return str(first_event.event_time.ToJsonString())
+    return str(first_event.event_time.ToDatetime().strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
 
 
 def _patch_decisions(calls: Sequence[Any], history: WorkflowHistory) -> list[PatchDecision]:

@@ -7,5 +7,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+# tests/temporal: the dev server helper (``temporal_devserver``) the Temporal retirement test reuses.
+for folder in (HERE, HERE.parent / "temporal"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
