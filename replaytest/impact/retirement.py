@@ -44,9 +44,10 @@ _PATCH_CALLS: dict[tuple[str | None, str], tuple[str, bool]] = {
 
 
 @dataclass(frozen=True)
-class PatchCall:
-    """One patch call found in the source. ``patch_id`` is None when the id is not a string literal;
-    ``workflow_type`` None when no decorated workflow encloses the call; ``lines`` the call's extent."""
+class PatchSite:
+    """One patch call as written in the source. ``patch_id`` is None when the id is not a string literal;
+    ``workflow_type`` None when no decorated workflow encloses the call; ``line``..``end_line`` the
+    lines the call spans (a decision made on any of them is made at this call)."""
 
     patch_id: str | None
     engine: str
@@ -61,10 +62,10 @@ class PatchCall:
         return path == self.path and self.line <= line <= self.end_line
 
 
-def find_patch_calls(files: Iterable[Path]) -> tuple[list[PatchCall], list[str]]:
+def find_patch_calls(files: Iterable[Path]) -> tuple[list[PatchSite], list[str]]:
     """Every patch call in ``files`` (see the module docstring), and a note per file that could not be
     read or parsed (its patches were not checked)."""
-    calls: list[PatchCall] = []
+    calls: list[PatchSite] = []
     notes: list[str] = []
     for path in files:
         try:
@@ -89,7 +90,7 @@ class _PatchCallFinder(cst.CSTVisitor):
         super().__init__()
         self.path = path
         self.module = wrapper.module
-        self.calls: list[PatchCall] = []
+        self.calls: list[PatchSite] = []
         self.bare_temporal: set[str] = set()  # names imported from temporalio.workflow
         self.enclosing: list[tuple[str | None, str | None]] = []  # (engine, workflow type) per def/class
         self.names: list[str] = []  # the qualified name parts of the current scope
@@ -139,7 +140,7 @@ class _PatchCallFinder(cst.CSTVisitor):
         if isinstance(patch_id, bytes):
             patch_id = None
         self.calls.append(
-            PatchCall(
+            PatchSite(
                 patch_id=patch_id,
                 engine=engine,
                 deprecated=deprecated,
@@ -253,7 +254,7 @@ def attach_patches(
     return impacts
 
 
-def _call_at(calls: Sequence[PatchCall], decision: PatchDecision, result: ReplayResult) -> int | None:
+def _call_at(calls: Sequence[PatchSite], decision: PatchDecision, result: ReplayResult) -> int | None:
     """The index of the call a decision was made at: by its source line, else (no line recorded) the
     only call with that id and the run's workflow type."""
     if decision.source is not None:
@@ -271,7 +272,7 @@ def _call_at(calls: Sequence[PatchCall], decision: PatchDecision, result: Replay
 
 
 def _use(
-    call: PatchCall, workflow_type: str, decisions: list[tuple[ReplayResult, PatchDecision]], results: Sequence[ReplayResult]
+    call: PatchSite, workflow_type: str, decisions: list[tuple[ReplayResult, PatchDecision]], results: Sequence[ReplayResult]
 ) -> PatchUse:
     """A ``PatchUse`` from the decisions made at ``call``: a run is ``needed_by`` when it is in flight and
     any of its decisions there took the old branch, ``marked_by`` when one consumed the marker."""
@@ -301,7 +302,7 @@ def _age(result: ReplayResult, order: dict[int, int]) -> tuple[int, str, int]:
     return (0, started, 0) if started is not None else (1, "", order.get(id(result), 0))
 
 
-def _note_unchecked(impact: WorkflowImpact, call: PatchCall, workflow_type: str, results: Sequence[ReplayResult]) -> None:
+def _note_unchecked(impact: WorkflowImpact, call: PatchSite, workflow_type: str, results: Sequence[ReplayResult]) -> None:
     """Say when the verdict of ``call`` rests on less than every history of its type."""
     of_type = [result for result in results if result.workflow_type == workflow_type]
     where = f"{call.path}:{call.line}"

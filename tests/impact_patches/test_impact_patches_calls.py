@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from replaytest.impact.model import UNKNOWN_WORKFLOW_TYPE
-from replaytest.impact.retirement import PatchCall, attach_patches, find_patch_calls
+from replaytest.impact.retirement import PatchSite, attach_patches, find_patch_calls
 
 TEMPORAL = '''\
 from temporalio import workflow
@@ -74,7 +74,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     return path.resolve()
 
 
-def _summary(calls: list[PatchCall]) -> list[tuple]:
+def _summary(calls: list[PatchSite]) -> list[tuple]:
     return [(c.patch_id, c.engine, c.deprecated, c.line, c.end_line, c.workflow_type) for c in calls]
 
 
