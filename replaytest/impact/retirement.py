@@ -251,6 +251,15 @@ def attach_patches(
             impact = impact_for(workflow_type, call.engine)
             impact.patches.append(_use(call, workflow_type, reached.get(index, {}).get(workflow_type, []), results))
             _note_unchecked(impact, call, workflow_type, results)
+    # A history that could not even be read names no workflow type: it may be a run of any of them.
+    unread = [result for result in results if result.status == "error" and result.workflow_type in ("", "?")]
+    if unread:
+        for impact in impacts:
+            if impact.patches:
+                impact.notes.append(
+                    f"{len(unread)} history(ies) could not be read ({unread[0].history_path}: {unread[0].error}); "
+                    "their workflow type is unknown and the patch verdicts do not count them"
+                )
     return impacts
 
 

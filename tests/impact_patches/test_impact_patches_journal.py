@@ -138,3 +138,19 @@ def test_a_workflow_type_without_histories_says_its_verdict_rests_on_no_run() ->
         f"{SOURCE}:{GUARD_LINE}: no history of workflow type 'expense_review' was replayed: the verdict on "
         "patch 'receipt-check' rests on no run"
     ]
+
+
+def test_a_history_that_cannot_be_read_is_said_not_counted(deploys: Deploys, tmp_path: Path) -> None:
+    deploys.run(expense.expense_review_before, "claim-taxi", {"item": "taxi", "amount": 31})
+    [good] = deploys.export("claim-taxi")
+    torn = tmp_path / "histories" / "claim-torn.json"
+    torn.write_text(good.read_text()[:200], encoding="utf-8")  # cut off mid-write
+    assert PLUGIN.replayer is not None
+    workflows = load_workflows((), None, [expense.expense_review])
+    results = [replay_file(path, [PLUGIN.replayer], workflows, ReplayOptions()) for path in (good, torn)]
+    assert [result.status for result in results] == ["passed", "error"]
+    [impact] = attach_patches([], results, [SOURCE])
+    assert [(use.verdict, ids(use.needed_by)) for use in impact.patches] == [("still-needed", ["claim-taxi"])]
+    [note] = impact.notes
+    assert note.startswith(f"1 history(ies) could not be read ({torn}: ")
+    assert note.endswith("their workflow type is unknown and the patch verdicts do not count them")
