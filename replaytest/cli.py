@@ -81,8 +81,10 @@ def _run_lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, show_progress: bool = False, *,
     force_exclude: bool | None = None, respect_gitignore: bool | None = None, whole_project: bool = False,
+    loaded: list[Config] | None = None,
 ) -> tuple[LintResult, Mapping[str, Rule]]:
-    """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors."""
+    """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors.
+    ``loaded`` receives the configuration used (``fix`` reads ``fixable``/``unfixable`` from it)."""
     import dataclasses
 
     from replaytest.config import CATEGORIES, ConfigError, is_selector, load_config
@@ -105,6 +107,8 @@ def _run_lint(
         force_exclude=config.force_exclude if force_exclude is None else force_exclude,
         respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore,
     )
+    if loaded is not None:
+        loaded.append(config)
     if whole_project:  # lint everything; report what PATHS contain or what reaches into them
         from replaytest.lint.scope import reachable_from
 
@@ -150,11 +154,18 @@ def _setup_failed(error: Exception, output_format: str) -> None:
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Record today's findings in this baseline file and exit 0.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar (it shows only on a terminal, for long runs).")
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes, as `replaytest fix` does (ruff's --fix).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply fixes marked unsafe.")
+@click.option("--statistics", is_flag=True,
+              help="Print one line per rule instead of each finding: count, code, [*] when fixable, name.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report to this file instead of stdout (errors and notes stay on stderr).")
 def lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
     respect_gitignore: bool | None, output_format: str, exit_zero: bool, whole_project: bool, baseline: Path | None,
-    write_baseline: Path | None, quiet: bool,
+    write_baseline: Path | None, quiet: bool, apply_fixes: bool, unsafe_fixes: bool, statistics: bool,
+    output_file: Path | None,
 ) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
 
@@ -167,6 +178,16 @@ def lint(
     from replaytest.plugins import PluginError
     from replaytest.replay.progress import wanted
 
+    if apply_fixes:
+        if output_format not in ("text", "json") or baseline or write_baseline or statistics or output_file:
+            click.echo("error: --fix takes the options of `replaytest fix` (--output-format text or json, "
+                       "--unsafe-fixes); run lint without --fix for the other options", err=True)
+            sys.exit(EXIT_ERROR)
+        sys.exit(_fix_exit_code(paths, config_path, select, ignore, exclude, no_cache, jobs, force_exclude,
+                                respect_gitignore, unsafe_fixes, False, output_format))
+    if unsafe_fixes:
+        click.echo("error: --unsafe-fixes applies fixes only with --fix", err=True)
+        sys.exit(EXIT_ERROR)
     try:
         known = read_baseline(baseline) if baseline is not None else None
         result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs, wanted(quiet),
@@ -189,12 +210,26 @@ def lint(
         sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
     if known is not None:
         result.diagnostics = new_findings(result.diagnostics, known)
-    if output_format in ("sarif", "github"):
+    if statistics:
+        from replaytest.lint.reporters.statistics import render_statistics
+
+        report = render_statistics(result, rules, output_format)
+    elif output_format in ("sarif", "github"):
         # CI formats: paths relative to the repository root, wherever in it the job runs.
-        click.echo(REPORTERS[output_format](result, rules, cwd=Path.cwd()), nl=False)  # type: ignore[call-arg]
+        report = REPORTERS[output_format](result, rules, cwd=Path.cwd())  # type: ignore[call-arg]
     else:
         report = REPORTERS[output_format](result, rules)
-        click.echo(escape_controls(report, keep_newlines=True) if output_format == "text" else report, nl=False)
+        report = escape_controls(report, keep_newlines=True) if output_format == "text" else report
+    if output_file is not None:
+        try:
+            output_file.parent.mkdir(parents=True, exist_ok=True)
+            output_file.write_text(report, encoding="utf-8")
+        except OSError as error:
+            click.echo(f"error: cannot write the report to {_safe(str(output_file))}: {error.strerror or error}",
+                       err=True)
+            sys.exit(EXIT_ERROR)
+    else:
+        click.echo(report, nl=False)
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
@@ -217,17 +252,30 @@ def fix(
     A file is rewritten only if it is unchanged since it was linted, each replacement is valid where it
     goes, and the result compiles; otherwise it is left as it is and the reason printed.
     Exit 0 when no findings remain, 1 when some remain (with --diff: when something would change), 2 on errors."""
+    sys.exit(_fix_exit_code(paths, config_path, select, ignore, exclude, no_cache, jobs, force_exclude,
+                            respect_gitignore, unsafe, show_diff, output_format))
+
+
+def _fix_exit_code(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
+    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str,
+) -> int:
+    """``fix`` (and ``lint --fix``): lint, apply what ``fixable``/``unfixable`` allow, report; the exit code."""
     from replaytest.config import ConfigError
+    from replaytest.lint.filtering import may_fix
     from replaytest.lint.fix_runner import run_fix
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
 
-    sys.exit(run_fix(
+    loaded: list[Config] = []
+    return run_fix(
         lambda: _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
-                          force_exclude=force_exclude, respect_gitignore=respect_gitignore),
+                          force_exclude=force_exclude, respect_gitignore=respect_gitignore, loaded=loaded),
         unsafe=unsafe, show_diff=show_diff, output_format=output_format, passes=_FIX_PASSES,
         setup_errors=(ConfigError, PluginError, RuleLoadError),
-    ))
+        allowed=lambda diagnostic: may_fix(diagnostic, loaded[-1].fixable, loaded[-1].unfixable),
+    )
 
 
 @cli.command()

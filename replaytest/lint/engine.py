@@ -839,7 +839,8 @@ def check_config_selectors(config: Config, rules: Iterable[str]) -> None:
     """Every ``select``, ``ignore`` and ``per-file-ignores`` entry must name an installed rule or a category:
     a typo would otherwise turn rules off (or the whole linter, in ``select``) without a word."""
     codes = tuple(rules)
-    keyed = [("select", config.select), ("ignore", config.ignore)]
+    keyed = [("select", config.select), ("ignore", config.ignore), ("fixable", config.fixable),
+             ("unfixable", config.unfixable)]
     keyed += [(f"per-file-ignores.{glob}", entries) for glob, entries in config.per_file_ignores.items()]
     for key, entries in keyed:
         for entry in unknown_selectors(entries, codes, CATEGORIES):
@@ -943,13 +944,14 @@ def _check_comments(
     for source in files:
         for comment in comments.get(source.path, ()):
             shown = f"# {comment.spelling}" + ("" if comment.selectors is None else
-                                               ("[" + ", ".join(comment.selectors) + "]" if comment.spelling != "noqa"
+                                               ("[" + ", ".join(comment.selectors) + "]"
+                                                if comment.spelling == "replaytest: ignore"
                                                 else ": " + ", ".join(comment.selectors)))
             unknown = unknown_selectors(comment.selectors or (), codes, CATEGORIES)
             for entry in unknown:
                 errors.append(f"{source.display}:{comment.line}: unknown rule code or category {entry!r} in "
                               f"`{shown}` (`replaytest rules` lists them)")
-            if unused_rule is None:
+            if unused_rule is None or comment.whole_file:  # as ruff: an exemption is never "unused"
                 continue
 
             def probe(rule: Rule) -> Diagnostic:

@@ -15,17 +15,18 @@ from typing import Any
 
 import click
 
-from replaytest.lint.model import LintResult
+from replaytest.lint.model import Diagnostic, LintResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def run_fix(
     lint: Callable[[], tuple[LintResult, Mapping[str, Any]]], *, unsafe: bool, show_diff: bool, output_format: str,
-    passes: int, setup_errors: tuple[type[Exception], ...],
+    passes: int, setup_errors: tuple[type[Exception], ...], allowed: Callable[[Diagnostic], bool] = lambda _: True,
 ) -> int:
     """Run the fix command; returns its exit code. ``lint`` runs the configured lint once and raises one
-    of ``setup_errors`` when configuration, plugins or rules cannot be loaded (exit 2)."""
+    of ``setup_errors`` when configuration, plugins or rules cannot be loaded (exit 2). ``allowed`` says
+    whether a diagnostic's fix may be applied (``fixable``/``unfixable``); one that may not stays remaining."""
     from replaytest.lint.fix import AppliedFix, SkippedFix, fix_files
 
     applied: list[AppliedFix] = []
@@ -39,7 +40,7 @@ def run_fix(
         except setup_errors as error:
             click.echo(f"error: {error}", err=True)
             return EXIT_ERROR
-        outcome = fix_files(result.diagnostics, unsafe=unsafe, cwd=cwd, digests=result.source_digests,
+        outcome = fix_files([d for d in result.diagnostics if allowed(d)], unsafe=unsafe, cwd=cwd, digests=result.source_digests,
                             write=not show_diff)
         applied.extend(outcome.applied)
         skipped = outcome.skipped  # the last pass's: earlier passes' skips are retried
