@@ -1,4 +1,4 @@
-"""The ``replaytest`` command line (click): lint, fix, rules, replay, import, diff, redact, check, impact.
+"""The ``replaytest`` command line (click): lint, fix, rules, clean, replay, import, diff, redact, check, impact.
 
 Commands stay thin: they parse options, load configuration and plugins once, call into ``lint``,
 ``replay``, ``history`` or a plugin, and map the outcome to an exit code (0 clean, 1 findings or
@@ -300,6 +300,33 @@ def rules(code: str | None) -> None:
             return
     click.echo(f"error: unknown rule {code!r}; run `replaytest rules` for the list", err=True)
     sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="pyproject.toml to read instead of the nearest one.")
+def clean(config_path: Path | None) -> None:
+    """Delete the cache folder (cache-dir, default .replaytest_cache under the project root): lint summaries,
+    green replays and replay-coverage data. Only a folder replaytest made (its README marker) is deleted.
+
+    Exit 0 deleted or nothing to delete, 2 a configuration error or a folder that is not replaytest's."""
+    from replaytest import cachedir
+    from replaytest.config import ConfigError, load_config
+
+    try:
+        config = load_config(Path.cwd(), explicit=config_path)
+        folder = config.root / config.cache_dir
+        removed = cachedir.remove(folder)
+    except ConfigError as error:
+        click.echo(f"error: {_safe(str(error))}", err=True)
+        sys.exit(EXIT_ERROR)
+    except cachedir.CacheDirError as error:
+        click.echo(f"error: {_safe(str(error))}", err=True)
+        sys.exit(EXIT_ERROR)
+    except OSError as error:
+        click.echo(f"error: cannot delete {_safe(str(folder))}: {error.strerror or error}", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(f"removed {_safe(str(folder))}" if removed else f"nothing to remove: {_safe(str(folder))} does not exist")
 
 
 # --- replay side: replay, diff, redact ----------------------------------------------------------
