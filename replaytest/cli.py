@@ -81,10 +81,11 @@ def _run_lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, show_progress: bool = False, *,
     force_exclude: bool | None = None, respect_gitignore: bool | None = None, whole_project: bool = False,
-    loaded: list[Config] | None = None,
+    loaded: list[Config] | None = None, stdin: tuple[Path, bytes] | None = None,
 ) -> tuple[LintResult, Mapping[str, Rule]]:
     """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors.
-    ``loaded`` receives the configuration used (``fix`` reads ``fixable``/``unfixable`` from it)."""
+    ``loaded`` receives the configuration used (``fix`` reads ``fixable``/``unfixable`` from it); ``stdin``
+    is (path, text) of one file read from stdin, linted as if at that path."""
     import dataclasses
 
     from replaytest.config import CATEGORIES, ConfigError, is_selector, load_config
@@ -125,7 +126,8 @@ def _run_lint(
 
     with Progress("linting", show_progress) as progress:
         result = lint_paths(
-            targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context, progress=progress.update
+            targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context, progress=progress.update,
+            stdin=stdin,
         )
     if whole_project and paths and changed:
         result = reachable_from(result, changed, Path.cwd())
@@ -160,12 +162,15 @@ def _setup_failed(error: Exception, output_format: str) -> None:
               help="Print one line per rule instead of each finding: count, code, [*] when fixable, name.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the report to this file instead of stdout (errors and notes stay on stderr).")
+@click.option("--stdin-filename", type=click.Path(dir_okay=False, path_type=Path),
+              help="With PATHS `-` (or none): read one file's source from stdin and lint it as if it were at "
+                   "this path (module name, exclude, per-file-ignores).")
 def lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
     respect_gitignore: bool | None, output_format: str, exit_zero: bool, whole_project: bool, baseline: Path | None,
     write_baseline: Path | None, quiet: bool, apply_fixes: bool, unsafe_fixes: bool, statistics: bool,
-    output_file: Path | None,
+    output_file: Path | None, stdin_filename: Path | None,
 ) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
 
@@ -178,6 +183,7 @@ def lint(
     from replaytest.plugins import PluginError
     from replaytest.replay.progress import wanted
 
+    stdin, paths = _stdin_source(paths, stdin_filename, apply_fixes, whole_project, output_format)
     if apply_fixes:
         if output_format not in ("text", "json") or baseline or write_baseline or statistics or output_file:
             click.echo("error: --fix takes the options of `replaytest fix` (--output-format text or json, "
@@ -192,7 +198,7 @@ def lint(
         known = read_baseline(baseline) if baseline is not None else None
         result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs, wanted(quiet),
                                   force_exclude=force_exclude, respect_gitignore=respect_gitignore,
-                                  whole_project=whole_project)
+                                  whole_project=whole_project, stdin=stdin)
     except (ConfigError, PluginError, RuleLoadError, BaselineError) as error:
         _setup_failed(error, output_format)
         return
@@ -233,6 +239,33 @@ def lint(
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _stdin_source(
+    paths: tuple[Path, ...], stdin_filename: Path | None, apply_fixes: bool, whole_project: bool, output_format: str,
+) -> tuple[tuple[Path, bytes] | None, tuple[Path, ...]]:
+    """(stdin file, the paths to lint) for ``lint``: PATHS ``-``, or none with ``--stdin-filename``, read
+    one file from stdin; otherwise the paths as given. Combinations that cannot mean one file exit 2."""
+    reads_stdin = paths == (Path("-"),) or (stdin_filename is not None and not paths)
+    if not reads_stdin:
+        if Path("-") in paths:
+            _usage_error("`-` (read stdin) cannot be combined with other paths", output_format)
+        if stdin_filename is not None:
+            _usage_error("--stdin-filename names the file read from stdin: give `-` (or no paths) with it",
+                         output_format)
+        return None, paths
+    if stdin_filename is None:
+        _usage_error("reading stdin (`-`) needs --stdin-filename: the path the source would have decides its module "
+                     "name, exclude and per-file-ignores", output_format)
+    if apply_fixes or whole_project:
+        _usage_error(f"{'--fix' if apply_fixes else '--whole-project'} cannot be used with a file read from stdin",
+                     output_format)
+    assert stdin_filename is not None
+    return (stdin_filename, sys.stdin.buffer.read()), (stdin_filename,)
+
+
+def _usage_error(message: str, output_format: str) -> None:
+    _setup_failed(ValueError(message), output_format)
 
 
 @cli.command()
