@@ -158,6 +158,9 @@ def _setup_failed(error: Exception, output_format: str) -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar (it shows only on a terminal, for long runs).")
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes, as `replaytest fix` does (ruff's --fix).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply fixes marked unsafe.")
+@click.option("--show-fixes", is_flag=True,
+              help="With --fix: list per file how many findings of each rule were fixed (without --fix each "
+                   "finding's fix is printed beneath it anyway).")
 @click.option("--statistics", is_flag=True,
               help="Print one line per rule instead of each finding: count, code, [*] when fixable, name.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path),
@@ -169,8 +172,8 @@ def lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
     respect_gitignore: bool | None, output_format: str, exit_zero: bool, whole_project: bool, baseline: Path | None,
-    write_baseline: Path | None, quiet: bool, apply_fixes: bool, unsafe_fixes: bool, statistics: bool,
-    output_file: Path | None, stdin_filename: Path | None,
+    write_baseline: Path | None, quiet: bool, apply_fixes: bool, unsafe_fixes: bool, show_fixes: bool,
+    statistics: bool, output_file: Path | None, stdin_filename: Path | None,
 ) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
 
@@ -190,7 +193,7 @@ def lint(
                        "--unsafe-fixes); run lint without --fix for the other options", err=True)
             sys.exit(EXIT_ERROR)
         sys.exit(_fix_exit_code(paths, config_path, select, ignore, exclude, no_cache, jobs, force_exclude,
-                                respect_gitignore, unsafe_fixes, False, output_format))
+                                respect_gitignore, unsafe_fixes, False, output_format, show_fixes))
     if unsafe_fixes:
         click.echo("error: --unsafe-fixes applies fixes only with --fix", err=True)
         sys.exit(EXIT_ERROR)
@@ -275,10 +278,11 @@ def _usage_error(message: str, output_format: str) -> None:
               help="Write nothing; print a unified diff of what would change (exit 1 when something would).")
 @click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json: one object with the applied, skipped and remaining fixes.")
+@click.option("--show-fixes", is_flag=True, help="After the summary, list per file how many findings of each rule were fixed.")
 def fix(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
-    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str,
+    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str, show_fixes: bool,
 ) -> None:
     """Apply the safe fixes (and with --unsafe the unsafe ones) to PATHS, printing each change.
 
@@ -286,13 +290,13 @@ def fix(
     goes, and the result compiles; otherwise it is left as it is and the reason printed.
     Exit 0 when no findings remain, 1 when some remain (with --diff: when something would change), 2 on errors."""
     sys.exit(_fix_exit_code(paths, config_path, select, ignore, exclude, no_cache, jobs, force_exclude,
-                            respect_gitignore, unsafe, show_diff, output_format))
+                            respect_gitignore, unsafe, show_diff, output_format, show_fixes))
 
 
 def _fix_exit_code(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
-    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str,
+    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str, show_fixes: bool = False,
 ) -> int:
     """``fix`` (and ``lint --fix``): lint, apply what ``fixable``/``unfixable`` allow, report; the exit code."""
     from replaytest.config import ConfigError
@@ -308,6 +312,7 @@ def _fix_exit_code(
         unsafe=unsafe, show_diff=show_diff, output_format=output_format, passes=_FIX_PASSES,
         setup_errors=(ConfigError, PluginError, RuleLoadError),
         allowed=lambda diagnostic: may_fix(diagnostic, loaded[-1].fixable, loaded[-1].unfixable),
+        show_fixes=show_fixes,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 def run_fix(
     lint: Callable[[], tuple[LintResult, Mapping[str, Any]]], *, unsafe: bool, show_diff: bool, output_format: str,
     passes: int, setup_errors: tuple[type[Exception], ...], allowed: Callable[[Diagnostic], bool] = lambda _: True,
+    show_fixes: bool = False,
 ) -> int:
     """Run the fix command; returns its exit code. ``lint`` runs the configured lint once and raises one
     of ``setup_errors`` when configuration, plugins or rules cannot be loaded (exit 2). ``allowed`` says
@@ -77,6 +79,8 @@ def run_fix(
         verb = "Would fix" if show_diff else "Fixed"
         click.echo(f"{verb} {len(applied)} finding(s) in {files} file(s); {len(remaining)} remaining.",
                    err=show_diff)
+        if show_fixes and applied and not show_diff:
+            click.echo(_enumeration(applied))
     for problem in result.problems:
         click.echo(f"error: {problem}", err=True)
     if result.errors:
@@ -84,6 +88,18 @@ def run_fix(
     if show_diff:
         return EXIT_FINDINGS if changes else EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
+
+
+def _enumeration(applied: list[Any]) -> str:
+    """ruff's ``--show-fixes`` list: per file, how many findings of each rule were fixed."""
+    by_file: dict[str, Counter[str]] = {}
+    for change in applied:
+        by_file.setdefault(change.diagnostic.path, Counter())[change.diagnostic.rule] += 1
+    lines = [f"Fixed {len(applied)} finding{'s' if len(applied) != 1 else ''}:"]
+    for path in sorted(by_file):
+        lines.append(f"- {path}:")
+        lines.extend(f"    {count} × {rule}" for rule, count in sorted(by_file[path].items()))
+    return "\n".join(lines)
 
 
 def _diff_text(changes: Mapping[str, tuple[str, str]]) -> str:
