@@ -255,8 +255,9 @@ class Config:
         for f in fields(self):
             # Rule options count through the values the rules receive (defaults filled in, an old key and
             # its new spelling alike): the lint context adds those to its fingerprint.
+            # ``fixable``/``unfixable`` decide what ``fix`` applies, not what lint finds.
             if f.name in ("path", "root", "replay", "redact", "cache_dir", "force_exclude", "respect_gitignore",
-                          "rules"):
+                          "rules", "fixable", "unfixable"):
                 continue
             value = getattr(self, f.name)
             if isinstance(value, Mapping):

@@ -965,6 +965,10 @@ def _check_comments(
                                                ("[" + ", ".join(comment.selectors) + "]"
                                                 if comment.spelling == "replaytest: ignore"
                                                 else ": " + ", ".join(comment.selectors)))
+            if comment.misplaced:
+                errors.append(f"{source.display}:{comment.line}: `# replaytest: noqa` exempts the whole file and must "
+                              "stand on a line of its own; to suppress findings on this line use "
+                              "`# replaytest: ignore[CODE]` or `# noqa: CODE`")
             unknown = unknown_selectors(comment.selectors or (), codes, CATEGORIES)
             for entry in unknown:
                 errors.append(f"{source.display}:{comment.line}: unknown rule code or category {entry!r} in "

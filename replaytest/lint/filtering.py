@@ -8,10 +8,12 @@ A ``# replaytest: ignore``, ``# replaytest: ignore[RT101]`` or ``# replaytest: i
 comment suppresses findings on its own line, or on the next line when the comment stands alone. ruff's
 spelling ``# noqa: RT101`` works too (its own line only, and only for codes of installed rules' prefixes:
 ``# noqa: E501, RT101`` leaves ``E501`` to the other linter; a bare ``# noqa`` is the other linters' and
-suppresses nothing here). A ``# replaytest: noqa`` comment anywhere in a file exempts the whole file, ``# replaytest: noqa: RT101,
+suppresses nothing here). A ``# replaytest: noqa`` comment on a line of its own, anywhere in a file, exempts the whole file, ``# replaytest: noqa: RT101,
 clock`` those codes or categories in the whole file, as ruff's ``# ruff: noqa`` (the other spelling of
 ruff's, ``# flake8: noqa``, is left to flake8). A suppression that suppressed nothing is reported as RT003;
 like ruff, a file-level exemption is not (it states a decision about the file, not about one finding).
+One after code on its line is a configuration error: it reads like a line's ``# noqa`` but would exempt
+the whole file.
 A baseline records findings by path, rule and a line-independent fingerprint (with a count), so code
 added above a known finding, or around it on its line, does not make it new.
 """
@@ -32,8 +34,8 @@ from pathlib import Path
 from replaytest.lint.model import Diagnostic
 
 _IGNORE_COMMENT = re.compile(r"#\s*replaytest:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
-# The file-level exemption, ruff's ``# ruff: noqa`` / ``# ruff: noqa: F401`` spelt for replaytest: anywhere in
-# the file; bare it exempts the whole file, with codes those codes in the whole file.
+# The file-level exemption, ruff's ``# ruff: noqa`` / ``# ruff: noqa: F401`` spelt for replaytest: on a line of
+# its own anywhere in the file; bare it exempts the whole file, with codes those codes in the whole file.
 _FILE_NOQA_COMMENT = re.compile(r"#\s*replaytest\s*:\s*noqa\b(?:\s*:\s*([^#]*))?", re.IGNORECASE)
 _NOQA_COMMENT = re.compile(r"#\s*noqa\s*:\s*([A-Za-z]+[0-9]+(?:\s*,?\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
@@ -145,6 +147,7 @@ class Suppression:
     spelling: str  # "replaytest: ignore", "noqa" or "replaytest: noqa" (the whole file)
     used: set[str] = field(default_factory=set)  # selectors that suppressed something ("" for a bare one)
     whole_file: bool = False  # a file-level exemption: covers every line
+    misplaced: bool = False  # a file-level exemption after code on its line: covers nothing, an error
 
     def covers(self, line: int) -> bool:
         return self.whole_file or line in self.targets
@@ -161,11 +164,14 @@ def parse_suppressions(text: str, code_prefixes: Iterable[str] = ("RT",)) -> lis
         return found
     for number, column, comment, alone in _comments(text):
         exemption = _FILE_NOQA_COMMENT.match(comment)
-        if exemption is not None:  # anywhere in the file, as ruff's (its docs: "preferably towards the top")
+        if exemption is not None:
             selectors = None if exemption.group(1) is None else tuple(
                 s.strip() for s in re.split(r"[,\s]+", exemption.group(1)) if s.strip()
             )
-            found.append(Suppression(number, column, (), selectors or None, "replaytest: noqa", whole_file=True))
+            # After code it reads like a line-level ``# noqa`` but would exempt the whole file: refused
+            # (``misplaced``, a comment error) rather than guessing which was meant.
+            found.append(Suppression(number, column, (), selectors or None, "replaytest: noqa", whole_file=alone,
+                                     misplaced=not alone))
             continue
         match = _IGNORE_COMMENT.search(comment)
         if match is not None:

@@ -316,3 +316,11 @@ def test_clean_refuses_a_folder_that_is_not_replaytests(make_project) -> None:
     assert run.returncode == 2
     assert "not replaytest's cache folder; nothing was deleted" in run.stderr
     assert (project / TRIAGE_PATH).read_text(encoding="utf-8") == TRIAGE
+
+
+def test_a_file_level_noqa_after_code_is_exit_2_not_a_whole_file_exemption(make_project) -> None:
+    triage = TRIAGE.replace("received_at = time.time()", "received_at = time.time()  # replaytest: noqa")
+    run = _lint(_project(make_project, triage=triage))
+    _config_error(run, f"support/triage.py:{CLOCK_LINE}: `# replaytest: noqa` exempts the whole file and must "
+                       "stand on a line of its own")
+    assert findings(run.json()) == {CLOCK, UUID, RANDOM, BILLING_CLOCK}
