@@ -973,7 +973,7 @@ def _check_comments(
             for entry in unknown:
                 errors.append(f"{source.display}:{comment.line}: unknown rule code or category {entry!r} in "
                               f"`{shown}` (`replaytest rules` lists them)")
-            if unused_rule is None or comment.whole_file:  # as ruff: an exemption is never "unused"
+            if unused_rule is None or comment.whole_file or comment.misplaced:  # an exemption is never "unused"
                 continue
 
             def probe(rule: Rule) -> Diagnostic:
