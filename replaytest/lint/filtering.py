@@ -34,8 +34,9 @@ from pathlib import Path
 from replaytest.lint.model import Diagnostic
 
 _IGNORE_COMMENT = re.compile(r"#\s*replaytest:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
-# The file-level exemption, ruff's ``# ruff: noqa`` / ``# ruff: noqa: F401`` spelt for replaytest: on a line of
-# its own anywhere in the file; bare it exempts the whole file, with codes those codes in the whole file.
+# The file-level exemption, ruff's file-level "ruff: noqa" comment spelt for replaytest (see the module
+# docstring): on a line of its own anywhere in the file; bare it exempts the whole file, with codes those
+# codes in the whole file.
 _FILE_NOQA_COMMENT = re.compile(r"#\s*replaytest\s*:\s*noqa\b(?:\s*:\s*([^#]*))?", re.IGNORECASE)
 _NOQA_COMMENT = re.compile(r"#\s*noqa\s*:\s*([A-Za-z]+[0-9]+(?:\s*,?\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
@@ -168,7 +169,7 @@ def parse_suppressions(text: str, code_prefixes: Iterable[str] = ("RT",)) -> lis
             selectors = None if exemption.group(1) is None else tuple(
                 s.strip() for s in re.split(r"[,\s]+", exemption.group(1)) if s.strip()
             )
-            # After code it reads like a line-level ``# noqa`` but would exempt the whole file: refused
+            # After code it reads like a line-level "noqa" comment but would exempt the whole file: refused
             # (``misplaced``, a comment error) rather than guessing which was meant.
             found.append(Suppression(number, column, (), selectors or None, "replaytest: noqa", whole_file=alone,
                                      misplaced=not alone))
