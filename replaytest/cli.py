@@ -355,10 +355,7 @@ def clean(config_path: Path | None) -> None:
         config = load_config(Path.cwd(), explicit=config_path)
         folder = config.root / config.cache_dir
         removed = cachedir.remove(folder)
-    except ConfigError as error:
-        click.echo(f"error: {_safe(str(error))}", err=True)
-        sys.exit(EXIT_ERROR)
-    except cachedir.CacheDirError as error:
+    except (ConfigError, cachedir.CacheDirError) as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     except OSError as error:
