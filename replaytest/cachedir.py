@@ -89,5 +89,22 @@ def claim(directory: Path) -> None:
             marker.write_text(text, encoding="utf-8")
 
 
+def remove(directory: Path) -> bool:
+    """Delete the cache folder (``replaytest clean``): only a folder holding replaytest's README marker, so a
+    misconfigured ``cache-dir`` never deletes the user's files. False when there is nothing to delete;
+    ``CacheDirError`` for a folder that is not replaytest's."""
+    import shutil
+
+    if not directory.exists():
+        return False
+    if directory.is_symlink() or not directory.is_dir():
+        raise CacheDirError(directory, "is not a folder replaytest made (a file or a link); nothing was deleted")
+    if not is_replaytest_folder(directory):
+        raise CacheDirError(directory, "has no replaytest README marker, so it is not replaytest's cache folder; "
+                                       "nothing was deleted (check cache-dir)")
+    shutil.rmtree(directory)
+    return True
+
+
 def _absolute(path: Path) -> Path:
     return Path(os.path.normcase(os.path.abspath(path)))

@@ -1,4 +1,4 @@
-"""The ``replaytest`` command line (click): lint, fix, rules, replay, import, diff, redact, check, impact.
+"""The ``replaytest`` command line (click): lint, fix, rules, clean, replay, import, diff, redact, check, impact.
 
 Commands stay thin: they parse options, load configuration and plugins once, call into ``lint``,
 ``replay``, ``history`` or a plugin, and map the outcome to an exit code (0 clean, 1 findings or
@@ -82,8 +82,11 @@ def _run_lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, show_progress: bool = False, *,
     force_exclude: bool | None = None, respect_gitignore: bool | None = None, whole_project: bool = False,
+    loaded: list[Config] | None = None, stdin: tuple[Path, bytes] | None = None,
 ) -> tuple[LintResult, Mapping[str, Rule]]:
-    """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors."""
+    """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors.
+    ``loaded`` receives the configuration used (``fix`` reads ``fixable``/``unfixable`` from it); ``stdin``
+    is (path, text) of one file read from stdin, linted as if at that path."""
     import dataclasses
 
     from replaytest.config import CATEGORIES, ConfigError, is_selector, load_config
@@ -106,6 +109,8 @@ def _run_lint(
         force_exclude=config.force_exclude if force_exclude is None else force_exclude,
         respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore,
     )
+    if loaded is not None:
+        loaded.append(config)
     if whole_project:  # lint everything; report what PATHS contain or what reaches into them
         from replaytest.lint.scope import reachable_from
 
@@ -122,7 +127,8 @@ def _run_lint(
 
     with Progress("linting", show_progress) as progress:
         result = lint_paths(
-            targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context, progress=progress.update
+            targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context, progress=progress.update,
+            stdin=stdin,
         )
     if whole_project and paths and changed:
         result = reachable_from(result, changed, Path.cwd())
@@ -151,11 +157,24 @@ def _setup_failed(error: Exception, output_format: str) -> None:
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Record today's findings in this baseline file and exit 0.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar (it shows only on a terminal, for long runs).")
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes, as `replaytest fix` does (ruff's --fix).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply fixes marked unsafe.")
+@click.option("--show-fixes", is_flag=True,
+              help="With --fix: list per file how many findings of each rule were fixed (without --fix each "
+                   "finding's fix is printed beneath it anyway).")
+@click.option("--statistics", is_flag=True,
+              help="Print one line per rule instead of each finding: count, code, [*] when fixable, name.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report to this file instead of stdout (errors and notes stay on stderr).")
+@click.option("--stdin-filename", type=click.Path(dir_okay=False, path_type=Path),
+              help="With PATHS `-` (or none): read one file's source from stdin and lint it as if it were at "
+                   "this path (module name, exclude, per-file-ignores).")
 def lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
     respect_gitignore: bool | None, output_format: str, exit_zero: bool, whole_project: bool, baseline: Path | None,
-    write_baseline: Path | None, quiet: bool,
+    write_baseline: Path | None, quiet: bool, apply_fixes: bool, unsafe_fixes: bool, show_fixes: bool,
+    statistics: bool, output_file: Path | None, stdin_filename: Path | None,
 ) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
 
@@ -168,11 +187,22 @@ def lint(
     from replaytest.plugins import PluginError
     from replaytest.replay.progress import wanted
 
+    stdin, paths = _stdin_source(paths, stdin_filename, apply_fixes, whole_project, output_format)
+    if apply_fixes:
+        if output_format not in ("text", "json") or baseline or write_baseline or statistics or output_file:
+            click.echo("error: --fix takes the options of `replaytest fix` (--output-format text or json, "
+                       "--unsafe-fixes); run lint without --fix for the other options", err=True)
+            sys.exit(EXIT_ERROR)
+        sys.exit(_fix_exit_code(paths, config_path, select, ignore, exclude, no_cache, jobs, force_exclude,
+                                respect_gitignore, unsafe_fixes, False, output_format, show_fixes))
+    if unsafe_fixes:
+        click.echo("error: --unsafe-fixes applies fixes only with --fix", err=True)
+        sys.exit(EXIT_ERROR)
     try:
         known = read_baseline(baseline) if baseline is not None else None
         result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs, wanted(quiet),
                                   force_exclude=force_exclude, respect_gitignore=respect_gitignore,
-                                  whole_project=whole_project)
+                                  whole_project=whole_project, stdin=stdin)
     except (ConfigError, PluginError, RuleLoadError, BaselineError) as error:
         _setup_failed(error, output_format)
         return
@@ -190,15 +220,56 @@ def lint(
         sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
     if known is not None:
         result.diagnostics = new_findings(result.diagnostics, known)
-    if output_format in ("sarif", "github"):
+    if statistics:
+        from replaytest.lint.reporters.statistics import render_statistics
+
+        report = render_statistics(result, rules, output_format)
+    elif output_format in ("sarif", "github"):
         # CI formats: paths relative to the repository root, wherever in it the job runs.
-        click.echo(REPORTERS[output_format](result, rules, cwd=Path.cwd()), nl=False)  # type: ignore[call-arg]
+        report = REPORTERS[output_format](result, rules, cwd=Path.cwd())  # type: ignore[call-arg]
     else:
         report = REPORTERS[output_format](result, rules)
-        click.echo(escape_controls(report, keep_newlines=True) if output_format == "text" else report, nl=False)
+        report = escape_controls(report, keep_newlines=True) if output_format == "text" else report
+    if output_file is not None:
+        try:
+            output_file.parent.mkdir(parents=True, exist_ok=True)
+            output_file.write_text(report, encoding="utf-8")
+        except OSError as error:
+            click.echo(f"error: cannot write the report to {_safe(str(output_file))}: {error.strerror or error}",
+                       err=True)
+            sys.exit(EXIT_ERROR)
+    else:
+        click.echo(report, nl=False)
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _stdin_source(
+    paths: tuple[Path, ...], stdin_filename: Path | None, apply_fixes: bool, whole_project: bool, output_format: str,
+) -> tuple[tuple[Path, bytes] | None, tuple[Path, ...]]:
+    """(stdin file, the paths to lint) for ``lint``: PATHS ``-``, or none with ``--stdin-filename``, read
+    one file from stdin; otherwise the paths as given. Combinations that cannot mean one file exit 2."""
+    reads_stdin = paths == (Path("-"),) or (stdin_filename is not None and not paths)
+    if not reads_stdin:
+        if Path("-") in paths:
+            _usage_error("`-` (read stdin) cannot be combined with other paths", output_format)
+        if stdin_filename is not None:
+            _usage_error("--stdin-filename names the file read from stdin: give `-` (or no paths) with it",
+                         output_format)
+        return None, paths
+    if stdin_filename is None:
+        _usage_error("reading stdin (`-`) needs --stdin-filename: the path the source would have decides its module "
+                     "name, exclude and per-file-ignores", output_format)
+    if apply_fixes or whole_project:
+        _usage_error(f"{'--fix' if apply_fixes else '--whole-project'} cannot be used with a file read from stdin",
+                     output_format)
+    assert stdin_filename is not None
+    return (stdin_filename, sys.stdin.buffer.read()), (stdin_filename,)
+
+
+def _usage_error(message: str, output_format: str) -> None:
+    _setup_failed(ValueError(message), output_format)
 
 
 @cli.command()
@@ -208,27 +279,42 @@ def lint(
               help="Write nothing; print a unified diff of what would change (exit 1 when something would).")
 @click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json: one object with the applied, skipped and remaining fixes.")
+@click.option("--show-fixes", is_flag=True, help="After the summary, list per file how many findings of each rule were fixed.")
 def fix(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
-    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str,
+    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str, show_fixes: bool,
 ) -> None:
     """Apply the safe fixes (and with --unsafe the unsafe ones) to PATHS, printing each change.
 
     A file is rewritten only if it is unchanged since it was linted, each replacement is valid where it
     goes, and the result compiles; otherwise it is left as it is and the reason printed.
     Exit 0 when no findings remain, 1 when some remain (with --diff: when something would change), 2 on errors."""
+    sys.exit(_fix_exit_code(paths, config_path, select, ignore, exclude, no_cache, jobs, force_exclude,
+                            respect_gitignore, unsafe, show_diff, output_format, show_fixes))
+
+
+def _fix_exit_code(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
+    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str, show_fixes: bool = False,
+) -> int:
+    """``fix`` (and ``lint --fix``): lint, apply what ``fixable``/``unfixable`` allow, report; the exit code."""
     from replaytest.config import ConfigError
+    from replaytest.lint.filtering import may_fix
     from replaytest.lint.fix_runner import run_fix
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
 
-    sys.exit(run_fix(
+    loaded: list[Config] = []
+    return run_fix(
         lambda: _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
-                          force_exclude=force_exclude, respect_gitignore=respect_gitignore),
+                          force_exclude=force_exclude, respect_gitignore=respect_gitignore, loaded=loaded),
         unsafe=unsafe, show_diff=show_diff, output_format=output_format, passes=_FIX_PASSES,
         setup_errors=(ConfigError, PluginError, RuleLoadError),
-    ))
+        allowed=lambda diagnostic: may_fix(diagnostic, loaded[-1].fixable, loaded[-1].unfixable),
+        show_fixes=show_fixes,
+    )
 
 
 @cli.command()
@@ -253,6 +339,30 @@ def rules(code: str | None) -> None:
             return
     click.echo(f"error: unknown rule {code!r}; run `replaytest rules` for the list", err=True)
     sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="pyproject.toml to read instead of the nearest one.")
+def clean(config_path: Path | None) -> None:
+    """Delete the cache folder (cache-dir, default .replaytest_cache under the project root): lint summaries,
+    green replays and replay-coverage data. Only a folder replaytest made (its README marker) is deleted.
+
+    Exit 0 deleted or nothing to delete, 2 a configuration error or a folder that is not replaytest's."""
+    from replaytest import cachedir
+    from replaytest.config import ConfigError, load_config
+
+    try:
+        config = load_config(Path.cwd(), explicit=config_path)
+        folder = config.root / config.cache_dir
+        removed = cachedir.remove(folder)
+    except (ConfigError, cachedir.CacheDirError) as error:
+        click.echo(f"error: {_safe(str(error))}", err=True)
+        sys.exit(EXIT_ERROR)
+    except OSError as error:
+        click.echo(f"error: cannot delete {_safe(str(folder))}: {error.strerror or error}", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(f"removed {_safe(str(folder))}" if removed else f"nothing to remove: {_safe(str(folder))} does not exist")
 
 
 # --- replay side: replay, diff, redact ----------------------------------------------------------

@@ -6,6 +6,7 @@ bad key fails early with the file and the key named (``ConfigError``).
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 import sys
@@ -218,7 +219,8 @@ class Config:
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    frameworks: tuple[str, ...] = ()  # empty means every installed profile is on
+    # Unset (None) means every installed profile is on; ``frameworks = []`` is refused (see config_from_table).
+    frameworks: tuple[str, ...] = ()
     orchestration_decorators: tuple[str, ...] = ()
     step_decorators: tuple[str, ...] = ()
     # ``[tool.replaytest.rules.<CODE>]`` tables (and the legacy top-level keys mapped onto them), by code.
@@ -230,6 +232,9 @@ class Config:
     respect_gitignore: bool = True
     # Source roots like ruff's ``src`` (relative to ``root``, globs allowed); empty means [".", "src"].
     src: tuple[str, ...] = ()
+    # What ``fix`` may apply, as ruff's ``fixable``/``unfixable``: selectors (codes, prefixes, categories).
+    fixable: tuple[str, ...] = ("ALL",)
+    unfixable: tuple[str, ...] = ()
     replay: ReplaySettings = field(default_factory=ReplaySettings)
     redact: RedactSettings = field(default_factory=RedactSettings)
 
@@ -250,8 +255,9 @@ class Config:
         for f in fields(self):
             # Rule options count through the values the rules receive (defaults filled in, an old key and
             # its new spelling alike): the lint context adds those to its fingerprint.
+            # ``fixable``/``unfixable`` decide what ``fix`` applies, not what lint finds.
             if f.name in ("path", "root", "replay", "redact", "cache_dir", "force_exclude", "respect_gitignore",
-                          "rules"):
+                          "rules", "fixable", "unfixable"):
                 continue
             value = getattr(self, f.name)
             if isinstance(value, Mapping):
@@ -326,7 +332,22 @@ _LIST_KEYS = {
     "orchestration-decorators": "orchestration_decorators",
     "step-decorators": "step_decorators",
     "src": "src",
+    "fixable": "fixable",
+    "unfixable": "unfixable",
 }
+
+# ruff's ``extend-*`` keys: each adds to the key it names (after it), so a shared base configuration's
+# list is kept and extended rather than replaced. ``extend-select`` on top of the default selection
+# (every rule) changes nothing but is accepted, as in ruff.
+_EXTEND_KEYS = {
+    "extend-select": "select",
+    "extend-ignore": "ignore",
+    "extend-exclude": "exclude",
+    "extend-per-file-ignores": "per-file-ignores",
+}
+
+# Selector lists checked to name codes or categories (the key as written -> the Config field it feeds).
+_SELECTOR_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "fixable", "unfixable")
 
 _BOOL_KEYS = {"force-exclude": "force_exclude", "respect-gitignore": "respect_gitignore"}
 
@@ -336,19 +357,24 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
     if not isinstance(table, Mapping):
         raise ConfigError(path, "(table)", "must be a table")
     values: dict[str, Any] = {"path": path, "root": path.parent.resolve() if path else Path.cwd().resolve()}
-    known = set(_LIST_KEYS) | {"per-file-ignores", "cache-dir", "replay", "redact", "rules", *_BOOL_KEYS,
-                               *LEGACY_RULE_KEYS}
+    known = CONFIG_KEYS
+    extensions: dict[str, Any] = {}
     for key, value in table.items():
         if key not in known:
-            raise ConfigError(path, key, f"unknown key; expected one of {', '.join(sorted(known))}")
+            raise ConfigError(path, key, f"unknown key{_nearest_hint(key, known)}; expected one of "
+                                         f"{', '.join(sorted(known))}")
         if key in _LIST_KEYS:
             values[_LIST_KEYS[key]] = _string_list(path, key, value)
-        elif key == "per-file-ignores":
+        elif key in ("per-file-ignores", "extend-per-file-ignores"):
             if not isinstance(value, Mapping):
                 raise ConfigError(path, key, "must be a table of glob = [codes or categories]")
-            values["per_file_ignores"] = {
-                str(glob): _string_list(path, f"{key}.{glob}", codes) for glob, codes in value.items()
-            }
+            tables = {str(glob): _string_list(path, f"{key}.{glob}", codes) for glob, codes in value.items()}
+            if key == "per-file-ignores":
+                values["per_file_ignores"] = tables
+            else:
+                extensions[key] = tables
+        elif key in _EXTEND_KEYS:
+            extensions[key] = _string_list(path, key, value)
         elif key in _BOOL_KEYS:
             if not isinstance(value, bool):
                 raise ConfigError(path, key, "must be true or false")
@@ -367,19 +393,53 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
         elif key == "rules":
             values["rules"] = _rule_tables(path, value)
     values["rules"] = _with_legacy_keys(path, table, values.get("rules", {}))
-    for key in ("select", "ignore"):
-        for entry in values.get(key, ()):
-            if not is_selector(entry):
-                raise ConfigError(path, key.replace("_", "-"), f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
-    for glob, entries in values.get("per_file_ignores", {}).items():
+    if "frameworks" in values and not values["frameworks"]:
+        # An empty list read as "every framework" is the opposite of what it says, and "none" would lint
+        # nothing while passing: neither is a silent meaning worth having.
+        raise ConfigError(path, "frameworks", "is an empty list, which would turn every framework profile off and "
+                                              "check nothing; remove the key to use every installed framework, or "
+                                              "name the ones you use, e.g. [\"temporal\"]")
+    for key in _SELECTOR_KEYS:
+        entries = values.get(_LIST_KEYS[key], ()) if key in _LIST_KEYS else extensions.get(key, ())
         for entry in entries:
             if not is_selector(entry):
-                raise ConfigError(path, f"per-file-ignores.{glob}", f"{entry!r} is neither a rule code nor a category")
+                raise ConfigError(path, key, f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
+    for key in ("per-file-ignores", "extend-per-file-ignores"):
+        per_file = values.get("per_file_ignores", {}) if key == "per-file-ignores" else extensions.get(key, {})
+        for glob, entries in per_file.items():
+            for entry in entries:
+                if not is_selector(entry):
+                    raise ConfigError(path, f"{key}.{glob}", f"{entry!r} is neither a rule code nor a category")
+    if "extend-select" in extensions:
+        # As in ruff: added to ``select``, or to the default selection (every rule) when it is not set.
+        values["select"] = (*(values.get("select", ()) or ("ALL",)), *extensions["extend-select"])
+    if "extend-ignore" in extensions:
+        values["ignore"] = (*values.get("ignore", ()), *extensions["extend-ignore"])
+    if "extend-exclude" in extensions:
+        values["exclude"] = (*values.get("exclude", ()), *extensions["extend-exclude"])
+    if "extend-per-file-ignores" in extensions:
+        merged = {glob: tuple(codes) for glob, codes in values.get("per_file_ignores", {}).items()}
+        for glob, codes in extensions["extend-per-file-ignores"].items():
+            merged[glob] = (*merged.get(glob, ()), *codes)
+        values["per_file_ignores"] = merged
     for key in ("orchestration_decorators", "step_decorators"):
         for entry in values.get(key, ()):
             if not all(part.isidentifier() for part in entry.split(".")):
                 raise ConfigError(path, key.replace("_", "-"), f"{entry!r} is not a dotted qualified name")
     return Config(**values)
+
+
+# Every key of ``[tool.replaytest]``: the one list the README's configuration table is checked against.
+CONFIG_KEYS: frozenset[str] = frozenset({
+    *_LIST_KEYS, *_EXTEND_KEYS, "per-file-ignores", "cache-dir", "replay", "redact", "rules", *_BOOL_KEYS,
+    *LEGACY_RULE_KEYS,
+})
+
+
+def _nearest_hint(key: str, known: frozenset[str]) -> str:
+    """``; did you mean extend-select?`` for a misspelt key, or nothing."""
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def is_selector(entry: str) -> bool:

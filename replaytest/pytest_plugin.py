@@ -32,6 +32,7 @@
 
 from __future__ import annotations
 
+import configparser
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -61,6 +62,7 @@ from replaytest.replay.runner import (
     load_workflows,
     replay_file,
 )
+from replaytest.replay.settings import PYTEST_INI_KEYS, misspelt_ini_key_problem, nearest_ini_key
 
 if TYPE_CHECKING:
     from replaytest.config import Config
@@ -89,6 +91,12 @@ class ReplaytestHookspecs:
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(ReplaytestHookspecs)
+
+
+def _addini(parser: pytest.Parser, name: str, help: str, **kwargs: Any) -> None:
+    if name not in PYTEST_INI_KEYS:  # the one list misspelt keys are matched against
+        raise AssertionError(f"{name} is missing from replay.settings.PYTEST_INI_KEYS")
+    parser.addini(name, help, **kwargs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -138,20 +146,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="measure which lines and branches of orchestration code the histories execute. ini: replay_coverage",
     )
-    parser.addini("replay_paths", "history files or folders to replay (relative to the ini file)", type="linelist")
-    parser.addini("replay_workflows", "current code to replay against, module:attr per line", type="linelist")
-    parser.addini("replay_prompts", "fail, warn or ignore prompt drift (see --replay-prompts)", default="")
-    parser.addini("replay_prompts_pending", "fail, warn or ignore pending prompt drift (see --replay-prompts-pending)", default="")
-    parser.addini("replay_strict_args", "fail on args-mismatch (see --replay-strict-args)", type="bool", default=False)
-    parser.addini("replay_hazards", "fail or warn on clock/random/uuid reads in orchestration code (see --replay-hazards)", default="")
-    parser.addini("replay_max_history_bytes", "the largest history file a replay reads, in bytes (default: "
+    _addini(parser, "replay_paths", "history files or folders to replay (relative to the ini file)", type="linelist")
+    _addini(parser, "replay_workflows", "current code to replay against, module:attr per line", type="linelist")
+    _addini(parser, "replay_prompts", "fail, warn or ignore prompt drift (see --replay-prompts)", default="")
+    _addini(parser, "replay_prompts_pending", "fail, warn or ignore pending prompt drift (see --replay-prompts-pending)", default="")
+    _addini(parser, "replay_strict_args", "fail on args-mismatch (see --replay-strict-args)", type="bool", default=False)
+    _addini(parser, "replay_hazards", "fail or warn on clock/random/uuid reads in orchestration code (see --replay-hazards)", default="")
+    _addini(parser, "replay_max_history_bytes", "the largest history file a replay reads, in bytes (default: "
                   "[tool.replaytest.replay] max-history-bytes)", default="")
-    parser.addini("replay_max_blob_bytes", "the largest blob a replay reads, in bytes (default: "
+    _addini(parser, "replay_max_blob_bytes", "the largest blob a replay reads, in bytes (default: "
                   "[tool.replaytest.replay] max-blob-bytes)", default="")
-    parser.addini("replay_details", "longer divergence reports (see --replay-details)", type="bool", default=False)
-    parser.addini("replay_stale", "fail or skip stale histories (see --replay-stale)", default="fail")
-    parser.addini("replay_coverage", "measure replay coverage (see --replay-coverage)", type="bool", default=False)
-    parser.addini("replay_exclude", "globs of history files or folders not replayed (relative to the ini file)",
+    _addini(parser, "replay_details", "longer divergence reports (see --replay-details)", type="bool", default=False)
+    _addini(parser, "replay_stale", "fail or skip stale histories (see --replay-stale)", default="fail")
+    _addini(parser, "replay_coverage", "measure replay coverage (see --replay-coverage)", type="bool", default=False)
+    _addini(parser, "replay_exclude", "globs of history files or folders not replayed (relative to the ini file)",
                   type="linelist")
 
 
@@ -474,11 +482,59 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "replay_history(path, workflows=None): replay a history file before the test; fails it on divergence"
     )
+    for written, nearest in misspelt_ini_keys(config):
+        # pytest's own "Unknown config option" does not say what was meant; a misspelt replay_paths
+        # otherwise collects no history and the run exits 5 without a word about why.
+        config.issue_config_time_warning(ReplayWarning(
+            f"{config.inipath}: {written} {misspelt_ini_key_problem(written, nearest)}"), 2)
     session = _settings(config)
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "replaytest-session")
     if session.paths and _default_run(config):
         _add_default_args(config, session)
+
+
+def misspelt_ini_keys(config: pytest.Config) -> list[tuple[str, str]]:
+    """(key as written, nearest replaytest ini option) for each key of the ini file that is not an option
+    pytest knows and is close to one of ours. The ini file is read here, through its public path, so
+    keys of other plugins (which pytest knows) are never flagged."""
+    found = []
+    for key in _ini_file_keys(config.inipath):
+        nearest = nearest_ini_key(key)
+        if nearest is None:
+            continue
+        try:
+            config.getini(key)
+            continue  # registered by pytest or another plugin
+        except ValueError:
+            found.append((key, nearest))
+    return found
+
+
+def _ini_file_keys(path: Path | None) -> list[str]:
+    """The keys of pytest's section of its ini file (pyproject.toml, pytest.ini, tox.ini, setup.cfg)."""
+    if path is None:
+        return []
+    try:
+        if path.suffix == ".toml":
+            from replaytest.config import tomllib
+
+            with open(path, "rb") as handle:
+                tool = tomllib.load(handle).get("tool", {})
+            pytest_table = tool.get("pytest", {}) if isinstance(tool, dict) else {}
+            if not isinstance(pytest_table, dict):
+                return []
+            ini_options = pytest_table.get("ini_options", {})
+            keys = [k for k in pytest_table if k != "ini_options"]
+            return keys + (list(ini_options) if isinstance(ini_options, dict) else [])
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read(path, encoding="utf-8")
+        for section in ("pytest", "tool:pytest"):
+            if parser.has_section(section):
+                return list(parser[section])
+    except (OSError, ValueError, configparser.Error):  # pytest has already reported an unreadable ini file
+        return []
+    return []
 
 
 def _default_run(config: pytest.Config) -> bool:

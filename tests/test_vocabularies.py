@@ -186,3 +186,24 @@ def test_the_design_document_names_exactly_the_redactors_credential_rules() -> N
     named = re.findall(r"`([a-z][a-z0-9]*(?:-[a-z0-9]+)*)`", section)  # ids; prefixes such as `glpat-` end in '-'
     assert sorted(named) == sorted(RULE_IDS), set(named) ^ set(RULE_IDS)
     assert len(RULE_IDS) == len(set(RULE_IDS))
+
+
+# --- configuration keys ------------------------------------------------------------------------------
+
+
+def test_the_readme_configuration_table_lists_exactly_the_top_level_keys() -> None:
+    from replaytest.config import CONFIG_KEYS
+
+    section = README.split("## Configuration", 1)[1].split("\n\n| key | type | meaning |", 1)[1]
+    table = section.split("\n\n", 1)[0]
+    documented = set(re.findall(r"^\| `([a-z-]+)` \|", table, flags=re.M))
+    # The sub-tables have their own sections and tables below this one.
+    assert documented == set(CONFIG_KEYS) - {"replay", "redact", "rules"}
+
+
+def test_the_plugin_ini_options_are_the_one_list_the_readme_and_typo_check_use() -> None:
+    from replaytest.replay.settings import PYTEST_INI_KEYS
+
+    ini_section = README.split("### In pytest", 1)[1].split("\n### ", 1)[0]
+    documented = set(re.findall(r"^\| `(replay_[a-z_]+)` \|", ini_section, flags=re.M))
+    assert documented == set(PYTEST_INI_KEYS)

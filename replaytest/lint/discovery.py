@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -296,9 +296,11 @@ def resolve_source_roots(root: Path, patterns: Sequence[str]) -> tuple[list[Path
 def walk(
     arguments: Iterable[Path], *, root: Path, exclude: Sequence[str], cwd: Path, namer: ModuleNamer,
     force_exclude: bool = False, respect_gitignore: bool = False, skipped: list[str] | None = None,
+    virtual: Collection[Path] = (),
 ) -> tuple[list[SourceFile], list[WalkProblem]]:
     """The files to lint (each once, sorted within each argument) and the arguments that were unusable.
-    Python files left out by ``exclude`` or ``.gitignore`` are appended to ``skipped`` (display paths)."""
+    Python files left out by ``exclude`` or ``.gitignore`` are appended to ``skipped`` (display paths).
+    ``virtual`` are files whose text comes from elsewhere (stdin): they count as existing files."""
     files: list[SourceFile] = []
     problems: list[WalkProblem] = []
     seen: set[str] = set()
@@ -306,6 +308,7 @@ def walk(
     left_out: list[str] = [] if skipped is None else skipped
     here = os.path.abspath(cwd)
     top = os.fspath(root)
+    virtual_files = {Path(os.path.abspath(path)) for path in virtual}
 
     def add(path: str, ceiling: str) -> None:
         if path in seen:
@@ -331,7 +334,7 @@ def walk(
                     leave_out(path)
                     continue
                 add(path, os.path.dirname(absolute))
-        elif os.path.lexists(absolute):
+        elif os.path.lexists(absolute) or Path(absolute) in virtual_files:
             if force_exclude and excluded.matches(_root_relative(absolute, top)):
                 leave_out(absolute)
                 continue

@@ -35,7 +35,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -255,9 +255,17 @@ class _Run:
     read_errors: dict[Path, str] = field(default_factory=dict)
     # Suppression comments of every file of the run, found when the file is first read.
     comments: dict[Path, list[Suppression]] = field(default_factory=dict)
+    # Files whose text comes from stdin (``lint - --stdin-filename``), by absolute path: never read from disk.
+    stdin: Mapping[Path, bytes] = field(default_factory=dict)
     _fingerprint_digest: str | None = None
 
     def read(self, path: Path) -> bytes | None:
+        if path in self.stdin:
+            data = self.stdin[path]
+            if b"\0" in data:
+                self.read_errors[path] = "is a binary file (contains NUL bytes), not Python source"
+                return None
+            return data
         try:
             data = read_regular(path)
         except IsADirectoryError:
@@ -325,22 +333,26 @@ def lint_paths(
     context: LintContext | None = None,
     cwd: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    stdin: tuple[Path, bytes] | None = None,
 ) -> LintResult:
     """Lint files and directories; see the module docstring. ``profiles`` are framework profiles or
-    plugins carrying one; ``jobs`` None picks serial or a pool by the amount to parse, N forces N workers."""
+    plugins carrying one; ``jobs`` None picks serial or a pool by the amount to parse, N forces N workers.
+    ``stdin`` is (the path a file would have, its text) for one file read from stdin: linted as if it were
+    at that path (module name, exclude, per-file-ignores), whether or not a file is there."""
     meter = CpuMeter() if jobs is None else None
     cwd = cwd or Path.cwd()
     context = context or build_context(config, profiles)
     check_config_selectors(config, context.rules)
     namer = ModuleNamer(config.root, _source_roots(config))
     skipped: list[str] = []
+    from_stdin = {Path(os.path.abspath(cwd / stdin[0])): stdin[1]} if stdin is not None else {}
     files, problems = walk(paths, root=config.root, exclude=config.exclude, cwd=cwd, namer=namer,
                            force_exclude=config.force_exclude, respect_gitignore=config.respect_gitignore,
-                           skipped=skipped)
+                           skipped=skipped, virtual=tuple(from_stdin))
     nothing_left = _nothing_left(paths, files, problems, skipped, cwd)
     # A folder replaytest may not take is a configuration error before anything is read from it.
     cache = SummaryCache(config.cache_folder()) if use_cache else None
-    run = _Run(context, cache, namer, files, cwd)
+    run = _Run(context, cache, namer, files, cwd, stdin=from_stdin)
     for source in files:
         for name in (source.module, *source.other_names):
             run.by_module.setdefault(name, source)
@@ -357,6 +369,8 @@ def lint_paths(
         digest = digests[source.display] = hashlib.sha256(data).hexdigest()
         if b"replaytest" in data or b"noqa" in data or b"NOQA" in data:
             run.comments[source.path] = parse_suppressions(_decode(data), prefixes)
+        elif source.path in from_stdin:  # its comments are these, not those of a file at its path
+            run.comments[source.path] = []
         if not context.screen(data):
             # No rule needs it parsed, but a file lint was asked to check is never called checked when
             # it is not Python: CPython's parser (fast) vets it, libcst only sees the ones it rejects.
@@ -412,7 +426,7 @@ def lint_paths(
             raw.append((source, _error_diagnostic(source, summary.error, context)))
 
     notes.extend(_unresolved_notes(program, namer, cwd))
-    raw = _offerable_fixes(raw)
+    raw = _offerable_fixes(raw, from_stdin)
     result = _finish(raw, files, problems, config, cwd, context, run.comments)
     result.source_digests = digests
     if nothing_left is not None:
@@ -814,9 +828,12 @@ def _nothing_left(
                    f"{', '.join(display_path(Path(cwd, p), cwd) for p in paths)} ({shown})")
 
 
-def _offerable_fixes(raw: list[tuple[SourceFile, Diagnostic]]) -> list[tuple[SourceFile, Diagnostic]]:
+def _offerable_fixes(
+    raw: list[tuple[SourceFile, Diagnostic]], stdin: Mapping[Path, bytes],
+) -> list[tuple[SourceFile, Diagnostic]]:
     """Drop the fixes whose replacement would not mean the same at its call (``fix_scope``): an ``await``
-    outside an ``async def``, a replacement name shadowed there. Only files with a fix are parsed (by ast)."""
+    outside an ``async def``, a replacement name shadowed there. Only files with a fix are parsed (by ast);
+    a file read from stdin is judged by that text, not by a file at its path."""
     from replaytest.lint.fix_scope import FixSites
 
     sites: dict[Path, FixSites | None] = {}
@@ -825,7 +842,8 @@ def _offerable_fixes(raw: list[tuple[SourceFile, Diagnostic]]) -> list[tuple[Sou
         if diagnostic.fix is not None:
             if source.path not in sites:
                 try:
-                    sites[source.path] = FixSites(source.path.read_bytes())
+                    text = stdin[source.path] if source.path in stdin else source.path.read_bytes()
+                    sites[source.path] = FixSites(text)
                 except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
                     sites[source.path] = None
             checker = sites[source.path]
@@ -839,7 +857,8 @@ def check_config_selectors(config: Config, rules: Iterable[str]) -> None:
     """Every ``select``, ``ignore`` and ``per-file-ignores`` entry must name an installed rule or a category:
     a typo would otherwise turn rules off (or the whole linter, in ``select``) without a word."""
     codes = tuple(rules)
-    keyed = [("select", config.select), ("ignore", config.ignore)]
+    keyed = [("select", config.select), ("ignore", config.ignore), ("fixable", config.fixable),
+             ("unfixable", config.unfixable)]
     keyed += [(f"per-file-ignores.{glob}", entries) for glob, entries in config.per_file_ignores.items()]
     for key, entries in keyed:
         for entry in unknown_selectors(entries, codes, CATEGORIES):
@@ -943,13 +962,18 @@ def _check_comments(
     for source in files:
         for comment in comments.get(source.path, ()):
             shown = f"# {comment.spelling}" + ("" if comment.selectors is None else
-                                               ("[" + ", ".join(comment.selectors) + "]" if comment.spelling != "noqa"
+                                               ("[" + ", ".join(comment.selectors) + "]"
+                                                if comment.spelling == "replaytest: ignore"
                                                 else ": " + ", ".join(comment.selectors)))
+            if comment.misplaced:
+                errors.append(f"{source.display}:{comment.line}: `# replaytest: noqa` exempts the whole file and must "
+                              "stand on a line of its own; to suppress findings on this line use "
+                              "`# replaytest: ignore[CODE]` or `# noqa: CODE`")
             unknown = unknown_selectors(comment.selectors or (), codes, CATEGORIES)
             for entry in unknown:
                 errors.append(f"{source.display}:{comment.line}: unknown rule code or category {entry!r} in "
                               f"`{shown}` (`replaytest rules` lists them)")
-            if unused_rule is None:
+            if unused_rule is None or comment.whole_file or comment.misplaced:  # an exemption is never "unused"
                 continue
 
             def probe(rule: Rule) -> Diagnostic:

@@ -8,7 +8,12 @@ A ``# replaytest: ignore``, ``# replaytest: ignore[RT101]`` or ``# replaytest: i
 comment suppresses findings on its own line, or on the next line when the comment stands alone. ruff's
 spelling ``# noqa: RT101`` works too (its own line only, and only for codes of installed rules' prefixes:
 ``# noqa: E501, RT101`` leaves ``E501`` to the other linter; a bare ``# noqa`` is the other linters' and
-suppresses nothing here). A suppression that suppressed nothing is reported as RT003.
+suppresses nothing here). A ``# replaytest: noqa`` comment on a line of its own, anywhere in a file, exempts the whole file, ``# replaytest: noqa: RT101,
+clock`` those codes or categories in the whole file, as ruff's ``# ruff: noqa`` (the other spelling of
+ruff's, ``# flake8: noqa``, is left to flake8). A suppression that suppressed nothing is reported as RT003;
+like ruff, a file-level exemption is not (it states a decision about the file, not about one finding).
+One after code on its line is a configuration error: it reads like a line's ``# noqa`` but would exempt
+the whole file.
 A baseline records findings by path, rule and a line-independent fingerprint (with a count), so code
 added above a known finding, or around it on its line, does not make it new.
 """
@@ -29,6 +34,10 @@ from pathlib import Path
 from replaytest.lint.model import Diagnostic
 
 _IGNORE_COMMENT = re.compile(r"#\s*replaytest:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
+# The file-level exemption, ruff's file-level "ruff: noqa" comment spelt for replaytest (see the module
+# docstring): on a line of its own anywhere in the file; bare it exempts the whole file, with codes those
+# codes in the whole file.
+_FILE_NOQA_COMMENT = re.compile(r"#\s*replaytest\s*:\s*noqa\b(?:\s*:\s*([^#]*))?", re.IGNORECASE)
 _NOQA_COMMENT = re.compile(r"#\s*noqa\s*:\s*([A-Za-z]+[0-9]+(?:\s*,?\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
 BASELINE_VERSION = 1
@@ -44,6 +53,13 @@ def selector_matches(selector: str, diagnostic: Diagnostic) -> bool:
     if selector == "ALL" or selector == diagnostic.category:
         return True
     return bool(selector) and selector[0].isupper() and diagnostic.rule.startswith(selector)
+
+
+def may_fix(diagnostic: Diagnostic, fixable: Sequence[str], unfixable: Sequence[str]) -> bool:
+    """Whether ``fix`` may apply ``diagnostic``'s fix under ruff's ``fixable``/``unfixable``: its rule is
+    matched by a ``fixable`` selector (default ``ALL``) and by no ``unfixable`` one."""
+    return (any(selector_matches(s, diagnostic) for s in fixable)
+            and not any(selector_matches(s, diagnostic) for s in unfixable))
 
 
 def is_known_selector(selector: str, codes: Iterable[str], categories: Iterable[str]) -> bool:
@@ -129,8 +145,13 @@ class Suppression:
     column: int
     targets: tuple[int, ...]
     selectors: tuple[str, ...] | None
-    spelling: str  # "replaytest: ignore" or "noqa"
+    spelling: str  # "replaytest: ignore", "noqa" or "replaytest: noqa" (the whole file)
     used: set[str] = field(default_factory=set)  # selectors that suppressed something ("" for a bare one)
+    whole_file: bool = False  # a file-level exemption: covers every line
+    misplaced: bool = False  # a file-level exemption after code on its line: covers nothing, an error
+
+    def covers(self, line: int) -> bool:
+        return self.whole_file or line in self.targets
 
 
 def parse_suppressions(text: str, code_prefixes: Iterable[str] = ("RT",)) -> list[Suppression]:
@@ -143,6 +164,16 @@ def parse_suppressions(text: str, code_prefixes: Iterable[str] = ("RT",)) -> lis
     if not _may_suppress(text, prefixes):
         return found
     for number, column, comment, alone in _comments(text):
+        exemption = _FILE_NOQA_COMMENT.match(comment)
+        if exemption is not None:
+            selectors = None if exemption.group(1) is None else tuple(
+                s.strip() for s in re.split(r"[,\s]+", exemption.group(1)) if s.strip()
+            )
+            # After code it reads like a line-level "noqa" comment but would exempt the whole file: refused
+            # (``misplaced``, a comment error) rather than guessing which was meant.
+            found.append(Suppression(number, column, (), selectors or None, "replaytest: noqa", whole_file=alone,
+                                     misplaced=not alone))
+            continue
         match = _IGNORE_COMMENT.search(comment)
         if match is not None:
             selectors = None if match.group(1) is None else tuple(
@@ -166,7 +197,7 @@ def _may_suppress(text: str, prefixes: tuple[str, ...]) -> bool:
     tokenizing it: a comment is part of the text and the patterns are unanchored, so a text where no
     match names one of ours has no such comment. ``# noqa: F401`` alone (another tool's) then costs no
     tokenizer (whose first use compiles its patterns: about 10 ms a run)."""
-    if _IGNORE_COMMENT.search(text):
+    if _IGNORE_COMMENT.search(text) or _FILE_NOQA_COMMENT.search(text):
         return True
     return any(code.upper().rstrip("0123456789") in prefixes
                for noqa in _NOQA_COMMENT.finditer(text) for code in _CODE.findall(noqa.group(1)))
@@ -176,7 +207,7 @@ def suppressions(text: str) -> dict[int, tuple[str, ...] | None]:
     """Line number -> suppressed selectors (None: everything) for one file's text."""
     found: dict[int, tuple[str, ...] | None] = {}
     for suppression in parse_suppressions(text):
-        for target in suppression.targets:
+        for target in suppression.targets:  # file-level exemptions are honoured by ``suppress``
             previous = found.get(target, ())
             if previous is None or suppression.selectors is None:
                 found[target] = None
@@ -198,7 +229,7 @@ def suppress(diagnostic: Diagnostic, comments: Sequence[Suppression]) -> bool:
         return False
     suppressed = False
     for comment in comments:
-        if diagnostic.line not in comment.targets:
+        if not comment.covers(diagnostic.line):
             continue
         if comment.selectors is None:
             comment.used.add("")

@@ -9,23 +9,26 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
-from replaytest.lint.model import LintResult
+from replaytest.lint.model import Diagnostic, LintResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def run_fix(
     lint: Callable[[], tuple[LintResult, Mapping[str, Any]]], *, unsafe: bool, show_diff: bool, output_format: str,
-    passes: int, setup_errors: tuple[type[Exception], ...],
+    passes: int, setup_errors: tuple[type[Exception], ...], allowed: Callable[[Diagnostic], bool] = lambda _: True,
+    show_fixes: bool = False,
 ) -> int:
     """Run the fix command; returns its exit code. ``lint`` runs the configured lint once and raises one
-    of ``setup_errors`` when configuration, plugins or rules cannot be loaded (exit 2)."""
+    of ``setup_errors`` when configuration, plugins or rules cannot be loaded (exit 2). ``allowed`` says
+    whether a diagnostic's fix may be applied (``fixable``/``unfixable``); one that may not stays remaining."""
     from replaytest.lint.fix import AppliedFix, SkippedFix, fix_files
 
     applied: list[AppliedFix] = []
@@ -39,7 +42,7 @@ def run_fix(
         except setup_errors as error:
             click.echo(f"error: {error}", err=True)
             return EXIT_ERROR
-        outcome = fix_files(result.diagnostics, unsafe=unsafe, cwd=cwd, digests=result.source_digests,
+        outcome = fix_files([d for d in result.diagnostics if allowed(d)], unsafe=unsafe, cwd=cwd, digests=result.source_digests,
                             write=not show_diff)
         applied.extend(outcome.applied)
         skipped = outcome.skipped  # the last pass's: earlier passes' skips are retried
@@ -76,6 +79,8 @@ def run_fix(
         verb = "Would fix" if show_diff else "Fixed"
         click.echo(f"{verb} {len(applied)} finding(s) in {files} file(s); {len(remaining)} remaining.",
                    err=show_diff)
+        if show_fixes and applied and not show_diff:
+            click.echo(_enumeration(applied))
     for problem in result.problems:
         click.echo(f"error: {problem}", err=True)
     if result.errors:
@@ -83,6 +88,18 @@ def run_fix(
     if show_diff:
         return EXIT_FINDINGS if changes else EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
+
+
+def _enumeration(applied: list[Any]) -> str:
+    """ruff's ``--show-fixes`` list: per file, how many findings of each rule were fixed."""
+    by_file: dict[str, Counter[str]] = {}
+    for change in applied:
+        by_file.setdefault(change.diagnostic.path, Counter())[change.diagnostic.rule] += 1
+    lines = [f"Fixed {len(applied)} finding{'s' if len(applied) != 1 else ''}:"]
+    for path in sorted(by_file):
+        lines.append(f"- {path}:")
+        lines.extend(f"    {count} × {rule}" for rule, count in sorted(by_file[path].items()))
+    return "\n".join(lines)
 
 
 def _diff_text(changes: Mapping[str, tuple[str, str]]) -> str:

@@ -27,6 +27,7 @@ Command-line arguments (``--workflows``, paths) win over both. pytest's ``-c``/`
 from __future__ import annotations
 
 import configparser
+import difflib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,29 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 DEFAULT_HISTORY_DIR = "fixtures/histories"
+
+# Every ini option of the pytest plugin (it registers exactly these; a test holds the two together).
+PYTEST_INI_KEYS: tuple[str, ...] = (
+    "replay_paths", "replay_workflows", "replay_prompts", "replay_prompts_pending", "replay_strict_args",
+    "replay_hazards", "replay_max_history_bytes", "replay_max_blob_bytes", "replay_details", "replay_stale",
+    "replay_coverage", "replay_exclude",
+)
+
+
+def nearest_ini_key(key: str) -> str | None:
+    """The plugin's ini option ``key`` is a misspelling of (``replay_path`` -> ``replay_paths``), or None
+    for a key that is one of them or not close to any (another plugin's option)."""
+    if key in PYTEST_INI_KEYS:
+        return None
+    close = difflib.get_close_matches(key.lower(), PYTEST_INI_KEYS, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def misspelt_ini_key_problem(key: str, nearest: str) -> str:
+    return (f"is not an ini option of replaytest; did you mean {nearest}? (its options: "
+            f"{', '.join(PYTEST_INI_KEYS)})")
+
+
 _TRUE = {"y", "yes", "t", "true", "on", "1"}
 _FALSE = {"n", "no", "f", "false", "off", "0"}
 
@@ -157,6 +181,13 @@ _INI_FILES = (
 
 
 def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:
+    for key in values:
+        # A misspelt option would leave its setting at the fallback while ``check`` skips cached
+        # histories as green under it: refused here, before anything is replayed or read from the cache.
+        nearest = nearest_ini_key(key)
+        if nearest is not None:
+            raise ConfigError(path, key, misspelt_ini_key_problem(key, nearest), table=table.strip("[]"))
+
     def lines(key: str) -> tuple[str, ...] | None:
         value = values.get(key)
         if value is None:

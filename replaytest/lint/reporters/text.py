@@ -18,8 +18,12 @@ def render_text(result: LintResult, rules: Mapping[str, Rule]) -> str:
             lines.append(f"    fix ({'safe' if d.fix.safe else 'unsafe'}): {d.fix.replacement}")
     findings = sum(1 for d in result.diagnostics if d.category != "syntax")
     files = f"{result.files_checked} file{'s' if result.files_checked != 1 else ''} checked"
-    if not result.diagnostics:
+    if not result.diagnostics and not result.errors:
         lines.append(f"All checks passed ({files}).")
+    elif not result.diagnostics:
+        # A path that could not be used is an error, not a pass: never "All checks passed" beside it.
+        lines.append(f"No findings ({files}); {result.errors} error{'s' if result.errors != 1 else ''} "
+                     "occurred (printed above), so the check failed.")
     else:
         fixable = sum(1 for d in result.diagnostics if d.fix is not None and d.fix.safe)
         summary = f"Found {findings} finding{'s' if findings != 1 else ''} ({files})"
