@@ -16,6 +16,7 @@ for folder in (HERE, TEMPORAL_TESTS):  # the kits, and the Temporal suite's dev-
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
+import impact_dbos_kit  # noqa: E402
 import impact_temporal_kit  # noqa: E402
 from impact_kit import ScenarioKit  # noqa: E402
 from temporal_devserver import DevServer, temporal_cli  # noqa: E402
@@ -44,3 +45,13 @@ def temporal_recording(impact_dev_server: DevServer, tmp_path_factory: pytest.Te
 @pytest.fixture
 def temporal_kit(temporal_recording: ScenarioKit, tmp_path: Path) -> ScenarioKit:
     return temporal_recording.copied_to(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def dbos_recording(tmp_path_factory: pytest.TempPathFactory) -> ScenarioKit:
+    return impact_dbos_kit.record(tmp_path_factory.mktemp("impact-dbos") / "dispute-desk")
+
+
+@pytest.fixture
+def dbos_kit(dbos_recording: ScenarioKit, tmp_path: Path) -> ScenarioKit:
+    return dbos_recording.copied_to(tmp_path)
