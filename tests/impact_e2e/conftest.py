@@ -17,6 +17,7 @@ for folder in (HERE, TEMPORAL_TESTS):  # the kits, and the Temporal suite's dev-
         sys.path.insert(0, str(folder))
 
 import impact_dbos_kit  # noqa: E402
+import impact_langgraph_kit  # noqa: E402
 import impact_temporal_kit  # noqa: E402
 from impact_kit import ScenarioKit  # noqa: E402
 from temporal_devserver import DevServer, temporal_cli  # noqa: E402
@@ -55,3 +56,13 @@ def dbos_recording(tmp_path_factory: pytest.TempPathFactory) -> ScenarioKit:
 @pytest.fixture
 def dbos_kit(dbos_recording: ScenarioKit, tmp_path: Path) -> ScenarioKit:
     return dbos_recording.copied_to(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def langgraph_recording(tmp_path_factory: pytest.TempPathFactory) -> ScenarioKit:
+    return impact_langgraph_kit.record(tmp_path_factory.mktemp("impact-langgraph") / "dispute-graph")
+
+
+@pytest.fixture
+def langgraph_kit(langgraph_recording: ScenarioKit, tmp_path: Path) -> ScenarioKit:
+    return langgraph_recording.copied_to(tmp_path)
