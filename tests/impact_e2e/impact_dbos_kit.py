@@ -115,3 +115,10 @@ def fresh_run(kit: ScenarioKit, run_id: str, decision: str) -> tuple[dict, Path]
     [output] = run_recorder(kit.root, system_db, kit.root / f"fresh-{run_id}.log", "fresh", run_id, decision)
     files = import_runs(kit.root, system_db, "fresh-histories")
     return json.loads(output), files[run_id]
+
+
+def step_names(history_file: Path) -> list[str]:
+    """The recorded operations of an imported history in function-id order; the importer turns DBOS's
+    patch step (``DBOS.patch-<id>``) into a ``patched`` marker event, shown here as ``patched <id>``."""
+    events = sorted(json.loads(history_file.read_text())["events"], key=lambda event: event["function_id"])
+    return [f"patched {event['patch_id']}" if event["kind"] == "marker" else event["name"] for event in events]

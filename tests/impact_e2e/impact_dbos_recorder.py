@@ -19,7 +19,6 @@ os.environ["DISPUTE_DESK_EFFECTS"] = EFFECTS
 sys.path.insert(0, os.getcwd())  # the dispute desk of the project being recorded
 
 from dbos import DBOS, SetWorkflowID  # noqa: E402
-
 from dbos_dispute_desk import app  # noqa: E402
 
 RUNS = [

@@ -14,10 +14,9 @@ CHECKPOINTS, EFFECTS = sys.argv[1:3]
 os.environ["DISPUTE_GRAPH_EFFECTS"] = EFFECTS
 sys.path.insert(0, os.getcwd())  # the dispute graph of the project being recorded
 
+import dispute_graph  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.types import Command  # noqa: E402
-
-import dispute_graph  # noqa: E402
 
 RUNS = [
     ("dispute-1", {"invoice_id": "INV-101", "text": "I was charged twice this month", "amount": 120.0}, "approve"),

@@ -13,7 +13,9 @@ signal, then credits the customer when approved and notifies them. The changes:
 from __future__ import annotations
 
 import asyncio
+import base64
 import importlib
+import json
 import sys
 import uuid
 from pathlib import Path
@@ -218,3 +220,44 @@ def record(root: Path, address: str) -> ScenarioKit:
         changes=CHANGES, in_flight=IN_FLIGHT, finished=FINISHED, history_files=files,
         extra={"address": address},
     )
+
+
+async def _fresh_dispute(address: str, module: object, run_id: str, dispute: dict, decision: str) -> tuple[object, str]:
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    client = await Client.connect(address)
+    queue = f"disputes-fresh-{uuid.uuid4()}"
+    async with Worker(client, task_queue=queue, workflows=module.WORKFLOWS, activities=module.ACTIVITIES):  # type: ignore[attr-defined]
+        handle = await client.start_workflow(WORKFLOW_TYPE, dispute, id=run_id, task_queue=queue)
+        await until_waiting(handle)
+        await handle.signal("review", decision)
+        result = await handle.result()
+        history = await handle.fetch_history()
+    return result, history.to_json()
+
+
+def fresh_run(kit: ScenarioKit, run_id: str, decision: str) -> tuple[object, dict]:
+    """A new run of the code now in ``kit``'s working tree on the scenario's dev server, decided at once:
+    its result and its history (as ``temporal workflow show`` writes it)."""
+    dispute = {"invoice_id": "INV-200", "text": "charged twice", "amount": 75.0}
+    sys.path.insert(0, str(kit.root))
+    try:
+        sys.modules.pop(MODULE, None)
+        module = importlib.import_module(MODULE)
+        result, history = asyncio.run(_fresh_dispute(str(kit.extra["address"]), module, run_id, dispute, decision))
+    finally:
+        sys.path.remove(str(kit.root))
+        sys.modules.pop(MODULE, None)
+    return result, json.loads(history)
+
+
+def patch_markers(history: dict) -> list[str]:
+    """The patch ids of the history's patch markers (``MarkerRecorded`` events named ``core_patch``)."""
+    ids = []
+    for event in history["events"]:
+        attributes = event.get("markerRecordedEventAttributes")
+        if event["eventType"] in ("EVENT_TYPE_MARKER_RECORDED", "MarkerRecorded") and attributes["markerName"] == "core_patch":
+            [payload] = attributes["details"]["patch-data"]["payloads"]
+            ids.append(json.loads(base64.b64decode(payload["data"]))["id"])
+    return ids
