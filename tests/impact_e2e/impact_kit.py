@@ -130,3 +130,13 @@ def divergence_facts(result: dict) -> tuple[str, int, str | None, str, int] | No
     recorded = found["recorded"]["name"] if found["recorded"] else None
     source = found["source"]
     return found["kind"], found["position"], recorded, Path(source["path"]).name, source["line"]
+
+
+def impact_json(kit: ScenarioKit, *args: str, environment: Mapping[str, str] | None = None) -> tuple[int, dict, dict]:
+    """``replaytest impact --output-format json`` on the configured histories and the code in the working
+    tree: the exit code, the whole document and the entry of the kit's workflow type."""
+    done = run_replaytest(kit.root, "impact", "--output-format", "json", *args, environment=environment)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    document = json.loads(done.stdout)
+    [workflow] = [entry for entry in document["workflows"] if entry["type"] == kit.workflow_type]
+    return done.returncode, document, workflow

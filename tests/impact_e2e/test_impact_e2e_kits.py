@@ -11,10 +11,10 @@ import pytest
 from impact_kit import ScenarioKit, git, replay_json
 
 
-@pytest.mark.parametrize("kit_name", ["temporal_kit", "dbos_kit", "langgraph_kit"])
+@pytest.mark.parametrize("kit_name", [
+    pytest.param("temporal_kit", marks=[pytest.mark.temporal_server, pytest.mark.slow]), "dbos_kit", "langgraph_kit",
+])
 def test_the_base_revision_is_v1_with_every_history(kit_name: str, request: pytest.FixtureRequest) -> None:
-    if kit_name == "temporal_kit":
-        request.applymarker(pytest.mark.temporal_server)
     kit: ScenarioKit = request.getfixturevalue(kit_name)
     kit.switch("audit_after_review")
     assert git(kit.root, "show", f"{kit.base}:{kit.code_file}") + "\n" == kit.v1
