@@ -108,11 +108,11 @@ def record(root: Path) -> ScenarioKit:
     )
 
 
-def fresh_run(kit: ScenarioKit, run_id: str, decision: str) -> tuple[dict, Path]:
-    """A new run of the code now in ``kit``'s working tree on a new system database, decided at once:
-    its output, and its history imported into ``fresh-histories``."""
+def fresh_run(kit: ScenarioKit, run_id: str, decision: str, amount: float = 75.0) -> tuple[dict, Path]:
+    """A new run of the code now in ``kit``'s working tree on a new system database (a dispute of
+    ``amount`` on INV-200), decided at once: its output, and its history imported into ``fresh-histories``."""
     system_db = kit.root / f"fresh-{run_id}.sqlite3"
-    [output] = run_recorder(kit.root, system_db, kit.root / f"fresh-{run_id}.log", "fresh", run_id, decision)
+    [output] = run_recorder(kit.root, system_db, kit.root / f"fresh-{run_id}.log", "fresh", run_id, decision, str(amount))
     files = import_runs(kit.root, system_db, "fresh-histories")
     return json.loads(output), files[run_id]
 

@@ -3,8 +3,8 @@
 ``python impact_dbos_recorder.py SYSTEM_DB EFFECTS record``: starts the five disputes, waits until each
 waits in ``DBOS.recv``, sends the reviewer's decision to the three that get one, waits for them to
 finish and exits without shutting down (the other two stay PENDING in recv, as after a crash).
-``python impact_dbos_recorder.py SYSTEM_DB EFFECTS fresh RUN_ID DECISION``: a new run of the code as it
-is now, decided at once; prints its output as JSON (give it a new SYSTEM_DB: on the recorded one DBOS
+``python impact_dbos_recorder.py SYSTEM_DB EFFECTS fresh RUN_ID DECISION AMOUNT``: a new run of the code
+as it is now (a dispute of AMOUNT on INV-200), decided at once; prints its output as JSON (give it a new SYSTEM_DB: on the recorded one DBOS
 would first recover the pending disputes under that code)."""
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ def until(ready, what: str, timeout_s: float = 60.0) -> None:
 DBOS(config={"name": "dispute-desk", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1"})
 DBOS.launch()
 if MODE == "fresh":
-    run_id, decision = sys.argv[4:6]
+    run_id, decision, amount = sys.argv[4:7]
     with SetWorkflowID(run_id):
-        handle = DBOS.start_workflow(app.resolve_dispute, {"invoice_id": "INV-200", "text": "charged twice", "amount": 75.0})
+        handle = DBOS.start_workflow(app.resolve_dispute, {"invoice_id": "INV-200", "text": "charged twice", "amount": float(amount)})
     until(lambda: waits_in_recv(run_id), f"{run_id} waiting for its review")
     DBOS.send(run_id, decision, topic="review")
     print(json.dumps(handle.get_result()))

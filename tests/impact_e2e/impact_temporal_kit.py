@@ -237,10 +237,11 @@ async def _fresh_dispute(address: str, module: object, run_id: str, dispute: dic
     return result, history.to_json()
 
 
-def fresh_run(kit: ScenarioKit, run_id: str, decision: str) -> tuple[object, dict]:
-    """A new run of the code now in ``kit``'s working tree on the scenario's dev server, decided at once:
-    its result and its history (as ``temporal workflow show`` writes it)."""
-    dispute = {"invoice_id": "INV-200", "text": "charged twice", "amount": 75.0}
+def fresh_run(kit: ScenarioKit, run_id: str, decision: str, amount: float = 75.0) -> tuple[object, dict]:
+    """A new run of the code now in ``kit``'s working tree on the scenario's dev server (a dispute of
+    ``amount`` on INV-200), decided at once: its result and its history (as ``temporal workflow show``
+    writes it). ``run_id`` must be new on the server."""
+    dispute = {"invoice_id": "INV-200", "text": "charged twice", "amount": amount}
     sys.path.insert(0, str(kit.root))
     try:
         sys.modules.pop(MODULE, None)
@@ -261,3 +262,8 @@ def patch_markers(history: dict) -> list[str]:
             [payload] = attributes["details"]["patch-data"]["payloads"]
             ids.append(json.loads(base64.b64decode(payload["data"]))["id"])
     return ids
+
+
+def scheduled_activities(history: dict) -> list[str]:
+    return [event["activityTaskScheduledEventAttributes"]["activityType"]["name"]
+            for event in history["events"] if "activityTaskScheduledEventAttributes" in event]

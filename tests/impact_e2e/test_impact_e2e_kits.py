@@ -41,9 +41,7 @@ def test_temporal_audit_guarded_by_hand_keeps_every_run_and_marks_new_ones(tempo
     result, history = impact_temporal_kit.fresh_run(temporal_kit, "dispute-fresh-guarded", "approve")
     assert result == {"category": "billing-error", "decision": "approve", "credit": "credit-INV-200-75.00"}
     assert impact_temporal_kit.patch_markers(history) == ["audit-after-review"]
-    scheduled = [event["activityTaskScheduledEventAttributes"]["activityType"]["name"]
-                 for event in history["events"] if "activityTaskScheduledEventAttributes" in event]
-    assert scheduled == ["classify_dispute", "lookup_invoice", "record_audit", "issue_credit", "notify_customer"]
+    assert impact_temporal_kit.scheduled_activities(history) == ["classify_dispute", "lookup_invoice", "record_audit", "issue_credit", "notify_customer"]
 
 
 DBOS_GUARDED_AUDIT = (
