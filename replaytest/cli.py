@@ -1,4 +1,4 @@
-"""The ``replaytest`` command line (click): lint, fix, rules, replay, import, diff, redact, check.
+"""The ``replaytest`` command line (click): lint, fix, rules, replay, import, diff, redact, check, impact.
 
 Commands stay thin: they parse options, load configuration and plugins once, call into ``lint``,
 ``replay``, ``history`` or a plugin, and map the outcome to an exit code (0 clean, 1 findings or
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from replaytest.gate import CoverageRun
     from replaytest.history.model import History
     from replaytest.history.redact import RedactedFile
+    from replaytest.impact.model import ImpactReport
     from replaytest.lint.model import LintResult
     from replaytest.lint.rule import Rule
     from replaytest.replay.divergence import ReplayResult
@@ -726,8 +727,88 @@ def check(
     if coverage_text:
         # Machine-readable formats keep stdout to themselves; the table goes to stderr beside them.
         click.echo(coverage_text, err=output_format != "text")
+    if output_format == "text" and results:
+        from replaytest.impact.grouping import divergence_point, summary_lines
+
+        for line in summary_lines(filter(None, map(divergence_point, results))):
+            click.echo(line)
     coverage_code = EXIT_FINDINGS if coverage_failed else EXIT_CLEAN
     sys.exit(max(lint_code, replay_code, coverage_code))
+
+
+# --- impact: what a deploy breaks ---------------------------------------------------------------
+
+
+_IMPACT_FORMATS = ("text", "json", "markdown", "github")
+
+
+def build_impact(
+    paths: tuple[Path, ...], workflow_specs: tuple[str, ...], details: bool, exclude: tuple[str, ...],
+    show_progress: bool = False,
+) -> ImpactReport:
+    """Replay every history once (the settings ``replay`` and ``check`` read) and group the results; the
+    guards and patch verdicts are attached to the returned report before it is rendered."""
+    from replaytest.impact.grouping import build_report
+
+    selected: list[HistorySelection] = []
+    results = _run_replay(paths, workflow_specs, None, None, details, show_progress=show_progress,
+                          exclude=exclude, selected=selected)
+    report = build_report(results)
+    report.notes.extend(note for selection in selected for note in selection.notes())
+    excluded = sum(len(selection.excluded) for selection in selected)
+    if excluded:
+        report.notes.append(f"{excluded} {'history' if excluded == 1 else 'histories'} left out by the exclude "
+                            "settings (not replayed, not counted)")
+    return report
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--workflows", "-w", "workflow_specs", multiple=True, metavar="MODULE:ATTR",
+              help="Current code to replay against (repeatable); default: the configured workflows.")
+@click.option("--output-format", "--format", "output_format", type=click.Choice(_IMPACT_FORMATS), default="text",
+              show_default=True, help="markdown: a pull-request comment; github: one annotation per group.")
+@click.option("--in-flight-only", is_flag=True, help="Exit 0 when only finished runs diverge.")
+@click.option("--exclude", multiple=True, metavar="GLOBS",
+              help="Also leave out histories matching these globs (relative to the project root; repeatable).")
+@click.option("--details", is_flag=True, help="List every run id (long lists are cut or collapsed otherwise).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def impact(
+    paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, in_flight_only: bool,
+    exclude: tuple[str, ...], details: bool, quiet: bool,
+) -> None:
+    """Which runs the current code breaks, per workflow type, grouped by divergence point: in-flight runs
+    (the engine resumes them by replay) and finished ones, and the in-flight runs that have not reached the
+    change yet. Histories and code come from the settings `check` reads (pytest ini first, then
+    [tool.replaytest.replay]); PATHS and --workflows override them.
+
+    Exit 0 no in-flight run breaks and no finished run diverges (with --in-flight-only: finished runs do not
+    count), 1 otherwise, 2 a history that could not be checked (error, stale) or a configuration error."""
+    import json
+
+    from replaytest.impact.grouping import exit_code
+    from replaytest.impact.report import impact_data, render_github, render_markdown, render_text
+    from replaytest.replay.progress import wanted
+
+    try:
+        report = build_impact(paths, workflow_specs, details, exclude, show_progress=wanted(quiet))
+    except _ReplaySetupError as error:
+        click.echo(f"error: {_safe(str(error))}", err=True)
+        sys.exit(EXIT_ERROR)
+    if in_flight_only:
+        finished = sum(len(group.finished) for item in report.workflows for group in item.groups)
+        if finished:
+            report.notes.append(f"--in-flight-only: {finished} finished {'run diverges' if finished == 1 else 'runs diverge'}"
+                                " without failing this run")
+    if output_format == "json":
+        click.echo(json.dumps(impact_data(report), indent=2, ensure_ascii=False))
+    elif output_format == "markdown":
+        click.echo(render_markdown(report, details), nl=False)
+    elif output_format == "github":
+        click.echo(render_github(report, cwd=Path.cwd()), nl=False)
+    else:
+        click.echo(render_text(report, details), nl=False)
+    sys.exit(exit_code(report, in_flight_only))
 
 
 # --- import: one subcommand per framework plugin that can fetch histories ------------------------

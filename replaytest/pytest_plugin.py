@@ -19,7 +19,8 @@
   plain string; a *stale* history (its workflow type has no current code) fails too, or is skipped with
   ``--replay-stale=skip``; warnings (prompt drift of a completed history, arguments that changed without
   ``--replay-strict-args``) pass with a ``ReplayWarning``. Counts travel in each report's
-  ``user_properties`` so the terminal summary is right under pytest-xdist too.
+  ``user_properties`` so the terminal summary is right under pytest-xdist too; so does where each diverged
+  history broke, for the summary's last lines: the grouped counts of ``replaytest impact``.
 * **Replay coverage** (``--replay-coverage``, ini ``replay_coverage``): lines and branches of orchestration
   code the replayed histories execute, per workflow type, in the terminal summary plus coverage's HTML
   report under the cache folder. Each process (pytest-xdist workers too) writes its own data file; the
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from replaytest.config import HAZARD_POLICIES, PROMPT_POLICIES, PromptPolicy, one_of
+from replaytest.impact.grouping import divergence_point, summary_lines
 from replaytest.replay.adapter import HistoryReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.coverage import ReplayCoverage
 from replaytest.replay.divergence import ReplayResult
@@ -70,6 +72,7 @@ _PROPERTY = "replaytest"  # user_properties key: (status, warning kinds) of one 
 _NOTES = "replaytest-notes"  # user_properties key: checks that could not apply to one history
 _TYPE_PROPERTY = "replaytest-workflow"  # user_properties key: "<history label>\t<workflow type>"
 _RUN_STATUS = "replaytest-run-status"  # user_properties key: the recorded run status ("" when unknown)
+_DIVERGENCE_POINT = "replaytest-divergence-point"  # user_properties key: where a diverged history broke
 
 
 class ReplayWarning(UserWarning):
@@ -185,6 +188,8 @@ class ReplaySession:
     workflow_of: dict[str, str] = field(default_factory=dict)  # history label -> workflow type
     coverage_text: str = ""
     selection: HistorySelection = field(default_factory=HistorySelection)  # what the exclude globs left out
+    # Where each diverged history broke (``impact.grouping.divergence_point``), for the grouped summary lines.
+    divergence_points: list[dict[str, Any]] = field(default_factory=list)
     _excluded: frozenset[str] = frozenset()
     _prefixes: tuple[str, ...] = ()
     _replayers: list[HistoryReplayer] | None = None
@@ -253,6 +258,9 @@ class ReplaySession:
             run_status = next((v for k, v in report.user_properties if k == _RUN_STATUS), "")
             key = run_status if run_status in counts.diverged_by_run_status else UNKNOWN_RUN_STATUS
             counts.diverged_by_run_status[key] += 1
+        point = next((v for k, v in report.user_properties if k == _DIVERGENCE_POINT), None)
+        if isinstance(point, dict):
+            self.divergence_points.append(point)
         if status != "passed" and counts.first_failing is None:
             counts.first_failing = report.nodeid.split("::")[0]
 
@@ -320,6 +328,8 @@ class ReplaySession:
                 command += "".join(f" --workflows {spec}" for spec in self.workflow_specs)
             terminalreporter.line(f"next: {command}")
         for line in self.coverage_text.splitlines():
+            terminalreporter.line(line)
+        for line in summary_lines(self.divergence_points):
             terminalreporter.line(line)
 
     def _exclusion_summary(self, terminalreporter: Any) -> None:
@@ -537,6 +547,9 @@ class HistoryItem(pytest.Item):
             self.user_properties.append((_PROPERTY, f"{status};{kinds}"))
             if result is not None and result.notes:
                 self.user_properties.append((_NOTES, list(result.notes)))
+            point = divergence_point(result) if result is not None else None
+            if point is not None:
+                self.user_properties.append((_DIVERGENCE_POINT, point))
             if result is not None:
                 self.user_properties.append((_RUN_STATUS, result.run_status or ""))
                 self.user_properties.append((_TYPE_PROPERTY, f"{display_path(self.path)}\t{result.workflow_type}"))

@@ -82,7 +82,7 @@ class PatchUse:
     """A ``patched(id)`` / ``DBOS.patch(id)`` / ``deprecate_patch(id)`` already in the code, and its verdict.
 
     ``needed_by``: in-flight runs whose replay took the old branch there (they started before the
-    marker); ``marked_by``: retained histories that recorded the marker. Verdict: ``still-needed`` while
+    marker), oldest first (reports name the first as the oldest); ``marked_by``: retained histories that recorded the marker. Verdict: ``still-needed`` while
     ``needed_by`` is not empty, else ``deprecate-now`` while a retained history has the marker, else
     ``remove-now``."""
 
@@ -109,5 +109,18 @@ class WorkflowImpact:
     engine: str
     groups: list[ImpactGroup] = field(default_factory=list)
     not_reached: list[ReplayResult] = field(default_factory=list)
+    # Green runs that are neither broken nor "not reached": finished ones, in-flight ones past the first
+    # changed command, and every green run of a type with no group.
+    unaffected: list[ReplayResult] = field(default_factory=list)
     patches: list[PatchUse] = field(default_factory=list)
     guidance: str | None = None  # engines without a code guard (LangGraph): what to do instead
+
+
+@dataclass
+class ImpactReport:
+    """The whole ``replaytest impact`` outcome: the workflow types (worst first), the histories that could
+    not be checked (error or stale: never grouped, never counted safe) and what the report could not tell."""
+
+    workflows: list[WorkflowImpact] = field(default_factory=list)
+    could_not_check: list[ReplayResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)

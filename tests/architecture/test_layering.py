@@ -1,5 +1,5 @@
 """The dependency direction of docs/design.md, checked on the source: imports point down the list
-faces → plugins → lint, replay → journal → prompts → history → config, never up, and no module imports a face.
+faces → impact → plugins → lint, replay → journal → prompts → history → config, never up, and no module imports a face.
 
 Imports under ``if TYPE_CHECKING:`` are annotations only and are allowed anywhere; lazy imports inside
 functions count, because they run.
@@ -17,7 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "replaytest"
 # For each layer, the project layers it may import (besides itself and the package root's constants).
 ALLOWED: dict[str, set[str]] = {
     # ``python -m replaytest`` (a face) starts the click group (a face); nothing below imports a face.
-    "faces": {"faces", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
+    "faces": {"faces", "impact", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
+    # Deploy impact works from replay results and the code's syntax; the faces hand it files and replayers.
+    "impact": {"impact", "lint", "replay", "journal", "prompts", "history", "config"},
     "plugins": {"plugins", "lint", "replay", "journal", "prompts", "history", "config"},
     "lint": {"lint", "config"},
     "replay": {"replay", "journal", "prompts", "history", "config"},
