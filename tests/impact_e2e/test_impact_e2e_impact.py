@@ -145,3 +145,21 @@ def test_check_ends_with_the_grouped_line(kit_name: str, request: pytest.Fixture
     expected = CHECK_LINE.format(type=kit.workflow_type, position=FIRST[kit.engine], file=kit.code_file,
                                  line=kit.line_of(LOOKUP_TEXT, "lookup_first"))
     assert done.stdout.rstrip().splitlines()[-1] == expected, done.stdout
+
+
+@pytest.mark.parametrize(("change", "level", "runs"), [
+    ("audit_after_review", "warning", "3 finished runs diverge"),
+    ("lookup_first", "error", "2 in-flight and 3 finished runs break"),
+])
+def test_github_annotates_each_group_at_its_line(dbos_kit: ScenarioKit, change: str, level: str, runs: str) -> None:
+    dbos_kit.switch(change)
+    [group], _, _ = expected_groups("dbos", change)
+    done = run_replaytest(dbos_kit.root, "impact", "--output-format", "github")
+    assert done.returncode == 1, done.stdout + done.stderr
+    [annotation] = done.stdout.splitlines()
+    line = call_line(dbos_kit, change, group.line_text)
+    assert annotation.startswith(
+        f"::{level} file={dbos_kit.code_file},line={line},title=replaytest impact%3A command-mismatch::"
+        f"resolve_dispute: {runs} at event #{group.position} (command-mismatch): "
+    ), annotation
+    assert annotation.endswith("runs: " + ", ".join(group.in_flight + group.finished)), annotation
