@@ -1,5 +1,5 @@
 """Reading, validating and writing history files: ``load_history``, ``save_history``,
-``history_from_dict``, ``history_from_document``, ``history_to_dict``.
+``history_from_dict``, ``history_from_text``, ``history_from_document``, ``history_to_dict``.
 
 The validator is written by hand against ``schema.json`` (shipped beside this module, for editors and
 other tools) so loading needs no third-party package and every error names the file and the JSON path
@@ -9,6 +9,11 @@ Writing is deterministic: the fixed key order of the contract for known fields, 
 their recorded key order (it is the order the code saw), unknown event fields sorted, two-space
 indentation, UTF-8 without escapes, a final newline. Results larger than ``BLOB_THRESHOLD`` go to the
 blob store beside the file and are referenced by hash.
+
+Loading keeps memory proportional to the history: the events are parsed one at a time and each becomes
+its ``Event`` at once (``strict_json.stream_object``), so the parsed document of the whole file never
+exists beside the text and the History; strings repeated in every event (kinds, names) are shared. A
+file with a problem is parsed again whole, so the error is the one the whole-document check names first.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from replaytest.history.model import (
     Waiting,
     WorkflowInfo,
 )
-from replaytest.history.strict_json import StrictJSONError, loads_strict
+from replaytest.history.strict_json import StrictJSONError, loads_strict, stream_object
 
 MAX_DEPTH = 400
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
@@ -84,7 +89,40 @@ def load_history(path: Path | str) -> History:
         raw = read_regular(path)
     except OSError as error:
         raise HistoryError(path, None, f"cannot be read: {error.strerror or error}") from None
-    return history_from_document(parse_json(raw, path), path)
+    text = decode_history(raw, path)
+    del raw  # the text is all the parser needs
+    return history_from_text(text, path)
+
+
+def history_from_text(text: str, path: Path | str, max_blob_bytes: int | None = None) -> History:
+    """The History in ``text`` (the file at ``path`` as ``decode_history`` made it): parsed strictly,
+    validated and its blobs checked, as ``history_from_document(parse_text(text, path), path, …)`` does and
+    with the same errors, but with the events parsed one at a time (see the module docstring)."""
+    path = Path(path)
+    blobs = BlobStore.beside(path, max_blob_bytes)
+    history = _streamed_history(text, path, blobs)
+    if history is None:
+        history = history_from_dict(parse_text(text, path), path, blobs, parsed=True)
+    _check_blobs(history, path, blobs)
+    return history
+
+
+def _streamed_history(text: str, path: Path, blobs: BlobStore) -> History | None:
+    """The History in ``text``, each event validated as it is parsed; None when the text does not stream
+    or has any problem (the caller parses it whole, which names the problem the way it always has)."""
+    validator = _Validator(path, check_payloads=False)
+    events: list[Event] = []
+
+    def consume(index: int, item: Any) -> None:
+        events.append(validator.event(item, index))
+
+    try:
+        document = stream_object(text, "events", consume)
+        if document is None:
+            return None
+        return history_from_dict(document, path, blobs, parsed=True, events=tuple(events), validator=validator)
+    except (StrictJSONError, HistoryError):
+        return None
 
 
 def history_from_document(data: Any, path: Path | str, max_blob_bytes: int | None = None) -> History:
@@ -95,15 +133,19 @@ def history_from_document(data: Any, path: Path | str, max_blob_bytes: int | Non
     path = Path(path)
     blobs = BlobStore.beside(path, max_blob_bytes)
     history = history_from_dict(data, path, blobs, parsed=True)
-    for index, event in enumerate(history.events):
-        if event.result_ref is not None:
-            blobs.read_json(event.result_ref, path, f"$.events[{index}].result_ref")
+    _check_blobs(history, path, blobs)
     return history
 
 
-def parse_json(raw: bytes, path: Path | str | None) -> Any:
-    """Strict JSON (``strict_json``: no NaN/Infinity or numbers overflowing to it, no duplicate keys),
-    UTF-8; errors give line and column or the JSON path."""
+def _check_blobs(history: History, path: Path, blobs: BlobStore) -> None:
+    for index, event in enumerate(history.events):
+        if event.result_ref is not None:
+            blobs.read_json(event.result_ref, path, f"$.events[{index}].result_ref")
+
+
+def decode_history(raw: bytes, path: Path | str | None) -> str:
+    """A history file's bytes as text: UTF-8, a byte order mark dropped; ``HistoryError`` for UTF-16 (or
+    another wide encoding), bytes that are not UTF-8 and an empty file."""
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(raw) > 1 and (raw[0] == 0) != (raw[1] == 0)):
         raise HistoryError(path, None, "is UTF-16 (or another wide encoding); history files are UTF-8 JSON")
     try:
@@ -112,6 +154,17 @@ def parse_json(raw: bytes, path: Path | str | None) -> Any:
         raise HistoryError(path, None, f"is not UTF-8 (byte {error.start}): {error.reason}") from None
     if not text or text.isspace():  # not text.strip(): that copies the whole file
         raise HistoryError(path, None, "is empty; a history is a JSON object")
+    return text
+
+
+def parse_json(raw: bytes, path: Path | str | None) -> Any:
+    """Strict JSON (``strict_json``: no NaN/Infinity or numbers overflowing to it, no duplicate keys),
+    UTF-8; errors give line and column or the JSON path."""
+    return parse_text(decode_history(raw, path), path)
+
+
+def parse_text(text: str, path: Path | str | None) -> Any:
+    """``text`` (as ``decode_history`` made it) parsed as strict JSON, as ``parse_json`` parses bytes."""
     try:
         return loads_strict(text)
     except StrictJSONError as error:
@@ -119,15 +172,23 @@ def parse_json(raw: bytes, path: Path | str | None) -> Any:
 
 
 def history_from_dict(
-    data: Any, source: Path | str | None = None, blobs: BlobStore | None = None, *, parsed: bool = False
+    data: Any,
+    source: Path | str | None = None,
+    blobs: BlobStore | None = None,
+    *,
+    parsed: bool = False,
+    events: tuple[Event, ...] | None = None,
+    validator: _Validator | None = None,
 ) -> History:
     """Validate parsed JSON and build a History. ``source`` is named in errors; ``blobs`` resolves refs
     (by default the store beside ``source``, when there is one). ``parsed=True`` says ``data`` came from
-    ``json.loads`` (as in ``load_history``), so payloads need no check that they are JSON values."""
+    ``json.loads`` (as in ``load_history``), so payloads need no check that they are JSON values.
+    ``events``: the events, validated already by ``validator`` as they were parsed (``data`` then holds
+    an empty list under ``"events"``)."""
     src = Path(source) if source is not None else None
     if blobs is None and src is not None:
         blobs = BlobStore.beside(src)
-    v = _Validator(src, check_payloads=not parsed)
+    v = validator or _Validator(src, check_payloads=not parsed)
     if not isinstance(data, dict):
         v.fail("$", f"expected an object, got {_type_name(data)}; not a replaytest history")
     fmt = data.get("format")
@@ -166,7 +227,8 @@ def history_from_dict(
     events_raw = data["events"]
     if not isinstance(events_raw, list):
         v.fail("$.events", f"expected an array, got {_type_name(events_raw)}")
-    events = tuple(v.event(item, index) for index, item in enumerate(events_raw))
+    if events is None or events_raw:
+        events = tuple(v.event(item, index) for index, item in enumerate(events_raw))
     waiting = v.waiting(data.get("waiting"), status)
     redacted_raw = data.get("redacted", [])
     if not isinstance(redacted_raw, list):
@@ -196,6 +258,8 @@ class _Validator:
         self.source = source
         self.check_payloads = check_payloads
         self._prompt_refs: dict[tuple[str, str], PromptRef] = {}
+        # Command names repeat across a history's events: one string each instead of one per event.
+        self._names: dict[str, str] = {}
 
     def fail(self, json_path: str, message: str) -> Any:
         raise HistoryError(self.source, json_path, message)
@@ -335,8 +399,8 @@ class _Validator:
             self.json_value(item, _join(path, key))
         return Event(
             seq=seq,
-            kind=kind,
-            name=name,
+            kind=_KIND_OF[kind],
+            name=self._shared_name(name),
             args_digest=self.digest(obj.get("args_digest"), f"{path}.args_digest"),
             prompt=prompt,
             idempotency_key=self.optional_str(obj.get("idempotency_key"), f"{path}.idempotency_key"),
@@ -345,7 +409,7 @@ class _Validator:
             error=self.error(obj.get("error"), f"{path}.error"),
             duration_s=duration,
             patch_id=patch_id,
-            extra=dict(sorted(extra.items())),
+            extra=dict(sorted(extra.items())) if extra else _NO_EXTRA,
         )
 
 
@@ -380,9 +444,12 @@ class _Validator:
         if self.check_payloads:
             self.json_value(result, f"$.events[{index}].result")
         return Event(
-            seq=seq, kind=kind, name=name, args_digest=digest, prompt=prompt, idempotency_key=key, result=result,
-            result_ref=ref,
+            seq=seq, kind=_KIND_OF[kind], name=self._shared_name(name), args_digest=digest, prompt=prompt,
+            idempotency_key=key, result=result, result_ref=ref, extra=_NO_EXTRA,
         )
+
+    def _shared_name(self, name: str) -> str:
+        return self._names.setdefault(name, name)
 
     def _prompt_ref(self, name: str, version: str) -> PromptRef:
         # A history repeats a handful of prompt versions thousands of times; share one frozen PromptRef each.
@@ -396,6 +463,11 @@ class _Validator:
 _PLAIN_KEYS = frozenset(("seq", "kind", "name", "args_digest", "prompt", "idempotency_key", "result", "result_ref"))
 _PROMPT_KEYS = frozenset(("name", "version"))
 _KIND_SET = frozenset(EVENT_KINDS)
+# The vocabulary's own strings, shared by every loaded event (the parser makes a new string per event).
+_KIND_OF = {kind: kind for kind in EVENT_KINDS}
+# Loaded events without unknown fields share one empty mapping instead of a dict each (Events are frozen;
+# nothing writes to ``extra``).
+_NO_EXTRA: Mapping[str, Any] = {}
 
 
 def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from replaytest.replay.engine import (
     Matcher,
     ReachedEnd,
     Recorded,
+    RecordedEvents,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -371,7 +372,7 @@ class DBOSReplayer:
         from replaytest.plugins import dbos_sysdb
         from replaytest.plugins.dbos_values import RebuildError
 
-        events = [_recorded(event) for event in history.events]
+        events = RecordedEvents(history.events, _recorded)
         matcher = Matcher(events, history.status, options)
         operations = _Operations(history, matcher, set(dbos_sysdb.registered_workflow_names()), rebuilder)
         document = history.input if isinstance(history.input, dict) else {}

@@ -39,6 +39,7 @@ from replaytest.replay.engine import (
     Matcher,
     ReachedEnd,
     Recorded,
+    RecordedEvents,
     check_pending_prompts,
 )
 from replaytest.replay.guards import (
@@ -129,7 +130,7 @@ class JournalReplayer:
                 f"known types: {', '.join(known) or 'none (configure replay_workflows)'}"
             )
             return result
-        events = [_recorded(event) for event in history.events]
+        events = RecordedEvents(history.events, _recorded)
         waiting = (history.waiting.kind, history.waiting.name) if history.waiting is not None else None
         matcher = Matcher(events, history.status, options, waiting=waiting)
         if history.status == "parked" and waiting is None:

@@ -43,7 +43,15 @@ from replaytest.plugins import langgraph_internals as lg
 from replaytest.plugins.langgraph_values import normal_form, revive
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet, replay_neutral, replay_neutral_file
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
-from replaytest.replay.engine import NO_PROMPTS_NOTE, DivergenceFound, Issued, Matcher, ReachedEnd, Recorded
+from replaytest.replay.engine import (
+    NO_PROMPTS_NOTE,
+    DivergenceFound,
+    Issued,
+    Matcher,
+    ReachedEnd,
+    Recorded,
+    RecordedEvents,
+)
 from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
@@ -196,7 +204,7 @@ class _Run:
                 self.previous = revive(history.event_result(event))
             else:
                 raise _Unsupported(f"event #{event.seq} is a {event.kind} {event.name!r}, which LangGraph histories do not hold")
-        self.matcher = Matcher([_recorded(e) for e in tasks], history.status, options)
+        self.matcher = Matcher(RecordedEvents(tasks, _recorded), history.status, options)
         self.interrupts = 0  # interrupt() calls the code made
         self.interrupt_source: SourcePosition | None = None
         self.nested: tuple[str, SourcePosition | None] | None = None  # a graph the entrypoint started

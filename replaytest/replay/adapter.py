@@ -8,15 +8,18 @@ files; a replayer of neutral histories only returns False). The current code is 
 ``WorkflowSet``: the objects named by ``replay_workflows`` / ``[tool.replaytest.replay] workflows`` and
 returned by the ``pytest_replaytest_workflows`` hook; each replayer picks the objects it understands.
 
-The runner reads each history file once: it recognises the file from those bytes and hands them on as a
-``LoadedHistory`` to the replayer's ``replay_loaded`` (``LoadedHistoryReplayer``), and looks up the
-redacted paths of a divergence in the same object. ``replay_loaded`` is optional: a replayer that only
+The runner reads each history file once: it recognises the file from its first bytes and hands it on
+as a ``LoadedHistory`` (what the replay needs of the bytes, not the bytes) to the replayer's
+``replay_loaded`` (``LoadedHistoryReplayer``), and looks up the redacted paths of a divergence in the
+same object. ``replay_loaded`` is optional: a replayer that only
 has ``replay(path, …)`` (a third-party one written before it existed) still works, and reads the file
 again itself.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 from replaytest.config import DEFAULT_MAX_BLOB_BYTES, DEFAULT_MAX_HISTORY_BYTES, HazardPolicy, PromptPolicy
 from replaytest.fileio import FileTooLargeError, read_regular
 from replaytest.history import History, HistoryError, load_history
-from replaytest.history.io import history_from_document, parse_json
+from replaytest.history.io import decode_history, history_from_document, history_from_text, parse_text
 from replaytest.replay.divergence import IN_FLIGHT_STATUSES, ReplayResult
 
 
@@ -85,17 +88,33 @@ class HistoryTooLargeError(OSError):
 
 
 class LoadedHistory:
-    """One history file, read once (regular files only, ``fileio.read_regular``): its bytes, and what is
-    made of them on first use and then kept — the strict JSON document and the validated neutral
-    ``History``. Nothing here reads the file again; results stored by reference (``result_ref``) stay
-    in the blob store, read when the replay asks for them (each at most ``max_blob_bytes``)."""
+    """One history file, read once (regular files only, ``fileio.read_regular``) and kept as what the
+    replay needs of it, never as its bytes: their digest (``digest``, the replay cache's key), their first
+    ``HEAD_BYTES`` (``head``, for recognising the format), their size, and the text, from which the
+    strict JSON document and the validated neutral ``History`` are made on first use. Once the History
+    is built the text and the document are dropped (the History holds what a replay needs); a later
+    ``text()`` or ``document()`` (rare: a third-party caller) reads the file again and refuses it if its
+    digest changed. Results stored by
+    reference (``result_ref``) stay in the blob store, read when the replay asks for them (each at most
+    ``max_blob_bytes``)."""
+
+    HEAD_BYTES = 64 * 1024
 
     def __init__(self, path: Path, data: bytes, max_blob_bytes: int | None = None) -> None:
         self.path = path
-        self.data = data
         self.max_blob_bytes = max_blob_bytes
+        self.size = len(data)
+        self.digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        self.head = data[: self.HEAD_BYTES]
+        self._text: str | None = None
+        self._text_error: HistoryError | None = None  # why the bytes are not a history's text
+        try:
+            self._text = decode_history(data, path)
+        except HistoryError as error:
+            self._text_error = error
         self._document: Any = _NOT_PARSED
         self._history: History | None = None
+        self._history_error: HistoryError | None = None
 
     @classmethod
     def read(cls, path: Path, options: ReplayOptions | None = None) -> LoadedHistory:
@@ -112,28 +131,64 @@ class LoadedHistory:
         return cls(path, data, options.max_blob_bytes)
 
     def text(self) -> str:
-        """The bytes as UTF-8 (``UnicodeDecodeError`` if they are not), for a parser that wants text."""
-        return self.data.decode("utf-8")
+        """The file's text (UTF-8, a byte order mark dropped), for a parser that wants text; ``ValueError``
+        saying why when the bytes are no such text (UTF-16, not UTF-8, empty)."""
+        if self._text_error is not None:
+            raise ValueError(self._text_error.message)
+        if self._text is None:
+            self._text = self._read_again()
+        return self._text
 
     def document(self) -> Any:
-        """The file's JSON, parsed strictly (``history.io.parse_json``); ``HistoryError`` naming the file
+        """The file's JSON, parsed strictly (``history.io.parse_text``); ``HistoryError`` naming the file
         and the position or JSON path when it is not strict JSON."""
         if self._document is _NOT_PARSED:
-            self._document = parse_json(self.data, self.path)
+            if self._text_error is not None:
+                raise self._text_error
+            self._document = parse_text(self.text(), self.path)
         return self._document
 
     def history(self) -> History:
         """The neutral history in the file, validated as ``load_history`` validates it (blobs checked);
-        ``HistoryError`` naming the file and the JSON path of the problem."""
+        ``HistoryError`` naming the file and the JSON path of the problem (the same one on every call)."""
         if self._history is None:
-            self._history = history_from_document(self.document(), self.path, self.max_blob_bytes)
-            # The History holds what a replay needs; the parsed document would only double the memory.
+            if self._history_error is not None:
+                raise self._history_error
+            try:
+                self._history = self._built_history()
+            except HistoryError as error:
+                self._history_error = error
+                raise
+            # The History holds what a replay needs; the text and the parsed document would only add to it.
             self._document = _NOT_PARSED
+            self._text = None
         return self._history
+
+    def _built_history(self) -> History:
+        if self._text_error is not None:
+            raise self._text_error
+        if self._document is not _NOT_PARSED:  # parsed whole already (recognised by its structure)
+            document, self._document = self._document, _NOT_PARSED
+            return history_from_document(document, self.path, self.max_blob_bytes)
+        text = self.text()
+        self._text = None  # held by this frame alone, so it is freed as soon as the History is built
+        try:
+            return history_from_text(text, self.path, self.max_blob_bytes)
+        except HistoryError:
+            self._text = text  # a caller may still want the text of a file that is not a valid history
+            raise
 
     def history_if_loaded(self) -> History | None:
         """The neutral ``History`` if ``history()`` has built it already (never parses anything)."""
         return self._history
+
+    def _read_again(self) -> str:
+        """The text, dropped earlier, from the file again; ``OSError`` if the file is no longer what was
+        read (another size or digest) or cannot be read."""
+        data = read_regular(self.path, max_size=self.size)
+        if len(data) != self.size or "sha256:" + hashlib.sha256(data).hexdigest() != self.digest:
+            raise OSError(errno.ESTALE, "changed since it was read for this replay", str(self.path))
+        return decode_history(data, self.path)
 
 
 _NOT_PARSED = object()

@@ -49,6 +49,7 @@ from replaytest.fileio import read_regular
 from replaytest.history.blobs import REF_PREFIX, BlobStore
 from replaytest.history.errors import HistoryError
 from replaytest.history.model import FORMAT
+from replaytest.history.sniff import neutral_engine
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
@@ -99,12 +100,16 @@ def _file_digest(path: Path) -> str | None:
 def blob_files(history: Path, loaded: LoadedHistory | None = None) -> set[Path]:
     """The blob files a neutral history's events reference (``history.blobs``). The replay reads them
     too (and the audit hook sees it), but naming them from the history keys them however loading is
-    arranged around the replay. ``loaded``: the file as its replay read it (its bytes are not read again)."""
+    arranged around the replay. ``loaded``: the file as its replay read it (it is not read again)."""
     built = loaded.history_if_loaded() if loaded is not None else None
     if built is not None:
         # The replay validated the history already; parsing the document again would cost its size twice.
         store = BlobStore.beside(history)
         return {store.path_of(event.result_ref).resolve() for event in built.events if event.result_ref is not None}
+    if loaded is not None and neutral_engine(loaded.head) is None:
+        # An engine's own format (its replayer may have dropped the text): it references no blobs. A
+        # neutral history not recognised by its head had its History built while it was recognised.
+        return set()
     try:
         document = loaded.document() if loaded is not None else json.loads(read_regular(history))
     except (OSError, ValueError, HistoryError):
@@ -286,11 +291,12 @@ class ReplayCache:
                 loaded = LoadedHistory.read(path, self.options)  # a file over the size limit has no key
             except OSError:
                 return None
-        return _digest(self.salt.encode() + b"\0" + loaded.data)
+        # The file's digest stands for its bytes: the loaded history keeps no copy of them to hash here.
+        return _digest(self.salt.encode() + b"\0" + loaded.digest.encode())
 
     def fresh(self, path: Path, loaded: LoadedHistory | None = None) -> bool:
         """True when ``path`` replayed green before and nothing that replay depended on changed.
-        ``loaded`` is the file already read for its replay (then its bytes are hashed, not read again)."""
+        ``loaded`` is the file already read for its replay (then its digest is used, not read again)."""
         key = self._key(path, loaded)
         entry = self.entries.get(key) if key is not None else None
         if not isinstance(entry, dict) or not all(isinstance(entry.get(part), dict) for part in ("files", "prompts", "libraries")):

@@ -23,14 +23,16 @@ Choices the whole replay side shares:
 * ``patched(id)`` follows Temporal: a marker for ``id`` at the current position is consumed and the new
   path taken; no marker for ``id`` there means an older history, the old path (False) and nothing
   consumed; a recorded marker the code does not ask for before its next command is ``patch-mismatch``.
+* A replayer hands the matcher its events as ``RecordedEvents``: each ``Recorded`` is made when the
+  matcher looks at it, so a long history is not copied once more per replay.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from replaytest.prompts import describe_changes
 from replaytest.replay.adapter import ReplayOptions
@@ -81,6 +83,42 @@ class Recorded:
     def view(self) -> CommandView:
         detail = {"patch_id": self.patch_id} if self.patch_id else {}
         return CommandView(self.kind, self.name, self.seq, self.args_digest, self.prompt_version, detail)
+
+
+_Event = TypeVar("_Event")
+
+
+class RecordedEvents(Sequence[Recorded], Generic[_Event]):
+    """A replayer's events seen as ``Recorded``, each made by ``convert`` when it is looked at (the last
+    one kept, since the matcher looks at the same event several times per command): a replay holds the
+    history's events once, not a second list of one ``Recorded`` per event."""
+
+    __slots__ = ("_events", "_convert", "_last_index", "_last")
+
+    def __init__(self, events: Sequence[_Event], convert: Callable[[_Event], Recorded]) -> None:
+        self._events = events
+        self._convert = convert
+        self._last_index = -1
+        self._last: Recorded | None = None
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @overload
+    def __getitem__(self, index: int) -> Recorded: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Recorded]: ...
+
+    def __getitem__(self, index: int | slice) -> Recorded | list[Recorded]:
+        if isinstance(index, slice):
+            return [self._convert(event) for event in self._events[index]]
+        if index < 0:
+            index += len(self._events)
+        if index != self._last_index or self._last is None:
+            self._last = self._convert(self._events[index])  # IndexError past the end, as a list's
+            self._last_index = index
+        return self._last
 
 
 @dataclass(slots=True)

@@ -7,7 +7,8 @@ is its ``workflow.engine`` — an engine no installed replayer handles is an err
 file goes to the first replayer whose ``sniff`` accepts its first bytes (an engine's native format).
 
 ``replay_file`` reads a history file once (``adapter.LoadedHistory``): recognising it, replaying it and
-listing the redacted paths of a divergence all use those bytes and what is parsed from them.
+listing the redacted paths of a divergence all use what was kept of those bytes (their head, the text)
+and what is parsed from them.
 
 Replayers arrive as arguments (the faces get them from ``replaytest.plugins.load_plugins``), so this
 module never imports a framework.
@@ -41,7 +42,7 @@ from replaytest.replay.adapter import (
 from replaytest.replay.capture import captured_output
 from replaytest.replay.divergence import RUN_STATUSES, ReplayResult
 
-SNIFF_BYTES = 64 * 1024
+SNIFF_BYTES = LoadedHistory.HEAD_BYTES  # the first bytes recognising a file
 HISTORY_SUFFIX = ".json"
 
 
@@ -208,7 +209,7 @@ def replay_file(
             return ReplayResult(path, "?", "?", status="error", error=str(error))
         except OSError as error:
             return ReplayResult(path, "?", "?", status="error", error=f"cannot read history: {error.strerror or error}")
-    head = loaded.data[:SNIFF_BYTES]
+    head = loaded.head
     replayer = recognise(path, head, replayers, loaded)
     if isinstance(replayer, str):
         return ReplayResult(path, "?", "?", status="error", error=replayer)
