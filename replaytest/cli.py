@@ -773,28 +773,59 @@ def build_impact(
               help="Also leave out histories matching these globs (relative to the project root; repeatable).")
 @click.option("--details", is_flag=True, help="List every run id (long lists are cut or collapsed otherwise).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--base", "base_rev", metavar="REV",
+              help="The code the recorded runs ran (the guards' old branch); default: the merge base with the "
+                   "default branch.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the verified guards as a patch (git apply) instead.")
+@click.option("--fix", "fix", is_flag=True,
+              help="Write the verified guards into the files (an unsafe fix: review them before committing).")
 def impact(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, in_flight_only: bool,
-    exclude: tuple[str, ...], details: bool, quiet: bool,
+    exclude: tuple[str, ...], details: bool, quiet: bool, base_rev: str | None, show_diff: bool, fix: bool,
 ) -> None:
     """Which runs the current code breaks, per workflow type, grouped by divergence point: in-flight runs
     (the engine resumes them by replay) and finished ones, and the in-flight runs that have not reached the
     change yet. Histories and code come from the settings `check` reads (pytest ini first, then
     [tool.replaytest.replay]); PATHS and --workflows override them.
 
+    Each group gets a version guard (Temporal, DBOS, journal; LangGraph: guidance) from the code at --base,
+    shown as verified only after every history of its workflow type replayed green against a temporary copy
+    of the code with it. --diff prints the verified guards as a patch; --fix writes them (the exit code
+    still describes the code before the fix).
+
     Exit 0 no in-flight run breaks and no finished run diverges (with --in-flight-only: finished runs do not
-    count), 1 otherwise, 2 a history that could not be checked (error, stale) or a configuration error."""
+    count), 1 otherwise, 2 a history that could not be checked (error, stale) or a configuration error
+    (also: no git or an unknown --base revision with --base, --diff or --fix)."""
     import json
 
     from replaytest.impact.grouping import exit_code
+    from replaytest.impact.guards import GuardApplyError, GuardSetupError, apply_guards, guards_diff
     from replaytest.impact.report import impact_data, render_github, render_markdown, render_text
     from replaytest.replay.progress import wanted
 
+    if show_diff and fix:
+        click.echo("error: --diff and --fix do not go together: --diff prints the guards, --fix writes them", err=True)
+        sys.exit(EXIT_ERROR)
     try:
         report = build_impact(paths, workflow_specs, details, exclude, show_progress=wanted(quiet))
     except _ReplaySetupError as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
+    try:
+        # Nothing breaks, nothing to guard: git is not needed then (unless asked for).
+        if base_rev or show_diff or fix or any(impact.groups for impact in report.workflows):
+            _attach_impact_guards(report, workflow_specs, base_rev)
+    except GuardSetupError as error:
+        if base_rev or show_diff or fix:
+            click.echo(f"error: {_safe(str(error))}", err=True)
+            sys.exit(EXIT_ERROR)
+        report.notes.append(f"no version guards: {error}")
+    if show_diff:
+        patch = guards_diff(report.workflows)
+        click.echo(patch, nl=False)
+        if not patch:
+            click.echo("no verified guard to print (replaytest impact without --diff says why)", err=True)
+        sys.exit(exit_code(report, in_flight_only))
     if in_flight_only:
         finished = sum(len(group.finished) for item in report.workflows for group in item.groups)
         if finished:
@@ -808,7 +839,44 @@ def impact(
         click.echo(render_github(report, cwd=Path.cwd()), nl=False)
     else:
         click.echo(render_text(report, details), nl=False)
+    if fix:
+        try:
+            written = apply_guards(report.workflows)
+        except GuardApplyError as error:
+            click.echo(f"error: {_safe(str(error))}", err=True)
+            sys.exit(EXIT_ERROR)
+        from replaytest.impact.guards import verified_guards
+        from replaytest.replay.report import display_path
+
+        count = len(verified_guards(report.workflows))
+        files = ", ".join(display_path(path) for path in written) or "no file"
+        # Machine-readable formats keep stdout to themselves.
+        click.echo(f"applied {count} verified guard{'' if count == 1 else 's'}: {_safe(files)}",
+                   err=output_format in ("json", "github"))
     sys.exit(exit_code(report, in_flight_only))
+
+
+def _attach_impact_guards(report: ImpactReport, workflow_specs: tuple[str, ...], base_rev: str | None) -> None:
+    """Guards for the report's groups from the code at ``base_rev``, verified against the same current code
+    and histories the report replayed."""
+    from replaytest.config import load_config
+    from replaytest.impact.guards import attach_guards
+    from replaytest.replay.settings import replay_plan
+
+    config = load_config()
+    if workflow_specs:
+        specs, workflows_base = list(workflow_specs), Path.cwd()
+    else:
+        plan = replay_plan(config, Path.cwd())
+        specs, workflows_base = list(plan.workflows), plan.workflows_base
+    results = [
+        result
+        for impact in report.workflows
+        for result in (*(r for group in impact.groups for r in (*group.in_flight, *group.finished, *group.unknown_status)),
+                       *impact.not_reached, *impact.unaffected)
+    ]
+    attach_guards(report.workflows, results, root=config.root, base_rev=base_rev, workflow_specs=specs,
+                  workflows_base=workflows_base)
 
 
 # --- import: one subcommand per framework plugin that can fetch histories ------------------------

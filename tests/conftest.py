@@ -1,5 +1,5 @@
-"""Shared test helpers: paths to the repository's fixtures and the shared recorded histories, and a counter
-of file opens (``file_opens``)."""
+"""Shared test helpers: paths to the repository's fixtures and the shared recorded histories, a counter
+of file opens (``file_opens``) and a real Postgres server (``postgres``, one per pytest-xdist worker)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from postgres_server import PostgresMissing, PostgresServer, start_postgres
 
 # pytester must be declared in the top-level conftest (pytest refuses it in nested ones); the
 # pytest-plugin tests drive the plugin through it.
@@ -26,6 +27,20 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A Postgres server of this test session (so of this xdist worker), stopped when the session ends.
+    Without Postgres the tests using it fail, saying what to install: a skipped test would read as passed."""
+    try:
+        server = start_postgres()
+    except PostgresMissing as missing:
+        pytest.fail(str(missing), pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 class FileOpens:

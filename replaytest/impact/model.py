@@ -34,6 +34,8 @@ class Verification:
     histories: int
     passed: int
     failing: list[tuple[Path, str]] = field(default_factory=list)
+    # What the replays did not check, one sentence each (histories of another change left out, …).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
@@ -58,6 +60,9 @@ class Guard:
     guarded_text: str
     diff: str
     verification: Verification | None = None
+    # What the guard changes in the file's tree (``impact.guards.GuardEdit``), so that every guard of one
+    # file applies in one pass; not part of the report.
+    edit: object | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

@@ -3,7 +3,8 @@
 Read-only SQL over DBOS's tables (``workflow_status``, ``workflow_input``/``workflow_output`` since 3.0,
 inputs/output/error in ``workflow_status`` before; ``operation_outputs`` keyed by
 ``(workflow_uuid, function_id)``). SQLite is opened read-only with the standard library; Postgres (schema
-``dbos``) through SQLAlchemy in a read-only transaction. DBOS itself is not imported.
+``dbos``) through SQLAlchemy and psycopg 3 (as DBOS connects) in a read-only transaction. DBOS itself is
+not imported.
 
 One history per run, ``<workflow_id>.json``: engine ``dbos``, ``code_version`` the run's
 ``application_version``, status SUCCESS → completed, ERROR → failed, PENDING/ENQUEUED/DELAYED → running,
@@ -103,7 +104,7 @@ class SystemDatabase:
                 import sqlalchemy
             except ImportError:
                 raise click.ClickException("reading a Postgres system database needs SQLAlchemy (pip install 'replaytest[dbos]')") from None
-            self._engine = sqlalchemy.create_engine(url)
+            self._engine = sqlalchemy.create_engine(postgres_engine_url(url))
             self.schema = "dbos."
         else:
             raise click.ClickException(f"unsupported database URL {url!r}: expected sqlite:///PATH or postgresql://…")
@@ -136,6 +137,19 @@ class SystemDatabase:
 
     def table(self, name: str) -> str:
         return f"{self.schema}{name}"
+
+
+def postgres_engine_url(url: str) -> Any:
+    """The SQLAlchemy URL for a Postgres system database URL as DBOS takes it: without a driver named
+    (``postgresql://`` or ``postgres://``) it means psycopg 3, the driver DBOS depends on and connects
+    with (SQLAlchemy before 2.1 would pick psycopg2, which DBOS does not install, and no SQLAlchemy reads
+    ``postgres://``); a URL naming its driver is used as written."""
+    import sqlalchemy
+
+    parsed = sqlalchemy.make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        return parsed.set(drivername="postgresql+psycopg")
+    return parsed
 
 
 def _open_sqlite(url: str) -> Any:

@@ -1,5 +1,6 @@
-"""docs/ci.md ships a GitHub Actions workflow: the YAML parses, has the jobs and steps it promises (lint
-annotations, SARIF upload, replay gate), and every ``replaytest`` command in it parses with our CLI's real
+"""docs/ci.md ships a GitHub Actions workflow and a deploy-impact job to add under its ``jobs:``: the YAML
+parses, has the jobs and steps it promises (lint annotations, SARIF upload, replay gate, the impact report as
+step summary and pull-request comment), and every ``replaytest`` command in it parses with our CLI's real
 options (a renamed or removed flag fails here, not in a user's pipeline)."""
 
 from __future__ import annotations
@@ -19,10 +20,14 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
 
 
 def _workflow() -> dict[str, Any]:
+    """The workflow with the impact job added under ``jobs:``, as the document tells the reader to."""
     blocks = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
-    assert len(blocks) == 1, "docs/ci.md should hold exactly one workflow"
+    assert len(blocks) == 2, "docs/ci.md should hold one workflow and the impact job to add to it"
     document = yaml.safe_load(blocks[0])
     assert isinstance(document, dict)
+    added = yaml.safe_load(blocks[1])
+    assert isinstance(added, dict) and set(added) == {"impact"}, "the second block is the impact job alone"
+    document["jobs"].update(added)
     return document
 
 
@@ -34,7 +39,7 @@ def _replaytest_commands() -> list[list[str]]:
     commands = []
     for step in _steps():
         script = step.get("run", "")
-        for line in script.replace("\n", " ").split("&&"):
+        for line in re.split(r"&&|\n(?!\s*-)", script.replace("\\\n", " ")):  # commands; continued lines joined
             line = re.sub(r"\$\{\{[^}]*\}\}", "REV", line)  # expressions: a placeholder argument
             line = re.split(r"\s(?:>|\|\|)\s", line)[0]  # shell redirection and fallbacks are not ours
             words = shlex.split(line)
@@ -57,7 +62,7 @@ def test_workflow_triggers_permissions_and_jobs() -> None:
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     assert "pull_request" in triggers
     assert workflow["permissions"]["security-events"] == "write"
-    assert set(workflow["jobs"]) == {"lint", "replay"}
+    assert set(workflow["jobs"]) == {"lint", "replay", "impact"}
     for job in workflow["jobs"].values():
         assert job["runs-on"] and job["steps"][0]["uses"].startswith("actions/checkout@")
 
@@ -84,9 +89,22 @@ def test_replay_job_gates_with_check_and_can_diff_against_the_base() -> None:
 
 def test_every_replaytest_command_parses() -> None:
     commands = _replaytest_commands()
-    assert {words[0] for words in commands} == {"lint", "check"}
+    assert {words[0] for words in commands} == {"lint", "check", "impact"}
     for words in commands:
         _parse(words)
+
+
+def test_impact_job_posts_the_markdown_report_and_gates_on_in_flight_runs() -> None:
+    job = _workflow()["jobs"]["impact"]
+    assert job["if"] == "github.event_name == 'pull_request'"
+    assert job["permissions"]["pull-requests"] == "write"
+    assert job["steps"][0]["with"]["fetch-depth"] == 0  # the guards' base revision needs history
+    runs = [step.get("run", "") for step in job["steps"]]
+    report = next(run for run in runs if "replaytest impact" in run)
+    assert "--output-format markdown > impact.md" in report and "--in-flight-only" in report
+    assert '>> "$GITHUB_STEP_SUMMARY"' in report
+    assert any("gh pr comment" in run and "--body-file impact.md" in run for run in runs)
+    assert runs[-1] == "exit ${{ steps.impact.outputs.exit }}"
 
 
 def test_the_parse_check_rejects_a_misspelt_flag() -> None:

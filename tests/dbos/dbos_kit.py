@@ -26,24 +26,32 @@ IMPORTED_NAMES = ("place_order", "ship", "pack_parcel", "Reports.daily", "Wareho
 
 @dataclass(frozen=True)
 class Recording:
-    system_db: Path
+    database_url: str  # the system database the shop ran on and the histories were imported from
     histories: Path
     effects: Path  # every step body that really ran appended a line here while recording
 
+    @property
+    def system_db(self) -> Path:
+        """The file of a recording on SQLite."""
+        assert self.database_url.startswith("sqlite:///"), f"{self.database_url} is not a SQLite database"
+        return Path(self.database_url[len("sqlite:///") :])
 
-def record(directory: Path, portable: bool) -> Recording:
+
+def record(directory: Path, portable: bool, database_url: str | None = None, app_database_url: str | None = None) -> Recording:
+    """The shop run for real on the system database ``database_url`` and the application database
+    ``app_database_url`` (defaults: ``system.sqlite3`` and ``app.sqlite3`` in ``directory``), imported."""
     directory.mkdir(parents=True, exist_ok=True)
-    system_db, effects = directory / "system.sqlite3", directory / "effects.log"
-    command = [sys.executable, str(RECORDER), str(system_db), str(directory / "app.sqlite3"), str(effects)]
+    database_url = database_url or f"sqlite:///{directory / 'system.sqlite3'}"
+    app_database_url = app_database_url or f"sqlite:///{directory / 'app.sqlite3'}"
+    effects = directory / "effects.log"
+    command = [sys.executable, str(RECORDER), database_url, app_database_url, str(effects)]
     run = subprocess.run(command + (["--portable"] if portable else []), capture_output=True, text=True, timeout=180, cwd=directory)
     assert run.returncode == 0, run.stdout + run.stderr
     histories = directory / "histories"
     for name in IMPORTED_NAMES if not portable else ("place_order", "ship"):
-        result = CliRunner().invoke(
-            cli, ["import", "dbos", "--database-url", f"sqlite:///{system_db}", "--name", name, "--out", str(histories)]
-        )
+        result = CliRunner().invoke(cli, ["import", "dbos", "--database-url", database_url, "--name", name, "--out", str(histories)])
         assert result.exit_code == 0, result.output
-    return Recording(system_db, histories, effects)
+    return Recording(database_url, histories, effects)
 
 
 PYPROJECT = """

@@ -1,6 +1,7 @@
-"""Runs the shop application for real on a SQLite system database and leaves one run pending.
+"""Runs the shop application for real on a system database (SQLite or Postgres) and leaves one run pending.
 
-``python record.py SYSTEM_DB APP_DB EFFECTS [--portable]``: completed runs ``order-ok`` (recv times out),
+``python record.py SYSTEM_DB_URL APP_DB_URL EFFECTS [--portable]`` (both databases SQLite or Postgres):
+completed runs ``order-ok`` (recv times out),
 ``order-declined`` (the card step fails, a message arrives); with pickle also ``parcel-1`` (async, a
 pickled dataclass), ``report-day`` (class method, start_workflow, events, send/recv), ``restock-1`` (a
 configured instance's method), ``bill-1`` (a step
@@ -13,9 +14,9 @@ import os
 import sys
 import time
 
-SYSTEM_DB, APP_DB, EFFECTS = sys.argv[1:4]
+SYSTEM_DB_URL, APP_DB_URL, EFFECTS = sys.argv[1:4]
 PORTABLE = "--portable" in sys.argv
-os.environ["SHOP_APP_DB"] = f"sqlite:///{APP_DB}"
+os.environ["SHOP_APP_DB"] = APP_DB_URL
 os.environ["SHOP_EFFECTS"] = EFFECTS
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,7 +26,7 @@ from dbos_shop import app  # noqa: E402
 
 # enable_patching: DBOS.patch needs it before 3.4 (3.4 only warns that it is no longer needed).
 config: DBOSConfig = {
-    "name": "shop", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1", "enable_patching": True,
+    "name": "shop", "system_database_url": SYSTEM_DB_URL, "application_version": "v1", "enable_patching": True,
 }
 if PORTABLE:
     config["serializer"] = DBOSPortableJSONSerializer()

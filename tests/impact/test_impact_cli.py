@@ -19,6 +19,8 @@ from replaytest.cli import cli
 AGENT_FILE = str(Path(agent.__file__).resolve())
 PARKED = ["dispute-parked-1", "dispute-parked-2"]
 COMPLETED = ["dispute-approved-1", "dispute-approved-2", "dispute-rejected-1"]
+# These projects are not git repositories: the report says it could not look for version guards.
+NO_GIT = "no version guards: the current folder is not in a git repository, and version guards take the old code from git"
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +74,7 @@ def test_json_report_of_a_step_inserted_after_the_wait(tmp_path: Path, recorded:
     assert data["summary"] == {
         "workflow_types": 1, "groups": 1, "in_flight_broken": 0, "finished_diverged": 3,
         "unknown_status_diverged": 0, "not_reached": 2, "unaffected": 0, "could_not_check": 0, "patches": 0,
-        "notes": [],
+        "notes": [NO_GIT],
     }
 
 
@@ -111,6 +113,7 @@ def test_text_report_of_swapped_steps(tmp_path: Path, recorded: Path) -> None:
         "    in-flight (2): dispute-parked-1, dispute-parked-2",
         "    finished (3): dispute-approved-1, dispute-approved-2, dispute-rejected-1",
         "",
+        f"note: {NO_GIT}",
         "impact: 1 workflow type, 1 group: 2 in-flight runs break, 3 finished runs diverge, 0 in-flight not reached "
         "yet, 0 unaffected, 0 could not be checked",
     ]
@@ -226,6 +229,6 @@ def test_excluded_histories_are_left_out_and_the_report_says_so(tmp_path: Path, 
     assert code == 1
     data = json.loads(out)
     assert data["workflows"][0]["groups"][0]["runs"] == {"in_flight": [], "finished": COMPLETED, "unknown_status": []}
-    assert data["summary"]["notes"] == ["2 histories left out by the exclude settings (not replayed, not counted)"]
+    assert data["summary"]["notes"] == ["2 histories left out by the exclude settings (not replayed, not counted)", NO_GIT]
     # The exit code follows: no in-flight run is left to break.
     assert run(root, "impact", "--exclude", "histories/parked-*", "--in-flight-only")[0] == 0

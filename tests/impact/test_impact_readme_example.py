@@ -1,6 +1,7 @@
 """README "Before you deploy": its worked example — the bundled journal agent with the step the README shows
-added after the approval wait, the README's pyproject.toml, the bundled histories — prints exactly the
-report the README shows, and the exit codes it names."""
+added after the approval wait, the README's pyproject.toml, the bundled histories, the bundled agent committed
+as the deployed code — prints exactly the report the README shows (with its verified guard), and the exit
+codes it names."""
 
 from __future__ import annotations
 
@@ -29,9 +30,14 @@ def test_the_worked_example_prints_what_the_readme_shows(tmp_path: Path) -> None
     assert wait + "\n" + after + "\n" in bundled and added not in bundled
     changed = bundled.replace(wait + "\n", wait + "\n" + added + "\n").replace(
         '\n\n@workflow(name="support_agent"', HELPER + '\n\n@workflow(name="support_agent"')
-    (tmp_path / "agent.py").write_text(changed, encoding="utf-8")
+    # The project is a git repository whose main branch has the bundled agent: the guard's old code.
+    (tmp_path / "agent.py").write_text(bundled, encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(pyproject.group(1), encoding="utf-8")
     shutil.copytree(ROOT / "fixtures/histories", tmp_path / "histories")
+    for args in (["init", "-q", "-b", "main"], ["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "add", "-A"],
+                 ["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "commit", "-q", "-m", "agent as deployed"]):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+    (tmp_path / "agent.py").write_text(changed, encoding="utf-8")
 
     def impact(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "replaytest", "impact", "--quiet", *args], cwd=tmp_path,

@@ -46,7 +46,9 @@ def save_order(order_id: str, status: str) -> int:
     effect(f"save {order_id}")
     session = orders_db.sql_session()
     session.execute(sa.text("CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, status TEXT)"))
-    session.execute(sa.text("INSERT OR REPLACE INTO orders VALUES (:id, :status)"), {"id": order_id, "status": status})
+    # An upsert both SQLite and Postgres run: the shop records on either.
+    upsert = "INSERT INTO orders VALUES (:id, :status) ON CONFLICT (id) DO UPDATE SET status = excluded.status"
+    session.execute(sa.text(upsert), {"id": order_id, "status": status})
     return 1
 
 

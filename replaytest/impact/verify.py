@@ -1,0 +1,217 @@
+"""Proof before offer: a version guard is replayed before a report calls it verified.
+
+``verify_impacts`` copies the project into a temporary folder (without .git, virtual environments,
+caches, node_modules and the history files, which are replayed where they are), writes the guarded files into the copy, and replays every history of the
+workflow type against it in a child process (``python -m replaytest replay --format json --workflows …``
+with the copy's workflow folder as working directory and first on ``PYTHONPATH``), so the guarded module
+is the one imported and nothing of the current process's imports leaks in. Bytecode is not written, so a
+rewritten file is never served from a stale ``.pyc``.
+
+At most one replay per history per candidate: all guards of a workflow type are verified together first;
+only when that fails is each replayed alone, to say which one does not hold. A history of a group that has
+no guard in the candidate (no guard found, or another guard when one is replayed alone) is expected to
+break still; when it does it is left out of the count, and a note says so.
+
+New runs take the new path by construction: the guard's ``if`` branch is the current block, unchanged,
+so a run that records the marker (every run started after the deploy) executes the current code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from replaytest.impact.guards import compose_guards
+from replaytest.impact.model import Guard, Verification, WorkflowImpact
+from replaytest.replay.divergence import ReplayResult
+
+# Folders never copied: version control, virtual environments, caches, JavaScript dependencies.
+_SKIPPED_FOLDERS = frozenset({
+    ".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".replaytest_cache", ".eggs",
+})
+# Command lines stay well below the kernel's limit (a few MB); more histories take more child replays.
+_MAX_ARGUMENT_BYTES = 512 * 1024
+
+
+def _ignorer(histories: set[str]) -> Callable[[str, list[str]], set[str]]:
+    """What ``copytree`` leaves out: the folders above, and the history files (they are replayed where
+    they are, so a project holding thousands of them is not copied for nothing)."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = set()
+        for name in names:
+            full = os.path.join(folder, name)
+            if name in _SKIPPED_FOLDERS or full in histories:
+                skipped.add(name)
+            elif os.path.isdir(full) and os.path.exists(os.path.join(full, "pyvenv.cfg")):
+                skipped.add(name)
+        return skipped
+
+    return ignore
+
+
+class ProjectCopy:
+    """A temporary copy of the project into which guarded files are written, one candidate at a time."""
+
+    def __init__(self, root: Path, histories: Iterable[Path] = ()) -> None:
+        self.root = root.resolve()
+        self._scratch = tempfile.TemporaryDirectory(prefix="replaytest-impact-")
+        self.path = Path(self._scratch.name) / self.root.name
+        left_out = {str(path.resolve()) for path in histories}
+        shutil.copytree(self.root, self.path, ignore=_ignorer(left_out), symlinks=True)
+        self._written: dict[Path, str] = {}  # relative path -> the current text to restore
+
+    def inside(self, path: Path) -> Path:
+        return self.path / path.resolve().relative_to(self.root)
+
+    def write(self, texts: dict[Path, str]) -> None:
+        """Make the copy the current code plus ``texts`` (guarded files), undoing an earlier candidate."""
+        for relative, original in self._written.items():
+            (self.path / relative).write_text(original, encoding="utf-8")
+        self._written = {}
+        for path, text in texts.items():
+            relative = path.resolve().relative_to(self.root)
+            target = self.path / relative
+            self._written[relative] = target.read_text(encoding="utf-8")
+            target.write_text(text, encoding="utf-8")
+
+    def close(self) -> None:
+        self._scratch.cleanup()
+
+
+def replay_in_copy(
+    copy: ProjectCopy, histories: Sequence[Path], workflow_specs: Sequence[str], workflows_base: Path,
+    timeout_s: float | None = None,
+) -> dict[Path, str | None]:
+    """Replay ``histories`` against the copy in child processes; for each (resolved) history, None when it
+    replayed green, else why not (the divergence message, the error, or the child's failure)."""
+    base = workflows_base.resolve()
+    cwd = copy.inside(base) if base.is_relative_to(copy.root) else copy.path
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(cwd), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    outcome: dict[Path, str | None] = {}
+    for batch in _batches([path.resolve() for path in histories]):
+        command = [sys.executable, "-m", "replaytest", "replay", "--format", "json", "--quiet"]
+        for spec in workflow_specs:
+            command += ["--workflows", spec]
+        command += [str(path) for path in batch]
+        try:
+            run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            outcome.update({path: f"the verification replay took longer than {timeout_s} s" for path in batch})
+            continue
+        try:
+            document = json.loads(run.stdout)
+        except json.JSONDecodeError:
+            why = (run.stderr.strip().splitlines() or [f"exit code {run.returncode}"])[-1]
+            outcome.update({path: f"the verification replay did not run: {why}" for path in batch})
+            continue
+        seen = set()
+        for entry in document.get("results", []):
+            path = Path(entry["history"])
+            path = (path if path.is_absolute() else cwd / path).resolve()
+            seen.add(path)
+            outcome[path] = None if entry["status"] == "passed" else _why(entry)
+        outcome.update({path: "the verification replay did not report it" for path in batch if path not in seen})
+    return outcome
+
+
+def _why(entry: dict) -> str:
+    divergence = entry.get("divergence")
+    if divergence:
+        where = f" at event #{divergence['position']}" if divergence.get("position") is not None else ""
+        return f"{divergence['kind']}{where}: {divergence['message']}"
+    return f"{entry['status']}: {entry.get('error') or 'no reason given'}"
+
+
+def _batches(paths: list[Path]) -> list[list[Path]]:
+    batches: list[list[Path]] = [[]]
+    size = 0
+    for path in paths:
+        length = len(str(path)) + 1
+        if batches[-1] and size + length > _MAX_ARGUMENT_BYTES:
+            batches.append([])
+            size = 0
+        batches[-1].append(path)
+        size += length
+    return [batch for batch in batches if batch]
+
+
+def _unique_guards(impact: WorkflowImpact) -> list[Guard]:
+    guards: list[Guard] = []
+    for group in impact.groups:
+        if group.guard is not None and all(known is not group.guard for known in guards):
+            guards.append(group.guard)
+    return guards
+
+
+def _verification(
+    candidate: Sequence[Guard], impact: WorkflowImpact, histories: Sequence[Path], outcome: dict[Path, str | None],
+    unchecked: int = 0,
+) -> Verification:
+    """Count the replays of ``histories`` with ``candidate`` applied; histories of groups guarded by none
+    of the candidate that still break are left out, with a note."""
+    expected_to_break: set[Path] = set()
+    for group in impact.groups:
+        if group.guard is None or all(group.guard is not guard for guard in candidate):
+            expected_to_break.update(r.history_path.resolve() for r in (*group.in_flight, *group.finished, *group.unknown_status))
+    counted, passed, left_out = 0, 0, 0
+    failing: list[tuple[Path, str]] = []
+    for path in histories:
+        why = outcome.get(path.resolve(), "the verification replay did not report it")
+        if why is not None and path.resolve() in expected_to_break:
+            left_out += 1
+            continue
+        counted += 1
+        if why is None:
+            passed += 1
+        else:
+            failing.append((path, why))
+    notes = []
+    if left_out:
+        notes.append(f"{left_out} {'history' if left_out == 1 else 'histories'} of a change this guard does not cover "
+                     "left out (they break at that change)")
+    if unchecked:
+        notes.append(f"{unchecked} {'history' if unchecked == 1 else 'histories'} of this workflow type could not be "
+                     "checked before (error, stale) and were not replayed against the guard")
+    return Verification(histories=counted, passed=passed, failing=failing, notes=notes)
+
+
+def verify_impacts(
+    impacts: Sequence[WorkflowImpact], results: Sequence[ReplayResult], *, root: Path,
+    workflow_specs: Sequence[str], workflows_base: Path, timeout_s: float | None = None,
+) -> None:
+    """Set ``verification`` on every guard of ``impacts``: all guards of a workflow type replayed together
+    against every history of that type, and, only if that fails, each guard alone."""
+    pending = [impact for impact in impacts if _unique_guards(impact)]
+    if not pending:
+        return
+    copy = ProjectCopy(root, (r.history_path for r in results))
+    try:
+        for impact in pending:
+            guards = _unique_guards(impact)
+            of_type = [r for r in results if r.workflow_type == impact.workflow_type and r.engine == impact.engine]
+            # A history whose replay could not run before (error, stale) proves nothing about a guard.
+            histories = [r.history_path for r in of_type if r.status in ("passed", "diverged")]
+            unchecked = len(of_type) - len(histories)
+            copy.write(compose_guards(guards))
+            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s)
+            together = _verification(guards, impact, histories, outcome, unchecked)
+            if together.verified or len(guards) == 1:
+                for guard in guards:
+                    guard.verification = together
+                continue
+            for guard in guards:
+                copy.write(compose_guards([guard]))
+                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s)
+                guard.verification = _verification([guard], impact, histories, outcome, unchecked)
+    finally:
+        copy.close()
