@@ -162,4 +162,6 @@ def test_github_annotates_each_group_at_its_line(dbos_kit: ScenarioKit, change: 
         f"::{level} file={dbos_kit.code_file},line={line},title=replaytest impact%3A command-mismatch::"
         f"resolve_dispute: {runs} at event #{group.position} (command-mismatch): "
     ), annotation
-    assert annotation.endswith("runs: " + ", ".join(group.in_flight + group.finished)), annotation
+    # The message's lines are joined by %0A: the runs, then the guard the report suggests (verified).
+    assert "%0Aruns: " + ", ".join(group.in_flight + group.finished) + "%0Aguard: dbos patch '" in annotation, annotation
+    assert annotation.endswith("in dbos_dispute_desk/app.py (resolve_dispute): verified: 5 of 5 histories replay green"), annotation
