@@ -8,7 +8,7 @@ from __future__ import annotations
 import impact_dbos_kit
 import impact_temporal_kit
 import pytest
-from impact_kit import ScenarioKit, impact_json, replay_json, run_replaytest
+from impact_kit import ScenarioKit, git, impact_json, replay_json, run_replaytest
 
 # What a fresh, approved run of the guarded code does, per change: the dispute's amount (the branch
 # change escalates only above 500) and the operations it must run, in order.
@@ -41,6 +41,13 @@ def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str) -> st
     assert guard["verification"] == "verified: 5 of 5 histories replay green"
     assert guard["diff"].startswith("---"), guard["diff"]
     patch_id = guard["patch_id"]
+    # --diff prints it as a patch git accepts for this checkout; nothing is written yet.
+    shown = run_replaytest(kit.root, "impact", "--base", kit.base, "--diff")
+    assert shown.returncode in (0, 1), shown.stdout + shown.stderr
+    assert guard["diff"] in shown.stdout
+    (kit.root / "guard.patch").write_text(shown.stdout, encoding="utf-8")
+    git(kit.root, "apply", "--check", "guard.patch")
+    assert (kit.root / kit.code_file).read_text() == kit.changes[change]
     fixed = run_replaytest(kit.root, "impact", "--base", kit.base, "--fix")
     assert fixed.returncode in (0, 1), fixed.stdout + fixed.stderr
     assert f'{guard_call}("{patch_id}")' in (kit.root / kit.code_file).read_text()
