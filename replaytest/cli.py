@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from replaytest.impact.model import ImpactReport
     from replaytest.lint.model import LintResult
     from replaytest.lint.rule import Rule
+    from replaytest.replay.adapter import WorkflowSet
     from replaytest.replay.divergence import ReplayResult
     from replaytest.replay.exclusion import ExcludeSetting, HistorySelection
 
@@ -319,13 +320,15 @@ def _run_replay(
     show_progress: bool = False, prompts_pending: PromptPolicy | None = None, skipped: list[int] | None = None,
     hazards: HazardPolicy | None = None,
     exclude: tuple[str, ...] = (), force_exclude: bool | None = None, selected: list[HistorySelection] | None = None,
+    loaded: list[WorkflowSet] | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
     ``coverage`` measures the replays; ``show_progress`` draws a progress bar on the terminal; with
     ``skipped`` (a list to append the count to) histories green in an earlier run are skipped while
     nothing their replay depended on changed (the incremental replay cache, ``replay.cache``). ``exclude``
-    globs (``--exclude``) add to the configured ones; which histories they left out is appended to ``selected``."""
+    globs (``--exclude``) add to the configured ones; which histories they left out is appended to ``selected``;
+    the current code replayed against is appended to ``loaded``."""
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins
@@ -356,6 +359,8 @@ def _run_replay(
                 workflows = load_workflows(plan.workflows, plan.workflows_base)
     except (ConfigError, PluginError, WorkflowImportError) as error:
         raise _ReplaySetupError(str(error)) from error
+    if loaded is not None:
+        loaded.append(workflows)
     targets = list(paths) or list(plan.paths)
     if not targets:
         raise _ReplaySetupError(
@@ -748,12 +753,21 @@ def build_impact(
 ) -> ImpactReport:
     """Replay every history once (the settings ``replay`` and ``check`` read) and group the results; the
     guards and patch verdicts are attached to the returned report before it is rendered."""
+    from replaytest.gate import workflow_files
     from replaytest.impact.grouping import build_report
+    from replaytest.impact.model import UNKNOWN_WORKFLOW_TYPE
+    from replaytest.impact.retirement import attach_patches
 
     selected: list[HistorySelection] = []
+    loaded: list[WorkflowSet] = []
     results = _run_replay(paths, workflow_specs, None, None, details, show_progress=show_progress,
-                          exclude=exclude, selected=selected)
+                          exclude=exclude, selected=selected, loaded=loaded)
     report = build_report(results)
+    attach_patches(report.workflows, results, workflow_files(loaded[0]))
+    # What the patch verdicts could not count is said once, with the report's other notes; calls no
+    # workflow type could be told for are such notes only, not a workflow type of their own.
+    report.notes.extend(note for item in report.workflows for note in item.notes)
+    report.workflows = [item for item in report.workflows if item.workflow_type != UNKNOWN_WORKFLOW_TYPE]
     report.notes.extend(note for selection in selected for note in selection.notes())
     excluded = sum(len(selection.excluded) for selection in selected)
     if excluded:

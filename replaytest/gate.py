@@ -32,13 +32,21 @@ COVERAGE_DIR = "replay-coverage"
 
 
 def workflow_files(workflows: WorkflowSet) -> list[Path]:
-    """The source files of the modules the current code was imported from."""
+    """The source files of the modules the current code was imported from: each object's module, and the
+    modules a replay configuration object names (DBOS's ``DBOSReplayConfig(modules=…)``, whose own class
+    lives in replaytest), once they are imported."""
     files = set()
     for obj in workflows.objects:
-        module = sys.modules.get(getattr(obj, "__module__", "") or "")
-        path = getattr(module, "__file__", None)
-        if path and path.endswith(".py"):
-            files.add(Path(path).resolve())
+        names = [getattr(obj, "__module__", "") or ""]
+        named = getattr(obj, "modules", ())
+        if isinstance(named, (list, tuple)):
+            names.extend(name for name in named if isinstance(name, str))
+        for name in names:
+            if name == "replaytest" or name.startswith("replaytest."):
+                continue  # replaytest's own configuration classes are not the code under test
+            path = getattr(sys.modules.get(name), "__file__", None)
+            if path and path.endswith(".py"):
+                files.add(Path(path).resolve())
     return sorted(files)
 
 

@@ -32,6 +32,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from replaytest.fileio import read_regular
+from replaytest.impact.guard_imports import carry_imports
 from replaytest.impact.model import GUARD_ENGINES, Guard, ImpactGroup, WorkflowImpact
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.report import display_path
@@ -193,11 +194,13 @@ class _Source:
         every = self.functions()
         for qualname, node in every:
             first, last = self.lines(node)
-            if first <= line <= last and (name is None or node.name.value == name):
+            if first <= line <= last and (name is None or name in (qualname, node.name.value)):
                 if best is None or self.lines(best[1])[0] <= first:
                     best = (qualname, node)
         if best is None and name is not None:
-            same = [(qualname, node) for qualname, node in every if node.name.value == name]
+            # A divergence names the function as the engine reports it: a bare name (journal, DBOS) or a
+            # qualified one (Temporal's ``Workflow.run``).
+            same = [(qualname, node) for qualname, node in every if name in (qualname, node.name.value)]
             best = same[0] if len(same) == 1 else None
         return best
 
@@ -475,7 +478,9 @@ class _FileGuards:
     guards: dict[int, Guard] = field(default_factory=dict)  # by id() of the change
 
     def compose(self, edits: Sequence[GuardEdit]) -> str:
-        return self.current.module.visit(_ApplyEdits(edits)).code
+        # The old branch may use names the change stopped importing: carry the base revision's imports back.
+        guarded = self.current.module.visit(_ApplyEdits(edits))
+        return carry_imports(guarded, None if self.base is None else self.base.module).code
 
     def unified_diff(self, text: str) -> str:
         return "".join(difflib.unified_diff(

@@ -13,6 +13,9 @@ GUARD_ENGINES: tuple[str, ...] = ("journal", "temporal", "dbos")
 
 PATCH_VERDICTS: tuple[str, ...] = ("still-needed", "deprecate-now", "remove-now")
 
+# The ``WorkflowImpact.workflow_type`` of notes about patch calls no workflow type could be told for.
+UNKNOWN_WORKFLOW_TYPE = "(workflow type unknown)"
+
 
 @dataclass(frozen=True)
 class GroupKey:
@@ -119,6 +122,9 @@ class WorkflowImpact:
     unaffected: list[ReplayResult] = field(default_factory=list)
     patches: list[PatchUse] = field(default_factory=list)
     guidance: str | None = None  # engines without a code guard (LangGraph): what to do instead
+    # Checks that could not apply to this workflow type, one sentence each, naming the file and line
+    # (a patch id that is not a literal, histories that could not be replayed, …).
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -55,6 +55,7 @@ class Command:
     duration_s: float | None = None
     timeout_s: float | None = None
     source: CallSite | None = None
+    deprecated: bool = False  # a ``deprecate_patch`` marker rather than a ``patched`` one
 
 
 Thunk = Callable[[], Any]
@@ -72,7 +73,8 @@ class Backend(Protocol):
       waiting. ``thunk`` is not used.
     - ``marker`` (``patched``): ``True`` if this position holds (or, on a new run, now records) the
       patch marker, ``False`` if the recorded run took the old path here; on ``False`` the context does
-      not advance ``seq``.
+      not advance ``seq``. With ``deprecated`` (``deprecate_patch``) the same, and a new run records the
+      marker flagged deprecated.
     - ``continue-as-new``: records the new input (``thunk()`` returns it); the context then raises
       ``ContinueAsNew``.
     """

@@ -140,6 +140,17 @@ class Context:
             self._pos.seq = command.seq
         return taken
 
+    def deprecate_patch(self, patch_id: str) -> None:
+        """The retirement step of ``patched(patch_id)`` (Temporal semantics): call it where the
+        ``if ctx.patched(…):`` stood once no run that took the old branch is left, keeping only the new
+        branch. A new run records the marker, flagged deprecated, so code that still has
+        ``patched(patch_id)`` there replays it on the new path; resuming or replaying a run that has the
+        marker here consumes it, and one without it goes on (no divergence). Once no retained run has a
+        marker recorded by ``patched``, the call itself may go: deprecated markers are skipped."""
+        command = self._command("marker", "patched", patch_id=patch_id, deprecated=True)
+        if self.backend.execute(command, _no_thunk):
+            self._pos.seq = command.seq
+
     def continue_as_new(self, input: Any) -> NoReturn:
         """End this run and start a fresh one of the same workflow with ``input`` (keeps histories short)."""
         command = self._command("continue-as-new", self.run.workflow_type)

@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS events (
     prompt_version TEXT,
     idempotency_key TEXT,
     patch_id TEXT,
+    patch_deprecated INTEGER,
     result TEXT,
     error TEXT,
     duration_s REAL,
@@ -159,6 +160,12 @@ class Journal:
                 columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
                 if "prompt_manifest" not in columns:  # another process may have just added it
                     self._db.execute("ALTER TABLE runs ADD COLUMN prompt_manifest TEXT")
+        event_columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
+        if "patch_deprecated" not in event_columns:
+            with self._write():
+                event_columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
+                if "patch_deprecated" not in event_columns:
+                    self._db.execute("ALTER TABLE events ADD COLUMN patch_deprecated INTEGER")
 
     @property
     def shareable(self) -> bool:
@@ -317,12 +324,12 @@ class Journal:
             result_json = dumps(event.result)
         self._db.execute(
             "INSERT OR REPLACE INTO events (run_id, seq, kind, name, state, args_digest, prompt_name, prompt_version,"
-            " idempotency_key, patch_id, result, error, duration_s, due_at, epoch)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " idempotency_key, patch_id, patch_deprecated, result, error, duration_s, due_at, epoch)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run_id, event.seq, event.kind, event.name, state, event.args_digest,
                 event.prompt.name if event.prompt else None, event.prompt.version if event.prompt else None,
-                event.idempotency_key, event.patch_id, result_json, _error_json(event.error), event.duration_s, due_at,
+                event.idempotency_key, event.patch_id, 1 if event.extra.get("deprecated") is True else None, result_json, _error_json(event.error), event.duration_s, due_at,
                 claim.epoch,
             ),
         )
@@ -445,7 +452,7 @@ class Journal:
         prompts: dict[str, str] = {}
         rows = self._db.execute(
             "SELECT seq, kind, name, args_digest, prompt_name, prompt_version, idempotency_key, patch_id, result, error,"
-            " duration_s FROM events WHERE run_id = ? AND state = 'done' ORDER BY seq",
+            " duration_s, patch_deprecated FROM events WHERE run_id = ? AND state = 'done' ORDER BY seq",
             (run_id,),
         )
         for row in rows:
@@ -458,6 +465,7 @@ class Journal:
                 Event(
                     seq=row[0], kind=row[1], name=row[2], args_digest=row[3], prompt=prompt, idempotency_key=row[6],
                     patch_id=row[7], result=_loads(row[8]), error=_error_of(row[9]), duration_s=row[10],
+                    extra={"deprecated": True} if row[11] else {},
                 )
             )
         status = _STATUSES[run["status"]]

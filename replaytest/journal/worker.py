@@ -114,7 +114,7 @@ class LiveBackend:
 
     def _marker(self, command: Command, recorded: EventRow | None) -> bool:
         if recorded is None:
-            self._append(command)
+            self._append(command, extra={"deprecated": True} if command.deprecated else {})
             return True
         # Temporal semantics: a run recorded before the patch holds another command here.
         return recorded.kind == "marker" and recorded.patch_id == command.patch_id

@@ -39,7 +39,7 @@ from replaytest.history import Event, History
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos_import import PATCH_PREFIX, event_kind
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet, replay_neutral, replay_neutral_file
-from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
+from replaytest.replay.divergence import Divergence, PatchDecision, ReplayResult, SourcePosition
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
     PATCH_MARKER,
@@ -49,6 +49,7 @@ from replaytest.replay.engine import (
     ReachedEnd,
     Recorded,
     RecordedEvents,
+    as_position,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -184,8 +185,12 @@ class _Operations:
         upcoming = self._next()
         source = _issuing_line()
         if upcoming is None or upcoming.seq == function_id:
+            if deprecated:
+                return self.matcher.deprecate_patch(patch_id, source)
             return self.matcher.patched(patch_id, source)
-        return False  # a gap in the recorded ids: the recorded run did not pass this patch
+        # A gap in the recorded ids: the recorded run did not pass this patch.
+        self.matcher.patch_decisions.append(PatchDecision(patch_id, False, function_id, as_position(source), deprecated))
+        return False
 
     def name_at(self, function_id: int) -> str | None:
         for event in self.history.events:
@@ -402,6 +407,7 @@ class DBOSReplayer:
                     raised = error
                     finished = True
         result.warnings = matcher.warnings
+        result.patch_decisions = matcher.patch_decisions
         if divergence is None and finished and guard.stopped is None:
             divergence = _check_end(matcher, history, output, raised)
         return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)

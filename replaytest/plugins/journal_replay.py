@@ -66,6 +66,8 @@ class ReplayBackend:
     def execute(self, command: Command, thunk: Thunk) -> Any:
         source = command.source  # a CallSite; the matcher converts it only for a report
         if command.kind == "marker" and command.name == PATCH_MARKER:
+            if command.deprecated:
+                return self.matcher.deprecate_patch(command.patch_id or "", source)
             return self.matcher.patched(command.patch_id or "", source)
         issued = Issued(
             kind=command.kind,
@@ -158,6 +160,7 @@ class JournalReplayer:
         if divergence is None and outcome is not None and guard.stopped is None:
             divergence = _check_end(matcher, history, outcome)
         result.warnings = matcher.warnings
+        result.patch_decisions = matcher.patch_decisions
         divergence = settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)
         if divergence is not None:
             result.status = "diverged"
@@ -202,6 +205,7 @@ def _recorded(event: Event) -> Recorded:
         prompt_version=event.prompt.version if event.prompt is not None else None,
         patch_id=event.patch_id,
         payload=event,
+        deprecated=event.extra.get("deprecated") is True,
     )
 
 

