@@ -58,11 +58,6 @@ def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str) -> st
 
 @pytest.mark.temporal_server
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="Temporal reports a divergence's function by its qualified name (InvoiceDispute.run); the guard "
-           "synthesis looks the enclosing function up by its bare name only, so it finds none and offers no guard",
-)
 @pytest.mark.parametrize("change", list(TEMPORAL_NEW_PATH))
 def test_temporal_guard_verifies_applies_and_marks_new_runs(temporal_kit: ScenarioKit, change: str) -> None:
     patch_id = verified_guard_applied(temporal_kit, change, "workflow.patched")
