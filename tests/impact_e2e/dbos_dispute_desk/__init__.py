@@ -1,0 +1,1 @@
+"""The DBOS invoice-dispute desk of the deploy-impact scenario (``app``)."""

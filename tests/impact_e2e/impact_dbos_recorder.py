@@ -1,0 +1,66 @@
+"""Runs the dispute desk of the project in the working directory for real on a SQLite system database.
+
+``python impact_dbos_recorder.py SYSTEM_DB EFFECTS record``: starts the five disputes, waits until each
+waits in ``DBOS.recv``, sends the reviewer's decision to the three that get one, waits for them to
+finish and exits without shutting down (the other two stay PENDING in recv, as after a crash).
+``python impact_dbos_recorder.py SYSTEM_DB EFFECTS fresh RUN_ID DECISION AMOUNT``: a new run of the code
+as it is now (a dispute of AMOUNT on INV-200), decided at once; prints its output as JSON (give it a new SYSTEM_DB: on the recorded one DBOS
+would first recover the pending disputes under that code)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+SYSTEM_DB, EFFECTS, MODE = sys.argv[1:4]
+os.environ["DISPUTE_DESK_EFFECTS"] = EFFECTS
+sys.path.insert(0, os.getcwd())  # the dispute desk of the project being recorded
+
+from dbos import DBOS, SetWorkflowID  # noqa: E402
+from dbos_dispute_desk import app  # noqa: E402
+
+RUNS = [
+    ("dispute-1", {"invoice_id": "INV-101", "text": "I was charged twice this month", "amount": 120.0}, "approve"),
+    ("dispute-2", {"invoice_id": "INV-102", "text": "charged twice for the annual plan", "amount": 900.0}, "approve"),
+    ("dispute-3", {"invoice_id": "INV-103", "text": "the support line never answered", "amount": 60.0}, "reject"),
+    ("dispute-4", {"invoice_id": "INV-104", "text": "charged twice after cancelling", "amount": 300.0}, None),
+    ("dispute-5", {"invoice_id": "INV-105", "text": "the service was down for a week", "amount": 1500.0}, None),
+]
+
+
+def waits_in_recv(run_id: str) -> bool:
+    """The recv's timeout sleep is the row DBOS writes last before it waits."""
+    return any(step["function_name"] == "DBOS.sleep" for step in DBOS.list_workflow_steps(run_id))
+
+
+def until(ready, what: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{what} did not happen in {timeout_s} s")
+        time.sleep(0.05)
+
+
+DBOS(config={"name": "dispute-desk", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1"})
+DBOS.launch()
+if MODE == "fresh":
+    run_id, decision, amount = sys.argv[4:7]
+    with SetWorkflowID(run_id):
+        handle = DBOS.start_workflow(app.resolve_dispute, {"invoice_id": "INV-200", "text": "charged twice", "amount": float(amount)})
+    until(lambda: waits_in_recv(run_id), f"{run_id} waiting for its review")
+    DBOS.send(run_id, decision, topic="review")
+    print(json.dumps(handle.get_result()))
+else:
+    handles = {}
+    for run_id, dispute, _ in RUNS:
+        with SetWorkflowID(run_id):
+            handles[run_id] = DBOS.start_workflow(app.resolve_dispute, dispute)
+    for run_id, _, decision in RUNS:
+        until(lambda: waits_in_recv(run_id), f"{run_id} waiting for its review")
+        if decision is not None:
+            DBOS.send(run_id, decision, topic="review")
+            print(json.dumps({run_id: handles[run_id].get_result()}))
+sys.stdout.flush()
+os._exit(0)  # no shutdown: the undecided disputes stay PENDING in recv, as after a crash

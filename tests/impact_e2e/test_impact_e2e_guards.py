@@ -1,0 +1,101 @@
+"""The version guards ``replaytest impact --base`` suggests for each change of the Temporal and DBOS
+scenarios, taken all the way: the guard is shown verified against all five recorded runs, ``--fix``
+writes it into the code, the guarded code replays every recorded run green, and a fresh run of the
+guarded code on the real engine takes the new path and records the patch marker."""
+
+from __future__ import annotations
+
+import impact_dbos_kit
+import impact_temporal_kit
+import pytest
+from impact_kit import ScenarioKit, git, impact_json, replay_json, run_replaytest
+
+# What a fresh, approved run of the guarded code does, per change: the dispute's amount (the branch
+# change escalates only above 500) and the operations it must run, in order.
+TEMPORAL_NEW_PATH = {
+    "audit_after_review": (75.0, ["classify_dispute", "lookup_invoice", "record_audit", "issue_credit", "notify_customer"]),
+    "lookup_first": (75.0, ["lookup_invoice", "classify_dispute", "issue_credit", "notify_customer"]),
+    "escalate_large": (900.0, ["classify_dispute", "lookup_invoice", "escalate_to_finance", "notify_customer"]),
+}
+DBOS_WAIT = ["DBOS.recv", "DBOS.sleep"]
+DBOS_NEW_PATH = {
+    # "patched" marks where the guard's DBOS.patch runs; it takes a function id of its own.
+    "audit_after_review": (75.0, ["classify_dispute", "lookup_invoice", *DBOS_WAIT, "patched", "record_audit",
+                                  "issue_credit", "notify_customer"]),
+    "lookup_first": (75.0, ["patched", "lookup_invoice", "classify_dispute", *DBOS_WAIT, "issue_credit", "notify_customer"]),
+    "escalate_large": (900.0, ["classify_dispute", "lookup_invoice", *DBOS_WAIT, "patched", "escalate_to_finance",
+                               "notify_customer"]),
+}
+
+
+def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str) -> str:
+    """The change's one guard: shown verified on every recorded run, then applied with ``--fix``; its patch id."""
+    kit.switch(change)
+    code, _, workflow = impact_json(kit, "--base", kit.base)
+    assert code == 1
+    [group] = workflow["groups"]
+    guard = group["guard"]
+    assert guard is not None, group["guard_note"]
+    assert (guard["engine"], guard["path"]) == (kit.engine, kit.code_file)
+    assert guard["verified"] == {"histories": 5, "passed": 5, "ok": True, "failing": []}
+    assert guard["verification"] == "verified: 5 of 5 histories replay green"
+    assert guard["diff"].startswith("---"), guard["diff"]
+    patch_id = guard["patch_id"]
+    # --diff prints it as a patch git accepts for this checkout; nothing is written yet.
+    shown = run_replaytest(kit.root, "impact", "--base", kit.base, "--diff")
+    assert shown.returncode in (0, 1), shown.stdout + shown.stderr
+    assert guard["diff"] in shown.stdout
+    (kit.root / "guard.patch").write_text(shown.stdout, encoding="utf-8")
+    git(kit.root, "apply", "--check", "guard.patch")
+    assert (kit.root / kit.code_file).read_text() == kit.changes[change]
+    fixed = run_replaytest(kit.root, "impact", "--base", kit.base, "--fix")
+    assert fixed.returncode in (0, 1), fixed.stdout + fixed.stderr
+    assert f'{guard_call}("{patch_id}")' in (kit.root / kit.code_file).read_text()
+    code, results = replay_json(kit)
+    assert (code, {run: r["status"] for run, r in results.items()}) == (0, dict.fromkeys(kit.run_ids, "passed"))
+    return patch_id
+
+
+@pytest.mark.temporal_server
+@pytest.mark.slow
+@pytest.mark.parametrize("change", list(TEMPORAL_NEW_PATH))
+def test_temporal_guard_verifies_applies_and_marks_new_runs(temporal_kit: ScenarioKit, change: str) -> None:
+    patch_id = verified_guard_applied(temporal_kit, change, "workflow.patched")
+    amount, activities = TEMPORAL_NEW_PATH[change]
+    _, history = impact_temporal_kit.fresh_run(temporal_kit, f"dispute-guarded-{change}", "approve", amount)
+    assert impact_temporal_kit.patch_markers(history) == [patch_id]
+    assert impact_temporal_kit.scheduled_activities(history) == activities
+
+
+@pytest.mark.parametrize("change", list(DBOS_NEW_PATH))
+def test_dbos_guard_verifies_applies_and_marks_new_runs(dbos_kit: ScenarioKit, change: str) -> None:
+    patch_id = verified_guard_applied(dbos_kit, change, "DBOS.patch")
+    amount, operations = DBOS_NEW_PATH[change]
+    _, history_file = impact_dbos_kit.fresh_run(dbos_kit, f"dispute-guarded-{change}", "approve", amount)
+    assert impact_dbos_kit.step_names(history_file) == [
+        f"patched {patch_id}" if name == "patched" else name for name in operations
+    ]
+
+
+# The threads each LangGraph change leaves needing a version stamp: (in flight, finished).
+LANGGRAPH_NEED = {
+    "audit_after_review": ("none", "dispute-1, dispute-2, dispute-3"),
+    "lookup_first": ("dispute-4, dispute-5", "dispute-1, dispute-2, dispute-3"),
+}
+
+
+@pytest.mark.parametrize("change", list(LANGGRAPH_NEED))
+def test_langgraph_gets_guidance_naming_the_threads_and_no_code_guard(langgraph_kit: ScenarioKit, change: str) -> None:
+    langgraph_kit.switch(change)
+    code, _, workflow = impact_json(langgraph_kit, "--base", langgraph_kit.base)
+    assert code == 1
+    in_flight, finished = LANGGRAPH_NEED[change]
+    guidance = workflow["guidance"]
+    assert guidance.startswith("LangGraph's functional API has no patch marker: stamp a version into the thread's input"), guidance
+    assert guidance.endswith(f"; in-flight threads that need it: {in_flight}; finished threads "
+                             f"(for forks and replays from a checkpoint): {finished}"), guidance
+    assert [(group["guard"], group["guard_note"]) for group in workflow["groups"]] == [(None, guidance)]
+    # Nothing to apply: --fix leaves the code as it is.
+    fixed = run_replaytest(langgraph_kit.root, "impact", "--base", langgraph_kit.base, "--fix")
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    assert (langgraph_kit.root / langgraph_kit.code_file).read_text() == langgraph_kit.changes[change]
