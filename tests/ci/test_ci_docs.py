@@ -129,6 +129,7 @@ def test_replay_job_records_green_replays_on_main_and_pull_requests_only_restore
         assert "--no-cache" not in commands[0]  # a run that neither reads nor writes keeps the cache empty
 
 
+@pytest.mark.slow  # four check runs in subprocesses, one under coverage
 def test_the_replay_jobs_commands_skip_on_a_pull_request_what_main_replayed_green(tmp_path: Path) -> None:
     """The replay job's own commands from docs/ci.md, in the order CI runs them: main's (coverage: replays all,
     records) twice, then a pull request's against the folder main left behind."""
