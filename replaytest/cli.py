@@ -495,10 +495,14 @@ def _run_replay(
     if coverage is not None:
         measure = coverage.start(workflows, [p.profile for p in plugins if p.profile is not None])
     cache = None
-    if skipped is not None and coverage is None:  # coverage needs every history to run
+    if skipped is not None:
         from replaytest.replay.cache import ReplayCache
 
-        cache = ReplayCache(config.cache_folder(), config.root, workflows, options, import_reads)
+        # Coverage needs every history to run: then the cache only records the green ones, for later
+        # runs without coverage to skip.
+        cache = ReplayCache(
+            config.cache_folder(), config.root, workflows, options, import_reads, skip=coverage is None
+        )
     try:
         with progress(len(files), "replaying", show_progress) as advance:
             results = replay_many(files, replayers, workflows, options, measure=measure, cache=cache, advance=advance)
@@ -591,8 +595,12 @@ def _echo_replay_text(results: list[ReplayResult], details: bool, quiet: bool, s
     for line in summary_notes(results):
         click.echo(f"note: {line}")
     if skipped:
-        click.echo(f"skipped {skipped} histories that replayed green before, with no change to them, their "
-                   "workflow's code or the files it read (--no-cache replays them)")
+        click.echo(_skipped_line(skipped))
+
+
+def _skipped_line(skipped: int) -> str:
+    return (f"skipped {skipped} histories that replayed green before, with no change to them, their "
+            "workflow's code or the files it read (--no-cache replays them)")
 
 
 def _replay_exit_code(results: list[ReplayResult]) -> int:
@@ -828,6 +836,8 @@ def check(
         extra = [*replay_annotations(results, details), *uncovered]
         click.echo(CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd()), nl=False)
         _echo_exclusion_text(selected, details, err=True)  # beside the machine-readable report, as below
+        if sum(skipped or ()):  # a skipped history has no annotation or test case: say so beside them
+            click.echo(_skipped_line(sum(skipped or ())), err=True)
         if not replay_configured:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped", err=True)

@@ -252,11 +252,13 @@ class ReplayCache:
 
     ``import_reads`` are the files read while the workflows were imported (recorded with ``stacks``, so
     each read is attributed to the modules whose import made it); without them import-time reads are
-    unknown and nothing is remembered. ``watching(path)`` records what one history's replay reads."""
+    unknown and nothing is remembered. ``watching(path)`` records what one history's replay reads.
+    With ``skip`` False the cache only records: every history replays (a coverage run measures them all)
+    and the green ones are remembered for later runs, as a green replay under coverage is the same verdict."""
 
     def __init__(
         self, directory: Path, root: Path, workflows: WorkflowSet, options: ReplayOptions,
-        import_reads: FileReads | None = None,
+        import_reads: FileReads | None = None, *, skip: bool = True,
     ) -> None:
         self.directory = directory.resolve()
         self.file = directory / "replay" / "passed.json"
@@ -264,6 +266,7 @@ class ReplayCache:
         self.workflows = workflows
         self.options = options
         self.import_reads = import_reads
+        self.skip = skip
         salt = {
             "cache": CACHE_VERSION,
             "replaytest": __version__,
@@ -296,7 +299,10 @@ class ReplayCache:
 
     def fresh(self, path: Path, loaded: LoadedHistory | None = None) -> bool:
         """True when ``path`` replayed green before and nothing that replay depended on changed.
-        ``loaded`` is the file already read for its replay (then its digest is used, not read again)."""
+        ``loaded`` is the file already read for its replay (then its digest is used, not read again).
+        Always False for a cache that only records (``skip`` False)."""
+        if not self.skip:
+            return False
         key = self._key(path, loaded)
         entry = self.entries.get(key) if key is not None else None
         if not isinstance(entry, dict) or not all(isinstance(entry.get(part), dict) for part in ("files", "prompts", "libraries")):

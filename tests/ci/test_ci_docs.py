@@ -1,22 +1,32 @@
 """docs/ci.md ships a GitHub Actions workflow and a deploy-impact job to add under its ``jobs:``: the YAML
 parses, has the jobs and steps it promises (lint annotations, SARIF upload, replay gate, the impact report as
 step summary and pull-request comment), and every ``replaytest`` command in it parses with our CLI's real
-options (a renamed or removed flag fails here, not in a user's pipeline)."""
+options (a renamed or removed flag fails here, not in a user's pipeline). Every install line of the recipe and
+the README names something installable, and the replay job's own commands, run twice on a small project as the
+default branch and then a pull request run them, skip the histories the first run recorded green."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 import pytest
 import yaml
+from recipe_kit import HISTORIES, write_project
 
+import replaytest
 from replaytest.cli import cli
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DOC = REPO_ROOT / "docs" / "ci.md"
+README = REPO_ROOT / "README.md"
+RELEASE_TAG = f"v{replaytest.__version__}"
 
 
 def _workflow() -> dict[str, Any]:
@@ -35,17 +45,25 @@ def _steps() -> list[dict[str, Any]]:
     return [step for job in _workflow()["jobs"].values() for step in job["steps"]]
 
 
-def _replaytest_commands() -> list[list[str]]:
+def _shell_commands(script: str) -> list[list[str]]:
+    """The words of each command of a ``run`` script; continued lines joined, expressions a placeholder."""
     commands = []
-    for step in _steps():
-        script = step.get("run", "")
-        for line in re.split(r"&&|\n(?!\s*-)", script.replace("\\\n", " ")):  # commands; continued lines joined
-            line = re.sub(r"\$\{\{[^}]*\}\}", "REV", line)  # expressions: a placeholder argument
-            line = re.split(r"\s(?:>|\|\|)\s", line)[0]  # shell redirection and fallbacks are not ours
-            words = shlex.split(line)
-            if words and words[0] == "replaytest":
-                commands.append(words[1:])
+    for line in re.split(r"&&|\n(?!\s*-)", script.replace("\\\n", " ")):
+        line = re.sub(r"\$\{\{[^}]*\}\}", "REV", line)  # expressions: a placeholder argument
+        line = re.split(r"\s(?:>|\|\|)\s", line)[0]  # shell redirection and fallbacks are not ours
+        words = shlex.split(line)
+        if words:
+            commands.append(words)
     return commands
+
+
+def _replaytest_commands(steps: list[dict[str, Any]] | None = None) -> list[list[str]]:
+    return [
+        words[1:]
+        for step in (_steps() if steps is None else steps)
+        for words in _shell_commands(step.get("run", ""))
+        if words[0] == "replaytest"
+    ]
 
 
 def _parse(arguments: list[str]) -> click.Context:
@@ -77,16 +95,144 @@ def test_lint_job_annotates_and_uploads_the_sarif_it_writes() -> None:
     assert upload["with"]["sarif_file"] == written.group(1)
 
 
-def test_replay_job_gates_with_check_and_can_diff_against_the_base() -> None:
+def _replay_steps(event: str) -> list[dict[str, Any]]:
+    """The replay job's steps that run for ``event`` (``pull_request`` or ``push``), by their ``if``."""
+    chosen = []
+    for step in _workflow()["jobs"]["replay"]["steps"]:
+        condition = str(step.get("if", ""))
+        if "github.event_name == 'pull_request'" in condition and event != "pull_request":
+            continue
+        if "github.event_name != 'pull_request'" in condition and event == "pull_request":
+            continue
+        chosen.append(step)
+    return chosen
+
+
+def _cache_step(steps: list[dict[str, Any]], action: str) -> dict[str, Any]:
+    matching = [step for step in steps if step.get("uses", "").startswith(f"actions/cache/{action}@")]
+    assert len(matching) == 1, f"one actions/cache/{action} step expected"
+    return matching[0]
+
+
+def test_replay_job_records_green_replays_on_main_and_pull_requests_only_restore_them() -> None:
     steps = _workflow()["jobs"]["replay"]["steps"]
-    checkout = steps[0]
-    assert checkout["with"]["fetch-depth"] == 0  # --diff-base needs history
-    checks = [step["run"] for step in steps if step.get("run", "").startswith("replaytest check")]
-    assert any("--diff-base" in run and "--output-format github" in run for run in checks)
-    cache = next(step for step in steps if step.get("uses", "").startswith("actions/cache@"))
-    assert cache["with"]["path"] == ".replaytest_cache"  # the configuration's default cache-dir
+    assert steps[0]["with"]["fetch-depth"] == 0  # --diff-base, when added to the pull-request gate, needs history
+    assert not any(step.get("uses", "").startswith("actions/cache@") for step in steps)  # it restores and saves
+    main, pull_request = _replay_steps("push"), _replay_steps("pull_request")
+    saved, restored = _cache_step(main, "save"), _cache_step(pull_request, "restore")
+    assert not any(step.get("uses", "").startswith("actions/cache/restore@") for step in main)  # main trusts none
+    assert not any(step.get("uses", "").startswith("actions/cache/save@") for step in pull_request)
+    assert saved["with"]["path"] == restored["with"]["path"] == ".replaytest_cache"  # the default cache-dir
+    assert saved["with"]["key"].startswith(restored["with"]["restore-keys"])  # a pull request finds main's entry
+    for commands in (_replaytest_commands(main), _replaytest_commands(pull_request)):
+        assert [words[0] for words in commands] == ["check"] and "--output-format" in commands[0]
+        assert "--no-cache" not in commands[0]  # a run that neither reads nor writes keeps the cache empty
 
 
+@pytest.mark.slow  # four check runs in subprocesses, one under coverage
+def test_the_replay_jobs_commands_skip_on_a_pull_request_what_main_replayed_green(tmp_path: Path) -> None:
+    """The replay job's own commands from docs/ci.md, in the order CI runs them: main's (coverage: replays all,
+    records) twice, then a pull request's against the folder main left behind."""
+    project = write_project(tmp_path / "project")
+    [main] = _replaytest_commands(_replay_steps("push"))
+    [pull_request] = _replaytest_commands(_replay_steps("pull_request"))
+
+    def run(words: list[str]) -> str:
+        done = subprocess.run([sys.executable, "-m", "replaytest", *words], cwd=project, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stderr
+
+    for _ in range(2):  # coverage needs every history: main's run never skips, whatever the cache holds
+        output = run(main)
+        assert "skipped" not in output and "invoice_dispute" in output, output  # its coverage table
+    assert (project / ".replaytest_cache" / "replay" / "passed.json").is_file()
+    output = run(pull_request)
+    assert f"skipped {len(HISTORIES)} histories that replayed green before" in output, output
+
+    # A pull request that edits the reply prompt a waiting run will use replays both histories again.
+    prompt = project / "disputes" / "prompts" / "reply.txt"
+    prompt.write_text(prompt.read_text(encoding="utf-8") + "Thank them for their patience.\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "replaytest", *pull_request], cwd=project, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "skipped" not in done.stderr
+    assert "dispute-overcharge-waiting.json" in done.stdout and "prompt-drift" in done.stdout
+
+
+# Where an install line may take a package from. A path is the project's own code. A direct reference must
+# be a VCS URL pinned to a commit (40 hex digits) or to the release tag (v<version>, see the README's
+# Releasing section): an unpinned URL installs whatever the branch holds that day. A bare name must be a
+# dependency replaytest itself declares (those exist on the index: pip resolves them for every install);
+# never replaytest, whose name on the index is not this project's.
+PINNED_REV = re.compile(rf"@(?:[0-9a-f]{{40}}|{re.escape(RELEASE_TAG)})$")
+
+
+def _not_installable(target: str) -> str | None:
+    """Why an install target breaks the rule above; None when it keeps it."""
+    if target.startswith((".", "/")):
+        return None
+    name, at, url = (part.strip() for part in target.partition(" @ "))
+    if at:
+        if not url.startswith("git+https://"):
+            return f"{target}: a direct reference other than a git URL"
+        if not PINNED_REV.search(url):
+            return f"{target}: the git URL is pinned to neither a commit nor {RELEASE_TAG}"
+        return None
+    bare = re.split(r"[\[<>=!~; ]", name, maxsplit=1)[0].lower()
+    declared = {re.split(r"[\[<>=!~; ]", dependency, maxsplit=1)[0].lower()
+                for dependency in _declared_dependencies()}
+    if bare == "replaytest" or bare not in declared:
+        return f"{target}: a bare name that is not a dependency replaytest declares"
+    return None
+
+
+def _declared_dependencies() -> list[str]:
+    """What replaytest's metadata requires, extras included (``name>=x; extra == "test"``)."""
+    return importlib.metadata.requires("replaytest") or []
+
+
+def _install_targets(text: str) -> list[str]:
+    """The targets of every ``pip install`` in ``text``'s code (fenced blocks, inline spans, YAML ``run``)."""
+    code = re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S) + re.findall(r"`([^`\n]+)`", text)
+    targets = []
+    for line in (line for snippet in code for line in snippet.splitlines() if "pip install" in line):
+        line = re.sub(r"^\s*-?\s*run:\s*", "", line)  # a YAML step's command
+        for words in _shell_commands(line.split("#")[0]):  # a comment after the command is not a target
+            if "install" in words and words[words.index("install") - 1] == "pip":
+                after = words[words.index("install") + 1:]
+                targets.extend(word for word in after if not word.startswith("-"))
+    return targets
+
+
+def test_every_install_line_of_the_recipe_and_the_readme_names_something_installable() -> None:
+    recipe = _install_targets(DOC.read_text(encoding="utf-8"))
+    readme = _install_targets(README.read_text(encoding="utf-8"))
+    # The recipe installs replaytest in each job; the README from a checkout and from a pinned URL.
+    assert sum("replaytest" in target for target in recipe) == 3, recipe
+    assert any(target.startswith("replaytest[") for target in readme) and "." in readme, readme
+    problems = [problem for target in recipe + readme if (problem := _not_installable(target))]
+    assert problems == []
+    # The pre-commit hooks install the hook repository itself, at the rev the user pins; nothing else.
+    hooks = yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert [hook.get("additional_dependencies") for hook in hooks] == [None] * len(hooks)
+
+
+@pytest.mark.parametrize("target", [
+    "replaytest",
+    "replaytest[temporal]",
+    "replaytest @ git+https://example.com/o/replaytest.git",
+    "replaytest @ git+https://example.com/o/replaytest.git@main",
+    "replaytest @ https://example.com/replaytest-0.1.0.tar.gz",
+    "left-pad",
+])
+def test_the_install_rule_rejects_an_unpinned_or_unclaimed_name(target: str) -> None:
+    """Guard: the rule above must fail on the install lines it exists to catch."""
+    assert _not_installable(target) is not None
+
+
+def test_the_install_line_finder_sees_a_bare_install_in_a_run_step() -> None:
+    assert _install_targets("```yaml\n- run: python -m pip install -q -e . replaytest\n```\n") == [".", "replaytest"]
 def test_every_replaytest_command_parses() -> None:
     commands = _replaytest_commands()
     assert {words[0] for words in commands} == {"lint", "check", "impact"}

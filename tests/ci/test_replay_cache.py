@@ -76,6 +76,7 @@ def _check(project: Path, *args: str) -> dict:
     return {"replayed": sorted(Path(r["history"]).name for r in replay["results"]), "skipped": replay["skipped"]}
 
 
+@pytest.mark.slow
 def test_unchanged_run_replays_nothing_and_a_changed_module_only_its_workflows_histories(project: Path) -> None:
     everything = sorted(p.name for p in (project / "histories").iterdir())
     assert _check(project) == {"replayed": everything, "skipped": 0}

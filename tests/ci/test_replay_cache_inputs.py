@@ -125,6 +125,7 @@ def _green_and_cached(project: Path) -> None:
     assert (code, _outcomes(second), second["skipped"]) == (0, {}, 2), "an unchanged project must be skipped"
 
 
+@pytest.mark.slow
 def test_editing_only_a_prompt_template_file_read_at_import_replays_and_fails_like_no_cache(desk: Path) -> None:
     _green_and_cached(desk)
     template = desk / "prompts" / "assess.txt"
@@ -139,6 +140,7 @@ def test_editing_only_a_prompt_template_file_read_at_import_replays_and_fails_li
     assert [r["warnings"] != [] for r in cached["results"] if Path(r["history"]).stem == "done-mug"] == [True]
 
 
+@pytest.mark.slow
 def test_editing_a_file_read_only_while_replaying_replays_and_fails_like_no_cache(desk: Path) -> None:
     _green_and_cached(desk)
     # Now the mug's 12 is over the limit: today's code waits for a manager where the run refunded at once.
@@ -152,6 +154,7 @@ def test_editing_a_file_read_only_while_replaying_replays_and_fails_like_no_cach
     assert (fresh_code, _outcomes(fresh)) == (1, expected)
 
 
+@pytest.mark.slow
 def test_a_deleted_read_file_is_a_miss(desk: Path) -> None:
     _green_and_cached(desk)
     (desk / "refund_limit.txt").unlink()
@@ -166,6 +169,7 @@ def test_a_deleted_read_file_is_a_miss(desk: Path) -> None:
     assert (fresh_code, _outcomes(fresh)) == (1, expected)
 
 
+@pytest.mark.slow
 def test_a_file_the_code_never_reads_changes_nothing(desk: Path) -> None:
     _green_and_cached(desk)
     (desk / "NOTES.txt").write_text("returns desk runbook\n", encoding="utf-8")
@@ -174,6 +178,7 @@ def test_a_file_the_code_never_reads_changes_nothing(desk: Path) -> None:
     assert (code, _outcomes(replay), replay["skipped"]) == (0, {}, 2)
 
 
+@pytest.mark.slow
 def test_a_prompt_changed_by_the_environment_is_a_miss(desk: Path) -> None:
     """No file changed, but the current code's prompt manifest did: the entry does not hold."""
     _green_and_cached(desk)

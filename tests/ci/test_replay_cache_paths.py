@@ -108,6 +108,7 @@ def _check(project: Path, pythonpath: str, *args: str) -> tuple[int, dict[str, t
     return run.returncode, outcomes, replay["skipped"]
 
 
+@pytest.mark.slow
 def test_the_same_spec_imported_from_another_folder_replays_and_fails_like_no_cache(project: Path) -> None:
     assert _check(project, "v0") == (0, {"order-O-12": ("passed", None)}, 0)
     assert _check(project, "v0") == (0, {}, 1), "an unchanged project must still be skipped"
@@ -119,6 +120,7 @@ def test_the_same_spec_imported_from_another_folder_replays_and_fails_like_no_ca
     assert _check(project, "v0") == (0, {}, 1)
 
 
+@pytest.mark.slow
 def test_a_helper_module_shadowed_earlier_on_the_path_is_a_miss(project: Path) -> None:
     """The agent still comes from v0/jagent.py, unchanged, but ``import policy`` now finds v2/policy.py
     first on ``sys.path``: its lower limit sends the order to review, a step the recorded run never took."""

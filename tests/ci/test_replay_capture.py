@@ -34,6 +34,7 @@ def _replay(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=180)
 
 
+@pytest.mark.slow
 def test_temporal_traceback_is_in_the_details_not_on_stderr(project: Path) -> None:
     run = _replay(project)
     assert run.returncode == 1, run.stdout + run.stderr

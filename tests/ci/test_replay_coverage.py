@@ -62,6 +62,7 @@ def _record_rejected_refund(project: Path) -> None:
         save_history(journal.export("run-rejected"), project / "histories" / "support_agent-refund-rejected.json")
 
 
+@pytest.mark.slow
 def test_report_names_the_uncovered_branch_and_a_history_taking_it_covers_it(project: Path) -> None:
     html = project / "html"
     run = _check(project, "--coverage", "--coverage-html", str(html))
@@ -82,6 +83,7 @@ def test_report_names_the_uncovered_branch_and_a_history_taking_it_covers_it(pro
     assert "replayed 4 histories: 4 passed" in run.stdout
 
 
+@pytest.mark.slow
 def test_diff_base_lists_a_changed_line_no_history_reaches_and_fails_the_gate(project: Path) -> None:
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
@@ -118,6 +120,7 @@ def test_unknown_revision_is_a_usage_error(project: Path) -> None:
     assert run.returncode == 2 and "no-such-rev" in run.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_pytest_replay_coverage_combines_every_process(project: Path, workers: list[str]) -> None:
     (project / "pyproject.toml").write_text(
@@ -145,6 +148,7 @@ def test_pytest_replay_coverage_combines_every_process(project: Path, workers: l
     assert (project / ".replaytest_cache" / "replay-coverage" / "html" / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_coverage_traces_workflow_code_inside_the_temporal_sandbox(tmp_path: Path) -> None:
     """Temporal's sandbox re-executes the workflow module; its lines still count for the workflow type."""
     temporal = REPO / "tests" / "temporal"

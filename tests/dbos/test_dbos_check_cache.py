@@ -30,6 +30,7 @@ def _check(root: Path) -> dict[str, Any]:
     return {"replayed": len(replay["results"]), "statuses": statuses, "skipped": replay["skipped"]}
 
 
+@pytest.mark.slow
 def test_an_unchanged_shop_is_skipped_and_a_changed_one_replayed(pytester: pytest.Pytester, pickled: Recording) -> None:
     root = project(pytester, pickled.histories)
     assert _check(root) == {"replayed": 10, "statuses": ["passed"], "skipped": 0}

@@ -91,6 +91,7 @@ def test_sqlite_and_postgres_histories_of_the_same_code_are_equivalent(pickled: 
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_unchanged_code_replays_the_postgres_runs_green(pytester: pytest.Pytester, pickled_on_postgres: Recording) -> None:
     root = project(pytester, pickled_on_postgres.histories)
     result = replay(pytester, "-v")
@@ -99,6 +100,7 @@ def test_unchanged_code_replays_the_postgres_runs_green(pytester: pytest.Pyteste
     no_effects(root)
 
 
+@pytest.mark.slow
 def test_a_changed_workflow_diverges_on_finished_and_in_flight_runs(pytester: pytest.Pytester, pickled_on_postgres: Recording) -> None:
     root = project(pytester, pickled_on_postgres.histories, RENAMED, only=("order-ok", "order-pending"))
     result = replay(pytester)

@@ -52,6 +52,7 @@ def opens(root: Path) -> dict[str, int]:
     return json.loads((root / "opens.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_every_recorded_run_replays_with_one_read_of_its_file(pytester: pytest.Pytester, pickled: Recording) -> None:
     root = project(pytester, pickled.histories)
     (root / "conftest.py").write_text(COUNTING_CONFTEST)
@@ -62,6 +63,7 @@ def test_every_recorded_run_replays_with_one_read_of_its_file(pytester: pytest.P
     assert opens(root) == {name: 1 for name in names}
 
 
+@pytest.mark.slow
 def test_a_diverging_redacted_run_is_read_once_and_lists_what_the_code_could_read(
     pytester: pytest.Pytester, pickled: Recording, tmp_path: Path
 ) -> None:

@@ -26,6 +26,7 @@ CLOCK_READ = edited(("import os\n", "import os\nimport time\n"), ('    stock = r
 OUTPUT_CHANGED = edited(('"approval": approval}', '"approval": approval, "version": 2}'))
 
 
+@pytest.mark.slow
 def test_unchanged_code_replays_every_recorded_run_and_runs_nothing(pytester: pytest.Pytester, pickled: Recording) -> None:
     root = project(pytester, pickled.histories)
     result = replay(pytester, "-v")
@@ -53,6 +54,7 @@ def test_unchanged_code_replays_every_recorded_run_and_runs_nothing(pytester: py
         pytest.param(CLOCK_READ, "nondeterministic-call", 2, None, None, "started = time.time()", id="clock-read"),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_each_change_is_caught_with_function_id_both_sides_and_line(
     pytester: pytest.Pytester,
     pickled: Recording,
@@ -84,6 +86,7 @@ def test_each_change_is_caught_with_function_id_both_sides_and_line(
     no_effects(root)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("app", [ADDED, OUTPUT_CHANGED], ids=["added-step", "changed-output"])
 def test_the_pending_run_stops_where_it_would_resume(pytester: pytest.Pytester, pickled: Recording, app: str) -> None:
     """order-pending waits in recv (function id 9): changes after that point do not concern it."""

@@ -13,6 +13,7 @@ RENAMED = edited(
 )
 
 
+@pytest.mark.slow
 def test_the_summary_separates_the_pending_run_that_breaks_from_the_finished_one(
     pytester: pytest.Pytester, pickled: Recording
 ) -> None:

@@ -108,6 +108,7 @@ def test_pytest_fails_only_the_streaming_run(pytester: pytest.Pytester, newsroom
                                  "FAILED histories/live-elections.json::replay*"])
 
 
+@pytest.mark.slow
 def test_excluding_the_streaming_run_leaves_the_others_exit_code_in_every_face(
     pytester: pytest.Pytester, newsroom: Path
 ) -> None:

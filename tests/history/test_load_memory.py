@@ -74,6 +74,7 @@ def _replay_capped(histories: tuple[Path, Path], growth: float, slack: int = ALL
     return outcome
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the address space from /proc (Linux)")
 def test_a_large_history_replays_within_a_small_multiple_of_its_size(histories: tuple[Path, Path]) -> None:
     assert histories[1].stat().st_size > 30_000_000  # large enough that copies of it dominate the cap
@@ -81,6 +82,7 @@ def test_a_large_history_replays_within_a_small_multiple_of_its_size(histories: 
     assert outcome == {"status": "passed", "events": 2 * TICKETS, "error": None}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the address space from /proc (Linux)")
 def test_the_cap_binds_a_load_that_needs_more_than_the_file_itself(histories: tuple[Path, Path]) -> None:
     # The file's text alone is as large as the file: nothing loads it under a cap of its size.

@@ -280,6 +280,7 @@ HOSTILE_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_hostile_strings_are_scanned_within_a_cpu_and_memory_limit() -> None:
     # Each string is a million characters built to make a careless pattern backtrack quadratically
     # (minutes of CPU); the child is killed past 20 CPU seconds or 1 GiB. A BEGIN line without a

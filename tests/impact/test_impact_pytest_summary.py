@@ -61,6 +61,7 @@ def test_finished_only_groups_and_no_line_when_nothing_diverges(pytester: pytest
     assert "replaytest impact" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_xdist_workers_send_the_divergence_points_to_the_controller(pytester: pytest.Pytester, recorded: Path) -> None:
     pytest.importorskip("xdist")
     make_project(pytester, recorded, "audit_after_decision")

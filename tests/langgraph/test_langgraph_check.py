@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import import_histories, record_order_runs
 
 AGENT = '''
@@ -54,6 +55,7 @@ def check(project: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_check_replays_again_once_the_entrypoint_changed(tmp_path: Path, monkeypatch) -> None:
     project = tmp_path / "project"
     (project / "cacheproj").mkdir(parents=True)

@@ -207,6 +207,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="address-space limit read from /proc")
 def test_a_checkpoint_that_would_expand_to_gigabytes_is_refused_within_a_memory_limit(tmp_path: Path) -> None:
     # 20 million empty maps: 20 MB stored (under max_stored_bytes), over a gigabyte as Python dicts if decoded.

@@ -203,6 +203,7 @@ def test_a_history_of_an_entrypoint_the_code_no_longer_has_is_stale(recorded) ->
     assert "no current @entrypoint named 'order_agent'" in report["results"][0]["error"]
 
 
+@pytest.mark.slow
 def test_the_pytest_plugin_replays_langgraph_histories(recorded, pytester: pytest.Pytester) -> None:
     (pytester.path / "histories").mkdir()
     for path in recorded.histories.iterdir():

@@ -1,6 +1,7 @@
 """The pre-commit hooks, run for real: ``.pre-commit-hooks.yaml`` declares them, and a throwaway git
 repository whose ``.pre-commit-config.yaml`` points at this checkout (at the release tag) blocks a
-commit that stages only a helper module breaking a workflow, then accepts the fixed commit.
+commit that stages only a helper module breaking a workflow, then accepts the fixed commit; with the
+``replaytest-check`` hook, a commit staging only a prompt text file that breaks a waiting run is blocked.
 
 No network: the hook repository is a fresh git repository made from this working tree's files (tracked
 and untracked-but-not-ignored, as they are on disk, so uncommitted work is what gets tested) and tagged
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +21,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from recipe_kit import write_project
 
 import replaytest
 
@@ -41,6 +44,16 @@ def test_hook_manifest_declares_the_three_hooks() -> None:
     assert hooks["replaytest-lint-staged"]["entry"] == "replaytest lint --force-exclude"
     check = hooks["replaytest-check"]
     assert check["entry"] == "replaytest check" and check["pass_filenames"] is False
+    # A replay depends on files of any type (a prompt template, pyproject.toml): no filter may skip it.
+    assert check["always_run"] is True
+    assert (check["types"], check["types_or"], check["files"]) == (["file"], [], "")
+
+
+def test_readme_documents_the_release_tag_the_example_names() -> None:
+    """The example's rev exists once the version is released: the README's release steps create that tag."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    releasing = readme.split("\n## Releasing\n", 1)[1].split("\n## ", 1)[0]
+    assert f"git tag {TAG} && git push origin {TAG}" in releasing
 
 
 def test_version_is_written_in_one_place_and_the_readme_uses_its_tag() -> None:
@@ -158,3 +171,53 @@ def test_commit_staging_only_a_breaking_helper_is_blocked_and_the_fix_passes(tmp
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert "replaytest lint" in accepted.stdout + accepted.stderr  # the hook ran (and passed), it was not skipped
     assert _git("log", "--format=%s", cwd=project, env=env).splitlines() == ["region from input", "clean workflow"]
+
+
+def _hook_environment(tmp_path: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update(
+        PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
+        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
+        GIT_CONFIG_NOSYSTEM="1", HOME=str(tmp_path / "home"), NO_COLOR="1",
+    )
+    (tmp_path / "home").mkdir()
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_check_hook_blocks_a_commit_of_only_a_prompt_file_that_breaks_a_waiting_run(tmp_path: Path) -> None:
+    env = _hook_environment(tmp_path)
+    hook_repo = _hook_repository(tmp_path / "hook-repo", env)
+    project = write_project(tmp_path / "user-project")  # a dispute agent; one run waits for approval
+    (project / ".gitignore").write_text(".replaytest_cache/\n", encoding="utf-8")
+    (project / ".pre-commit-config.yaml").write_text(_config("replaytest-check", hook_repo), encoding="utf-8")
+    _git("init", "-q", cwd=project, env=env)
+    _git("add", ".", cwd=project, env=env)
+    _git("commit", "-q", "-m", "dispute agent", cwd=project, env=env)  # before the hook is installed
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=project, env=env, check=True,
+                   capture_output=True)
+
+    def commit(message: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "commit", "-m", message], cwd=project, env=env, capture_output=True,
+                              text=True, timeout=1200)
+
+    # A notes file only: the hook still runs (a replay may depend on any file) and passes.
+    (project / "NOTES.md").write_text("Finance approves credits within three days.\n", encoding="utf-8")
+    _git("add", "NOTES.md", cwd=project, env=env)
+    noted = commit("notes")
+    assert noted.returncode == 0, noted.stdout + noted.stderr
+    assert re.search(r"replaytest check \(lint \+ replay\)\.+Passed", noted.stdout + noted.stderr), noted.stderr
+
+    # Only the reply prompt changes: the parked run would draft its reply with a prompt it did not start under.
+    prompt = project / "disputes" / "prompts" / "reply.txt"
+    prompt.write_text("Reply in one line about invoice {invoice}: credit {credit}.\n", encoding="utf-8")
+    _git("add", "disputes/prompts/reply.txt", cwd=project, env=env)
+    blocked = commit("shorter replies")
+    output = blocked.stdout + blocked.stderr
+    assert blocked.returncode != 0, output
+    assert re.search(r"replaytest check \(lint \+ replay\)\.+Failed", output), output
+    assert "dispute-overcharge-waiting.json" in output and "prompt-drift" in output, output
+    assert "in-flight runs that break: 1 (1 parked)" in output, output
+    assert _git("log", "--format=%s", cwd=project, env=env).splitlines() == ["notes", "dispute agent"]

@@ -59,6 +59,7 @@ def test_replay_exclude_leaves_the_history_uncollected_and_says_so(pytester: pyt
     ])
 
 
+@pytest.mark.slow
 def test_the_ini_option_takes_precedence_over_the_replaytest_table(pytester: pytest.Pytester) -> None:
     refund = "support_agent-refund-approved.json"
     root = make_project(pytester, INI + 'replay_exclude = ["drafts"]\n\n[tool.replaytest.replay]\nexclude = ["'
@@ -87,6 +88,7 @@ def test_excluding_every_history_is_a_usage_error(pytester: pytest.Pytester) -> 
                                  "every history under the replay paths (4 excluded)*"])
 
 
+@pytest.mark.slow
 def test_xdist_controller_reports_the_exclusion(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     make_project(pytester, INI + 'replay_exclude = ["drafts"]\n')

@@ -53,6 +53,7 @@ def test_default_run_replays_histories_along_with_tests_once_each(pytester: pyte
     result.stdout.fnmatch_lines(["*= replaytest =*", "replayed 3 histories: 3 passed, 0 diverged, 0 stale", "prompt drift: 0 warning(s)"])
 
 
+@pytest.mark.slow
 def test_no_double_collection_when_the_histories_are_also_named(pytester: pytest.Pytester) -> None:
     make_project(pytester, ini=INI.replace('testpaths = ["tests"]\n', ""))
     # Invocation dir (".") already covers histories/; naming the folder as well must not add it twice.
@@ -129,6 +130,7 @@ def test_a_divergence_fails_with_the_plain_report_and_a_hint(pytester: pytest.Py
     assert "Traceback" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_stale_history_fails_by_default_and_can_be_skipped(pytester: pytest.Pytester) -> None:
     make_project(pytester, agent=AGENT.replace('name="support_agent"', 'name="helpdesk_agent"'))
     result = pytester.runpytest()
@@ -142,6 +144,7 @@ def test_stale_history_fails_by_default_and_can_be_skipped(pytester: pytest.Pyte
     pytester.runpytest().assert_outcomes(passed=1, skipped=3)
 
 
+@pytest.mark.slow
 def test_prompt_drift_warns_by_default_and_fails_with_the_option_or_ini(pytester: pytest.Pytester) -> None:
     reworded = AGENT.replace("Write a short, friendly reply", "Write a warm reply")
     make_project(pytester, agent=reworded)
@@ -168,6 +171,7 @@ def test_prompt_drift_warns_by_default_and_fails_with_the_option_or_ini(pytester
     pytester.runpytest().assert_outcomes(passed=4)
 
 
+@pytest.mark.slow
 def test_strict_args_option_and_ini(pytester: pytest.Pytester) -> None:
     changed = AGENT.replace('ctx.step("fetch orders", fetch_orders, ticket["customer"])', 'ctx.step("fetch orders", fetch_orders, ticket["customer"].upper())')
     make_project(pytester, agent=changed)
@@ -226,6 +230,7 @@ def test_every_json_under_the_replay_paths_is_an_item_but_blob_stores_are_not(py
         [*history_ids(), "histories/notes.json::replay"])
 
 
+@pytest.mark.slow
 def test_xdist_merges_the_summary_on_the_controller(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     make_project(pytester, agent=AGENT.replace('"issue refund"', '"refund"'))
@@ -234,6 +239,7 @@ def test_xdist_merges_the_summary_on_the_controller(pytester: pytest.Pytester) -
     result.stdout.fnmatch_lines(["replayed 3 histories: 2 passed, 1 diverged, 0 stale", "next: replaytest replay histories/support_agent-refund-approved.json*"])
 
 
+@pytest.mark.slow
 def test_xdist_merges_the_run_status_split_on_the_controller(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     make_project(pytester, agent=AGENT.replace('ctx.step("fetch orders"', 'ctx.step("load orders"'))

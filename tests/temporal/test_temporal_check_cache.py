@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 HISTORIES = Path(__file__).resolve().parent / "histories"
 # The code of hello_timer_history.json (activity, 0.1 s timer, activity), with the greeting the
 # activity uses kept in a text file beside it and read when the module is imported.
@@ -48,6 +50,7 @@ def _check(project: Path) -> dict[str, Any]:
     return {"replayed": [(Path(r["history"]).name, r["status"]) for r in replay["results"]], "skipped": replay["skipped"]}
 
 
+@pytest.mark.slow
 def test_temporal_history_is_skipped_until_a_file_read_at_import_or_temporalio_changes(tmp_path: Path) -> None:
     (tmp_path / "histories").mkdir()
     shutil.copy(HISTORIES / "hello_timer_history.json", tmp_path / "histories")
