@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from impact_kit import ScenarioKit, clean_environment, commit_everything, run_replaytest
+from impact_kit import ScenarioKit, clean_environment, commit_everything, edit_once, run_replaytest
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = "dbos_dispute_desk"
@@ -37,15 +37,10 @@ ESCALATE = (
 )
 
 
-def _edit(source: str, old: str, new: str) -> str:
-    assert source.count(old) == 1, f"{old!r} occurs {source.count(old)} times"
-    return source.replace(old, new)
-
-
 CHANGES = {
-    "audit_after_review": _edit(V1, RECV, RECV + AUDIT),
-    "lookup_first": _edit(V1, CLASSIFY + LOOKUP, LOOKUP + CLASSIFY),
-    "escalate_large": _edit(V1, APPROVED, ESCALATE),
+    "audit_after_review": edit_once(V1, RECV, RECV + AUDIT),
+    "lookup_first": edit_once(V1, CLASSIFY + LOOKUP, LOOKUP + CLASSIFY),
+    "escalate_large": edit_once(V1, APPROVED, ESCALATE),
 }
 IN_FLIGHT = ("dispute-4", "dispute-5")
 FINISHED = ("dispute-1", "dispute-2", "dispute-3")

@@ -23,6 +23,13 @@ GIT_IDENTITY = {
 }
 
 
+def edit_once(source: str, old: str, new: str) -> str:
+    """``source`` with ``old`` replaced by ``new``; ``old`` must occur exactly once (a change to v1 that
+    silently matched nothing, or twice, would test another change than its name says)."""
+    assert source.count(old) == 1, f"{old!r} occurs {source.count(old)} times"
+    return source.replace(old, new)
+
+
 def git(root: Path, *args: str) -> str:
     environment = {**os.environ, **GIT_IDENTITY}
     done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60, env=environment)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from impact_kit import ScenarioKit, clean_environment, commit_everything, run_replaytest
+from impact_kit import ScenarioKit, clean_environment, commit_everything, edit_once, run_replaytest
 
 HERE = Path(__file__).resolve().parent
 MODULE = "dispute_graph"
@@ -28,14 +28,9 @@ INTERRUPT = '    decision = interrupt({"question": "approve the credit?", "invoi
 AUDIT = '    record_audit(dispute["invoice_id"], decision).result()\n'
 
 
-def _edit(source: str, old: str, new: str) -> str:
-    assert source.count(old) == 1, f"{old!r} occurs {source.count(old)} times"
-    return source.replace(old, new)
-
-
 CHANGES = {
-    "audit_after_review": _edit(V1, INTERRUPT, INTERRUPT + AUDIT),
-    "lookup_first": _edit(V1, CLASSIFY + LOOKUP, LOOKUP + CLASSIFY),
+    "audit_after_review": edit_once(V1, INTERRUPT, INTERRUPT + AUDIT),
+    "lookup_first": edit_once(V1, CLASSIFY + LOOKUP, LOOKUP + CLASSIFY),
 }
 IN_FLIGHT = ("dispute-4", "dispute-5")
 FINISHED = ("dispute-1", "dispute-2", "dispute-3")

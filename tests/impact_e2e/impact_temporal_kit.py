@@ -20,7 +20,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from impact_kit import ScenarioKit, commit_everything, run_replaytest
+from impact_kit import ScenarioKit, commit_everything, edit_once, run_replaytest
 
 MODULE = "dispute_agent"
 WORKFLOW_TYPE = "InvoiceDispute"
@@ -117,15 +117,10 @@ ESCALATE = (
 )
 
 
-def _edit(source: str, old: str, new: str) -> str:
-    assert source.count(old) == 1, f"{old!r} occurs {source.count(old)} times"
-    return source.replace(old, new)
-
-
 CHANGES = {
-    "audit_after_review": _edit(V1, WAIT, WAIT + AUDIT),
-    "lookup_first": _edit(V1, CLASSIFY + LOOKUP, LOOKUP + CLASSIFY),
-    "escalate_large": _edit(V1, APPROVED, ESCALATE),
+    "audit_after_review": edit_once(V1, WAIT, WAIT + AUDIT),
+    "lookup_first": edit_once(V1, CLASSIFY + LOOKUP, LOOKUP + CLASSIFY),
+    "escalate_large": edit_once(V1, APPROVED, ESCALATE),
 }
 
 # (workflow id, dispute, the reviewer's decision or None for a run left waiting for it)
