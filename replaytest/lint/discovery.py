@@ -254,7 +254,9 @@ class ModuleNamer:
         top = module.split(".")[0]
         known = self._installed.get(top)
         if known is None:
-            known = self._installed[top] = any(
+            # A regular module or package of the project under that name is what resolution follows (a
+            # copy of the project installed into its own environment does not make it third-party).
+            known = self._installed[top] = self.locate(top) is None and any(
                 _outside_project(location, self._root) for location in _import_locations(top)
             )
         return known

@@ -90,3 +90,20 @@ def test_a_name_neither_installed_nor_held_by_a_source_root_says_so(tmp_path: Pa
     assert run.stderr.count("note: cannot resolve") == 1, run.stderr
     assert expected in run.stderr, run.stderr
     assert "project module" not in run.stderr, run.stderr
+
+
+def test_a_regular_project_package_of_that_name_stays_the_projects(tmp_path: Path) -> None:
+    # `packaging/__init__.py` at the project root is what `import packaging` runs from here, installed
+    # distribution or not, and it has no `version` or `specifiers` submodule: the project's own missing modules.
+    files = {name: text for name, text in WAREHOUSE.items() if not name.startswith("warehouse/packaging/")}
+    files["warehouse/__init__.py"] = ""
+    files["packaging/__init__.py"] = '"""Box sizes of the warehouse."""\n\nBOXES = {"small": (20, 15, 10)}\n'
+    files["warehouse/flows/fulfil.py"] = files["warehouse/flows/fulfil.py"].replace(
+        "from warehouse.packaging.box_sizes import BOXES", "from packaging import BOXES"
+    )
+    write_files(tmp_path, files)
+    advice = "calls into it are not followed. Add its folder to `src` in [tool.replaytest] if it lives under another source root."
+    assert lint(tmp_path).notes == [
+        f"note: cannot resolve project module 'packaging.specifiers' (imported by warehouse/flows/fulfil.py); {advice}",
+        f"note: cannot resolve project module 'packaging.version' (imported by warehouse/flows/fulfil.py); {advice}",
+    ]
