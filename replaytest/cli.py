@@ -809,10 +809,12 @@ def check(
             if replay_configured else []
         )
         coverage_text, coverage_failed, uncovered = "", False, []
+        coverage_document: dict[str, Any] | None = None
         if coverage is not None:
             workflow_of = {display_path(r.history_path): r.workflow_type for r in results}
             coverage_report, coverage_text, coverage_failed = coverage.report(workflow_of, Path.cwd())
             uncovered = uncovered_change_annotations(coverage_report.uncovered_changed, coverage_failed)
+            coverage_document = coverage.document(coverage_report, coverage_failed)
     except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError, CoverageSetupError) as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
@@ -830,6 +832,7 @@ def check(
             "lint": json.loads(REPORTERS["json"](lint_result, rules)),
             "replay": {**_with_exclusion(report_data(results), selected), "skipped": sum(skipped or ())}
             if replay_configured else None,
+            "coverage": coverage_document,  # null without --coverage (or an option implying it)
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif output_format in CI_REPORTERS:
@@ -849,8 +852,9 @@ def check(
         else:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped")
-    if coverage_text:
-        # Machine-readable formats keep stdout to themselves; the table goes to stderr beside them.
+    if coverage_text and output_format != "json":
+        # The JSON document holds the coverage itself; the other machine-readable formats keep stdout
+        # to themselves, so the table goes to stderr beside them.
         click.echo(coverage_text, err=output_format != "text")
     if output_format == "text" and results:
         from replaytest.impact.grouping import divergence_point, summary_lines

@@ -23,6 +23,7 @@ from replaytest.replay.coverage import (
     build_report,
     changed_lines_since,
     render_table,
+    report_data,
     write_html,
 )
 from replaytest.replay.progress import Progress, wanted
@@ -94,6 +95,19 @@ class CoverageRun:
         if failed:
             text += f"\nreplay coverage of changed orchestration lines {report.changed_percent:.0f}% < {threshold:g}%"
         return report, text, failed
+
+
+    def document(self, report: CoverageReport, failed: bool) -> dict[str, Any]:
+        """The measurement for ``check --output-format json``: the report's data (``report_data``) with
+        the gate's threshold (null without ``--fail-under``/``--diff-base``), whether it failed, and the
+        HTML report's folder (null without ``--coverage-html``)."""
+        threshold = self.fail_under if self.fail_under is not None else (100.0 if self.diff_base else None)
+        return {
+            **report_data(report, display=display_path),
+            "threshold": threshold,
+            "failed": failed,
+            "html": display_path(self.html_dir) if self.html_dir is not None else None,
+        }
 
 
 def show_progress(quiet: bool) -> bool:

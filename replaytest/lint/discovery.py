@@ -17,14 +17,20 @@ project root that contains the imported top-level name as a ``.py`` file or a fo
 modules import each other relative to ``service/src_app`` resolves without configuration. Standard
 library names are never looked up in the project. ``unresolved_project_modules`` names the imports that
 look like the project's own (their top-level name is a folder or file of the project) but that no root
-holds, so the run can say once that helpers in them were not followed.
+holds, so the run can say once that helpers in them were not followed. A top-level name this interpreter
+imports from outside the project (an installed distribution such as the OpenAI Agents SDK's ``agents``,
+next to a project folder that happens to be called ``agents``) is third-party, not the project's: Python
+itself prefers that regular package to a same-named namespace folder. It is looked up with
+``importlib.util.find_spec`` on the top-level name only, which finds without importing anything.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +91,8 @@ class ModuleNamer:
         # Detected roots by top-level name; emptied whenever a folder joins the candidates or the roots
         # (a warm run asked 103 times and listed 200 folders each time: 20,000 lookups).
         self._detected: dict[str, list[str]] = {}
+        # Top-level name -> whether this interpreter imports it from outside the project.
+        self._installed: dict[str, bool] = {}
 
     @property
     def import_roots(self) -> frozenset[Path]:
@@ -238,12 +246,35 @@ class ModuleNamer:
             return False
         return any(top in self._listing(d) for d in (*self._import_roots, *self._candidate_dirs))
 
+    def installed_elsewhere(self, module: str) -> bool:
+        """Whether this interpreter imports the top-level name of ``module`` from outside the project:
+        an installed distribution (site-packages counts as outside even in a ``.venv`` under the project
+        root), or a folder on ``sys.path`` that is not the project's. An editable install of the project
+        itself resolves into the project, so its names stay the project's."""
+        top = module.split(".")[0]
+        known = self._installed.get(top)
+        if known is None:
+            # A regular module or package of the project under that name is what resolution follows (a
+            # copy of the project installed into its own environment does not make it third-party).
+            known = self._installed[top] = self.locate(top) is None and any(
+                _outside_project(location, self._root) for location in _import_locations(top)
+            )
+        return known
+
+    def held_by_source_root(self, module: str) -> bool:
+        """Whether the top-level name of ``module`` is a file or folder directly under a source root or a
+        folder holding linted packages (not only under an automatically detected folder)."""
+        top = module.split(".")[0]
+        return any(top in self._listing(directory) for directory in self._import_roots)
+
     def unresolved_project_modules(self, missing: Iterable[str]) -> list[str]:
-        """Of the module names resolution could not load, those that look like the project's own: each
-        once, and only the shortest one of a chain (``app.gone`` rather than also ``app.gone.sub``)."""
+        """Of the module names resolution could not load, those that look like the project's own and that
+        no installed distribution provides: each once, and only the shortest one of a chain (``app.gone``
+        rather than also ``app.gone.sub``)."""
         candidates = sorted(
             name for name in set(missing)
             if self.looks_like_project(name) and not self.is_namespace_dir(name) and self.locate(name) is None
+            and not self.installed_elsewhere(name)
         )
         kept: list[str] = []
         for name in candidates:
@@ -271,6 +302,38 @@ def _relative_parts(path: str, base: str) -> list[str] | None:
 def _path_key(path: str) -> list[str]:
     """Sort key ordering string paths as ``PurePath`` objects are ordered (by their parts)."""
     return os.path.normcase(path).split(os.sep)
+
+
+def _import_locations(top: str) -> list[str]:
+    """Where this interpreter would import the top-level module ``top`` from (its file, or its package
+    folders), found without importing it; empty when it is not importable here."""
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):  # a finder that fails, or a name in sys.modules without a spec
+        return []
+    if spec is None:
+        return []
+    locations = list(spec.submodule_search_locations or ())
+    if spec.origin and os.path.isabs(spec.origin):
+        locations.append(spec.origin)
+    return [os.path.abspath(location) for location in locations]
+
+
+def _site_directories() -> tuple[str, ...]:
+    """The interpreter's install folders for distributions (site-packages, the user's included)."""
+    paths = sysconfig.get_paths()
+    folders = {paths[key] for key in ("purelib", "platlib") if key in paths}
+    user_site = sysconfig.get_paths(f"{os.name}_user") if f"{os.name}_user" in sysconfig.get_scheme_names() else {}
+    folders.update(user_site[key] for key in ("purelib", "platlib") if key in user_site)
+    return tuple(os.path.abspath(folder) for folder in folders)
+
+
+def _outside_project(location: str, root: str) -> bool:
+    """A location outside the project root, or inside an install folder (a ``.venv`` under the root)."""
+    location, root = os.path.realpath(location), os.path.realpath(root)
+    if _relative_parts(location, root) is None:
+        return True
+    return any(_relative_parts(location, os.path.realpath(folder)) is not None for folder in _site_directories())
 
 
 _STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(sys.builtin_module_names)

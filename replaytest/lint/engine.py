@@ -473,7 +473,8 @@ def _binds(summary: ModuleSummary, name: str) -> bool:
 
 
 def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[str]:
-    """One note per project-looking module that orchestration code reaches but no source root holds."""
+    """One note per project-looking module that orchestration code reaches but no source root holds and no
+    installed distribution provides, worded by whether its top-level name is a source root's own."""
     notes = []
     for name in namer.unresolved_project_modules(_missing_modules(program)):
         importers = sorted(
@@ -481,9 +482,19 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
             if any(target == name or target.startswith(f"{name}.") for target in summary.aliases.values())
         )
         by = f" (imported by {importers[0]})" if importers else ""
+        if namer.held_by_source_root(name):
+            notes.append(
+                f"note: cannot resolve project module {name!r}{by}; calls into it are not followed. "
+                "Add its folder to `src` in [tool.replaytest] if it lives under another source root."
+            )
+            continue
+        # Only a same-named folder deeper in the project: it may as well be a package that is not
+        # installed here (the OpenAI Agents SDK's `agents` next to a sample's own `agents` folder).
+        top = name.split(".")[0]
         notes.append(
-            f"note: cannot resolve project module {name!r}{by}; calls into it are not followed. "
-            "Add its folder to `src` in [tool.replaytest] if it lives under another source root."
+            f"note: cannot resolve module {name!r}{by}: no source root holds it and no installed distribution "
+            f"provides {top!r}; calls into it are not followed. If it is a third-party package, install it "
+            "where replaytest runs; if it is the project's, add its folder to `src` in [tool.replaytest]."
         )
     return notes
 

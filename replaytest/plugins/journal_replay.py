@@ -76,6 +76,7 @@ class ReplayBackend:
             prompt_version=command.prompt.version if command.prompt is not None else None,
             patch_id=command.patch_id,
             source=source,
+            prompt_name=command.prompt.name if command.prompt is not None else None,
         )
         recorded = self.matcher.issue(issued)
         event: Event = recorded.payload
@@ -134,7 +135,10 @@ class JournalReplayer:
             return result
         events = RecordedEvents(history.events, _recorded)
         waiting = (history.waiting.kind, history.waiting.name) if history.waiting is not None else None
-        matcher = Matcher(events, history.status, options, waiting=waiting)
+        current = prompt_manifest(definition.fn)
+        reached = {event.prompt.name for event in history.events if event.prompt is not None}
+        ahead = {name: version for name, version in current.items() if name not in reached}
+        matcher = Matcher(events, history.status, options, waiting=waiting, prompts_ahead=ahead)
         if history.status == "parked" and waiting is None:
             result.notes.append(NO_WAIT_NOTE)
         backend = ReplayBackend(history, matcher)
@@ -157,6 +161,9 @@ class JournalReplayer:
                 pass  # a stopped effect, recorded on the guard state; reported below
             except ReachedEnd:
                 pass  # a running/parked history ends where the run would resume
+        if divergence is None:
+            # A changed prompt at a recorded call comes before whatever ended the code (a stopped effect).
+            divergence = matcher.unreported_drift()
         if divergence is None and outcome is not None and guard.stopped is None:
             divergence = _check_end(matcher, history, outcome)
         result.warnings = matcher.warnings
@@ -165,8 +172,6 @@ class JournalReplayer:
         if divergence is not None:
             result.status = "diverged"
             result.divergence = divergence
-        current = prompt_manifest(definition.fn)
-        reached = {event.prompt.name for event in history.events if event.prompt is not None}
         if not reached and history.prompt_manifest is None and current:
             result.notes.append(NO_PROMPTS_NOTE)
         check_pending_prompts(

@@ -152,12 +152,18 @@ def compare(
         for call in run.calls
     ]
     commands = [command for command in issued if command.kind in COMPARED_KINDS]
-    matcher = Matcher(recorded, run.status, options)
+    reached = {call.prompt[0] for call in run.calls if call.prompt is not None}
+    ahead = {name: version for name, version in current_manifest.items() if name not in reached}
+    matcher = Matcher(recorded, run.status, options, prompts_ahead=ahead)
     try:
         for command in commands:
             matcher.issue(Issued(
-                command.kind, command.name, command.digest, _version(command.prompt), source=command.source
+                command.kind, command.name, command.digest, _version(command.prompt), source=command.source,
+                prompt_name=command.prompt[0] if command.prompt is not None else None,
             ))
+        drift = matcher.unreported_drift()  # a changed prompt at a recorded call, no command past the end
+        if drift is not None:
+            raise DivergenceFound(drift)
     except ReachedEnd:
         pass  # the running run would resume here
     except DivergenceFound as found:
@@ -170,7 +176,6 @@ def compare(
     result.warnings.extend(_with_line(warning) for warning in matcher.warnings)
     if not decoded:
         result.notes.append(undecodable_note(converter_configured))
-    reached = {call.prompt[0] for call in run.calls if call.prompt is not None}
     if not reached and run.manifest is None and current_manifest:
         result.notes.append(NO_PROMPTS_NOTE)
     check_pending_prompts(result, run.status, run.manifest, current_manifest, reached, options, None)

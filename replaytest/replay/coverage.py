@@ -104,7 +104,12 @@ class FunctionCoverage:
     taken: set[tuple[int, int]]
 
     @property
+    def missing_lines(self) -> list[int]:
+        return sorted(self.statements - self.executed)
+
+    @property
     def missing_branches(self) -> list[tuple[int, int]]:
+        """Arcs (from line, to line) no history took; a ``to`` of 0 or below is an exit from the function."""
         return sorted(self.branches - self.taken)
 
 
@@ -113,6 +118,7 @@ class CoverageReport:
     rows: list[FunctionCoverage] = field(default_factory=list)
     changed: list[tuple[Path, int, str]] = field(default_factory=list)  # changed orchestration statements
     uncovered_changed: list[tuple[Path, int, str]] = field(default_factory=list)
+    compared_changes: bool = False  # changed lines were asked for (``--diff-base``), even if none changed
 
     @property
     def changed_percent(self) -> float:
@@ -146,7 +152,7 @@ def build_report(
     for context in sorted(data.measured_contexts()):
         if context:
             by_type[workflow_of.get(context, "?")].append(context)
-    report = CoverageReport()
+    report = CoverageReport(compared_changes=changed_lines is not None)
     statics: dict[Path, tuple[set[int], set[tuple[int, int]], set[int]]] = {}
     measured: dict[tuple[str, Path], tuple[set[int], set[tuple[int, int]]]] = {}
     for workflow_type, contexts in by_type.items():
@@ -180,20 +186,46 @@ def build_report(
     return report
 
 
+def line_ranges(missing: Iterable[int], statements: Iterable[int]) -> str:
+    """``12-14, 20`` as coverage prints missing lines: a range runs over consecutive *statements* (a blank
+    line or a comment between two missing statements does not break it)."""
+    wanted = set(missing)
+    parts: list[str] = []
+    start = end = None
+    for line in sorted(set(statements) | wanted):
+        if line in wanted:
+            start = line if start is None else start
+            end = line
+            continue
+        if start is not None:
+            parts.append(f"{start}-{end}" if start != end else str(start))
+            start = end = None
+    if start is not None:
+        parts.append(f"{start}-{end}" if start != end else str(start))
+    return ", ".join(parts)
+
+
+def _branch_text(branch: tuple[int, int]) -> str:
+    start, target = branch
+    return f"{start}->{target if target > 0 else 'exit'}"
+
+
 def render_table(report: CoverageReport, display: Any = str) -> str:
-    """The text table: one row per workflow type and orchestration function, missing branches named."""
-    header = ("workflow type", "orchestration function", "lines", "branches", "missing branches")
+    """The text table: one row per workflow type and orchestration function, missing lines and branches
+    named."""
+    header = ("workflow type", "orchestration function", "lines", "branches", "missing lines", "missing branches")
     rows = [header]
     for row in report.rows:
-        missing = ", ".join(f"{a}->{b if b > 0 else 'exit'}" for a, b in row.missing_branches)
         rows.append((
             row.workflow_type, row.qualname, f"{len(row.executed)}/{len(row.statements)}",
-            f"{len(row.taken)}/{len(row.branches)}", missing or "-",
+            f"{len(row.taken)}/{len(row.branches)}", line_ranges(row.missing_lines, row.statements) or "-",
+            ", ".join(map(_branch_text, row.missing_branches)) or "-",
         ))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    padded = len(header) - 1
+    widths = [max(len(r[i]) for r in rows) for i in range(padded)]
     lines = ["replay coverage of orchestration code:"]
     for r in rows:
-        lines.append("  " + "  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4])
+        lines.append("  " + "  ".join(r[i].ljust(widths[i]) for i in range(padded)) + "  " + r[padded])
     if report.changed or report.uncovered_changed:
         lines.append(
             f"changed orchestration lines: {len(report.changed)}, reached by no history: "
@@ -202,6 +234,52 @@ def render_table(report: CoverageReport, display: Any = str) -> str:
         for path, line, qualname in report.uncovered_changed:
             lines.append(f"  {display(path)}:{line} in {qualname}: changed, no saved history reaches it")
     return "\n".join(lines)
+
+
+def report_data(report: CoverageReport, display: Any = str) -> dict[str, Any]:
+    """The report as JSON data (the ``coverage`` object of ``check --output-format json``): per workflow
+    type its totals and functions, each with ``lines`` and ``branches`` (``covered``/``total``),
+    ``missing_lines`` and ``missing_branches`` (``[from, to]``, ``to`` null for an exit from the
+    function); functions no history reached under ``unreached``; the changed lines with ``--diff-base``."""
+
+    def counts(covered: int, total: int) -> dict[str, int]:
+        return {"covered": covered, "total": total}
+
+    def function(row: FunctionCoverage) -> dict[str, Any]:
+        return {
+            "function": row.qualname,
+            "path": display(row.path),
+            "lines": counts(len(row.executed), len(row.statements)),
+            "branches": counts(len(row.taken), len(row.branches)),
+            "missing_lines": row.missing_lines,
+            "missing_branches": [[start, target if target > 0 else None] for start, target in row.missing_branches],
+        }
+
+    by_type: dict[str, list[FunctionCoverage]] = defaultdict(list)
+    for row in report.rows:
+        if row.workflow_type != NO_HISTORY:
+            by_type[row.workflow_type].append(row)
+    workflow_types = [
+        {
+            "workflow_type": workflow_type,
+            "lines": counts(sum(len(r.executed) for r in rows), sum(len(r.statements) for r in rows)),
+            "branches": counts(sum(len(r.taken) for r in rows), sum(len(r.branches) for r in rows)),
+            "functions": [function(row) for row in rows],
+        }
+        for workflow_type, rows in sorted(by_type.items())
+    ]
+    return {
+        "workflow_types": workflow_types,
+        "unreached": [function(row) for row in report.rows if row.workflow_type == NO_HISTORY],
+        "changed_lines": {
+            "total": len(report.changed),
+            "percent": report.changed_percent,
+            "unreached": [
+                {"path": display(path), "line": line, "function": qualname}
+                for path, line, qualname in report.uncovered_changed
+            ],
+        } if report.compared_changes else None,
+    }
 
 
 def write_html(data_file: Path, spans: Sequence[Span], directory: Path) -> None:

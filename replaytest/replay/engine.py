@@ -36,10 +36,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar, overload
 
-from replaytest.prompts import describe_changes
+from replaytest.prompts import describe_changes, short_version
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.divergence import CommandView, Divergence, PatchDecision, ReplayResult, SourcePosition
 
@@ -139,6 +139,7 @@ class Issued:
     prompt_version: str | None = None
     patch_id: str | None = None
     source: Any = None
+    prompt_name: str | None = None  # the prompt's name where ``prompt_version`` is set (for reports)
 
     def view(self, position: int | None, with_source: bool = False) -> CommandView:
         """``with_source``: the issuing line in ``detail["source"]`` (``file.py:12``), which the report's
@@ -166,6 +167,13 @@ class Matcher:
     # that wait, not whatever the code issues first past the recorded events.
     waiting: tuple[str, str] | None = None
     patch_decisions: list[PatchDecision] = field(default_factory=list)
+    # The current versions of the prompts no recorded model call used ({name: version}; None when the
+    # replayer does not know them): what a resumed run can use next when the replay stops before it.
+    prompts_ahead: Mapping[str, str] | None = None
+    # A recorded model call of a running/parked run whose prompt changed (policy ``fail``): reported
+    # when the replay reaches the resume point, so the report can name the prompt the run uses next
+    # instead of the one whose result it already holds.
+    _recorded_drift: tuple[Issued, Recorded, Divergence] | None = None
 
     @property
     def resumable(self) -> bool:
@@ -181,6 +189,7 @@ class Matcher:
         self.last_source = command.source
         if self.index >= len(self.events):
             if self.resumable:
+                self._raise_recorded_drift(command)
                 self._check_resume_point(command)
                 raise ReachedEnd()
             self._diverge(
@@ -214,9 +223,15 @@ class Matcher:
                 f"{command.kind} {command.name!r} now uses prompt version {command.prompt_version[:19]} "
                 f"but the history recorded {event.prompt_version[:19]}"
             )
+            if policy == "fail" and self.resumable:
+                # The run keeps this call's recorded result; what matters is the prompt it uses next,
+                # known once the replay reaches the resume point.
+                if self._recorded_drift is None:
+                    self._recorded_drift = (command, event, self.divergence("prompt-drift", message, command, event))
+                self._accept(command)
+                return event
             if policy == "fail":
-                why = f" (a {self.status} run resumes with the new prompt)" if self.resumable else ""
-                self._diverge("prompt-drift", command, event, message + why)
+                self._diverge("prompt-drift", command, event, message)
             elif policy == "warn":
                 self._warn("prompt-drift", command, event, message)
         if command.args_digest and event.args_digest and command.args_digest != event.args_digest:
@@ -244,6 +259,7 @@ class Matcher:
         self.last_source = source
         if self.index >= len(self.events):
             if self.resumable and self.waiting is None:
+                self._raise_recorded_drift(None)
                 raise ReachedEnd()
             # A completed history without the marker ran the old code path; so did a parked run, which
             # replays every command up to its wait (Temporal's rule: patched() is False while replaying).
@@ -284,6 +300,7 @@ class Matcher:
     def finish(self) -> None:
         """The code returned or raised: every recorded command must have been issued, and a parked
         history's wait reached."""
+        self._raise_recorded_drift(None)
         if self.index >= len(self.events) and self.waiting is not None and self.resumable:
             kind, name = self.waiting
             message = f"the code finished without reaching the {kind} {name!r} this parked run waits at"
@@ -333,7 +350,54 @@ class Matcher:
         self.index += 1
 
     def _diverge(self, kind: str, command: Issued | None, event: Recorded | None, message: str) -> None:
+        self._raise_recorded_drift(None)  # it came first
         raise DivergenceFound(self.divergence(kind, message, command, event))
+
+    def unreported_drift(self) -> Divergence | None:
+        """The prompt drift of a recorded call kept for the resume point, when the replay ended without
+        reaching it (a guard stopped the code, say): the replayer reports it so it never passes."""
+        try:
+            self._raise_recorded_drift(None)
+        except DivergenceFound as found:
+            return found.divergence
+        return None
+
+    def _raise_recorded_drift(self, next_command: Issued | None) -> None:
+        """Raise the kept prompt drift of a recorded call (if any), saying what the run resumes at and
+        the prompt it uses next: that of ``next_command`` (the first command past the recorded events)
+        when it is a model call with a prompt, else the prompts no recorded call used yet."""
+        if self._recorded_drift is None:
+            return
+        command, event, divergence = self._recorded_drift
+        self._recorded_drift = None
+        if next_command is not None:
+            resume = f" and resumes at {next_command.kind} {next_command.name!r}"
+        elif self.waiting is not None and self.index >= len(self.events):
+            resume = f" and resumes at {self.waiting[0]} {self.waiting[1]!r}"
+        else:
+            resume = ""
+        why = (
+            f" (this {self.status} run keeps the result of {command.kind} {command.name!r} recorded under "
+            f"{short_version(event.prompt_version)}{resume}; {self._next_prompt(next_command)})"
+        )
+        # Reported at the recorded call, with the context the report showed there.
+        raise DivergenceFound(replace(divergence, message=divergence.message + why))
+
+    def _next_prompt(self, next_command: Issued | None) -> str:
+        if next_command is not None and next_command.prompt_version:
+            name = f"{next_command.prompt_name} " if next_command.prompt_name else ""
+            return (
+                f"the next prompt it uses is {name}{short_version(next_command.prompt_version)}, "
+                f"at {next_command.kind} {next_command.name!r}"
+            )
+        if self.prompts_ahead is None:
+            return "which prompt it uses next is past what the replay sees"
+        ahead = [f"{name} {short_version(version)}" for name, version in sorted(self.prompts_ahead.items())]
+        if not ahead:
+            return "it has no prompt left that no recorded call used"
+        if len(ahead) == 1:
+            return f"the next prompt it uses is {ahead[0]}, the only one of its prompts no recorded call used"
+        return "the next prompt it uses is one of those no recorded call used: " + ", ".join(ahead)
 
     def _warn(self, kind: str, command: Issued, event: Recorded, message: str) -> None:
         divergence = self.divergence(kind, message, command, event)

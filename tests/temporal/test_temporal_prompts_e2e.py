@@ -171,6 +171,11 @@ def test_prompt_versions_and_inputs_on_a_real_server(dev_server: DevServer, tmp_
     assert waiting_result["status"] == "diverged"
     assert waiting_result["divergence"]["kind"] == "prompt-drift"
     assert "now uses prompt version v2 but the history recorded v1" in waiting_result["divergence"]["message"]
+    # The run keeps the drafter's recorded result; what it uses next, after the signal, is the writer.
+    assert waiting_result["divergence"]["message"].endswith(
+        "(this parked run keeps the result of activity 'call_model' recorded under v1; the next prompt it "
+        "uses is writer v1, the only one of its prompts no recorded call used)"
+    ), waiting_result["divergence"]["message"]
     assert waiting_result["divergence"]["source"]["path"].endswith("support_workflow.py")
     assert completed["status"] == "passed"
     assert [w["kind"] for w in completed["warnings"]][:1] == ["prompt-drift"]
