@@ -26,7 +26,9 @@ checked. A node running a subgraph is checked for existence only: the subgraph's
 from __future__ import annotations
 
 import inspect
+import json
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
     hazard_message,
+    is_project_file,
     orchestration_modules,
     plain_functions,
     settle_hazards,
@@ -67,7 +70,7 @@ def is_graph_history(history: History) -> bool:
 
 def _graphs(workflows: WorkflowSet) -> Iterator[Any]:
     for obj in workflows.objects:
-        candidates = list(vars(obj).values()) if isinstance(obj, type(inspect)) else obj if isinstance(obj, (list, tuple)) else [obj]
+        candidates = list(vars(obj).values()) if isinstance(obj, type(sys)) else obj if isinstance(obj, (list, tuple)) else [obj]
         seen: list[int] = []
         for candidate in candidates:
             compiled = lg.compiled_graph(candidate)
@@ -111,6 +114,10 @@ class _Check:
         self.notes: list[str] = []
         self.trips: list[NondeterministicCall] = []
         self.interrupt_source: SourcePosition | None = None
+        self.compared = 0  # parked nodes re-run to their interrupt and compared
+        self.interrupts = 0
+        self.asked: list[Any] = []
+        self.prefixes: tuple[str, ...] = ()
 
     # --- the checks ---
 
@@ -124,7 +131,8 @@ class _Check:
                 found = self._rerun(event)
                 if found is not None:
                     return found
-            self.notes.append(AFTER_INTERRUPT_NOTE)
+            if self.compared:
+                self.notes.append(AFTER_INTERRUPT_NOTE)
         elif status == "completed":
             self.notes.append(
                 "completed thread: its state channels were checked against the current graph; no node waits, so none was re-run"
@@ -213,9 +221,8 @@ class _Check:
                 )
         modules = orchestration_modules([function])
         bodies = plain_functions(lg.task_bodies([module.__dict__ for module in modules]))
-        self.interrupts = 0
-        self.asked: list[Any] = []
-        prefixes = tuple(sorted({str(Path(m.__file__).parent) for m in modules if getattr(m, "__file__", None)}))
+        self.interrupts, self.asked = 0, []
+        prefixes = tuple(sorted({str(Path(m.__file__).parent) for m in modules if m.__file__}))
         self.prefixes = prefixes
         scratchpad = lg.Scratchpad.build(self._on_interrupt, [])
         outcome: BaseException | None = None
@@ -240,6 +247,7 @@ class _Check:
         if any(trip.stopped for trip in guard.trips):
             return None
         if outcome is not None and lg.is_graph_interrupt(outcome):
+            self.compared += 1
             return self._compare(event, name)
         if isinstance(outcome, KeyError) and outcome.args and outcome.args[0] in self.channels and outcome.args[0] not in self.state:
             key = outcome.args[0]
@@ -329,10 +337,6 @@ def _schema_line(schema: Any, key: str | None) -> SourcePosition | None:
 
 def _caller(prefixes: tuple[str, ...]) -> SourcePosition | None:
     """The line of project code that called ``interrupt()``."""
-    import sys
-
-    from replaytest.replay.guards import is_project_file
-
     frame: Any = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -343,8 +347,7 @@ def _caller(prefixes: tuple[str, ...]) -> SourcePosition | None:
 
 
 def _raise_site(error: BaseException, prefixes: tuple[str, ...]) -> SourcePosition | None:
-    from replaytest.replay.guards import is_project_file
-
+    """The last line of project code the exception passed through."""
     site = None
     trace = error.__traceback__
     while trace is not None:
@@ -356,8 +359,6 @@ def _raise_site(error: BaseException, prefixes: tuple[str, ...]) -> SourcePositi
 
 
 def _canonical(value: Any) -> str:
-    import json
-
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 

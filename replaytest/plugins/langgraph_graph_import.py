@@ -110,13 +110,11 @@ def build_graph_history(
     chain = _current_chain(thread_id, checkpoints)
     latest = chain[-1]
     notes: list[str] = []
-    code = graphs[0] if len(graphs) == 1 else None
-    if len(graphs) > 1:
-        notes.append(f"{len(graphs)} graphs given; recorded_code is left out (give the one graph these threads ran)")
+    naming = _merged(graphs)
     by_checkpoint: dict[str, list[WriteRow]] = {}
     for write in writes:
         by_checkpoint.setdefault(write.checkpoint_id, []).append(write)
-    candidates = sorted({*(code.nodes if code else ()), *(n for c in chain for n in c.nodes_seen),
+    candidates = sorted({*naming.nodes, *(n for c in chain for n in c.nodes_seen),
                          *(_branch_targets(c.channel_values) for c in chain)} - {""})
     events: list[dict[str, Any]] = []
     unknown = 0
@@ -129,7 +127,7 @@ def build_graph_history(
             if write.task_id != lg.NULL_TASK_ID:
                 tasks.setdefault(write.task_id, []).append(write)
         for task_id, rows in tasks.items():
-            name, send_arg = _task_node(checkpoint, task_id, rows[0], candidates, code)
+            name, send_arg = _task_node(checkpoint, task_id, rows[0], candidates, naming)
             if name == UNKNOWN_NODE:
                 unknown += 1
             elif name not in nodes_seen and name != lg.START:
@@ -164,7 +162,7 @@ def build_graph_history(
             events.append(event)
     events.extend(pending_interrupts)
     state = {name: value for name, value in latest.channel_values.items() if not lg.is_internal_channel(name)}
-    next_nodes = _next_nodes(latest, by_checkpoint.get(latest.id, ()), candidates, code)
+    next_nodes = _next_nodes(latest, by_checkpoint.get(latest.id, ()), candidates, naming)
     for name in (p["node"] for p in pending_interrupts):
         if name not in next_nodes:
             next_nodes.append(name)
@@ -176,6 +174,12 @@ def build_graph_history(
         status = "running"
     else:
         status = "completed"
+    # The given graph this thread ran: the one that has every node the chain ran.
+    matching = [g for g in graphs if set(nodes_seen) <= set(g.nodes)]
+    code = matching[0] if len(matching) == 1 else None
+    if graphs and code is None:
+        notes.append(f"{len(matching)} of the {len(graphs)} given graph(s) have every node this thread ran; "
+                     "recorded_code is left out")
     graph: dict[str, Any] = {
         "api": "graph",
         "next": next_nodes,
@@ -199,11 +203,18 @@ def build_graph_history(
         notes.append("parked in " + ", ".join(sorted({p["node"] for p in pending_interrupts})))
     if unknown:
         notes.append(f"{unknown} task(s) name no node this importer could recover (written as {UNKNOWN_NODE!r}): "
-                     "this saver stores no task paths; give the graph with --workflows")
+                     "this saver stores no task paths and no current node's recomputed task id matches (give the graph with --workflows)")
     if len(chain) < len(checkpoints):
         notes.append(f"{len(checkpoints) - len(chain)} checkpoint(s) off the current chain (forks, earlier invocations' "
                      "replaced branches) are left out")
     return ImportedThread(thread_id, document, notes, unknown_tasks=unknown)
+
+
+def _merged(graphs: Sequence[GraphCode]) -> GraphCode:
+    """One ``GraphCode`` with every given graph's nodes and triggers (candidates for naming tasks)."""
+    nodes = tuple(dict.fromkeys(name for g in graphs for name in g.nodes))
+    triggers = {name: trig for g in graphs for name, trig in g.triggers.items()}
+    return GraphCode("", nodes, (), triggers)
 
 
 def _current_chain(thread_id: str, checkpoints: Sequence[CheckpointRow]) -> list[CheckpointRow]:
@@ -225,7 +236,7 @@ def _branch_targets(channel_values: dict[str, Any]) -> str:
 
 
 def _task_node(
-    checkpoint: CheckpointRow, task_id: str, write: WriteRow, candidates: Sequence[str], code: GraphCode | None
+    checkpoint: CheckpointRow, task_id: str, write: WriteRow, candidates: Sequence[str], code: GraphCode
 ) -> tuple[str, Any]:
     """(node name, the Send packet's argument or None) of the task ``task_id`` of ``checkpoint``'s step."""
     parsed = lg.parse_graph_task_path(write.task_path) if write.task_path else None
@@ -237,10 +248,15 @@ def _task_node(
         if index < len(packets):
             return _send_node(packets[index]), _send_arg(packets[index])
         return UNKNOWN_NODE, None
-    # A saver without task paths: recompute the task id of each candidate node triggered by its edge.
+    # A saver without task paths: recompute the task id of each Send packet, and of each candidate node
+    # triggered by its edge.
     step = checkpoint.step + 1
+    for index, packet in enumerate(_as_list(checkpoint.channel_values.get(lg.PREGEL_TASKS))):
+        node = _send_node(packet)
+        if lg.send_task_id(checkpoint.id, checkpoint.version, step, node, index) == task_id:
+            return node, _send_arg(packet)
     for name in (lg.START, *candidates):
-        triggers = code.triggers.get(name, (f"{lg.BRANCH_TO}{name}",)) if code else (f"{lg.BRANCH_TO}{name}",)
+        triggers = code.triggers.get(name, (f"{lg.BRANCH_TO}{name}",))
         if name == lg.START:
             triggers = (lg.START,)
         if lg.pull_task_id(checkpoint.id, checkpoint.version, step, name, triggers) == task_id:
@@ -249,7 +265,7 @@ def _task_node(
 
 
 def _next_nodes(
-    latest: CheckpointRow, pending: Sequence[WriteRow], candidates: Sequence[str], code: GraphCode | None
+    latest: CheckpointRow, pending: Sequence[WriteRow], candidates: Sequence[str], code: GraphCode
 ) -> list[str]:
     """The nodes the step after ``latest`` runs: those its edge channels trigger and its Send packets name."""
     names = [name[len(lg.BRANCH_TO):] for name in latest.channel_values if name.startswith(lg.BRANCH_TO)]

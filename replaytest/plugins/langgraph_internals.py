@@ -322,6 +322,12 @@ def pull_task_id(checkpoint_id: str, checkpoint_version: int, step: int, node: s
     return _task_id_hash(checkpoint_id, checkpoint_version, node, str(step), node, PULL, *sorted(triggers))
 
 
+def send_task_id(checkpoint_id: str, checkpoint_version: int, step: int, node: str, packet_index: int) -> str:
+    """The id of the task that runs the ``packet_index``-th ``Send`` packet (to ``node``) of the root
+    graph's step ``step`` from ``checkpoint_id`` (``prepare_single_task``, PUSH branch for packets)."""
+    return _task_id_hash(checkpoint_id, checkpoint_version, node, str(step), node, PUSH, str(packet_index))
+
+
 def parse_graph_task_path(path: str) -> tuple[str, str | int] | None:
     """``("pull", node name)`` or ``("push", index into the checkpoint's Send packets)`` for a root-graph
     task's ``writes.task_path``; None for any other path."""
