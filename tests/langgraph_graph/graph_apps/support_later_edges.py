@@ -32,8 +32,9 @@ def draft_refund(state: Ticket) -> dict:
 
 
 def human_review(state: Ticket) -> dict:
-    answer = interrupt({"question": "approve this refund?", "order_id": state["ticket"]["order_id"],
-                        "amount": state["refund"]})
+    ask = {"question": "approve this refund?", "order_id": state["ticket"]["order_id"],
+           "amount": state["refund"]}
+    answer = interrupt(ask)
     effect(f"human_review {state['ticket']['order_id']} {answer}")
     return {"approved": answer == "approve"}
 
