@@ -68,7 +68,7 @@ def graph_code(objects: Iterable[Any]) -> list[GraphCode]:
         nodes = lg.graph_nodes(compiled)
         found.append(GraphCode(
             name=compiled.get_name(), nodes=tuple(nodes), channels=tuple(lg.state_channel_names(compiled)),
-            triggers={name: tuple(node.triggers) for name, node in nodes.items()},
+            triggers={name: lg.node_triggers(node) for name, node in nodes.items()},
         ))
     return found
 

@@ -14,6 +14,13 @@ LangGraph does not store which ``@task`` a checkpoint write came from, and offer
   holds ``value``), and that a graph started inside a run announces itself to the inherited callbacks
   before it runs anything (how replay stops a nested graph).
 
+For the graph API (``StateGraph``): how node and ``Send`` task ids are derived (the PULL and PUSH
+branches of ``prepare_single_task``), the task paths and bookkeeping channels of checkpoint writes
+(``branch:to:<node>``, ``__pregel_tasks``), a compiled graph's nodes (``PregelNode``: its channels,
+triggers, mapper, bound runnable, subgraphs) and channels (restored with ``from_checkpoint`` and
+LangGraph's ``MISSING``, read as ``_proc_input`` reads a node's input), so a parked node can be re-run
+to its ``interrupt()`` through the same runnable config as a replayed entrypoint.
+
 ``TESTED_RANGE`` is what the test suite runs against (oldest and newest); ``version_problem`` says when
 the installed langgraph lies outside it, and the importer and replayer refuse to guess in that case.
 """
@@ -366,6 +373,11 @@ def node_function(node: Any) -> Any | None:
     """The function a node runs (a plain node's ``RunnableCallable``), None for a subgraph or a runnable."""
     bound = node.bound
     return getattr(bound, "func", None) or getattr(bound, "afunc", None)
+
+
+def node_triggers(node: Any) -> tuple[str, ...]:
+    """The channels whose update runs the node (the edge channels into it)."""
+    return tuple(node.triggers)
 
 
 def is_subgraph_node(node: Any) -> bool:
