@@ -153,6 +153,9 @@ class _Check:
             event = next((e for e in self.pending if e.extra.get("node") == name), None)
             renamed = self._node_named_like(name)
             hint = f"; node {renamed[0]!r} now runs its function {name}() — renamed?" if renamed else ""
+            left = None if renamed else self._function_left(name)
+            if left is not None:
+                hint = f"; its function {name}() is still defined but no longer added to the graph"
             outcome = (
                 "on resume LangGraph ends the thread silently: the reviewer's answer is dropped and nothing more runs"
                 if event is not None else "on resume LangGraph skips it silently"
@@ -163,8 +166,17 @@ class _Check:
                 f"{', '.join(self.nodes)}){hint}; {outcome}",
                 recorded=CommandView("node", name, event.seq if event else None),
                 issued=CommandView("node", renamed[0]) if renamed else None,
-                source=renamed[1] if renamed else None,
+                source=renamed[1] if renamed else left,
             )
+        return None
+
+    def _function_left(self, name: str) -> SourcePosition | None:
+        """Where a function named like the missing node is still defined, in the modules of the graph's nodes."""
+        functions = [f for f in (lg.node_function(node) for node in self.nodes.values()) if f is not None]
+        for module_name in dict.fromkeys(getattr(f, "__module__", None) for f in functions):
+            candidate = vars(sys.modules[module_name]).get(name) if module_name in sys.modules else None
+            if inspect.isfunction(candidate):
+                return _definition(candidate)
         return None
 
     def _node_named_like(self, name: str) -> tuple[str, SourcePosition | None] | None:

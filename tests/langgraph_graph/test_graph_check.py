@@ -76,7 +76,8 @@ def verdict(result: dict[str, Any]) -> tuple[str, str | None, str | None, str | 
     ("support", ("passed", None, None, None, None)),
     # the renamed node's function keeps its name: named, at its def line
     ("support_parked_renamed", ("graph-node-missing", "human_review", "review_refund", "support_parked_renamed.py", 34)),
-    ("support_parked_removed", ("graph-node-missing", "human_review", None, None, None)),
+    # the function is still defined, no longer added: its def line
+    ("support_parked_removed", ("graph-node-missing", "human_review", None, "support_parked_removed.py", 34)),
     # the new state key that looks like its new name, at its line in the state schema
     ("support_key_renamed", ("graph-channel-missing", "refund", "refund_amount", "support_key_renamed.py", 18)),
     # the line that reads the key the recorded state lacks
