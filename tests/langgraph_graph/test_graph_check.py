@@ -155,3 +155,41 @@ def test_no_graph_to_check_against_is_stale(recorded: Recorded) -> None:
     assert {r["status"] for r in results} == {"stale"}
     assert results[0]["error"].startswith("no current graph(s) to check graph 'LangGraph' against")
     assert code == 2
+
+
+def test_a_failed_thread_is_imported_with_its_error_and_checked_for_what_applies(tmp_path: Path) -> None:
+    db = tmp_path / "failed.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:  # a ticket without its text: classify fails with KeyError
+        graph = importlib.import_module("graph_apps.support").graph.copy(update={"checkpointer": SqliteSaver(conn)})
+        with pytest.raises(KeyError):
+            graph.invoke({"ticket": {"order_id": "D-1"}}, thread("broken-D-1"))
+    finally:
+        conn.close()
+    code, _, stderr = run_cli("import", "langgraph", "--checkpointer", f"sqlite:///{db}", "--out", str(tmp_path / "h"),
+                              "--workflows", "graph_apps.support:graph")
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "h" / "LangGraph-broken-D-1.json").read_text(encoding="utf-8"))
+    assert doc["status"] == "failed"
+    assert doc["error"] == {"type": "KeyError", "message": "text"}
+    assert doc["events"][-1]["name"] == "classify"
+    assert doc["events"][-1]["error"] == {"type": "KeyError", "message": "text"}
+    assert doc["graph"]["next"] == ["classify"]
+    result = check(tmp_path / "h", "support")["broken-D-1"]
+    assert result["status"] == "passed"
+    assert result["notes"][0] == (
+        "failed thread: the nodes still to run (classify) were checked to exist and the state channels against the "
+        "current graph; no node was re-run (it would run for real)"
+    )
+    assert verdict(check(tmp_path / "h", "support_parked_renamed")["broken-D-1"]) == ("passed", None, None, None, None)
+
+
+def test_redacted_histories_are_checked_the_same(recorded: Recorded, tmp_path: Path) -> None:
+    code, _, stderr = run_cli("import", "langgraph", "--checkpointer", f"sqlite:///{recorded.db}", "--out", str(tmp_path),
+                              "--workflows", "graph_apps.support:graph", "--redact-key", "order_id")
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "LangGraph-refund-A-17.json").read_text(encoding="utf-8"))
+    assert doc["input"]["ticket"]["order_id"] != "A-17"  # a pseudonym
+    assert "$.events[4].interrupt_value.order_id" in doc["redacted"]
+    assert verdict(check(tmp_path, "support")["refund-A-17"]) == ("passed", None, None, None, None)
+    assert verdict(check(tmp_path, "support_question_changed")["refund-A-17"])[0] == "interrupt-mismatch"
