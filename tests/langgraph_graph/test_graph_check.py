@@ -193,3 +193,27 @@ def test_redacted_histories_are_checked_the_same(recorded: Recorded, tmp_path: P
     assert "$.events[4].interrupt_value.order_id" in doc["redacted"]
     assert verdict(check(tmp_path, "support")["refund-A-17"]) == ("passed", None, None, None, None)
     assert verdict(check(tmp_path, "support_question_changed")["refund-A-17"])[0] == "interrupt-mismatch"
+
+
+def test_send_tasks_waiting_at_once_are_each_re_run_with_their_own_packet(tmp_path: Path, effects_log: Path) -> None:
+    db = tmp_path / "batch.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = importlib.import_module("graph_apps.approvals").graph.copy(update={"checkpointer": SqliteSaver(conn)})
+        assert len(graph.invoke({"order_id": "A-17"}, thread("batch-A-17"))["__interrupt__"]) == 2
+    finally:
+        conn.close()
+    recorded_effects = effect_lines(effects_log)
+    code, _, stderr = run_cli("import", "langgraph", "--checkpointer", f"sqlite:///{db}", "--out", str(tmp_path / "h"),
+                              "--workflows", "graph_apps.approvals:graph", "--no-redact")
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "h" / "LangGraph-batch-A-17.json").read_text(encoding="utf-8"))
+    assert [(e["name"], e.get("node_input"), e.get("interrupt_value")) for e in doc["events"] if e["kind"] == "signal"] == [
+        ("interrupt", {"sku": "lamp", "amount": 40.0}, {"approve line": "lamp", "amount": 40.0}),
+        ("interrupt", {"sku": "desk", "amount": 250.0}, {"approve line": "desk", "amount": 250.0}),
+    ]
+    assert verdict(check(tmp_path / "h", "approvals")["batch-A-17"]) == ("passed", None, None, None, None)
+    assert verdict(check(tmp_path / "h", "approvals_reworded")["batch-A-17"]) == (
+        "interrupt-mismatch", "interrupt", "interrupt", "approvals_reworded.py", 35
+    )
+    assert effect_lines(effects_log) == recorded_effects == ["collect A-17"]
