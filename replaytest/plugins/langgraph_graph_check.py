@@ -93,7 +93,7 @@ def check_graph_history(history: History, workflows: WorkflowSet, options: Repla
             "give the one StateGraph or compiled graph with --workflows (or [tool.replaytest.replay] workflows)"
         )
         return result
-    check = _Check(history, chosen[0], options)
+    check = _Check(history, chosen[0])
     divergence = check.run()
     divergence = settle_hazards(result, divergence, check.trips, check.hazard, options.hazards)
     result.notes.extend(check.notes)
@@ -104,7 +104,7 @@ def check_graph_history(history: History, workflows: WorkflowSet, options: Repla
 
 
 class _Check:
-    def __init__(self, history: History, compiled: Any, options: ReplayOptions) -> None:
+    def __init__(self, history: History, compiled: Any) -> None:
         self.history = history
         self.compiled = compiled
         self.graph: dict[str, Any] = dict(history.graph or {})
@@ -192,17 +192,17 @@ class _Check:
         for name, value_shape in dict(self.graph.get("channels", {})).items():
             if name in self.channels:
                 continue
+            # Only the graph recorded at import time tells which current key is new.
             new = [c for c in self.channels if c not in recorded_code.get("channels", ()) and c not in self.state]
-            hint = ""
-            source = _schema_line(lg.state_schema(self.compiled), new[0] if len(new) == 1 else None)
-            if recorded_code and len(new) == 1:
-                hint = f"; the current graph's new state key {new[0]!r} looks like its new name (renamed?)"
+            new = new if recorded_code and len(new) == 1 else []
+            source = _schema_line(lg.state_schema(self.compiled), new[0] if new else None)
+            hint = f"; the current graph's new state key {new[0]!r} looks like its new name (renamed?)" if new else ""
             return Divergence(
                 "graph-channel-missing", None,
                 f"state key {name!r} holds a recorded value ({value_shape}) but is not a channel of the current graph"
                 f"{hint}; on resume LangGraph drops the value silently and nodes reading the key get nothing",
                 recorded=CommandView("channel", name),
-                issued=CommandView("channel", new[0]) if len(new) == 1 else None,
+                issued=CommandView("channel", new[0]) if new else None,
                 source=source,
             )
         return None
@@ -217,8 +217,8 @@ class _Check:
             )
             return None
         function = lg.node_function(node)
-        if function is None:
-            self.notes.append(f"node {name!r} is not a function node: it was checked to exist, not re-run")
+        if function is None or inspect.iscoroutinefunction(function):
+            self.notes.append(f"node {name!r} is not a plain function node: it was checked to exist, not re-run")
             return None
         state = {key: revive(value) for key, value in self.state.items()}
         if "node_input" in event.extra:

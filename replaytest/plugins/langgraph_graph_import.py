@@ -11,7 +11,8 @@ or the Send packet it runs (``~__pregel_push, <index>``).
 The history of a thread (engine ``langgraph``, type = the graph's name, id = the thread id, run id = the
 latest checkpoint's id) holds, for the thread's current checkpoint chain:
 
-* ``step`` events, one per task of each super-step, oldest first: ``name`` the node, ``super_step``,
+* ``step`` events, one per task of each super-step, oldest first (within a step by node, then by Send
+  packet): ``name`` the node, ``super_step``,
   ``writes`` ({channel: shape of the value written}), ``goes_to`` (the nodes its edges and Sends
   trigger), ``send`` (true for a task a ``Send`` started) and ``error`` for a failed task;
 * ``signal`` events named ``interrupt``, ``pending``, one per interrupt the thread waits at, with the
@@ -126,8 +127,11 @@ def build_graph_history(
         for write in by_checkpoint.get(checkpoint.id, ()):
             if write.task_id != lg.NULL_TASK_ID:
                 tasks.setdefault(write.task_id, []).append(write)
-        for task_id, rows in tasks.items():
-            name, send_arg = _task_node(checkpoint, task_id, rows[0], candidates, naming)
+        named = [(task_id, rows, *_task_node(checkpoint, task_id, rows[0], candidates, naming)) for task_id, rows in tasks.items()]
+        # Tasks of one step run concurrently and write in any order: the history lists them by node, then by
+        # Send packet, so the same thread always gives the same history.
+        named.sort(key=lambda task: (task[2], -1 if task[4] is None else task[4], task[0]))
+        for task_id, rows, name, send_arg, _ in named:
             if name == UNKNOWN_NODE:
                 unknown += 1
             elif name not in nodes_seen and name != lg.START:
@@ -237,31 +241,32 @@ def _branch_targets(channel_values: dict[str, Any]) -> str:
 
 def _task_node(
     checkpoint: CheckpointRow, task_id: str, write: WriteRow, candidates: Sequence[str], code: GraphCode
-) -> tuple[str, Any]:
-    """(node name, the Send packet's argument or None) of the task ``task_id`` of ``checkpoint``'s step."""
+) -> tuple[str, Any, int | None]:
+    """(node name, the Send packet's argument or None, the packet's index or None) of the task ``task_id``
+    of ``checkpoint``'s step."""
     parsed = lg.parse_graph_task_path(write.task_path) if write.task_path else None
     if parsed is not None and parsed[0] == "pull":
-        return str(parsed[1]), None
+        return str(parsed[1]), None, None
     if parsed is not None:
         packets = _as_list(checkpoint.channel_values.get(lg.PREGEL_TASKS))
         index = int(parsed[1])
         if index < len(packets):
-            return _send_node(packets[index]), _send_arg(packets[index])
-        return UNKNOWN_NODE, None
+            return _send_node(packets[index]), _send_arg(packets[index]), index
+        return UNKNOWN_NODE, None, index
     # A saver without task paths: recompute the task id of each Send packet, and of each candidate node
     # triggered by its edge.
     step = checkpoint.step + 1
     for index, packet in enumerate(_as_list(checkpoint.channel_values.get(lg.PREGEL_TASKS))):
         node = _send_node(packet)
         if lg.send_task_id(checkpoint.id, checkpoint.version, step, node, index) == task_id:
-            return node, _send_arg(packet)
+            return node, _send_arg(packet), index
     for name in (lg.START, *candidates):
         triggers = code.triggers.get(name, (f"{lg.BRANCH_TO}{name}",))
         if name == lg.START:
             triggers = (lg.START,)
         if lg.pull_task_id(checkpoint.id, checkpoint.version, step, name, triggers) == task_id:
-            return name, None
-    return UNKNOWN_NODE, None
+            return name, None, None
+    return UNKNOWN_NODE, None, None
 
 
 def _next_nodes(
