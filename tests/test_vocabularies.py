@@ -207,3 +207,22 @@ def test_the_plugin_ini_options_are_the_one_list_the_readme_and_typo_check_use()
     ini_section = README.split("### In pytest", 1)[1].split("\n### ", 1)[0]
     documented = set(re.findall(r"^\| `(replay_[a-z_]+)` \|", ini_section, flags=re.M))
     assert documented == set(PYTEST_INI_KEYS)
+
+
+# --- divergence kinds ------------------------------------------------------------------------------
+
+
+def test_the_readme_divergence_table_is_the_vocabulary_in_order() -> None:
+    from replaytest.replay.divergence import DIVERGENCE_KINDS
+
+    section = README.split("what each divergence is called:", 1)[1].split("\n\n", 2)[1]
+    rows = re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.M)
+    assert tuple(rows) == DIVERGENCE_KINDS
+
+
+def test_the_design_names_every_divergence_kind() -> None:
+    from replaytest.replay.divergence import DIVERGENCE_KINDS
+
+    section = DESIGN.split("Divergence kinds every replayer reports by name", 1)[1].split("\n\n", 1)[0]
+    missing = [kind for kind in DIVERGENCE_KINDS if f"`{kind}`" not in section]
+    assert missing == []

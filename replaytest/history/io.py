@@ -61,6 +61,7 @@ _TOP_KEYS = (
     "result",
     "error",
     "redacted",
+    "graph",
 )
 _EVENT_KEYS = (
     "seq",
@@ -234,7 +235,12 @@ def history_from_dict(
     if not isinstance(redacted_raw, list):
         v.fail("$.redacted", f"expected an array of JSON paths, got {_type_name(redacted_raw)}")
     redacted = tuple(v.string(item, f"$.redacted[{index}]") for index, item in enumerate(redacted_raw))
+    graph = data.get("graph")
+    if graph is not None:
+        v.object(graph, "$.graph")
+        v.json_value(graph, "$.graph")
     return History(
+        graph=graph,
         redacted=redacted,
         waiting=waiting,
         workflow=workflow,
@@ -494,6 +500,8 @@ def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[st
         out["error"] = _error_dict(history.error)
     if history.redacted:
         out["redacted"] = list(history.redacted)
+    if history.graph is not None:
+        out["graph"] = history.graph
     return out
 
 

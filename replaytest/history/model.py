@@ -125,6 +125,10 @@ class History:
     redacted: tuple[str, ...] = ()
     # Parked runs only: the wait the run stands at (None: not recorded, e.g. a history from before it was).
     waiting: Waiting | None = None
+    # An engine's description of the run beyond its events, for engines whose runs are not a command
+    # sequence (LangGraph graph threads: super-steps' nodes, parked nodes, state channels; see the LangGraph
+    # section of docs/design.md). None for every other history.
+    graph: Mapping[str, Any] | None = None
     source: Path | None = field(default=None, compare=False, repr=False)
     blobs: BlobStore | None = field(default=None, compare=False, repr=False)
 

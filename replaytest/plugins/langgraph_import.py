@@ -8,7 +8,10 @@ result (``__return__``) or failure (``__error__``) under the call's task id, and
 resumed with ``Command(resume=…)`` adds writes to the same checkpoint; a completed run adds a ``loop``
 checkpoint after it.
 
-One history per thread (engine ``langgraph``, type = the entrypoint's name, id = the thread id, run id =
+A thread of a graph-API ``StateGraph`` (it writes state keys and edge channels no entrypoint writes) is
+imported by ``langgraph_graph_import`` instead, into a history with a ``graph`` section.
+
+One history per functional-API thread (engine ``langgraph``, type = the entrypoint's name, id = the thread id, run id =
 the input checkpoint's id) describes the thread's latest invocation:
 
 * ``step`` events, one per task call the entrypoint made, in call order (the call counter of the
@@ -459,7 +462,7 @@ def _entrypoint_name(
     if not names:
         task_ids = {write.task_id for write in writes}
         names.update(name for name in candidates if lg.entry_task_id(start.id, start.version, name, step) in task_ids)
-    if len(names) != 1:
+    if len(names) != 1 or lg.START in names:
         raise ImportRefused(
             f"thread {thread_id!r}: cannot tell the entrypoint's name from the checkpoints "
             f"(found {', '.join(sorted(names)) or 'none'}); is this a functional-API (@entrypoint) thread?"
@@ -611,14 +614,21 @@ def recorded_run(document: Any) -> RunKey | None:
 
 
 def iter_threads(
-    source: SqliteThreads | SaverThreads, thread_ids: Sequence[str], limit: int | None, code: CurrentCode
+    source: SqliteThreads | SaverThreads, thread_ids: Sequence[str], limit: int | None, code: CurrentCode,
+    graphs: Sequence[Any] = (),
 ) -> Iterator[ImportedThread | ImportRefused]:
-    """Each selected thread's history, or the reason it could not be imported."""
+    """Each selected thread's history, or the reason it could not be imported. A graph-API thread becomes a
+    graph history (``langgraph_graph_import``; ``graphs``: the current graphs' ``GraphCode``)."""
+    from replaytest.plugins.langgraph_graph_import import build_graph_history, is_graph_thread
+
     for thread_id in thread_ids or source.thread_ids(limit):
         try:
             checkpoints, writes = source.read(thread_id)
             if not checkpoints:
                 raise ImportRefused(f"thread {thread_id!r}: no checkpoints")
+            if is_graph_thread(checkpoints, writes):
+                yield build_graph_history(thread_id, checkpoints, writes, graphs)
+                continue
             yield build_history(thread_id, checkpoints, writes, code)
         except ImportRefused as error:
             yield error
@@ -677,12 +687,15 @@ def histories_from_saver(
     if problem:
         raise ImportRefused(problem)
     code = current_code(workflows, task_names)
+    from replaytest.plugins.langgraph_graph_import import graph_code
+
+    graphs = graph_code(workflows)
     conn = getattr(saver, "conn", None)
     if isinstance(conn, sqlite3.Connection):
         source: SqliteThreads | SaverThreads = _SqliteConnection(conn)
     else:
         source = SaverThreads(saver)
-    return write_histories(iter_threads(source, thread_ids, limit, code), out, redactor)
+    return write_histories(iter_threads(source, thread_ids, limit, code, graphs), out, redactor)
 
 
 class _SqliteConnection(SqliteThreads):
@@ -702,7 +715,7 @@ class _SqliteConnection(SqliteThreads):
 @click.option("--limit", type=click.IntRange(min=1), help="Import the N most recently checkpointed threads.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the history files.")
 @click.option("--workflows", "workflow_specs", multiple=True, metavar="MODULE:ATTR",
-              help="The current @entrypoint(s) whose @task names identify recorded calls (default: [tool.replaytest.replay] workflows).")
+              help="The current @entrypoint(s) whose @task names identify recorded calls, or the StateGraph whose nodes and channels are recorded (default: [tool.replaytest.replay] workflows).")
 @click.option("--task-name", "extra_names", multiple=True, metavar="NAME", help="Another @task name to try (repeatable).")
 @click.option("--redact-key", "keys", multiple=True, metavar="NAME", help="Key name to scrub in values (repeatable; default: [tool.replaytest.redact] or common secret fields).")
 @click.option("--redact-path", "paths", multiple=True, metavar="JSONPATH", help="JSON path to scrub in the history, e.g. $.input.email (repeatable).")
@@ -711,7 +724,7 @@ def import_command(
     checkpointer: str, thread_ids: tuple[str, ...], limit: int | None, out_dir: Path, workflow_specs: tuple[str, ...],
     extra_names: tuple[str, ...], keys: tuple[str, ...], paths: tuple[str, ...], no_redact: bool,
 ) -> None:
-    """Import LangGraph functional-API threads from a SqliteSaver into OUT, one history per thread."""
+    """Import LangGraph threads (functional API and StateGraph) from a SqliteSaver into OUT, one history per thread."""
     if thread_ids and limit:
         _fail("--thread-id and --limit exclude each other")
     if not checkpointer.startswith("sqlite:///"):
@@ -737,14 +750,17 @@ def import_command(
     except (ConfigError, WorkflowImportError, RedactError) as error:
         _fail(str(error))
     code = current_code(workflows.objects, extra_names)
-    if not code.tasks:
+    from replaytest.plugins.langgraph_graph_import import graph_code
+
+    graphs = graph_code(workflows.objects)
+    if not code.tasks and not graphs:
         click.echo("warning: no @task names known (give --workflows or --task-name); every call will be unnamed", err=True)
     try:
         source = SqliteThreads(Path(checkpointer[len("sqlite:///"):]))
     except (ImportRefused, sqlite3.Error) as error:
         _fail(str(error))
     try:
-        written, refused = write_histories(iter_threads(source, thread_ids, limit, code), out_dir, redactor)
+        written, refused = write_histories(iter_threads(source, thread_ids, limit, code, graphs), out_dir, redactor)
     finally:
         source.close()
     for path, item in written:

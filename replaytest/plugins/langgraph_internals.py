@@ -14,6 +14,13 @@ LangGraph does not store which ``@task`` a checkpoint write came from, and offer
   holds ``value``), and that a graph started inside a run announces itself to the inherited callbacks
   before it runs anything (how replay stops a nested graph).
 
+For the graph API (``StateGraph``): how node and ``Send`` task ids are derived (the PULL and PUSH
+branches of ``prepare_single_task``), the task paths and bookkeeping channels of checkpoint writes
+(``branch:to:<node>``, ``__pregel_tasks``), a compiled graph's nodes (``PregelNode``: its channels,
+triggers, mapper, bound runnable, subgraphs) and channels (restored with ``from_checkpoint`` and
+LangGraph's ``MISSING``, read as ``_proc_input`` reads a node's input), so a parked node can be re-run
+to its ``interrupt()`` through the same runnable config as a replayed entrypoint.
+
 ``TESTED_RANGE`` is what the test suite runs against (oldest and newest); ``version_problem`` says when
 the installed langgraph lies outside it, and the importer and replayer refuse to guess in that case.
 """
@@ -301,3 +308,106 @@ def final_value(value: Any) -> Any:
     from langgraph.func import entrypoint
 
     return value.value if isinstance(value, entrypoint.final) else value
+
+
+# --- the graph API (StateGraph) -------------------------------------------------------------------
+
+# Channels of a compiled StateGraph that are LangGraph's own, not the state's.
+PREGEL_TASKS = "__pregel_tasks"  # the Send packets the next super-step runs (a Topic channel)
+_EDGE_CHANNEL_PREFIXES = ("branch:", "join:", "split:")
+BRANCH_TO = "branch:to:"  # the channel an edge into a node writes (``branch:to:<node>``)
+
+
+def is_internal_channel(name: str) -> bool:
+    """A channel LangGraph keeps for its own bookkeeping (edges, Send packets, the input), not a state key."""
+    return name.startswith(_EDGE_CHANNEL_PREFIXES) or (name.startswith("__") and name.endswith("__")) or name == PREGEL_TASKS
+
+
+def pull_task_id(checkpoint_id: str, checkpoint_version: int, step: int, node: str, triggers: tuple[str, ...]) -> str:
+    """The id of the task that runs ``node`` in the root graph's step ``step`` from ``checkpoint_id``,
+    triggered by the channels ``triggers`` (``prepare_single_task``, PULL branch)."""
+    return _task_id_hash(checkpoint_id, checkpoint_version, node, str(step), node, PULL, *sorted(triggers))
+
+
+def send_task_id(checkpoint_id: str, checkpoint_version: int, step: int, node: str, packet_index: int) -> str:
+    """The id of the task that runs the ``packet_index``-th ``Send`` packet (to ``node``) of the root
+    graph's step ``step`` from ``checkpoint_id`` (``prepare_single_task``, PUSH branch for packets)."""
+    return _task_id_hash(checkpoint_id, checkpoint_version, node, str(step), node, PUSH, str(packet_index))
+
+
+def parse_graph_task_path(path: str) -> tuple[str, str | int] | None:
+    """``("pull", node name)`` or ``("push", index into the checkpoint's Send packets)`` for a root-graph
+    task's ``writes.task_path``; None for any other path."""
+    parts = [part.strip() for part in path.split(",")] if path else []
+    if len(parts) == 2 and parts[0] == f"~{PULL}":
+        return "pull", parts[1]
+    if len(parts) >= 2 and parts[0] == f"~{PUSH}" and parts[1].isdigit():
+        return "push", int(parts[1])
+    return None
+
+
+def compiled_graph(obj: Any) -> Any | None:
+    """The compiled graph ``obj`` stands for: a ``StateGraph`` builder (compiled here, without a
+    checkpointer) or a compiled graph; None for anything else, ``@entrypoint`` graphs included."""
+    from langgraph.graph import StateGraph
+    from langgraph.pregel import Pregel
+
+    if isinstance(obj, StateGraph):
+        return obj.compile()
+    if isinstance(obj, Pregel) and START in obj.nodes:
+        return obj
+    return None
+
+
+def graph_nodes(compiled: Any) -> dict[str, Any]:
+    """The graph's nodes by name (LangGraph's own ``__start__`` left out)."""
+    return {name: node for name, node in compiled.nodes.items() if name != START}
+
+
+def state_channel_names(compiled: Any) -> list[str]:
+    """The graph's state channels (its state schema's keys and those of its nodes' input schemas)."""
+    return [name for name in compiled.channels if not is_internal_channel(name)]
+
+
+def node_function(node: Any) -> Any | None:
+    """The function a node runs (a plain node's ``RunnableCallable``), None for a subgraph or a runnable."""
+    bound = node.bound
+    return getattr(bound, "func", None) or getattr(bound, "afunc", None)
+
+
+def node_triggers(node: Any) -> tuple[str, ...]:
+    """The channels whose update runs the node (the edge channels into it)."""
+    return tuple(node.triggers)
+
+
+def is_subgraph_node(node: Any) -> bool:
+    return bool(getattr(node, "subgraphs", None))
+
+
+def state_schema(compiled: Any) -> Any | None:
+    builder = getattr(compiled, "builder", None)
+    return getattr(builder, "state_schema", None)
+
+
+def node_input(compiled: Any, node_name: str, recorded: dict[str, Any]) -> Any:
+    """What LangGraph hands ``node_name`` when it runs from the recorded channel values: each channel
+    restored from its recorded value, then read as a PULL task reads its input (``_proc_input``)."""
+    from langgraph._internal._typing import MISSING
+
+    node = compiled.nodes[node_name]
+    channels = {
+        name: spec.from_checkpoint(recorded[name] if name in recorded else MISSING) for name, spec in compiled.channels.items()
+    }
+    value: Any
+    if isinstance(node.channels, list):
+        value = {name: channels[name].get() for name in node.channels if name in channels and channels[name].is_available()}
+    else:
+        value = channels[node.channels].get() if node.channels in channels and channels[node.channels].is_available() else None
+    return node.mapper(value) if node.mapper is not None else value
+
+
+def run_node(node: Any, value: Any, call_hook: Callable[..., Any], scratchpad: Any, namespace: str) -> Any:
+    """Run a node's function as LangGraph's runner would (injected ``config``, ``runtime``, ``writer``…),
+    with ``@task`` calls dispatched to ``call_hook`` and ``interrupt()`` read from ``scratchpad``. The
+    node's channel writes are not applied and nothing is checkpointed."""
+    return run_entrypoint(node.bound, value, call_hook, scratchpad, namespace, None)

@@ -23,6 +23,8 @@ and the replay goes on; a socket, process, file write, or a ``@task``'s function
 tasks the entrypoint's modules hold in their globals) is stopped and reported at its line.
 
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
+
+A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph_graph_check``.
 """
 
 from __future__ import annotations
@@ -120,6 +122,10 @@ class LangGraphReplayer:
         if problem:
             result.status, result.error = "error", problem
             return result
+        from replaytest.plugins.langgraph_graph_check import check_graph_history, is_graph_history
+
+        if is_graph_history(history):
+            return check_graph_history(history, workflows, options, path)
         found = find_entrypoint(workflows, history.workflow.type)
         if found is None:
             known = sorted(name for name, _ in _entrypoints(workflows))

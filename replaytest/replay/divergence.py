@@ -31,6 +31,9 @@ DIVERGENCE_KINDS: tuple[str, ...] = (
     "patch-mismatch",  # a patch marker the code no longer issues, or issues where history has none
     "nondeterministic-call",  # a runtime guard caught a clock/random/uuid read or stopped an effect
     "interrupt-mismatch",  # a human-in-the-loop wait asks another question than the one recorded there
+    "graph-node-missing",  # a LangGraph graph thread waits in (or is still to run) a node the graph no longer has
+    "graph-channel-missing",  # a state key holding a recorded value is no channel of the current graph
+    "graph-channel-required",  # a node a thread resumes in reads a state key the recorded state lacks
 )
 
 ResultStatus = Literal["passed", "diverged", "stale", "error"]

@@ -68,7 +68,8 @@ MALFORMED = [
     (_set(("prompt_versions", "planner"), 1), "$.prompt_versions.planner", "expected a string, got integer"),
     (_set(("prompt_versions", "my prompt"), None), '$.prompt_versions["my prompt"]', "expected a string, got null"),
     (_set(("code_version",), 3), "$.code_version", "expected a string, got integer"),
-    (_set(("evnets",), []), "$.evnets", "unknown key; expected one of format, format_version, workflow, code_version, prompt_versions, prompt_manifest, status, waiting, input, events, result, error, redacted"),
+    (_set(("evnets",), []), "$.evnets", "unknown key; expected one of format, format_version, workflow, code_version, prompt_versions, prompt_manifest, status, waiting, input, events, result, error, redacted, graph"),
+    (_set(("graph",), "nodes"), "$.graph", "expected an object, got string"),
     (_set(("error",), "boom"), "$.error", "expected an object, got string"),
     (_set(("waiting",), {"kind": "signal", "name": "approved"}), "$.waiting", "only a parked history waits; this one is completed"),
     (_set(("format_version",), 2), "$.format_version", "format_version 2 was written by a newer replaytest (this one reads up to 1); upgrade replaytest"),
@@ -159,7 +160,7 @@ def test_shipped_schema_agrees_with_loader_vocabulary() -> None:
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert tuple(schema["$defs"]["event"]["properties"]["kind"]["enum"]) == EVENT_KINDS
     assert tuple(schema["properties"]["status"]["enum"]) == STATUSES
-    assert set(schema["properties"]) == {"format", "format_version", "workflow", "code_version", "prompt_versions", "prompt_manifest", "status", "waiting", "input", "events", "result", "error", "redacted"}
+    assert set(schema["properties"]) == {"format", "format_version", "workflow", "code_version", "prompt_versions", "prompt_manifest", "status", "waiting", "input", "events", "result", "error", "redacted", "graph"}
 
 
 def test_schema_accepts_the_valid_history_and_rejects_what_the_loader_rejects() -> None:

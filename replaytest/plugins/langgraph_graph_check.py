@@ -1,0 +1,375 @@
+"""Checking a LangGraph graph history (``graph`` section, see ``langgraph_graph_import``) against the
+current graph: would the recorded thread resume correctly under the new code?
+
+LangGraph resumes a graph thread by running the nodes it waits in (``next``) again from their top, on the
+recorded state read through the *current* graph's channels, and routes from there with the current
+edges. So the check, in this order:
+
+* ``graph-node-missing`` — a node the thread waits in (or is still to run) is not a node of the current
+  graph: LangGraph ends the thread silently on resume (no error; the answer is dropped, nothing runs).
+  A current node whose function has the recorded node's name is named as the likely rename, with its line.
+* ``graph-channel-missing`` — a state key that holds a recorded value is not a channel of the current
+  graph (renamed or removed): LangGraph drops the value silently. A state key the current graph has and
+  the graph given at import time did not is named as the likely new name, with its line in the schema.
+* each parked node is re-run up to its first ``interrupt()`` with the recorded state, through the same
+  no-effect machinery as functional replay (``langgraph_internals.run_node``, the runtime guards: node
+  body effects are stopped, ``@task`` calls are refused since a graph history holds no results for them):
+  ``graph-channel-required`` when it reads a state key of the current graph that the recorded state lacks
+  (``KeyError``: LangGraph fails the same way on resume), ``interrupt-mismatch`` when it now asks another
+  question (or none) than the one the reviewer answers, ``result-mismatch`` when it raises anything else.
+
+Later edges and nodes are not compared (LangGraph runs them from the current code, which is correct). A
+thread that is not parked is checked for what applies, and the result's notes say what was and was not
+checked. A node running a subgraph is checked for existence only: the subgraph's checkpoints are not read.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from replaytest.history import Event, History
+from replaytest.plugins import langgraph_internals as lg
+from replaytest.plugins.langgraph_replay import _same
+from replaytest.plugins.langgraph_values import normal_form, revive
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition
+from replaytest.replay.guards import (
+    NondeterministicCall,
+    guarded,
+    hazard_message,
+    is_project_file,
+    orchestration_modules,
+    plain_functions,
+    settle_hazards,
+)
+
+LATER_NODES_NOTE = (
+    "later edges and nodes are not compared: LangGraph runs them from the current code on resume"
+)
+AFTER_INTERRUPT_NOTE = "a parked node's code after its interrupt() was not run (the answer is not known yet)"
+_INSTEAD = "a @task called from the node (its result is checkpointed), or do it after the interrupt()"
+_VERSION_GUARD = "LangGraph has no version guard: stamp a version into the state and branch on it for threads that carry it"
+
+
+class _TaskRefused(BaseException):
+    """A parked node called a ``@task`` before its interrupt: a graph history holds no task results."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(name)
+
+
+def is_graph_history(history: History) -> bool:
+    return history.graph is not None and history.graph.get("api") == "graph"
+
+
+def _graphs(workflows: WorkflowSet) -> Iterator[Any]:
+    for obj in workflows.objects:
+        candidates = list(vars(obj).values()) if isinstance(obj, type(sys)) else obj if isinstance(obj, (list, tuple)) else [obj]
+        seen: list[int] = []
+        for candidate in candidates:
+            compiled = lg.compiled_graph(candidate)
+            if compiled is not None and id(compiled) not in seen:
+                seen.append(id(compiled))
+                yield compiled
+
+
+def check_graph_history(history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path) -> ReplayResult:
+    """The verdict for one graph history (see the module docstring)."""
+    result = ReplayResult(path, "langgraph", history.workflow.type, history.workflow.id, events=len(history.events))
+    graphs = list(_graphs(workflows))
+    named = [graph for graph in graphs if graph.get_name() == history.workflow.type]
+    chosen = named if named else graphs
+    if len(chosen) != 1:
+        result.status = "stale"
+        result.error = (
+            f"{'no' if not chosen else len(chosen)} current graph(s) to check graph {history.workflow.type!r} against; "
+            "give the one StateGraph or compiled graph with --workflows (or [tool.replaytest.replay] workflows)"
+        )
+        return result
+    check = _Check(history, chosen[0])
+    divergence = check.run()
+    divergence = settle_hazards(result, divergence, check.trips, check.hazard, options.hazards)
+    result.notes.extend(check.notes)
+    if divergence is not None:
+        result.status = "diverged"
+        result.divergence = divergence
+    return result
+
+
+class _Check:
+    def __init__(self, history: History, compiled: Any) -> None:
+        self.history = history
+        self.compiled = compiled
+        self.graph: dict[str, Any] = dict(history.graph or {})
+        self.nodes = lg.graph_nodes(compiled)
+        self.channels = lg.state_channel_names(compiled)
+        self.state = history.input if isinstance(history.input, dict) else {}
+        self.pending = [e for e in history.events if e.kind == "signal" and e.name == "interrupt" and e.extra.get("pending")]
+        self.notes: list[str] = []
+        self.trips: list[NondeterministicCall] = []
+        self.interrupt_source: SourcePosition | None = None
+        self.compared = 0  # parked nodes re-run to their interrupt and compared
+        self.interrupts = 0
+        self.asked: list[Any] = []
+        self.prefixes: tuple[str, ...] = ()
+
+    # --- the checks ---
+
+    def run(self) -> Divergence | None:
+        found = self._missing_nodes() or self._missing_channels()
+        if found is not None:
+            return found
+        status = self.history.status
+        if status == "parked":
+            for event in self.pending:
+                found = self._rerun(event)
+                if found is not None:
+                    return found
+            if self.compared:
+                self.notes.append(AFTER_INTERRUPT_NOTE)
+        elif status == "completed":
+            self.notes.append(
+                "completed thread: its state channels were checked against the current graph; no node waits, so none was re-run"
+            )
+        else:
+            self.notes.append(
+                f"{status} thread: the nodes still to run ({', '.join(self.graph.get('next', [])) or 'none'}) were checked to "
+                "exist and the state channels against the current graph; no node was re-run (it would run for real)"
+            )
+        self.notes.append(LATER_NODES_NOTE)
+        return None
+
+    def _missing_nodes(self) -> Divergence | None:
+        waiting = [str(name) for name in self.graph.get("next", [])]
+        for name in waiting:
+            if name in self.nodes:
+                continue
+            event = next((e for e in self.pending if e.extra.get("node") == name), None)
+            renamed = self._node_named_like(name)
+            hint = f"; node {renamed[0]!r} now runs its function {name}() — renamed?" if renamed else ""
+            left = None if renamed else self._function_left(name)
+            if left is not None:
+                hint = f"; its function {name}() is still defined but no longer added to the graph"
+            outcome = (
+                "on resume LangGraph ends the thread silently: the reviewer's answer is dropped and nothing more runs"
+                if event is not None else "on resume LangGraph skips it silently"
+            )
+            return Divergence(
+                "graph-node-missing", event.seq if event else None,
+                f"the thread waits in node {name!r}, which the current graph no longer has (its nodes: "
+                f"{', '.join(self.nodes)}){hint}; {outcome}",
+                recorded=CommandView("node", name, event.seq if event else None),
+                issued=CommandView("node", renamed[0]) if renamed else None,
+                source=renamed[1] if renamed else left,
+            )
+        return None
+
+    def _function_left(self, name: str) -> SourcePosition | None:
+        """Where a function named like the missing node is still defined, in the modules of the graph's nodes."""
+        functions = [f for f in (lg.node_function(node) for node in self.nodes.values()) if f is not None]
+        for module_name in dict.fromkeys(getattr(f, "__module__", None) for f in functions):
+            candidate = vars(sys.modules[module_name]).get(name) if module_name in sys.modules else None
+            if inspect.isfunction(candidate):
+                return _definition(candidate)
+        return None
+
+    def _node_named_like(self, name: str) -> tuple[str, SourcePosition | None] | None:
+        for current, node in self.nodes.items():
+            function = lg.node_function(node)
+            if function is not None and getattr(function, "__name__", None) == name:
+                return current, _definition(function)
+        return None
+
+    def _missing_channels(self) -> Divergence | None:
+        recorded_code = self.graph.get("recorded_code") or {}
+        for name, value_shape in dict(self.graph.get("channels", {})).items():
+            if name in self.channels:
+                continue
+            # Only the graph recorded at import time tells which current key is new.
+            new = [c for c in self.channels if c not in recorded_code.get("channels", ()) and c not in self.state]
+            new = new if recorded_code and len(new) == 1 else []
+            source = _schema_line(lg.state_schema(self.compiled), new[0] if new else None)
+            hint = f"; the current graph's new state key {new[0]!r} looks like its new name (renamed?)" if new else ""
+            return Divergence(
+                "graph-channel-missing", None,
+                f"state key {name!r} holds a recorded value ({value_shape}) but is not a channel of the current graph"
+                f"{hint}; on resume LangGraph drops the value silently and nodes reading the key get nothing",
+                recorded=CommandView("channel", name),
+                issued=CommandView("channel", new[0]) if new else None,
+                source=source,
+            )
+        return None
+
+    def _rerun(self, event: Event) -> Divergence | None:
+        name = str(event.extra.get("node"))
+        node = self.nodes[name]
+        if lg.is_subgraph_node(node):
+            self.notes.append(
+                f"node {name!r} runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not "
+                "re-run (its checkpoints live in their own namespace, which the import does not read)"
+            )
+            return None
+        function = lg.node_function(node)
+        if function is None or inspect.iscoroutinefunction(function):
+            self.notes.append(f"node {name!r} is not a plain function node: it was checked to exist, not re-run")
+            return None
+        state = {key: revive(value) for key, value in self.state.items()}
+        if "node_input" in event.extra:
+            value: Any = revive(event.extra["node_input"])
+        else:
+            try:
+                value = lg.node_input(self.compiled, name, state)
+            except Exception as error:  # the current state schema refuses the recorded state
+                return Divergence(
+                    "graph-channel-required", event.seq,
+                    f"node {name!r}'s input cannot be made from the recorded state: {type(error).__name__}: {error}",
+                    recorded=CommandView("node", name, event.seq), source=_definition(lg.state_schema(self.compiled)),
+                )
+        modules = orchestration_modules([function])
+        bodies = plain_functions(lg.task_bodies([module.__dict__ for module in modules]))
+        self.interrupts, self.asked = 0, []
+        prefixes = tuple(sorted({str(Path(m.__file__).parent) for m in modules if m.__file__}))
+        self.prefixes = prefixes
+        scratchpad = lg.Scratchpad.build(self._on_interrupt, [])
+        outcome: BaseException | None = None
+        with guarded(modules, lambda: event.seq, bodies) as guard:
+            try:
+                lg.run_node(node, value, self._refuse_task, scratchpad, f"{name}:{event.extra.get('task_id', '')}")
+            except _TaskRefused as refused:
+                self.notes.append(
+                    f"node {name!r} calls @task {refused.name!r} before its interrupt(): a graph history holds no task "
+                    "results, so the re-run stopped there and its interrupt was not compared"
+                )
+                return None
+            except lg.NestedGraphRun as nested:
+                self.notes.append(f"node {name!r} starts graph {nested.graph_name!r} before its interrupt(): stopped there; its "
+                                  "interrupt was not compared")
+                return None
+            except NondeterministicCall:
+                pass  # a stopped effect: on the guard's trips
+            except BaseException as error:  # noqa: BLE001 - the node's own failure is the finding
+                outcome = error
+        self.trips.extend(guard.trips)
+        if any(trip.stopped for trip in guard.trips):
+            return None
+        if outcome is not None and lg.is_graph_interrupt(outcome):
+            self.compared += 1
+            return self._compare(event, name)
+        if isinstance(outcome, KeyError) and outcome.args and outcome.args[0] in self.channels and outcome.args[0] not in self.state:
+            key = outcome.args[0]
+            return Divergence(
+                "graph-channel-required", event.seq,
+                f"node {name!r}, where the thread waits, now reads state key {key!r} before its interrupt(), which the "
+                f"recorded state lacks (no default): on resume LangGraph fails with KeyError: {key!r}",
+                recorded=CommandView("node", name, event.seq), issued=CommandView("channel", key),
+                source=_raise_site(outcome, prefixes),
+            )
+        if outcome is not None:
+            return Divergence(
+                "result-mismatch", event.seq,
+                f"node {name!r}, where the thread waits, now fails before its interrupt() with "
+                f"{type(outcome).__name__}: {outcome}; on resume LangGraph fails the same way",
+                recorded=CommandView("node", name, event.seq), source=_raise_site(outcome, prefixes),
+            )
+        return Divergence(
+            "interrupt-mismatch", event.seq,
+            f"node {name!r}, where the thread waits, now returns without calling interrupt(): on resume it runs to its "
+            "end and the reviewer's answer is never read",
+            recorded=CommandView("signal", "interrupt", event.seq), source=_definition(function),
+        )
+
+    def _on_interrupt(self, value: Any) -> int:
+        index = self.interrupts
+        self.interrupts += 1
+        self.asked.append(value)
+        self.interrupt_source = _caller(self.prefixes)
+        return index
+
+    def _refuse_task(self, func: Any, arguments: Any, **options: Any) -> Any:
+        raise _TaskRefused(lg.task_name_of(func))
+
+    def _compare(self, event: Event, name: str) -> Divergence | None:
+        if not self.asked or self.asked[0] is lg.NO_VALUE:
+            self.notes.append(f"the value node {name!r} gives interrupt() could not be read: it was not compared")
+            return None
+        recorded = event.extra.get("interrupt_value")
+        now = normal_form(self.asked[0])
+        # A part the importer redacted agrees with anything; the rest is compared (as in functional replay).
+        if _same(recorded, now, frozenset(self.history.redacted), f"$.events[{event.seq - 1}].interrupt_value"):
+            return None
+        return Divergence(
+            "interrupt-mismatch", event.seq,
+            f"node {name!r} now asks {_short(now)}; the thread waits for the answer to {_short(recorded)} (the answer the "
+            "reviewer gives on resume would go to this new question)",
+            recorded=CommandView("signal", "interrupt", event.seq), issued=CommandView("signal", "interrupt"),
+            source=self.interrupt_source,
+        )
+
+    def hazard(self, trip: NondeterministicCall) -> Divergence:
+        return Divergence(
+            "nondeterministic-call", trip.position, hazard_message(trip, _INSTEAD, _VERSION_GUARD), source=trip.source
+        )
+
+
+def _definition(obj: Any) -> SourcePosition | None:
+    try:
+        filename = inspect.getsourcefile(obj)
+        _, line = inspect.getsourcelines(obj)
+    except (OSError, TypeError):
+        return None
+    return SourcePosition(filename, line, getattr(obj, "__name__", None)) if filename else None
+
+
+def _schema_line(schema: Any, key: str | None) -> SourcePosition | None:
+    """Where the state schema declares ``key`` (or the schema itself when the key is not found)."""
+    where = _definition(schema)
+    if where is None or key is None:
+        return where
+    try:
+        lines, start = inspect.getsourcelines(schema)
+    except (OSError, TypeError):
+        return where
+    pattern = re.compile(rf"^\s+{re.escape(key)}\s*:")
+    for offset, text in enumerate(lines):
+        if pattern.match(text):
+            return SourcePosition(where.path, start + offset, where.function)
+    return where
+
+
+def _caller(prefixes: tuple[str, ...]) -> SourcePosition | None:
+    """The line of project code that called ``interrupt()``."""
+    frame: Any = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith(prefixes) or is_project_file(filename):
+            return SourcePosition(filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def _raise_site(error: BaseException, prefixes: tuple[str, ...]) -> SourcePosition | None:
+    """The last line of project code the exception passed through."""
+    site = None
+    trace = error.__traceback__
+    while trace is not None:
+        code = trace.tb_frame.f_code
+        if code.co_filename.startswith(prefixes) or is_project_file(code.co_filename):
+            site = SourcePosition(code.co_filename, trace.tb_lineno, code.co_name)
+        trace = trace.tb_next
+    return site
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = _canonical(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

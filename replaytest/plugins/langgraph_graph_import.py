@@ -1,0 +1,330 @@
+"""``replaytest import langgraph`` for graph-API threads: a ``StateGraph``'s checkpoint chain as a history.
+
+What a checkpointer holds for a graph thread: one checkpoint per super-step (the ``input`` checkpoint
+holds the invocation's input in ``__start__``, each ``loop`` checkpoint the channel values after a
+step), and hanging off each checkpoint the *writes* of the tasks of the step that starts from it: a
+node's task writes its state keys, the edge channels it takes (``branch:to:<node>``) and the ``Send``
+packets it emits (``__pregel_tasks``); a node waiting at ``interrupt()`` writes ``__interrupt__`` with
+the value it was given; a failed one ``__error__``. Task paths name the node (``~__pregel_pull, <node>``)
+or the Send packet it runs (``~__pregel_push, <index>``).
+
+The history of a thread (engine ``langgraph``, type = the graph's name, id = the thread id, run id = the
+latest checkpoint's id) holds, for the thread's current checkpoint chain:
+
+* ``step`` events, one per task of each super-step, oldest first (within a step by node, then by Send
+  packet): ``name`` the node, ``super_step``,
+  ``writes`` ({channel: shape of the value written}), ``goes_to`` (the nodes its edges and Sends
+  trigger), ``send`` (true for a task a ``Send`` started) and ``error`` for a failed task;
+* ``signal`` events named ``interrupt``, ``pending``, one per interrupt the thread waits at, with the
+  ``node`` and the ``interrupt_value`` it was given (and ``node_input``, the Send packet's argument,
+  for a node a Send started);
+* ``input``: the state — the channel values of the latest checkpoint, state keys only (what a resumed
+  node reads);
+* ``graph``: ``api`` (``graph``), ``next`` (the nodes the next super-step runs, parked ones included),
+  ``channels`` ({state key: shape}), ``nodes_seen`` (every node the chain ran) and ``recorded_code`` —
+  the name, nodes and state channels of the graph given with ``--workflows`` at import time, when one
+  was (the code the threads were recorded with, if the import runs before the deploy);
+* status ``parked`` (an interrupt pending), ``failed`` (a task's error pending), ``running`` (nodes
+  still to run) or ``completed``.
+
+Shapes are JSON type names (``string``, ``number``, ``integer``, ``boolean``, ``null``, ``array``,
+``object``) or, for a value LangGraph serialized as a class instance, the class's dotted name. Values
+were decoded by ``langgraph_values`` (never unpickled). A thread whose chain is neither a graph's nor an
+entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are not read: a node
+that runs a subgraph is recorded as that node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from replaytest.plugins import langgraph_internals as lg
+from replaytest.plugins.langgraph_import import ENGINE, CheckpointRow, ImportedThread, ImportRefused, WriteRow
+
+UNKNOWN_NODE = "?"
+DEFAULT_GRAPH_NAME = "LangGraph"  # what LangGraph names a compiled graph that was given no name
+# Channels only an @entrypoint's run writes or reads; a thread that writes any other one is a graph's.
+_FUNCTIONAL_CHANNELS = frozenset((lg.START, lg.END, lg.PREVIOUS, lg.RETURN, lg.ERROR, lg.INTERRUPT, lg.RESUME))
+
+
+@dataclass(frozen=True)
+class GraphCode:
+    """A current graph as the importer records it (``recorded_code``) and names node tasks with."""
+
+    name: str
+    nodes: tuple[str, ...]
+    channels: tuple[str, ...]
+    triggers: dict[str, tuple[str, ...]]
+
+
+def graph_code(objects: Iterable[Any]) -> list[GraphCode]:
+    """The graphs (``StateGraph`` builders or compiled graphs) among the given workflow objects."""
+    found = []
+    for obj in objects:
+        compiled = lg.compiled_graph(obj)
+        if compiled is None:
+            continue
+        nodes = lg.graph_nodes(compiled)
+        found.append(GraphCode(
+            name=compiled.get_name(), nodes=tuple(nodes), channels=tuple(lg.state_channel_names(compiled)),
+            triggers={name: lg.node_triggers(node) for name, node in nodes.items()},
+        ))
+    return found
+
+
+def is_graph_thread(checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow]) -> bool:
+    """True when the thread's checkpoints or writes use a channel no ``@entrypoint`` run uses (a state
+    key, an edge channel, Send packets) or name LangGraph's ``__start__`` node as a task."""
+    if any(write.channel not in _FUNCTIONAL_CHANNELS for write in writes):
+        return True
+    if any(name not in _FUNCTIONAL_CHANNELS for checkpoint in checkpoints for name in checkpoint.channel_values):
+        return True
+    return any(write.task_path and lg.parse_graph_task_path(write.task_path) == ("pull", lg.START) for write in writes)
+
+
+def shape(value: Any) -> str:
+    """The shape of a decoded value: its JSON type, or the class a tagged (serialized instance) value names."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        tagged = value.get("$type")
+        return tagged if isinstance(tagged, str) and "$value" in value else "object"
+    return type(value).__name__
+
+
+def build_graph_history(
+    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], graphs: Sequence[GraphCode] = ()
+) -> ImportedThread:
+    """The history of graph thread ``thread_id`` (see the module docstring)."""
+    chain = _current_chain(thread_id, checkpoints)
+    latest = chain[-1]
+    notes: list[str] = []
+    naming = _merged(graphs)
+    by_checkpoint: dict[str, list[WriteRow]] = {}
+    for write in writes:
+        by_checkpoint.setdefault(write.checkpoint_id, []).append(write)
+    candidates = sorted({*naming.nodes, *(n for c in chain for n in c.nodes_seen),
+                         *(_branch_targets(c.channel_values) for c in chain)} - {""})
+    events: list[dict[str, Any]] = []
+    unknown = 0
+    pending_interrupts: list[dict[str, Any]] = []
+    failed: dict[str, Any] | None = None
+    nodes_seen: list[str] = []
+    for checkpoint in chain:
+        tasks: dict[str, list[WriteRow]] = {}
+        for write in by_checkpoint.get(checkpoint.id, ()):
+            if write.task_id != lg.NULL_TASK_ID:
+                tasks.setdefault(write.task_id, []).append(write)
+        named = [(task_id, rows, *_task_node(checkpoint, task_id, rows[0], candidates, naming)) for task_id, rows in tasks.items()]
+        # Tasks of one step run concurrently and write in any order: the history lists them by node, then by
+        # Send packet, so the same thread always gives the same history.
+        named.sort(key=lambda task: (task[2], -1 if task[4] is None else task[4], task[0]))
+        for task_id, rows, name, send_arg, _ in named:
+            if name == UNKNOWN_NODE:
+                unknown += 1
+            elif name not in nodes_seen and name != lg.START:
+                nodes_seen.append(name)
+            event: dict[str, Any] = {"kind": "step", "name": name, "super_step": checkpoint.step + 1, "task_id": task_id}
+            written = {}
+            goes_to: list[str] = []
+            for row in sorted(rows, key=lambda r: r.idx):
+                if row.channel.startswith(lg.BRANCH_TO):
+                    goes_to.append(row.channel[len(lg.BRANCH_TO):])
+                elif row.channel == lg.PREGEL_TASKS:
+                    goes_to.extend(_send_node(packet) for packet in _as_list(row.value))
+                elif row.channel == lg.ERROR:
+                    event["error"] = _error(row.value)
+                elif row.channel == lg.INTERRUPT and checkpoint is latest and not _resumed(rows):
+                    for value in _interrupt_values(row.value):
+                        pending = {"kind": "signal", "name": "interrupt", "pending": True, "node": name,
+                                   "interrupt_value": value}
+                        if send_arg is not None:
+                            pending["node_input"] = send_arg
+                        pending_interrupts.append(pending)
+                elif not lg.is_internal_channel(row.channel) and row.channel not in (lg.RESUME, lg.INTERRUPT):
+                    written[row.channel] = shape(row.value)
+            if send_arg is not None:
+                event["send"] = True
+            if written:
+                event["writes"] = written
+            if goes_to:
+                event["goes_to"] = goes_to
+            if "error" in event and checkpoint is latest:
+                failed = event["error"]
+            events.append(event)
+    events.extend(pending_interrupts)
+    state = {name: value for name, value in latest.channel_values.items() if not lg.is_internal_channel(name)}
+    next_nodes = _next_nodes(latest, by_checkpoint.get(latest.id, ()), candidates, naming)
+    for name in (p["node"] for p in pending_interrupts):
+        if name not in next_nodes:
+            next_nodes.append(name)
+    if pending_interrupts:
+        status = "parked"
+    elif failed is not None:
+        status = "failed"
+    elif next_nodes:
+        status = "running"
+    else:
+        status = "completed"
+    # The given graph this thread ran: the one that has every node the chain ran.
+    matching = [g for g in graphs if set(nodes_seen) <= set(g.nodes)]
+    code = matching[0] if len(matching) == 1 else None
+    if graphs and code is None:
+        notes.append(f"{len(matching)} of the {len(graphs)} given graph(s) have every node this thread ran; "
+                     "recorded_code is left out")
+    graph: dict[str, Any] = {
+        "api": "graph",
+        "next": next_nodes,
+        "channels": {name: shape(value) for name, value in state.items()},
+        "nodes_seen": nodes_seen,
+    }
+    if code is not None:
+        graph["recorded_code"] = {"name": code.name, "nodes": list(code.nodes), "channels": list(code.channels)}
+    document: dict[str, Any] = {
+        "format": "replaytest-history",
+        "format_version": 1,
+        "workflow": {"type": code.name if code else DEFAULT_GRAPH_NAME, "id": thread_id, "run_id": latest.id, "engine": ENGINE},
+        "status": status,
+        "input": state,
+        "events": [{"seq": seq, **event} for seq, event in enumerate(events, start=1)],
+        "graph": graph,
+    }
+    if failed is not None and status == "failed":
+        document["error"] = failed
+    if status == "parked":
+        notes.append("parked in " + ", ".join(sorted({p["node"] for p in pending_interrupts})))
+    if unknown:
+        notes.append(f"{unknown} task(s) name no node this importer could recover (written as {UNKNOWN_NODE!r}): "
+                     "this saver stores no task paths and no current node's recomputed task id matches (give the graph with --workflows)")
+    if len(chain) < len(checkpoints):
+        notes.append(f"{len(checkpoints) - len(chain)} checkpoint(s) off the current chain (forks, earlier invocations' "
+                     "replaced branches) are left out")
+    return ImportedThread(thread_id, document, notes, unknown_tasks=unknown)
+
+
+def _merged(graphs: Sequence[GraphCode]) -> GraphCode:
+    """One ``GraphCode`` with every given graph's nodes and triggers (candidates for naming tasks)."""
+    nodes = tuple(dict.fromkeys(name for g in graphs for name in g.nodes))
+    triggers = {name: trig for g in graphs for name, trig in g.triggers.items()}
+    return GraphCode("", nodes, (), triggers)
+
+
+def _current_chain(thread_id: str, checkpoints: Sequence[CheckpointRow]) -> list[CheckpointRow]:
+    """The latest checkpoint and its ancestors, oldest first."""
+    by_id = {checkpoint.id: checkpoint for checkpoint in checkpoints}
+    chain: list[CheckpointRow] = []
+    current: CheckpointRow | None = max(checkpoints, key=lambda c: c.id)
+    while current is not None and len(chain) <= len(checkpoints):
+        chain.append(current)
+        current = by_id.get(current.parent_id) if current.parent_id else None
+    if len(chain) > len(checkpoints):
+        raise ImportRefused(f"thread {thread_id!r}: its checkpoints' parent links form a cycle")
+    return chain[::-1]
+
+
+def _branch_targets(channel_values: dict[str, Any]) -> str:
+    names = [name[len(lg.BRANCH_TO):] for name in channel_values if name.startswith(lg.BRANCH_TO)]
+    return names[0] if len(names) == 1 else ""
+
+
+def _task_node(
+    checkpoint: CheckpointRow, task_id: str, write: WriteRow, candidates: Sequence[str], code: GraphCode
+) -> tuple[str, Any, int | None]:
+    """(node name, the Send packet's argument or None, the packet's index or None) of the task ``task_id``
+    of ``checkpoint``'s step."""
+    parsed = lg.parse_graph_task_path(write.task_path) if write.task_path else None
+    if parsed is not None and parsed[0] == "pull":
+        return str(parsed[1]), None, None
+    if parsed is not None:
+        packets = _as_list(checkpoint.channel_values.get(lg.PREGEL_TASKS))
+        index = int(parsed[1])
+        if index < len(packets):
+            return _send_node(packets[index]), _send_arg(packets[index]), index
+        return UNKNOWN_NODE, None, index
+    # A saver without task paths: recompute the task id of each Send packet, and of each candidate node
+    # triggered by its edge.
+    step = checkpoint.step + 1
+    for index, packet in enumerate(_as_list(checkpoint.channel_values.get(lg.PREGEL_TASKS))):
+        node = _send_node(packet)
+        if lg.send_task_id(checkpoint.id, checkpoint.version, step, node, index) == task_id:
+            return node, _send_arg(packet), index
+    for name in (lg.START, *candidates):
+        triggers = code.triggers.get(name, (f"{lg.BRANCH_TO}{name}",))
+        if name == lg.START:
+            triggers = (lg.START,)
+        if lg.pull_task_id(checkpoint.id, checkpoint.version, step, name, triggers) == task_id:
+            return name, None, None
+    return UNKNOWN_NODE, None, None
+
+
+def _next_nodes(
+    latest: CheckpointRow, pending: Sequence[WriteRow], candidates: Sequence[str], code: GraphCode
+) -> list[str]:
+    """The nodes the step after ``latest`` runs: those its edge channels trigger and its Send packets name."""
+    names = [name[len(lg.BRANCH_TO):] for name in latest.channel_values if name.startswith(lg.BRANCH_TO)]
+    names += [_send_node(packet) for packet in _as_list(latest.channel_values.get(lg.PREGEL_TASKS))]
+    finished = {write.task_id for write in pending if write.channel not in (lg.INTERRUPT, lg.RESUME, lg.ERROR)}
+    done_nodes = set()
+    for task_id in finished:
+        row = next(w for w in pending if w.task_id == task_id)
+        done_nodes.add(_task_node(latest, task_id, row, candidates, code)[0])
+    out: list[str] = []
+    for name in names:
+        if name not in out and name not in done_nodes:
+            out.append(name)
+    return out
+
+
+def _resumed(rows: Sequence[WriteRow]) -> bool:
+    """The task's interrupt was answered and the task went on (it wrote more than the interrupt)."""
+    return any(row.channel not in (lg.INTERRUPT, lg.RESUME) for row in rows)
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _send_node(packet: Any) -> str:
+    args = packet.get("$value") if isinstance(packet, dict) else None
+    if isinstance(args, list) and args and isinstance(args[0], str):
+        return args[0]
+    if isinstance(args, dict) and isinstance(args.get("node"), str):
+        return str(args["node"])
+    return UNKNOWN_NODE
+
+
+def _send_arg(packet: Any) -> Any:
+    args = packet.get("$value") if isinstance(packet, dict) else None
+    if isinstance(args, list) and len(args) > 1:
+        return args[1]
+    if isinstance(args, dict):
+        return args.get("arg")
+    return None
+
+
+def _interrupt_values(value: Any) -> list[Any]:
+    out = []
+    for item in _as_list(value):
+        inner = item.get("$value") if isinstance(item, dict) else None
+        out.append(inner.get("value") if isinstance(inner, dict) else item)
+    return out
+
+
+def _error(value: Any) -> dict[str, str]:
+    from replaytest.plugins.langgraph_import import _error_info
+
+    return _error_info(value)

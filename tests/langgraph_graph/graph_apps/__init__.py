@@ -1,0 +1,1 @@
+"""Graph-API (StateGraph) agents written for the graph import and check tests."""

@@ -1,0 +1,146 @@
+"""``replaytest import langgraph`` on graph-API threads: each becomes a graph history (super-steps, the
+parked node and its interrupt value, the state's channels and shapes, the graph at import time), where
+it used to be a "running, 0 events" ``__start__`` history. Expected documents are written by hand."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from conftest import SUPPORT_SPEC, Recorded, import_histories, thread, ticket
+from graph_apps import research, support
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from replaytest.history import load_history
+from replaytest.plugins.langgraph_import import histories_from_saver
+
+SUPPORT_CODE = {
+    "name": "LangGraph",
+    "nodes": ["classify", "draft_refund", "human_review", "pay"],
+    "channels": ["ticket", "category", "refund", "approved", "receipt"],
+}
+
+
+def document(histories: Path, thread_id: str) -> dict[str, Any]:
+    return json.loads((histories / f"LangGraph-{thread_id}.json").read_text(encoding="utf-8"))
+
+
+def without_ids(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{key: value for key, value in event.items() if key != "task_id"} for event in doc["events"]]
+
+
+def test_a_parked_graph_thread_is_a_graph_history_waiting_in_its_node(recorded: Recorded) -> None:
+    doc = document(recorded.histories, "refund-A-17")
+    assert doc["workflow"]["type"] == "LangGraph"
+    assert doc["workflow"]["engine"] == "langgraph"
+    assert doc["status"] == "parked"
+    assert doc["input"] == {"ticket": {"order_id": "A-17", "text": "It arrived broken, I want a refund"},
+                            "category": "refund", "refund": 900.0}
+    assert without_ids(doc) == [
+        {"seq": 1, "kind": "step", "name": "__start__", "super_step": 0, "writes": {"ticket": "object"}, "goes_to": ["classify"]},
+        {"seq": 2, "kind": "step", "name": "classify", "super_step": 1, "writes": {"category": "string"},
+         "goes_to": ["draft_refund"]},
+        {"seq": 3, "kind": "step", "name": "draft_refund", "super_step": 2, "writes": {"refund": "number"},
+         "goes_to": ["human_review"]},
+        {"seq": 4, "kind": "step", "name": "human_review", "super_step": 3},
+        {"seq": 5, "kind": "signal", "name": "interrupt", "pending": True, "node": "human_review",
+         "interrupt_value": {"question": "approve this refund?", "order_id": "A-17", "amount": 900.0}},
+    ]
+    assert doc["graph"] == {
+        "api": "graph",
+        "next": ["human_review"],
+        "channels": {"ticket": "object", "category": "string", "refund": "number"},
+        "nodes_seen": ["classify", "draft_refund", "human_review"],
+        "recorded_code": SUPPORT_CODE,
+    }
+
+
+def test_completed_graph_threads_record_every_super_step_and_the_final_state(recorded: Recorded) -> None:
+    doc = document(recorded.histories, "refund-B-90")
+    assert doc["status"] == "completed"
+    assert [(e["name"], e["super_step"], e.get("writes")) for e in doc["events"]] == [
+        ("__start__", 0, {"ticket": "object"}),
+        ("classify", 1, {"category": "string"}),
+        ("draft_refund", 2, {"refund": "number"}),
+        ("human_review", 3, {"approved": "boolean"}),  # resumed: its interrupt is answered, not pending
+        ("pay", 4, {"receipt": "string"}),
+    ]
+    assert doc["graph"]["next"] == []
+    assert doc["graph"]["channels"] == {"ticket": "object", "category": "string", "refund": "number",
+                                        "approved": "boolean", "receipt": "string"}
+    short = document(recorded.histories, "question-C-3")
+    assert short["status"] == "completed"
+    assert [e["name"] for e in short["events"]] == ["__start__", "classify"]
+    assert short["graph"]["nodes_seen"] == ["classify"]
+
+
+def test_the_import_says_what_it_wrote_and_no_start_history_is_left(recorded: Recorded, tmp_path: Path) -> None:
+    code, output = import_histories(recorded.db, tmp_path, "--workflows", SUPPORT_SPEC, "--no-redact")
+    assert code == 0, output
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == [
+        "LangGraph-question-C-3.json", "LangGraph-refund-A-17.json", "LangGraph-refund-B-90.json",
+    ]
+    assert f"{tmp_path / 'LangGraph-refund-A-17.json'}: LangGraph thread 'refund-A-17' parked, 5 event(s)" in output
+    assert "note: parked in human_review" in output
+    for path in tmp_path.glob("*.json"):  # each one is a valid history the loader reads back
+        assert load_history(path).graph is not None
+
+
+def test_without_the_graph_the_history_has_no_recorded_code(recorded: Recorded, tmp_path: Path) -> None:
+    code, output = import_histories(recorded.db, tmp_path, "--task-name", "unused", "--no-redact")
+    assert code == 0, output
+    doc = document(tmp_path, "refund-A-17")
+    assert "recorded_code" not in doc["graph"]
+    assert doc["graph"]["next"] == ["human_review"]
+
+
+def test_a_thread_that_is_neither_a_graph_nor_an_entrypoint_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "odd.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:  # a thread someone created with an empty checkpoint: no input, no node ever ran
+        saver = SqliteSaver(conn)
+        saver.put({"configurable": {"thread_id": "blank", "checkpoint_ns": ""}}, empty_checkpoint(),
+                  {"source": "update", "step": 0}, {})
+    finally:
+        conn.close()
+    code, output = import_histories(db, tmp_path / "out", "--task-name", "unused")
+    assert code == 2
+    assert "error: thread 'blank': no input checkpoint (not a functional-API thread?)" in output
+    assert list((tmp_path / "out").glob("*.json")) == []
+
+
+def test_a_send_fan_out_and_a_subgraph_are_imported(recorded_research: Recorded) -> None:
+    doc = document(recorded_research.histories, "desks")
+    assert doc["status"] == "parked"
+    assert without_ids(doc) == [
+        {"seq": 1, "kind": "step", "name": "__start__", "super_step": 0, "writes": {"question": "string"}, "goes_to": ["plan"]},
+        {"seq": 2, "kind": "step", "name": "plan", "super_step": 1, "writes": {"queries": "array"},
+         "goes_to": ["search", "search"]},
+        {"seq": 3, "kind": "step", "name": "search", "super_step": 2, "send": True, "writes": {"findings": "array"},
+         "goes_to": ["review"]},
+        {"seq": 4, "kind": "step", "name": "search", "super_step": 2, "send": True, "writes": {"findings": "array"},
+         "goes_to": ["review"]},
+        {"seq": 5, "kind": "step", "name": "review", "super_step": 3},
+        {"seq": 6, "kind": "signal", "name": "interrupt", "pending": True, "node": "review",
+         "interrupt_value": {"sign off": "notes on standing desks (pricing); notes on standing desks (reviews)"}},
+    ]
+    assert doc["graph"]["next"] == ["review"]
+    assert doc["input"]["findings"] == ["notes on standing desks (pricing)", "notes on standing desks (reviews)"]
+
+
+def test_a_saver_without_task_paths_names_the_same_nodes(tmp_path: Path) -> None:
+    saver = InMemorySaver()
+    support.graph.copy(update={"checkpointer": saver}).invoke(ticket("A-17", "broken, refund"), thread("mem-support"))
+    research.graph.copy(update={"checkpointer": saver}).invoke({"question": "desks"}, thread("mem-research"))
+    written, refused = histories_from_saver(saver, tmp_path, workflows=[support.graph, research.graph])
+    assert refused == []
+    names = {item.thread_id: [(e["name"], e.get("super_step")) for e in item.document["events"]] for _, item in written}
+    assert names == {
+        "mem-support": [("__start__", 0), ("classify", 1), ("draft_refund", 2), ("human_review", 3), ("interrupt", None)],
+        "mem-research": [("__start__", 0), ("plan", 1), ("search", 2), ("search", 2), ("review", 3), ("interrupt", None)],
+    }
+    assert all(item.unknown_tasks == 0 for _, item in written)
