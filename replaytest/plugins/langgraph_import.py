@@ -79,7 +79,10 @@ class CheckpointRow:
     source: str
     version: int
     channel_values: dict[str, Any]
+    # Sorted: savers do not keep the order of ``versions_seen`` (Postgres JSONB puts shorter keys first).
     nodes_seen: tuple[str, ...] = ()
+    # The nodes that consumed the input channel (``__start__``): a functional thread's entrypoint.
+    started_nodes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -150,7 +153,11 @@ def _checkpoint_row(
         source=str(metadata.get("source", "")),
         version=version,
         channel_values=dict(channel_values),
-        nodes_seen=tuple(name for name in seen if not name.startswith("__")),
+        nodes_seen=tuple(sorted(name for name in seen if not name.startswith("__"))),
+        started_nodes=tuple(sorted(
+            name for name, channels in seen.items()
+            if not name.startswith("__") and isinstance(channels, dict) and lg.START in channels
+        )),
     )
 
 
@@ -445,8 +452,9 @@ def _entrypoint_name(
     thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], start: CheckpointRow, step: int,
     candidates: Iterable[str],
 ) -> str:
-    """From the task paths, else the nodes a later checkpoint saw, else the current entrypoint whose
-    recomputed task id wrote to this invocation (savers without task paths, a thread never completed)."""
+    """From the task paths, else the node a later checkpoint saw consume the input (never the first key
+    of ``versions_seen``: it lists the @task names too, in no reliable order), else the current entrypoint
+    whose recomputed task id wrote to this invocation (savers without task paths, a thread never completed)."""
     names = set()
     for write in writes:
         if write.task_path:
@@ -455,7 +463,7 @@ def _entrypoint_name(
                 names.add(parts[parts.index(f"~{lg.PULL}") + 1])
     if not names:
         for checkpoint in checkpoints:
-            names.update(checkpoint.nodes_seen[:1])
+            names.update(checkpoint.started_nodes)
     if not names:
         task_ids = {write.task_id for write in writes}
         names.update(name for name in candidates if lg.entry_task_id(start.id, start.version, name, step) in task_ids)
