@@ -48,6 +48,8 @@ def test_histories_from_saver_imports_a_resumed_then_completed_thread(postgres_u
     with postgres_saver(postgres_url) as saver:
         record_resumed_then_completed(saver)
         written, refused = histories_from_saver(saver, tmp_path, workflows=[agent.order_agent])
+        # The saver's connection is back out of the import's read-only transaction: it still records.
+        assert "__interrupt__" in agent.order_agent.copy(update={"checkpointer": saver}).invoke({"item": "desk"}, thread("later"))
     assert refused == []
     [(path, item)] = written
     assert path.name == "order_agent-approved.json" and item.notes == []
