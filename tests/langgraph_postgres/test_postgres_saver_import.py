@@ -72,3 +72,42 @@ def test_the_saver_api_without_task_paths_finds_the_entrypoint_whatever_the_key_
     document = json.loads(json.dumps(imported.document))
     assert (document["workflow"]["type"], document["status"]) == ("order_agent", "completed")
     assert [(e["kind"], e["name"], e.get("result")) for e in document["events"]] == APPROVED_EVENTS
+
+
+def test_a_saver_on_a_connection_pool_is_read_the_same_way(postgres_url: str, tmp_path: Path) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    # As LangGraph's documentation sets a pool up for the saver.
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    with ConnectionPool(postgres_url, kwargs=kwargs, min_size=1, max_size=2, open=True) as pool:
+        saver = PostgresSaver(pool)
+        saver.setup()
+        record_resumed_then_completed(saver)
+        written, refused = histories_from_saver(saver, tmp_path, workflows=[agent.order_agent])
+    assert refused == []
+    [(path, _)] = written
+    history = load_history(path)
+    assert (path.name, history.status) == ("order_agent-approved.json", "completed")
+    assert [(e.kind, e.name, e.result) for e in history.events] == APPROVED_EVENTS
+
+
+def test_a_corrupt_write_refuses_its_thread_alone_naming_the_write(postgres_url: str, tmp_path: Path) -> None:
+    with postgres_saver(postgres_url) as saver:
+        record_resumed_then_completed(saver)
+        agent.order_agent.copy(update={"checkpointer": saver}).invoke({"item": "desk"}, thread("waiting"))
+    with psycopg.connect(postgres_url) as conn:
+        # A msgpack array declaring 4,294,967,295 items in five bytes: the task result of the price lookup.
+        [(checkpoint_id, task_id)] = conn.execute(
+            "UPDATE checkpoint_writes SET blob = '\\xddffffffff'::bytea WHERE thread_id = 'approved' "
+            "AND task_path LIKE '%, 0000000000, 0000000001' RETURNING checkpoint_id, task_id"
+        ).fetchall()
+    with postgres_saver(postgres_url) as saver:
+        written, refused = histories_from_saver(saver, tmp_path, workflows=[agent.order_agent])
+    assert [path.name for path, _ in written] == ["order_agent-waiting.json"]
+    [reason] = refused
+    assert reason.startswith(
+        f"<PostgresSaver>: thread 'approved' checkpoint {checkpoint_id} write __return__ of task {task_id}: "
+        "malformed msgpack: the array at byte 0 declares 4,294,967,295 item(s)"
+    ), reason
