@@ -30,8 +30,9 @@ the input checkpoint's id) describes the thread's latest invocation:
   (waiting at an interrupt) or ``running``.
 
 Values are decoded by ``replaytest.plugins.langgraph_values`` (no imports, no unpickling, within a decode
-budget). SQLite files are read directly (read-only); ``histories_from_saver`` takes any
-``BaseCheckpointSaver`` object. A thread whose checkpoints or writes cannot be decoded (malformed, over
+budget). SQLite files are read directly (read-only), Postgres databases by ``langgraph_postgres`` (SQL in a
+read-only transaction; the rows are the same); ``histories_from_saver`` takes any ``BaseCheckpointSaver``
+object (``langgraph_async.ahistories_from_saver`` the async ones). A thread whose checkpoints or writes cannot be decoded (malformed, over
 budget, pickled, encrypted) is refused with one line naming the thread and the checkpoint; the other
 threads are still imported.
 """
@@ -709,8 +710,9 @@ def histories_from_saver(
     saver: Any, out: Path, *, workflows: Iterable[Any] = (), task_names: Iterable[str] = (),
     thread_ids: Sequence[str] = (), limit: int | None = None, redactor: Redactor | None = None,
 ) -> tuple[list[tuple[Path, ImportedThread]], list[str]]:
-    """Import threads from a ``BaseCheckpointSaver`` object (any saver; a ``SqliteSaver`` is read with
-    SQL for its task paths). ``workflows`` are the current ``@entrypoint`` objects (or modules) whose
+    """Import threads from a ``BaseCheckpointSaver`` object (any saver; a ``SqliteSaver`` or ``PostgresSaver``
+    is read with SQL on its own connection, for its task paths; an async saver is refused: its connection
+    belongs to its event loop, so ``langgraph_async.ahistories_from_saver`` reads it). ``workflows`` are the current ``@entrypoint`` objects (or modules) whose
     ``@task`` names identify the recorded calls; ``task_names`` adds names; ``redactor``
     (``replaytest.history.Redactor``) scrubs payloads. Returns what was written and the threads that
     were refused (with reasons)."""

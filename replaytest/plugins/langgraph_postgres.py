@@ -204,13 +204,23 @@ class PostgresThreads:
 
     @classmethod
     def of_saver(cls, saver: Any) -> PostgresThreads:
+        import psycopg
+
+        label = "<PostgresSaver>"
         cleanup = contextlib.ExitStack()
-        cleanup.enter_context(saver.lock)
-        conn = saver.conn
-        pools = _pool_types()
-        if pools is not None and isinstance(conn, pools[0]):
-            conn = cleanup.enter_context(conn.connection())
-        return cls(conn, "<PostgresSaver>", cleanup)
+        try:
+            cleanup.enter_context(saver.lock)
+            conn = saver.conn
+            pools = _pool_types()
+            if pools is not None and isinstance(conn, pools[0]):
+                conn = cleanup.enter_context(conn.connection())
+        except psycopg.Error as error:
+            cleanup.close()
+            raise ImportRefused(f"{label}: {_error_text(error)}") from None
+        except BaseException:
+            cleanup.close()
+            raise
+        return cls(conn, label, cleanup)
 
     def close(self) -> None:
         self.cleanup.close()
