@@ -231,28 +231,43 @@ class PostgresThreads:
         return [row[0] for row in rows]
 
     def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
-        budget = _budget()
-        checkpoints = self._fetch(_CHECKPOINTS_SQL, (budget, budget, thread_id))
-        blobs = self._fetch(_BLOBS_SQL, (budget, thread_id))
-        writes = self._fetch(_writes_sql(self.has_task_path), (budget, thread_id))
+        checkpoints, blobs, writes = self._fetch_all(_thread_queries(thread_id, self.has_task_path))
         return self.decoder.checkpoints(thread_id, checkpoints, blobs), self.decoder.writes(thread_id, writes)
 
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        return self._fetch_all([(sql, params)])[0]
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        return self._fetch_all([(sql, params)], refuse=False)[0]
+
+    def _fetch_all(self, queries: Sequence[tuple[str, Sequence[Any]]], refuse: bool = True) -> list[list[Any]]:
+        """Each query's rows as tuples, whatever row factory the saver's connection was opened with
+        (PostgresSaver uses dict rows); pipelined, so a thread's queries cost one round trip, where libpq can."""
         import psycopg
+        from psycopg.rows import tuple_row
 
         try:
-            return self._rows(sql, params)
+            with contextlib.ExitStack() as stack:
+                if psycopg.Pipeline.is_supported():
+                    stack.enter_context(self.conn.pipeline())
+                cursors = [stack.enter_context(self.conn.cursor(row_factory=tuple_row)) for _ in queries]
+                for cursor, (sql, params) in zip(cursors, queries):
+                    cursor.execute(sql, params)
+                return [list(cursor.fetchall()) for cursor in cursors]
         except psycopg.Error as error:
+            if not refuse:
+                raise
             raise ImportRefused(f"{self.decoder.label}: {_error_text(error)}") from None
 
 
-    def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        from psycopg.rows import tuple_row
-
-        # Tuples whatever the saver's connection was opened with (PostgresSaver uses dict rows).
-        with self.conn.cursor(row_factory=tuple_row) as cursor:
-            cursor.execute(sql, params)
-            return list(cursor.fetchall())
+def _thread_queries(thread_id: str, has_task_path: bool) -> list[tuple[str, Sequence[Any]]]:
+    """A thread's checkpoints, blobs and writes (what ``_RowDecoder`` takes), each cell within the budget."""
+    budget = _budget()
+    return [
+        (_CHECKPOINTS_SQL, (budget, budget, thread_id)),
+        (_BLOBS_SQL, (budget, thread_id)),
+        (_writes_sql(has_task_path), (budget, thread_id)),
+    ]
 
 
 async def _async_rows(conn: Any, sql: str, params: Sequence[Any]) -> list[Any]:
@@ -308,10 +323,9 @@ class AsyncPostgresThreads:
         return [row[0] for row in rows]
 
     async def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
-        budget = _budget()
-        checkpoints = await self._fetch(_CHECKPOINTS_SQL, (budget, budget, thread_id))
-        blobs = await self._fetch(_BLOBS_SQL, (budget, thread_id))
-        writes = await self._fetch(_writes_sql(self.has_task_path), (budget, thread_id))
+        checkpoints, blobs, writes = [
+            await self._fetch(sql, params) for sql, params in _thread_queries(thread_id, self.has_task_path)
+        ]
         return self.decoder.checkpoints(thread_id, checkpoints, blobs), self.decoder.writes(thread_id, writes)
 
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
