@@ -10,12 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import sqlite_saver, thread
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import Command
-from lg_apps import agent
-from test_sqlite_postgres_parity import without_record_time_ids
+from postgres_server import PostgresServer
+from saver_kit import agent, fresh_database, sqlite_saver, thread, without_record_time_ids
 
 from replaytest.plugins.langgraph_async import ahistories_from_saver
 from replaytest.plugins.langgraph_import import ImportRefused, histories_from_saver
@@ -62,7 +61,8 @@ def test_an_async_sqlite_saver_imports_like_the_sync_one(tmp_path: Path) -> None
         "completed", "parked")
 
 
-def test_an_async_postgres_saver_imports_like_the_sync_sqlite_one(postgres_url: str, tmp_path: Path) -> None:
+def test_an_async_postgres_saver_imports_like_the_sync_sqlite_one(postgres: PostgresServer, tmp_path: Path) -> None:
+    postgres_url = fresh_database(postgres)
     async def run() -> tuple[list, list]:
         async with AsyncPostgresSaver.from_conn_string(postgres_url) as saver:
             await saver.setup()

@@ -11,10 +11,9 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
-from conftest import postgres_saver, thread
 from langgraph.types import Command
-from lg_apps import agent
 from postgres_server import PostgresServer
+from saver_kit import agent, fresh_database, postgres_saver, thread
 
 from replaytest.cli import cli
 from replaytest.plugins.langgraph_postgres import PostgresThreads
@@ -44,8 +43,9 @@ def table_contents(url: str) -> dict[str, list]:
 
 
 def test_a_role_that_may_only_read_imports_every_thread_and_nothing_changes(
-    postgres_url: str, postgres: PostgresServer, tmp_path: Path
+    postgres: PostgresServer, tmp_path: Path
 ) -> None:
+    postgres_url = fresh_database(postgres)
     record_order_runs(postgres_url)
     database = postgres_url.rsplit("/", 1)[1]
     with psycopg.connect(postgres_url, autocommit=True) as conn:
@@ -65,7 +65,8 @@ def test_a_role_that_may_only_read_imports_every_thread_and_nothing_changes(
     assert table_contents(postgres_url) == before
 
 
-def test_limit_and_thread_id_select_as_for_sqlite(postgres_url: str, tmp_path: Path) -> None:
+def test_limit_and_thread_id_select_as_for_sqlite(postgres: PostgresServer, tmp_path: Path) -> None:
+    postgres_url = fresh_database(postgres)
     record_order_runs(postgres_url)
     code, output = import_postgres(postgres_url, tmp_path / "latest", "--limit", "1")
     assert code == 0, output
@@ -75,7 +76,10 @@ def test_limit_and_thread_id_select_as_for_sqlite(postgres_url: str, tmp_path: P
     assert [p.name for p in (tmp_path / "one").iterdir()] == ["order_agent-approved.json"]
 
 
-def test_a_database_without_the_savers_tables_is_refused_and_left_without_them(postgres_url: str, tmp_path: Path) -> None:
+def test_a_database_without_the_savers_tables_is_refused_and_left_without_them(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    postgres_url = fresh_database(postgres)
     code, output = import_postgres(postgres_url, tmp_path)
     assert code == 2
     database = postgres_url.rsplit("@", 1)[1]
@@ -83,11 +87,13 @@ def test_a_database_without_the_savers_tables_is_refused_and_left_without_them(p
             "checkpoint_blobs, checkpoint_writes table(s) on its search_path; the saver's setup() creates them, "
             "replaytest only reads)") in output
     with psycopg.connect(postgres_url) as conn:
-        assert conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'").fetchone() == (0,)
+        tables = conn.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'").fetchone()
+    assert tables == (0,)
 
 
-def test_the_import_transaction_refuses_writes(postgres_url: str) -> None:
+def test_the_import_transaction_refuses_writes(postgres: PostgresServer) -> None:
     """Read-only by Postgres itself, not only by replaytest's own restraint."""
+    postgres_url = fresh_database(postgres)
     record_order_runs(postgres_url)
     threads = PostgresThreads.connect(postgres_url)
     try:

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import psycopg
-from conftest import postgres_saver
 from langgraph.types import Command
-from lg_apps import agent
+from postgres_server import PostgresServer
+from saver_kit import agent, fresh_database, postgres_saver, thread
 
 from replaytest.history import load_history
 from replaytest.plugins.langgraph_import import CurrentCode, SaverThreads, histories_from_saver, iter_threads
@@ -22,19 +22,16 @@ APPROVED_EVENTS = [
 ]
 
 
-def thread(thread_id: str) -> dict:
-    return {"configurable": {"thread_id": thread_id}}
-
-
 def record_resumed_then_completed(saver: object) -> None:
     graph = agent.order_agent.copy(update={"checkpointer": saver})
     assert "__interrupt__" in graph.invoke({"item": "lamp"}, thread("approved"))
     assert graph.invoke(Command(resume={"approved": True}), thread("approved"))["receipt"] == LAMP_RECEIPT
 
 
-def test_postgres_reorders_versions_seen_so_its_first_key_is_not_the_entrypoint(postgres_url: str) -> None:
+def test_postgres_reorders_versions_seen_so_its_first_key_is_not_the_entrypoint(postgres: PostgresServer) -> None:
     """The stored fact the importer once relied on: the completed run's loop checkpoint lists the nodes it
     saw, the @task names among them, and JSONB puts the shorter names first."""
+    postgres_url = fresh_database(postgres)
     with postgres_saver(postgres_url) as saver:
         record_resumed_then_completed(saver)
     with psycopg.connect(postgres_url) as conn:
@@ -44,12 +41,14 @@ def test_postgres_reorders_versions_seen_so_its_first_key_is_not_the_entrypoint(
     assert list(seen) == ["draft", "notify", "__input__", "fetch_price", "order_agent", "__interrupt__"]
 
 
-def test_histories_from_saver_imports_a_resumed_then_completed_thread(postgres_url: str, tmp_path: Path) -> None:
+def test_histories_from_saver_imports_a_resumed_then_completed_thread(postgres: PostgresServer, tmp_path: Path) -> None:
+    postgres_url = fresh_database(postgres)
     with postgres_saver(postgres_url) as saver:
         record_resumed_then_completed(saver)
         written, refused = histories_from_saver(saver, tmp_path, workflows=[agent.order_agent])
         # The saver's connection is back out of the import's read-only transaction: it still records.
-        assert "__interrupt__" in agent.order_agent.copy(update={"checkpointer": saver}).invoke({"item": "desk"}, thread("later"))
+        later = agent.order_agent.copy(update={"checkpointer": saver}).invoke({"item": "desk"}, thread("later"))
+        assert "__interrupt__" in later
     assert refused == []
     [(path, item)] = written
     assert path.name == "order_agent-approved.json" and item.notes == []
@@ -61,9 +60,10 @@ def test_histories_from_saver_imports_a_resumed_then_completed_thread(postgres_u
                               "receipt": LAMP_RECEIPT}
 
 
-def test_the_saver_api_without_task_paths_finds_the_entrypoint_whatever_the_key_order(postgres_url: str) -> None:
+def test_the_saver_api_without_task_paths_finds_the_entrypoint_whatever_the_key_order(postgres: PostgresServer) -> None:
     """``SaverThreads`` (any saver, no task paths) names the entrypoint from the node that consumed the
     input channel, not from the first key of ``versions_seen``."""
+    postgres_url = fresh_database(postgres)
     with postgres_saver(postgres_url) as saver:
         record_resumed_then_completed(saver)
         code = CurrentCode(frozenset({"fetch_price", "draft", "notify"}), frozenset({"order_agent"}))
@@ -74,7 +74,8 @@ def test_the_saver_api_without_task_paths_finds_the_entrypoint_whatever_the_key_
     assert [(e["kind"], e["name"], e.get("result")) for e in document["events"]] == APPROVED_EVENTS
 
 
-def test_a_saver_on_a_connection_pool_is_read_the_same_way(postgres_url: str, tmp_path: Path) -> None:
+def test_a_saver_on_a_connection_pool_is_read_the_same_way(postgres: PostgresServer, tmp_path: Path) -> None:
+    postgres_url = fresh_database(postgres)
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
     from psycopg_pool import ConnectionPool
@@ -93,7 +94,8 @@ def test_a_saver_on_a_connection_pool_is_read_the_same_way(postgres_url: str, tm
     assert [(e.kind, e.name, e.result) for e in history.events] == APPROVED_EVENTS
 
 
-def test_a_corrupt_write_refuses_its_thread_alone_naming_the_write(postgres_url: str, tmp_path: Path) -> None:
+def test_a_corrupt_write_refuses_its_thread_alone_naming_the_write(postgres: PostgresServer, tmp_path: Path) -> None:
+    postgres_url = fresh_database(postgres)
     with postgres_saver(postgres_url) as saver:
         record_resumed_then_completed(saver)
         agent.order_agent.copy(update={"checkpointer": saver}).invoke({"item": "desk"}, thread("waiting"))

@@ -11,7 +11,6 @@ two imports of the same value differ by design."""
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +18,8 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
-from conftest import AGENT_SPECS, postgres_saver, record_agents, sqlite_saver
 from postgres_server import PostgresServer
+from saver_kit import AGENT_SPECS, fresh_database, postgres_saver, record_agents, sqlite_saver, without_record_time_ids
 
 from replaytest.cli import cli
 
@@ -30,7 +29,6 @@ STATUSES = {
     "asking_agent-ask.json": "parked", "asking_agent-asked.json": "completed",
     "tally-t.json": "completed", "nested_agent-n.json": "completed", "failing_agent-f.json": "failed",
 }
-RECORD_TIME_IDS = "<id made when recorded>"
 
 
 @dataclass(frozen=True)
@@ -43,14 +41,15 @@ class Imported:
 
 def import_histories(checkpointer: str, out: Path) -> None:
     specs = [arg for spec in AGENT_SPECS for arg in ("--workflows", spec)]
-    result = CliRunner().invoke(cli, ["import", "langgraph", "--checkpointer", checkpointer, "--out", str(out), "--no-redact", *specs])
+    args = ["import", "langgraph", "--checkpointer", checkpointer, "--out", str(out), "--no-redact", *specs]
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
 
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer) -> Imported:
     root = tmp_path_factory.mktemp("parity")
-    db, url = root / "checkpoints.sqlite", postgres.create_database("parity")
+    db, url = root / "checkpoints.sqlite", fresh_database(postgres)
     with sqlite_saver(db) as saver:
         record_agents(saver)
     with postgres_saver(url) as saver:
@@ -62,15 +61,6 @@ def imported(tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer)
 
 def documents(folder: Path) -> dict[str, dict]:
     return {path.name: json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))}
-
-
-def without_record_time_ids(document: dict) -> dict:
-    document = copy.deepcopy(document)
-    document["workflow"]["run_id"] = RECORD_TIME_IDS
-    for event in document["events"]:
-        if "task_id" in event:
-            event["task_id"] = RECORD_TIME_IDS
-    return document
 
 
 def test_both_savers_give_every_thread_with_the_status_it_was_left_in(imported: Imported) -> None:
@@ -92,7 +82,8 @@ def test_the_histories_are_the_same_bytes_but_for_the_ids_made_when_recording(im
         ("signal", "interrupt", None),
     ]
     assert events[-1]["result"] == {"approved": True}
-    assert from_postgres["tally-t.json"]["events"][0] == {"seq": 1, "kind": "side-effect", "name": "previous", "result": 5}
+    previous = {"seq": 1, "kind": "side-effect", "name": "previous", "result": 5}
+    assert from_postgres["tally-t.json"]["events"][0] == previous
 
 
 def test_the_ids_that_differ_are_each_stores_own(imported: Imported) -> None:
@@ -109,7 +100,8 @@ def test_the_ids_that_differ_are_each_stores_own(imported: Imported) -> None:
         conn.close()
     with psycopg.connect(imported.postgres_url) as pg:
         postgres_inputs = dict(pg.execute(
-            "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE metadata ->> 'source' = 'input' GROUP BY thread_id"
+            "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE metadata ->> 'source' = 'input' "
+            "GROUP BY thread_id"
         ).fetchall())
         postgres_tasks = {row[0] for row in pg.execute("SELECT task_id FROM checkpoint_writes")}
     for folder, inputs, tasks in ((imported.sqlite, sqlite_inputs, sqlite_tasks),
@@ -160,4 +152,6 @@ def test_changed_code_gets_the_same_verdicts_from_either_saver(imported: Importe
     else:
         # Small refunds now paid before the approval: the thread parked there would pay on resume (A-17,
         # 20.0); the 400.0 refund still asks first and passes.
-        assert [(v[1], v[2], v[3]) for v in verdicts] == [("A-17", "diverged", "extra-command"), ("B-90", "passed", None)]
+        assert [(v[1], v[2], v[3]) for v in verdicts] == [
+            ("A-17", "diverged", "extra-command"), ("B-90", "passed", None),
+        ]

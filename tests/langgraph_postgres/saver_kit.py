@@ -1,32 +1,40 @@
-"""The same LangGraph functional-API agents (``tests/langgraph/lg_apps``) recorded for real into a SqliteSaver
-file and into a PostgresSaver database on the test Postgres (the session's ``postgres`` server, started by
-``tests/conftest.py`` on 127.0.0.1), so the tests can compare what replaytest imports from each."""
+"""Helpers of the LangGraph Postgres tests: a fresh database on the session's test Postgres, the two savers as an
+application opens them, the agents of ``tests/langgraph/lg_apps`` (one copy serves both savers; imported from
+here, which puts that folder on the path) and the runs recorded into either, and a history without the ids
+LangGraph makes when it records.
+
+This folder has no conftest.py on purpose: the LangGraph tests import names from their own ``conftest``, and a
+second module of that name loaded in the same run (``pytest tests/langgraph tests/langgraph_postgres``) would
+take its place."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from postgres_server import PostgresServer
 
-# The agents live beside the SQLite tests; one copy serves both savers.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "langgraph"))
 
-from langgraph.checkpoint.postgres import PostgresSaver  # noqa: E402
-from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
+from lg_apps import agent, more, support  # noqa: E402
 
+__all__ = ["agent", "more", "support"]  # re-exported: the tests import the agents from here
 _DATABASE_NUMBERS = itertools.count(1)
 
 
-@pytest.fixture
-def postgres_url(postgres: PostgresServer) -> str:
-    """A fresh, empty database on the test server (one per test, so threads never mix)."""
+def fresh_database(postgres: PostgresServer) -> str:
+    """The URL of a new, empty database on the test server (one per test, so threads never mix)."""
     return postgres.create_database(f"checkpoints_{next(_DATABASE_NUMBERS)}")
+
+RECORD_TIME_IDS = "<id made when recorded>"
 
 
 @contextmanager
@@ -46,8 +54,6 @@ def sqlite_saver(db: Path) -> Iterator[SqliteSaver]:
         conn.close()
 
 
-Recorder = Callable[[object], None]
-
 
 def thread(thread_id: str) -> dict:
     return {"configurable": {"thread_id": thread_id}}
@@ -62,7 +68,6 @@ def record_agents(saver: object) -> None:
     second run gets the first one's value as ``previous``); nested_agent ``n``: tasks calling tasks;
     failing_agent ``f``: a task's failure ends the run."""
     from langgraph.types import Command
-    from lg_apps import agent, more, support
 
     def run(entrypoint: object) -> object:
         return entrypoint.copy(update={"checkpointer": saver})  # type: ignore[attr-defined]
@@ -89,3 +94,14 @@ def record_agents(saver: object) -> None:
 
 AGENT_SPECS = ("lg_apps.agent:order_agent", "lg_apps.support:support_agent", "lg_apps.more:asking_agent",
                "lg_apps.more:tally", "lg_apps.more:nested_agent", "lg_apps.more:failing_agent")
+
+
+def without_record_time_ids(document: dict) -> dict:
+    """The history with its run id (the input checkpoint's id, made from the clock when LangGraph records) and
+    each step's ``task_id`` (LangGraph's hash of that id) replaced: the ids two recordings cannot share."""
+    document = copy.deepcopy(document)
+    document["workflow"]["run_id"] = RECORD_TIME_IDS
+    for event in document["events"]:
+        if "task_id" in event:
+            event["task_id"] = RECORD_TIME_IDS
+    return document
