@@ -32,9 +32,9 @@ the input checkpoint's id) describes the thread's latest invocation:
 Values are decoded by ``replaytest.plugins.langgraph_values`` (no imports, no unpickling, within a decode
 budget). SQLite files are read directly (read-only), Postgres databases by ``langgraph_postgres`` (SQL in a
 read-only transaction; the rows are the same); ``histories_from_saver`` takes any ``BaseCheckpointSaver``
-object (``langgraph_async.ahistories_from_saver`` the async ones). A thread whose checkpoints or writes cannot be decoded (malformed, over
-budget, pickled, encrypted) is refused with one line naming the thread and the checkpoint; the other
-threads are still imported.
+object (``langgraph_async.ahistories_from_saver`` the async ones). A thread whose checkpoints or writes
+cannot be decoded (malformed, over budget, pickled, encrypted) is refused with one line naming the thread
+and the checkpoint; the other threads are still imported.
 """
 
 from __future__ import annotations
@@ -712,10 +712,10 @@ def histories_from_saver(
 ) -> tuple[list[tuple[Path, ImportedThread]], list[str]]:
     """Import threads from a ``BaseCheckpointSaver`` object (any saver; a ``SqliteSaver`` or ``PostgresSaver``
     is read with SQL on its own connection, for its task paths; an async saver is refused: its connection
-    belongs to its event loop, so ``langgraph_async.ahistories_from_saver`` reads it). ``workflows`` are the current ``@entrypoint`` objects (or modules) whose
-    ``@task`` names identify the recorded calls; ``task_names`` adds names; ``redactor``
-    (``replaytest.history.Redactor``) scrubs payloads. Returns what was written and the threads that
-    were refused (with reasons)."""
+    belongs to its event loop, so ``langgraph_async.ahistories_from_saver`` reads it). ``workflows`` are the
+    current ``@entrypoint`` objects (or modules) whose ``@task`` names identify the recorded calls;
+    ``task_names`` adds names; ``redactor`` (``replaytest.history.Redactor``) scrubs payloads. Returns what was
+    written and the threads that were refused (with reasons)."""
     problem = lg.version_problem()
     if problem:
         raise ImportRefused(problem)
