@@ -809,6 +809,8 @@ def import_command(
         _fail(str(error))
     try:
         written, refused = write_histories(iter_threads(source, thread_ids, limit, code), out_dir, redactor)
+    except ImportRefused as error:  # the threads could not even be listed (a Postgres role that may not read)
+        _fail(str(error))
     finally:
         source.close()
     for path, item in written:

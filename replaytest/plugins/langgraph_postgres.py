@@ -43,9 +43,12 @@ _EMPTY_BLOB = "empty"  # the blob type the saver writes for a channel without a 
 # SET TRANSACTION must be the transaction's first statement; it also makes any write fail in Postgres itself.
 _READ_ONLY = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
+# The tables the saver's unqualified names resolve to on the search_path, and their columns: from the catalog,
+# which (unlike information_schema) shows them to a role that may not read them, so Postgres can say so.
 _TABLES_SQL = (
-    "SELECT table_name, column_name FROM information_schema.columns "
-    "WHERE table_schema = ANY (current_schemas(false)) AND table_name = ANY (%s)"
+    "SELECT c.relname, a.attname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a "
+    "ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+    "WHERE c.oid IN (SELECT to_regclass(name) FROM unnest(%s::text[]) AS name)"
 )
 _THREADS_SQL = (
     "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints WHERE checkpoint_ns = '' "

@@ -115,3 +115,18 @@ def test_a_server_that_does_not_answer_is_an_error_without_the_password(tmp_path
     assert code == 2
     assert f"error: postgresql://agent@127.0.0.1:{closed}/checkpoints: cannot connect:" in output
     assert "hunter2" not in output
+
+
+def test_a_role_that_may_not_read_the_tables_is_an_error_naming_what_postgres_refused(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    postgres_url = fresh_database(postgres)
+    record_order_runs(postgres_url)
+    database = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE stranger_to_{database} LOGIN")
+    stranger = f"postgresql://stranger_to_{database}@127.0.0.1:{postgres.port}/{database}"
+    code, output = import_postgres(stranger, tmp_path)
+    assert code == 2
+    assert f"error: {stranger}: permission denied for table checkpoints" in output
+    assert "Traceback" not in output and not list(tmp_path.iterdir())
