@@ -55,7 +55,7 @@ def find_postgres_binaries() -> Path:
         if (binaries / "pg_ctl").is_file():
             return binaries
     raise PostgresMissing(
-        f"the DBOS Postgres tests need a Postgres server: no initdb and pg_ctl in {DEBIAN_VERSIONS}/<version>/bin "
+        f"the Postgres tests (DBOS, LangGraph) need a Postgres server: no initdb and pg_ctl in {DEBIAN_VERSIONS}/<version>/bin "
         f"nor on PATH; {INSTALL_HINT}"
     )
 

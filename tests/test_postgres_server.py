@@ -38,4 +38,4 @@ def test_without_postgres_a_test_using_it_fails_and_says_what_to_install(pyteste
         patch.setenv("PYTHONPATH", str(here))
         result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*the DBOS Postgres tests need a Postgres server*apt-get install -y --no-install-recommends postgresql*"])
+    result.stdout.fnmatch_lines(["*the Postgres tests (DBOS, LangGraph) need a Postgres server*apt-get install -y --no-install-recommends postgresql*"])

@@ -33,10 +33,11 @@ the input checkpoint's id) describes the thread's latest invocation:
   (waiting at an interrupt) or ``running``.
 
 Values are decoded by ``replaytest.plugins.langgraph_values`` (no imports, no unpickling, within a decode
-budget). SQLite files are read directly (read-only); ``histories_from_saver`` takes any
-``BaseCheckpointSaver`` object. A thread whose checkpoints or writes cannot be decoded (malformed, over
-budget, pickled, encrypted) is refused with one line naming the thread and the checkpoint; the other
-threads are still imported.
+budget). SQLite files are read directly (read-only), Postgres databases by ``langgraph_postgres`` (SQL in a
+read-only transaction; the rows are the same); ``histories_from_saver`` takes any ``BaseCheckpointSaver``
+object (``langgraph_async.ahistories_from_saver`` the async ones). A thread whose checkpoints or writes
+cannot be decoded (malformed, over budget, pickled, encrypted) is refused with one line naming the thread
+and the checkpoint; the other threads are still imported.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 ENGINE = "langgraph"
 UNKNOWN_TASK = "?"
 _EXIT_ERROR = 2
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _EXCEPTION_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
 # Call indexes tried beyond the number of recorded results, for savers that store no task path (a call
 # still running when the checkpoint was read has an index but no result).
@@ -82,7 +84,10 @@ class CheckpointRow:
     source: str
     version: int
     channel_values: dict[str, Any]
+    # Sorted: savers do not keep the order of ``versions_seen`` (Postgres JSONB puts shorter keys first).
     nodes_seen: tuple[str, ...] = ()
+    # The nodes that consumed the input channel (``__start__``): a functional thread's entrypoint.
+    started_nodes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -153,7 +158,11 @@ def _checkpoint_row(
         source=str(metadata.get("source", "")),
         version=version,
         channel_values=dict(channel_values),
-        nodes_seen=tuple(name for name in seen if not name.startswith("__")),
+        nodes_seen=tuple(sorted(name for name in seen if not name.startswith("__"))),
+        started_nodes=tuple(sorted(
+            name for name, channels in seen.items()
+            if not name.startswith("__") and isinstance(channels, dict) and lg.START in channels
+        )),
     )
 
 
@@ -174,11 +183,7 @@ class SqliteThreads:
 
     def thread_ids(self, limit: int | None) -> list[str]:
         """Threads, most recently checkpointed first."""
-        rows = self.conn.execute(
-            "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints WHERE checkpoint_ns = '' "
-            "GROUP BY thread_id ORDER BY latest DESC" + (" LIMIT ?" if limit else ""),
-            (limit,) if limit else (),
-        )
+        rows = self.conn.execute(SQLITE_THREADS_SQL + (" LIMIT ?" if limit else ""), (limit,) if limit else ())
         return [row[0] for row in rows]
 
     def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
@@ -186,33 +191,59 @@ class SqliteThreads:
 
         # A cell over the decode budget is never fetched: SQLite measures it, Python never holds it.
         limit = DEFAULT_BUDGET.max_stored_bytes
-        checkpoints = []
-        for checkpoint_id, parent_id, type_name, blob, blob_size, metadata, metadata_size in self.conn.execute(
-            "SELECT checkpoint_id, parent_checkpoint_id, type, CASE WHEN length(checkpoint) <= ? THEN checkpoint END, "
-            "length(checkpoint), CASE WHEN length(metadata) <= ? THEN metadata END, length(metadata) "
-            "FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id",
-            (limit, limit, thread_id),
-        ):
-            where = f"{self.path}: thread {thread_id!r} checkpoint {_shown(checkpoint_id)}"
-            _check_size(blob_size, where, "checkpoint")
-            _check_size(metadata_size, where, "metadata")
-            checkpoint = _decode(type_name, blob, where)
-            meta = _decode("json", metadata, f"{where} metadata") if metadata else {}
-            checkpoints.append(_checkpoint_row(checkpoint_id, parent_id, checkpoint, meta, where))
-        writes = []
-        # langgraph-checkpoint-sqlite before 3.0 has no task_path column: call indexes then come from the ids.
-        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(writes)")}
-        task_path = "task_path" if "task_path" in columns else "NULL"
-        for checkpoint_id, task_id, task_path, idx, channel, type_name, value, value_size in self.conn.execute(
-            f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, CASE WHEN length(value) <= ? THEN value END, "
-            "length(value) FROM writes WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid",
-            (limit, thread_id),
-        ):
-            where = (f"{self.path}: thread {thread_id!r} checkpoint {_shown(checkpoint_id)} "
-                     f"write {_shown(channel)} of task {_shown(task_id)}")
-            _check_size(value_size, where, "value")
-            writes.append(WriteRow(checkpoint_id, task_id, task_path, idx, channel, _decode(type_name, value, where)))
+        rows = self.conn.execute(SQLITE_CHECKPOINTS_SQL, (limit, limit, thread_id))
+        checkpoints = sqlite_checkpoint_rows(self.path, thread_id, rows)
+        columns = [row[1] for row in self.conn.execute("PRAGMA table_info(writes)")]
+        writes = sqlite_write_rows(self.path, thread_id, self.conn.execute(sqlite_writes_sql(columns), (limit, thread_id)))
         return checkpoints, writes
+
+
+def sqlite_checkpoint_rows(label: object, thread_id: str, rows: Iterable[Sequence[Any]]) -> list[CheckpointRow]:
+    """The rows of ``SQLITE_CHECKPOINTS_SQL``, decoded (``label`` names the database in refusals; shared
+    with the async reader)."""
+    checkpoints = []
+    for checkpoint_id, parent_id, type_name, blob, blob_size, metadata, metadata_size in rows:
+        where = f"{label}: thread {thread_id!r} checkpoint {_shown(checkpoint_id)}"
+        _check_size(blob_size, where, "checkpoint")
+        _check_size(metadata_size, where, "metadata")
+        checkpoint = _decode(type_name, blob, where)
+        meta = _decode("json", metadata, f"{where} metadata") if metadata else {}
+        checkpoints.append(_checkpoint_row(checkpoint_id, parent_id, checkpoint, meta, where))
+    return checkpoints
+
+
+def sqlite_write_rows(label: object, thread_id: str, rows: Iterable[Sequence[Any]]) -> list[WriteRow]:
+    """The rows of ``sqlite_writes_sql``, decoded (shared with the async reader)."""
+    writes = []
+    for checkpoint_id, task_id, task_path, idx, channel, type_name, value, value_size in rows:
+        where = (f"{label}: thread {thread_id!r} checkpoint {_shown(checkpoint_id)} "
+                 f"write {_shown(channel)} of task {_shown(task_id)}")
+        _check_size(value_size, where, "value")
+        writes.append(WriteRow(checkpoint_id, task_id, task_path, idx, channel, _decode(type_name, value, where)))
+    return writes
+
+
+SQLITE_THREADS_SQL = (
+    "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints WHERE checkpoint_ns = '' "
+    "GROUP BY thread_id ORDER BY latest DESC"
+)
+# Parameters: the decode budget twice, the thread id.
+SQLITE_CHECKPOINTS_SQL = (
+    "SELECT checkpoint_id, parent_checkpoint_id, type, CASE WHEN length(checkpoint) <= ? THEN checkpoint END, "
+    "length(checkpoint), CASE WHEN length(metadata) <= ? THEN metadata END, length(metadata) "
+    "FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id"
+)
+
+
+def sqlite_writes_sql(columns: Iterable[str]) -> str:
+    """The writes query for a ``writes`` table with these columns (parameters: the decode budget, the
+    thread id); langgraph-checkpoint-sqlite before 3.0 has no task_path column: call indexes then come
+    from the ids."""
+    task_path = "task_path" if "task_path" in columns else "NULL"
+    return (
+        f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, CASE WHEN length(value) <= ? THEN value END, "
+        "length(value) FROM writes WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid"
+    )
 
 
 def _check_size(size: int | None, where: str, what: str) -> None:
@@ -448,8 +479,9 @@ def _entrypoint_name(
     thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], start: CheckpointRow, step: int,
     candidates: Iterable[str],
 ) -> str:
-    """From the task paths, else the nodes a later checkpoint saw, else the current entrypoint whose
-    recomputed task id wrote to this invocation (savers without task paths, a thread never completed)."""
+    """From the task paths, else the node a later checkpoint saw consume the input (never the first key
+    of ``versions_seen``: it lists the @task names too, in no reliable order), else the current entrypoint
+    whose recomputed task id wrote to this invocation (savers without task paths, a thread never completed)."""
     names = set()
     for write in writes:
         if write.task_path:
@@ -458,7 +490,7 @@ def _entrypoint_name(
                 names.add(parts[parts.index(f"~{lg.PULL}") + 1])
     if not names:
         for checkpoint in checkpoints:
-            names.update(checkpoint.nodes_seen[:1])
+            names.update(checkpoint.started_nodes)
     if not names:
         task_ids = {write.task_id for write in writes}
         names.update(name for name in candidates if lg.entry_task_id(start.id, start.version, name, step) in task_ids)
@@ -613,8 +645,18 @@ def recorded_run(document: Any) -> RunKey | None:
     return neutral_run(document, engine=ENGINE, label="thread")
 
 
+class ThreadSource(Protocol):
+    """What ``iter_threads`` reads: ``SqliteThreads``, ``SaverThreads``, ``langgraph_postgres.PostgresThreads``."""
+
+    def thread_ids(self, limit: int | None) -> list[str]: ...
+
+    def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]: ...
+
+    def close(self) -> None: ...
+
+
 def iter_threads(
-    source: SqliteThreads | SaverThreads, thread_ids: Sequence[str], limit: int | None, code: CurrentCode,
+    source: ThreadSource, thread_ids: Sequence[str], limit: int | None, code: CurrentCode,
     graphs: Sequence[Any] = (),
 ) -> Iterator[ImportedThread | ImportRefused]:
     """Each selected thread's history, or the reason it could not be imported. A graph-API thread becomes a
@@ -678,24 +720,40 @@ def histories_from_saver(
     saver: Any, out: Path, *, workflows: Iterable[Any] = (), task_names: Iterable[str] = (),
     thread_ids: Sequence[str] = (), limit: int | None = None, redactor: Redactor | None = None,
 ) -> tuple[list[tuple[Path, ImportedThread]], list[str]]:
-    """Import threads from a ``BaseCheckpointSaver`` object (any saver; a ``SqliteSaver`` is read with
-    SQL for its task paths). ``workflows`` are the current ``@entrypoint`` objects (or modules) whose
-    ``@task`` names identify the recorded calls; ``task_names`` adds names; ``redactor``
-    (``replaytest.history.Redactor``) scrubs payloads. Returns what was written and the threads that
-    were refused (with reasons)."""
+    """Import threads from a ``BaseCheckpointSaver`` object (any saver; a ``SqliteSaver`` or ``PostgresSaver``
+    is read with SQL on its own connection, for its task paths; an async saver is refused: its connection
+    belongs to its event loop, so ``langgraph_async.ahistories_from_saver`` reads it). ``workflows`` are the
+    current ``@entrypoint`` objects (or modules) whose ``@task`` names identify the recorded calls;
+    ``task_names`` adds names; ``redactor`` (``replaytest.history.Redactor``) scrubs payloads. Returns what was
+    written and the threads that were refused (with reasons)."""
     problem = lg.version_problem()
     if problem:
         raise ImportRefused(problem)
+    from replaytest.plugins import langgraph_postgres
+    from replaytest.plugins.langgraph_async import is_async_saver
+
+    if is_async_saver(saver):
+        raise ImportRefused(
+            f"{type(saver).__name__} is an async saver: use "
+            "await replaytest.plugins.langgraph_async.ahistories_from_saver(saver, out, ...)"
+        )
+    workflows = list(workflows)
     code = current_code(workflows, task_names)
     from replaytest.plugins.langgraph_graph_import import graph_code
 
     graphs = graph_code(workflows)
     conn = getattr(saver, "conn", None)
+    source: ThreadSource
     if isinstance(conn, sqlite3.Connection):
-        source: SqliteThreads | SaverThreads = _SqliteConnection(conn)
+        source = _SqliteConnection(conn)
+    elif langgraph_postgres.is_postgres_saver(saver):
+        source = langgraph_postgres.PostgresThreads.of_saver(saver)  # SQL, for the task paths
     else:
         source = SaverThreads(saver)
-    return write_histories(iter_threads(source, thread_ids, limit, code, graphs), out, redactor)
+    try:
+        return write_histories(iter_threads(source, thread_ids, limit, code, graphs), out, redactor)
+    finally:
+        source.close()
 
 
 class _SqliteConnection(SqliteThreads):
@@ -710,7 +768,8 @@ class _SqliteConnection(SqliteThreads):
 
 
 @click.command("langgraph")
-@click.option("--checkpointer", required=True, metavar="sqlite:///PATH", help="The SqliteSaver database to read (read-only).")
+@click.option("--checkpointer", required=True, metavar="sqlite:///PATH|postgresql://…",
+              help="The SqliteSaver file or PostgresSaver database to read (read-only).")
 @click.option("--thread-id", "thread_ids", multiple=True, metavar="ID", help="Import this thread (repeatable; default: every thread).")
 @click.option("--limit", type=click.IntRange(min=1), help="Import the N most recently checkpointed threads.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the history files.")
@@ -724,11 +783,14 @@ def import_command(
     checkpointer: str, thread_ids: tuple[str, ...], limit: int | None, out_dir: Path, workflow_specs: tuple[str, ...],
     extra_names: tuple[str, ...], keys: tuple[str, ...], paths: tuple[str, ...], no_redact: bool,
 ) -> None:
-    """Import LangGraph threads (functional API and StateGraph) from a SqliteSaver into OUT, one history per thread."""
+    """Import LangGraph threads (functional API and StateGraph) from a SqliteSaver or PostgresSaver into OUT,
+    one history per thread."""
     if thread_ids and limit:
         _fail("--thread-id and --limit exclude each other")
-    if not checkpointer.startswith("sqlite:///"):
-        _fail(f"--checkpointer {checkpointer!r}: only sqlite:///PATH is read from the command line; "
+    postgres = checkpointer.startswith(POSTGRES_SCHEMES)
+    if not checkpointer.startswith("sqlite:///") and not postgres:
+        _fail(f"--checkpointer {checkpointer!r}: the command line reads sqlite:///PATH (SqliteSaver) or "
+              "postgresql://USER@HOST:PORT/DATABASE (PostgresSaver); "
               "other savers: replaytest.plugins.langgraph_import.histories_from_saver(saver, out)")
     problem = lg.version_problem()
     if problem:
@@ -755,12 +817,18 @@ def import_command(
     graphs = graph_code(workflows.objects)
     if not code.tasks and not graphs:
         click.echo("warning: no @task names known (give --workflows or --task-name); every call will be unnamed", err=True)
+    source: ThreadSource
     try:
-        source = SqliteThreads(Path(checkpointer[len("sqlite:///"):]))
+        if postgres:
+            source = _postgres_threads(checkpointer)
+        else:
+            source = SqliteThreads(Path(checkpointer[len("sqlite:///"):]))
     except (ImportRefused, sqlite3.Error) as error:
         _fail(str(error))
     try:
         written, refused = write_histories(iter_threads(source, thread_ids, limit, code, graphs), out_dir, redactor)
+    except ImportRefused as error:  # the threads could not even be listed (a Postgres role that may not read)
+        _fail(str(error))
     finally:
         source.close()
     for path, item in written:
@@ -777,6 +845,19 @@ def import_command(
                + (f"; {unknown} task call(s) unnamed" if unknown else ""))
     if refused or unknown:
         sys.exit(_EXIT_ERROR)
+
+
+def _postgres_threads(url: str) -> ThreadSource:
+    try:
+        import psycopg  # noqa: F401 - the driver the postgres extra installs
+    except ImportError:
+        raise ImportRefused(
+            f"--checkpointer {url.split('://')[0]}://…: reading a PostgresSaver database needs psycopg; "
+            "install replaytest[langgraph-postgres]"
+        ) from None
+    from replaytest.plugins.langgraph_postgres import PostgresThreads
+
+    return PostgresThreads.connect(url)
 
 
 def _fail(message: str) -> Any:

@@ -84,15 +84,19 @@ def test_thread_selection_by_id_and_by_limit(recorded, tmp_path: Path) -> None:
     assert code == 2 and "exclude each other" in output
 
 
-def test_a_missing_file_and_a_non_sqlite_url_are_errors(tmp_path: Path) -> None:
+def test_a_missing_file_and_a_url_of_another_store_are_errors(tmp_path: Path) -> None:
     code, output = import_histories(tmp_path / "nope.sqlite", tmp_path / "out")
     assert code == 2 and "no such SQLite file" in output
     from click.testing import CliRunner
 
     from replaytest.cli import cli
 
-    result = CliRunner().invoke(cli, ["import", "langgraph", "--checkpointer", "postgres://x", "--out", str(tmp_path)])
-    assert result.exit_code == 2 and "histories_from_saver" in result.output
+    # sqlite:/// and postgresql:// are read from the command line (tests/langgraph_postgres); other stores are not.
+    result = CliRunner().invoke(cli, ["import", "langgraph", "--checkpointer", "redis://cache:6379/0", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert ("error: --checkpointer 'redis://cache:6379/0': the command line reads sqlite:///PATH (SqliteSaver) or "
+            "postgresql://USER@HOST:PORT/DATABASE (PostgresSaver); other savers: "
+            "replaytest.plugins.langgraph_import.histories_from_saver(saver, out)") in result.output
 
 
 def test_pickled_values_are_refused_and_never_unpickled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
