@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Recorded, effect_lines, run_cli, thread
+from graph_kit import Recorded, effect_lines, effects_log, recorded, recorded_research, run_cli, thread
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from conftest import SUPPORT_SPEC, Recorded, import_histories, thread, ticket
+from graph_kit import SUPPORT_SPEC, Recorded, import_histories, recorded, recorded_research, thread, ticket
 from graph_apps import research, support
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver

@@ -1,4 +1,6 @@
-"""Real graph-API threads recorded into real SqliteSaver databases, and their import into histories.
+"""Helpers and fixtures of the graph-API tests, imported by name (no conftest.py here: a second folder's
+conftest module would shadow tests/langgraph's when both folders run in one process). Real graph-API threads
+recorded into real SqliteSaver databases, and their import into histories.
 
 ``recorded`` runs the support desk (``graph_apps/support.py``) for real: thread ``refund-A-17`` is left
 waiting in ``human_review``, ``refund-B-90`` is approved and completes, ``question-C-3`` (no refund asked)
