@@ -29,7 +29,8 @@ SENT: list[dict[str, Any]] = []
 
 def classify(prompt_text: str) -> str:
     """Stands in for an LLM call: deterministic, so the tests need no network or key."""
-    return "outage" if "down" in prompt_text or "outage" in prompt_text else "question"
+    ticket_text = prompt_text.split("\n", 1)[-1]  # the ticket, after the instruction line
+    return "outage" if "down" in ticket_text or "outage" in ticket_text else "question"
 
 
 def draft(prompt_text: str) -> str:
