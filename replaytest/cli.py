@@ -1106,17 +1106,37 @@ def _build_corpus(
         outcome.written = copy_kept(targets)
         outcome.out_dir = out_dir
         verify_paths = [targets[path] for path in kept]
-    after_run = CoverageRun(config)
     # The kept set as it now stands (the copies, with --out) is replayed and measured on its own: "after"
-    # is a measurement, never the selection's own arithmetic.
-    after = _run_replay(tuple(verify_paths), workflow_specs, None, None, False, coverage=after_run,
-                        show_progress=show_progress, force_exclude=False) if verify_paths else []
-    outcome.measure_after(_corpus_entries(after, after_run))
+    # is a measurement, never the selection's own arithmetic. It runs in a fresh process: a tracer only
+    # follows threads started after it, and replayers keep theirs (Temporal's event loop and workflow
+    # threads), so a second measurement in this process would miss what runs on them.
+    if verify_paths:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            outcome.measure_after(pool.submit(_measured_entries, tuple(verify_paths), workflow_specs,
+                                              show_progress).result())
     if prune and outcome.covers_everything:
         outcome.deleted = delete_dropped([entry.path for selection in selections for entry in selection.dropped])
     elif prune:
         outcome.notes.append("--prune deleted nothing: the kept set does not cover what the full set covers")
     return outcome
+
+
+def _measured_entries(paths: tuple[Path, ...], workflow_specs: tuple[str, ...], show_progress: bool) -> list[CorpusEntry]:
+    """Replay and measure the histories ``paths`` (named one by one: no exclude glob applies); the
+    selection entries of what they cover."""
+    from replaytest.config import ConfigError, load_config
+    from replaytest.gate import CoverageRun
+
+    try:
+        run = CoverageRun(load_config())
+    except ConfigError as error:
+        raise _ReplaySetupError(str(error)) from error
+    results = _run_replay(paths, workflow_specs, None, None, False, coverage=run, show_progress=show_progress,
+                          force_exclude=False)
+    return _corpus_entries(results, run)
 
 
 def _corpus_entries(results: list[ReplayResult], run: CoverageRun) -> list[CorpusEntry]:

@@ -376,8 +376,8 @@ class CorpusOutcome:
             "coverage_equal": missing.empty,
             "missing_after": {
                 "shapes": sorted(shape_id(shape) for shape in missing.shapes),
-                "lines": [f"{path}:{line}" for path, line in sorted(missing.lines)],
-                "branches": [f"{path}:{_arc_text(a, b)}" for path, a, b in sorted(missing.branches)],
+                "lines": [f"{display_path(path)}:{line}" for path, line in sorted(missing.lines)],
+                "branches": [f"{display_path(path)}:{_arc_text(a, b)}" for path, a, b in sorted(missing.branches)],
             },
             "kept_histories": [
                 {"history": item.entry.label, "digest": item.entry.digest,
@@ -401,7 +401,7 @@ def _missing_text(missing: CorpusCoverage) -> str:
     if missing.shapes:
         parts.append("shapes " + ", ".join(sorted(shape_id(shape) for shape in missing.shapes)))
     if missing.lines:
-        parts.append("lines " + _display_lines(missing.lines, str))
+        parts.append("lines " + _display_lines(missing.lines, display_path))
     if missing.branches:
-        parts.append("branches " + _display_branches(missing.branches, str))
+        parts.append("branches " + _display_branches(missing.branches, display_path))
     return "; ".join(parts) + " missing from the kept set"
