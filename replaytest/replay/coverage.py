@@ -216,8 +216,12 @@ def coverage_by_history(data_file: Path, spans: Sequence[Span]) -> dict[str, His
         branches: set[tuple[str, int, int]] = set()
         for path, (body, branch_arcs) in wanted.items():
             name = str(path)
-            lines.update((name, line) for line in body.intersection(data.lines(name) or ()))
-            branches.update((name, a, b) for a, b in branch_arcs.intersection(data.arcs(name) or ()))
+            # Branch data holds arcs only; the lines executed are their ends (as ``CoverageData.lines``
+            # computes them), so one query per file answers both.
+            taken = set(data.arcs(name) or ())
+            executed = {line for arc in taken for line in arc if line > 0}
+            lines.update((name, line) for line in body & executed)
+            branches.update((name, a, b) for a, b in branch_arcs & taken)
         found[context] = HistoryCoverage(frozenset(lines), frozenset(branches))
     data.set_query_contexts(None)
     return found
