@@ -14,7 +14,7 @@ A store may cap the size of a blob it reads (``max_bytes``, from ``[tool.replayt
 max-blob-bytes`` in a replay): a larger one is refused before it is read, naming the blob, its size and
 the limit.
 
-``blobs_named_by`` lets ``replaytest corpus`` copy a kept history with its blobs. ``references_in``, ``mark_for_removal`` and ``remove_unreferenced`` let ``replaytest redact`` leave no unredacted copy
+``references_in``, ``mark_for_removal`` and ``remove_unreferenced`` let ``replaytest redact`` leave no unredacted copy
 behind: a blob that held a value now redacted is deleted once no history file in the folder tree names
 its hash (a history that does keeps it, and the caller says so).
 """
@@ -167,12 +167,6 @@ def references_in(folder: Path) -> BlobReferences:
 
 _CHUNK = 1 << 20
 _REF_LENGTH = len(REF_PREFIX) + 64
-
-
-def blobs_named_by(path: Path) -> set[str]:
-    """The blob hashes (``sha256:<hex>``) a history file names anywhere in its text; ``OSError`` for
-    anything but a regular file."""
-    return _refs_named_by(path)
 
 
 def _refs_named_by(path: Path) -> set[str]:

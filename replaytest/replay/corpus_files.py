@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replaytest.history.blobs import REF_PREFIX, BlobStore, blobs_named_by
+from replaytest.history.blobs import BlobStore
+from replaytest.replay.cache import blob_files
 from replaytest.replay.runner import iter_history_files
 
 
@@ -68,23 +69,20 @@ def plan_copies(kept: Sequence[Path], roots: Sequence[Path], out_dir: Path) -> d
 
 
 def copy_kept(targets: dict[Path, Path]) -> CopyReport:
-    """Copy each kept history to its place, and every blob it names from the store beside it into the
-    store beside the copy (so a neutral history keeps loading)."""
+    """Copy each kept history to its place, and every blob its events reference (``result_ref``) from the
+    store beside it into the store beside the copy (so a neutral history keeps loading)."""
     report = CopyReport()
     copied_blobs: set[Path] = set()
     for source, target in targets.items():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
         report.histories.append(target)
-        for ref in sorted(blobs_named_by(source)):
-            if not ref.startswith(REF_PREFIX):
-                continue
-            blob = BlobStore.beside(source).path_of(ref)
-            destination = BlobStore.beside(target).path_of(ref)
+        for blob in sorted(blob_files(source)):
+            destination = BlobStore.beside(target).root / blob.parent.name / blob.name
             if destination in copied_blobs:
                 continue
             if not blob.is_file():
-                report.missing_blobs.append(f"{source} names {ref}, which is not in {blob.parent}")
+                report.missing_blobs.append(f"{source} names blob {blob.name}, which is not in {blob.parent}")
                 continue
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(blob, destination)
