@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import manual_agent
+import pytest
 
 from replaytest.history import save_history
 from replaytest.journal import Journal, Worker
@@ -17,6 +18,7 @@ from replaytest.journal import Journal, Worker
 HERE = Path(__file__).resolve().parent
 
 
+@pytest.mark.slow
 def test_the_kept_copy_takes_its_blob_and_replays_in_the_output_folder(tmp_path: Path) -> None:
     shutil.copy(HERE / "manual_agent.py", tmp_path / "manual_agent.py")
     (tmp_path / "pyproject.toml").write_text(

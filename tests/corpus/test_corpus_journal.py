@@ -107,6 +107,7 @@ def _files(folder: Path) -> list[str]:
     return sorted(path.stem for path in folder.glob("*.json"))
 
 
+@pytest.mark.slow
 def test_keeps_the_parked_run_and_the_three_histories_adding_coverage_and_says_why(project: Path) -> None:
     run = _corpus(project, "--output-format", "json")
     assert run.returncode == 0, run.stdout + run.stderr
@@ -152,6 +153,7 @@ def test_keeps_the_parked_run_and_the_three_histories_adding_coverage_and_says_w
     assert _files(project / "histories") == ALL  # a report only: nothing written, nothing deleted
 
 
+@pytest.mark.slow
 def test_text_report_names_each_kept_history_the_reduction_and_coverage_before_and_after(project: Path) -> None:
     run = _corpus(project)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -166,6 +168,7 @@ def test_text_report_names_each_kept_history_the_reduction_and_coverage_before_a
     assert "nothing written (a report only): --out DIR copies the kept set, --prune deletes the dropped histories" in lines
 
 
+@pytest.mark.slow
 def test_out_copies_the_kept_set_and_leaves_the_originals_and_refuses_a_folder_holding_histories(project: Path) -> None:
     run = _corpus(project, "--out", "corpus")
     assert run.returncode == 0, run.stdout + run.stderr
@@ -186,6 +189,7 @@ def test_out_copies_the_kept_set_and_leaves_the_originals_and_refuses_a_folder_h
     assert not (project / "elsewhere").exists()
 
 
+@pytest.mark.slow
 def test_prune_deletes_only_the_dropped_histories_and_the_kept_set_selects_itself(project: Path) -> None:
     outage = _kept_outage(project / "histories")
     run = _corpus(project, "--prune")
@@ -198,6 +202,7 @@ def test_prune_deletes_only_the_dropped_histories_and_the_kept_set_selects_itsel
     assert json.loads(second.stdout)["summary"]["dropped"] == 0
 
 
+@pytest.mark.slow
 def test_a_history_the_current_code_diverges_from_is_kept_and_fails_the_run(project: Path) -> None:
     # The current code renames the page step: both acknowledged outages and the parked run diverge.
     source = (project / "triage_agent.py").read_text()

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from replaytest.journal import workflow
 from triage_agent import CLASSIFIER, DRAFTER, classify, draft, look_up_account, send_reply
+
+from replaytest.journal import workflow
 
 
 @workflow(name="triage_agent", version="2026-12-01.1")
