@@ -17,13 +17,15 @@ The script records the runs (timed apart), then times one ``replaytest corpus --
 measuring all, selecting, copying and measuring the kept set again) and prints the kept count and the
 coverage before and after.
 
-Usage: ``python benchmarks/corpus_bench.py [--runs 10000]``. Write down ``uptime`` with the figures.
+Usage: ``python benchmarks/corpus_bench.py [--runs 10000]``. It prints ``uptime`` before and after: the
+machine's load moves the wall time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import subprocess
 import sys
@@ -103,6 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10_000)
     args = parser.parse_args()
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         shutil.copy(AGENT / "triage_agent.py", root / "triage_agent.py")
@@ -113,17 +116,22 @@ def main() -> int:
         shares = record(root / "histories", root, args.runs)
         recorded = time.perf_counter() - started
         print(f"recorded {args.runs} histories in {recorded:.1f} s: " + ", ".join(f"{k} {v}" for k, v in shares.items()))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         run = subprocess.run([sys.executable, "-m", "replaytest", "corpus", "-q", "--output-format", "json",
                               "--out", "corpus"], cwd=root, capture_output=True, text=True)
         elapsed = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # The command and the fresh process measuring the kept set again; on a shared machine CPU time
+        # moves less with the load than wall time does.
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if run.returncode != 0:
             print(run.stdout[-4000:], run.stderr[-4000:], sep="\n")
             return 1
         document = json.loads(run.stdout)
         summary = document["summary"]
-        print(f"replaytest corpus --out: {elapsed:.1f} s for {summary['histories']} histories "
-              f"({1000 * elapsed / summary['histories']:.2f} ms each)")
+        print(f"replaytest corpus --out: {elapsed:.1f} s wall, {cpu:.1f} s CPU for {summary['histories']} histories "
+              f"({1000 * elapsed / summary['histories']:.2f} ms wall, {1000 * cpu / summary['histories']:.2f} ms CPU each)")
         print(f"kept {summary['kept']}, dropped {summary['dropped']} ({summary['smaller_percent']}% smaller); "
               f"coverage equal: {summary['coverage_equal']}")
         for workflow in document["workflows"]:
@@ -134,6 +142,7 @@ def main() -> int:
             print(f"  {workflow['workflow_type']}: {len(workflow['shapes'])} shapes "
                   f"({', '.join(str(shape['runs']) for shape in sorted(workflow['shapes'], key=lambda s: -s['runs']))} runs); "
                   f"before {workflow['coverage_before']}, after {workflow['coverage_after']}; reasons {reasons}")
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     return 0
 
 

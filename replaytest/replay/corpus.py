@@ -21,6 +21,7 @@ replays nor writes files; the command (``cli.corpus``) replays, measures, writes
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -225,19 +226,22 @@ def select_workflow(workflow_type: str, entries: Sequence[CorpusEntry], display:
             kept.append(item)
         else:
             candidates.append((entry, _elements(entry)))
-    while True:
-        best: tuple[int, CorpusEntry, set[Element]] | None = None
-        for entry, items in candidates:
-            new = items - covered
-            # Strictly more only: the first of equal gains in digest order wins.
-            if new and (best is None or len(new) > best[0]):
-                best = (len(new), entry, new)
-        if best is None:
-            break
-        _, entry, new = best
+    # Lazy greedy: a candidate's gain only shrinks as more is covered, so the heap holds upper bounds;
+    # the top one whose recomputed gain still beats the next bound is the eager choice. Heap order is
+    # (-gain, position in digest order): equal gains go to the smaller digest, as in the eager loop.
+    heap = [(-len(items), index) for index, (_, items) in enumerate(candidates) if items - covered]
+    heapq.heapify(heap)
+    while heap:
+        _, index = heapq.heappop(heap)
+        entry, items = candidates[index]
+        new = items - covered
+        if not new:
+            continue
+        if heap and (-len(new), index) > heap[0]:
+            heapq.heappush(heap, (-len(new), index))  # another candidate may add more now
+            continue
         kept.append(KeptHistory(entry, _added_reasons(entry, new, display)))
         covered |= new
-        candidates = [(other, items) for other, items in candidates if other.path != entry.path]
     return WorkflowSelection(workflow_type, list(ordered), kept)
 
 
