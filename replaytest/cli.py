@@ -1113,10 +1113,15 @@ def _build_corpus(
     if verify_paths:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
-        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            outcome.measure_after(pool.submit(_measured_entries, tuple(verify_paths), workflow_specs,
-                                              show_progress).result())
+        try:
+            with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+                outcome.measure_after(pool.submit(_measured_entries, tuple(verify_paths), workflow_specs,
+                                                  show_progress).result())
+        except BrokenProcessPool as error:
+            raise _ReplaySetupError(f"the kept set could not be replayed again to measure it (its process "
+                                    f"ended: {error}); nothing was deleted") from error
     if prune and outcome.covers_everything:
         outcome.deleted = delete_dropped([entry.path for selection in selections for entry in selection.dropped])
     elif prune:

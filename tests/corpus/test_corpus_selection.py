@@ -80,3 +80,38 @@ def test_a_keep_reason_outside_the_vocabulary_is_refused() -> None:
 def test_the_design_document_lists_the_keep_reasons_in_order() -> None:
     section = DESIGN.split("Keep reasons (`replay.corpus.KEEP_REASONS`", 1)[1].split("—", 1)[0]
     assert tuple(re.findall(r"`([a-z-]+)`", section)) == KEEP_REASONS
+
+
+def _eager(entries: list[CorpusEntry]) -> list[str]:
+    """Greedy set cover written out plainly: rescan every candidate each round."""
+    def items(entry: CorpusEntry) -> set[object]:
+        return {("shape", entry.shape), *(("line", line) for line in entry.coverage.lines),
+                *(("branch", branch) for branch in entry.coverage.branches)}
+
+    pool = sorted(entries, key=lambda entry: (entry.digest, entry.label))
+    covered: set[object] = set()
+    chosen = []
+    while True:
+        gains = [(len(items(entry) - covered), entry) for entry in pool]
+        best = max((gain for gain, _ in gains), default=0)
+        if best == 0:
+            return chosen
+        entry = next(entry for gain, entry in gains if gain == best)
+        chosen.append(entry.label)
+        covered |= items(entry)
+        pool.remove(entry)
+
+
+def test_the_selection_makes_the_choices_of_a_plain_greedy_cover_on_random_corpora() -> None:
+    import random
+
+    generator = random.Random(21)
+    for _ in range(200):
+        shapes = [tuple(("step", f"s{i}", "") for i in range(n)) for n in range(1, 5)]
+        entries = [
+            _entry(f"h{index}", f"sha256:{generator.randrange(16**6):06x}", generator.choice(shapes),
+                   set(generator.sample(range(1, 15), generator.randrange(0, 6))),
+                   {(a, a + 1) for a in generator.sample(range(1, 15), generator.randrange(0, 3))})
+            for index in range(generator.randrange(1, 25))
+        ]
+        assert [item.entry.label for item in select_workflow("agent", entries).kept] == _eager(entries)
