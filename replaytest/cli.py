@@ -1080,7 +1080,7 @@ def _build_corpus(
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import CoverageRun
     from replaytest.replay.corpus import CorpusOutcome, select_corpus
-    from replaytest.replay.corpus_files import copy_kept, delete_dropped, plan_copies
+    from replaytest.replay.corpus_files import copy_kept, delete_dropped, plan_copies, refuse_out_dir
     from replaytest.replay.report import display_path
     from replaytest.replay.settings import replay_plan
 
@@ -1089,6 +1089,8 @@ def _build_corpus(
         roots = list(paths) or list(replay_plan(config, Path.cwd()).paths)
     except ConfigError as error:
         raise _ReplaySetupError(str(error)) from error
+    if out_dir is not None:
+        refuse_out_dir(out_dir, roots)  # before the replays: a wrong folder costs nothing
     selected: list[HistorySelection] = []
     before_run = CoverageRun(config)
     results = _run_replay(paths, workflow_specs, None, None, False, coverage=before_run, show_progress=show_progress,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from replaytest.history.blobs import BlobStore
 from replaytest.replay.cache import blob_files
+from replaytest.replay.report import display_path
 from replaytest.replay.runner import iter_history_files
 
 
@@ -41,12 +42,18 @@ def relative_place(path: Path, roots: Sequence[Path]) -> Path:
     return Path(path.name)
 
 
-def plan_copies(kept: Sequence[Path], roots: Sequence[Path], out_dir: Path) -> dict[Path, Path]:
-    """Kept history → its copy under ``out_dir``; ``CorpusOutputError`` when ``out_dir`` is a file, holds
-    history files already (an older selection would mix with this one), or two kept histories would be
-    written to one place."""
+def refuse_out_dir(out_dir: Path, roots: Sequence[Path]) -> None:
+    """``CorpusOutputError`` when ``out_dir`` cannot take the kept set: a file, a folder inside one of
+    ``roots`` (the copies would be selected from next time), or a folder holding history files already
+    (an older selection would mix with this one). Checked before anything is replayed."""
     if out_dir.exists() and not out_dir.is_dir():
         raise CorpusOutputError(f"--out {out_dir}: not a folder")
+    for root in roots:
+        if root.is_dir() and out_dir.resolve().is_relative_to(root.resolve()):
+            raise CorpusOutputError(
+                f"--out {out_dir} lies inside {display_path(root)}, a folder of the histories selected from: the copies would "
+                "be read as histories of that folder next time; give a folder outside it"
+            )
     if out_dir.is_dir():
         present = list(iter_history_files([out_dir]))
         if present:
@@ -54,6 +61,12 @@ def plan_copies(kept: Sequence[Path], roots: Sequence[Path], out_dir: Path) -> d
                 f"--out {out_dir} already holds {len(present)} history file(s) (e.g. {present[0]}); give a new or "
                 "empty folder, so the kept set is not mixed with older histories"
             )
+
+
+def plan_copies(kept: Sequence[Path], roots: Sequence[Path], out_dir: Path) -> dict[Path, Path]:
+    """Kept history → its copy under ``out_dir`` (``refuse_out_dir`` first); ``CorpusOutputError`` when two
+    kept histories would be written to one place."""
+    refuse_out_dir(out_dir, roots)
     targets: dict[Path, Path] = {}
     taken: dict[Path, Path] = {}
     for source in kept:

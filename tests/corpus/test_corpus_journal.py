@@ -184,6 +184,8 @@ def test_out_copies_the_kept_set_and_leaves_the_originals_and_refuses_a_folder_h
     again = _corpus(project, "--out", "corpus")
     assert again.returncode == 2
     assert "--out corpus already holds 4 history file(s)" in again.stderr and "give a new or empty folder" in again.stderr
+    inside = _corpus(project, "--out", "histories/kept")
+    assert inside.returncode == 2 and "--out histories/kept lies inside histories" in inside.stderr
     both = _corpus(project, "--out", "elsewhere", "--prune")
     assert both.returncode == 2 and "--out and --prune do not go together" in both.stderr
     assert not (project / "elsewhere").exists()
