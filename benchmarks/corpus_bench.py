@@ -17,6 +17,10 @@ The script records the runs (timed apart), then times one ``replaytest corpus --
 measuring all, selecting, copying and measuring the kept set again) and prints the kept count and the
 coverage before and after.
 
+Measured once (2 December 2026, two cores at load 8 to 11): recording 353 s; ``corpus --out`` 312.7 s
+wall, 69.3 s CPU (6.9 ms of CPU per history); kept 103 of 10,000, before and after 4 shapes, 12 lines,
+6 branches.
+
 Usage: ``python benchmarks/corpus_bench.py [--runs 10000]``. It prints ``uptime`` before and after: the
 machine's load moves the wall time.
 """
