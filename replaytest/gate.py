@@ -32,13 +32,16 @@ COVERAGE_DIR = "replay-coverage"
 
 
 def workflow_files(workflows: WorkflowSet) -> list[Path]:
-    """The source files of the modules the current code was imported from: each object's module, and the
-    modules a replay configuration object names (DBOS's ``DBOSReplayConfig(modules=…)``, whose own class
+    """The source files of the modules the current code was imported from: each object's module, the
+    module its ``module:attr`` spec names, and the modules a replay configuration object names (DBOS's ``DBOSReplayConfig(modules=…)``, whose own class
     lives in replaytest). A named module the engine imports only when it first replays is found along
     ``sys.path`` without importing it, so coverage started before that import still measures it."""
     files = set()
-    for obj in workflows.objects:
-        names = [getattr(obj, "__module__", "") or ""]
+    origins = list(workflows.origins) + [""] * (len(workflows.objects) - len(workflows.origins))
+    for obj, origin in zip(workflows.objects, origins):
+        # The module a spec imported the object from too: a LangGraph @entrypoint is an object of
+        # LangGraph's own module, defined in the project's.
+        names = [getattr(obj, "__module__", "") or "", origin.partition(":")[0]]
         named = getattr(obj, "modules", ())
         if isinstance(named, (list, tuple)):
             names.extend(name for name in named if isinstance(name, str))
