@@ -33,22 +33,38 @@ COVERAGE_DIR = "replay-coverage"
 
 
 def workflow_files(workflows: WorkflowSet) -> list[Path]:
-    """The source files of the modules the current code was imported from: each object's module, and the
-    modules a replay configuration object names (DBOS's ``DBOSReplayConfig(modules=…)``, whose own class
-    lives in replaytest), once they are imported."""
+    """The source files of the modules the current code was imported from: each object's module, the
+    module its ``module:attr`` spec names, and the modules a replay configuration object names (DBOS's ``DBOSReplayConfig(modules=…)``, whose own class
+    lives in replaytest). A named module the engine imports only when it first replays is found along
+    ``sys.path`` without importing it, so coverage started before that import still measures it."""
     files = set()
-    for obj in workflows.objects:
-        names = [getattr(obj, "__module__", "") or ""]
+    origins = list(workflows.origins) + [""] * (len(workflows.objects) - len(workflows.origins))
+    for obj, origin in zip(workflows.objects, origins):
+        # The module a spec imported the object from too: a LangGraph @entrypoint is an object of
+        # LangGraph's own module, defined in the project's.
+        names = [getattr(obj, "__module__", "") or "", origin.partition(":")[0]]
         named = getattr(obj, "modules", ())
         if isinstance(named, (list, tuple)):
             names.extend(name for name in named if isinstance(name, str))
         for name in names:
             if name == "replaytest" or name.startswith("replaytest."):
                 continue  # replaytest's own configuration classes are not the code under test
-            path = getattr(sys.modules.get(name), "__file__", None)
+            path = getattr(sys.modules.get(name), "__file__", None) if name in sys.modules else _not_imported_source(name)
             if path and path.endswith(".py"):
                 files.add(Path(path).resolve())
     return sorted(files)
+
+
+def _not_imported_source(name: str) -> str | None:
+    """The file ``import name`` would load first along ``sys.path``, found without importing anything."""
+    if not name:
+        return None
+    relative = Path(*name.split("."))
+    for base in sys.path:
+        for candidate in (Path(base or ".") / relative.with_suffix(".py"), Path(base or ".") / relative / "__init__.py"):
+            if candidate.is_file():
+                return str(candidate)
+    return None
 
 
 @dataclass

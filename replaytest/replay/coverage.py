@@ -210,6 +210,53 @@ def _branch_text(branch: tuple[int, int]) -> str:
     return f"{start}->{target if target > 0 else 'exit'}"
 
 
+@dataclass(frozen=True)
+class HistoryCoverage:
+    """What one history's replay executed of orchestration code: body statements ``(path, line)`` and
+    branches taken ``(path, from, to)`` (arcs from a line with more than one exit, as ``build_report``
+    counts them)."""
+
+    lines: frozenset[tuple[str, int]]
+    branches: frozenset[tuple[str, int, int]]
+
+
+def coverage_by_history(data_file: Path, spans: Sequence[Span]) -> dict[str, HistoryCoverage]:
+    """Per history label (the context ``ReplayCoverage.history`` switched to): the orchestration lines
+    and branches its replay executed. Histories that reached no orchestration code map to empty sets
+    only if they were measured at all; a label missing here was not measured."""
+    from coverage import CoverageData
+
+    data = CoverageData(basename=str(data_file))
+    data.read()
+    bodies: dict[Path, list[tuple[int, int]]] = defaultdict(list)
+    for span in spans:
+        bodies[span.path].append((span.start, span.end))
+    statics = {path: _static(path) for path in bodies}
+    wanted: dict[Path, tuple[set[int], set[tuple[int, int]]]] = {}
+    for path, ranges in bodies.items():
+        statements, arcs, branch_lines = statics[path]
+        body = {line for line in statements if any(start < line <= end for start, end in ranges)}
+        wanted[path] = (body, {arc for arc in arcs if arc[0] in body and arc[0] in branch_lines})
+    found: dict[str, HistoryCoverage] = {}
+    for context in sorted(data.measured_contexts()):
+        if not context:
+            continue
+        data.set_query_context(context)
+        lines: set[tuple[str, int]] = set()
+        branches: set[tuple[str, int, int]] = set()
+        for path, (body, branch_arcs) in wanted.items():
+            name = str(path)
+            # Branch data holds arcs only; the lines executed are their ends (as ``CoverageData.lines``
+            # computes them), so one query per file answers both.
+            taken = set(data.arcs(name) or ())
+            executed = {line for arc in taken for line in arc if line > 0}
+            lines.update((name, line) for line in body & executed)
+            branches.update((name, a, b) for a, b in branch_arcs & taken)
+        found[context] = HistoryCoverage(frozenset(lines), frozenset(branches))
+    data.set_query_contexts(None)
+    return found
+
+
 def render_table(report: CoverageReport, display: Any = str) -> str:
     """The text table: one row per workflow type and orchestration function, missing lines and branches
     named."""
