@@ -769,14 +769,15 @@ def _graph_node_diagnostics(run: _Run, program: Program) -> list[tuple[SourceFil
         entry = f"{finding.summary.module}.{finding.function.name}"
         source = by_path.get(finding.summary.path)
         span, via, chain = finding.span, finding.via, finding.chain
+        pause_at = f"line {finding.pause.span.line}"
         if source is None:
             source = by_path.get(finding.registered_in.path)
             if source is None:
                 continue
             span, via = finding.node.span, f"{finding.function.name.rsplit('.', 1)[-1]}()"
-            chain = finding.chain
-        message = rule.node_message(finding.effect, profile, finding.node.name, finding.pause.text,
-                                    finding.pause.span.line, via)
+            chain = (finding.registered_in.module, *finding.chain)
+            pause_at = f"{display_path(Path(finding.summary.path), run.cwd)}:{finding.pause.span.line}"
+        message = rule.node_message(finding.effect, profile, finding.node.name, finding.pause.text, pause_at, via)
         trace = chain if via is not None else ()
         diagnostic = _diagnostic(source, span, rule, message, profile.name, None, trace, entry)
         if via is not None:

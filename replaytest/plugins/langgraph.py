@@ -6,8 +6,9 @@ from replaytest.plugins import FrameworkPlugin, LazyReplayer
 from replaytest.plugins.langgraph_import import import_command
 
 _TASK = "a @task function"
-# The graph builders whose ``add_node`` registers a node (``StateGraph`` is also spelt from its module).
-_GRAPHS = ("langgraph.graph.StateGraph", "langgraph.graph.MessageGraph")
+# The graph builders whose ``add_node`` registers a node, as imported from the package or their module.
+_GRAPHS = ("langgraph.graph.StateGraph", "langgraph.graph.state.StateGraph", "langgraph.graph.MessageGraph",
+           "langgraph.graph.message.MessageGraph")
 
 PROFILE = FrameworkProfile(
     name="langgraph",
@@ -22,8 +23,6 @@ PROFILE = FrameworkProfile(
         "langgraph.types.interrupt", "langgraph.config.get_stream_writer", "langgraph.types.Command",
         "langgraph.types.Send", "langgraph.constants.Send",
     }),
-    type_aliases={"langgraph.graph.state.StateGraph": "langgraph.graph.StateGraph",
-                  "langgraph.graph.message.MessageGraph": "langgraph.graph.MessageGraph"},
     replacements={
         "clock": f"{_TASK} that reads the clock",
         "random": f"{_TASK} that draws the value",

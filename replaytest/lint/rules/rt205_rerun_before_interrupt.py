@@ -77,17 +77,17 @@ class RepeatsEffectBeforeInterrupt(Rule):
     what = "runs again when the node resumes"
 
     def node_message(
-        self, effect: Effect, profile: FrameworkProfile | None, node: str, pause: str, pause_line: int,
+        self, effect: Effect, profile: FrameworkProfile | None, node: str, pause: str, pause_at: str,
         via: str | None = None,
     ) -> str:
-        """``effect`` (reached through the call ``via``) runs before ``pause`` at ``pause_line`` in the graph
-        node ``node``."""
+        """``effect`` (reached through the call ``via``) runs before ``pause`` (at ``pause_at``: "line 12", or
+        "app/nodes.py:12" when reported in another file) in the graph node ``node``."""
         replacement = (profile.replacements.get(self.category) if profile else None) or DEFAULT_REPLACEMENTS[
             self.category
         ]
         what = REPEATED.get(effect.category, self.what)
         done = f"{via} reaches {effect.subject}, which {what}," if via is not None else f"{effect.subject} {what}"
-        return (f"{done} before {pause} at line {pause_line} in graph node '{node}', which re-runs from its top "
+        return (f"{done} before {pause} at {pause_at} in graph node '{node}', which re-runs from its top "
                 f"on resume, so this runs again; move it {replacement}")
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
