@@ -777,7 +777,8 @@ def _graph_node_diagnostics(run: _Run, program: Program) -> list[tuple[SourceFil
             span, via = finding.node.span, f"{finding.function.name.rsplit('.', 1)[-1]}()"
             chain = (finding.registered_in.module, *finding.chain)
             pause_at = f"{display_path(Path(finding.summary.path), run.cwd)}:{finding.pause.span.line}"
-        message = rule.node_message(finding.effect, profile, finding.node.name, finding.pause.text, pause_at, via)
+        message = rule.node_message(finding.effect, profile, finding.node.name, finding.pause.text, pause_at, via,
+                                    finding.in_loop)
         trace = chain if via is not None else ()
         diagnostic = _diagnostic(source, span, rule, message, profile.name, None, trace, entry)
         if via is not None:

@@ -44,6 +44,7 @@ class RerunFinding:
     pause: Pause
     via: str | None = None
     chain: tuple[str, ...] = ()
+    in_loop: bool = False  # after the last pause, in a loop whose next turn pauses again
 
 
 class RerunRegions:
@@ -110,9 +111,18 @@ class RerunRegions:
         if not pauses:
             return []
         last = max(pauses, key=lambda pause: (pause.span.end_line, pause.span.end_column))
+        loop_word = f"{self._pause_word()} again in the next turn of the loop"
         findings = []
         for span, effect, via, chain in self._region(summary, function, profile, pauses, 0):
-            findings.append(RerunFinding(node, registered_in, summary, function, effect, span, last, via, chain))
+            pause, in_loop = last, False
+            if not _before(span, (last.span.end_line, last.span.end_column)):
+                # After the last pause, inside a loop holding one: the next turn pauses again.
+                loop = min((loop for loop in function.pause_loops if _within(span, loop)), default=None,
+                           key=lambda loop: (loop.end_line - loop.line))
+                if loop is not None:
+                    pause, in_loop = Pause(loop, loop_word), True
+            findings.append(
+                RerunFinding(node, registered_in, summary, function, effect, span, pause, via, chain, in_loop))
         return findings
 
     def _region(
@@ -159,3 +169,7 @@ class RerunRegions:
 
 def _before(span: Span, cutoff: tuple[int, int]) -> bool:
     return (span.line, span.column) < cutoff
+
+
+def _within(span: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (span.line, span.column) < (outer.end_line, outer.end_column)

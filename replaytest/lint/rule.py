@@ -54,7 +54,7 @@ DEFAULT_REPLACEMENTS: Mapping[str, str] = {
     "sleep": "the framework's durable sleep",
     "iteration-order": "sorted(...)",
     "global-state": "state held in the workflow's own variables",
-    "rerun-on-resume": "after the pause or into a recorded step",
+    "rerun-on-resume": "into a recorded step",
 }
 
 

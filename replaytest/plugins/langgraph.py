@@ -32,7 +32,7 @@ PROFILE = FrameworkProfile(
         "filesystem": _TASK,
         "environment": f"the entrypoint input or {_TASK}",
         "concurrency": "@task functions (their futures are recorded)",
-        "rerun-on-resume": "after the interrupt() or into a @task function (or an earlier node)",
+        "rerun-on-resume": "into a @task function (or an earlier node)",
     },
 )
 

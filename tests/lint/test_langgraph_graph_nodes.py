@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROFILES = [plugin.profile for plugin in load_plugins() if plugin.profile is not None]
 RERUN = "which re-runs from its top on resume, so this runs again; move it after the interrupt() or into a @task " \
         "function (or an earlier node)"
+INTO_TASK = "or into a @task function (or an earlier node)"
 
 
 def lint(project: Path, *paths: str, use_cache: bool = False) -> list[Diagnostic]:
@@ -390,11 +391,13 @@ def test_helpers_reached_before_the_interrupt_and_helpers_that_pause(tmp_path: P
     by_line = {d.line: d for d in diagnostics}
     assert by_line[11].message == (
         "uuid.uuid4() creates a fresh UUID before ask_reviewer(), which calls interrupt() at line 12 in graph node "
-        f"'review', {RERUN}")
+        "'review', which re-runs from its top on resume, so this runs again; move it after the ask_reviewer() "
+        f"{INTO_TASK}")
     assert by_line[12].trace == ("app.graph.review", "app.crm.ask_reviewer", "time.time")
     assert by_line[12].message == (
         "ask_reviewer() reaches time.time(), which reads the wall clock, before ask_reviewer(), which calls "
-        f"interrupt() at line 12 in graph node 'review', {RERUN}")
+        "interrupt() at line 12 in graph node 'review', which re-runs from its top on resume, so this runs again; "
+        f"move it after the ask_reviewer() {INTO_TASK}")
 
 
 def test_a_loop_holding_an_interrupt_reruns_whole(tmp_path: Path) -> None:
@@ -416,7 +419,10 @@ def test_a_loop_holding_an_interrupt_reruns_whole(tmp_path: Path) -> None:
         builder = StateGraph(dict)
         builder.add_node("collect", collect)
         '''})
-    check_marks(project)
+    (finding,) = check_marks(project)
+    assert finding.message == (
+        "requests.post() does network I/O before interrupt() again in the next turn of the loop at line 8 in graph "
+        f"node 'collect', which re-runs from its top on resume, so this runs again; move it after the loop {INTO_TASK}")
 
 
 # --- where it is reported, caching, selection ----------------------------------------------------

@@ -78,17 +78,19 @@ class RepeatsEffectBeforeInterrupt(Rule):
 
     def node_message(
         self, effect: Effect, profile: FrameworkProfile | None, node: str, pause: str, pause_at: str,
-        via: str | None = None,
+        via: str | None = None, in_loop: bool = False,
     ) -> str:
         """``effect`` (reached through the call ``via``) runs before ``pause`` (at ``pause_at``: "line 12", or
-        "app/nodes.py:12" when reported in another file) in the graph node ``node``."""
+        "app/nodes.py:12" when reported in another file) in the graph node ``node``; ``in_loop``: it runs after
+        the last pause, in a loop whose next turn pauses again."""
         replacement = (profile.replacements.get(self.category) if profile else None) or DEFAULT_REPLACEMENTS[
             self.category
         ]
         what = REPEATED.get(effect.category, self.what)
         done = f"{via} reaches {effect.subject}, which {what}," if via is not None else f"{effect.subject} {what}"
+        after = "the loop" if in_loop else f"the {pause.split(',', 1)[0]}"
         return (f"{done} before {pause} at {pause_at} in graph node '{node}', which re-runs from its top "
-                f"on resume, so this runs again; move it {replacement}")
+                f"on resume, so this runs again; move it after {after} or {replacement}")
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         # Reached only through ``node_message``; a generic wording for reporters that ask anyway.
