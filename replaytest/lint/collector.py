@@ -40,6 +40,7 @@ from replaytest.lint.roles import ClassInfo, FrameworkRoles
 from replaytest.lint.rule import CallFact, Rule
 from replaytest.lint.syntax import arg_text, calls_in, child_fields, dotted_text, unawaited
 from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel
+from replaytest.lint.vocabulary import OPEN_CALLS
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
@@ -595,7 +596,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         function = self.function
         if function is None or function.kind == STEP:
             return
-        if qualname not in self.ctx.fix_names:
+        if qualname not in self.ctx.fix_names and qualname not in OPEN_CALLS:
             args = ()
         function.effects.append(Pending(node, rule, subject, qualname, frameworks, args))
 
@@ -638,7 +639,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for function in self.functions:
             functions[function.name] = FunctionSummary(
                 function.name, function.kind, function.framework, function.context_param,
-                tuple(effect(p, function.kind == ORCHESTRATION) for p in function.effects),
+                tuple(effect(p, function.kind == ORCHESTRATION or p.qualname in OPEN_CALLS) for p in function.effects),
                 tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given) for p in function.calls),
                 tuple(effect(p) for p in function.keys), function.retried, function.returns,
                 tuple(node_span(n) for n in function.pauses), tuple(node_span(n) for n in function.pause_loops),

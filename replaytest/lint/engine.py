@@ -80,7 +80,7 @@ from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.resolve import Program, Reached
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules import INTERNAL_ERROR_RULE, SYNTAX_RULE, load_rules
-from replaytest.lint.rules.rt205_rerun_before_interrupt import REPEATED, RepeatsEffectBeforeInterrupt
+from replaytest.lint.rules.rt205_rerun_before_interrupt import RepeatsEffectBeforeInterrupt
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -764,7 +764,7 @@ def _graph_node_diagnostics(run: _Run, program: Program) -> list[tuple[SourceFil
         return []
     by_path = {str(source.path): source for source in run.files}
     diagnostics = []
-    for finding in RerunRegions(program, run.context.profile_by_name, REPEATED).findings():
+    for finding in RerunRegions(program, run.context.profile_by_name, rule.repeats).findings():
         profile = run.context.profile_by_name[finding.node.framework]
         entry = f"{finding.summary.module}.{finding.function.name}"
         source = by_path.get(finding.summary.path)

@@ -7,12 +7,12 @@ Here, on summaries alone, each node's re-run region is found — the code up to 
 or of the last loop holding one, in source order — and the effects that region reaches: its own effects
 and those of the helpers it calls there (walked with ``Program``, so steps stop the walk as everywhere).
 A helper that pauses (directly or deeper) pauses the node at its call; then only that helper's own region
-counts. Which effects are findings, and their wording, is the rule's (``REPEATED`` of RT205).
+counts. Which effects are findings, and their wording, is the rule's (``RT205.repeats``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from replaytest.lint.model import ORCHESTRATION, STEP, CallSite, Effect, FunctionSummary, GraphNode, ModuleSummary, Span
@@ -48,10 +48,12 @@ class RerunFinding:
 
 
 class RerunRegions:
-    def __init__(self, program: Program, profiles: dict[str, FrameworkProfile], categories: Collection[str]) -> None:
+    def __init__(
+        self, program: Program, profiles: dict[str, FrameworkProfile], repeats: Callable[[Effect], bool]
+    ) -> None:
         self.program = program
         self.profiles = profiles
-        self.categories = frozenset(categories)
+        self.repeats = repeats  # whether running an effect again is a finding (the rule decides)
         self._pauses: dict[str, list[Pause]] = {}
 
     def findings(self) -> list[RerunFinding]:
@@ -164,7 +166,7 @@ class RerunRegions:
         return found
 
     def _counts(self, effect: Effect, profile: FrameworkProfile) -> bool:
-        return effect.category in self.categories and self.program.applies(effect, profile)
+        return self.repeats(effect) and self.program.applies(effect, profile)
 
 
 def _before(span: Span, cutoff: tuple[int, int]) -> bool:

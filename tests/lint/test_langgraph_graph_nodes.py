@@ -344,6 +344,41 @@ def test_quiet_after_the_interrupt_inside_a_task_and_in_nodes_without_one(tmp_pa
     assert lint(project) == []
 
 
+def test_file_writes_are_reported_and_file_reads_are_not(tmp_path: Path) -> None:
+    project = project_with(tmp_path, {"app/agent.py": '''
+        import json
+        from pathlib import Path
+
+        import yaml
+        from langgraph.graph import StateGraph
+        from langgraph.types import interrupt
+
+
+        def load_settings() -> dict:
+            with open("settings.yaml") as stream:
+                return yaml.safe_load(stream)
+
+
+        def review(state: dict) -> dict:
+            settings = load_settings()
+            template = Path("templates/review.txt").read_text()
+            with open("audit.log", "a") as log:  # expect: RT205:10
+                log.write(json.dumps(state))
+            Path("last_review.json").write_text(json.dumps(state))  # expect: RT205:5
+            mode = settings.get("mode", "w")
+            with open("drafts.txt", mode) as drafts:  # expect: RT205:10
+                drafts.write(template)
+            with open("settings.yaml", mode="r", encoding="utf-8") as again:
+                again.read()
+            return {"answer": interrupt(template.format(**state))}
+
+
+        builder = StateGraph(dict)
+        builder.add_node("review", review)
+        '''})
+    check_marks(project)
+
+
 # --- helpers and loops ---------------------------------------------------------------------------
 
 

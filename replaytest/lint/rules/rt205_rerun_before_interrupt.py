@@ -7,11 +7,13 @@ and the effects that part reaches, and this rule words them.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import DEFAULT_REPLACEMENTS, Invalid, Rule
+from replaytest.lint.vocabulary import OPEN_CALLS
 
 # What an effect of each category does, as this rule words it. Categories missing here are not reported in
 # a node: reading the environment, sleeping or iterating a set again on resume repeats nothing anyone sees.
@@ -26,6 +28,35 @@ REPEATED: Mapping[str, str] = {
     "global-state": "writes module-level state",
 }
 
+# Filesystem calls that only read: reading a file again on resume (a configuration file, most often) repeats
+# nothing anyone sees, so only writes are reported. ``open()`` is a read when its mode is a literal without
+# "w", "a", "x" or "+" (or it has none).
+_FILE_READS = frozenset({
+    "os.stat", "os.lstat", "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize",
+    "os.path.getmtime", "os.path.getctime", "os.path.getatime", "os.path.lexists",
+    *(f"pathlib.Path.{method}" for method in (
+        "read_text", "read_bytes", "exists", "is_file", "is_dir", "stat", "lstat", "is_symlink", "samefile")),
+})
+
+
+def _opens_for_writing(effect: Effect) -> bool:
+    """Whether an ``open()`` call's mode may write (an unknown mode may)."""
+    try:
+        call = ast.parse(f"f({effect.args})", mode="eval").body
+    except SyntaxError:
+        return True
+    assert isinstance(call, ast.Call)
+    position = 0 if effect.qualname == "pathlib.Path.open" else 1
+    mode: ast.expr | None = call.args[position] if len(call.args) > position else None
+    mode = next((k.value for k in call.keywords if k.arg == "mode"), mode)
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return True
+    if mode is None:
+        return False
+    if not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)):
+        return True
+    return any(flag in mode.value for flag in "wax+")
+
 
 class RepeatsEffectBeforeInterrupt(Rule):
     """
@@ -33,7 +64,7 @@ class RepeatsEffectBeforeInterrupt(Rule):
     Finds, in a node of a LangGraph graph (a function given to `StateGraph.add_node` or `add_sequence`:
     a function, a method, `functools.partial(fn, ...)`, an instance with `__call__`, or the project
     functions a lambda calls), the effects and non-deterministic reads that run before the node's last
-    `interrupt()`: clock reads, randomness, fresh UUIDs, model calls, network, filesystem, threads and
+    `interrupt()`: clock reads, randomness, fresh UUIDs, model calls, network, file writes, threads and
     subprocesses, writes to module state — directly or in a helper the node calls (a helper that itself
     calls `interrupt()` pauses the node there). A loop holding an `interrupt()` counts whole (its next
     turn pauses again). Code after the last `interrupt()` and `@task` calls are not reported; nodes
@@ -91,6 +122,17 @@ class RepeatsEffectBeforeInterrupt(Rule):
         after = "the loop" if in_loop else f"the {pause.split(',', 1)[0]}"
         return (f"{done} before {pause} at {pause_at} in graph node '{node}', which re-runs from its top "
                 f"on resume, so this runs again; move it after {after} or {replacement}")
+
+    def repeats(self, effect: Effect) -> bool:
+        """Whether running ``effect`` again on resume is a finding (see ``REPEATED``; file reads are not)."""
+        if effect.category not in REPEATED:
+            return False
+        if effect.category == "filesystem":
+            if effect.qualname in _FILE_READS:
+                return False
+            if effect.qualname in OPEN_CALLS:
+                return _opens_for_writing(effect)
+        return True
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         # Reached only through ``node_message``; a generic wording for reporters that ask anyway.
