@@ -148,6 +148,20 @@ def test_langgraph_reruns_the_paused_node_from_its_top_and_the_linter_marks_thos
     check_marks(project)
 
 
+def test_only_a_checkpointed_thread_resumes_so_the_rule_asks_for_no_checkpointer(tmp_path: Path) -> None:
+    import pytest
+    from langgraph.types import Command
+
+    project = project_with(tmp_path, {"app/refund.py": REFUND_AGENT})
+    agent = _import(project / "app" / "refund.py", "refund_agent_without_saver")
+    graph = agent.builder.compile()  # LangGraph Platform would pass its own checkpointer here
+    assert graph.invoke({"ticket": "T-8"})["__interrupt__"]
+    with pytest.raises(RuntimeError, match="without checkpointer"):
+        graph.invoke(Command(resume="approve"), {"configurable": {"thread_id": "T-8"}})
+    # The module compiles no graph at all; its nodes are checked all the same.
+    assert [(d.line, d.rule) for d in lint(project)] == [(31, "RT205"), (32, "RT205")]
+
+
 # --- the README example ---------------------------------------------------------------------------
 
 
