@@ -96,9 +96,6 @@ class RepeatsEffectBeforeInterrupt(Rule):
         answer = interrupt({"draft": state["draft"]})
         return {"approved": answer == "yes"}
     ```
-
-    ## Fix safety
-    No fix is offered: where the work belongs depends on the graph.
     """
 
     code = "RT205"
