@@ -38,6 +38,7 @@ CATEGORIES: tuple[str, ...] = (
     "concurrency",
     "sleep",
     "global-state",
+    "rerun-on-resume",
     "syntax",
     "suppression",
 )

@@ -30,6 +30,7 @@ from replaytest.lint.model import (
     ClassSummary,
     Effect,
     FunctionSummary,
+    GraphNode,
     ModuleSummary,
     Span,
 )
@@ -39,6 +40,7 @@ from replaytest.lint.roles import ClassInfo, FrameworkRoles
 from replaytest.lint.rule import CallFact, Rule
 from replaytest.lint.syntax import arg_text, calls_in, child_fields, dotted_text, unawaited
 from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel
+from replaytest.lint.vocabulary import OPEN_CALLS
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
@@ -66,6 +68,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.tainted: dict[int, str] = {}
         self.used_profiles: list[FrameworkProfile] = []
         self.step_targets: set[str] = set()
+        # (node name, target, registering call, framework) of every graph node this module adds.
+        self.graph_nodes: list[tuple[str, str, cst.CSTNode, str]] = []
         self.class_names: set[str] = set()
         self.flags: set[tuple[str, int]] = set()
         hooks = context.hooks
@@ -392,6 +396,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     def _loop_body(self, node: cst.For | cst.While) -> None:
         function = self.function
         retry = function is not None and any(hook(self, node) for hook in self._reruns_body_hooks)
+        pauses_before = len(function.pauses) if function is not None else 0
         if not retry or function is None:
             self.walk(node.body)
         else:
@@ -400,6 +405,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 self.walk(node.body)
             finally:
                 function.retry_loops -= 1
+        if function is not None and len(function.pauses) > pauses_before:
+            # A later turn of the loop pauses again: the code after the pause ran before that one.
+            function.pause_loops.append(node)
         if node.orelse is not None:
             self.walk(node.orelse)
 
@@ -507,6 +515,11 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             hook(self, node, qualname)
         if qualname is None:
             return
+        if qualname in self.ctx.pause_calls and self.function is not None:
+            self.function.pauses.append(node)
+        node_profile = self.ctx.node_registrations.get(qualname)
+        if node_profile is not None:
+            self._graph_nodes(node, node_profile)
         subject = f"{dotted_text(func)}()"
         rule = self.ctx.match_call(qualname)
         matched = False
@@ -531,6 +544,49 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 given = (f"#{positional}", *sorted({g for g in given if g}))
                 function.calls.append(Pending(node, None, subject, qualname, given=given))
 
+    def _graph_nodes(self, call: cst.Call, profile: FrameworkProfile) -> None:
+        """``add_node("review", review)``, ``add_node(review)``, ``add_node("n", action=fn)``,
+        ``add_sequence([fetch, ("review", review)])``: remember which project functions run as nodes."""
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+        name = keywords.get("node", positional[0] if positional else None)
+        action = keywords.get("action", positional[1] if len(positional) > 1 else None)
+        pairs: list[tuple[cst.BaseExpression | None, cst.BaseExpression]] = []
+        if action is not None:
+            pairs.append((name, action))
+        elif isinstance(name, (cst.List, cst.Tuple)):
+            for element in name.elements:
+                value = element.value
+                if isinstance(value, cst.Tuple) and len(value.elements) == 2:
+                    pairs.append((value.elements[0].value, value.elements[1].value))
+                else:
+                    pairs.append((None, value))
+        elif name is not None:
+            pairs.append((None, name))
+        for name_node, callable_node in pairs:
+            for target in self._node_targets(callable_node, depth=0):
+                if isinstance(name_node, cst.SimpleString) and isinstance(name_node.evaluated_value, str):
+                    node_name = name_node.evaluated_value
+                else:
+                    node_name = target.rsplit(".", 1)[-1] if not target.endswith(".__call__") else target.split(".")[-2]
+                self.graph_nodes.append((node_name, target, call, profile.name))
+
+    def _node_targets(self, value: cst.BaseExpression, depth: int) -> list[str]:
+        """The project functions a node argument runs: the function or method itself, what
+        ``functools.partial`` wraps, an instance's ``__call__``, the project functions a lambda calls."""
+        if isinstance(value, cst.Lambda):
+            found = [self.resolve(inner.func) for inner in calls_in(value.body)]
+            return [target for target in found if target and self.is_project_candidate(target)]
+        if isinstance(value, cst.Call):
+            callee = self.resolve(value.func)
+            if callee == "functools.partial" and value.args and depth < 3:
+                return self._node_targets(value.args[0].value, depth + 1)
+            return [f"{callee}.__call__"] if callee and self.is_project_candidate(callee) else []
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            target = self.resolve(value)
+            return [target] if target and self.is_project_candidate(target) else []
+        return []
+
     # --- recording --------------------------------------------------------------------------
 
     def _effect(
@@ -540,7 +596,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         function = self.function
         if function is None or function.kind == STEP:
             return
-        if qualname not in self.ctx.fix_names:
+        if qualname not in self.ctx.fix_names and qualname not in OPEN_CALLS:
             args = ()
         function.effects.append(Pending(node, rule, subject, qualname, frameworks, args))
 
@@ -559,13 +615,19 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for pending in self.findings:
             wanted.add(id(pending.node))
         for function in self.functions:
+            wanted.update(id(node) for node in (*function.pauses, *function.pause_loops))
+        wanted.update(id(call) for _, _, call, _ in self.graph_nodes)
+        for function in self.functions:
             for pending in function.keys:
                 wanted.add(id(pending.node))
         spans = node_spans(tree, wanted) if wanted else {}
 
-        def span(pending: Pending) -> Span:
-            (line, column), (end_line, end_column) = spans.get(id(pending.node), ((1, 0), (1, 0)))
+        def node_span(node: cst.CSTNode) -> Span:
+            (line, column), (end_line, end_column) = spans.get(id(node), ((1, 0), (1, 0)))
             return Span(line, column + 1, end_line, end_column + 1)
+
+        def span(pending: Pending) -> Span:
+            return node_span(pending.node)
 
         def effect(pending: Pending, direct: bool = True) -> Effect:
             assert pending.rule is not None
@@ -577,9 +639,10 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for function in self.functions:
             functions[function.name] = FunctionSummary(
                 function.name, function.kind, function.framework, function.context_param,
-                tuple(effect(p, function.kind == ORCHESTRATION) for p in function.effects),
+                tuple(effect(p, function.kind == ORCHESTRATION or p.qualname in OPEN_CALLS) for p in function.effects),
                 tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given) for p in function.calls),
                 tuple(effect(p) for p in function.keys), function.retried, function.returns,
+                tuple(node_span(n) for n in function.pauses), tuple(node_span(n) for n in function.pause_loops),
             )
         return ModuleSummary(
             module=self.module,
@@ -591,6 +654,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             classes=dict(self.classes),
             findings=tuple(effect(p) for p in self.findings),
             step_targets=tuple(sorted(self.step_targets)),
+            graph_nodes=tuple(GraphNode(name, target, node_span(call), framework)
+                              for name, target, call, framework in self.graph_nodes),
         )
 
 

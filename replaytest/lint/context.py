@@ -112,6 +112,8 @@ class LintContext:
         self.registration_calls: dict[str, FrameworkProfile] = {}
         self.step_decorators: dict[str, FrameworkProfile] = {}
         self.step_calls: set[str] = set()
+        self.node_registrations: dict[str, FrameworkProfile] = {}
+        self.pause_calls: set[str] = set()
         self.result_calls: set[str] = set()
         self.shared_instance_bases: set[str] = set()
         self.recording_arguments: set[str] = set()
@@ -135,6 +137,9 @@ class LintContext:
                 self.step_decorators.setdefault(name, profile)
             for name in profile.context_types:
                 self.context_types.setdefault(name, profile)
+            for name in profile.node_registrations:
+                self.node_registrations.setdefault(name, profile)
+            self.pause_calls.update(profile.pause_calls)
             self.step_calls.update(profile.step_calls)
             self.result_calls.update(profile.step_calls)
             self.result_calls.update(profile.result_calls)

@@ -62,6 +62,7 @@ from replaytest.lint.filtering import (
     suppress,
     unknown_selectors,
 )
+from replaytest.lint.graph_nodes import RerunRegions
 from replaytest.lint.model import (
     ORCHESTRATION,
     PLAIN,
@@ -79,6 +80,7 @@ from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.resolve import Program, Reached
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules import INTERNAL_ERROR_RULE, SYNTAX_RULE, load_rules
+from replaytest.lint.rules.rt205_rerun_before_interrupt import RepeatsEffectBeforeInterrupt
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -419,6 +421,10 @@ def lint_paths(
         raw.extend(_helper_key_diagnostics(run, program))
     except Exception as error:  # never abort the run for one analysis
         raw.append((files[0], _internal_error(files[0], error)))
+    try:
+        raw.extend(_graph_node_diagnostics(run, program))
+    except Exception as error:  # never abort the run for one analysis
+        raw.append((files[0], _internal_error(files[0], error)))
     # Files of the run parsed lazily during resolution report their own problems too.
     for source in files:
         summary = run.summaries.get(source.path)
@@ -757,6 +763,39 @@ def _helper_key_diagnostics(run: _Run, program: Program) -> list[tuple[SourceFil
             rule = run.context.rules[key.rule]
             diagnostics.append((source, _diagnostic(source, key.span, rule, rule.message(key, None, via=where),
                                                     None, None, ())))
+    return diagnostics
+
+
+def _graph_node_diagnostics(run: _Run, program: Program) -> list[tuple[SourceFile, Diagnostic]]:
+    """Effects in the part of a graph node that re-runs on resume (before its last ``interrupt()``),
+    reported at the node function's line (through a helper: at the node's call, the chain in ``trace``).
+    A node function in a file this run does not check is reported at the ``add_node`` call instead."""
+    rule = next((r for r in run.context.rules.values() if isinstance(r, RepeatsEffectBeforeInterrupt)), None)
+    if rule is None or not any(summary.graph_nodes for summary in program.modules.values()):
+        return []
+    by_path = {str(source.path): source for source in run.files}
+    diagnostics = []
+    for finding in RerunRegions(program, run.context.profile_by_name, rule.repeats).findings():
+        profile = run.context.profile_by_name[finding.node.framework]
+        entry = f"{finding.summary.module}.{finding.function.name}"
+        source = by_path.get(finding.summary.path)
+        span, via, chain = finding.span, finding.via, finding.chain
+        pause_at = f"line {finding.pause.span.line}"
+        if source is None:
+            source = by_path.get(finding.registered_in.path)
+            if source is None:
+                continue
+            span, via = finding.node.span, f"{finding.function.name.rsplit('.', 1)[-1]}()"
+            chain = (finding.registered_in.module, *finding.chain)
+            pause_at = f"{display_path(Path(finding.summary.path), run.cwd)}:{finding.pause.span.line}"
+        message = rule.node_message(finding.effect, profile, finding.node.name, finding.pause.text, pause_at, via,
+                                    finding.in_loop)
+        trace = chain if via is not None else ()
+        diagnostic = _diagnostic(source, span, rule, message, profile.name, None, trace, entry)
+        if via is not None:
+            diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, chain[:-1], run.cwd),
+                                 root=_root_of(program, Reached(finding.effect, chain)))
+        diagnostics.append((source, diagnostic))
     return diagnostics
 
 

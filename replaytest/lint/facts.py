@@ -61,6 +61,10 @@ class FunctionBuilder:
     fresh_levels: dict[str, int] = dataclasses.field(default_factory=dict)
     # Locals bound to a typed value (a call's result) that was also made from a fresh one: how.
     fresh_sources: dict[str, str] = dataclasses.field(default_factory=dict)
+    # Calls that pause the run (``interrupt(...)``) and the loops holding one: on resume a node re-runs
+    # everything up to the last of them.
+    pauses: list[cst.CSTNode] = dataclasses.field(default_factory=list)
+    pause_loops: list[cst.CSTNode] = dataclasses.field(default_factory=list)
     # Names a ``global`` statement declared: assigning one writes module state.
     declared_globals: set[str] = dataclasses.field(default_factory=set)
 

@@ -93,6 +93,20 @@ class FunctionSummary:
     # The type of what the function returns, when it returns an instance of a known class
     # (``return init_chat_model(...)``), so calls on its result resolve in the caller.
     returns: str = ""
+    # Where the function pauses the run (``interrupt(...)`` calls) and the loops holding such a call: a
+    # graph node re-runs from its top on resume, up to the end of the last of these.
+    pauses: tuple[Span, ...] = ()
+    pause_loops: tuple[Span, ...] = ()
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """A function a module adds to a graph as a node (``builder.add_node("review", review)``)."""
+
+    name: str  # the node's name as the graph knows it
+    target: str  # the qualified name of the function (or ``Class.__call__``) that runs as the node
+    span: Span  # the registering call
+    framework: str
 
 
 @dataclass(frozen=True)
@@ -121,6 +135,8 @@ class ModuleSummary:
     error: Effect | None = None
     # Functions passed to a framework's step calls (``ctx.step("send", send_email, ...)``): steps too.
     step_targets: tuple[str, ...] = ()
+    # Functions this module adds to a graph as nodes.
+    graph_nodes: tuple[GraphNode, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -223,19 +239,23 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
              [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given] for c in f.calls],
-             [_effect_json(e) for e in f.keys], f.retried, f.returns]
+             [_effect_json(e) for e in f.keys], f.retried, f.returns,
+             [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops]]
             for f in summary.functions.values()
         ],
         "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
         "findings": [_effect_json(e) for e in summary.findings],
         "error": _effect_json(summary.error) if summary.error else None,
         "step_targets": list(summary.step_targets),
+        "graph_nodes": [[n.name, n.target, _span_json(n.span), n.framework] for n in summary.graph_nodes],
     }
 
 
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
     functions = {}
-    for name, kind, framework, context_param, effects, calls, keys, retried, returns in data["functions"]:
+    for name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops in data[
+        "functions"
+    ]:
         functions[name] = FunctionSummary(
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
@@ -244,6 +264,7 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
                 for target, span, subject, given, unless_given in calls
             ),
             tuple(_effect_from(e) for e in keys), retried, returns,
+            tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops),
         )
     return ModuleSummary(
         module=data["module"],
@@ -256,4 +277,6 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
         findings=tuple(_effect_from(e) for e in data["findings"]),
         error=_effect_from(data["error"]) if data["error"] else None,
         step_targets=tuple(data["step_targets"]),
+        graph_nodes=tuple(GraphNode(name, target, Span(*span), framework)
+                          for name, target, span, framework in data["graph_nodes"]),
     )

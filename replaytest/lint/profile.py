@@ -113,6 +113,14 @@ class FrameworkProfile:
     # ``X = register(X)`` / ``register(fn)``: the first positional argument becomes orchestration code
     # (a class as if decorated with an orchestration class decorator, a function as an entry point).
     registration_calls: tuple[str, ...] = ()
+    # Calls that add a node to a graph (``builder.add_node("review", review)``, also ``add_node(review)`` and
+    # a list of nodes): the callable argument runs as a node, which the framework re-runs from its top when
+    # a paused run resumes. Functions, methods, ``functools.partial(fn, ...)``, instances with ``__call__``
+    # and the project functions a lambda calls are followed.
+    node_registrations: tuple[str, ...] = ()
+    # Calls that pause a run for outside input (``interrupt(question)``): in a node, everything before the
+    # last one (and in a loop holding one) runs again on resume.
+    pause_calls: tuple[str, ...] = ()
     # Functions decorated with one of these are steps: recorded, so their effects are allowed.
     step_decorators: tuple[str, ...] = ()
     # Calls whose callable arguments (functions, lambdas) run as recorded steps (``ctx.run(name, fn)``).

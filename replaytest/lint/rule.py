@@ -54,6 +54,7 @@ DEFAULT_REPLACEMENTS: Mapping[str, str] = {
     "sleep": "the framework's durable sleep",
     "iteration-order": "sorted(...)",
     "global-state": "state held in the workflow's own variables",
+    "rerun-on-resume": "into a recorded step",
 }
 
 

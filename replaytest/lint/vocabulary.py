@@ -43,3 +43,7 @@ LISTING_CALLS = frozenset({
 })
 # Value kinds (``ModuleFacts.kind_of``) whose iteration order is not reproducible.
 UNORDERED = frozenset({"set", "listing", "dict"})
+
+# Calls that open a file: the summaries keep their argument text (wherever they are), since the mode tells a
+# read from a write (the graph-node rule reports only writes).
+OPEN_CALLS = frozenset({"builtins.open", "io.open", "aiofiles.open", "pathlib.Path.open"})

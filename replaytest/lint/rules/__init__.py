@@ -17,6 +17,7 @@ from replaytest.lint.rules.rt201_model_call import CallsModelOutsideStep
 from replaytest.lint.rules.rt202_network import DoesNetworkIoOutsideStep
 from replaytest.lint.rules.rt203_filesystem import TouchesFilesystemOutsideStep
 from replaytest.lint.rules.rt204_environment import ReadsProcessEnvironment
+from replaytest.lint.rules.rt205_rerun_before_interrupt import RepeatsEffectBeforeInterrupt
 from replaytest.lint.rules.rt301_iteration_order import DependsOnUnstableOrder
 from replaytest.lint.rules.rt302_concurrency import StartsUnrecordedConcurrency
 from replaytest.lint.rules.rt303_sleep import SleepsWithoutDurableTimer
@@ -38,6 +39,7 @@ BUILTIN_RULES: tuple[type[Rule], ...] = (
     DoesNetworkIoOutsideStep,
     TouchesFilesystemOutsideStep,
     ReadsProcessEnvironment,
+    RepeatsEffectBeforeInterrupt,
     DependsOnUnstableOrder,
     StartsUnrecordedConcurrency,
     SleepsWithoutDurableTimer,

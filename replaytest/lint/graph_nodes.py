@@ -1,0 +1,177 @@
+"""Graph nodes' re-run regions: what a node reaches before its last pause, which runs again on resume.
+
+A framework that resumes a paused graph thread re-runs the paused node from its top (LangGraph does, for
+a node that called ``interrupt()``). A module summary lists the functions it adds to a graph as nodes
+(``ModuleSummary.graph_nodes``); each function summary lists its pause calls and the loops holding one.
+Here, on summaries alone, each node's re-run region is found — the code up to the end of its last pause,
+or of the last loop holding one, in source order — and the effects that region reaches: its own effects
+and those of the helpers it calls there (walked with ``Program``, so steps stop the walk as everywhere).
+A helper that pauses (directly or deeper) pauses the node at its call; then only that helper's own region
+counts. Which effects are findings, and their wording, is the rule's (``RT205.repeats``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from replaytest.lint.model import ORCHESTRATION, STEP, CallSite, Effect, FunctionSummary, GraphNode, ModuleSummary, Span
+from replaytest.lint.profile import FrameworkProfile
+from replaytest.lint.resolve import Program, Reached
+
+_MAX_HELPER_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Where a function pauses: an ``interrupt()`` call, or a call of a helper that pauses."""
+
+    span: Span
+    text: str  # "interrupt()" or "ask_reviewer(), which calls interrupt()"
+
+
+@dataclass(frozen=True)
+class RerunFinding:
+    """An effect in a node's re-run region, at ``span`` of the node function (``via``: the helper call
+    through which it is reached, with ``chain`` the qualified names down to it)."""
+
+    node: GraphNode
+    registered_in: ModuleSummary
+    summary: ModuleSummary  # the node function's module
+    function: FunctionSummary
+    effect: Effect
+    span: Span
+    pause: Pause
+    via: str | None = None
+    chain: tuple[str, ...] = ()
+    in_loop: bool = False  # after the last pause, in a loop whose next turn pauses again
+
+
+class RerunRegions:
+    def __init__(
+        self, program: Program, profiles: dict[str, FrameworkProfile], repeats: Callable[[Effect], bool]
+    ) -> None:
+        self.program = program
+        self.profiles = profiles
+        self.repeats = repeats  # whether running an effect again is a finding (the rule decides)
+        self._pauses: dict[str, list[Pause]] = {}
+
+    def findings(self) -> list[RerunFinding]:
+        """Every node of every summary the program holds, each function once (its first registration)."""
+        summaries = list({id(s): s for s in self.program.modules.values()}.values())
+        seen: set[str] = set()
+        found: list[RerunFinding] = []
+        for summary in summaries:
+            for node in summary.graph_nodes:
+                profile = self.profiles.get(node.framework)
+                located = self.program.find_function(node.target)
+                if profile is None or located is None or located[1].kind in (STEP, ORCHESTRATION):
+                    continue
+                name = f"{located[0].module}.{located[1].name}"
+                if name in seen:
+                    continue
+                seen.add(name)
+                found.extend(self._node_findings(node, summary, located[0], located[1], profile))
+        return found
+
+    # --- pauses -------------------------------------------------------------------------------
+
+    def pauses(self, summary: ModuleSummary, function: FunctionSummary, depth: int = 0) -> list[Pause]:
+        """The function's pauses: its pause calls, and calls of project helpers that pause."""
+        name = f"{summary.module}.{function.name}"
+        memo = self._pauses.get(name)
+        if memo is not None:
+            return memo
+        self._pauses[name] = []  # a recursive helper does not pause through itself
+        pause_word = self._pause_word()
+        found = [Pause(span, pause_word) for span in function.pauses]
+        if depth < _MAX_HELPER_DEPTH:
+            for site in function.calls:
+                callee = self._helper(site)
+                if callee is not None and self.pauses(*callee, depth + 1):
+                    found.append(Pause(site.span, f"{site.subject}, which calls {pause_word}"))
+        self._pauses[name] = found
+        return found
+
+    def _pause_word(self) -> str:
+        names = sorted({name for profile in self.profiles.values() for name in profile.pause_calls})
+        return f"{names[0].rsplit('.', 1)[-1]}()" if names else "the pause"
+
+    def _helper(self, site: CallSite) -> tuple[ModuleSummary, FunctionSummary] | None:
+        located = self.program.find_function(site.target)
+        if located is None or located[1].kind in (STEP, ORCHESTRATION):
+            return None
+        return located
+
+    # --- regions ------------------------------------------------------------------------------
+
+    def _node_findings(
+        self, node: GraphNode, registered_in: ModuleSummary, summary: ModuleSummary, function: FunctionSummary,
+        profile: FrameworkProfile,
+    ) -> list[RerunFinding]:
+        pauses = self.pauses(summary, function)
+        if not pauses:
+            return []
+        last = max(pauses, key=lambda pause: (pause.span.end_line, pause.span.end_column))
+        loop_word = f"{self._pause_word()} again in the next turn of the loop"
+        findings = []
+        for span, effect, via, chain in self._region(summary, function, profile, pauses, 0):
+            pause, in_loop = last, False
+            if not _before(span, (last.span.end_line, last.span.end_column)):
+                # After the last pause, inside a loop holding one: the next turn pauses again.
+                loop = min((loop for loop in function.pause_loops if _within(span, loop)), default=None,
+                           key=lambda loop: (loop.end_line - loop.line))
+                if loop is not None:
+                    pause, in_loop = Pause(loop, loop_word), True
+            findings.append(
+                RerunFinding(node, registered_in, summary, function, effect, span, pause, via, chain, in_loop))
+        return findings
+
+    def _region(
+        self, summary: ModuleSummary, function: FunctionSummary, profile: FrameworkProfile, pauses: list[Pause],
+        depth: int,
+    ) -> list[tuple[Span, Effect, str | None, tuple[str, ...]]]:
+        """(where in ``function``, the effect, the helper call reaching it, the chain) for each effect that
+        runs before the function's last pause."""
+        ends = [(p.span.end_line, p.span.end_column) for p in pauses]
+        ends += [(loop.end_line, loop.end_column) for loop in function.pause_loops]
+        cutoff = max(ends)
+        pausing_sites = {(p.span.line, p.span.column) for p in pauses} - {(s.line, s.column) for s in function.pauses}
+        name = f"{summary.module}.{function.name}"
+        found: list[tuple[Span, Effect, str | None, tuple[str, ...]]] = []
+        for effect in function.effects:
+            if _before(effect.span, cutoff) and self._counts(effect, profile):
+                found.append((effect.span, effect, None, (name, effect.qualname)))
+        for site in function.calls:
+            if not _before(site.span, cutoff):
+                continue
+            if (site.span.line, site.span.column) in pausing_sites and depth < _MAX_HELPER_DEPTH:
+                callee = self._helper(site)
+                if callee is None:
+                    continue
+                inner = self._region(*callee, profile, self.pauses(*callee), depth + 1)
+                reached = [Reached(effect, chain) for _, effect, _, chain in inner]
+                direct = False
+            else:
+                reached, direct = self.program.call_effects(site, profile)
+            reported: set[str] = set()
+            for item in reached:
+                if not self._counts(item.effect, profile) or item.effect.rule in reported:
+                    continue
+                reported.add(item.effect.rule)
+                if direct:
+                    found.append((site.span, item.effect, None, (name, item.effect.qualname)))
+                else:
+                    found.append((site.span, item.effect, site.subject, (name, *item.chain)))
+        return found
+
+    def _counts(self, effect: Effect, profile: FrameworkProfile) -> bool:
+        return self.repeats(effect) and self.program.applies(effect, profile)
+
+
+def _before(span: Span, cutoff: tuple[int, int]) -> bool:
+    return (span.line, span.column) < cutoff
+
+
+def _within(span: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (span.line, span.column) < (outer.end_line, outer.end_column)
