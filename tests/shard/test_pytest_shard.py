@@ -42,8 +42,9 @@ def test_four_shards_run_each_history_item_once_and_the_plain_tests_in_each(
     replayed: list[str] = []
     for index in range(1, 5):
         share = sorted(name for name in HISTORIES if _shard(root / "histories" / name, 4) == index)
-        result = pytester.runpytest("-v", "-p", "no:cacheprovider", "--replay-shard", f"{index}/4",
-                                    "tests", "histories")
+        # In a subprocess: each run imports the project's workflow module and replaytest's runtime afresh.
+        result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider", "--replay-shard", f"{index}/4",
+                                               "tests", "histories")
         assert _passed(result) == sorted([*(f"histories/{name}::replay" for name in share),
                                           "tests/test_offers.py::test_a_crushed_box_is_damage"])
         result.assert_outcomes(passed=len(share) + 1, deselected=12 - len(share) or None)
