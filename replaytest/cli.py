@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from replaytest.replay.corpus import CorpusEntry, CorpusOutcome
     from replaytest.replay.divergence import ReplayResult
     from replaytest.replay.exclusion import ExcludeSetting, HistorySelection
+    from replaytest.replay.shard import Shard, ShardSelection
 
 def _safe(text: str) -> str:
     """One line of output holding names or values from input files, control characters escaped."""
@@ -432,7 +433,7 @@ def _run_replay(
     show_progress: bool = False, prompts_pending: PromptPolicy | None = None, skipped: list[int] | None = None,
     hazards: HazardPolicy | None = None,
     exclude: tuple[str, ...] = (), force_exclude: bool | None = None, selected: list[HistorySelection] | None = None,
-    loaded: list[WorkflowSet] | None = None,
+    loaded: list[WorkflowSet] | None = None, shard: Shard | None = None, sharded: list[ShardSelection] | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
@@ -440,7 +441,8 @@ def _run_replay(
     ``skipped`` (a list to append the count to) histories green in an earlier run are skipped while
     nothing their replay depended on changed (the incremental replay cache, ``replay.cache``). ``exclude``
     globs (``--exclude``) add to the configured ones; which histories they left out is appended to ``selected``;
-    the current code replayed against is appended to ``loaded``."""
+    the current code replayed against is appended to ``loaded``. With ``shard`` only that shard's share of
+    the histories left after exclusion replays (``replay.shard``); what it took is appended to ``sharded``."""
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins
@@ -493,6 +495,13 @@ def _run_replay(
     if not files:
         raise _ReplaySetupError(f"no *.json history files under {', '.join(map(str, targets))}")
     files = _excluded_left_out(files, paths, plan.exclude, exclude, config, force_exclude, selected)
+    if shard is not None:
+        from replaytest.replay.shard import select_shard
+
+        share = select_shard(files, shard, plan.max_history_bytes)
+        files = share.kept
+        if sharded is not None:
+            sharded.append(share)
     measure = None
     if coverage is not None:
         measure = coverage.start(workflows, [p.profile for p in plugins if p.profile is not None])
@@ -503,7 +512,7 @@ def _run_replay(
         # Coverage needs every history to run: then the cache only records the green ones, for later
         # runs without coverage to skip.
         cache = ReplayCache(
-            config.cache_folder(), config.root, workflows, options, import_reads, skip=coverage is None
+            config.cache_folder(), config.root, workflows, options, import_reads, skip=coverage is None, shard=shard
         )
     try:
         with progress(len(files), "replaying", show_progress) as advance:
@@ -766,9 +775,12 @@ _CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
               help="Fail when replay coverage of changed orchestration lines is below PERCENT (default 100 with --diff-base).")
 @click.option("--exclude", multiple=True, metavar="GLOBS",
               help="Also leave out histories matching these globs (relative to the project root; repeatable).")
+@click.option("--shard", "shard_spec", metavar="I/N",
+              help="Replay only shard I (1-based) of N: histories split by content digest, for a CI matrix of N jobs.")
 def check(
     paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool, quiet: bool, measure_coverage: bool,
     coverage_html: Path | None, diff_base: str | None, fail_under: float | None, exclude: tuple[str, ...],
+    shard_spec: str | None,
 ) -> None:
     """The CI gate: lint PATHS (default: the current directory), then replay the configured histories
     against the current code; one report, one exit code. Histories and code come from the same settings
@@ -777,7 +789,11 @@ def check(
 
     Without configured histories only the lint runs, and the report says so. Exit 0 both clean, 1 findings,
     a divergence or (--diff-base) changed orchestration lines no history reaches, 2 a file or history that
-    could not be checked, or a usage/configuration error."""
+    could not be checked, or a usage/configuration error.
+
+    With --shard I/N only shard I of the histories replays (each history's shard is its content digest mod
+    N), and the report says how many of how many it took; the N shards' caches and reports combine
+    (replaytest merge-results)."""
     import json
 
     from replaytest.config import ConfigError, load_config
@@ -789,9 +805,19 @@ def check(
     from replaytest.replay.coverage import CoverageSetupError
     from replaytest.replay.report import display_path, report_data
     from replaytest.replay.settings import replay_plan
+    from replaytest.replay.shard import ShardSpecError, parse_shard
 
     coverage = None
+    shard = None
+    sharded: list[ShardSelection] = []
     try:
+        if shard_spec is not None:
+            shard = parse_shard(shard_spec)
+            if diff_base is not None or fail_under is not None:
+                raise _ReplaySetupError(
+                    f"--shard {shard.label} with --diff-base/--fail-under: the uncovered-lines verdict needs the coverage "
+                    "of every history, and a shard replays 1/N of them; run the --diff-base gate without --shard"
+                )
         lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None, show_progress(quiet))
         replay_config = load_config()
         plan = replay_plan(replay_config, Path.cwd())
@@ -807,7 +833,8 @@ def check(
         selected: list[HistorySelection] = []
         results = (
             _run_replay((), (), None, None, details, require_configured=True, coverage=coverage,
-                        show_progress=show_progress(quiet), skipped=skipped, exclude=exclude, selected=selected)
+                        show_progress=show_progress(quiet), skipped=skipped, exclude=exclude, selected=selected,
+                        shard=shard, sharded=sharded)
             if replay_configured else []
         )
         coverage_text, coverage_failed, uncovered = "", False, []
@@ -817,7 +844,9 @@ def check(
             coverage_report, coverage_text, coverage_failed = coverage.report(workflow_of, Path.cwd())
             uncovered = uncovered_change_annotations(coverage_report.uncovered_changed, coverage_failed)
             coverage_document = coverage.document(coverage_report, coverage_failed)
-    except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError, CoverageSetupError) as error:
+            if shard is not None:
+                coverage_text += f"\nnote: coverage of shard {shard.label}'s histories only"
+    except (ConfigError, PluginError, RuleLoadError, _ReplaySetupError, CoverageSetupError, ShardSpecError) as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     if plan.stale == "skip":  # replay_stale = skip: a stale history is skipped, as under pytest
@@ -832,15 +861,23 @@ def check(
     if output_format == "json":
         document = {
             "lint": json.loads(REPORTERS["json"](lint_result, rules)),
-            "replay": {**_with_exclusion(report_data(results), selected), "skipped": sum(skipped or ())}
+            "replay": {**_with_exclusion(report_data(results), selected), "skipped": sum(skipped or ()),
+                       "shard": sharded[0].data() if sharded else None}
             if replay_configured else None,
             "coverage": coverage_document,  # null without --coverage (or an option implying it)
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif output_format in CI_REPORTERS:
         extra = [*replay_annotations(results, details), *uncovered]
-        click.echo(CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd()), nl=False)
+        rendered = CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd())
+        if sharded:
+            from replaytest.replay.shard_reports import mark_shard
+
+            rendered = mark_shard(rendered, output_format, sharded[0])  # for merge-results
+        click.echo(rendered, nl=False)
         _echo_exclusion_text(selected, details, err=True)  # beside the machine-readable report, as below
+        for share in sharded:
+            click.echo(share.line(), err=True)
         if sum(skipped or ()):  # a skipped history has no annotation or test case: say so beside them
             click.echo(_skipped_line(sum(skipped or ())), err=True)
         if not replay_configured:
@@ -851,6 +888,8 @@ def check(
         if replay_configured:
             _echo_replay_text(results, details, quiet=True, skipped=sum(skipped or ()))
             _echo_exclusion_text(selected, details)
+            for share in sharded:
+                click.echo(share.line())
         else:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped")
@@ -865,6 +904,36 @@ def check(
             click.echo(line)
     coverage_code = EXIT_FINDINGS if coverage_failed else EXIT_CLEAN
     sys.exit(max(lint_code, replay_code, coverage_code))
+
+
+@cli.command("merge-results")
+@click.argument("reports", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def merge_results(reports: tuple[Path, ...]) -> None:
+    """Merge the reports of `check --shard I/N` runs (one per shard, all JSON, all SARIF or all JUnit) into
+    one, written to stdout: lint findings once, every shard's replayed histories, counts added up.
+
+    Exit 0 merged; 2 a report that is not one of these, of another format than the others, without a shard
+    mark, or a shard missing, given twice, or of another N or set of histories than the others."""
+    from replaytest.fileio import read_regular
+    from replaytest.replay.shard_reports import MergeError, merge_reports
+
+    texts = []
+    for path in reports:
+        try:
+            texts.append((str(path), read_regular(path).decode("utf-8")))
+        except (OSError, UnicodeDecodeError) as error:
+            click.echo(f"error: {_safe(str(path))}: cannot read the report: {error}", err=True)
+            sys.exit(EXIT_ERROR)
+    try:
+        merged = merge_reports(texts)
+    except MergeError as error:
+        click.echo(f"error: {_safe(str(error))}", err=True)
+        sys.exit(EXIT_ERROR)
+    except (KeyError, TypeError, AttributeError) as error:  # a document of the right kind with parts missing
+        click.echo(f"error: a report lacks what check writes ({type(error).__name__}: {_safe(str(error))}); "
+                   "merge the unedited output of `replaytest check --shard I/N`", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(merged, nl=False)
 
 
 # --- impact: what a deploy breaks ---------------------------------------------------------------

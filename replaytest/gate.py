@@ -104,8 +104,10 @@ class CoverageRun:
         if not self.regions:
             text += "\n  no orchestration functions found in the replayed workflows' modules"
         if self.html_dir is not None:
-            write_html(self.data_file, self.regions, self.html_dir)
-            text += f"\nHTML report: {display_path(self.html_dir)}/index.html"
+            if write_html(self.data_file, self.regions, self.html_dir):
+                text += f"\nHTML report: {display_path(self.html_dir)}/index.html"
+            else:
+                text += "\nno HTML report: no replayed history executed orchestration code"
         threshold = self.fail_under if self.fail_under is not None else (100.0 if self.diff_base else None)
         failed = threshold is not None and report.changed_percent < threshold
         if failed:

@@ -25,6 +25,10 @@
   code the replayed histories execute, per workflow type, in the terminal summary plus coverage's HTML
   report under the cache folder. Each process (pytest-xdist workers too) writes its own data file; the
   controller combines them.
+* **Sharding** (``--replay-shard I/N``): only the history items of shard I of N run (``replay.shard``: each
+  history's shard is its content digest mod N), the others are deselected (pytest counts them), and the
+  summary says how many of how many histories the shard took. Tests that are not histories run in every
+  shard. Under pytest-xdist every worker deselects the same items, so ``-n`` and a shard combine.
 * **In Python tests**: the ``replay_history`` fixture (``replay_history(path, workflows=[fn])`` returns a
   ``ReplayResult``) and the ``@pytest.mark.replay_history(path)`` marker (replays before the test body,
   fails it on divergence, result in the ``replay_result`` fixture).
@@ -67,6 +71,7 @@ from replaytest.replay.settings import PYTEST_INI_KEYS, misspelt_ini_key_problem
 if TYPE_CHECKING:
     from replaytest.config import Config
     from replaytest.gate import CoverageRun
+    from replaytest.replay.shard import Shard
 
 DEFAULT_HISTORY_DIR = "fixtures/histories"
 ITEM_NAME = "replay"
@@ -75,6 +80,7 @@ _NOTES = "replaytest-notes"  # user_properties key: checks that could not apply 
 _TYPE_PROPERTY = "replaytest-workflow"  # user_properties key: "<history label>\t<workflow type>"
 _RUN_STATUS = "replaytest-run-status"  # user_properties key: the recorded run status ("" when unknown)
 _DIVERGENCE_POINT = "replaytest-divergence-point"  # user_properties key: where a diverged history broke
+_SHARD = "replaytest-shard"  # user_properties key: "<I/N>\t<histories collected>" of a sharded run
 
 
 class ReplayWarning(UserWarning):
@@ -141,6 +147,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="outcome of a history whose workflow type has no current code (default fail). ini: replay_stale",
     )
     group.addoption(
+        "--replay-shard",
+        metavar="I/N",
+        default=None,
+        help="run only shard I (1-based) of N of the history items, split by content digest (a CI matrix of "
+        "N jobs); other tests run in every shard",
+    )
+    group.addoption(
         "--replay-coverage",
         action="store_true",
         default=None,
@@ -174,6 +187,7 @@ class _Counts:
     hazard_warnings: int = 0  # nondeterministic-call under replay_hazards = warn
     other_warnings: int = 0
     first_failing: str | None = None
+    shard_reported: int = 0  # replayed histories whose reports carried the shard (xdist controller)
     notes: dict[str, int] = field(default_factory=dict)
     # Diverged histories per recorded run status (``report.diverged_by_run_status``'s keys).
     diverged_by_run_status: dict[str, int] = field(default_factory=lambda: diverged_by_run_status(()))
@@ -198,6 +212,9 @@ class ReplaySession:
     selection: HistorySelection = field(default_factory=HistorySelection)  # what the exclude globs left out
     # Where each diverged history broke (``impact.grouping.divergence_point``), for the grouped summary lines.
     divergence_points: list[dict[str, Any]] = field(default_factory=list)
+    shard: Shard | None = None  # --replay-shard
+    shard_taken: int | None = None  # histories this process's collection kept for the shard (None: not here)
+    shard_of: int = 0  # histories collected before the shard was taken
     _excluded: frozenset[str] = frozenset()
     _prefixes: tuple[str, ...] = ()
     _replayers: list[HistoryReplayer] | None = None
@@ -247,6 +264,11 @@ class ReplaySession:
         value = next((v for k, v in report.user_properties if k == _PROPERTY), None)
         if not isinstance(value, str):
             return
+        shard = next((v for k, v in report.user_properties if k == _SHARD), None)
+        if isinstance(shard, str) and self.shard_taken is None:
+            # The xdist controller collects nothing: the workers' reports say what the shard took.
+            self.shard_of = int(shard.partition("\t")[2] or 0)
+            self.counts.shard_reported += 1
         counts = self.counts
         notes = next((v for k, v in report.user_properties if k == _NOTES), None)
         for note in notes if isinstance(notes, list) else ():
@@ -311,10 +333,14 @@ class ReplaySession:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         counts = self.counts
-        if not counts.histories and not self.selection.excluded and not self.selection.notes():
+        if not counts.histories and not self.selection.excluded and not self.selection.notes() and self.shard is None:
             return
         terminalreporter.section("replaytest")
         self._exclusion_summary(terminalreporter)
+        if self.shard is not None:
+            taken = self.shard_taken if self.shard_taken is not None else counts.shard_reported
+            terminalreporter.line(f"shard {self.shard.label}: {taken} of {self.shard_of} "
+                                  f"{'history' if self.shard_of == 1 else 'histories'} (split by content digest)")
         if not counts.histories:
             return
         parts = [f"{counts.passed} passed", f"{counts.diverged} diverged", f"{counts.stale} stale"]
@@ -424,6 +450,14 @@ def _settings(config: pytest.Config) -> ReplaySession:
         max_blob_bytes=_ini_size(config, "replay_max_blob_bytes", project.replay.max_blob_bytes),
     )
     selection = _selection(config, project, ini_base, paths)
+    shard = None
+    if config.getoption("replay_shard") is not None:
+        from replaytest.replay.shard import ShardSpecError, parse_shard
+
+        try:
+            shard = parse_shard(config.getoption("replay_shard"), "--replay-shard")
+        except ShardSpecError as error:
+            raise pytest.UsageError(str(error)) from None
     coverage = None
     if config.getoption("replay_coverage") or config.getini("replay_coverage"):
         from replaytest.gate import CoverageRun
@@ -439,6 +473,7 @@ def _settings(config: pytest.Config) -> ReplaySession:
         stale=stale,
         base=project.root if not ini_specs else config.rootpath,
         selection=selection,
+        shard=shard,
     )
 
 
@@ -557,6 +592,21 @@ def _add_default_args(config: pytest.Config, session: ReplaySession) -> None:
             covering.append(_prefix(path))
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--replay-shard I/N``: deselect the history items of the other shards."""
+    session = config.stash.get(_SESSION, None)
+    if session is None or session.shard is None:
+        return
+    histories = [item for item in items if isinstance(item, HistoryItem)]
+    others = [item for item in histories if not session.shard.takes(item.path, session.options.max_history_bytes)]
+    session.shard_of = len(histories)
+    session.shard_taken = len(histories) - len(others)
+    if others:
+        dropped = set(map(id, others))
+        items[:] = [item for item in items if id(item) not in dropped]
+        config.hook.pytest_deselected(items=others)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> HistoryFile | None:
     if not file_path.name.endswith(HISTORY_SUFFIX):
         return None
@@ -606,6 +656,8 @@ class HistoryItem(pytest.Item):
             point = divergence_point(result) if result is not None else None
             if point is not None:
                 self.user_properties.append((_DIVERGENCE_POINT, point))
+            if session.shard is not None:
+                self.user_properties.append((_SHARD, f"{session.shard.label}\t{session.shard_of}"))
             if result is not None:
                 self.user_properties.append((_RUN_STATUS, result.run_status or ""))
                 self.user_properties.append((_TYPE_PROPERTY, f"{display_path(self.path)}\t{result.workflow_type}"))

@@ -20,6 +20,12 @@ holds while everything else the replay depended on is as it was:
 - ``prompts``: the current code's prompt manifest for the workflow (``replaytest.prompts``).
 - ``libraries``: the installed versions of the engine's libraries (``ENGINE_LIBRARIES``).
 
+Where entries live: ``replay/passed.json`` for a run over all histories, ``replay/passed.shard-I-of-N.json``
+for shard I of N (``replay.shard``). A run reads every such file of the folder and writes only its own:
+a shard writes the entries of its own file and the ones it remembered, a run over all histories writes
+every entry it read (the shards' merged). So N machines of a CI matrix each save their folder, and
+restoring all N into one folder, or each into its own shard's next job, finds every green verdict.
+
 A history that diverged, warned, was stale or failed is never remembered: it replays every time. Neither
 is one whose replay read something no digest can vouch for (a FIFO, an unreadable file), or whose
 workflow modules were imported before their import-time reads could be recorded.
@@ -54,6 +60,7 @@ from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.reads import FileReads, relevant
+from replaytest.replay.shard import Shard, cache_file_name, cache_file_names
 
 # Bumped whenever an entry's meaning changes: entries of another version are never found (a miss).
 CACHE_VERSION = 2
@@ -258,10 +265,11 @@ class ReplayCache:
 
     def __init__(
         self, directory: Path, root: Path, workflows: WorkflowSet, options: ReplayOptions,
-        import_reads: FileReads | None = None, *, skip: bool = True,
+        import_reads: FileReads | None = None, *, skip: bool = True, shard: Shard | None = None,
     ) -> None:
         self.directory = directory.resolve()
-        self.file = directory / "replay" / "passed.json"
+        self.file = directory / "replay" / cache_file_name(shard)
+        self.shard = shard
         self.closure = CodeClosure(root)
         self.workflows = workflows
         self.options = options
@@ -282,11 +290,18 @@ class ReplayCache:
         self._owners: list[tuple[Path, frozenset[Path]]] | None = None
         self._callers: dict[str, Path | None] = {}
         self._digests: dict[Path, str | None] = {}
-        try:
-            loaded = json.loads(self.file.read_text(encoding="utf-8"))
-            self.entries: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
-        except (OSError, ValueError):
-            self.entries = {}
+        self.entries: dict[str, Any] = {}
+        # The keys this run writes back to its own file (a shard leaves the other shards' files alone).
+        self._own: set[str] = set()
+        for file in cache_file_names(directory / "replay"):
+            try:
+                loaded = json.loads(file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # a broken or vanished file holds no verdict: its histories replay
+            if isinstance(loaded, dict):
+                self.entries.update(loaded)
+                if file.name == self.file.name:
+                    self._own.update(loaded)
 
     def _key(self, path: Path, loaded: LoadedHistory | None = None) -> str | None:
         if loaded is None:
@@ -366,6 +381,7 @@ class ReplayCache:
             digests = {str(file): _file_digest(file) for file in sorted(files)}
         except _Unvouched:
             return
+        self._own.add(key)
         self.entries[key] = {
             "history": str(path),
             "workflow_type": result.workflow_type,
@@ -445,5 +461,6 @@ class ReplayCache:
         cachedir.claim(self.file.parent.parent)  # the cache folder, with the markers that keep it out of git
         self.file.parent.mkdir(exist_ok=True)
         temporary = self.file.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(self.entries, indent=1, sort_keys=True), encoding="utf-8")
+        written = self.entries if self.shard is None else {key: self.entries[key] for key in self._own}
+        temporary.write_text(json.dumps(written, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(temporary, self.file)

@@ -329,15 +329,19 @@ def report_data(report: CoverageReport, display: Any = str) -> dict[str, Any]:
     }
 
 
-def write_html(data_file: Path, spans: Sequence[Span], directory: Path) -> None:
-    """coverage's own HTML report of the orchestration files, with the contexts (histories) per line."""
+def write_html(data_file: Path, spans: Sequence[Span], directory: Path) -> bool:
+    """coverage's own HTML report of the orchestration files, with the contexts (histories) per line; False
+    (nothing written) when no history executed any of them (a shard that took no history): coverage has
+    no data to report then."""
     import coverage
 
     cov = coverage.Coverage(data_file=str(data_file), branch=True, config_file=False)
     cov.load()
     files = sorted({str(span.path) for span in spans})
-    if files:
-        cov.html_report(directory=str(directory), include=files, show_contexts=True, title="replay coverage")
+    if not files or not set(cov.get_data().measured_files()) & set(files):
+        return False
+    cov.html_report(directory=str(directory), include=files, show_contexts=True, title="replay coverage")
+    return True
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")

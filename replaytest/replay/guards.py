@@ -569,13 +569,36 @@ def orchestration_modules(objects: Iterable[Any]) -> list[types.ModuleType]:
             roots.add(module_name)
     top_levels = {name.split(".")[0] for name in roots}
     chosen: dict[str, types.ModuleType] = {}
-    for name, module in list(sys.modules.items()):
-        if module is None or name.split(".")[0] not in top_levels:
-            continue
-        filename = getattr(module, "__file__", None)
-        if filename and not _is_replaytest_file(filename):
-            chosen[name] = module
+    by_top_level = _names_by_top_level()
+    for top_level in top_levels:
+        for name in by_top_level.get(top_level, ()):
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            filename = getattr(module, "__file__", None)
+            if filename and not _is_replaytest_file(filename):
+                chosen[name] = module
     return [chosen[name] for name in sorted(chosen)]
+
+
+# ((len(sys.modules), its last-inserted name) when built, {top-level package: loaded module names}): every
+# replay asks for its workflow's modules, and walking all of sys.modules each time cost a pytest run (well
+# over a thousand modules: pytest, its plugins, the SDKs) milliseconds per history. sys.modules keeps
+# insertion order, so an import adds a new last name and a removal changes the size: either rebuilds the
+# index. Module objects are always taken from sys.modules itself, so a reloaded module is the current one.
+_top_level_index: tuple[tuple[int, str | None], dict[str, list[str]]] | None = None
+
+
+def _names_by_top_level() -> dict[str, list[str]]:
+    global _top_level_index
+    modules = sys.modules
+    stamp = (len(modules), next(reversed(modules), None))
+    if _top_level_index is None or _top_level_index[0] != stamp:
+        index: dict[str, list[str]] = {}
+        for name in list(modules):
+            index.setdefault(name.partition(".")[0], []).append(name)
+        _top_level_index = (stamp, index)
+    return _top_level_index[1]
 
 
 def _module_prefixes(modules: Iterable[types.ModuleType]) -> tuple[str, ...]:

@@ -7,9 +7,11 @@ default branch and then a pull request run them, skip the histories the first ru
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,10 +47,12 @@ def _steps() -> list[dict[str, Any]]:
     return [step for job in _workflow()["jobs"].values() for step in job["steps"]]
 
 
-def _shell_commands(script: str) -> list[list[str]]:
-    """The words of each command of a ``run`` script; continued lines joined, expressions a placeholder."""
+def _shell_commands(script: str, shard: int = 1) -> list[list[str]]:
+    """The words of each command of a ``run`` script; continued lines joined, ``${{ matrix.shard }}`` the
+    given shard, other expressions a placeholder."""
     commands = []
     for line in re.split(r"&&|\n(?!\s*-)", script.replace("\\\n", " ")):
+        line = line.replace("${{ matrix.shard }}", str(shard))
         line = re.sub(r"\$\{\{[^}]*\}\}", "REV", line)  # expressions: a placeholder argument
         line = re.split(r"\s(?:>|\|\|)\s", line)[0]  # shell redirection and fallbacks are not ours
         words = shlex.split(line)
@@ -57,11 +61,11 @@ def _shell_commands(script: str) -> list[list[str]]:
     return commands
 
 
-def _replaytest_commands(steps: list[dict[str, Any]] | None = None) -> list[list[str]]:
+def _replaytest_commands(steps: list[dict[str, Any]] | None = None, shard: int = 1) -> list[list[str]]:
     return [
         words[1:]
         for step in (_steps() if steps is None else steps)
-        for words in _shell_commands(step.get("run", ""))
+        for words in _shell_commands(step.get("run", ""), shard)
         if words[0] == "replaytest"
     ]
 
@@ -129,35 +133,85 @@ def test_replay_job_records_green_replays_on_main_and_pull_requests_only_restore
         assert "--no-cache" not in commands[0]  # a run that neither reads nor writes keeps the cache empty
 
 
-@pytest.mark.slow  # four check runs in subprocesses, one under coverage
-def test_the_replay_jobs_commands_skip_on_a_pull_request_what_main_replayed_green(tmp_path: Path) -> None:
-    """The replay job's own commands from docs/ci.md, in the order CI runs them: main's (coverage: replays all,
-    records) twice, then a pull request's against the folder main left behind."""
-    project = write_project(tmp_path / "project")
-    [main] = _replaytest_commands(_replay_steps("push"))
-    [pull_request] = _replaytest_commands(_replay_steps("pull_request"))
+def test_replay_job_is_a_four_way_shard_matrix_with_a_cache_entry_per_shard() -> None:
+    job = _workflow()["jobs"]["replay"]
+    assert job["strategy"]["matrix"]["shard"] == [1, 2, 3, 4] and job["strategy"]["fail-fast"] is False
+    main, pull_request = _replay_steps("push"), _replay_steps("pull_request")
+    for shard in (1, 2, 3, 4):
+        for commands in (_replaytest_commands(main, shard), _replaytest_commands(pull_request, shard)):
+            [words] = commands
+            assert words[words.index("--shard") + 1] == f"{shard}/4"
+    # main's shard I saves, and the pull request's shard I restores, an entry of that shard alone.
+    saved, restored = _cache_step(main, "save"), _cache_step(pull_request, "restore")
+    for key in (saved["with"]["key"], restored["with"]["key"], restored["with"]["restore-keys"]):
+        assert "-shard${{ matrix.shard }}of4-" in key
+    uploads = [step for step in main if step.get("uses", "").startswith("actions/upload-artifact@")]
+    assert [step["with"]["name"] for step in uploads] == ["replay-coverage-${{ matrix.shard }}"]  # one per shard
 
-    def run(words: list[str]) -> str:
+
+@pytest.mark.slow  # sixteen check runs in subprocesses, four under coverage
+def test_the_replay_jobs_commands_skip_on_a_pull_request_what_main_replayed_green(tmp_path: Path) -> None:
+    """The replay job's own commands from docs/ci.md, in the order CI runs them, on each of the four shard
+    machines: main's (coverage: replays all of its share, records), then a pull request's shard I against the
+    folder main's shard I left behind (the cache entry of its own shard, as the recipe's keys restore)."""
+    project = write_project(tmp_path / "project")
+    cache = project / ".replaytest_cache"
+    machines = tmp_path / "machines"
+
+    def run(words: list[str], code: int = 0) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([sys.executable, "-m", "replaytest", *words], cwd=project, capture_output=True,
                               text=True, timeout=300)
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stderr
+        assert done.returncode == code, done.stdout + done.stderr
+        return done
 
-    for _ in range(2):  # coverage needs every history: main's run never skips, whatever the cache holds
-        output = run(main)
-        assert "skipped" not in output and "invoice_dispute" in output, output  # its coverage table
-    assert (project / ".replaytest_cache" / "replay" / "passed.json").is_file()
-    output = run(pull_request)
-    assert f"skipped {len(HISTORIES)} histories that replayed green before" in output, output
+    def taken(output: str, shard: int) -> int:
+        found = re.search(rf"^shard {shard}/4: (\d+) of {len(HISTORIES)} histories \(split by content digest\)$",
+                          output, flags=re.M)
+        assert found is not None, output
+        return int(found.group(1))
 
-    # A pull request that edits the reply prompt a waiting run will use replays both histories again.
+    shares = {}
+    for shard in (1, 2, 3, 4):
+        [main] = _replaytest_commands(_replay_steps("push"), shard)
+        for _ in range(2):  # coverage needs every history: main's run never skips, whatever the cache holds
+            output = run(main).stderr
+            assert "skipped" not in output and f"coverage of shard {shard}/4's histories only" in output, output
+        shares[shard] = taken(output, shard)
+        if shares[shard]:
+            assert "invoice_dispute" in output, output  # its coverage table
+            assert list((cache / "replay").glob("passed*.json")) == [cache / "replay" / f"passed.shard-{shard}-of-4.json"]
+        shutil.move(str(cache), machines / str(shard))
+    assert sum(shares.values()) == len(HISTORIES)  # the four shards took each history once
+
+    def pull_request(shard: int, code: int = 0) -> subprocess.CompletedProcess[str]:
+        if cache.exists():
+            shutil.rmtree(cache)
+        shutil.copytree(machines / str(shard), cache)  # actions/cache/restore of this shard's entry
+        [words] = _replaytest_commands(_replay_steps("pull_request"), shard)
+        return run(words, code)
+
+    for shard in (1, 2, 3, 4):
+        output = pull_request(shard).stderr
+        assert taken(output, shard) == shares[shard]
+        if shares[shard]:
+            assert f"skipped {shares[shard]} histories that replayed green before" in output, output
+        else:
+            assert "skipped" not in output, output
+
+    # A pull request that edits the reply prompt a waiting run will use replays it again, in its shard.
     prompt = project / "disputes" / "prompts" / "reply.txt"
     prompt.write_text(prompt.read_text(encoding="utf-8") + "Thank them for their patience.\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "replaytest", *pull_request], cwd=project, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "skipped" not in done.stderr
-    assert "dispute-overcharge-waiting.json" in done.stdout and "prompt-drift" in done.stdout
+    waiting = _shard_of(project / "histories" / "dispute-overcharge-waiting.json")
+    for shard in (1, 2, 3, 4):
+        done = pull_request(shard, code=1 if shard == waiting else 0)
+        assert "skipped" not in done.stderr or shard != waiting
+        if shard == waiting:
+            assert "dispute-overcharge-waiting.json" in done.stdout and "prompt-drift" in done.stdout
+
+
+def _shard_of(history: Path) -> int:
+    """The documented split, worked out here: SHA-256 of the file's bytes, first 8 bytes big-endian, mod 4, plus 1."""
+    return int(hashlib.sha256(history.read_bytes()).hexdigest()[:16], 16) % 4 + 1
 
 
 # Where an install line may take a package from. A path is the project's own code. A direct reference must

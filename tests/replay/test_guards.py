@@ -203,7 +203,7 @@ def test_library_code_writing_files_for_orchestration_code_keeps_working(tmp_pat
     logger = logging.getLogger("replaytest-guard-file-test")
     logger.addHandler(handler)
     cache = ReplayCache.__new__(ReplayCache)
-    cache.file, cache.entries = tmp_path / "cache" / "replay" / "passed.json", {"abc": {"type": "refund"}}
+    cache.file, cache.entries, cache.shard = tmp_path / "cache" / "replay" / "passed.json", {"abc": {"type": "refund"}}, None
     try:
         with guarded() as state:
             logger.warning("refund started")
