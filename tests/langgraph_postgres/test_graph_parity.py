@@ -203,3 +203,92 @@ def test_a_graph_thread_through_the_async_savers_imports_like_the_sync_one(
         assert refused == []
         assert [path.name for path, _ in written] == ["LangGraph-refund-A-17.json"]
         assert without_record_time_ids(json.loads(written[0][0].read_text())) == expected
+
+
+INCIDENTS_SPEC = "graph_apps.incidents:graph"
+
+
+def record_incidents(saver: object) -> None:
+    """``checkout`` left paging the on-call engineer; ``search`` acknowledged and resolved."""
+    from langgraph.types import Command
+
+    from graph_apps import incidents
+
+    graph = incidents.graph.copy(update={"checkpointer": saver})
+    assert "__interrupt__" in graph.invoke({"service": "checkout"}, thread("checkout"))
+    assert "__interrupt__" in graph.invoke({"service": "search"}, thread("search"))
+    done = graph.invoke(Command(resume="dana"), thread("search"))
+    assert done["timeline"] == ["search: error rate above 5%", "search: deploy 41 went out 3 minutes earlier",
+                                "resolved by dana"]
+
+
+@pytest.fixture(scope="module")
+def imported_incidents(tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer) -> Imported:
+    pytest.importorskip("langgraph.channels.delta", reason="this LangGraph has no DeltaChannel (added in 1.2)")
+    root = tmp_path_factory.mktemp("delta_parity")
+    db, url = root / "checkpoints.sqlite", fresh_database(postgres)
+    with sqlite_saver(db) as saver:
+        record_incidents(saver)
+    with postgres_saver(url) as saver:
+        record_incidents(saver)
+    for checkpointer, out in ((f"sqlite:///{db}", root / "sqlite"), (url, root / "postgres")):
+        result = CliRunner().invoke(cli, ["import", "langgraph", "--checkpointer", checkpointer, "--out", str(out),
+                                          "--no-redact", "--workflows", INCIDENTS_SPEC])
+        assert result.exit_code == 0, result.output
+        assert ("note: state key(s) timeline: written, but no checkpoint stores the value (a DeltaChannel, which "
+                "LangGraph rebuilds from earlier writes, or an untracked value); the history has no value for them"
+                ) in result.output
+    return Imported(root / "sqlite", root / "postgres", db, url)
+
+
+def test_a_delta_channel_is_named_as_unstored_by_either_saver(imported_incidents: Imported) -> None:
+    from_sqlite, from_postgres = documents(imported_incidents.sqlite), documents(imported_incidents.postgres)
+    assert sorted(from_sqlite) == sorted(from_postgres) == ["LangGraph-checkout.json", "LangGraph-search.json"]
+    for name in from_sqlite:
+        assert (json.dumps(without_record_time_ids(from_sqlite[name]), sort_keys=True)
+                == json.dumps(without_record_time_ids(from_postgres[name]), sort_keys=True)), name
+    parked, done = from_postgres["LangGraph-checkout.json"], from_postgres["LangGraph-search.json"]
+    # Neither saver stores the timeline in a checkpoint: the state has no value for it, and the history says so.
+    assert parked["input"] == {"service": "checkout"}
+    assert parked["graph"]["channels"] == {"service": "string"}
+    assert parked["graph"]["unstored_channels"] == ["timeline"]
+    assert parked["events"][-1]["interrupt_value"] == {
+        "acknowledge": "checkout",
+        "timeline": ["checkout: error rate above 5%", "checkout: deploy 41 went out 3 minutes earlier"],
+    }
+    assert done["graph"]["channels"] == {"service": "string", "acknowledged_by": "string"}
+    assert done["graph"]["unstored_channels"] == ["timeline"]
+
+
+def test_a_delta_channel_thread_is_checked_for_what_its_history_holds(imported_incidents: Imported) -> None:
+    for folder in (imported_incidents.sqlite, imported_incidents.postgres):
+        result = CliRunner().invoke(cli, ["replay", str(folder), "--workflows", INCIDENTS_SPEC, "--format", "json"])
+        assert result.exit_code == 0, result.output
+        results = {item["workflow"]["id"]: item for item in json.loads(result.stdout)["results"]}
+        # Re-running page_on_call without the timeline would report a changed question that is not one.
+        assert results["checkout"]["status"] == "passed"
+        assert results["checkout"]["notes"][0] == (
+            "state key(s) timeline hold values no checkpoint stores (a DeltaChannel, which LangGraph rebuilds from "
+            "earlier writes on resume, or an untracked value): they were checked to be channels of the current graph; "
+            "the parked node was not re-run and its interrupt was not compared"
+        )
+        assert results["search"]["status"] == "passed"
+        renamed = verdicts(folder, "incidents_timeline_renamed")
+        assert renamed == {
+            "checkout": ("diverged", "graph-channel-missing", "timeline", "incidents_timeline_renamed.py", 25),
+            "search": ("diverged", "graph-channel-missing", "timeline", "incidents_timeline_renamed.py", 25),
+        }
+
+
+def test_what_langgraph_does_when_the_delta_channel_key_is_renamed(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph.channels.delta", reason="this LangGraph has no DeltaChannel (added in 1.2)")
+    from langgraph.types import Command
+
+    from graph_apps import incidents_timeline_renamed
+
+    with sqlite_saver(tmp_path / "resume.sqlite") as saver:
+        record_incidents(saver)
+        resumed = incidents_timeline_renamed.graph.copy(update={"checkpointer": saver})
+        final = resumed.invoke(Command(resume="dana"), thread("checkout"))
+    # No error: the two recorded timeline entries are dropped silently, the resolution starts a new list.
+    assert final == {"service": "checkout", "events": ["resolved by dana"], "acknowledged_by": "dana"}
