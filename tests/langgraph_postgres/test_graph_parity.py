@@ -34,7 +34,14 @@ from replaytest.plugins.langgraph_async import ahistories_from_saver
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "langgraph_graph"))
 
 from graph_apps import support  # noqa: E402
-from graph_kit import RESEARCH_SPEC, SUPPORT_SPEC, record_research_run, record_support_runs, thread, ticket  # noqa: E402
+from graph_kit import (  # noqa: E402
+    RESEARCH_SPEC,
+    SUPPORT_SPEC,
+    record_research_run,
+    record_support_runs,
+    thread,
+    ticket,
+)
 
 STATUSES = {
     "LangGraph-refund-A-17.json": "parked", "LangGraph-refund-B-90.json": "completed",
@@ -145,7 +152,8 @@ def verdicts(folder: Path, module: str) -> dict[str, tuple[Any, ...]]:
     for item in json.loads(result.stdout)["results"]:
         divergence = item["divergence"] or {}
         source = divergence.get("source") or {}
-        named = divergence.get("issued") if divergence.get("kind") == "graph-channel-required" else divergence.get("recorded")
+        required = divergence.get("kind") == "graph-channel-required"
+        named = divergence.get("issued") if required else divergence.get("recorded")
         found[item["workflow"]["id"]] = (item["status"], divergence.get("kind"), (named or {}).get("name"),
                                          Path(source["path"]).name if source else None, source.get("line"))
     return found
@@ -194,7 +202,7 @@ def test_a_graph_thread_through_the_async_savers_imports_like_the_sync_one(
     with sqlite_saver(tmp_path / "sync.sqlite") as saver:
         support.graph.copy(update={"checkpointer": saver}).invoke(
             ticket("A-17", "It arrived broken, I want a refund"), thread("refund-A-17"))
-    sync_import = CliRunner().invoke(cli, ["import", "langgraph", "--checkpointer", f"sqlite:///{tmp_path / 'sync.sqlite'}",
+    sync_import = CliRunner().invoke(cli, ["import", "langgraph", "--checkpointer", f"sqlite:///{tmp_path}/sync.sqlite",
                                            "--out", str(tmp_path / "sync"), "--no-redact", "--workflows", SUPPORT_SPEC])
     assert sync_import.exit_code == 0, sync_import.output
     expected = without_record_time_ids(json.loads((tmp_path / "sync" / "LangGraph-refund-A-17.json").read_text()))
@@ -210,9 +218,8 @@ INCIDENTS_SPEC = "graph_apps.incidents:graph"
 
 def record_incidents(saver: object) -> None:
     """``checkout`` left paging the on-call engineer; ``search`` acknowledged and resolved."""
-    from langgraph.types import Command
-
     from graph_apps import incidents
+    from langgraph.types import Command
 
     graph = incidents.graph.copy(update={"checkpointer": saver})
     assert "__interrupt__" in graph.invoke({"service": "checkout"}, thread("checkout"))
@@ -278,13 +285,20 @@ def test_a_delta_channel_thread_is_checked_for_what_its_history_holds(imported_i
             "checkout": ("diverged", "graph-channel-missing", "timeline", "incidents_timeline_renamed.py", 25),
             "search": ("diverged", "graph-channel-missing", "timeline", "incidents_timeline_renamed.py", 25),
         }
+    result = CliRunner().invoke(cli, ["replay", str(imported_incidents.postgres), "--workflows",
+                                      "graph_apps.incidents_timeline_renamed:graph", "--format", "json"])
+    messages = {item["workflow"]["id"]: item["divergence"]["message"] for item in json.loads(result.stdout)["results"]}
+    assert messages["checkout"] == (
+        "state key 'timeline' holds a recorded value (not stored in the checkpoints) but is not a channel of the "
+        "current graph; the current graph's new state key 'events' looks like its new name (renamed?); on resume "
+        "LangGraph drops the value silently and nodes reading the key get nothing"
+    )
 
 
 def test_what_langgraph_does_when_the_delta_channel_key_is_renamed(tmp_path: Path) -> None:
     pytest.importorskip("langgraph.channels.delta", reason="this LangGraph has no DeltaChannel (added in 1.2)")
-    from langgraph.types import Command
-
     from graph_apps import incidents_timeline_renamed
+    from langgraph.types import Command
 
     with sqlite_saver(tmp_path / "resume.sqlite") as saver:
         record_incidents(saver)
