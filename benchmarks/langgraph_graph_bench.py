@@ -81,14 +81,19 @@ def _config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
+def record_into(saver: Any, threads: int) -> None:
+    """The threads, into any saver (``langgraph_postgres_bench.py`` records them into a PostgresSaver too)."""
+    saved = graph.copy(update={"checkpointer": saver})
+    for number in range(threads):
+        saved.invoke({"ticket": {"order_id": f"O-{number}", "text": "broken " * (number % 7 + 1)}}, _config(f"t{number}"))
+        if number % 2:
+            saved.invoke(Command(resume="approve"), _config(f"t{number}"))
+
+
 def record(db: Path, threads: int) -> None:
     conn = sqlite3.connect(db, check_same_thread=False)
     try:
-        saved = graph.copy(update={"checkpointer": SqliteSaver(conn)})
-        for number in range(threads):
-            saved.invoke({"ticket": {"order_id": f"O-{number}", "text": "broken " * (number % 7 + 1)}}, _config(f"t{number}"))
-            if number % 2:
-                saved.invoke(Command(resume="approve"), _config(f"t{number}"))
+        record_into(SqliteSaver(conn), threads)
     finally:
         conn.close()
 

@@ -6,10 +6,13 @@ each expected to pass) timed on each, in the same run.
 Workloads are named in ``WORKLOADS``: each records its threads through any saver and names the current code
 that imports and checks them. ``functional`` is a refund agent on the functional API (``@entrypoint`` with
 three ``@task`` calls around an approval ``interrupt()``): half its threads are resumed and completed, half
-are left parked at the approval. A graph-API workload is added as another ``Workload`` (its own record
-function, its workflows, the import and check it runs), without touching the timing loop.
+are left parked at the approval. ``graph`` is the four-node support ``StateGraph`` of
+``langgraph_graph_bench.py`` (``classify``, ``draft_refund``, ``human_review`` with an ``interrupt()``, ``pay``):
+every other thread is resumed and completes, the rest stay parked in ``human_review``; its import builds graph
+histories (with the graph's ``recorded_code``) and its check runs the node and channel checks and re-runs the
+parked node up to its interrupt. Another workload is another ``Workload``, without touching the timing loop.
 
-    python benchmarks/langgraph_postgres_bench.py [--threads 1000] [--workload functional]
+    python benchmarks/langgraph_postgres_bench.py [--threads 1000] [--workload functional|graph]
                                                    [--postgres-url postgresql://USER@HOST:PORT/DB]
 
 Without ``--postgres-url`` a throwaway Postgres is started on 127.0.0.1 with ``tests/postgres_server.py``
@@ -38,6 +41,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.func import entrypoint, task
 from langgraph.types import Command, interrupt
 
+from replaytest.plugins.langgraph_graph_import import graph_code
 from replaytest.plugins.langgraph_import import SqliteThreads, ThreadSource, current_code, iter_threads, write_histories
 from replaytest.plugins.langgraph_postgres import PostgresThreads
 from replaytest.plugins.langgraph_replay import LangGraphReplayer
@@ -82,6 +86,12 @@ def record_functional(saver: Any, threads: int) -> None:
             graph.invoke(Command(resume="approve"), thread)
 
 
+def record_graph(saver: Any, threads: int) -> None:
+    from langgraph_graph_bench import record_into
+
+    record_into(saver, threads)
+
+
 @dataclass(frozen=True)
 class Workload:
     """Threads to record through any saver, and the current code they are imported and checked with."""
@@ -91,7 +101,16 @@ class Workload:
     workflows: tuple[Any, ...]
 
 
-WORKLOADS = {"functional": Workload("functional", record_functional, (refund_agent,))}
+def _support_graph() -> Any:
+    from langgraph_graph_bench import graph  # a sibling script: this folder is on sys.path when run
+
+    return graph
+
+
+WORKLOADS = {
+    "functional": Workload("functional", record_functional, (refund_agent,)),
+    "graph": Workload("graph", record_graph, (_support_graph(),)),
+}
 
 
 @contextmanager
@@ -131,7 +150,8 @@ def time_import(open_source: Callable[[], ThreadSource], workload: Workload, out
     started = time.perf_counter()
     source = open_source()
     try:
-        written, refused = write_histories(iter_threads(source, (), None, current_code(workload.workflows)), out)
+        threads = iter_threads(source, (), None, current_code(workload.workflows), graph_code(workload.workflows))
+        written, refused = write_histories(threads, out)
     finally:
         source.close()
     elapsed = time.perf_counter() - started

@@ -127,7 +127,15 @@ class _Check:
         if found is not None:
             return found
         status = self.history.status
-        if status == "parked":
+        unstored = [str(name) for name in self.graph.get("unstored_channels", [])]
+        if status == "parked" and unstored:
+            # The re-run would read a state without those keys: a false KeyError or changed interrupt value.
+            self.notes.append(
+                f"state key(s) {', '.join(unstored)} hold values no checkpoint stores (a DeltaChannel, which LangGraph "
+                "rebuilds from earlier writes on resume, or an untracked value): they were checked to be channels of the "
+                "current graph; the parked node was not re-run and its interrupt was not compared"
+            )
+        elif status == "parked":
             for event in self.pending:
                 found = self._rerun(event)
                 if found is not None:
@@ -189,11 +197,14 @@ class _Check:
 
     def _missing_channels(self) -> Divergence | None:
         recorded_code = self.graph.get("recorded_code") or {}
-        for name, value_shape in dict(self.graph.get("channels", {})).items():
+        unstored = [str(name) for name in self.graph.get("unstored_channels", [])]
+        recorded_keys = {**dict(self.graph.get("channels", {})), **{name: "not stored in the checkpoints" for name in unstored}}
+        for name, value_shape in recorded_keys.items():
             if name in self.channels:
                 continue
             # Only the graph recorded at import time tells which current key is new.
-            new = [c for c in self.channels if c not in recorded_code.get("channels", ()) and c not in self.state]
+            new = [c for c in self.channels
+                   if c not in recorded_code.get("channels", ()) and c not in self.state and c not in unstored]
             new = new if recorded_code and len(new) == 1 else []
             source = _schema_line(lg.state_schema(self.compiled), new[0] if new else None)
             hint = f"; the current graph's new state key {new[0]!r} looks like its new name (renamed?)" if new else ""

@@ -23,7 +23,10 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
 * ``graph``: ``api`` (``graph``), ``next`` (the nodes the next super-step runs, parked ones included),
   ``channels`` ({state key: shape}), ``nodes_seen`` (every node the chain ran) and ``recorded_code`` —
   the name, nodes and state channels of the graph given with ``--workflows`` at import time, when one
-  was (the code the threads were recorded with, if the import runs before the deploy);
+  was (the code the threads were recorded with, if the import runs before the deploy) — and
+  ``unstored_channels``, the state keys the thread wrote whose value no checkpoint stores (a
+  ``DeltaChannel``, which LangGraph rebuilds from earlier writes on resume, or an untracked value): the
+  history cannot hold their value, so the check says what it could not do with them;
 * status ``parked`` (an interrupt pending), ``failed`` (a task's error pending), ``running`` (nodes
   still to run) or ``completed``.
 
@@ -122,6 +125,7 @@ def build_graph_history(
     pending_interrupts: list[dict[str, Any]] = []
     failed: dict[str, Any] | None = None
     nodes_seen: list[str] = []
+    applied: set[str] = set()  # state keys written by a task whose step ended before the latest checkpoint
     for checkpoint in chain:
         tasks: dict[str, list[WriteRow]] = {}
         for write in by_checkpoint.get(checkpoint.id, ()):
@@ -155,6 +159,8 @@ def build_graph_history(
                         pending_interrupts.append(pending)
                 elif not lg.is_internal_channel(row.channel) and row.channel not in (lg.RESUME, lg.INTERRUPT):
                     written[row.channel] = shape(row.value)
+            if checkpoint is not latest:
+                applied.update(written)
             if send_arg is not None:
                 event["send"] = True
             if written:
@@ -190,6 +196,11 @@ def build_graph_history(
         "channels": {name: shape(value) for name, value in state.items()},
         "nodes_seen": nodes_seen,
     }
+    unstored = sorted(applied - set(state))
+    if unstored:
+        graph["unstored_channels"] = unstored
+        notes.append(f"state key(s) {', '.join(unstored)}: written, but no checkpoint stores the value (a DeltaChannel, "
+                     "which LangGraph rebuilds from earlier writes, or an untracked value); the history has no value for them")
     if code is not None:
         graph["recorded_code"] = {"name": code.name, "nodes": list(code.nodes), "channels": list(code.channels)}
     document: dict[str, Any] = {

@@ -56,15 +56,26 @@ def effects_log(tmp_path: Path) -> Iterator[Path]:
         effects.EFFECTS = None
 
 
+def record_support_runs(saver: object) -> None:
+    """The support desk's three threads, recorded into whichever saver (SqliteSaver, PostgresSaver, ...)."""
+    graph = support.graph.copy(update={"checkpointer": saver})
+    assert "__interrupt__" in graph.invoke(ticket("A-17", "It arrived broken, I want a refund"), thread("refund-A-17"))
+    assert "__interrupt__" in graph.invoke(ticket("B-90", "Please refund my order"), thread("refund-B-90"))
+    done = graph.invoke(Command(resume="approve"), thread("refund-B-90"))
+    assert done["receipt"] == "paid 35.00"
+    assert graph.invoke(ticket("C-3", "When does the shop open?"), thread("question-C-3"))["category"] == "question"
+
+
+def record_research_run(saver: object) -> None:
+    """The research desk's thread, left at its sign-off interrupt, recorded into whichever saver."""
+    graph = research.graph.copy(update={"checkpointer": saver})
+    assert "__interrupt__" in graph.invoke({"question": "standing desks"}, thread("desks"))
+
+
 def record_support_threads(db: Path) -> None:
     conn = sqlite3.connect(db, check_same_thread=False)
     try:
-        graph = support.graph.copy(update={"checkpointer": SqliteSaver(conn)})
-        assert "__interrupt__" in graph.invoke(ticket("A-17", "It arrived broken, I want a refund"), thread("refund-A-17"))
-        assert "__interrupt__" in graph.invoke(ticket("B-90", "Please refund my order"), thread("refund-B-90"))
-        done = graph.invoke(Command(resume="approve"), thread("refund-B-90"))
-        assert done["receipt"] == "paid 35.00"
-        assert graph.invoke(ticket("C-3", "When does the shop open?"), thread("question-C-3"))["category"] == "question"
+        record_support_runs(SqliteSaver(conn))
     finally:
         conn.close()
 
@@ -72,8 +83,7 @@ def record_support_threads(db: Path) -> None:
 def record_research_thread(db: Path) -> None:
     conn = sqlite3.connect(db, check_same_thread=False)
     try:
-        graph = research.graph.copy(update={"checkpointer": SqliteSaver(conn)})
-        assert "__interrupt__" in graph.invoke({"question": "standing desks"}, thread("desks"))
+        record_research_run(SqliteSaver(conn))
     finally:
         conn.close()
 
