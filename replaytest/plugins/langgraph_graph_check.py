@@ -35,7 +35,7 @@ from typing import Any
 
 from replaytest.history import Event, History
 from replaytest.plugins import langgraph_internals as lg
-from replaytest.plugins.langgraph_replay import _same
+from replaytest.plugins.langgraph_replay import project_caller, project_raise_site, same_as_recorded
 from replaytest.plugins.langgraph_values import normal_form, revive
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition
@@ -43,7 +43,6 @@ from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
     hazard_message,
-    is_project_file,
     orchestration_modules,
     plain_functions,
     settle_hazards,
@@ -280,14 +279,14 @@ class _Check:
                 f"node {name!r}, where the thread waits, now reads state key {key!r} before its interrupt(), which the "
                 f"recorded state lacks (no default): on resume LangGraph fails with KeyError: {key!r}",
                 recorded=CommandView("node", name, event.seq), issued=CommandView("channel", key),
-                source=_raise_site(outcome, prefixes),
+                source=project_raise_site(outcome, prefixes),
             )
         if outcome is not None:
             return Divergence(
                 "result-mismatch", event.seq,
                 f"node {name!r}, where the thread waits, now fails before its interrupt() with "
                 f"{type(outcome).__name__}: {outcome}; on resume LangGraph fails the same way",
-                recorded=CommandView("node", name, event.seq), source=_raise_site(outcome, prefixes),
+                recorded=CommandView("node", name, event.seq), source=project_raise_site(outcome, prefixes),
             )
         return Divergence(
             "interrupt-mismatch", event.seq,
@@ -300,7 +299,7 @@ class _Check:
         index = self.interrupts
         self.interrupts += 1
         self.asked.append(value)
-        self.interrupt_source = _caller(self.prefixes)
+        self.interrupt_source = project_caller(self.prefixes)
         return index
 
     def _refuse_task(self, func: Any, arguments: Any, **options: Any) -> Any:
@@ -313,7 +312,7 @@ class _Check:
         recorded = event.extra.get("interrupt_value")
         now = normal_form(self.asked[0])
         # A part the importer redacted agrees with anything; the rest is compared (as in functional replay).
-        if _same(recorded, now, frozenset(self.history.redacted), f"$.events[{event.seq - 1}].interrupt_value"):
+        if same_as_recorded(recorded, now, frozenset(self.history.redacted), f"$.events[{event.seq - 1}].interrupt_value"):
             return None
         return Divergence(
             "interrupt-mismatch", event.seq,
@@ -352,29 +351,6 @@ def _schema_line(schema: Any, key: str | None) -> SourcePosition | None:
         if pattern.match(text):
             return SourcePosition(where.path, start + offset, where.function)
     return where
-
-
-def _caller(prefixes: tuple[str, ...]) -> SourcePosition | None:
-    """The line of project code that called ``interrupt()``."""
-    frame: Any = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename.startswith(prefixes) or is_project_file(filename):
-            return SourcePosition(filename, frame.f_lineno, frame.f_code.co_name)
-        frame = frame.f_back
-    return None
-
-
-def _raise_site(error: BaseException, prefixes: tuple[str, ...]) -> SourcePosition | None:
-    """The last line of project code the exception passed through."""
-    site = None
-    trace = error.__traceback__
-    while trace is not None:
-        code = trace.tb_frame.f_code
-        if code.co_filename.startswith(prefixes) or is_project_file(code.co_filename):
-            site = SourcePosition(code.co_filename, trace.tb_lineno, code.co_name)
-        trace = trace.tb_next
-    return site
 
 
 def _canonical(value: Any) -> str:

@@ -225,7 +225,7 @@ class _Run:
 
     def call(self, func: Any, arguments: Any, **options: Any) -> Any:
         """A ``@task`` call: match it, answer it with the recorded outcome; the task never runs."""
-        issued = Issued("step", lg.task_name_of(func), source=_caller(self.project_prefixes))
+        issued = Issued("step", lg.task_name_of(func), source=project_caller(self.project_prefixes))
         if self.history.status == "parked" and self.matcher.index >= len(self.matcher.events):
             self._check_past_the_park(issued)
         event: Event = self.matcher.issue(issued).payload
@@ -245,7 +245,7 @@ class _Run:
         """An ``interrupt(value)`` call: its index, once its value matches the recorded one."""
         index = self.interrupts
         self.interrupts += 1
-        self.interrupt_source = _caller(self.project_prefixes)
+        self.interrupt_source = project_caller(self.project_prefixes)
         if index < len(self.interrupt_events):
             self._compare_interrupt(self.interrupt_events[index], index + 1, value)
         return index
@@ -262,7 +262,7 @@ class _Run:
             return  # raised inside a task body, which replay never runs
         recorded = event.extra["interrupt_value"]
         now = normal_form(value)
-        if _same(recorded, now, frozenset(self.history.redacted), f"$.events[{event.seq - 1}].interrupt_value"):
+        if same_as_recorded(recorded, now, frozenset(self.history.redacted), f"$.events[{event.seq - 1}].interrupt_value"):
             return
         answered = (
             "the answer the reviewer gives on resume would go to this new question"
@@ -329,7 +329,7 @@ class _Run:
             except ReachedEnd:
                 outcome = "reached-end"
             except lg.NestedGraphRun as started:
-                self.nested = (started.graph_name, _raise_site(started, self.project_prefixes))
+                self.nested = (started.graph_name, project_raise_site(started, self.project_prefixes))
                 return None
             except NondeterministicCall:
                 outcome = "guard"  # a stopped effect, recorded on the guard state
@@ -402,7 +402,7 @@ class _Run:
         return self.matcher.divergence(
             "result-mismatch",
             f"the code now fails with {type(error).__name__}: {error}; {ended}",
-            source=_raise_site(error, self.project_prefixes) or self.matcher.last_source,
+            source=project_raise_site(error, self.project_prefixes) or self.matcher.last_source,
         )
 
     def _check_result(self, returned: Any) -> Divergence | None:
@@ -417,7 +417,7 @@ class _Run:
         if status != "completed":
             return None
         now = normal_form(lg.final_value(returned))
-        if not _same(self.history.result, now, frozenset(self.history.redacted)):
+        if not same_as_recorded(self.history.result, now, frozenset(self.history.redacted)):
             return self.matcher.divergence(
                 "result-mismatch",
                 f"the code now returns {_short(now)}; the history recorded {_short(self.history.result)}",
@@ -450,7 +450,7 @@ def _recorded(event: Event) -> Recorded:
     return Recorded(seq=event.seq, kind=event.kind, name=event.name, args_digest=event.args_digest, payload=event)
 
 
-def _caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
+def project_caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
     """The line of project code that made the current call (the first frame outside libraries)."""
     frame = sys._getframe(2)
     while frame is not None:
@@ -461,7 +461,7 @@ def _caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
     return None
 
 
-def _raise_site(error: BaseException, project_prefixes: tuple[str, ...]) -> SourcePosition | None:
+def project_raise_site(error: BaseException, project_prefixes: tuple[str, ...]) -> SourcePosition | None:
     """The last line of project code the exception passed through."""
     site = None
     trace = error.__traceback__
@@ -473,18 +473,18 @@ def _raise_site(error: BaseException, project_prefixes: tuple[str, ...]) -> Sour
     return site
 
 
-def _same(recorded: Any, now: Any, redacted: frozenset[str] = frozenset(), path: str = "$.result") -> bool:
+def same_as_recorded(recorded: Any, now: Any, redacted: frozenset[str] = frozenset(), path: str = "$.result") -> bool:
     """Recorded and current values agree; a value the importer redacted (a path the history lists as
     redacted, or the plain replacement text) agrees with anything."""
     if path in redacted or recorded == DEFAULT_REPLACEMENT:
         return True
     if isinstance(recorded, dict) and isinstance(now, dict):
         return recorded.keys() == now.keys() and all(
-            _same(recorded[key], now[key], redacted, join_path(path, key)) for key in recorded
+            same_as_recorded(recorded[key], now[key], redacted, join_path(path, key)) for key in recorded
         )
     if isinstance(recorded, list) and isinstance(now, list):
         return len(recorded) == len(now) and all(
-            _same(a, b, redacted, f"{path}[{index}]") for index, (a, b) in enumerate(zip(recorded, now))
+            same_as_recorded(a, b, redacted, f"{path}[{index}]") for index, (a, b) in enumerate(zip(recorded, now))
         )
     return _canonical(recorded) == _canonical(now)
 
