@@ -403,6 +403,10 @@ def suspended_frames() -> list[Any]:
             if frame is not None:
                 frames.append(frame)
             awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "gi_yieldfrom", None)
+            # A chain that awaits an asyncio Task goes on in the Task's coroutine (the Task has no frame).
+            get_coro = getattr(awaitable, "get_coro", None)
+            if get_coro is not None:
+                awaitable = get_coro()
     return frames
 
 
