@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -372,11 +373,12 @@ def replaying(workflow_id: str, source: OperationSource) -> Iterator[Callable[..
                     result = function(*args, **kwargs)
                     if inspect.isawaitable(result):
                         loop = asyncio.new_event_loop()
-                        _running.append(result)
+                        entry = (result, threading.get_ident())
+                        _running.append(entry)
                         try:
                             return loop.run_until_complete(_awaited(result))
                         finally:
-                            _running.remove(result)
+                            _running.remove(entry)
                             loop.close()
                     return result
 
@@ -390,15 +392,24 @@ def replaying(workflow_id: str, source: OperationSource) -> Iterator[Callable[..
                 setattr(_workflow_commands, name, function)
 
 
-_running: list[Any] = []  # the async workflow coroutine being replayed
+# The async workflow coroutine being replayed, with the thread whose event loop runs it.
+_running: list[tuple[Any, int]] = []
+
+# How long a check made on another thread waits for the workflow's coroutine to reach its await.
+_SUSPEND_WAIT_SECONDS = 2.0
 
 
 def suspended_frames() -> list[Any]:
     """The frames of the async workflow being replayed, outermost first, down the chain of awaits it is
     suspended in (DBOS checks an async step's record on another thread, away from the workflow's stack)."""
     frames = []
-    for awaitable in list(_running):
+    here = threading.get_ident()
+    for awaitable, loop_thread in list(_running):
         while awaitable is not None:
+            if loop_thread != here:
+                # ``asyncio.to_thread`` hands the check to a worker before the coroutine reaches its
+                # ``await``; until it does, the coroutine runs and its chain of awaits reads as empty.
+                _wait_until_suspended(awaitable)
             frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
             if frame is not None:
                 frames.append(frame)
@@ -408,6 +419,15 @@ def suspended_frames() -> list[Any]:
             if get_coro is not None:
                 awaitable = get_coro()
     return frames
+
+
+def _wait_until_suspended(awaitable: Any) -> None:
+    """Wait (a bounded time) while ``awaitable`` is executing on its event loop's thread."""
+    deadline = time.monotonic() + _SUSPEND_WAIT_SECONDS
+    while getattr(awaitable, "cr_running", False) or getattr(awaitable, "gi_running", False):
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.0002)
 
 
 _CHECKPOINT_CLEANUPS = ("delete_completed_datasource_checkpoints", "delete_completed_datasource_checkpoints_async")
