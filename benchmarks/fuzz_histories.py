@@ -202,7 +202,7 @@ def import_langgraph(db: Path, out: Path, code: Any, thread_ids: list[str], targ
     """Import every thread of ``db`` as ``replaytest import langgraph`` does; the outcome for ``target``
     (the mutated thread). An untouched thread that is not imported raises ``LostThread``."""
     from replaytest.history.redact import DEFAULT_KEY_NAMES, Redactor
-    from replaytest.plugins.langgraph_import import SqliteThreads, iter_threads, write_histories
+    from replaytest.plugins.langgraph.importer import SqliteThreads, iter_threads, write_histories
 
     shutil.rmtree(out, ignore_errors=True)
     source = SqliteThreads(db)
@@ -344,7 +344,7 @@ class DBOSFuzzTarget:
         self.out = folder / "dbos-histories"
 
     def decode(self, raw: bytes) -> str:
-        from replaytest.plugins.dbos_values import PickleRefused, decode_pickle
+        from replaytest.plugins.dbos.values import PickleRefused, decode_pickle
 
         try:
             json.dumps(decode_pickle(base64.b64encode(raw).decode("ascii")), allow_nan=False)
@@ -353,7 +353,7 @@ class DBOSFuzzTarget:
         return "dbos-decoded"
 
     def import_run(self, workflow_id: str, function_id: int, raw: bytes) -> str:
-        from replaytest.plugins.dbos_import import import_runs
+        from replaytest.plugins.dbos.importer import import_runs
 
         with sqlite3.connect(self.db) as connection:
             original = connection.execute(
@@ -440,7 +440,7 @@ def main() -> None:
     if options.langgraph_runs:
 
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        from replaytest.plugins.langgraph_import import current_code
+        from replaytest.plugins.langgraph.importer import current_code
 
         seed_db = folder / "langgraph-seed.sqlite"
         code = current_code([record_langgraph_seed(seed_db)])

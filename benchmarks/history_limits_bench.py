@@ -38,7 +38,7 @@ from replaytest.replay.runner import replay_file
 path, what, traced = Path({path!r}), {what!r}, {traced!r}
 replayers = [plugin.replayer for plugin in load_plugins() if plugin.replayer is not None]
 workflows, options = WorkflowSet((bench_loop,)), ReplayOptions()
-import replaytest.plugins.journal_replay  # imported outside the measurement
+import replaytest.plugins.journal.replayer  # imported outside the measurement
 def high_water_kb():
     # VmHWM, not ru_maxrss: a child inherits its parent's ru_maxrss through fork, and exec keeps it.
     with open("/proc/self/status") as status:

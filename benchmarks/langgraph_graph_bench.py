@@ -35,9 +35,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from replaytest.plugins.langgraph_graph_import import graph_code
-from replaytest.plugins.langgraph_import import SqliteThreads, current_code, iter_threads, write_histories
-from replaytest.plugins.langgraph_replay import LangGraphReplayer
+from replaytest.plugins.langgraph.graph_import import graph_code
+from replaytest.plugins.langgraph.importer import SqliteThreads, current_code, iter_threads, write_histories
+from replaytest.plugins.langgraph.replayer import LangGraphReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 
 

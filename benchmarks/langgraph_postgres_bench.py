@@ -41,10 +41,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.func import entrypoint, task
 from langgraph.types import Command, interrupt
 
-from replaytest.plugins.langgraph_graph_import import graph_code
-from replaytest.plugins.langgraph_import import SqliteThreads, ThreadSource, current_code, iter_threads, write_histories
-from replaytest.plugins.langgraph_postgres import PostgresThreads
-from replaytest.plugins.langgraph_replay import LangGraphReplayer
+from replaytest.plugins.langgraph.graph_import import graph_code
+from replaytest.plugins.langgraph.importer import SqliteThreads, ThreadSource, current_code, iter_threads, write_histories
+from replaytest.plugins.langgraph.postgres import PostgresThreads
+from replaytest.plugins.langgraph.replayer import LangGraphReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 
 ORDERS = {"small": 18.5, "large": 640.0}

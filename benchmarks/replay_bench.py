@@ -33,7 +33,7 @@ from typing import Any
 from replaytest.history import Event, History, PromptRef, WorkflowInfo, args_digest, load_history, save_history
 from replaytest.journal import Prompt, workflow
 from replaytest.plugins import load_plugins
-from replaytest.plugins.journal_replay import JournalReplayer
+from replaytest.plugins.journal.replayer import JournalReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.runner import replay_file
 

@@ -41,7 +41,7 @@ import temporal_bench_workflows  # noqa: E402
 import temporal_wf_hello  # noqa: E402
 from temporal_devserver import DevServer, temporal_cli  # noqa: E402
 
-from replaytest.plugins.temporal_replay import TemporalReplayer  # noqa: E402
+from replaytest.plugins.temporal.replayer import TemporalReplayer  # noqa: E402
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet  # noqa: E402
 
 LIMIT_PERCENT = 10.0

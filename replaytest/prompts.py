@@ -2,7 +2,7 @@
 
 A ``Prompt``'s version is the SHA-256 of its template unless one is given (``version="v2"``). What a
 model call used is recorded per engine (the journal's ``ctx.model(..., prompt=P)``, a header on a
-Temporal activity through ``replaytest.plugins.temporal_prompts``); replay compares it with the
+Temporal activity through ``replaytest.plugins.temporal.prompts``); replay compares it with the
 current ``Prompt`` of that name (``prompt-drift``).
 
 A *prompt manifest* is ``{name: version}`` for every prompt a workflow can use, recorded when a run

@@ -89,7 +89,7 @@ def _fuzz_benchmark() -> ModuleType:
 
 def test_mutated_langgraph_checkpoints_are_imported_or_refused_and_never_lose_another_thread(tmp_path: Path) -> None:
     pytest.importorskip("langgraph.checkpoint.sqlite")
-    from replaytest.plugins.langgraph_import import current_code
+    from replaytest.plugins.langgraph.importer import current_code
 
     fuzz = _fuzz_benchmark()
     seed_db = tmp_path / "seed.sqlite"

@@ -145,7 +145,7 @@ def test_summaries_count_every_run_status_and_the_docs_name_them() -> None:
 
 
 def test_temporal_run_status_speaks_the_vocabulary() -> None:
-    from replaytest.plugins.temporal_history import CLOSE_STATUS, run_status
+    from replaytest.plugins.temporal.history import CLOSE_STATUS, run_status
     from replaytest.replay.divergence import RUN_STATUSES
 
     assert set(CLOSE_STATUS.values()) <= set(RUN_STATUSES)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from replaytest.gate import workflow_files
-from replaytest.plugins.dbos_replay import DBOSReplayConfig
+from replaytest.plugins.dbos.replayer import DBOSReplayConfig
 from replaytest.replay.adapter import WorkflowSet
 
 

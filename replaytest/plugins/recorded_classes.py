@@ -5,8 +5,8 @@ data, never an instruction: replay does not import a module because a history na
 the module's top-level code). ``imported_attribute`` looks the name up in ``sys.modules`` only — the
 modules the workflow's own code (and what it imports) has loaded by the time replay rebuilds values —
 and reads the module's namespace directly, so a module-level ``__getattr__`` (lazy loading) cannot
-import anything either. DBOS typed JSON (``dbos_values``) and LangGraph checkpoint values
-(``langgraph_values``) both rebuild through it.
+import anything either. DBOS typed JSON (``dbos.values``) and LangGraph checkpoint values
+(``langgraph.values``) both rebuild through it.
 """
 
 from __future__ import annotations

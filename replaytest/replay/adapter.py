@@ -22,6 +22,7 @@ import errno
 import hashlib
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -212,6 +213,51 @@ def replay_loaded(
         result: ReplayResult = method(loaded, workflows, options)
         return result
     return replayer.replay(loaded.path, workflows, options)
+
+
+class NeutralReplayer:
+    """The base of an engine's replayer of neutral histories (engine ``engine`` in the file): it reads the file
+    (or takes the runner's ``LoadedHistory``), times the replay, names a file that does not load, and hands
+    each loaded ``History`` to ``replay_history``, the one method an engine writes. ``replaying`` wraps every
+    replay (the journal pauses the garbage collector there); ``new_result`` starts the result every engine
+    returns, refusing a history of another engine."""
+
+    engine: str = ""
+
+    def sniff(self, head: bytes) -> bool:
+        return False  # neutral histories are dispatched on their ``engine``, not sniffed
+
+    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        with self.replaying():
+            return replay_neutral_file(
+                path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
+            )
+
+    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
+        """Replay a history file the runner has read already."""
+        with self.replaying():
+            return replay_neutral(
+                loaded, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
+            )
+
+    def replaying(self) -> AbstractContextManager[object]:
+        return nullcontext()
+
+    def replay_history(
+        self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None
+    ) -> ReplayResult:
+        """Replay an already loaded history (``path`` is only named in the result)."""
+        raise NotImplementedError
+
+    def new_result(self, history: History, path: Path | None) -> ReplayResult:
+        """The result of replaying ``history``; an ``error`` one when the history is another engine's."""
+        result = ReplayResult(
+            path or history.source or Path("<history>"), self.engine, history.workflow.type, history.workflow.id,
+            events=len(history.events),
+        )
+        if history.workflow.engine != self.engine:
+            result.status, result.error = "error", f"a history of engine {history.workflow.engine!r}, not {self.engine!r}"
+        return result
 
 
 def replay_neutral(

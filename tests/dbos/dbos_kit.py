@@ -59,7 +59,7 @@ PYPROJECT = """
 replay_paths = ["histories"]
 replay_workflows = ["dbos_shop.replay:CONFIG"]
 """
-REPLAY_CONFIG = '''from replaytest.plugins.dbos_replay import DBOSReplayConfig
+REPLAY_CONFIG = '''from replaytest.plugins.dbos.replayer import DBOSReplayConfig
 
 CONFIG = DBOSReplayConfig(modules=("dbos_shop.app",))
 '''

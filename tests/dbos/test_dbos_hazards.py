@@ -20,7 +20,7 @@ from replaytest.cli import cli
 
 HERE = Path(__file__).resolve().parent
 APP = (HERE / "dbos_refunds/app.py").read_text()
-REPLAY_CONFIG = '''from replaytest.plugins.dbos_replay import DBOSReplayConfig
+REPLAY_CONFIG = '''from replaytest.plugins.dbos.replayer import DBOSReplayConfig
 
 CONFIG = DBOSReplayConfig(modules=("dbos_refunds.app",))
 '''

@@ -123,7 +123,7 @@ def test_the_layout_read_is_the_one_this_dbos_version_writes(pickled: Recording)
 
 
 def test_replay_refuses_a_dbos_version_outside_the_tested_range(monkeypatch: pytest.MonkeyPatch) -> None:
-    from replaytest.plugins import dbos_sysdb
+    from replaytest.plugins.dbos import internals as dbos_sysdb
 
     monkeypatch.setattr(dbos_sysdb, "installed_version", lambda name: "2.30.0")
     assert dbos_sysdb.check_version() == "dbos 2.30.0 is outside the range replay was tested with (>= 2.31, < 3.5)"

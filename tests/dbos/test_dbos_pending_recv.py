@@ -23,7 +23,7 @@ from replaytest.cli import cli
 HERE = Path(__file__).resolve().parent
 APP = (HERE / "refund_desk/app.py").read_text()
 RECORDER = HERE / "record_refund_desk.py"
-REPLAY_CONFIG = '''from replaytest.plugins.dbos_replay import DBOSReplayConfig
+REPLAY_CONFIG = '''from replaytest.plugins.dbos.replayer import DBOSReplayConfig
 
 CONFIG = DBOSReplayConfig(modules=("refund_desk.app",))
 '''

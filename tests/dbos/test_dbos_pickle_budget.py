@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from replaytest.plugins.dbos_values import BudgetMeter, DecodeBudget, OverBudget, PickleRefused, decode_pickle
+from replaytest.plugins.dbos.values import BudgetMeter, DecodeBudget, OverBudget, PickleRefused, decode_pickle
 
 
 def b64(raw: bytes) -> str:
@@ -43,7 +43,7 @@ def test_a_huge_bytes_length_is_refused_before_allocation_in_a_child_limited_to_
         f"""
         import base64, resource
         resource.setrlimit(resource.RLIMIT_AS, (512 * 1024 * 1024, 512 * 1024 * 1024))
-        from replaytest.plugins.dbos_values import OverBudget, decode_pickle
+        from replaytest.plugins.dbos.values import OverBudget, decode_pickle
         try:
             decode_pickle({b64(HUGE_BYTES)!r})
         except OverBudget as refused:

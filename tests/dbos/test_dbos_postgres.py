@@ -131,7 +131,7 @@ def test_a_machine_without_postgres_is_told_what_to_install(tmp_path: Path, monk
 
 
 def test_a_postgres_url_without_a_driver_means_psycopg_3() -> None:
-    from replaytest.plugins.dbos_import import postgres_engine_url
+    from replaytest.plugins.dbos.importer import postgres_engine_url
 
     url = postgres_engine_url("postgresql://shop@db.internal:5433/system")
     assert url.render_as_string() == "postgresql+psycopg://shop@db.internal:5433/system"

@@ -22,7 +22,7 @@ PYPROJECT = """
 replay_paths = ["histories"]
 replay_workflows = ["newsroom_replay:CONFIG"]
 """
-REPLAY_CONFIG = '''from replaytest.plugins.dbos_replay import DBOSReplayConfig
+REPLAY_CONFIG = '''from replaytest.plugins.dbos.replayer import DBOSReplayConfig
 
 CONFIG = DBOSReplayConfig(modules=("dbos_newsroom.app",))
 '''

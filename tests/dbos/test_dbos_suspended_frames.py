@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from replaytest.plugins import dbos_sysdb
+from replaytest.plugins.dbos import internals as dbos_sysdb
 
 
 def _run_registered(workflow: Any) -> Any:

@@ -20,7 +20,7 @@ from replaytest.cli import cli
 
 HERE = Path(__file__).resolve().parent
 LEGACY_IMPORTED = "helpdesk.legacy_routing imported\n"
-REPLAY_CONFIG = '''from replaytest.plugins.dbos_replay import DBOSReplayConfig
+REPLAY_CONFIG = '''from replaytest.plugins.dbos.replayer import DBOSReplayConfig
 
 CONFIG = DBOSReplayConfig(modules=("helpdesk.app",))
 '''

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from replaytest.plugins.dbos_values import PickleRefused, Rebuilder, RebuildError, decode_pickle, rebuild, to_typed
+from replaytest.plugins.dbos.values import PickleRefused, Rebuilder, RebuildError, decode_pickle, rebuild, to_typed
 
 from dbos_shop.models import Carrier, Parcel  # a plain module: importing it registers nothing with DBOS
 

@@ -55,7 +55,7 @@ workflows = ["{PACKAGE}.replay:CONFIG"]
 """
 REPLAY_CONFIG = f'''"""What replaytest replays the dispute desk's histories against."""
 
-from replaytest.plugins.dbos_replay import DBOSReplayConfig
+from replaytest.plugins.dbos.replayer import DBOSReplayConfig
 
 CONFIG = DBOSReplayConfig(modules=("{PACKAGE}.app",))
 '''

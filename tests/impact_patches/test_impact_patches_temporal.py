@@ -18,7 +18,7 @@ from impact_patches_claims_activities import ACTIVITIES
 from temporal_devserver import DevServer, running_dev_server
 
 from replaytest.impact.retirement import attach_patches
-from replaytest.plugins.temporal_replay import TemporalReplayer
+from replaytest.plugins.temporal.replayer import TemporalReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import temporal_wf_patched as patched
 
-from replaytest.plugins.temporal_replay import TemporalReplayer
+from replaytest.plugins.temporal.replayer import TemporalReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 
 HISTORIES = Path(__file__).resolve().parent.parent / "temporal" / "histories"

@@ -11,7 +11,7 @@ from importlib.metadata import version
 
 import pytest
 
-from replaytest.plugins import langgraph_internals as lg
+from replaytest.plugins.langgraph import internals as lg
 
 
 def columns(conn: sqlite3.Connection, table: str) -> list[str]:

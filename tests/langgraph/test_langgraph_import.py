@@ -18,7 +18,7 @@ from lg_apps import agent, more
 from test_langgraph_facts import has_task_paths
 
 from replaytest.history import load_history
-from replaytest.plugins.langgraph_import import histories_from_saver
+from replaytest.plugins.langgraph.importer import histories_from_saver
 
 
 def steps(path: Path) -> list[tuple[str, object]]:
@@ -96,7 +96,7 @@ def test_a_missing_file_and_a_url_of_another_store_are_errors(tmp_path: Path) ->
     assert result.exit_code == 2
     assert ("error: --checkpointer 'redis://cache:6379/0': the command line reads sqlite:///PATH (SqliteSaver) or "
             "postgresql://USER@HOST:PORT/DATABASE (PostgresSaver); other savers: "
-            "replaytest.plugins.langgraph_import.histories_from_saver(saver, out)") in result.output
+            "replaytest.plugins.langgraph.importer.histories_from_saver(saver, out)") in result.output
 
 
 def test_pickled_values_are_refused_and_never_unpickled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -251,7 +251,7 @@ def test_an_interrupt_inside_a_task_parks_the_thread_at_that_call(tmp_path: Path
 def test_results_after_a_call_still_in_flight_are_left_out(recorded) -> None:
     # The recorded thread as read, minus the result of call #2: what a checkpoint read while that call
     # (started in parallel with later ones) was still running looks like.
-    from replaytest.plugins.langgraph_import import SqliteThreads, build_history, current_code
+    from replaytest.plugins.langgraph.importer import SqliteThreads, build_history, current_code
 
     source = SqliteThreads(recorded.db)
     try:

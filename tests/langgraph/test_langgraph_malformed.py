@@ -26,8 +26,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from lg_apps import agent
 
 from replaytest.history import load_history
-from replaytest.plugins.langgraph_import import histories_from_saver
-from replaytest.plugins.langgraph_values import BudgetExceeded, DecodeBudget, MalformedValue, decode_typed
+from replaytest.plugins.langgraph.importer import histories_from_saver
+from replaytest.plugins.langgraph.values import BudgetExceeded, DecodeBudget, MalformedValue, decode_typed
 
 HERE = Path(__file__).resolve().parent
 # Stored bytes, each written over the first checkpoint of a thread of its own.

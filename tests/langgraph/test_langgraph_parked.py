@@ -23,7 +23,7 @@ from test_langgraph_import import record_async
 from test_langgraph_replay import replay
 
 from replaytest.history import load_history
-from replaytest.plugins.langgraph_import import histories_from_saver
+from replaytest.plugins.langgraph.importer import histories_from_saver
 
 APPS = Path(__file__).parent / "lg_apps"
 SUPPORT = ("--workflows", "lg_apps.support:support_agent")

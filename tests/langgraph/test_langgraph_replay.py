@@ -20,7 +20,7 @@ from test_langgraph_import import record_async
 
 from replaytest.cli import cli
 from replaytest.history import load_history
-from replaytest.plugins.langgraph_import import histories_from_saver
+from replaytest.plugins.langgraph.importer import histories_from_saver
 
 APPS = Path(__file__).parent / "lg_apps"
 
@@ -239,7 +239,7 @@ def test_recording_twice_gives_the_same_histories(tmp_path: Path, recorded) -> N
 def test_an_untested_or_missing_langgraph_is_refused_not_guessed(
     recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: str | None, message: str
 ) -> None:
-    from replaytest.plugins import langgraph_internals
+    from replaytest.plugins.langgraph import internals as langgraph_internals
 
     monkeypatch.setattr(langgraph_internals, "installed_version", lambda: installed)
     code, report = replay([recorded.histories / "order_agent-waiting.json"], AGENT_SPEC)

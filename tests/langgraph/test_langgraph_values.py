@@ -17,7 +17,7 @@ import pydantic
 import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from replaytest.plugins.langgraph_values import ValueRefused, decode_typed, normal_form, revive
+from replaytest.plugins.langgraph.values import ValueRefused, decode_typed, normal_form, revive
 
 
 @dataclasses.dataclass

@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from replaytest.history import load_history
-from replaytest.plugins.langgraph_import import histories_from_saver
+from replaytest.plugins.langgraph.importer import histories_from_saver
 
 SUPPORT_CODE = {
     "name": "LangGraph",

@@ -16,8 +16,8 @@ from langgraph.types import Command
 from postgres_server import PostgresServer
 from saver_kit import agent, fresh_database, sqlite_saver, thread, without_record_time_ids
 
-from replaytest.plugins.langgraph_async import ahistories_from_saver
-from replaytest.plugins.langgraph_import import ImportRefused, histories_from_saver
+from replaytest.plugins.langgraph.async_savers import ahistories_from_saver
+from replaytest.plugins.langgraph.importer import ImportRefused, histories_from_saver
 
 NAMES = ["order_agent-approved.json", "order_agent-waiting.json"]
 
@@ -85,7 +85,7 @@ def test_histories_from_saver_refuses_an_async_saver_and_names_the_async_twin(tm
     async def run() -> None:
         async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "async.sqlite")) as saver:
             with pytest.raises(ImportRefused, match=r"AsyncSqliteSaver is an async saver: use await "
-                               r"replaytest\.plugins\.langgraph_async\.ahistories_from_saver\(saver, out, \.\.\.\)"):
+                               r"replaytest\.plugins\.langgraph\.async_savers\.ahistories_from_saver\(saver, out, \.\.\.\)"):
                 histories_from_saver(saver, tmp_path / "out")
 
     asyncio.run(run())

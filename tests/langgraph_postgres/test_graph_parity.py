@@ -29,7 +29,7 @@ from postgres_server import PostgresServer
 from saver_kit import fresh_database, postgres_saver, sqlite_saver, without_record_time_ids
 
 from replaytest.cli import cli
-from replaytest.plugins.langgraph_async import ahistories_from_saver
+from replaytest.plugins.langgraph.async_savers import ahistories_from_saver
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "langgraph_graph"))
 

@@ -16,7 +16,7 @@ from postgres_server import PostgresServer
 from saver_kit import agent, fresh_database, postgres_saver, thread
 
 from replaytest.cli import cli
-from replaytest.plugins.langgraph_postgres import PostgresThreads
+from replaytest.plugins.langgraph.postgres import PostgresThreads
 
 AGENT_SPEC = "lg_apps.agent:order_agent"
 

@@ -13,7 +13,7 @@ from postgres_server import PostgresServer
 from saver_kit import agent, fresh_database, postgres_saver, thread
 
 from replaytest.history import load_history
-from replaytest.plugins.langgraph_import import CurrentCode, SaverThreads, histories_from_saver, iter_threads
+from replaytest.plugins.langgraph.importer import CurrentCode, SaverThreads, histories_from_saver, iter_threads
 
 LAMP_RECEIPT = {"sent": True, "summary": "intro about the lamp / body about the lamp"}
 APPROVED_EVENTS = [

@@ -12,7 +12,7 @@ from test_cli import run
 
 from replaytest.history.sniff import DEFAULT_ENGINE, UNKNOWN_ENGINE, neutral_engine
 from replaytest.plugins import load_plugins
-from replaytest.plugins.journal_replay import JournalReplayer
+from replaytest.plugins.journal.replayer import JournalReplayer
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.runner import find_replayer, load_workflows, read_head
 

@@ -24,7 +24,7 @@ from replaykit import record, replay, tagged_line
 
 from replaytest.history import load_history, save_history
 from replaytest.journal import Journal, Timing, Worker
-from replaytest.plugins.journal_replay import NO_WAIT_NOTE
+from replaytest.plugins.journal.replayer import NO_WAIT_NOTE
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ if str(HERE) not in sys.path:
 # a missing test dependency must fail (each test module then fails to import), never shrink the suite.
 # tests/test_test_dependencies.py names the missing distribution.
 
-from replaytest.plugins.temporal_replay import TemporalReplayer  # noqa: E402
+from replaytest.plugins.temporal.replayer import TemporalReplayer  # noqa: E402
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet  # noqa: E402
 from replaytest.replay.divergence import ReplayResult  # noqa: E402
 

@@ -19,7 +19,7 @@ from conftest import HISTORIES
 from temporalio.client import WorkflowHistory
 
 from replaytest.cli import cli
-from replaytest.plugins.temporal_payloads import corrupt_json_payload
+from replaytest.plugins.temporal.payloads import corrupt_json_payload
 
 TRUNCATED = base64.b64encode(b'{"sku": "lamp-').decode()  # 14 bytes, cut inside a string
 

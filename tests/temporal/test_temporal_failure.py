@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from replaytest.plugins.temporal_failure import classify, core_message
+from replaytest.plugins.temporal.failure import classify, core_message
 
 
 def _events(histories):
@@ -78,8 +78,8 @@ def test_a_timer_line_is_named_only_when_the_trace_lines_up_with_sdk_core(histor
     """sdk-core says the code starts a timer where the history completed (event 22, after the timer at
     event 11): the code's second timer is that one. A trace holding fewer timers than that does not
     line up, and the line stays unknown rather than borrowed from another timer."""
-    from replaytest.plugins.temporal_failure import with_traced_command
-    from replaytest.plugins.temporal_trace import IssuedCommand
+    from replaytest.plugins.temporal.failure import with_traced_command
+    from replaytest.plugins.temporal.trace import IssuedCommand
     from replaytest.replay.divergence import SourcePosition
 
     events = _events(histories)

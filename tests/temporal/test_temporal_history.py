@@ -7,7 +7,7 @@ import json
 import pytest
 
 from replaytest.plugins.temporal import PLUGIN
-from replaytest.plugins.temporal_history import command_views, event_type, sniff_temporal_json
+from replaytest.plugins.temporal.history import command_views, event_type, sniff_temporal_json
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ import sys
 from temporal_devserver import free_port
 
 from replaytest.history.redact import Redactor
-from replaytest.plugins.temporal_import import history_filename
-from replaytest.plugins.temporal_redact import redact_temporal_document
+from replaytest.plugins.temporal.importer import history_filename
+from replaytest.plugins.temporal.redact import redact_temporal_document
 
 
 def _payload(value, encoding: bytes = b"json/plain") -> dict:

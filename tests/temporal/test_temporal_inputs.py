@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from conftest import HERE, HISTORIES
 
-from replaytest.plugins.temporal_replay import TemporalReplayer
+from replaytest.plugins.temporal.replayer import TemporalReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.report import render_text
 
@@ -100,8 +100,8 @@ def test_plain_json_arguments_digest_as_their_payload_round_trip(args: list) -> 
     which is what the recorded side is digested from."""
     from temporalio.converter import DataConverter
 
-    from replaytest.plugins.temporal_inputs import values_digest
-    from replaytest.plugins.temporal_trace import _json_native
+    from replaytest.plugins.temporal.inputs import values_digest
+    from replaytest.plugins.temporal.trace import _json_native
 
     converter = DataConverter.default.payload_converter
     assert all(_json_native(arg) for arg in args)
@@ -110,7 +110,7 @@ def test_plain_json_arguments_digest_as_their_payload_round_trip(args: list) -> 
 
 
 def test_use_prompt_outside_workflow_code_changes_nothing() -> None:
-    from replaytest.plugins.temporal_prompts import current_prompt, use_prompt
+    from replaytest.plugins.temporal.prompts import current_prompt, use_prompt
     from replaytest.prompts import Prompt
 
     prompt = Prompt("writer", "Write", version="v1")

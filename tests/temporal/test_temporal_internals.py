@@ -1,6 +1,6 @@
 """replaytest reads which workflow type a class registers, and its signal and update handlers, from
 temporalio's private ``_Definition``, and wraps four methods of the running workflow instance
-(replaytest/plugins/temporal_internals.py). These tests pin that module to what the public decorators
+(replaytest/plugins/temporal/internals.py). These tests pin that module to what the public decorators
 declare and to the instance methods' shapes; they run against the oldest supported temporalio too
 (``.ci/compat-matrix``). What the wrappers report is checked by replays in test_temporal_lines.py."""
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from temporalio import workflow
 from temporalio.common import RawValue
 
-from replaytest.plugins.temporal_internals import handler_function, workflow_definition, workflow_instance_class
+from replaytest.plugins.temporal.internals import handler_function, workflow_definition, workflow_instance_class
 
 
 @workflow.defn

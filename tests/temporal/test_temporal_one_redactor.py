@@ -1,4 +1,4 @@
-"""Temporal JSON is redacted by the same redactor as neutral histories: ``temporal_redact`` only says
+"""Temporal JSON is redacted by the same redactor as neutral histories: ``temporal.redact`` only says
 where payloads are, so a value gets the same pseudonyms in a Temporal payload as in a DBOS or LangGraph
 history, and a literal replacement never breaks a payload's encoding."""
 
@@ -8,7 +8,7 @@ import base64
 import json
 
 from replaytest.history.redact import DEFAULT_KEY_NAMES, Redactor
-from replaytest.plugins.temporal_redact import redact_temporal_document
+from replaytest.plugins.temporal.redact import redact_temporal_document
 
 ORDER = {
     "customer_email": "dana.whitfield@acme.com",

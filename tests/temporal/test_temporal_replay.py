@@ -7,7 +7,7 @@ import temporal_wf_hello as hello
 import temporal_wf_patched as patched
 import temporal_wf_sayhello as sayhello
 
-from replaytest.plugins.temporal_replay import TemporalReplayConfig
+from replaytest.plugins.temporal.replayer import TemporalReplayConfig
 from replaytest.replay.report import render_text
 
 COMMAND_KINDS = {"command-mismatch", "extra-command", "missing-command"}
@@ -278,7 +278,7 @@ def test_replay_runs_the_configured_interceptors(replay):
 
 
 def test_open_replayers_are_reused_per_class_set_and_bounded(histories):
-    from replaytest.plugins.temporal_replay import MAX_OPEN_SESSIONS, TemporalReplayer
+    from replaytest.plugins.temporal.replayer import MAX_OPEN_SESSIONS, TemporalReplayer
     from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 
     replayer = TemporalReplayer()
@@ -336,7 +336,7 @@ def test_processes_that_replayed_divergences_exit_cleanly():
     here = Path(__file__).resolve().parent
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; import temporal_wf_hello as h\n"
-        "from replaytest.plugins.temporal_replay import TemporalReplayer\n"
+        "from replaytest.plugins.temporal.replayer import TemporalReplayer\n"
         "from replaytest.replay.adapter import ReplayOptions, WorkflowSet\n"
         "r = TemporalReplayer()\n"
         "for cls in (h.Hello, h.HelloRenamedSecond, h.HelloReadsClock, h.HelloWithoutTimer, h.HelloTimerFirst):\n"

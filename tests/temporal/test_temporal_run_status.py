@@ -1,4 +1,4 @@
-"""The run status of a Temporal history, read from its events (``temporal_history.run_status``): closed runs
+"""The run status of a Temporal history, read from its events (``temporal.history.run_status``): closed runs
 by their close event, open ones as parked when they wait (for a timer, a signal, an update or a
 condition) and running otherwise; and real runs on a dev server — completed, failed, parked waiting for a
 signal, running with an activity nobody serves — replayed with the real Replayer carry that status."""
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from temporal_devserver import DevServer, running_dev_server
 
-from replaytest.plugins.temporal_history import run_status
-from replaytest.plugins.temporal_replay import TemporalReplayer
+from replaytest.plugins.temporal.history import run_status
+from replaytest.plugins.temporal.replayer import TemporalReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.report import diverged_by_run_status, run_status_lines
 

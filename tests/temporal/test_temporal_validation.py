@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import temporal_wf_hello as hello
 
-from replaytest.plugins.temporal_history import sequence_problem
+from replaytest.plugins.temporal.history import sequence_problem
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,4 +1,4 @@
-"""Checking a LangGraph graph history (``graph`` section, see ``langgraph_graph_import``) against the
+"""Checking a LangGraph graph history (``graph`` section, see ``langgraph.graph_import``) against the
 current graph: would the recorded thread resume correctly under the new code?
 
 LangGraph resumes a graph thread by running the nodes it waits in (``next``) again from their top, on the
@@ -12,7 +12,7 @@ edges. So the check, in this order:
   graph (renamed or removed): LangGraph drops the value silently. A state key the current graph has and
   the graph given at import time did not is named as the likely new name, with its line in the schema.
 * each parked node is re-run up to its first ``interrupt()`` with the recorded state, through the same
-  no-effect machinery as functional replay (``langgraph_internals.run_node``, the runtime guards: node
+  no-effect machinery as functional replay (``langgraph.internals.run_node``, the runtime guards: node
   body effects are stopped, ``@task`` calls are refused since a graph history holds no results for them):
   ``graph-channel-required`` when it reads a state key of the current graph that the recorded state lacks
   (``KeyError``: LangGraph fails the same way on resume), ``interrupt-mismatch`` when it now asks another
@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from replaytest.history import Event, History
-from replaytest.plugins import langgraph_internals as lg
-from replaytest.plugins.langgraph_replay import project_caller, project_raise_site, same_as_recorded
-from replaytest.plugins.langgraph_values import normal_form, revive
+from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.replayer import project_caller, project_raise_site, same_as_recorded
+from replaytest.plugins.langgraph.values import normal_form, revive
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition
 from replaytest.replay.guards import (

@@ -1,10 +1,10 @@
 """Replaying Temporal histories with ``temporalio.worker.Replayer`` and reporting the first divergence.
 
 The matching of commands against events is temporalio's (sdk-core's); this module feeds it, keeps it
-fast, and translates its failure into replaytest's ``Divergence`` (``temporal_failure``), with the
-recorded side read from the history JSON (``temporal_history``). What sdk-core does not check —
+fast, and translates its failure into replaytest's ``Divergence`` (``temporal.failure``), with the
+recorded side read from the history JSON (``temporal.history``). What sdk-core does not check —
 activity and child-workflow inputs, prompt versions, the run's prompt manifest — is compared after
-each replay from the commands the code issued (``temporal_trace``, ``temporal_inputs``).
+each replay from the commands the code issued (``temporal.trace``, ``temporal.inputs``).
 
 Speed: one Replayer per set of workflow classes/configuration, kept open as a replay iterator on a
 private event loop thread, so every history after the first reuses the same sandbox and core worker
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replaytest.plugins.temporal_failure import (
+from replaytest.plugins.temporal.failure import (
     TRACEABLE_KINDS,
     Classified,
     candidate_views,
@@ -41,9 +41,9 @@ from replaytest.plugins.temporal_failure import (
     with_traced_command,
     with_waiting_line,
 )
-from replaytest.plugins.temporal_history import run_status, sequence_problem, short_type_name, sniff_temporal_json
-from replaytest.plugins.temporal_internals import workflow_definition
-from replaytest.plugins.temporal_payloads import corrupt_json_payload
+from replaytest.plugins.temporal.history import run_status, sequence_problem, short_type_name, sniff_temporal_json
+from replaytest.plugins.temporal.internals import workflow_definition
+from replaytest.plugins.temporal.payloads import corrupt_json_payload
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import PatchDecision, ReplayResult
@@ -140,7 +140,7 @@ class TemporalReplayer:
         try:
             from temporalio.client import WorkflowHistory
 
-            from replaytest.plugins.temporal_inputs import (
+            from replaytest.plugins.temporal.inputs import (
                 annotate,
                 compare,
                 converter_hint,
@@ -293,7 +293,7 @@ class TemporalReplayer:
         key = self._key(group)
         session = self._sessions.pop(key, None)
         if session is None:
-            from replaytest.plugins.temporal_trace import CommandRecorder
+            from replaytest.plugins.temporal.trace import CommandRecorder
 
             session = _Session(group, CommandRecorder(_data_converter(group).payload_converter))
         self._sessions[key] = session  # most recently used last
@@ -317,7 +317,7 @@ def _started_at(first_event: Any) -> str | None:
 
 
 def _patch_decisions(calls: Sequence[Any], history: WorkflowHistory) -> list[PatchDecision]:
-    """The ``workflow.patched``/``deprecate_patch`` calls of one replay (``temporal_trace.PatchCall``) as
+    """The ``workflow.patched``/``deprecate_patch`` calls of one replay (``temporal.trace.PatchCall``) as
     decisions, each placed at the event id of the history's ``core_patch`` marker for its id (None where
     the history has none: the recorded run took the old path there, or a call past the history's end
     that a resumed run would record)."""
@@ -437,7 +437,7 @@ def _converter_trouble(text: str) -> bool:
 
 def _event_type_names(history: WorkflowHistory) -> list[str]:
     """The parsed events' type names (``EVENT_TYPE_…``; empty for a number temporalio does not know), for
-    ``temporal_history``'s checks (sdk-core panics on a malformed sequence) and run status."""
+    ``temporal.history``'s checks (sdk-core panics on a malformed sequence) and run status."""
     from temporalio.api.enums.v1 import EventType
 
     def name(value: Any) -> str:
@@ -489,7 +489,7 @@ class _Session:
 
     def __init__(self, group: _Group, recorder: Any) -> None:
         self._group = group
-        self.recorder = recorder  # a temporal_trace.CommandRecorder: what the code issues, with lines
+        self.recorder = recorder  # a temporal.trace.CommandRecorder: what the code issues, with lines
         self._queue: asyncio.Queue[WorkflowHistory | None] | None = None
         self._context: Any = None
         self._results: Any = None  # the replay iterator's async generator

@@ -12,7 +12,7 @@ CANCELLED/MAX_RECOVERY_ATTEMPTS_EXCEEDED → parked (DBOS can resume them). Each
 is one event in function-id order, its id kept in the event's ``function_id`` (ids can skip numbers):
 ``DBOS.sleep`` → timer, ``DBOS.recv`` → signal, ``DBOS.patch-P`` → marker ``patched`` with patch id P, a
 row naming a child workflow → child-workflow, anything else (steps, transactions, ``DBOS.getResult``,
-``DBOS.send``, …) → step. Payloads become typed JSON (``dbos_values``) under one ``DecodeBudget`` per
+``DBOS.send``, …) → step. Payloads become typed JSON (``dbos.values``) under one ``DecodeBudget`` per
 run; a pickle the restricted decoder refuses, or a run whose payloads pass the budget, stops that run's
 import (never the others') with a message naming the workflow, the function id and the type or budget.
 """
@@ -33,14 +33,13 @@ import click
 if TYPE_CHECKING:
     from replaytest.history import ErrorInfo, Event, History
     from replaytest.history.redact import Redactor
-    from replaytest.plugins.dbos_values import DecodeBudget
+    from replaytest.plugins.dbos.values import DecodeBudget
     from replaytest.plugins.import_files import RunKey
 
-_EXIT_ERROR = 2
 ENGINE = "dbos"
 # A payload sits a few levels down in a history, which the loader reads to 400 levels (history.io.MAX_DEPTH).
 MAX_PAYLOAD_DEPTH = 390
-_TYPE_KEY = "$type"  # dbos_values.TYPE_KEY, repeated so loading the plugin for lint stays cheap
+_TYPE_KEY = "$type"  # dbos.values.TYPE_KEY, repeated so loading the plugin for lint stays cheap
 PICKLE = "py_pickle"
 PORTABLE = "portable_json"
 # The command-line option that raises each limit of the decode budget (``DecodeBudget`` field names).
@@ -251,7 +250,7 @@ class _Payloads:
     """Decodes one run's payloads under one budget, naming the run and function id in every refusal."""
 
     def __init__(self, run: Run, notes: ImportNotes, budget: DecodeBudget | None = None) -> None:
-        from replaytest.plugins.dbos_values import BudgetMeter
+        from replaytest.plugins.dbos.values import BudgetMeter
 
         self.run = run
         self.notes = notes
@@ -265,7 +264,7 @@ class _Payloads:
         if text is None:
             return None
         serialization = serialization or self.run.serialization or PICKLE
-        from replaytest.plugins.dbos_values import PickleRefused, classes_in, decode_pickle
+        from replaytest.plugins.dbos.values import PickleRefused, classes_in, decode_pickle
 
         if serialization == PORTABLE:
             return self.typed(self.portable(text, function_id), function_id)
@@ -287,7 +286,7 @@ class _Payloads:
         return typed
 
     def refusal(self, refused: Exception, function_id: int | None) -> ImportRefused:
-        from replaytest.plugins.dbos_values import OverBudget, PickleRefused
+        from replaytest.plugins.dbos.values import OverBudget, PickleRefused
 
         if isinstance(refused, OverBudget):
             return ImportRefused(
@@ -311,7 +310,7 @@ class _Payloads:
             raise ImportRefused(f"{self.where(function_id)}: refused: not portable JSON: {error}") from None
 
     def typed(self, value: Any, function_id: int | None) -> Any:
-        from replaytest.plugins.dbos_values import PickleRefused, to_typed
+        from replaytest.plugins.dbos.values import PickleRefused, to_typed
 
         try:
             return to_typed(value, self.meter)
@@ -514,44 +513,28 @@ def import_command(
     max_payload_depth: int | None,
 ) -> None:
     """Read DBOS workflow runs from a system database into OUT as <workflow_id>.json (never pickle)."""
-    from replaytest.config import ConfigError, load_config
-    from replaytest.history.redact import RedactError, Redactor
-    from replaytest.plugins.dbos_values import DecodeBudget
+    from replaytest.plugins.dbos.values import DecodeBudget
+    from replaytest.plugins.importing import EXIT_ERROR, fail, import_redactor, redaction_said, report_import
 
     limits = {"max_bytes": max_payload_bytes, "max_nodes": max_payload_values, "max_depth": max_payload_depth}
     budget = DecodeBudget(**{name: value for name, value in limits.items() if value is not None})
 
     if workflow_id is not None and (name or statuses or limit):
-        click.echo("error: --workflow-id selects one run; it does not combine with --name, --status or --limit", err=True)
-        sys.exit(_EXIT_ERROR)
-    redactor = None
-    if not no_redact:
-        try:
-            settings = load_config().redact
-            redactor = Redactor.configured(settings, keys, paths)
-        except (ConfigError, RedactError) as error:
-            click.echo(f"error: {error}", err=True)
-            sys.exit(_EXIT_ERROR)
+        fail("--workflow-id selects one run; it does not combine with --name, --status or --limit")
+    redactor = import_redactor(no_redact, keys, paths)
     try:
         written, notes = import_runs(
             database_url, out_dir, workflow_id=workflow_id, name=name, statuses=statuses, limit=limit,
             redactor=redactor, budget=budget, progress=lambda line: click.echo(line, err=True),
         )
     except click.ClickException as error:
-        click.echo(f"error: {error.message}", err=True)
-        sys.exit(_EXIT_ERROR)
+        fail(error.message)
     except Exception as error:  # a locked or corrupt database, a Postgres connection refused
-        click.echo(f"error: reading {database_url} failed: {type(error).__name__}: {error}", err=True)
-        sys.exit(_EXIT_ERROR)
+        fail(f"reading {database_url} failed: {type(error).__name__}: {error}")
     for line in notes.main_classes:
         click.echo(f"note: {line}", err=True)
-    redaction = "not redacted" if redactor is None else f"{notes.redacted} value(s) redacted"
-    refused = f"; {len(notes.refused)} run(s) refused" if notes.refused else ""
-    click.echo(f"imported {written} histor{'y' if written == 1 else 'ies'} into {out_dir} ({redaction}){refused}")
-    for line in notes.refused:
-        click.echo(f"refused: {line}", err=True)
+    report_import(written, out_dir, redaction=redaction_said(redactor, notes.redacted), refused=notes.refused)
     if notes.refused:
-        sys.exit(_EXIT_ERROR)
+        sys.exit(EXIT_ERROR)
     if workflow_id is not None and written == 0:
-        click.echo(f"error: no run with workflow id {workflow_id!r} in {database_url}", err=True)
-        sys.exit(_EXIT_ERROR)
+        fail(f"no run with workflow id {workflow_id!r} in {database_url}")

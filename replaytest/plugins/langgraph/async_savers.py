@@ -2,7 +2,7 @@
 the running event loop and cannot be read from synchronous code there.
 
 An ``AsyncSqliteSaver`` is read with the same SQL as ``SqliteThreads`` through its own ``aiosqlite``
-connection, an ``AsyncPostgresSaver`` by ``langgraph_postgres.AsyncPostgresThreads`` (the same SQL as
+connection, an ``AsyncPostgresSaver`` by ``langgraph.postgres.AsyncPostgresThreads`` (the same SQL as
 ``PostgresThreads``, in one read-only transaction), each holding the saver's lock while it reads. The rows they
 fetch are the same ``CheckpointRow``/``WriteRow`` rows the synchronous readers yield, and go through the same
 ``iter_threads`` and ``write_histories``, so a thread imports to the same history from either kind of saver.
@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from replaytest.plugins import langgraph_internals as lg
-from replaytest.plugins.langgraph_import import (
+from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.importer import (
     SQLITE_CHECKPOINTS_SQL,
     SQLITE_THREADS_SQL,
     CheckpointRow,
@@ -99,7 +99,7 @@ class AsyncSqliteThreads:
         return [row[0] for row in rows]
 
     async def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
-        from replaytest.plugins.langgraph_values import DEFAULT_BUDGET
+        from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
 
         limit = DEFAULT_BUDGET.max_stored_bytes
         checkpoints = await self._fetch(SQLITE_CHECKPOINTS_SQL, (limit, limit, thread_id))
@@ -152,7 +152,7 @@ async def aiter_threads(
 
 
 async def _async_source(saver: Any) -> AsyncThreadSource:
-    from replaytest.plugins import langgraph_postgres
+    from replaytest.plugins.langgraph import postgres as langgraph_postgres
 
     if _aiosqlite_connection(saver.conn):
         source = AsyncSqliteThreads(saver)
@@ -179,7 +179,7 @@ async def ahistories_from_saver(
     problem = lg.version_problem()
     if problem:
         raise ImportRefused(problem)
-    from replaytest.plugins.langgraph_graph_import import graph_code
+    from replaytest.plugins.langgraph.graph_import import graph_code
 
     workflows = list(workflows)
     code = current_code(workflows, task_names)

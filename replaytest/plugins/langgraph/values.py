@@ -39,7 +39,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from replaytest.plugins.langgraph_internals import EXT_KINDS
+from replaytest.plugins.langgraph.internals import EXT_KINDS
 from replaytest.plugins.recorded_classes import imported_attribute
 
 TYPE_KEY = "$type"

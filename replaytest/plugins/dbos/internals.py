@@ -34,7 +34,7 @@ class UnsupportedOperation(BaseException):
 
 
 class OperationSource(Protocol):
-    """What the replayer answers for the workflow being replayed (see ``dbos_replay``)."""
+    """What the replayer answers for the workflow being replayed (see ``dbos.replayer``)."""
 
     def recorded(self, function_id: int, function_name: str) -> tuple[Any, BaseException | None, str | None]:
         """(result, error to raise, child workflow id) recorded at ``function_id`` — or raise."""

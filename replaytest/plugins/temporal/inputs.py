@@ -3,7 +3,7 @@
 sdk-core matches commands by kind and type only: an activity scheduled with other arguments, or under
 another prompt, replays green (and gets the result recorded for the old call). After every replay this
 module lines the recorded ``ActivityTaskScheduled`` / ``StartChildWorkflowExecutionInitiated`` events
-up with the activities and child workflows the current code started (``temporal_trace``'s recorder)
+up with the activities and child workflows the current code started (``temporal.trace``'s recorder)
 and runs them through the engine-neutral ``Matcher``, so Temporal gets ``args-mismatch`` (warn, fail
 with strict args) and ``prompt-drift`` under the same policies as the journal. Inputs are compared as
 digests of their *decoded* values (the configured data converter, codec included), so key order and
@@ -22,7 +22,7 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 
 from replaytest.history.digest import DigestError, args_digest
-from replaytest.plugins.temporal_prompts import MANIFEST_HEADER, PROMPT_HEADER, read_json_header
+from replaytest.plugins.temporal.prompts import MANIFEST_HEADER, PROMPT_HEADER, read_json_header
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult
 from replaytest.replay.engine import (
@@ -70,7 +70,7 @@ class RecordedCall:
 
 @dataclass
 class RecordedRun:
-    status: str  # the run status (``temporal_history.run_status``): completed, failed, running or parked
+    status: str  # the run status (``temporal.history.run_status``): completed, failed, running or parked
     manifest: dict[str, str] | None
     calls: list[RecordedCall]
 
@@ -145,7 +145,7 @@ def compare(
 ) -> None:
     """Check arguments and prompts of the calls sdk-core accepted; add the outcome to ``result``.
 
-    ``issued``: ``temporal_trace.IssuedCommand`` objects in the order the code started them (with
+    ``issued``: ``temporal.trace.IssuedCommand`` objects in the order the code started them (with
     ``digest`` and ``prompt``)."""
     recorded = [
         Recorded(call.position, call.kind, call.name, call.digest, _version(call.prompt), payload=call)

@@ -7,10 +7,10 @@ interceptor notes every activity, local activity, child workflow, external signa
 with the first stack frame outside temporalio; activities and child workflows also with the digest of
 their arguments (encoded and decoded by the configured payload converter, as the history holds them)
 and the prompt of the enclosing ``use_prompt``. Timers and patch markers pass no outbound interceptor:
-``WorkflowTrace`` (fed by ``temporal_internals.watch_workflow`` on each replayed workflow instance)
+``WorkflowTrace`` (fed by ``temporal.internals.watch_workflow`` on each replayed workflow instance)
 notes every command as the instance adds it, every ``workflow.patched``/``deprecate_patch`` call,
 every ``workflow.wait_condition`` still waiting and the signal and update handlers set at run time, each with the line of workflow code that issued it —
-what ``temporal_failure`` names a timer, patch, signal or update divergence by. Imported when
+what ``temporal.failure`` names a timer, patch, signal or update divergence by. Imported when
 temporalio is known to be installed.
 """
 
@@ -27,14 +27,14 @@ from typing import Any, NoReturn
 from temporalio import worker
 from temporalio.converter import DataConverter
 
-from replaytest.plugins import temporal_internals
-from replaytest.plugins.temporal_inputs import values_digest
-from replaytest.plugins.temporal_prompts import current_prompt
+from replaytest.plugins.temporal import internals as temporal_internals
+from replaytest.plugins.temporal.inputs import values_digest
+from replaytest.plugins.temporal.prompts import current_prompt
 from replaytest.replay.divergence import SourcePosition
 
 _SKIPPED_PARTS = (f"{os.sep}temporalio{os.sep}", f"{os.sep}asyncio{os.sep}")
 _OWN_FILES = (__file__, temporal_internals.__file__)
-# WorkflowCommand variants → (command kind as temporal_failure names them, the field holding its name).
+# WorkflowCommand variants → (command kind as temporal.failure names them, the field holding its name).
 _VARIANTS: dict[str, tuple[str, str | None]] = {
     "start_timer": ("timer", "seq"),
     "cancel_timer": ("timer-cancel", "seq"),
@@ -55,7 +55,7 @@ _VARIANTS: dict[str, tuple[str, str | None]] = {
     "request_cancel_activity": ("activity-cancel", None),
 }
 # Every other variant (query answers, cancelling a local activity, a signal or a child …) keeps its own
-# name as its kind; temporal_failure counts only the kinds the history records events for.
+# name as its kind; temporal.failure counts only the kinds the history records events for.
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 ``DBOSReplayer`` loads a history written by ``replaytest import dbos``, finds the workflow DBOS registered
 under the history's type, and calls it with the recorded input through DBOS's own wrappers, with
-``dbos_sysdb.ReplaySystemDatabase`` standing in for the system database. DBOS numbers operations itself
+``dbos.internals.ReplaySystemDatabase`` standing in for the system database. DBOS numbers operations itself
 (function ids, in call order); every operation it checks is matched here, by function id, against the
 recorded one (``replaytest.replay.engine.Matcher``, positions being function ids):
 
@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 from replaytest.history import Event, History
 from replaytest.plugins.dbos import PROFILE
-from replaytest.plugins.dbos_import import PATCH_PREFIX, event_kind
-from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet, replay_neutral, replay_neutral_file
+from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
+from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, PatchDecision, ReplayResult, SourcePosition
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
@@ -62,7 +62,7 @@ from replaytest.replay.guards import (
 )
 
 if TYPE_CHECKING:
-    from replaytest.plugins.dbos_values import Rebuilder
+    from replaytest.plugins.dbos.values import Rebuilder
 
 ENGINE = "dbos"
 
@@ -86,7 +86,7 @@ class CannotReplay(BaseException):
 
 
 class _Operations:
-    """Answers DBOS's checks for recorded operations from one history (``dbos_sysdb.OperationSource``)."""
+    """Answers DBOS's checks for recorded operations from one history (``dbos.internals.OperationSource``)."""
 
     def __init__(self, history: History, matcher: Matcher, workflow_names: set[str], rebuilder: Rebuilder) -> None:
         self.history = history
@@ -219,7 +219,7 @@ class _Operations:
     # -- values ----------------------------------------------------------------------------------
 
     def _value(self, event: Event) -> Any:
-        from replaytest.plugins.dbos_values import RebuildError
+        from replaytest.plugins.dbos.values import RebuildError
 
         try:
             return self.rebuilder.rebuild(self.history.event_result(event))
@@ -248,7 +248,7 @@ def _own_timeout(command: Issued, function_id: int, later: list[Recorded]) -> bo
 
 def rebuild_exception(typed: Any, where: str, rebuilder: Rebuilder) -> BaseException:
     """The recorded exception as the current code's class (DBOS's ``PortableWorkflowError`` for portable JSON)."""
-    from replaytest.plugins.dbos_values import RebuildError
+    from replaytest.plugins.dbos.values import RebuildError
 
     if isinstance(typed, dict) and typed.get("$type") == "portable-error":
         from dbos import PortableWorkflowError
@@ -266,7 +266,7 @@ def rebuild_exception(typed: Any, where: str, rebuilder: Rebuilder) -> BaseExcep
 def _issuing_line() -> SourcePosition | None:
     """The innermost line of project code on the stack (or, for an async workflow checked from another
     thread, in the chain of awaits it is suspended in): the workflow line that issued the operation."""
-    from replaytest.plugins.dbos_sysdb import suspended_frames
+    from replaytest.plugins.dbos.internals import suspended_frames
 
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
@@ -283,7 +283,7 @@ def _position(frame: types.FrameType) -> SourcePosition:
     return SourcePosition(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
 
 
-class DBOSReplayer:
+class DBOSReplayer(NeutralReplayer):
     """The ``HistoryReplayer`` for neutral histories of engine ``dbos``."""
 
     engine = ENGINE
@@ -291,32 +291,17 @@ class DBOSReplayer:
     def __init__(self) -> None:
         self._imported: set[str] = set()
 
-    def sniff(self, head: bytes) -> bool:
-        return False  # DBOS histories are neutral ones, dispatched on their engine
-
-    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
-        return replay_neutral_file(
-            path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
-        )
-
-    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
-        """Replay a history file the runner has read already."""
-        return replay_neutral(
-            loaded, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
-        )
-
     def replay_history(
         self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None
     ) -> ReplayResult:
         """Replay an already loaded history (``path`` is only named in the result)."""
-        path = path or history.source or Path("<history>")
-        result = ReplayResult(path, self.engine, history.workflow.type, history.workflow.id, events=len(history.events))
-        if history.workflow.engine != self.engine:
-            result.status, result.error = "error", f"a history of engine {history.workflow.engine!r}, not {self.engine!r}"
+        result = self.new_result(history, path)
+        if result.status == "error":
             return result
-        from replaytest.plugins import dbos_sysdb
+        path = result.history_path
+        from replaytest.plugins.dbos import internals
 
-        problem = dbos_sysdb.check_version()
+        problem = internals.check_version()
         if problem is not None:
             result.status, result.error = "error", problem
             return result
@@ -325,16 +310,16 @@ class DBOSReplayer:
         except Exception as error:
             result.status, result.error = "error", f"importing the DBOS application failed: {type(error).__name__}: {error}"
             return result
-        function = dbos_sysdb.registered_workflow(history.workflow.type)
+        function = internals.registered_workflow(history.workflow.type)
         if function is None:
-            known = dbos_sysdb.registered_workflow_names()
+            known = internals.registered_workflow_names()
             result.status = "stale"
             result.error = (
                 f"no current DBOS workflow named {history.workflow.type!r}; "
                 f"registered: {', '.join(known) or 'none (configure replay_workflows)'}"
             )
             return result
-        from replaytest.plugins.dbos_values import Rebuilder
+        from replaytest.plugins.dbos.values import Rebuilder
 
         rebuilder = Rebuilder()
         try:
@@ -342,7 +327,7 @@ class DBOSReplayer:
         except CannotReplay as error:
             result.status, result.error = "error", f"cannot replay: {error}"
             return result
-        except dbos_sysdb.UnsupportedOperation as error:
+        except internals.UnsupportedOperation as error:
             result.status, result.error = "error", f"cannot replay: {error}"
             return result
         # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
@@ -360,7 +345,7 @@ class DBOSReplayer:
     def _import_configured(self, workflows: WorkflowSet) -> None:
         import importlib
 
-        from replaytest.plugins.dbos_sysdb import offline_datasources
+        from replaytest.plugins.dbos.internals import offline_datasources
 
         for obj in workflows.objects:
             if isinstance(obj, DBOSReplayConfig):
@@ -374,28 +359,28 @@ class DBOSReplayer:
         self, history: History, function: Any, workflows: WorkflowSet, options: ReplayOptions, result: ReplayResult,
         rebuilder: Rebuilder,
     ) -> Divergence | None:
-        from replaytest.plugins import dbos_sysdb
-        from replaytest.plugins.dbos_values import RebuildError
+        from replaytest.plugins.dbos import internals
+        from replaytest.plugins.dbos.values import RebuildError
 
         events = RecordedEvents(history.events, _recorded)
         matcher = Matcher(events, history.status, options)
-        operations = _Operations(history, matcher, set(dbos_sysdb.registered_workflow_names()), rebuilder)
+        operations = _Operations(history, matcher, set(internals.registered_workflow_names()), rebuilder)
         document = history.input if isinstance(history.input, dict) else {}
         try:
             args = rebuilder.rebuild(document.get("args", []))
             kwargs = rebuilder.rebuild(document.get("kwargs", {}))
         except RebuildError as error:
             raise CannotReplay(f"recorded input: {error}") from None
-        target = dbos_sysdb.bound_target(function, document.get("class_name"), document.get("config_name"))
+        target = internals.bound_target(function, document.get("class_name"), document.get("config_name"))
         original = getattr(function, "__wrapped__", function)
         modules = orchestration_modules([original, *[o for o in workflows.objects if not isinstance(o, DBOSReplayConfig)]])
         divergence: Divergence | None = None
         output: Any = None
         raised: BaseException | None = None
         finished = False
-        bodies = plain_functions(dbos_sysdb.step_bodies([module.__dict__ for module in modules]))
+        bodies = plain_functions(internals.step_bodies([module.__dict__ for module in modules]))
         with guarded(modules, matcher.next_position, bodies) as guard:
-            with dbos_sysdb.replaying(history.workflow.id, operations) as call:
+            with internals.replaying(history.workflow.id, operations) as call:
                 try:
                     output = call(function, *target, *args, **kwargs)
                     finished = True
@@ -476,7 +461,7 @@ def _check_end(matcher: Matcher, history: History, output: Any, raised: BaseExce
 def _expected(typed: Any) -> Any:
     """The recorded output, rebuilt as the code's values are (by its own ``Rebuilder``: the history's
     note counts only what reached the code)."""
-    from replaytest.plugins.dbos_values import RebuildError, rebuild
+    from replaytest.plugins.dbos.values import RebuildError, rebuild
 
     try:
         return rebuild(typed)

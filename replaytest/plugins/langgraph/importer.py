@@ -9,7 +9,7 @@ resumed with ``Command(resume=…)`` adds writes to the same checkpoint; a compl
 checkpoint after it.
 
 A thread of a graph-API ``StateGraph`` (it writes state keys and edge channels no entrypoint writes) is
-imported by ``langgraph_graph_import`` instead, into a history with a ``graph`` section.
+imported by ``langgraph.graph_import`` instead, into a history with a ``graph`` section.
 
 One history per functional-API thread (engine ``langgraph``, type = the entrypoint's name, id = the thread id, run id =
 the input checkpoint's id) describes the thread's latest invocation:
@@ -32,10 +32,10 @@ the input checkpoint's id) describes the thread's latest invocation:
 * status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``
   (waiting at an interrupt) or ``running``.
 
-Values are decoded by ``replaytest.plugins.langgraph_values`` (no imports, no unpickling, within a decode
-budget). SQLite files are read directly (read-only), Postgres databases by ``langgraph_postgres`` (SQL in a
+Values are decoded by ``replaytest.plugins.langgraph.values`` (no imports, no unpickling, within a decode
+budget). SQLite files are read directly (read-only), Postgres databases by ``langgraph.postgres`` (SQL in a
 read-only transaction; the rows are the same); ``histories_from_saver`` takes any ``BaseCheckpointSaver``
-object (``langgraph_async.ahistories_from_saver`` the async ones). A thread whose checkpoints or writes
+object (``langgraph.async_savers.ahistories_from_saver`` the async ones). A thread whose checkpoints or writes
 cannot be decoded (malformed, over budget, pickled, encrypted) is refused with one line naming the thread
 and the checkpoint; the other threads are still imported.
 """
@@ -54,7 +54,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from replaytest.plugins import langgraph_internals as lg
+from replaytest.plugins.importing import EXIT_ERROR, fail, histories_counted, import_redactor
+from replaytest.plugins.langgraph import internals as lg
 
 if TYPE_CHECKING:
     from replaytest.history.redact import Redactor
@@ -62,7 +63,6 @@ if TYPE_CHECKING:
 
 ENGINE = "langgraph"
 UNKNOWN_TASK = "?"
-_EXIT_ERROR = 2
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _EXCEPTION_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
 # Call indexes tried beyond the number of recorded results, for savers that store no task path (a call
@@ -115,7 +115,7 @@ class ImportedThread:
 
 def _decode(type_name: str | None, data: bytes | None, where: str) -> Any:
     # Imported on use: every lint run loads this module (the plugin's import command) and never decodes.
-    from replaytest.plugins.langgraph_values import ValueRefused, decode_typed
+    from replaytest.plugins.langgraph.values import ValueRefused, decode_typed
 
     if type_name is not None and not isinstance(type_name, str):
         raise ImportRefused(f"{where}: serializer type {type_name!r} is not a name")
@@ -187,7 +187,7 @@ class SqliteThreads:
         return [row[0] for row in rows]
 
     def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
-        from replaytest.plugins.langgraph_values import DEFAULT_BUDGET
+        from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
 
         # A cell over the decode budget is never fetched: SQLite measures it, Python never holds it.
         limit = DEFAULT_BUDGET.max_stored_bytes
@@ -247,7 +247,7 @@ def sqlite_writes_sql(columns: Iterable[str]) -> str:
 
 
 def _check_size(size: int | None, where: str, what: str) -> None:
-    from replaytest.plugins.langgraph_values import DEFAULT_BUDGET
+    from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
 
     if size is not None and size > DEFAULT_BUDGET.max_stored_bytes:
         raise ImportRefused(
@@ -258,7 +258,7 @@ def _check_size(size: int | None, where: str, what: str) -> None:
 
 class _SafeSerde:
     """Stands in for a saver's serializer while replaytest reads through its API: decodes without
-    importing or unpickling (``langgraph_values``). ``lenient`` (listing thread ids, where no value is
+    importing or unpickling (``langgraph.values``). ``lenient`` (listing thread ids, where no value is
     used) reads a value it refuses as an empty map, so one broken thread does not hide the others; the
     thread's own read refuses it."""
 
@@ -646,7 +646,7 @@ def recorded_run(document: Any) -> RunKey | None:
 
 
 class ThreadSource(Protocol):
-    """What ``iter_threads`` reads: ``SqliteThreads``, ``SaverThreads``, ``langgraph_postgres.PostgresThreads``."""
+    """What ``iter_threads`` reads: ``SqliteThreads``, ``SaverThreads``, ``langgraph.postgres.PostgresThreads``."""
 
     def thread_ids(self, limit: int | None) -> list[str]: ...
 
@@ -660,8 +660,8 @@ def iter_threads(
     graphs: Sequence[Any] = (),
 ) -> Iterator[ImportedThread | ImportRefused]:
     """Each selected thread's history, or the reason it could not be imported. A graph-API thread becomes a
-    graph history (``langgraph_graph_import``; ``graphs``: the current graphs' ``GraphCode``)."""
-    from replaytest.plugins.langgraph_graph_import import build_graph_history, is_graph_thread
+    graph history (``langgraph.graph_import``; ``graphs``: the current graphs' ``GraphCode``)."""
+    from replaytest.plugins.langgraph.graph_import import build_graph_history, is_graph_thread
 
     for thread_id in thread_ids or source.thread_ids(limit):
         try:
@@ -722,24 +722,24 @@ def histories_from_saver(
 ) -> tuple[list[tuple[Path, ImportedThread]], list[str]]:
     """Import threads from a ``BaseCheckpointSaver`` object (any saver; a ``SqliteSaver`` or ``PostgresSaver``
     is read with SQL on its own connection, for its task paths; an async saver is refused: its connection
-    belongs to its event loop, so ``langgraph_async.ahistories_from_saver`` reads it). ``workflows`` are the
+    belongs to its event loop, so ``langgraph.async_savers.ahistories_from_saver`` reads it). ``workflows`` are the
     current ``@entrypoint`` objects (or modules) whose ``@task`` names identify the recorded calls;
     ``task_names`` adds names; ``redactor`` (``replaytest.history.Redactor``) scrubs payloads. Returns what was
     written and the threads that were refused (with reasons)."""
     problem = lg.version_problem()
     if problem:
         raise ImportRefused(problem)
-    from replaytest.plugins import langgraph_postgres
-    from replaytest.plugins.langgraph_async import is_async_saver
+    from replaytest.plugins.langgraph import postgres as langgraph_postgres
+    from replaytest.plugins.langgraph.async_savers import is_async_saver
 
     if is_async_saver(saver):
         raise ImportRefused(
             f"{type(saver).__name__} is an async saver: use "
-            "await replaytest.plugins.langgraph_async.ahistories_from_saver(saver, out, ...)"
+            "await replaytest.plugins.langgraph.async_savers.ahistories_from_saver(saver, out, ...)"
         )
     workflows = list(workflows)
     code = current_code(workflows, task_names)
-    from replaytest.plugins.langgraph_graph_import import graph_code
+    from replaytest.plugins.langgraph.graph_import import graph_code
 
     graphs = graph_code(workflows)
     conn = getattr(saver, "conn", None)
@@ -786,33 +786,30 @@ def import_command(
     """Import LangGraph threads (functional API and StateGraph) from a SqliteSaver or PostgresSaver into OUT,
     one history per thread."""
     if thread_ids and limit:
-        _fail("--thread-id and --limit exclude each other")
+        fail("--thread-id and --limit exclude each other")
     postgres = checkpointer.startswith(POSTGRES_SCHEMES)
     if not checkpointer.startswith("sqlite:///") and not postgres:
-        _fail(f"--checkpointer {checkpointer!r}: the command line reads sqlite:///PATH (SqliteSaver) or "
+        fail(f"--checkpointer {checkpointer!r}: the command line reads sqlite:///PATH (SqliteSaver) or "
               "postgresql://USER@HOST:PORT/DATABASE (PostgresSaver); "
-              "other savers: replaytest.plugins.langgraph_import.histories_from_saver(saver, out)")
+              "other savers: replaytest.plugins.langgraph.importer.histories_from_saver(saver, out)")
     problem = lg.version_problem()
     if problem:
-        _fail(problem)
+        fail(problem)
     from replaytest.config import ConfigError, load_config
-    from replaytest.history.redact import RedactError, Redactor
     from replaytest.replay.runner import WorkflowImportError, load_workflows
 
-    redactor = None
     try:
         config = load_config()
         if workflow_specs:
             workflows = load_workflows(workflow_specs, Path.cwd())
         else:
             workflows = load_workflows(config.replay.workflows, config.root)
-        if not no_redact:
-            # Pseudonyms as for every engine: an e-mail keeps its domain, so code branching on it replays.
-            redactor = Redactor.configured(config.redact, keys, paths)
-    except (ConfigError, WorkflowImportError, RedactError) as error:
-        _fail(str(error))
+    except (ConfigError, WorkflowImportError) as error:
+        fail(str(error))
+    # Pseudonyms as for every engine: an e-mail keeps its domain, so code branching on it replays.
+    redactor = import_redactor(no_redact, keys, paths, config.redact)
     code = current_code(workflows.objects, extra_names)
-    from replaytest.plugins.langgraph_graph_import import graph_code
+    from replaytest.plugins.langgraph.graph_import import graph_code
 
     graphs = graph_code(workflows.objects)
     if not code.tasks and not graphs:
@@ -824,11 +821,11 @@ def import_command(
         else:
             source = SqliteThreads(Path(checkpointer[len("sqlite:///"):]))
     except (ImportRefused, sqlite3.Error) as error:
-        _fail(str(error))
+        fail(str(error))
     try:
         written, refused = write_histories(iter_threads(source, thread_ids, limit, code, graphs), out_dir, redactor)
     except ImportRefused as error:  # the threads could not even be listed (a Postgres role that may not read)
-        _fail(str(error))
+        fail(str(error))
     finally:
         source.close()
     for path, item in written:
@@ -840,11 +837,11 @@ def import_command(
     for reason in refused:
         click.echo(f"error: {reason}", err=True)
     unknown = sum(item.unknown_tasks for _, item in written)
-    click.echo(f"imported {len(written)} histor{'y' if len(written) == 1 else 'ies'} into {out_dir}"
+    click.echo(f"imported {histories_counted(len(written))} into {out_dir}"
                + (f"; {len(refused)} thread(s) refused" if refused else "")
                + (f"; {unknown} task call(s) unnamed" if unknown else ""))
     if refused or unknown:
-        sys.exit(_EXIT_ERROR)
+        sys.exit(EXIT_ERROR)
 
 
 def _postgres_threads(url: str) -> ThreadSource:
@@ -855,11 +852,8 @@ def _postgres_threads(url: str) -> ThreadSource:
             f"--checkpointer {url.split('://')[0]}://…: reading a PostgresSaver database needs psycopg; "
             "install replaytest[langgraph-postgres]"
         ) from None
-    from replaytest.plugins.langgraph_postgres import PostgresThreads
+    from replaytest.plugins.langgraph.postgres import PostgresThreads
 
     return PostgresThreads.connect(url)
 
 
-def _fail(message: str) -> Any:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(_EXIT_ERROR)

@@ -32,7 +32,7 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
 
 Shapes are JSON type names (``string``, ``number``, ``integer``, ``boolean``, ``null``, ``array``,
 ``object``) or, for a value LangGraph serialized as a class instance, the class's dotted name. Values
-were decoded by ``langgraph_values`` (never unpickled). A thread whose chain is neither a graph's nor an
+were decoded by ``langgraph.values`` (never unpickled). A thread whose chain is neither a graph's nor an
 entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are not read: a node
 that runs a subgraph is recorded as that node.
 """
@@ -43,8 +43,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from replaytest.plugins import langgraph_internals as lg
-from replaytest.plugins.langgraph_import import ENGINE, CheckpointRow, ImportedThread, ImportRefused, WriteRow
+from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.importer import ENGINE, CheckpointRow, ImportedThread, ImportRefused, WriteRow
 
 UNKNOWN_NODE = "?"
 DEFAULT_GRAPH_NAME = "LangGraph"  # what LangGraph names a compiled graph that was given no name
@@ -336,6 +336,6 @@ def _interrupt_values(value: Any) -> list[Any]:
 
 
 def _error(value: Any) -> dict[str, str]:
-    from replaytest.plugins.langgraph_import import _error_info
+    from replaytest.plugins.langgraph.importer import _error_info
 
     return _error_info(value)

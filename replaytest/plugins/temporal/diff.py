@@ -18,7 +18,7 @@ from replaytest.fileio import read_regular
 from replaytest.history.errors import HistoryError
 from replaytest.history.io import parse_json
 from replaytest.history.model import Event, History, WorkflowInfo
-from replaytest.plugins.temporal_history import attributes, command_views, event_type, run_status, sequence_problem
+from replaytest.plugins.temporal.history import attributes, command_views, event_type, run_status, sequence_problem
 
 
 def read_temporal_history(path: Path) -> History:

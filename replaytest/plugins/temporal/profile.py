@@ -1,8 +1,7 @@
-"""Framework plugin for Temporal (temporalio): workflow classes, activities and their safe APIs."""
+"""The lint profile of the temporal engine: how its orchestration code and steps are marked and which calls
+are its safe replacements (see the package docstring for the engine)."""
 
 from replaytest.lint.profile import AWARE_TZ_ARGUMENTS, FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin, LazyReplayer
-from replaytest.plugins.temporal_import import import_command
 
 _WORKFLOW = ("temporalio", "workflow")
 _RANDOM_FUNCTIONS = (
@@ -81,7 +80,3 @@ PROFILE = FrameworkProfile(
         "asyncio.as_completed": FixTemplate("workflow.as_completed({args})", False, _WORKFLOW),
     },
 )
-
-PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=LazyReplayer("temporal", "replaytest.plugins.temporal_replay:TemporalReplayer"), import_command=import_command,
-                         history_redactor="replaytest.plugins.temporal_redact:redact_temporal_file",
-                         history_reader="replaytest.plugins.temporal_diff:read_temporal_history")

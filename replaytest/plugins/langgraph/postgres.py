@@ -1,6 +1,6 @@
 """LangGraph's Postgres checkpointer read for ``replaytest import langgraph``: what ``PostgresSaver`` and
 ``AsyncPostgresSaver`` (langgraph-checkpoint-postgres) store, read with plain SQL into the importer's rows
-(``CheckpointRow``, ``WriteRow`` of ``langgraph_import``), the same rows ``SqliteThreads`` yields.
+(``CheckpointRow``, ``WriteRow`` of ``langgraph.importer``), the same rows ``SqliteThreads`` yields.
 
 What the saver stores, in the tables its migrations create on the connection's ``search_path`` (replaytest
 never runs those migrations, never writes, and reads inside one read-only, repeatable-read transaction, so
@@ -14,7 +14,7 @@ every thread comes from the same snapshot of the database and a saver writing me
 * ``checkpoint_writes``: one row per write, with its ``task_path`` (added by the saver's last migration; a
   database set up before it has the column empty, and call indexes then come from the task ids).
 
-Values are decoded by ``langgraph_values`` (no imports, no unpickling) within the decode budget: Postgres
+Values are decoded by ``langgraph.values`` (no imports, no unpickling) within the decode budget: Postgres
 measures each cell (``octet_length``) and a cell over ``max_stored_bytes`` is never fetched.
 ``PostgresThreads`` reads through a connection of its own (a ``postgresql://`` URL) or a ``PostgresSaver``'s
 connection or pool; ``AsyncPostgresThreads`` is its twin for an ``AsyncPostgresSaver``.
@@ -27,8 +27,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from replaytest.plugins import langgraph_internals as lg
-from replaytest.plugins.langgraph_import import (
+from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.importer import (
     CheckpointRow,
     ImportRefused,
     WriteRow,
@@ -88,7 +88,7 @@ def shown_url(url: str) -> str:
 
 
 def _budget() -> int:
-    from replaytest.plugins.langgraph_values import DEFAULT_BUDGET
+    from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
 
     return DEFAULT_BUDGET.max_stored_bytes
 

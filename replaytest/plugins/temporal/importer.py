@@ -3,7 +3,7 @@
 Each run found by the visibility query becomes ``<workflow_id>_<run_id>.json`` in the output folder, in
 the JSON form ``temporal workflow show --output json`` writes, so the Temporal replayer (and
 temporalio's own tools) read it back as is. Each history is redacted on the way
-(``temporal_redact``): ``json/plain`` payloads by key and value patterns and JSON paths, every other
+(``temporal.redact``): ``json/plain`` payloads by key and value patterns and JSON paths, every other
 string (failure messages, memo, ids) by value patterns; binary, protobuf and encrypted payloads are left
 untouched and counted. The file name is built from the *redacted* workflow id, collision-free, and a
 file of another run is never replaced (``import_files``): that run is refused and the import exits 2.
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from replaytest.history.redact import Redactor
     from replaytest.plugins.import_files import RunKey
 
-_EXIT_ERROR = 2
 
 
 @dataclass
@@ -81,7 +80,7 @@ async def import_histories(
     from temporalio.client import Client
 
     from replaytest.plugins.import_files import ImportCollision, ImportFolder, RunKey
-    from replaytest.plugins.temporal_redact import redact_temporal_document, redact_text
+    from replaytest.plugins.temporal.redact import redact_temporal_document, redact_text
 
     client = await Client.connect(address, namespace=namespace, api_key=api_key, tls=tls)
     out.mkdir(parents=True, exist_ok=True)
@@ -150,23 +149,14 @@ def import_command(
     # Imported here, not at module level: every lint run loads this plugin, and only this command needs them.
     import asyncio
 
-    from replaytest.config import ConfigError, load_config
-    from replaytest.history.redact import RedactError, Redactor
+    from replaytest.plugins.importing import EXIT_ERROR, fail, import_redactor, redaction_said, report_import
     from replaytest.replay.progress import Progress, wanted
 
     try:
         import temporalio  # noqa: F401  (fail early with the install hint, before any output)
     except ImportError:
-        click.echo("error: temporalio is not installed; install replaytest[temporal]", err=True)
-        sys.exit(_EXIT_ERROR)
-    redactor = None
-    if not no_redact:
-        try:
-            settings = load_config().redact
-            redactor = Redactor.configured(settings, keys, paths)
-        except (ConfigError, RedactError) as error:
-            click.echo(f"error: {error}", err=True)
-            sys.exit(_EXIT_ERROR)
+        fail("temporalio is not installed; install replaytest[temporal]")
+    redactor = import_redactor(no_redact, keys, paths)
     bar = Progress("importing", wanted(quiet))
     counted = 0
 
@@ -184,18 +174,14 @@ def import_command(
                 )
             )
     except Exception as error:  # connection refused, bad query, permission: say which and stop
-        click.echo(f"error: importing from {address} namespace {namespace!r} failed: {type(error).__name__}: {error}", err=True)
-        sys.exit(_EXIT_ERROR)
+        fail(f"importing from {address} namespace {namespace!r} failed: {type(error).__name__}: {error}")
     finally:
         # Free the client's native connection now; freed during interpreter finalisation it can abort the
         # process (temporalio/sdk-python#300).
         gc.collect()
-    redaction = "not redacted" if redactor is None else f"{totals.replaced} value(s) redacted"
+    redaction = redaction_said(redactor, totals.replaced)
     if redactor is not None and totals.opaque_payloads:
         redaction += f", {totals.opaque_payloads} non-JSON payload(s) left as they are"
-    refused = f"; {len(totals.refused)} run(s) refused" if totals.refused else ""
-    click.echo(f"imported {written} histor{'y' if written == 1 else 'ies'} into {out_dir} ({redaction}){refused}")
-    for line in totals.refused:
-        click.echo(f"refused: {line}", err=True)
+    report_import(written, out_dir, redaction=redaction, refused=totals.refused)
     if totals.refused:
-        sys.exit(_EXIT_ERROR)
+        sys.exit(EXIT_ERROR)

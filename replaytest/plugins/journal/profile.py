@@ -1,7 +1,7 @@
-"""Framework plugin for replaytest's own journal runtime: ``@workflow`` functions taking a context."""
+"""The lint profile of the journal engine: how its orchestration code and steps are marked and which calls
+are its safe replacements (see the package docstring for the engine)."""
 
 from replaytest.lint.profile import AWARE_TZ_ARGUMENTS, FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin, LazyReplayer
 
 _CONTEXT = "replaytest.journal.Context"
 
@@ -49,5 +49,3 @@ PROFILE = FrameworkProfile(
         "time.sleep": FixTemplate("{ctx}.sleep({args})", True, arguments="one", scope="sync"),
     },
 )
-
-PLUGIN = FrameworkPlugin(name="journal", profile=PROFILE, replayer=LazyReplayer("journal", "replaytest.plugins.journal_replay:JournalReplayer"))

@@ -19,7 +19,7 @@ import json
 import os
 import types
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from replaytest.journal.commands import Thunk
 from replaytest.journal.workflow import Outcome, definition_of
 from replaytest.plugins.journal import PROFILE
 from replaytest.prompts import prompt_manifest
-from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet, replay_neutral, replay_neutral_file
+from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
@@ -91,39 +91,22 @@ class ReplayBackend:
         return self.history.event_result(event)
 
 
-class JournalReplayer:
+class JournalReplayer(NeutralReplayer):
     """The ``HistoryReplayer`` for neutral histories of engine ``journal`` (the runner dispatches them here)."""
 
     engine = "journal"
 
-    def sniff(self, head: bytes) -> bool:
-        return False  # the journal has no native format: its histories are neutral ones
-
-    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
-        with _gc_paused():
-            return replay_neutral_file(
-                path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
-            )
-
-    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
-        """Replay a history file the runner has read already."""
-        with _gc_paused():
-            return replay_neutral(
-                loaded, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
-            )
+    def replaying(self) -> AbstractContextManager[object]:
+        return _gc_paused()
 
     def replay_history(
         self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None
     ) -> ReplayResult:
         """Replay an already loaded history (``path`` is only named in the result)."""
-        path = path or history.source or Path("<history>")
-        result = ReplayResult(
-            path, self.engine, history.workflow.type, history.workflow.id, events=len(history.events)
-        )
-        if history.workflow.engine != self.engine:
-            result.status = "error"
-            result.error = f"a history of engine {history.workflow.engine!r}, not {self.engine!r}"
+        result = self.new_result(history, path)
+        if result.status == "error":
             return result
+        path = result.history_path
         definition = find_workflow(workflows.objects, history.workflow.type)
         if definition is None:
             known = sorted(d.name for d in map(definition_of, workflows.objects) if d is not None)

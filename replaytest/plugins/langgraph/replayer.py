@@ -4,7 +4,7 @@
 The current entrypoint function runs exactly as LangGraph's runner would call it (input, injected
 ``previous``/``config``/``writer``), but every ``@task`` call is dispatched to replaytest instead of
 LangGraph: through the runnable-config call hook LangGraph itself uses to schedule task calls (see
-``langgraph_internals``). Each call is matched by the engine-neutral ``Matcher`` against the recorded
+``langgraph.internals``). Each call is matched by the engine-neutral ``Matcher`` against the recorded
 task call at the same call index — the name must agree, since LangGraph finds a stored result by an id
 derived from the name and the index — and answered with the recorded result (or recorded failure, the
 way LangGraph's own resume raises it). No task body runs; nothing is checkpointed.
@@ -24,7 +24,7 @@ tasks the entrypoint's modules hold in their globals) is stopped and reported at
 
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
 
-A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph_graph_check``.
+A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph.graph_check``.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from typing import Any
 from replaytest.history import Event, History
 from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
-from replaytest.plugins import langgraph_internals as lg
-from replaytest.plugins.langgraph_values import normal_form, revive
-from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet, replay_neutral, replay_neutral_file
+from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.values import normal_form, revive
+from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
@@ -93,24 +93,10 @@ INTERRUPT_IN_TASK_NOTE = (
 )
 
 
-class LangGraphReplayer:
+class LangGraphReplayer(NeutralReplayer):
     """The ``HistoryReplayer`` for histories imported from LangGraph checkpointers."""
 
     engine = "langgraph"
-
-    def sniff(self, head: bytes) -> bool:
-        return False  # LangGraph histories are neutral ones (engine "langgraph"); the runner dispatches them here
-
-    def replay(self, path: Path, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
-        return replay_neutral_file(
-            path, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
-        )
-
-    def replay_loaded(self, loaded: LoadedHistory, workflows: WorkflowSet, options: ReplayOptions) -> ReplayResult:
-        """Replay a history file the runner has read already."""
-        return replay_neutral(
-            loaded, self.engine, lambda history, where: self.replay_history(history, workflows, options, where)
-        )
 
     def replay_history(
         self, history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path | None = None
@@ -122,7 +108,7 @@ class LangGraphReplayer:
         if problem:
             result.status, result.error = "error", problem
             return result
-        from replaytest.plugins.langgraph_graph_check import check_graph_history, is_graph_history
+        from replaytest.plugins.langgraph.graph_check import check_graph_history, is_graph_history
 
         if is_graph_history(history):
             return check_graph_history(history, workflows, options, path)

@@ -1,4 +1,4 @@
-"""Framework plugin for DBOS Transact: ``@DBOS.workflow()`` orchestration, steps and transactions.
+"""The lint profile of DBOS Transact.
 
 DBOS 3.x moved transactions to datasources: ``ds = SQLAlchemyDatasource.create(url)`` and
 ``@ds.transaction()`` (a step); ``DBOS.run_step(...)`` runs a function as a recorded step. Both are
@@ -7,8 +7,6 @@ numbers operations when they are called, not when they finish, so gathering step
 handles is deterministic there."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin, LazyReplayer
-from replaytest.plugins.dbos_import import import_command
 
 _DBOS = ("dbos", "DBOS")
 _STEP = "a @DBOS.step() function"
@@ -54,11 +52,4 @@ PROFILE = FrameworkProfile(
         "time.sleep": FixTemplate("DBOS.sleep({args})", True, _DBOS, arguments="one"),
         "asyncio.sleep": FixTemplate("DBOS.sleep_async({args})", True, _DBOS, arguments="one"),
     },
-)
-
-PLUGIN = FrameworkPlugin(
-    name="dbos",
-    profile=PROFILE,
-    replayer=LazyReplayer("dbos", "replaytest.plugins.dbos_replay:DBOSReplayer"),
-    import_command=import_command,
 )

@@ -1,9 +1,7 @@
-"""Framework plugin for LangGraph: the functional API (``@entrypoint`` orchestration, ``@task`` steps) and the
-graph API's nodes (``StateGraph.add_node``), whose code before an ``interrupt()`` re-runs on resume."""
+"""The lint profile of the langgraph engine: how its orchestration code and steps are marked and which calls
+are its safe replacements (see the package docstring for the engine)."""
 
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.plugins import FrameworkPlugin, LazyReplayer
-from replaytest.plugins.langgraph_import import import_command
 
 _TASK = "a @task function"
 # The graph builders whose ``add_node`` registers a node, as imported from the package or their module.
@@ -34,11 +32,4 @@ PROFILE = FrameworkProfile(
         "concurrency": "@task functions (their futures are recorded)",
         "rerun-on-resume": "into a @task function (or an earlier node)",
     },
-)
-
-PLUGIN = FrameworkPlugin(
-    name="langgraph",
-    profile=PROFILE,
-    replayer=LazyReplayer("langgraph", "replaytest.plugins.langgraph_replay:LangGraphReplayer"),
-    import_command=import_command,
 )

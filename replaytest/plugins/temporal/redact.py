@@ -28,7 +28,7 @@ from replaytest.fileio import read_regular
 from replaytest.history.errors import HistoryError
 from replaytest.history.io import parse_json, write_text_atomically
 from replaytest.history.redact import RedactionSession, Redactor
-from replaytest.plugins.temporal_history import decode_json_payload
+from replaytest.plugins.temporal.history import decode_json_payload
 
 
 @dataclass

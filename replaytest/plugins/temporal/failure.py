@@ -7,7 +7,7 @@ text, e.g. ``[TMPRL1100] Nondeterminism error: Timer machine does not handle thi
 HistoryEvent(id: 5, ActivityTaskScheduled)``, usually wrapped in the debug print of a ``Failure``. This
 module parses that text (older SDKs omit the ``[TMPRL1100]`` code) and names the divergence in
 DESIGN's kinds, with the recorded side read from the history JSON itself; then it adds the line of
-workflow code from what the replay traced (``temporal_trace``): the issued command's, or, where the code
+workflow code from what the replay traced (``temporal.trace``): the issued command's, or, where the code
 issued nothing, the patch call or command in a marker's place and the condition it still waits in, and
 the handlers of the recorded signals and updates.
 """
@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from replaytest.plugins.temporal_history import TERMINAL_KINDS, command_views, event_type, event_view, find_event
+from replaytest.plugins.temporal.history import TERMINAL_KINDS, command_views, event_type, event_view, find_event
 from replaytest.replay.divergence import CommandView, Divergence, SourcePosition
 
 if TYPE_CHECKING:
-    from replaytest.plugins.temporal_trace import IssuedCommand, WorkflowTrace
+    from replaytest.plugins.temporal.trace import IssuedCommand, WorkflowTrace
 
 # sdk-core's state machine names (``<name> machine does not handle this event``) → the command kind.
 _MACHINE_KINDS: Mapping[str, str] = {
@@ -90,13 +90,13 @@ _FRAME_RE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func
 _FAILURE_TYPE_RE = re.compile(r'ApplicationFailureInfo \{ r#type: "(?P<type>[^"]*)"')
 _REASON_RE = re.compile(r"^(?P<reason>\d+|[A-Z_]+): ")
 _LANG_FAIL = ("4", "LANG_FAIL")
-# Issued command kinds ``temporal_trace`` can name: through a workflow outbound interceptor, and timers
+# Issued command kinds ``temporal.trace`` can name: through a workflow outbound interceptor, and timers
 # and patch markers as the workflow instance adds them (``WorkflowTrace``).
 TRACEABLE_KINDS: frozenset[str] = frozenset(
     {"activity", "local-activity", "child-workflow", "signal-external", "continue-as-new", "timer", "patch"}
 )
-# Command kinds of the trace (``temporal_trace``) that leave an event of their own in the history, by the
-# same names as ``temporal_history``'s views; the others (update responses are protocol messages, query
+# Command kinds of the trace (``temporal.trace``) that leave an event of their own in the history, by the
+# same names as ``temporal.history``'s views; the others (update responses are protocol messages, query
 # answers, cancellations of local activities, signals and children) are not counted when aligning.
 _EVENT_COMMAND_KINDS = frozenset({
     "activity", "local-activity", "timer", "timer-cancel", "activity-cancel", "patch", "child-workflow",
@@ -543,7 +543,7 @@ def handler_lookup(defn: Any, trace: WorkflowTrace) -> Any:
     dynamic one —, or ``None`` when it has none; ``None`` itself without a workflow definition."""
     import linecache
 
-    from replaytest.plugins.temporal_internals import handler_function
+    from replaytest.plugins.temporal.internals import handler_function
 
     if defn is None:
         return None

@@ -11,7 +11,7 @@ in one — writes two headers there, so no activity signature changes:
   run's prompt manifest, ``{name: version}`` of every prompt its workflow class can use
   (``replaytest.prompts.prompt_manifest``; give the interceptor the workflow classes to know them).
 
-Replay reads both back (``temporal_replay``) and compares them with the current code. Headers are
+Replay reads both back (``temporal.replayer``) and compares them with the current code. Headers are
 written with temporalio's default payload converter (plain JSON), never through a codec, so any
 tool can read them.
 
@@ -33,7 +33,7 @@ from temporalio import client, workflow
 from temporalio import worker as temporal_worker
 from temporalio.api.common.v1 import Payload
 
-from replaytest.plugins.temporal_internals import workflow_definition
+from replaytest.plugins.temporal.internals import workflow_definition
 from replaytest.prompts import prompt_manifest
 
 PROMPT_HEADER = "replaytest-prompt"
