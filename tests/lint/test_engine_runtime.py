@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from replaytest.config import Config
-from replaytest.lint import engine
+from replaytest.lint import engine, pool, summarise
 from replaytest.lint.engine import build_context, lint_paths
 from replaytest.lint.fix import apply_fixes
 from replaytest.lint.model import summary_from_json, summary_to_json
@@ -71,14 +71,14 @@ def test_parallel_run_equals_serial_run(tmp_path: Path, monkeypatch) -> None:
     root = project(tmp_path, 20)
     serial = run(root, use_cache=False, jobs=1)
     pools = []
-    real_pool = engine._process_pool
-    monkeypatch.setattr(engine, "_process_pool", lambda **kw: pools.append(kw) or real_pool(**kw))
+    real_pool = pool.process_pool
+    monkeypatch.setattr(pool, "process_pool", lambda **kw: pools.append(kw) or real_pool(**kw))
     parallel = run(root, use_cache=False, jobs=4)  # an explicit worker count uses the pool even for small files
     assert len(pools) == 1
     assert as_rows(parallel) == as_rows(serial)
     assert len(serial.diagnostics) == 5 * 20
     assert serial.files_checked == 2 * 20 + 1
-    monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 3.0)
+    monkeypatch.setattr(pool.CpuMeter, "spare", lambda self: 3.0)
     by_default = run(root, use_cache=False, jobs=None)  # 20 small files: not worth a pool, idle CPUs or not
     assert len(pools) == 1 and as_rows(by_default) == as_rows(serial)
 
@@ -89,18 +89,18 @@ def test_default_run_takes_a_pool_when_the_work_pays_for_it(tmp_path: Path, monk
     root = project(tmp_path, 6)
     serial = run(root, use_cache=False, jobs=1)
     pools = []
-    real_pool = engine._process_pool
-    monkeypatch.setattr(engine, "_process_pool", lambda **kw: pools.append(kw) or real_pool(**kw))
+    real_pool = pool.process_pool
+    monkeypatch.setattr(pool, "process_pool", lambda **kw: pools.append(kw) or real_pool(**kw))
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: [start_method])
-    monkeypatch.setattr(engine, "SECONDS_PER_BYTE", 1e-3)  # as if each small file took a second to parse
-    monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 1.0)
+    monkeypatch.setattr(pool, "SECONDS_PER_BYTE", 1e-3)  # as if each small file took a second to parse
+    monkeypatch.setattr(pool.CpuMeter, "spare", lambda self: 1.0)
     pooled = run(root, use_cache=False, jobs=None)
     assert [kw["max_workers"] for kw in pools] == [2]
     assert ("mp_context" in pools[0]) == (start_method == "fork")
     assert as_rows(pooled) == as_rows(serial)
-    assert engine._WORKER_CONTEXT is None  # the parent does not keep the context it lent the workers
+    assert pool._WORKER_CONTEXT is None  # the parent does not keep the context it lent the workers
     assert gc.get_freeze_count() == 0  # nor its objects frozen for them
-    monkeypatch.setattr(engine.CpuMeter, "spare", lambda self: 0.0)
+    monkeypatch.setattr(pool.CpuMeter, "spare", lambda self: 0.0)
     assert as_rows(run(root, use_cache=False, jobs=None)) == as_rows(serial)
     assert len(pools) == 1  # no idle CPU: serial, however much work there is
 
@@ -111,8 +111,8 @@ def test_cache_reuses_summaries_and_follows_helper_edits(tmp_path: Path, monkeyp
     assert list((root / ".replaytest_cache" / "lint").rglob("*.json"))
 
     parsed: list[str] = []
-    original = engine.summarise_source
-    monkeypatch.setattr(engine, "summarise_source", lambda *a: parsed.append(a[1]) or original(*a))
+    original = summarise.summarise_source
+    monkeypatch.setattr(summarise, "summarise_source", lambda *a: parsed.append(a[1]) or original(*a))
     warm = run(root, use_cache=True, jobs=1)
     assert as_rows(warm) == as_rows(cold)
     assert parsed == []  # every summary came from the cache, helpers included
@@ -180,8 +180,8 @@ def test_summary_json_round_trip(tmp_path: Path) -> None:
 def test_screened_out_files_are_not_parsed(tmp_path: Path, monkeypatch) -> None:
     root = project(tmp_path, 1)
     parsed: list[str] = []
-    original = engine.summarise_source
-    monkeypatch.setattr(engine, "summarise_source", lambda *a: parsed.append(Path(a[1]).name) or original(*a))
+    original = summarise.summarise_source
+    monkeypatch.setattr(summarise, "summarise_source", lambda *a: parsed.append(Path(a[1]).name) or original(*a))
     run(root, use_cache=False, jobs=1)
     # The workflow is screened in, its helper parsed because the workflow calls it, plain.py never.
     assert sorted(parsed) == ["flow_0.py", "helpers_0.py"]
@@ -291,7 +291,7 @@ def test_a_failing_pool_falls_back_to_serial_and_says_so(tmp_path: Path, monkeyp
     def no_pool(**options):
         raise OSError("no semaphores here")
 
-    monkeypatch.setattr(engine, "_process_pool", no_pool)
+    monkeypatch.setattr(pool, "process_pool", no_pool)
     result = run(root, use_cache=False, jobs=2)
     assert as_rows(result) == as_rows(run(root, use_cache=False, jobs=1))
     assert result.notes and "continuing serially" in result.notes[0]
@@ -334,9 +334,9 @@ def test_sarif_code_flows_name_each_helper_and_its_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("cpus", "load", "expected"), [(2, 0.0, 2), (2, 0.6, 1), (2, 11.0, 1), (8, 3.2, 5), (4, 0.4, 4)])
 def test_default_workers_count_only_idle_cpus(monkeypatch, cpus: int, load: float, expected: int) -> None:
-    monkeypatch.setattr(engine, "_available_cpus", lambda: cpus)
-    monkeypatch.setattr(engine.os, "getloadavg", lambda: (load, load, load))
-    assert engine._idle_cpus() == expected
+    monkeypatch.setattr(pool, "_available_cpus", lambda: cpus)
+    monkeypatch.setattr(pool.os, "getloadavg", lambda: (load, load, load))
+    assert pool.idle_cpus() == expected
 
 
 @pytest.mark.parametrize(("total_bytes", "files", "capacity", "expected"), [
@@ -349,15 +349,15 @@ def test_default_workers_count_only_idle_cpus(monkeypatch, cpus: int, load: floa
     (5_000_000, 400, 8.0, 8),  # 15 s: 1.9 s + 0.48 s beats seven workers' 2.1 s + 0.42 s
 ])
 def test_default_workers_weigh_the_work_against_idle_cpus(monkeypatch, total_bytes, files, capacity, expected) -> None:
-    monkeypatch.setattr(engine, "SECONDS_PER_BYTE", 3.0e-6)
-    monkeypatch.setattr(engine, "WORKER_COST_S", 0.06)
-    monkeypatch.setattr(engine, "POOL_MARGIN", 0.2)
-    assert engine.default_workers(total_bytes, files, capacity) == expected
+    monkeypatch.setattr(pool, "SECONDS_PER_BYTE", 3.0e-6)
+    monkeypatch.setattr(pool, "WORKER_COST_S", 0.06)
+    monkeypatch.setattr(pool, "POOL_MARGIN", 0.2)
+    assert pool.default_workers(total_bytes, files, capacity) == expected
 
 
 def test_cpu_meter_counts_idle_ticks_of_this_process_cpus_only(tmp_path: Path, monkeypatch) -> None:
     stat = tmp_path / "stat"
-    monkeypatch.setattr(engine, "_affinity", lambda: [0, 2])
+    monkeypatch.setattr(pool, "_affinity", lambda: [0, 2])
 
     def write(idle0: int, iowait0: int, idle1: int, idle2: int) -> None:
         stat.write_text(
@@ -368,21 +368,21 @@ def test_cpu_meter_counts_idle_ticks_of_this_process_cpus_only(tmp_path: Path, m
             "intr 12345\n", encoding="ascii")
 
     clock = iter([100.0, 102.0])
-    monkeypatch.setattr(engine.time, "monotonic", lambda: next(clock))
-    monkeypatch.setattr(engine.CpuMeter, "STAT_PATH", str(stat))
+    monkeypatch.setattr(pool.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(pool.CpuMeter, "STAT_PATH", str(stat))
     write(1000, 50, 1000, 1000)
-    meter = engine.CpuMeter()
+    meter = pool.CpuMeter()
     # Over 2 s: cpu0 idle 50 + iowait 10 ticks, cpu1 (not ours) 200, cpu2 idle 150: 210 ticks of ours idle.
     write(1050, 60, 1200, 1150)
     assert meter.spare() == pytest.approx(210 / os.sysconf("SC_CLK_TCK") / 2)
 
 
 def test_cpu_meter_says_nothing_without_proc_stat_or_time(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(engine.CpuMeter, "STAT_PATH", str(tmp_path / "missing"))
-    assert engine.CpuMeter().spare() is None
+    monkeypatch.setattr(pool.CpuMeter, "STAT_PATH", str(tmp_path / "missing"))
+    assert pool.CpuMeter().spare() is None
     (tmp_path / "stat").write_text("cpu  1 1 1 1 1 0 0 0 0 0\ncpu0 1 1 1 1 1 0 0 0 0 0\n", encoding="ascii")
-    monkeypatch.setattr(engine.CpuMeter, "STAT_PATH", str(tmp_path / "stat"))
-    monkeypatch.setattr(engine, "_affinity", lambda: [0])
+    monkeypatch.setattr(pool.CpuMeter, "STAT_PATH", str(tmp_path / "stat"))
+    monkeypatch.setattr(pool, "_affinity", lambda: [0])
     clock = iter([100.0, 100.01])
-    monkeypatch.setattr(engine.time, "monotonic", lambda: next(clock))
-    assert engine.CpuMeter().spare() is None  # 10 ms: a window too short to count ticks in
+    monkeypatch.setattr(pool.time, "monotonic", lambda: next(clock))
+    assert pool.CpuMeter().spare() is None  # 10 ms: a window too short to count ticks in
