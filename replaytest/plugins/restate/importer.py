@@ -239,10 +239,10 @@ def build_history(invocation: dict[str, Any], entries: list[dict[str, Any]]) -> 
             raise ImportRefused(f"{where}: journal entry {index} ({entry_type}) is a notification before any command")
     close_command()
     status = run_status(str(invocation.get("status")), invocation.get("completion_result"))
-    error = None
+    recorded_failure = None
     if status == "failed":
         message = invocation.get("completion_failure") or failure or ""
-        error = ErrorInfo("TerminalError", _failure_message(str(message)))
+        recorded_failure = ErrorInfo("TerminalError", _failure_message(str(message)))
     document_input: dict[str, Any] = {"argument": argument}
     if invocation.get("target_service_key"):
         document_input["key"] = str(invocation["target_service_key"])
@@ -252,7 +252,7 @@ def build_history(invocation: dict[str, Any], entries: list[dict[str, Any]]) -> 
         events=tuple(events),
         input=document_input,
         result=values.payload_value(output) if status == "completed" and output is not None else None,
-        error=error,
+        error=recorded_failure,
         code_version=str(invocation["pinned_deployment_id"]) if invocation.get("pinned_deployment_id") else None,
     )
 

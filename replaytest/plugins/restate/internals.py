@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn, Protocol, cast
 
 TESTED_SDK = (">=1.3", "<1.4")
 _OLDEST, _NEWEST_EXCLUDED = (1, 3), (1, 4)
@@ -225,7 +225,7 @@ def run_handler(handler: Any, journal: bytes, protocol_version: int, observer: C
     if not vm.is_ready_to_execute():
         raise ValueError("the state machine did not accept the recorded journal as a whole")
     context = ReplayContext(
-        vm=vm, handler=handler, invocation=vm.sys_input(), attempt_headers={}, send=_discard, receive=_ClosedInput(),
+        vm=vm, handler=handler, invocation=vm.sys_input(), attempt_headers={}, send=_discard, receive=cast(Any, _ClosedInput()),
     )
     loop = asyncio.new_event_loop()
     try:
