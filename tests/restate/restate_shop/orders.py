@@ -1,0 +1,77 @@
+"""The order desk: a service whose handler takes steps, calls a pricing service, keeps a virtual object's
+state and waits on an awakeable for a clerk's approval. ``RESTATE_SHOP_MARKER`` names a file every step
+body appends its name to, which lets the tests prove that replay runs no step body."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+import restate
+
+pricing = restate.Service("pricing")
+ledger = restate.VirtualObject("ledger")
+# A short inactivity timeout: an invocation waiting for its approval suspends at once instead of after a minute.
+orders = restate.Service("orders", inactivity_timeout=timedelta(seconds=1))
+# Completed invocations of this service keep no journal (retention off): import must say so.
+receipts = restate.Service("receipts", journal_retention=timedelta(0))
+
+
+def _mark(step: str) -> None:
+    marker = os.environ.get("RESTATE_SHOP_MARKER")
+    if marker:
+        with open(marker, "a", encoding="utf-8") as handle:
+            handle.write(step + "\n")
+
+
+@pricing.handler()
+async def quote(ctx: restate.Context, item: str) -> int:
+    return 10 * len(item)
+
+
+@ledger.handler()
+async def add(ctx: restate.ObjectContext, amount: int) -> int:
+    total = await ctx.get("total", type_hint=int) or 0
+    total += amount
+    ctx.set("total", total)
+    return total
+
+
+def reserve_stock(item: str) -> str:
+    _mark("reserve")
+    return f"reserved {item}"
+
+
+def charge_card(amount: int) -> str:
+    _mark("charge")
+    return f"charged {amount}"
+
+
+@orders.handler()
+async def place(ctx: restate.Context, order: dict) -> dict:
+    item = order["item"]
+    reservation = await ctx.run_typed("reserve", reserve_stock, item=item)
+    price = await ctx.service_call(quote, arg=item)
+    receipt = await ctx.run_typed("charge", charge_card, amount=price)
+    total = await ctx.object_call(add, key=order["customer"], arg=price)
+    if order.get("approval"):
+        approval_id, approval = ctx.awakeable(type_hint=str)
+        await ctx.run_typed("announce", lambda: _mark("announce") or approval_id)
+        verdict = await approval
+    else:
+        verdict = "auto"
+    return {"reservation": reservation, "receipt": receipt, "total": total, "verdict": verdict}
+
+
+@orders.handler()
+async def cancel(ctx: restate.Context, order: dict) -> dict:
+    await ctx.run_typed("look up", reserve_stock, item=order["item"])
+    raise restate.TerminalError(f"order for {order['item']} cannot be cancelled", status_code=409)
+
+
+@receipts.handler()
+async def issue(ctx: restate.Context, amount: int) -> str:
+    return await ctx.run_typed("print", charge_card, amount=amount)
+
+
+app = restate.app(services=[pricing, ledger, orders, receipts])
