@@ -63,6 +63,7 @@ class Recording:
     histories: Path
     marker: Path  # what the step bodies wrote while recording
     ids: dict[str, str] = field(default_factory=dict)  # role -> invocation id
+    completed_answer: Any = None  # what the ingress answered the completed invocation's caller
     import_output: str = ""
 
 
@@ -124,7 +125,7 @@ def record(folder: Path) -> Recording:
         )
         recording = Recording(folder / "histories", marker)
         _wait_until("the ingress", lambda: http("POST", f"{ingress}/pricing/quote", "warmup", timeout=10), _START_SECONDS, server_log)
-        recording.ids["completed"] = _call(ingress, "orders/place", {"item": "lamp", "customer": "ann"})
+        recording.ids["completed"], recording.completed_answer = _call(ingress, "orders/place", {"item": "lamp", "customer": "ann"})
         recording.ids["approved"] = _send(ingress, "orders/place", {"item": "desk", "customer": "bob", "approval": True})
         recording.ids["suspended"] = _send(ingress, "orders/place", {"item": "sofa", "customer": "cat", "approval": True})
         recording.ids["failed"] = _send(ingress, "orders/cancel", {"item": "chair"})
@@ -138,21 +139,25 @@ def record(folder: Path) -> Recording:
         recording.import_output = _import(admin, recording.histories, "--service", "orders")
         recording.import_output += _import(admin, recording.histories, "--service", "ledger")
         recording.import_output += _import(admin, folder / "receipts", "--service", "receipts")
+        # The selections, while the server still runs.
+        _import(admin, folder / "one", "--invocation", recording.ids["completed"])
+        _import(admin, folder / "suspended-only", "--status", "suspended")
+        _import(admin, folder / "cancel-only", "--service", "orders", "--handler", "cancel")
         return recording
     finally:
         processes.stop()
 
 
-def _call(ingress: str, target: str, body: Any) -> str:
+def _call(ingress: str, target: str, body: Any) -> tuple[str, Any]:
     request = urllib.request.Request(
         f"{ingress}/{target}", data=json.dumps(body).encode("utf-8"), method="POST", headers={"content-type": "application/json"}
     )
     with urllib.request.urlopen(request, timeout=_WAIT_SECONDS) as response:
-        response.read()
+        answer = json.loads(response.read())
         invocation_id = response.headers.get("x-restate-id")
     if not invocation_id:
         raise AssertionError(f"no x-restate-id header in the answer to {target}")
-    return str(invocation_id)
+    return str(invocation_id), answer
 
 
 def _send(ingress: str, target: str, body: Any) -> str:

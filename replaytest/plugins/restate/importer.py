@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import json
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +113,9 @@ class AdminQuery:
         self.url = admin_url.rstrip("/") + "/query"
 
     def rows(self, sql: str) -> list[dict[str, Any]]:
+        import urllib.error
+        import urllib.request  # here, not at the top: every lint run loads this module for the command
+
         request = urllib.request.Request(
             self.url,
             data=json.dumps({"query": sql}).encode("utf-8"),

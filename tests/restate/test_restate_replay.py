@@ -1,0 +1,158 @@
+"""Replaying recorded Restate invocations through the SDK's state machine: green for the code that recorded
+them, the right divergence at the right handler line for changed code, and never a step body run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import line_of
+from restate_kit import Recording
+from restate_shop import orders
+
+from replaytest.plugins.restate.replayer import NO_ARGUMENTS_NOTE, RestateReplayer
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import ReplayResult
+
+MARKER = "RESTATE_SHOP_MARKER"
+
+
+def replay(recording: Recording, role: str, *services: object) -> ReplayResult:
+    path = recording.histories / f"{recording.ids[role]}.json"
+    return RestateReplayer().replay(path, WorkflowSet(services or (orders.orders, orders.ledger, orders.pricing)), ReplayOptions())
+
+
+def ledger_histories(recording: Recording) -> list[Path]:
+    found = []
+    for path in sorted(recording.histories.glob("*.json")):
+        if json.loads(path.read_text())["workflow"]["type"] == "ledger/add":
+            found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("role", ["completed", "approved", "suspended", "failed"])
+def test_the_code_that_recorded_the_invocation_replays_green(recording: Recording, role: str) -> None:
+    result = replay(recording, role)
+    assert (result.status, result.error, result.divergence) == ("passed", None, None)
+    assert NO_ARGUMENTS_NOTE in result.notes
+
+
+def test_virtual_object_state_reads_and_writes_replay_green(recording: Recording) -> None:
+    paths = ledger_histories(recording)
+    assert len(paths) == 3  # one ledger/add call per placed order
+    for path in paths:
+        result = RestateReplayer().replay(path, WorkflowSet((orders.ledger,)), ReplayOptions())
+        assert (result.status, result.error) == ("passed", None), path
+
+
+def test_run_status_is_the_invocation_status(recording: Recording) -> None:
+    statuses = {role: replay(recording, role) for role in ("completed", "approved", "suspended", "failed")}
+    assert {role: result.run_status for role, result in statuses.items()} == {
+        "completed": "completed", "approved": "completed", "suspended": "parked", "failed": "failed",
+    }
+    assert statuses["suspended"].in_flight is True
+    assert statuses["completed"].in_flight is False
+
+
+def test_no_step_body_runs_during_replay(recording: Recording, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The marker mechanism works: recording ran the bodies and they wrote their names.
+    assert {"reserve", "charge", "announce"} <= set(recording.marker.read_text().split())
+    marker = tmp_path / "replayed-steps.txt"
+    monkeypatch.setenv(MARKER, str(marker))
+    for role in ("completed", "approved", "suspended", "failed"):
+        assert replay(recording, role).status == "passed"
+    assert not marker.exists(), marker.read_text()
+
+
+def test_no_step_body_runs_when_the_code_inserts_a_step(recording: Recording, variant, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    marker = tmp_path / "replayed-steps.txt"
+    monkeypatch.setenv(MARKER, str(marker))
+    module, _ = variant(
+        '    receipt = await ctx.run_typed("charge"',
+        '    await ctx.run_typed("audit", lambda: _mark("audit") or "ok")\n    receipt = await ctx.run_typed("charge"',
+    )
+    # The completed history meets the new step where it recorded another command; the suspended one
+    # resumes after its last command, so the new step past it is where the replay stops: neither runs it.
+    for role in ("completed", "suspended"):
+        assert replay(recording, role, module.orders, module.ledger).status == "diverged"
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_renamed_step_is_a_command_mismatch_at_its_line(recording: Recording, variant) -> None:  # type: ignore[no-untyped-def]
+    module, path = variant('ctx.run_typed("charge"', 'ctx.run_typed("bill"')
+    for role in ("completed", "suspended"):
+        result = replay(recording, role, module.orders)
+        divergence = result.divergence
+        assert result.status == "diverged" and divergence is not None
+        assert divergence.kind == "command-mismatch"
+        assert (divergence.recorded.kind, divergence.recorded.name) == ("step", "charge")  # type: ignore[union-attr]
+        assert (divergence.issued.kind, divergence.issued.name) == ("step", "bill")  # type: ignore[union-attr]
+        assert divergence.position == 3
+        assert divergence.source is not None and Path(divergence.source.path) == path
+        assert divergence.source.line == line_of(path, '"bill"')
+
+
+def test_an_inserted_step_is_a_command_mismatch_at_its_line(recording: Recording, variant) -> None:  # type: ignore[no-untyped-def]
+    module, path = variant("    price = await ctx.service_call(", '    await ctx.run_typed("audit", reserve_stock, item=item)\n    price = await ctx.service_call(')
+    result = replay(recording, "completed", module.orders)
+    divergence = result.divergence
+    assert divergence is not None and divergence.kind == "command-mismatch"
+    assert (divergence.recorded.kind, divergence.recorded.name) == ("child-workflow", "pricing/quote")  # type: ignore[union-attr]
+    assert (divergence.issued.kind, divergence.issued.name) == ("step", "audit")  # type: ignore[union-attr]
+    assert divergence.source is not None and divergence.source.line == line_of(path, '"audit"')
+
+
+def test_reordered_steps_are_a_command_mismatch_at_the_first_moved_line(recording: Recording, variant) -> None:  # type: ignore[no-untyped-def]
+    reserve = '    reservation = await ctx.run_typed("reserve", reserve_stock, item=item)\n'
+    call = "    price = await ctx.service_call(quote, arg=item)\n"
+    module, path = variant(reserve + call, call + reserve)
+    result = replay(recording, "suspended", module.orders)
+    divergence = result.divergence
+    assert divergence is not None and divergence.kind == "command-mismatch"
+    assert (divergence.recorded.kind, divergence.recorded.name) == ("step", "reserve")  # type: ignore[union-attr]
+    assert (divergence.issued.kind, divergence.issued.name) == ("child-workflow", "pricing/quote")  # type: ignore[union-attr]
+    assert divergence.position == 1
+    assert divergence.source is not None and divergence.source.line == line_of(path, "service_call(quote")
+
+
+def test_a_changed_branch_diverges_where_the_paths_part(recording: Recording, variant) -> None:  # type: ignore[no-untyped-def]
+    module, path = variant('if order.get("approval"):', 'if not order.get("approval"):')
+    completed = replay(recording, "completed", module.orders).divergence
+    assert completed is not None and completed.kind == "extra-command"
+    assert (completed.issued.kind, completed.issued.name) == ("step", "announce")  # type: ignore[union-attr]
+    assert completed.source is not None and completed.source.line == line_of(path, '"announce"')
+    suspended = replay(recording, "suspended", module.orders).divergence
+    assert suspended is not None and suspended.kind == "missing-command"
+    assert (suspended.recorded.kind, suspended.recorded.name) == ("step", "announce")  # type: ignore[union-attr]
+
+
+def test_a_changed_state_key_is_a_command_mismatch(recording: Recording, variant) -> None:  # type: ignore[no-untyped-def]
+    module, path = variant('ctx.set("total", total)', 'ctx.set("sum", total)')
+    result = RestateReplayer().replay(ledger_histories(recording)[0], WorkflowSet((module.ledger,)), ReplayOptions())
+    divergence = result.divergence
+    assert divergence is not None and divergence.kind == "command-mismatch"
+    assert (divergence.recorded.name, divergence.issued.name) == ("set total", "set sum")  # type: ignore[union-attr]
+    assert divergence.source is not None and divergence.source.line == line_of(path, 'ctx.set("sum"')
+
+
+def test_a_changed_call_argument_is_an_args_mismatch(recording: Recording, variant) -> None:  # type: ignore[no-untyped-def]
+    module, path = variant("service_call(quote, arg=item)", "service_call(quote, arg=item.upper())")
+    divergence = replay(recording, "completed", module.orders).divergence
+    assert divergence is not None and divergence.kind == "args-mismatch"
+    assert divergence.issued is not None and divergence.issued.name == "pricing/quote"
+    assert divergence.source is not None and divergence.source.line == line_of(path, "arg=item.upper()")
+
+
+def test_another_output_is_a_result_mismatch(recording: Recording, variant) -> None:  # type: ignore[no-untyped-def]
+    module, _ = variant('"verdict": verdict}', '"verdict": verdict, "version": 2}')
+    result = replay(recording, "completed", module.orders)
+    assert result.divergence is not None and result.divergence.kind == "result-mismatch"
+    assert "version" in result.divergence.message
+    # The unfinished invocation has not returned yet: its output is not compared.
+    assert replay(recording, "suspended", module.orders).status == "passed"
+
+
+def test_a_history_without_current_code_is_stale(recording: Recording) -> None:
+    result = replay(recording, "completed", orders.ledger)
+    assert result.status == "stale" and "orders/place" in str(result.error) and "ledger/add" in str(result.error)
