@@ -65,17 +65,22 @@ def test_no_step_body_runs_during_replay(recording: Recording, tmp_path: Path, m
     assert not marker.exists(), marker.read_text()
 
 
-def test_no_step_body_runs_when_the_code_inserts_a_step(recording: Recording, variant, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_step_past_the_recorded_journal_is_where_replay_stops_without_running_it(
+    recording: Recording, variant, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
     marker = tmp_path / "replayed-steps.txt"
     monkeypatch.setenv(MARKER, str(marker))
-    module, _ = variant(
-        '    receipt = await ctx.run_typed("charge"',
-        '    await ctx.run_typed("audit", lambda: _mark("audit") or "ok")\n    receipt = await ctx.run_typed("charge"',
-    )
-    # The completed history meets the new step where it recorded another command; the suspended one
-    # resumes after its last command, so the new step past it is where the replay stops: neither runs it.
-    for role in ("completed", "suspended"):
-        assert replay(recording, role, module.orders, module.ledger).status == "diverged"
+    announce = '        await ctx.run_typed("announce", lambda: _mark("announce") or approval_id)\n'
+    module, path = variant(announce, announce + '        await ctx.run_typed("remind", lambda: _mark("remind") or "sent")\n')
+    # The suspended invocation recorded everything up to the announcement: a resumed run would run the new
+    # step for real next, so the replay stops there and passes ("reached the end of the history").
+    suspended = replay(recording, "suspended", module.orders)
+    assert (suspended.status, suspended.divergence) == ("passed", None)
+    # The approved one completed without it: the new step is an extra command at its line.
+    approved = replay(recording, "approved", module.orders).divergence
+    assert approved is not None and approved.kind == "extra-command"
+    assert approved.issued is not None and approved.issued.name == "remind"
+    assert approved.source is not None and approved.source.line == line_of(path, '"remind"')
     assert not marker.exists(), marker.read_text()
 
 

@@ -1,0 +1,46 @@
+"""The faces on Restate histories: ``replaytest replay`` prints the notes for what Restate does not store,
+``replaytest impact`` groups the runs a change breaks, and the import command refuses a bad admin URL."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ORDERS_SOURCE
+from restate_kit import HERE, Recording
+
+_TIMEOUT = 120
+
+
+def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "replaytest", *args], cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT)
+
+
+def test_replay_summary_notes_what_restate_does_not_store(recording: Recording) -> None:
+    completed = run(["replay", str(recording.histories), "--workflows", "restate_shop.orders:orders", "--workflows", "restate_shop.orders:ledger"], HERE)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    output = completed.stdout + completed.stderr
+    assert "Restate journals store no ctx.run arguments" in output
+    assert "no prompt versions recorded" in output
+    assert output.count("Restate journals store no ctx.run arguments") == 1  # once, for all histories
+
+
+def test_impact_groups_the_runs_a_renamed_step_breaks(recording: Recording, tmp_path: Path) -> None:
+    source = ORDERS_SOURCE.read_text()
+    (tmp_path / "orders_now.py").write_text(source.replace('ctx.run_typed("charge"', 'ctx.run_typed("bill"'))
+    histories = tmp_path / "histories"
+    shutil.copytree(recording.histories, histories)
+    completed = run(["impact", str(histories), "--workflows", "orders_now:orders", "--workflows", "orders_now:ledger", "-q"], tmp_path)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 1, output
+    assert "orders/place (restate): 1 divergence point" in output
+    assert "command-mismatch" in output and "step 'bill'" in output
+    assert recording.ids["suspended"] in output and recording.ids["completed"] in output
+
+
+def test_import_refuses_an_admin_url_that_is_no_http_url(tmp_path: Path) -> None:
+    completed = run(["import", "restate", "--admin-url", "127.0.0.1:9070", "--out", str(tmp_path / "out")], tmp_path)
+    assert completed.returncode == 2
+    assert "--admin-url" in completed.stderr and "http://" in completed.stderr
