@@ -18,8 +18,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, NoReturn, Protocol, cast
 
-TESTED_SDK = (">=1.3", "<1.4")
-_OLDEST, _NEWEST_EXCLUDED = (1, 3), (1, 4)
+TESTED_SDK = (">=1.0", "<1.4")
+_OLDEST, _NEWEST_EXCLUDED = (1, 0), (1, 4)
 JOURNAL_MISMATCH = 570
 
 
@@ -123,20 +123,21 @@ def _observed_vm_class() -> type:
         def sys_sleep(self, millis: int, name: str | None = None) -> Any:
             return self._command("Command: Sleep", {12: name or ""}, lambda: VMWrapper.sys_sleep(self, millis, name))
 
-        def sys_get_state(self, name: str, entry_name: str | None = None) -> Any:
-            return self._command("Command: GetEagerState", {1: name}, lambda: VMWrapper.sys_get_state(self, name, entry_name))
+        # State calls forward what they are given: before 1.3 they take no entry name.
+        def sys_get_state(self, name: str, *args: Any) -> Any:
+            return self._command("Command: GetEagerState", {1: name}, lambda: VMWrapper.sys_get_state(self, name, *args))
 
-        def sys_get_state_keys(self, entry_name: str | None = None) -> Any:
-            return self._command("Command: GetEagerStateKeys", {}, lambda: VMWrapper.sys_get_state_keys(self, entry_name))
+        def sys_get_state_keys(self, *args: Any) -> Any:
+            return self._command("Command: GetEagerStateKeys", {}, lambda: VMWrapper.sys_get_state_keys(self, *args))
 
-        def sys_set_state(self, name: str, value: bytes, entry_name: str | None = None) -> Any:
-            return self._command("Command: SetState", {1: name}, lambda: VMWrapper.sys_set_state(self, name, value, entry_name))
+        def sys_set_state(self, name: str, value: bytes, *args: Any) -> Any:
+            return self._command("Command: SetState", {1: name}, lambda: VMWrapper.sys_set_state(self, name, value, *args))
 
-        def sys_clear_state(self, name: str, entry_name: str | None = None) -> Any:
-            return self._command("Command: ClearState", {1: name}, lambda: VMWrapper.sys_clear_state(self, name, entry_name))
+        def sys_clear_state(self, name: str, *args: Any) -> Any:
+            return self._command("Command: ClearState", {1: name}, lambda: VMWrapper.sys_clear_state(self, name, *args))
 
-        def sys_clear_all_state(self, entry_name: str | None = None) -> Any:
-            return self._command("Command: ClearAllState", {}, lambda: VMWrapper.sys_clear_all_state(self, entry_name))
+        def sys_clear_all_state(self, *args: Any) -> Any:
+            return self._command("Command: ClearAllState", {}, lambda: VMWrapper.sys_clear_all_state(self, *args))
 
         def sys_get_promise(self, name: str) -> Any:
             return self._command("Command: GetPromise", {1: name}, lambda: VMWrapper.sys_get_promise(self, name))
