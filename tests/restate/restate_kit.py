@@ -1,9 +1,9 @@
 """A real Restate server and the order desk (``restate_shop``) served to it, both on 127.0.0.1, for recording.
 
-``record(folder)`` starts ``restate-server`` 1.7.12 (from npm, ``npm_tools``) with free ports and a data
+``running_desk(folder)`` starts ``restate-server`` 1.7.12 (from npm, ``npm_tools``) with free ports and a data
 directory in ``folder``, serves ``restate_shop.orders:app`` with hypercorn, registers it through the admin
-API, runs the invocations the tests replay, imports them with ``replaytest import restate`` and stops both
-processes. Every wait is bounded by time."""
+API and stops both on leaving; ``record(folder)`` runs the invocations the tests replay in it and imports
+them with ``replaytest import restate``. Every wait is bounded by time."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,7 +92,16 @@ class _Processes:
                     process.wait(timeout=10)
 
 
-def record(folder: Path) -> Recording:
+@dataclass
+class Desk:
+    admin: str
+    ingress: str
+    marker: Path
+
+
+@contextmanager
+def running_desk(folder: Path) -> Iterator[Desk]:
+    """A Restate server with the order desk registered, both stopped on leaving."""
     server = npm_tool(SERVER_PACKAGE, SERVER_VERSION, "restate-server")
     admin_port, ingress_port, node_port, app_port = free_port(), free_port(), free_port(), free_port()
     admin, ingress = f"http://127.0.0.1:{admin_port}", f"http://127.0.0.1:{ingress_port}"
@@ -123,9 +134,17 @@ def record(folder: Path) -> Recording:
             _START_SECONDS,
             app_log,
         )
-        recording = Recording(folder / "histories", marker)
         http("PATCH", f"{admin}/services/receipts", {"journal_retention": "0s"})
         _wait_until("the ingress", lambda: http("POST", f"{ingress}/pricing/quote", "warmup", timeout=10), _START_SECONDS, server_log)
+        yield Desk(admin, ingress, marker)
+    finally:
+        processes.stop()
+
+
+def record(folder: Path) -> Recording:
+    with running_desk(folder) as desk:
+        admin, ingress = desk.admin, desk.ingress
+        recording = Recording(folder / "histories", desk.marker)
         recording.ids["completed"], recording.completed_answer = _call(ingress, "orders/place", {"item": "lamp", "customer": "ann"})
         recording.ids["approved"] = _send(ingress, "orders/place", {"item": "desk", "customer": "bob", "approval": True})
         recording.ids["suspended"] = _send(ingress, "orders/place", {"item": "sofa", "customer": "cat", "approval": True})
@@ -145,8 +164,6 @@ def record(folder: Path) -> Recording:
         _import(admin, folder / "suspended-only", "--status", "suspended")
         _import(admin, folder / "cancel-only", "--service", "orders", "--handler", "cancel")
         return recording
-    finally:
-        processes.stop()
 
 
 def _call(ingress: str, target: str, body: Any) -> tuple[str, Any]:
