@@ -44,3 +44,19 @@ def test_import_refuses_an_admin_url_that_is_no_http_url(tmp_path: Path) -> None
     completed = run(["import", "restate", "--admin-url", "127.0.0.1:9070", "--out", str(tmp_path / "out")], tmp_path)
     assert completed.returncode == 2
     assert "--admin-url" in completed.stderr and "http://" in completed.stderr
+
+
+def test_replay_coverage_reports_the_handlers_the_histories_reach(recording: Recording, tmp_path: Path) -> None:
+    shutil.copytree(HERE / "restate_shop", tmp_path / "restate_shop", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(recording.histories, tmp_path / "histories")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.replaytest.replay]\npaths = ["histories"]\n'
+        'workflows = ["restate_shop.orders:orders", "restate_shop.orders:ledger"]\n'
+    )
+    completed = run(["check", "restate_shop", "--coverage", "-q", "--no-cache"], tmp_path)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, output
+    rows = {line.split()[0]: line.split() for line in output.splitlines() if line.strip().startswith(("orders/", "ledger/"))}
+    # Both sides of the approval branch were recorded (approved and automatic orders).
+    assert rows["orders/place"][1] == "restate_shop.orders.place" and rows["orders/place"][3] == "2/2"
+    assert rows["ledger/add"][1] == "restate_shop.orders.add"

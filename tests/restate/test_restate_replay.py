@@ -161,3 +161,22 @@ def test_another_output_is_a_result_mismatch(recording: Recording, variant) -> N
 def test_a_history_without_current_code_is_stale(recording: Recording) -> None:
     result = replay(recording, "completed", orders.ledger)
     assert result.status == "stale" and "orders/place" in str(result.error) and "ledger/add" in str(result.error)
+
+
+def test_a_clock_read_in_the_handler_is_a_hazard_at_its_line(recording: Recording, variant) -> None:  # type: ignore[no-untyped-def]
+    module, path = variant("    item = order[\"item\"]\n", "    item = order[\"item\"]\n    started = time.time()  # noqa: F841\n")
+    module.time = __import__("time")
+    result = replay(recording, "completed", module.orders)
+    assert result.status == "diverged" and result.divergence is not None
+    assert result.divergence.kind == "nondeterministic-call" and "time.time" in result.divergence.message
+    assert result.divergence.source is not None and result.divergence.source.line == line_of(path, "time.time()")
+
+
+def test_a_file_written_by_the_handler_is_stopped(recording: Recording, variant, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "written-by-the-handler.txt"
+    module, path = variant("    item = order[\"item\"]\n", f"    item = order[\"item\"]\n    open({str(target)!r}, 'w').write('x')\n")
+    result = replay(recording, "suspended", module.orders)
+    assert result.status == "diverged" and result.divergence is not None
+    assert result.divergence.kind == "nondeterministic-call"
+    assert result.divergence.source is not None and result.divergence.source.line == line_of(path, "written-by-the-handler")
+    assert not target.exists()

@@ -17,7 +17,10 @@ beside it for the report (positions are commands, 1 = the first after the input)
 * the handler returning before every recorded command → ``missing-command``; another output or failure than
   recorded → ``result-mismatch``.
 
-Restate journals store no ``ctx.run`` arguments and no prompt versions; the summary says so in notes.
+The handler runs under the runtime guards, as other engines' replays do: a clock, random or uuid read in it
+is a ``nondeterministic-call`` hazard and the replay goes on; a socket, process or file write is stopped and
+reported at its line. Restate journals store no ``ctx.run`` arguments and no prompt versions; the summary
+says so in notes.
 """
 
 from __future__ import annotations
@@ -44,7 +47,14 @@ from replaytest.replay.engine import (
     RecordedEvents,
     check_pending_prompts,
 )
-from replaytest.replay.guards import is_project_file
+from replaytest.replay.guards import (
+    NondeterministicCall,
+    guarded,
+    hazard_message,
+    is_project_file,
+    orchestration_modules,
+    settle_hazards,
+)
 
 ENGINE = "restate"
 # Journal messages are the same from service protocol 4 on; 6 is what restate-server 1.7 pins for the SDK.
@@ -222,18 +232,22 @@ class RestateReplayer:
         journal = journal_bytes(history)
         matcher = Matcher(RecordedEvents(history.events, _recorded), history.status, options)
         replay = _Replay(history, matcher)
-        raised: Exception | None = None
+        modules = orchestration_modules([internals.handler_function(handler)])
+        with guarded(modules, matcher.next_position) as guard:
+            divergence = self._drive(handler, journal, history, matcher, replay)
+        result.warnings = matcher.warnings
+        return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)
+
+    def _drive(self, handler: Any, journal: bytes, history: History, matcher: Matcher, replay: _Replay) -> Divergence | None:
+        from replaytest.plugins.restate import internals
+
         try:
             internals.run_handler(handler, journal, PROTOCOL_VERSION, replay)
         except DivergenceFound as found:
             return found.divergence
-        except ReachedEnd:
-            return None
-        except Exception as error:  # the handler's own failure, not a terminal error
-            raised = error
-        finally:
-            result.warnings = matcher.warnings
-        if raised is not None:
+        except (ReachedEnd, NondeterministicCall):
+            return None  # the end of an unfinished invocation's journal; a stopped effect is reported as a hazard
+        except Exception as raised:  # the handler's own failure, not a terminal error
             if matcher.resumable:
                 return None  # Restate retries a failed attempt of an unfinished invocation from here
             return matcher.divergence(
@@ -244,6 +258,22 @@ class RestateReplayer:
         if replay.outcome is None:
             return None  # the run stopped where an unfinished invocation resumes
         return _check_outcome(matcher, history, *replay.outcome)
+
+
+# Restate has no patch API: an invocation stays on the deployment it started on.
+_VERSION_GUARD = (
+    "register the changed code as a new deployment: Restate keeps running invocations on the deployment they "
+    "started on"
+)
+
+
+def _hazard(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
+    from replaytest.plugins.restate.profile import PROFILE
+
+    instead = PROFILE.replacements.get(trip.category, "ctx.run(...)")
+    return matcher.divergence(
+        "nondeterministic-call", hazard_message(trip, instead, _VERSION_GUARD), source=trip.source, position=trip.position
+    )
 
 
 def _raise_site(error: BaseException) -> SourcePosition | None:
