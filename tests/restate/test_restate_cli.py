@@ -60,3 +60,26 @@ def test_replay_coverage_reports_the_handlers_the_histories_reach(recording: Rec
     # Both sides of the approval branch were recorded (approved and automatic orders).
     assert rows["orders/place"][1] == "restate_shop.orders.place" and rows["orders/place"][3] == "2/2"
     assert rows["ledger/add"][1] == "restate_shop.orders.add"
+
+
+def test_the_pytest_plugin_replays_restate_histories_and_fails_the_diverging_one(recording: Recording, tmp_path: Path) -> None:
+    source = ORDERS_SOURCE.read_text()
+    package = tmp_path / "desk"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "orders.py").write_text(source.replace('if order.get("approval"):', 'if not order.get("approval"):'))
+    shutil.copytree(recording.histories, tmp_path / "histories")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nreplay_paths = ["histories"]\n'
+        'replay_workflows = ["desk.orders:orders", "desk.orders:ledger"]\n'
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "histories"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=_TIMEOUT,
+    )
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 1, output
+    # The branch change breaks every order history (approved or not); the ledger histories still pass.
+    assert "3 failed, 4 passed" in output, output
+    for role in ("completed", "approved", "suspended"):
+        assert f"FAILED histories/{recording.ids[role]}.json::replay" in output, output
