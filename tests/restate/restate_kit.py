@@ -150,12 +150,14 @@ def record(folder: Path) -> Recording:
         recording.ids["suspended"] = _send(ingress, "orders/place", {"item": "sofa", "customer": "cat", "approval": True})
         recording.ids["failed"] = _send(ingress, "orders/cancel", {"item": "chair"})
         recording.ids["discarded"] = _send(ingress, "receipts/issue", 12)
+        recording.ids["retrying"] = _send(ingress, "orders/restock", {"item": "lamp"})
         for role in ("approved", "suspended"):
             _wait_for_status(admin, recording.ids[role], "suspended")
         awakeable = _step_result(admin, recording.ids["approved"], "announce")
         http("POST", f"{ingress}/restate/awakeables/{awakeable}/resolve", "approved by clerk")
         for role in ("approved", "failed", "discarded"):
             _wait_for_status(admin, recording.ids[role], "completed")
+        _wait_for_status(admin, recording.ids["retrying"], "backing-off")
         recording.import_output = _import(admin, recording.histories, "--service", "orders")
         recording.import_output += _import(admin, recording.histories, "--service", "ledger")
         recording.import_output += _import(admin, folder / "receipts", "--service", "receipts")

@@ -79,7 +79,7 @@ def test_the_pytest_plugin_replays_restate_histories_and_fails_the_diverging_one
     )
     output = completed.stdout + completed.stderr
     assert completed.returncode == 1, output
-    # The branch change breaks every order history (approved or not); the ledger histories still pass.
-    assert "3 failed, 4 passed" in output, output
+    # The branch change breaks every placed order (approved or not); the others still pass.
+    assert "3 failed, 5 passed" in output, output
     for role in ("completed", "approved", "suspended"):
         assert f"FAILED histories/{recording.ids[role]}.json::replay" in output, output

@@ -180,3 +180,27 @@ def test_a_file_written_by_the_handler_is_stopped(recording: Recording, variant,
     assert result.divergence.kind == "nondeterministic-call"
     assert result.divergence.source is not None and result.divergence.source.line == line_of(path, "written-by-the-handler")
     assert not target.exists()
+
+
+def test_a_step_still_being_retried_is_where_the_invocation_resumes(recording: Recording, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # While recording, Restate retried the failing step: its journal holds the step without a result.
+    assert recording.marker.read_text().split().count("supplier") >= 1
+    path = recording.histories / f"{recording.ids['retrying']}.json"
+    recorded = json.loads(path.read_text())
+    assert recorded["status"] == "running"
+    assert [event["name"] for event in recorded["events"]] == ["reserve", "call supplier"]
+    assert [entry["type"] for entry in recorded["events"][1]["journal"]] == ["Command: Run"]
+    marker = tmp_path / "replayed-steps.txt"
+    monkeypatch.setenv(MARKER, str(marker))
+    result = replay(recording, "retrying")
+    assert (result.status, result.divergence, result.run_status) == ("passed", None, "running")
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_finished_history_whose_step_lacks_its_result_cannot_be_replayed(recording: Recording, tmp_path: Path) -> None:
+    document = json.loads((recording.histories / f"{recording.ids['completed']}.json").read_text())
+    document["events"][2]["journal"] = document["events"][2]["journal"][:1]  # 'charge' without its completion
+    path = tmp_path / "truncated.json"
+    path.write_text(json.dumps(document))
+    result = RestateReplayer().replay(path, WorkflowSet((orders.orders,)), ReplayOptions())
+    assert result.status == "error" and "'charge' without its result" in str(result.error) and str(path) in str(result.error)

@@ -23,12 +23,17 @@ _OLDEST, _NEWEST_EXCLUDED = (1, 0), (1, 4)
 JOURNAL_MISMATCH = 570
 
 
+class JournalRefused(Exception):
+    """The state machine refused the recorded journal itself (before the handler ran); the message says why."""
+
+
 class CommandObserver(Protocol):
     """What replay is told while the handler runs; its methods may raise (a ``BaseException``) to stop it."""
 
-    def command(self, entry_type: str, text: dict[int, str]) -> None:
+    def command(self, entry_type: str, text: dict[int, str], result_recorded: bool = True) -> None:
         """The state machine accepted a command (``entry_type`` as ``sys_journal`` names it; ``text`` its text
-        fields by protobuf field number, as the journal's message has them)."""
+        fields by protobuf field number, as the journal's message has them). ``result_recorded`` is False for
+        a ``ctx.run`` whose result the journal does not hold: the SDK would run its body now."""
 
     def rejected(self, entry_type: str | None, text: dict[int, str], code: int | None, message: str) -> NoReturn:
         """The state machine refused the command (or, ``entry_type`` None, the progress it was asked for)."""
@@ -39,8 +44,9 @@ class CommandObserver(Protocol):
     def suspended(self) -> NoReturn:
         """The handler waits for a completion the journal does not hold."""
 
-    def step_body(self, name: str) -> NoReturn:
-        """A ``ctx.run`` body was about to run (never expected: the observer stops at unrecorded runs)."""
+    def step_body(self, name: str) -> None:
+        """A ``ctx.run`` body was about to run (never expected: the observer stops at unrecorded runs); it
+        does not run, and the handler's wait for it ends the run."""
 
 
 def check_version() -> str | None:
@@ -110,7 +116,12 @@ def _observed_vm_class() -> type:
             return outcome
 
         def sys_run(self, name: str) -> Any:
-            return self._command("Command: Run", {12: name}, lambda: VMWrapper.sys_run(self, name))
+            try:
+                run = VMWrapper.sys_run(self, name)
+            except VMException as error:
+                self.observer.rejected("Command: Run", {12: name}, code_of(error), str(error))
+            self.observer.command("Command: Run", {12: name}, bool(run.replayed))
+            return run
 
         def sys_call(self, service: str, handler: str, parameter: bytes, *args: Any, **kwargs: Any) -> Any:
             text = {1: service, 2: handler}
@@ -218,15 +229,24 @@ def run_handler(handler: Any, journal: bytes, protocol_version: int, observer: C
     class ReplayContext(ServerInvocationContext):  # type: ignore[misc]
         async def create_run_coroutine(self, handle: int, action: Any, *args: Any, **kwargs: Any) -> None:
             observer.step_body(getattr(action, "__name__", repr(action)))
+            # Runs in a task of its own, whose exception nobody would see: cancelled, it simply never
+            # completes, and the handler waiting for it ends with the closed input.
+            raise asyncio.CancelledError()
 
     headers = [("content-type", f"application/vnd.restate.invocation.v{protocol_version}")]
+    from restate._internal import VMException
+
     vm = _observed_vm_class()(headers, observer)
-    vm.notify_input(journal)
-    vm.notify_input_closed()
-    if not vm.is_ready_to_execute():
-        raise ValueError("the state machine did not accept the recorded journal as a whole")
+    try:
+        vm.notify_input(journal)
+        vm.notify_input_closed()
+        if not vm.is_ready_to_execute():
+            raise JournalRefused("the state machine did not take the recorded journal as a whole")
+        invocation = vm.sys_input()
+    except VMException as error:
+        raise JournalRefused(f"the state machine refused the recorded journal: {str(error).splitlines()[0]}") from None
     context = ReplayContext(
-        vm=vm, handler=handler, invocation=vm.sys_input(), attempt_headers={}, send=_discard, receive=cast(Any, _ClosedInput()),
+        vm=vm, handler=handler, invocation=invocation, attempt_headers={}, send=_discard, receive=cast(Any, _ClosedInput()),
     )
     loop = asyncio.new_event_loop()
     try:

@@ -90,6 +90,7 @@ class _Replay:
         self.history = history
         self.matcher = matcher
         self.outcome: tuple[bytes | None, tuple[int, str] | None] | None = None
+        self.refused_body: str | None = None  # a ctx.run body the SDK wanted to run (it did not)
 
     def _issued(self, entry_type: str | None, text: dict[int, str]) -> Issued | None:
         if entry_type is None:
@@ -97,16 +98,25 @@ class _Replay:
         kind, name = command_name(entry_type, text)
         return Issued(kind, name, source=_issuing_line())
 
-    def command(self, entry_type: str, text: dict[int, str]) -> None:
+    def command(self, entry_type: str, text: dict[int, str], result_recorded: bool = True) -> None:
         issued = self._issued(entry_type, text)
         assert issued is not None
         self.matcher.issue(issued)
+        if not result_recorded:
+            # The journal has the step but not its result (its attempt was still running or being retried):
+            # the SDK would run the body now, which is where an unfinished invocation resumes.
+            if self.matcher.resumable:
+                raise ReachedEnd()
+            raise CannotReplay(
+                f"the journal records ctx.run {issued.name!r} without its result, in a {self.history.status} invocation"
+            )
 
     def rejected(self, entry_type: str | None, text: dict[int, str], code: int | None, message: str) -> NoReturn:
         issued = self._issued(entry_type, text)
         matcher = self.matcher
         if code != JOURNAL_MISMATCH:
-            raise CannotReplay(f"Restate's state machine failed (code {code}): {_mismatch_detail(message)}")
+            first = message.splitlines()[0] if message else ""
+            raise CannotReplay(f"Restate's state machine failed (code {code}): {first}")
         recorded = matcher.events[matcher.index] if matcher.index < len(matcher.events) else None
         detail = _mismatch_detail(message)
         if issued is None:
@@ -120,8 +130,8 @@ class _Replay:
         elif (recorded.kind, recorded.name) == (issued.kind, issued.name):
             kind = "args-mismatch"
             text_message = (
-                f"the code issued {issued.kind} {issued.name!r} with other arguments than recorded; Restate rejects "
-                f"the journal ({detail})"
+                f"the code issued {issued.kind} {issued.name!r} as recorded but with other contents (a call's "
+                f"argument or key, a state value); Restate rejects the journal ({detail})"
             )
             source = issued.source
         else:
@@ -149,8 +159,8 @@ class _Replay:
             )
         )
 
-    def step_body(self, name: str) -> NoReturn:
-        raise CannotReplay(f"the body of ctx.run {name!r} was about to run; replay never runs one")
+    def step_body(self, name: str) -> None:
+        self.refused_body = name
 
 
 def _recorded(event: Event) -> Recorded:
@@ -239,12 +249,22 @@ class RestateReplayer:
         return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)
 
     def _drive(self, handler: Any, journal: bytes, history: History, matcher: Matcher, replay: _Replay) -> Divergence | None:
+        divergence = self._drive_handler(handler, journal, history, matcher, replay)
+        if replay.refused_body is not None:
+            raise CannotReplay(f"the SDK was about to run the body of ctx.run {replay.refused_body!r} (it did not run)")
+        return divergence
+
+    def _drive_handler(
+        self, handler: Any, journal: bytes, history: History, matcher: Matcher, replay: _Replay
+    ) -> Divergence | None:
         from replaytest.plugins.restate import internals
 
         try:
             internals.run_handler(handler, journal, PROTOCOL_VERSION, replay)
         except DivergenceFound as found:
             return found.divergence
+        except internals.JournalRefused as refused:
+            raise CannotReplay(str(refused)) from None
         except (ReachedEnd, NondeterministicCall):
             return None  # the end of an unfinished invocation's journal; a stopped effect is reported as a hazard
         except Exception as raised:  # the handler's own failure, not a terminal error

@@ -70,6 +70,18 @@ async def cancel(ctx: restate.Context, order: dict) -> dict:
     raise restate.TerminalError(f"order for {order['item']} cannot be cancelled", status_code=409)
 
 
+def call_supplier(item: str) -> str:
+    _mark("supplier")
+    raise ConnectionError(f"the supplier of {item} does not answer")
+
+
+@orders.handler()
+async def restock(ctx: restate.Context, order: dict) -> str:
+    """Retried by Restate for as long as the supplier fails: its journal holds the step without a result."""
+    await ctx.run_typed("reserve", reserve_stock, item=order["item"])
+    return await ctx.run_typed("call supplier", call_supplier, item=order["item"])
+
+
 @receipts.handler()
 async def issue(ctx: restate.Context, amount: int) -> str:
     return await ctx.run_typed("print", charge_card, amount=amount)
