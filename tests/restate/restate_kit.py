@@ -151,6 +151,8 @@ def record(folder: Path) -> Recording:
         recording.ids["failed"] = _send(ingress, "orders/cancel", {"item": "chair"})
         recording.ids["discarded"] = _send(ingress, "receipts/issue", 12)
         recording.ids["retrying"] = _send(ingress, "orders/restock", {"item": "lamp"})
+        recording.ids["signed up"] = _send(ingress, "signup/ann/register", "ann@example.com")
+        recording.ids["waiting signup"] = _send(ingress, "signup/bob/register", "bob@example.com")
         for role in ("approved", "suspended"):
             _wait_for_status(admin, recording.ids[role], "suspended")
         awakeable = _step_result(admin, recording.ids["approved"], "announce")
@@ -158,8 +160,13 @@ def record(folder: Path) -> Recording:
         for role in ("approved", "failed", "discarded"):
             _wait_for_status(admin, recording.ids[role], "completed")
         _wait_for_status(admin, recording.ids["retrying"], "backing-off")
+        for role in ("signed up", "waiting signup"):
+            _wait_for_status(admin, recording.ids[role], "suspended")
+        recording.ids["confirm"], _ = _call(ingress, "signup/ann/confirm", "4711")
+        _wait_for_status(admin, recording.ids["signed up"], "completed")
         recording.import_output = _import(admin, recording.histories, "--service", "orders")
         recording.import_output += _import(admin, recording.histories, "--service", "ledger")
+        recording.import_output += _import(admin, recording.histories, "--service", "signup")
         recording.import_output += _import(admin, folder / "receipts", "--service", "receipts")
         # The selections, while the server still runs.
         _import(admin, folder / "one", "--invocation", recording.ids["completed"])
@@ -173,7 +180,8 @@ def _call(ingress: str, target: str, body: Any) -> tuple[str, Any]:
         f"{ingress}/{target}", data=json.dumps(body).encode("utf-8"), method="POST", headers={"content-type": "application/json"}
     )
     with urllib.request.urlopen(request, timeout=_WAIT_SECONDS) as response:
-        answer = json.loads(response.read())
+        text = response.read()
+        answer = json.loads(text) if text else None
         invocation_id = response.headers.get("x-restate-id")
     if not invocation_id:
         raise AssertionError(f"no x-restate-id header in the answer to {target}")

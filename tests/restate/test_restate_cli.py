@@ -19,7 +19,8 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_replay_summary_notes_what_restate_does_not_store(recording: Recording) -> None:
-    completed = run(["replay", str(recording.histories), "--workflows", "restate_shop.orders:orders", "--workflows", "restate_shop.orders:ledger"], HERE)
+    completed = run(["replay", str(recording.histories), "--workflows", "restate_shop.orders:orders", "--workflows", "restate_shop.orders:ledger",
+                     "--workflows", "restate_shop.orders:signup"], HERE)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     output = completed.stdout + completed.stderr
     assert "Restate journals store no ctx.run arguments" in output
@@ -32,7 +33,7 @@ def test_impact_groups_the_runs_a_renamed_step_breaks(recording: Recording, tmp_
     (tmp_path / "orders_now.py").write_text(source.replace('ctx.run_typed("charge"', 'ctx.run_typed("bill"'))
     histories = tmp_path / "histories"
     shutil.copytree(recording.histories, histories)
-    completed = run(["impact", str(histories), "--workflows", "orders_now:orders", "--workflows", "orders_now:ledger", "-q"], tmp_path)
+    completed = run(["impact", str(histories), "--workflows", "orders_now:orders", "--workflows", "orders_now:ledger", "--workflows", "orders_now:signup", "-q"], tmp_path)
     output = completed.stdout + completed.stderr
     assert completed.returncode == 1, output
     assert "orders/place (restate): 1 divergence point" in output
@@ -51,7 +52,7 @@ def test_replay_coverage_reports_the_handlers_the_histories_reach(recording: Rec
     shutil.copytree(recording.histories, tmp_path / "histories")
     (tmp_path / "pyproject.toml").write_text(
         '[tool.replaytest.replay]\npaths = ["histories"]\n'
-        'workflows = ["restate_shop.orders:orders", "restate_shop.orders:ledger"]\n'
+        'workflows = ["restate_shop.orders:orders", "restate_shop.orders:ledger", "restate_shop.orders:signup"]\n'
     )
     completed = run(["check", "restate_shop", "--coverage", "-q", "--no-cache"], tmp_path)
     output = completed.stdout + completed.stderr
@@ -71,7 +72,7 @@ def test_the_pytest_plugin_replays_restate_histories_and_fails_the_diverging_one
     shutil.copytree(recording.histories, tmp_path / "histories")
     (tmp_path / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\nreplay_paths = ["histories"]\n'
-        'replay_workflows = ["desk.orders:orders", "desk.orders:ledger"]\n'
+        'replay_workflows = ["desk.orders:orders", "desk.orders:ledger", "desk.orders:signup"]\n'
     )
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "histories"],
@@ -80,6 +81,6 @@ def test_the_pytest_plugin_replays_restate_histories_and_fails_the_diverging_one
     output = completed.stdout + completed.stderr
     assert completed.returncode == 1, output
     # The branch change breaks every placed order (approved or not); the others still pass.
-    assert "3 failed, 5 passed" in output, output
+    assert "3 failed, 8 passed" in output, output
     for role in ("completed", "approved", "suspended"):
         assert f"FAILED histories/{recording.ids[role]}.json::replay" in output, output

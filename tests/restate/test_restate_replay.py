@@ -204,3 +204,24 @@ def test_a_finished_history_whose_step_lacks_its_result_cannot_be_replayed(recor
     path.write_text(json.dumps(document))
     result = RestateReplayer().replay(path, WorkflowSet((orders.orders,)), ReplayOptions())
     assert result.status == "error" and "'charge' without its result" in str(result.error) and str(path) in str(result.error)
+
+
+def test_a_workflow_waiting_on_its_durable_promise_replays(recording: Recording) -> None:
+    services = (orders.signup,)
+    done, waiting, confirm = (replay(recording, role, *services) for role in ("signed up", "waiting signup", "confirm"))
+    assert (done.status, done.run_status) == ("passed", "completed")
+    assert (waiting.status, waiting.run_status) == ("passed", "parked")
+    assert (confirm.status, confirm.run_status) == ("passed", "completed")
+    recorded = json.loads((recording.histories / f"{recording.ids['signed up']}.json").read_text())
+    assert [(event["kind"], event["name"]) for event in recorded["events"]] == [
+        ("step", "send mail"), ("signal", "promise confirmation"), ("step", "set status"),
+    ]
+    assert recorded["result"] == "ann@example.com confirmed with 4711" and recorded["input"]["key"] == "ann"
+
+
+def test_a_renamed_promise_is_a_command_mismatch(recording: Recording, variant) -> None:  # type: ignore[no-untyped-def]
+    module, path = variant('code = await ctx.promise("confirmation"', 'code = await ctx.promise("approval"')
+    divergence = replay(recording, "signed up", module.signup).divergence
+    assert divergence is not None and divergence.kind == "command-mismatch"
+    assert (divergence.recorded.name, divergence.issued.name) == ("promise confirmation", "promise approval")  # type: ignore[union-attr]
+    assert divergence.source is not None and divergence.source.line == line_of(path, 'ctx.promise("approval"')

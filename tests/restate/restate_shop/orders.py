@@ -82,9 +82,31 @@ async def restock(ctx: restate.Context, order: dict) -> str:
     return await ctx.run_typed("call supplier", call_supplier, item=order["item"])
 
 
+# A workflow that waits on a durable promise its shared handler resolves.
+signup = restate.Workflow("signup", inactivity_timeout=timedelta(seconds=1))
+
+
+def send_mail(address: str) -> str:
+    _mark("mail")
+    return f"mail sent to {address}"
+
+
+@signup.main()
+async def register(ctx: restate.WorkflowContext, address: str) -> str:
+    await ctx.run_typed("send mail", send_mail, address=address)
+    code = await ctx.promise("confirmation", type_hint=str).value()
+    ctx.set("status", "confirmed")
+    return f"{address} confirmed with {code}"
+
+
+@signup.handler()
+async def confirm(ctx: restate.WorkflowSharedContext, code: str) -> None:
+    await ctx.promise("confirmation", type_hint=str).resolve(code)
+
+
 @receipts.handler()
 async def issue(ctx: restate.Context, amount: int) -> str:
     return await ctx.run_typed("print", charge_card, amount=amount)
 
 
-app = restate.app(services=[pricing, ledger, orders, receipts])
+app = restate.app(services=[pricing, ledger, orders, receipts, signup])
