@@ -114,3 +114,12 @@ def test_unparsable_history_is_an_error_not_a_crash(tmp_path: Path) -> None:
     path.write_text('{"format": "replaytest-history", "workflow": ')
     result = RestateReplayer().replay(path, WorkflowSet((orders.orders,)), ReplayOptions())
     assert result.status == "error" and str(path) in str(result.error)
+
+
+def test_a_durable_sleep_and_a_one_way_call_are_imported_and_replayed(recording: Recording) -> None:
+    failed = history(recording, "failed")
+    assert [(event.kind, event.name) for event in failed.events] == [
+        ("timer", "sleep"), ("child-workflow", "pricing/quote (send)"), ("step", "look up"),
+    ]
+    result = RestateReplayer().replay(recording.histories / f"{recording.ids['failed']}.json", WorkflowSet((orders.orders,)), ReplayOptions())
+    assert (result.status, result.divergence) == ("passed", None)

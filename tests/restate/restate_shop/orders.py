@@ -66,6 +66,8 @@ async def place(ctx: restate.Context, order: dict) -> dict:
 
 @orders.handler()
 async def cancel(ctx: restate.Context, order: dict) -> dict:
+    await ctx.sleep(timedelta(milliseconds=50))
+    ctx.service_send(quote, arg=order["item"])
     await ctx.run_typed("look up", reserve_stock, item=order["item"])
     raise restate.TerminalError(f"order for {order['item']} cannot be cancelled", status_code=409)
 
