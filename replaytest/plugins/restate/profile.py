@@ -1,7 +1,7 @@
-"""Framework plugin for Restate (Python SDK): service, virtual-object and workflow handlers."""
+"""The Restate lint profile (Python SDK): service, virtual-object and workflow handlers, ``ctx.run`` steps
+and the context's deterministic replacements."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
 
 _CONTEXT = "restate.Context"
 
@@ -48,5 +48,3 @@ PROFILE = FrameworkProfile(
         "time.time": FixTemplate("{ctx}.time()", False),
     },
 )
-
-PLUGIN = FrameworkPlugin(name="restate", profile=PROFILE)

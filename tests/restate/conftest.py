@@ -1,0 +1,45 @@
+"""Records the order desk on a real Restate server once per session (``restate_kit.record``) and gives the
+tests its histories, and the current code of the order desk (or a changed copy of it) to replay them with."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from restate_kit import HERE, Recording, record
+
+ORDERS_SOURCE = HERE / "restate_shop" / "orders.py"
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Recording:
+    return record(tmp_path_factory.mktemp("restate"))
+
+
+def load_variant(folder: Path, old: str, new: str) -> tuple[ModuleType, Path]:
+    """A copy of the order desk with ``old`` replaced by ``new`` (which must occur), imported as a module."""
+    source = ORDERS_SOURCE.read_text()
+    assert old in source, f"{old!r} is not in the order desk"
+    path = folder / f"orders_variant_{next(_counter)}.py"
+    path.write_text(source.replace(old, new, 1))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, path
+
+
+def line_of(path: Path, snippet: str) -> int:
+    """The 1-based line of the one line of ``path`` holding ``snippet``."""
+    lines = [number for number, text in enumerate(path.read_text().splitlines(), 1) if snippet in text]
+    assert len(lines) == 1, f"{snippet!r} is on lines {lines} of {path}"
+    return lines[0]
+
+
+@pytest.fixture
+def variant(tmp_path: Path):  # type: ignore[no-untyped-def]
+    return lambda old, new: load_variant(tmp_path, old, new)
