@@ -1,7 +1,6 @@
-"""Framework plugin for Azure Durable Functions (Python): generator orchestrators and activities."""
+"""The lint profile of Azure Durable Functions (Python): generator orchestrators, activities and entities."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
 
 _CONTEXT = "azure.durable_functions.DurableOrchestrationContext"
 _ACTIVITY = "an activity (context.call_activity)"
@@ -47,5 +46,3 @@ PROFILE = FrameworkProfile(
         "uuid.uuid4": FixTemplate("{ctx}.new_uuid()", False),
     },
 )
-
-PLUGIN = FrameworkPlugin(name="azure_durable", profile=PROFILE)
