@@ -399,3 +399,32 @@ def record_approvals(folder: Path) -> Iterator[Imported]:
                        "--out", str(histories), "--no-redact")
         assert done.returncode == 0, done.stdout + done.stderr
         yield Imported(server, histories, runs, marker, done.stdout + done.stderr)
+
+
+def http_status(run: RecordedRun) -> dict[str, Any]:
+    """The run as the durable HTTP API reports it with ``showHistory=true&showHistoryOutput=true``: the
+    condensed history (no OrchestratorStarted/Completed, no scheduling events: each completion carries the
+    task's ``FunctionName`` and ``ScheduledTime``), payloads as JSON values, ``FunctionName`` for names."""
+    scheduled = {e["EventId"]: e for e in run.events if e["EventType"] in ("TaskScheduled", "SubOrchestrationInstanceCreated", "TimerCreated")}
+    events: list[dict[str, Any]] = []
+    for event in run.events:
+        kind = event["EventType"]
+        stamp = _iso(event["Timestamp"])
+        if kind == "ExecutionStarted":
+            events.append({"EventType": kind, "FunctionName": event["Name"], "Timestamp": stamp, "Input": json.loads(event["Input"])})
+        elif kind in ("TaskCompleted", "SubOrchestrationInstanceCompleted"):
+            origin = scheduled[event["TaskScheduledId"]]
+            events.append({"EventType": kind, "FunctionName": origin["Name"], "Result": json.loads(event["Result"]),
+                           "ScheduledTime": _iso(origin["Timestamp"]), "Timestamp": stamp})
+        elif kind == "TimerFired":
+            events.append({"EventType": kind, "FireAt": event["FireAt"], "Timestamp": stamp})
+        elif kind == "EventRaised":
+            events.append({"EventType": kind, "Name": event["Name"], "Input": json.loads(event["Input"]), "Timestamp": stamp})
+        elif kind == "ExecutionCompleted":
+            events.append({"EventType": kind, "OrchestrationStatus": event["OrchestrationStatus"],
+                           "Result": json.loads(event["Result"]), "Timestamp": stamp})
+    return {
+        "name": run.name, "instanceId": run.instance_id, "runtimeStatus": run.runtime_status, "input": run.input,
+        "output": run.output, "createdTime": _iso(run.created), "lastUpdatedTime": _iso(run.events[-1]["Timestamp"]),
+        "historyEvents": events,
+    }
