@@ -28,6 +28,8 @@ PROFILE = FrameworkProfile(
                      "call_sub_orchestrator_with_retry", "wait_for_external_event", "task_all", "task_any",
                      "continue_as_new", "set_custom_status", "get_input", "call_http", "call_entity", "signal_entity")
     ),
+    # ``if not context.is_replaying:`` guards logging and telemetry in real apps: it never runs on replay.
+    replaying_flags=(f"{_CONTEXT}.is_replaying",),
     durable_sleeps=(f"{_CONTEXT}.create_timer",),
     replacements={
         "clock": "context.current_utc_datetime",
