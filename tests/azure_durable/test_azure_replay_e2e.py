@@ -137,3 +137,35 @@ def test_impact_groups_the_diverging_runs(imported: Imported, tmp_path: Path) ->
     assert "order_approval" in output
     assert "quote_order" in output and "price_order" in output
     assert "in-flight" in output
+
+
+CLOCK_READ = [("    checks = [context.call_activity(", "    started = datetime.datetime.now()\n    checks = [context.call_activity(")]
+ACTIVITY_CALLED = [("    price = yield context.call_activity(", '    check_stock("direct")\n    price = yield context.call_activity(')]
+
+
+@pytest.mark.parametrize(
+    ("edit", "line", "stopped"),
+    [
+        pytest.param(CLOCK_READ, "started = datetime.datetime.now()", False, id="clock-read"),
+        pytest.param(ACTIVITY_CALLED, 'check_stock("direct")', True, id="activity-called-directly"),
+    ],
+)
+def test_the_runtime_guards_report_a_clock_read_and_stop_an_activity_body(
+    imported: Imported, tmp_path: Path, edit: list[tuple[str, str]], line: str, stopped: bool
+) -> None:
+    app = _project(tmp_path, edit)
+    marker = tmp_path / "replay-marker.log"
+    result = _by_id(_replay(imported, tmp_path, ["order-big.json"], marker))["order-big"]
+    assert result["status"] == "diverged", result
+    divergence = result["divergence"]
+    assert divergence["kind"] == "nondeterministic-call"
+    assert divergence["source"]["line"] == line_of(app, line)
+    assert ("stopped" in divergence["message"]) is stopped
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_running_run_says_azure_stores_no_prompt_manifest(imported: Imported, tmp_path: Path) -> None:
+    _project(tmp_path, [])
+    result = _by_id(_replay(imported, tmp_path, ["order-waiting.json"]))["order-waiting"]
+    assert result["status"] == "passed"
+    assert any("manifest" in note for note in result["notes"]), result["notes"]

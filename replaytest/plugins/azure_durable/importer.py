@@ -215,11 +215,12 @@ def table_service(connection_string: str | None, account_url: str | None, sas_to
         raise click.ClickException(f"azure-data-tables is not installed (pip install 'replaytest[azure-durable]'): {error}") from None
     if connection_string:
         return TableServiceClient.from_connection_string(connection_string)
+    endpoint = str(account_url)
     if sas_token:
         from azure.core.credentials import AzureSasCredential
 
-        return TableServiceClient(endpoint=account_url, credential=AzureSasCredential(sas_token))
-    return TableServiceClient(endpoint=account_url)
+        return TableServiceClient(endpoint=endpoint, credential=AzureSasCredential(sas_token))
+    return TableServiceClient(endpoint=endpoint)
 
 
 # -- HTTP API output -------------------------------------------------------------------------------
@@ -269,7 +270,7 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
     started: AzureEvent | None = None
     ending: AzureEvent | None = None
     timed: list[tuple[str, int, int, AzureEvent]] = []  # (time, order at that time, position, event)
-    scheduling: list[tuple[AzureEvent, AzureEvent | None]] = []
+    scheduling: list[tuple[AzureEvent, AzureEvent]] = []
     previous_time = ""
     for position, raw in enumerate(events):
         where = f"{path}: {at}.historyEvents[{position}]"
@@ -282,7 +283,7 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
             started = AzureEvent(kind, where, timestamp=time, name=name or status.get("name"), input=raw.get("Input", status.get("input")))
         elif kind in ("TaskCompleted", "TaskFailed", "SubOrchestrationInstanceCompleted", "SubOrchestrationInstanceFailed"):
             created = "TaskScheduled" if kind.startswith("Task") else "SubOrchestrationInstanceCreated"
-            failure = raw.get("FailureDetails") if isinstance(raw.get("FailureDetails"), dict) else {}
+            failure = _failure_details(raw)
             completion = AzureEvent(kind, where, timestamp=time, result=raw.get("Result"),
                                     reason=raw.get("Reason") or failure.get("ErrorMessage"), details=raw.get("Details"))
             schedule = AzureEvent(created, where, timestamp=str(raw.get("ScheduledTime") or previous_time), name=name)
@@ -295,18 +296,17 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
         elif kind == "EventRaised":
             timed.append((time, 0, position, AzureEvent(kind, where, timestamp=time, name=name, input=raw.get("Input"))))
         elif kind in ("ExecutionCompleted", "ExecutionFailed", "ExecutionTerminated"):
-            failure = raw.get("FailureDetails") if isinstance(raw.get("FailureDetails"), dict) else {}
+            failure = _failure_details(raw)
             ending = AzureEvent(kind, where, timestamp=time, result=raw.get("Result", status.get("output")),
                                 status=raw.get("OrchestrationStatus"), reason=failure.get("ErrorMessage"))
         previous_time = time
     scheduling.sort(key=lambda pair: pair[0].timestamp or "")  # stable: equal times keep the listed order
     for event_id, (schedule, completion) in enumerate(scheduling):
         schedule.event_id = event_id
-        if completion is not None:
-            if completion.type == "TimerFired":
-                completion.timer_id = event_id
-            else:
-                completion.scheduled_id = event_id
+        if completion.type == "TimerFired":
+            completion.timer_id = event_id
+        else:
+            completion.scheduled_id = event_id
         timed.append((schedule.timestamp or "", 1, event_id, schedule))
     timed.sort(key=lambda item: (item[0], item[1], item[2]))
     out: list[AzureEvent] = []
@@ -321,6 +321,11 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
     if ending is not None:
         out.append(ending)
     return out
+
+
+def _failure_details(raw: dict[str, Any]) -> dict[str, Any]:
+    details = raw.get("FailureDetails")
+    return details if isinstance(details, dict) else {}
 
 
 def _condensed(history: History) -> History:

@@ -73,6 +73,22 @@ def _atomic(actions: Any) -> Iterator[Any]:
             yield item
 
 
+def registered_activities(obj: Any) -> list[Callable[..., Any]]:
+    """The activity and entity functions of a ``DFApp``/``Blueprint`` (none for anything else): what a
+    replay must never run, even when orchestration code calls one directly."""
+    import inspect
+
+    builders = getattr(obj, "_function_builders", None)
+    if not isinstance(builders, list) or inspect.isfunction(obj):
+        return []
+    found = []
+    for builder in builders:
+        function = getattr(builder, "_function", None)
+        if function is not None and any(getattr(b, "type", None) in ("activityTrigger", "entityTrigger") for b in function.get_bindings()):
+            found.append(function.get_user_function())
+    return found
+
+
 def registered_orchestrators(obj: Any) -> dict[str, Callable[..., Any]]:
     """The orchestrator generator functions ``obj`` holds by orchestration name: a ``DFApp`` or
     ``Blueprint`` (its functions with an ``orchestrationTrigger``), an ``Orchestrator.create`` handle, or

@@ -17,6 +17,10 @@ orchestrator's line at the ``yield`` that emitted it (the generator's frame, fol
 takes the k-th recorded ``EventRaised`` named N, whatever its position (an event may arrive before the
 wait), and a wait no recorded event answers is where an unfinished run stands.
 
+The orchestrator runs under the runtime guards, as other replays do: a clock, random or uuid read is a
+``nondeterministic-call`` hazard and the replay goes on; a socket, process, file write, or an activity
+function of the app called directly is stopped before it does anything and reported at its line.
+
 The end: an orchestrator that returned must have issued every recorded command and, for a completed run,
 return the recorded output (``result-mismatch`` otherwise); one that still waits at a ``yield`` while the
 history goes on is a ``missing-command`` at that line; a running (or terminated) run passes there.
@@ -35,6 +39,7 @@ from typing import Any
 from replaytest.history import Event, History
 from replaytest.history.digest import args_digest
 from replaytest.plugins.azure_durable.dtfx_history import ENGINE, TERMINATED, TIMER, AzureHistoryError, sdk_history
+from replaytest.plugins.azure_durable.profile import PROFILE
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet, replay_neutral, replay_neutral_file
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
 from replaytest.replay.engine import (
@@ -45,6 +50,15 @@ from replaytest.replay.engine import (
     ReachedEnd,
     Recorded,
     RecordedEvents,
+    check_pending_prompts,
+)
+from replaytest.replay.guards import (
+    NondeterministicCall,
+    guarded,
+    hazard_message,
+    orchestration_modules,
+    plain_functions,
+    settle_hazards,
 )
 
 # Histories from the HTTP API (``import azure-durable --http-json``) are condensed.
@@ -190,7 +204,7 @@ class AzureDurableReplayer:
         elif any(isinstance(a, dict) and a.get("input_not_stored") for a in azure_fields):
             result.notes.append(NO_ACTIVITY_INPUT_NOTE)
         try:
-            divergence = self._run(history, function, options, result, internals)
+            divergence = self._run(history, function, workflows, options, result, internals)
         except AzureHistoryError as error:
             result.status, result.error = "error", f"cannot replay: {error}"
             return result
@@ -198,7 +212,10 @@ class AzureDurableReplayer:
             result.status, result.divergence = "diverged", divergence
         return result
 
-    def _run(self, history: History, function: Callable[..., Any], options: ReplayOptions, result: ReplayResult, internals: Any) -> Divergence | None:
+    def _run(
+        self, history: History, function: Callable[..., Any], workflows: WorkflowSet, options: ReplayOptions,
+        result: ReplayResult, internals: Any,
+    ) -> Divergence | None:
         from replaytest.plugins.azure_durable.values import encode_payload
 
         terminated = history.status == "failed" and history.error is not None and history.error.type == TERMINATED
@@ -215,10 +232,27 @@ class AzureDurableReplayer:
         context = internals.new_context(body)
         tracker = _YieldTracker(context)
         runnable = tracker.wrap(function) if inspect.isgeneratorfunction(function) else function
-        state, error = internals.run(runnable, context)
+        modules = orchestration_modules([function])
+        bodies = plain_functions(body for obj in workflows.objects for body in internals.registered_activities(obj))
+        # The comparison runs after the SDK is done; while it runs, the position is the next action's.
+        with guarded(modules, lambda: internals.action_count(context) + 1, bodies) as guard:
+            try:
+                state, error = internals.run(runnable, context)
+            except NondeterministicCall:  # an effect or activity body stopped: the run ended there
+                state, error = {"isDone": False}, None
         tracker.finish()
-        actions = internals.emitted_actions(context)
-        sources = tracker.sources + [None] * (len(actions) - len(tracker.sources))
+        divergence = self._compare(history, matcher, internals.emitted_actions(context), tracker.sources, raised, terminated,
+                                   state, error, stopped=guard.stopped is not None)
+        result.warnings = matcher.warnings
+        check_pending_prompts(result, history.status, None, {}, (), options)
+        return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)
+
+    def _compare(
+        self, history: History, matcher: Matcher, actions: list[dict[str, Any]], tracked: list[SourcePosition | None],
+        raised: dict[str, deque[Event]], terminated: bool, state: dict[str, Any], error: BaseException | None, stopped: bool,
+    ) -> Divergence | None:
+        """The first difference between the emitted actions and the recorded commands, then the ending."""
+        sources = tracked + [None] * (len(actions) - len(tracked))
         last_wait: Issued | None = None
         try:
             for action, source in zip(actions, sources):
@@ -232,12 +266,11 @@ class AzureDurableReplayer:
                 digest = args_digest((payload,)) if payload is not None else None
                 matcher.issue(Issued(kind, name, args_digest=digest, source=source))
         except DivergenceFound as found:
-            result.warnings = matcher.warnings
             return found.divergence
         except ReachedEnd:
-            result.warnings = matcher.warnings
             return None
-        result.warnings = matcher.warnings
+        if stopped:
+            return None  # the stopped call is the report: nothing after it was compared
         done = bool(state.get("isDone")) or error is not None
         if not done:
             return self._still_waiting(matcher, history, terminated, last_wait, raised)
@@ -266,6 +299,23 @@ class AzureDurableReplayer:
             return None
         message = f"the code waits for {waiting} where the {history.status} history ends{hint}"
         return matcher.divergence("missing-command", message, None, None, source=where)
+
+
+# Why the fix for a value read needs a version guard, and which one (see ``hazard_message``).
+_VERSION_GUARD = (
+    "runs started before the change must take the old path: Durable Functions has no patch API, so branch on "
+    "an input or an orchestration version (context.version) set when the run started"
+)
+
+
+def _hazard(matcher: Matcher, trip: NondeterministicCall) -> Divergence:
+    if trip.kind == "step-body":
+        instead = "context.call_activity()"
+    else:
+        instead = PROFILE.replacements.get(trip.category, "an activity (context.call_activity)")
+    return matcher.divergence(
+        "nondeterministic-call", hazard_message(trip, instead, _VERSION_GUARD), source=trip.source, position=trip.position
+    )
 
 
 def _check_outcome(matcher: Matcher, history: History, state: dict[str, Any], error: BaseException | None) -> Divergence | None:
