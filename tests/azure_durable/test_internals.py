@@ -1,0 +1,69 @@
+"""The azure-functions-durable names replay reads beyond the documented API
+(``replaytest/plugins/azure_durable/internals.py``), checked on the installed SDK: an upgrade that moves
+one fails here, by name, rather than as a wrong replay."""
+
+from __future__ import annotations
+
+import datetime
+import inspect
+import json
+
+from approvals import function_app
+
+from replaytest.plugins.azure_durable import internals
+
+
+def _body(history: list[dict[str, object]]) -> dict[str, object]:
+    return {"history": history, "instanceId": "probe", "isReplaying": False, "parentInstanceId": None,
+            "input": json.dumps({"id": "p", "items": ["ab", "c"]}), "upperSchemaVersion": 0}
+
+
+START = [
+    {"EventType": 12, "EventId": -1, "IsPlayed": False, "Timestamp": "2026-03-01T09:00:00Z"},
+    {"EventType": 0, "EventId": -1, "IsPlayed": False, "Timestamp": "2026-03-01T09:00:00Z", "Name": "order_approval",
+     "Version": "", "Input": json.dumps({"id": "p", "items": ["ab", "c"]})},
+]
+
+
+def test_the_emitted_actions_are_read_one_per_task_in_order() -> None:
+    context = internals.new_context(_body(START))
+    seen: list[int] = []
+
+    def orchestrator(ctx):  # type: ignore[no-untyped-def]
+        seen.append(internals.action_count(ctx))
+        first = yield ctx.task_all([ctx.call_activity("check_stock", "ab"), ctx.call_activity("check_stock", "c")])
+        seen.append(internals.action_count(ctx))
+        yield ctx.create_timer(datetime.datetime(2026, 3, 2, tzinfo=datetime.timezone.utc))
+        return first
+
+    state, error = internals.run(orchestrator, context)
+    assert error is None and state["isDone"] is False
+    assert seen == [0]  # the fan-out is not complete: the generator never resumed
+    actions = internals.emitted_actions(context)
+    assert [(a["actionType"], a.get("functionName")) for a in actions] == [(0, "check_stock"), (0, "check_stock")]
+    assert [json.loads(a["input"]) for a in actions] == ["ab", "c"]
+
+
+def test_an_orchestrator_that_raises_gives_its_exception_and_the_state() -> None:
+    def orchestrator(ctx):  # type: ignore[no-untyped-def]
+        yield ctx.call_activity("check_stock", "ab")
+        raise ValueError("no stock")
+
+    history = [*START, {"EventType": 4, "EventId": 0, "IsPlayed": False, "Timestamp": "2026-03-01T09:00:00Z", "Name": "check_stock"},
+               {"EventType": 12, "EventId": -1, "IsPlayed": False, "Timestamp": "2026-03-01T09:00:01Z"},
+               {"EventType": 5, "EventId": -1, "IsPlayed": False, "Timestamp": "2026-03-01T09:00:01Z", "TaskScheduledId": 0, "Result": "2"}]
+    state, error = internals.run(orchestrator, internals.new_context(_body(history)))
+    assert isinstance(error, ValueError) and str(error) == "no stock"
+    assert state["isDone"] is False and len(state["actions"]) == 1
+
+
+def test_an_app_is_read_without_using_up_get_functions() -> None:
+    orchestrators = internals.registered_orchestrators(function_app.app)
+    assert sorted(orchestrators) == ["order_approval", "ship_order"]
+    assert inspect.isgeneratorfunction(orchestrators["order_approval"])
+    assert orchestrators["order_approval"].__name__ == "order_approval"
+    activities = internals.registered_activities(function_app.app)
+    assert sorted(a.__name__ for a in activities) == ["auto_approve", "book_courier", "check_stock", "price_order", "print_label"]
+    internals.registered_orchestrators(function_app.app)  # again: still fine
+    names = sorted(f.get_function_name() for f in function_app.app.get_functions())  # the host's one call still works
+    assert "order_approval" in names
