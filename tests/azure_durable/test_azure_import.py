@@ -131,3 +131,24 @@ def test_writing_the_task_hub_twice_imports_the_same_histories(imported: Importe
     code, output, ids = _import(imported, imported.histories)
     assert code == 0, output
     assert len(ids) == 6
+
+
+def test_an_activity_input_stored_in_a_blob_is_dropped_and_the_replay_notes_it(imported: Imported, tmp_path: Path) -> None:
+    instance, rows = _broken_run(imported, "large-input")
+    scheduled = next(row for row in rows if row.get("EventType") == "TaskScheduled")
+    scheduled.pop("Input")
+    scheduled["InputBlobName"] = "large-input/history-0000000000000002-TaskScheduled-Input.json.gz"
+    service = imported.azurite.service()
+    service.create_table_if_not_exists("InputHubInstances").upsert_entity(instance)
+    service.create_table_if_not_exists("InputHubHistory").submit_transaction([("upsert", row) for row in rows])
+    out = tmp_path / "out"
+    code, output, ids = _import(imported, out, task_hub="InputHub")
+    assert (code, ids) == (0, ["large-input"]), output
+    assert "note: some activity inputs are stored in blobs" in output
+    first = json.loads((out / "large-input.json").read_text())["events"][0]
+    assert "args_digest" not in first and first["azure"]["input_not_stored"] is True
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'blob-input'\n")
+    replayed = json.loads(run_cli("replay", "--format", "json", str(out), "-w", "approvals.function_app:app", cwd=tmp_path).stdout)
+    result = replayed["results"][0]
+    assert result["status"] == "passed"
+    assert any("inputs were not stored" in note for note in result["notes"]), result["notes"]
