@@ -50,7 +50,7 @@ def main() -> None:
                            events, created=START + timedelta(seconds=number)))
     everything = all_runs(runs)
     rows = sum(len(run.events) + 1 for run in everything)
-    print(f"recorded {len(runs)} orchestrations ({len(everything)} with sub-orchestrations, {rows:,} History rows) "
+    print(f"recorded {len(runs)} orchestrations ({len(everything)} instances with their sub-orchestrations, {rows:,} History rows) "
           f"in {time.perf_counter() - started:.1f}s")
 
     with tempfile.TemporaryDirectory() as temporary:
