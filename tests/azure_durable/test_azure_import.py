@@ -152,3 +152,35 @@ def test_an_activity_input_stored_in_a_blob_is_dropped_and_the_replay_notes_it(i
     result = replayed["results"][0]
     assert result["status"] == "passed"
     assert any("inputs were not stored" in note for note in result["notes"]), result["notes"]
+
+
+def _waiting_run(imported: Imported, instance: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    source = next(r for r in imported.runs if r.instance_id == "order-waiting")
+    return table_rows(RecordedRun(instance, source.name, source.input, [dict(e) for e in source.events], source.runtime_status))
+
+
+def test_a_terminated_run_is_failed_and_replays_to_where_it_was_stopped(imported: Imported, tmp_path: Path) -> None:
+    instance, rows = _waiting_run(imported, "terminated-order")
+    instance["RuntimeStatus"] = "Terminated"
+    service = imported.azurite.service()
+    service.create_table_if_not_exists("StopHubInstances").upsert_entity(instance)
+    service.create_table_if_not_exists("StopHubHistory").submit_transaction([("upsert", row) for row in rows])
+    out = tmp_path / "out"
+    code, output, ids = _import(imported, out, task_hub="StopHub")
+    assert (code, ids) == (0, ["terminated-order"]), output
+    document = json.loads((out / "terminated-order.json").read_text())
+    assert document["status"] == "failed" and document["error"]["type"] == "Terminated"
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'terminated'\n")
+    replayed = json.loads(run_cli("replay", "--format", "json", str(out), "-w", "approvals.function_app:app", cwd=tmp_path).stdout)
+    assert replayed["results"][0]["status"] == "passed", replayed["results"][0]
+
+
+def test_an_unknown_event_type_refuses_the_run_naming_the_row(imported: Imported, tmp_path: Path) -> None:
+    instance, rows = _waiting_run(imported, "odd-event")
+    rows[3]["EventType"] = "TaskExploded"
+    service = imported.azurite.service()
+    service.create_table_if_not_exists("OddHubInstances").upsert_entity(instance)
+    service.create_table_if_not_exists("OddHubHistory").submit_transaction([("upsert", row) for row in rows])
+    code, output, ids = _import(imported, tmp_path / "out", task_hub="OddHub")
+    assert code == 2 and ids == []
+    assert f"OddHubHistory row odd-event/{rows[3]['RowKey']}: EventType 'TaskExploded' is not a Durable Task event type" in output
