@@ -67,3 +67,21 @@ def test_an_app_is_read_without_using_up_get_functions() -> None:
     internals.registered_orchestrators(function_app.app)  # again: still fine
     names = sorted(f.get_function_name() for f in function_app.app.get_functions())  # the host's one call still works
     assert "order_approval" in names
+
+
+def test_a_blueprint_is_read_like_an_app() -> None:
+    import azure.durable_functions as df
+
+    blueprint = df.Blueprint()
+
+    @blueprint.orchestration_trigger(context_name="context")
+    def refund(context):  # type: ignore[no-untyped-def]
+        yield context.call_activity("pay_back", 1)
+
+    @blueprint.activity_trigger(input_name="amount")
+    def pay_back(amount: int) -> int:
+        return amount
+
+    orchestrators = internals.registered_orchestrators(blueprint)
+    assert list(orchestrators) == ["refund"] and inspect.isgeneratorfunction(orchestrators["refund"])
+    assert [a.__name__ for a in internals.registered_activities(blueprint)] == ["pay_back"]

@@ -76,17 +76,35 @@ def _atomic(actions: Any) -> Iterator[Any]:
 def registered_activities(obj: Any) -> list[Callable[..., Any]]:
     """The activity and entity functions of a ``DFApp``/``Blueprint`` (none for anything else): what a
     replay must never run, even when orchestration code calls one directly."""
-    import inspect
-
-    builders = getattr(obj, "_function_builders", None)
-    if not isinstance(builders, list) or inspect.isfunction(obj):
-        return []
     found = []
-    for builder in builders:
-        function = getattr(builder, "_function", None)
-        if function is not None and any(getattr(b, "type", None) in ("activityTrigger", "entityTrigger") for b in function.get_bindings()):
+    for function in _app_functions(obj) or ():
+        if any(getattr(b, "type", None) in ("activityTrigger", "entityTrigger") for b in function.get_bindings()):
             found.append(function.get_user_function())
     return found
+
+
+_INDEXED: dict[int, tuple[Any, list[Any]]] = {}
+
+
+def _app_functions(obj: Any) -> list[Any] | None:
+    """The functions a ``DFApp``/``Blueprint`` declares (None for anything else). Read from the app's
+    function builders, not ``get_functions()``: an app answers that only once (the host indexes it once)
+    and the application may still need it. An SDK without the builders falls back to one
+    ``get_functions()`` call per app, remembered."""
+    import inspect
+
+    if inspect.isfunction(obj):
+        return None
+    builders = getattr(obj, "_function_builders", None)
+    if isinstance(builders, list):
+        return [builder._function for builder in builders if getattr(builder, "_function", None) is not None]
+    if not callable(getattr(obj, "get_functions", None)):
+        return None
+    known = _INDEXED.get(id(obj))
+    if known is None or known[0] is not obj:
+        known = (obj, list(obj.get_functions()))
+        _INDEXED[id(obj)] = known
+    return known[1]
 
 
 def registered_orchestrators(obj: Any) -> dict[str, Callable[..., Any]]:
@@ -96,14 +114,9 @@ def registered_orchestrators(obj: Any) -> dict[str, Callable[..., Any]]:
     import inspect
 
     found: dict[str, Callable[..., Any]] = {}
-    builders = getattr(obj, "_function_builders", None)
-    if isinstance(builders, list) and not inspect.isfunction(obj):
-        # Not ``get_functions()``: the app refuses a second call (the host indexes it once), and the
-        # application itself may still need that call.
-        for builder in builders:
-            function = getattr(builder, "_function", None)
-            if function is None:
-                continue
+    functions = _app_functions(obj)
+    if functions is not None:
+        for function in functions:
             if any(getattr(b, "type", None) == "orchestrationTrigger" for b in function.get_bindings()):
                 handle = function.get_user_function()
                 found[function.get_function_name()] = getattr(handle, "orchestrator_function", handle)
