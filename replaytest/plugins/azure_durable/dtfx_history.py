@@ -84,6 +84,8 @@ class AzureEvent:
     status: str | None = None
     # HTTP API output only: when the completed task was scheduled.
     scheduled_time: str | None = None
+    # The input was moved to a blob the import did not fetch (arguments cannot be compared).
+    input_not_stored: bool = False
 
 
 def iso(value: Any) -> str | None:

@@ -125,9 +125,8 @@ def event_from_row(row: dict[str, Any], where: str, notes: ImportNotes) -> Azure
         details=row.get("Details"),
         instance_id=row.get("InstanceId") if event_type in ("SubOrchestrationInstanceCreated", "EventSent") else None,
         status=row.get("OrchestrationStatus"),
+        input_not_stored=bool(payloads.get("input_not_stored")),
     )
-    if payloads.get("input_not_stored"):
-        setattr(event, "input_not_stored", True)
     return event
 
 
@@ -193,7 +192,7 @@ def table_runs(
 
 
 def _mark_unstored_inputs(history: History, events: Sequence[AzureEvent]) -> History:
-    if not any(getattr(e, "input_not_stored", False) for e in events):
+    if not any(e.input_not_stored for e in events):
         return history
     import dataclasses
 
@@ -201,7 +200,7 @@ def _mark_unstored_inputs(history: History, events: Sequence[AzureEvent]) -> His
     for event in history.events:
         azure = dict(event.extra.get("azure") or {})
         source = events[azure["index"]] if isinstance(azure.get("index"), int) and azure["index"] < len(events) else None
-        if source is not None and getattr(source, "input_not_stored", False):
+        if source is not None and source.input_not_stored:
             azure["input_not_stored"] = True
             event = dataclasses.replace(event, extra={**event.extra, "azure": azure})
         marked.append(event)
