@@ -1271,7 +1271,12 @@ class _PluginImportGroup(click.Group):
             plugins = load_plugins()
         except PluginError as error:
             raise click.ClickException(str(error)) from error
-        return {plugin.name: plugin.import_command for plugin in plugins if plugin.import_command is not None}
+        # Keyed by the command's own name: ``import azure-durable`` for plugin ``azure_durable``.
+        return {
+            plugin.import_command.name or plugin.name: plugin.import_command
+            for plugin in plugins
+            if plugin.import_command is not None
+        }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(self._plugin_commands())

@@ -72,6 +72,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.graph_nodes: list[tuple[str, str, cst.CSTNode, str]] = []
         self.class_names: set[str] = set()
         self.flags: set[tuple[str, int]] = set()
+        # Depth of ``if not context.is_replaying:`` bodies being walked (code that never runs on replay).
+        self.first_run_only = 0
         hooks = context.hooks
         self._on_function_hooks = hooks["on_function"]
         self._before_call_hooks = hooks["before_call"]
@@ -179,7 +181,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self.function.keys.append(pending)
 
     def defer(self, node: cst.CSTNode, subject: str, target: str) -> None:
-        if self.function is not None:
+        if self.function is not None and not self.first_run_only:
             self.function.calls.append(Pending(node, None, subject, target))
 
     # --- statements and definitions ---------------------------------------------------------
@@ -411,6 +413,32 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         if node.orelse is not None:
             self.walk(node.orelse)
 
+    def _on_if(self, node: cst.If) -> None:
+        self.walk(node.test)
+        body_skipped, else_skipped = self._replay_guard(node.test)
+        self._walk_first_run(node.body, body_skipped)
+        if node.orelse is not None:
+            self._walk_first_run(node.orelse, else_skipped)
+
+    def _replay_guard(self, test: cst.BaseExpression) -> tuple[bool, bool]:
+        """(body, else) of an ``if`` that tests a replaying flag: which of them never runs on replay."""
+        flags = [flag for profile in self.used_profiles for flag in profile.replaying_flags]
+        if not flags:
+            return False, False
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.resolve(test.expression) in flags, False
+        return False, self.resolve(test) in flags
+
+    def _walk_first_run(self, node: cst.CSTNode, first_run_only: bool) -> None:
+        if not first_run_only:
+            self.walk(node)
+            return
+        self.first_run_only += 1
+        try:
+            self.walk(node)
+        finally:
+            self.first_run_only -= 1
+
     def _on_with(self, node: cst.With) -> None:
         for item in node.items:
             self.walk(item.item)
@@ -594,7 +622,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         frameworks: tuple[str, ...] = (), args: tuple[cst.Arg, ...] = (),
     ) -> None:
         function = self.function
-        if function is None or function.kind == STEP:
+        if function is None or function.kind == STEP or self.first_run_only:
             return
         if qualname not in self.ctx.fix_names and qualname not in OPEN_CALLS:
             args = ()
@@ -673,6 +701,7 @@ _HANDLERS: dict[type, Any] = {
     cst.For: ModuleCollector._on_for,
     cst.While: ModuleCollector._on_while,
     cst.With: ModuleCollector._on_with,
+    cst.If: ModuleCollector._on_if,
     cst.ListComp: ModuleCollector._on_comprehension,
     cst.GeneratorExp: ModuleCollector._on_comprehension,
     cst.SetComp: ModuleCollector._on_comprehension,

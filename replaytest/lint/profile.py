@@ -137,6 +137,10 @@ class FrameworkProfile:
     safe_calls: frozenset[str] = frozenset()
     # Calls that are findings only in this framework (qualified name -> category).
     extra_effects: Mapping[str, str] = field(default_factory=dict)
+    # Attributes that are True while the framework replays (``context.is_replaying``): the body of
+    # ``if not <flag>:`` and the ``else`` of ``if <flag>:`` run only when the code first executes, never on
+    # replay (real apps guard logging and telemetry so), so nothing there is a replay finding.
+    replaying_flags: tuple[str, ...] = ()
     # Sleeps that are durable timers here; a framework with none has no sleep findings at all.
     durable_sleeps: tuple[str, ...] = ()
     # Category -> what to use instead, quoted in messages ("use workflow.now()"); the context parameter

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from replaytest.plugins import FrameworkPlugin
+from replaytest.plugins import BUILTIN_MODULES, FrameworkPlugin
 
 PLUGINS = Path(__file__).resolve().parents[2] / "replaytest" / "plugins"
 ENGINES = sorted(path.name for path in PLUGINS.iterdir() if (path / "__init__.py").is_file())
@@ -33,6 +33,10 @@ def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
                 module = ".".join(base + ([module] if module else []))
             found.append((node.lineno, module, [alias.name for alias in node.names]))
     return found
+
+
+def test_every_builtin_engine_is_a_package() -> None:
+    assert sorted(BUILTIN_MODULES) == ENGINES, "an engine module outside a package, or a package not registered"
 
 
 @pytest.mark.parametrize("engine", ENGINES)

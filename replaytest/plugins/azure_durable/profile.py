@@ -1,7 +1,6 @@
-"""Framework plugin for Azure Durable Functions (Python): generator orchestrators and activities."""
+"""The lint profile of Azure Durable Functions (Python): generator orchestrators, activities and entities."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
-from replaytest.plugins import FrameworkPlugin
 
 _CONTEXT = "azure.durable_functions.DurableOrchestrationContext"
 _ACTIVITY = "an activity (context.call_activity)"
@@ -29,6 +28,8 @@ PROFILE = FrameworkProfile(
                      "call_sub_orchestrator_with_retry", "wait_for_external_event", "task_all", "task_any",
                      "continue_as_new", "set_custom_status", "get_input", "call_http", "call_entity", "signal_entity")
     ),
+    # ``if not context.is_replaying:`` guards logging and telemetry in real apps: it never runs on replay.
+    replaying_flags=(f"{_CONTEXT}.is_replaying",),
     durable_sleeps=(f"{_CONTEXT}.create_timer",),
     replacements={
         "clock": "context.current_utc_datetime",
@@ -47,5 +48,3 @@ PROFILE = FrameworkProfile(
         "uuid.uuid4": FixTemplate("{ctx}.new_uuid()", False),
     },
 )
-
-PLUGIN = FrameworkPlugin(name="azure_durable", profile=PROFILE)
