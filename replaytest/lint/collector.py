@@ -72,6 +72,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.graph_nodes: list[tuple[str, str, cst.CSTNode, str]] = []
         self.class_names: set[str] = set()
         self.flags: set[tuple[str, int]] = set()
+        # How many ``asyncio.gather(...)`` argument lists enclose the node being walked.
+        self.gathering = 0
         hooks = context.hooks
         self._on_function_hooks = hooks["on_function"]
         self._before_call_hooks = hooks["before_call"]
@@ -237,12 +239,14 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self.scopes = [scope]
         self.function = builder
         self.functions.append(builder)
+        outer_gathering, self.gathering = self.gathering, 0  # a function defined in gather's arguments runs later
         try:
             for hook in self._on_function_hooks:
                 hook(self, node)
             self.walk(node.body)
         finally:
             self.function, self.scopes = outer_function, outer_scopes
+            self.gathering = outer_gathering
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -496,21 +500,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.walk(func)
         for hook in self._before_call_hooks:
             hook(self, node, qualname)
-        for arg in node.args:
-            value = arg.value
-            if step_call and isinstance(value, cst.Lambda):
-                # Its body runs as a recorded step: the project functions it calls are steps too
-                # (``ctx.run("post", lambda: post_order(order))``), so they are part of the retried unit.
-                for inner in calls_in(value.body):
-                    target = self.resolve(inner.func)
-                    if target and self.is_project_candidate(target):
-                        self.step_targets.add(target)
-                continue
-            if step_call and isinstance(value, (cst.Name, cst.Attribute)):
-                target = self.resolve(value)
-                if target and self.is_project_candidate(target):
-                    self.step_targets.add(target)
-            self.walk(value)
+        gathers = qualname is not None and qualname in self.ctx.concurrent_calls
+        self.gathering += gathers
+        try:
+            self._call_arguments(node, step_call)
+        finally:
+            self.gathering -= gathers
         for hook in self._on_call_hooks:
             hook(self, node, qualname)
         if qualname is None:
@@ -533,6 +528,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             if extra_rule is not None:
                 matched = True
                 self._effect(extra_rule, node, subject, qualname, frameworks=(framework,), args=tuple(node.args))
+        sensitive = self.ctx.order_sensitive_calls.get(qualname)
+        concurrency_rule = self.ctx.by_category.get("concurrency")
+        if sensitive and concurrency_rule is not None:
+            matched = True
+            self._effect(concurrency_rule, node, subject, qualname, frameworks=tuple(sensitive),
+                         gathered_only=not self.gathering)
         if not matched and self.is_project_candidate(qualname):
             function = self.function
             # Steps' calls too: a helper a step calls is part of the retried unit (idempotency keys).
@@ -542,7 +543,25 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 )
                 positional = sum(1 for g in given if g == "")
                 given = (f"#{positional}", *sorted({g for g in given if g}))
-                function.calls.append(Pending(node, None, subject, qualname, given=given))
+                function.calls.append(Pending(node, None, subject, qualname, given=given,
+                                              gathered=self.gathering > 0))
+
+    def _call_arguments(self, node: cst.Call, step_call: bool) -> None:
+        for arg in node.args:
+            value = arg.value
+            if step_call and isinstance(value, cst.Lambda):
+                # Its body runs as a recorded step: the project functions it calls are steps too
+                # (``ctx.run("post", lambda: post_order(order))``), so they are part of the retried unit.
+                for inner in calls_in(value.body):
+                    target = self.resolve(inner.func)
+                    if target and self.is_project_candidate(target):
+                        self.step_targets.add(target)
+                continue
+            if step_call and isinstance(value, (cst.Name, cst.Attribute)):
+                target = self.resolve(value)
+                if target and self.is_project_candidate(target):
+                    self.step_targets.add(target)
+            self.walk(value)
 
     def _graph_nodes(self, call: cst.Call, profile: FrameworkProfile) -> None:
         """``add_node("review", review)``, ``add_node(review)``, ``add_node("n", action=fn)``,
@@ -591,14 +610,14 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     def _effect(
         self, rule: Rule, node: cst.CSTNode, subject: str, qualname: str, *,
-        frameworks: tuple[str, ...] = (), args: tuple[cst.Arg, ...] = (),
+        frameworks: tuple[str, ...] = (), args: tuple[cst.Arg, ...] = (), gathered_only: bool = False,
     ) -> None:
         function = self.function
         if function is None or function.kind == STEP:
             return
         if qualname not in self.ctx.fix_names and qualname not in OPEN_CALLS:
             args = ()
-        function.effects.append(Pending(node, rule, subject, qualname, frameworks, args))
+        function.effects.append(Pending(node, rule, subject, qualname, frameworks, args, gathered=gathered_only))
 
     # --- positions and the summary ----------------------------------------------------------
 
@@ -633,14 +652,14 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             assert pending.rule is not None
             args = ", ".join(arg_text(tree, arg) for arg in pending.args) if direct else ""
             return Effect(pending.rule.code, pending.rule.category, pending.subject, pending.qualname, span(pending),
-                          pending.frameworks, args, pending.unless_given, pending.unit)
+                          pending.frameworks, args, pending.unless_given, pending.unit, pending.gathered)
 
         functions = {}
         for function in self.functions:
             functions[function.name] = FunctionSummary(
                 function.name, function.kind, function.framework, function.context_param,
                 tuple(effect(p, function.kind == ORCHESTRATION or p.qualname in OPEN_CALLS) for p in function.effects),
-                tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given) for p in function.calls),
+                tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given, p.gathered) for p in function.calls),
                 tuple(effect(p) for p in function.keys), function.retried, function.returns,
                 tuple(node_span(n) for n in function.pauses), tuple(node_span(n) for n in function.pause_loops),
             )

@@ -161,7 +161,7 @@ def _orchestration_diagnostics(
     entry = f"{summary.module}.{function.name}"
     diagnostics = []
     for effect in function.effects:
-        if not program.applies(effect, profile):
+        if effect.gathered_only or not program.applies(effect, profile):
             continue
         rule = context.rules[effect.rule]
         fix = _fix_for(effect, function, profile)
@@ -171,6 +171,10 @@ def _orchestration_diagnostics(
         reached, direct = program.call_effects(site, profile)
         reported: set[str] = set()
         for item in reached:
+            if item.effect.gathered_only:
+                if not site.gathered:
+                    continue
+                item = Reached(replace(item.effect, gathered_only=False), item.chain, item.unless_given)
             if item.effect.rule in reported:
                 continue
             reported.add(item.effect.rule)

@@ -38,6 +38,9 @@ class Pending:
     unless_given: str = ""
     given: tuple[str, ...] = ()
     unit: str = ""
+    # Effects: a hazard only in gathered coroutines (``Effect.gathered_only``); call sites: made in the
+    # arguments of ``asyncio.gather`` (``CallSite.gathered``).
+    gathered: bool = False
 
 
 @dataclasses.dataclass

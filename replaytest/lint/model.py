@@ -51,6 +51,9 @@ class Effect:
     # For findings about retries (fresh idempotency keys): the retried unit the value is made in, as
     # words ("step charge", "retry loop"); empty until the unit is known.
     unit: str = ""
+    # A hazard only in a coroutine run concurrently with others (``asyncio.gather``): a call the framework
+    # numbers when it is made (DBOS's ``DBOS.patch``), made in a helper; a gathered call site turns it on.
+    gathered_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class CallSite:
     # A field's default factory (a project function) called by a generated ``__init__``: it runs only
     # when the constructor call does not pass the field "name:position" (as ``Effect.unless_given``).
     unless_given: str = ""
+    # Made in the arguments of a call that runs its coroutines concurrently (``asyncio.gather(a(), b())``).
+    gathered: bool = False
 
     def passes(self, unless_given: str) -> bool:
         """Whether this call passes the field ``name:position`` (so its default factory does not run)."""
@@ -221,12 +226,13 @@ def _span_json(span: Span) -> list[int]:
 
 def _effect_json(effect: Effect) -> list[Any]:
     return [effect.rule, effect.category, effect.subject, effect.qualname, _span_json(effect.span),
-            list(effect.frameworks), effect.args, effect.unless_given, effect.unit]
+            list(effect.frameworks), effect.args, effect.unless_given, effect.unit, effect.gathered_only]
 
 
 def _effect_from(data: list[Any]) -> Effect:
-    rule, category, subject, qualname, span, frameworks, args, unless_given, unit = data
-    return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given, unit)
+    rule, category, subject, qualname, span, frameworks, args, unless_given, unit, gathered_only = data
+    return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given, unit,
+                  gathered_only)
 
 
 def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
@@ -238,7 +244,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "containers": list(summary.containers),
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
-             [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given] for c in f.calls],
+             [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given, c.gathered] for c in f.calls],
              [_effect_json(e) for e in f.keys], f.retried, f.returns,
              [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops]]
             for f in summary.functions.values()
@@ -260,8 +266,8 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
             tuple(
-                CallSite(target, Span(*span), subject, tuple(given), unless_given)
-                for target, span, subject, given, unless_given in calls
+                CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered)
+                for target, span, subject, given, unless_given, gathered in calls
             ),
             tuple(_effect_from(e) for e in keys), retried, returns,
             tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops),

@@ -137,6 +137,12 @@ class FrameworkProfile:
     safe_calls: frozenset[str] = frozenset()
     # Calls that are findings only in this framework (qualified name -> category).
     extra_effects: Mapping[str, str] = field(default_factory=dict)
+    # Calls that run the coroutines passed to them concurrently (``asyncio.gather``) ...
+    concurrent_calls: tuple[str, ...] = ()
+    # ... and the framework calls that are a hazard in such a coroutine: the framework numbers them when
+    # they are made, so their number depends on how the coroutines interleave (``DBOS.patch``). One made
+    # in a helper counts only where a call in ``concurrent_calls``'s arguments reaches it.
+    order_sensitive_calls: tuple[str, ...] = ()
     # Sleeps that are durable timers here; a framework with none has no sleep findings at all.
     durable_sleeps: tuple[str, ...] = ()
     # Category -> what to use instead, quoted in messages ("use workflow.now()"); the context parameter

@@ -12,7 +12,7 @@ is known.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.model import (
@@ -255,19 +255,24 @@ class Program:
         low = _DONE
         try:
             reached: list[Reached] = []
-            seen: set[tuple[str, str]] = set()
+            seen: set[tuple[str, str, bool]] = set()
             for effect in function.effects:
-                if self.applies(effect, profile) and (effect.rule, effect.qualname) not in seen:
-                    seen.add((effect.rule, effect.qualname))
+                identity = (effect.rule, effect.qualname, effect.gathered_only)
+                if self.applies(effect, profile) and identity not in seen:
+                    seen.add(identity)
                     reached.append(Reached(effect, (name, effect.qualname)))
             for site in function.calls:
                 below, _, below_low = self._call(site, profile)
                 low = min(low, below_low)
                 for item in below:
-                    if (item.effect.rule, item.effect.qualname) in seen:
+                    effect = item.effect
+                    if effect.gathered_only and site.gathered:
+                        effect = replace(effect, gathered_only=False)  # this call runs it in a gathered coroutine
+                    identity = (effect.rule, effect.qualname, effect.gathered_only)
+                    if identity in seen:
                         continue
-                    seen.add((item.effect.rule, item.effect.qualname))
-                    reached.append(Reached(item.effect, (name, *item.chain), site.unless_given))
+                    seen.add(identity)
+                    reached.append(Reached(effect, (name, *item.chain), site.unless_given))
         finally:
             del self._active[key]
         if low >= depth:
