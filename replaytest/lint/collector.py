@@ -312,8 +312,10 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self.walk(target)
         elif isinstance(target, cst.Attribute):
             self.walk(target.value)
-        elif isinstance(target, cst.Name) and self.function is not None and target.value in self.function.declared_globals:
-            pass  # binds the module's name, not a local (a rule decides whether that is a finding)
+        elif isinstance(target, cst.Name) and self.function is not None and (
+            target.value in self.function.declared_globals or target.value in self.function.declared_nonlocals
+        ):
+            pass  # binds the module's (or enclosing function's) name, not a local; a rule decides if that is a finding
         elif value is not None and self.scopes:
             if isinstance(target, (cst.Tuple, cst.List)) and self._is_set_pair(value):
                 for element in target.elements:
@@ -384,6 +386,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for item in node.names:
             self.function.declared_globals.add(item.name.value)
 
+    def _on_nonlocal(self, node: cst.Nonlocal) -> None:
+        if self.function is None:
+            return
+        for item in node.names:
+            self.function.declared_nonlocals.add(item.name.value)
+
     def _on_for(self, node: cst.For) -> None:
         self.walk(node.iter)
         for hook in self._on_loop_hooks:
@@ -418,10 +426,34 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     def _on_with(self, node: cst.With) -> None:
         for item in node.items:
             self.walk(item.item)
+            if not node.asynchronous:
+                self._entered(item.item)
             if item.asname is not None:
                 qualname = self.resolve(item.item)
                 self._bind(item.asname.name, ("inst", qualname) if qualname else LOCAL)
         self.walk(node.body)
+
+    def _entered(self, manager: cst.BaseExpression) -> None:
+        """``with lock:`` calls ``lock.__enter__()``: an effect when the rule tables name it for the manager's
+        type (a ``threading.Lock`` blocks); through an instance another project module exports, a call site
+        decided at resolution. A manager made in the ``with`` itself (``with threading.Lock():``) is fresh and
+        never blocks, and the calls in it were walked already."""
+        function = self.function
+        if function is None or not isinstance(manager, (cst.Name, cst.Attribute)):
+            return
+        qualname = self.resolve(manager)
+        if qualname is None:
+            return
+        subject = f"with {dotted_text(manager)}"
+        enter = f"{qualname}.__enter__"
+        rule = self.ctx.match_call(enter)
+        if rule is not None:
+            self._effect(rule, manager, subject, enter)
+        elif (
+            self.is_project_candidate(qualname) and not qualname.startswith(f"{self.module}.")
+            and not (isinstance(manager, cst.Name) and self.is_local(manager.value))
+        ):
+            function.calls.append(Pending(manager, None, subject, enter))
 
     def _on_comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp) -> None:
         scope_added = not self.scopes
@@ -688,6 +720,7 @@ _HANDLERS: dict[type, Any] = {
     cst.AugAssign: ModuleCollector._on_aug_assign,
     cst.Del: ModuleCollector._on_del,
     cst.Global: ModuleCollector._on_global,
+    cst.Nonlocal: ModuleCollector._on_nonlocal,
     cst.Return: ModuleCollector._on_return,
     cst.For: ModuleCollector._on_for,
     cst.While: ModuleCollector._on_while,

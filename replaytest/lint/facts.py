@@ -70,6 +70,8 @@ class FunctionBuilder:
     pause_loops: list[cst.CSTNode] = dataclasses.field(default_factory=list)
     # Names a ``global`` statement declared: assigning one writes module state.
     declared_globals: set[str] = dataclasses.field(default_factory=set)
+    # Names a ``nonlocal`` statement declared: assigning one writes the enclosing function's variable.
+    declared_nonlocals: set[str] = dataclasses.field(default_factory=set)
 
 
 class ModuleFacts(Protocol):

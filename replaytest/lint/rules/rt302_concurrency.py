@@ -11,7 +11,8 @@ class StartsUnrecordedConcurrency(Rule):
     """
     ## What it does
     Finds threads, thread and process pools, subprocesses, `asyncio.to_thread` / `run_in_executor`,
-    blocking thread primitives (`Event().wait()`, `Lock.acquire()`, `Condition.wait()`), reads of the
+    blocking thread primitives (`Event().wait()`, `Lock.acquire()` or `with lock:` on a `Lock`, `RLock`,
+    `Semaphore` or `Condition`, `Condition.wait()`), reads of the
     thread identity (`threading.current_thread()`, `get_ident()`), and
     the framework-specific constructs whose completion order is not recorded (`asyncio.wait` and
     `asyncio.as_completed` in Temporal) in orchestration code. `asyncio.gather` is not reported: Temporal
@@ -61,7 +62,10 @@ class StartsUnrecordedConcurrency(Rule):
         for name in (
             "threading.Event.wait", "threading.Lock.acquire", "threading.RLock.acquire", "threading.Condition.wait",
             "threading.Condition.wait_for", "threading.Semaphore.acquire", "threading.BoundedSemaphore.acquire",
-            "threading.Barrier.wait",
+            "threading.Barrier.wait", "threading.Condition.acquire",
+            # ``with lock:`` acquires it (``with`` statements are recorded as calls of ``__enter__``).
+            "threading.Lock.__enter__", "threading.RLock.__enter__", "threading.Condition.__enter__",
+            "threading.Semaphore.__enter__", "threading.BoundedSemaphore.__enter__",
         )
     } | {
         name: "reads which thread runs the code, which differs between the recorded run and the replay"
@@ -121,6 +125,24 @@ async def handle(item: str) -> str:
 async def fan_out(items: list) -> list:
     return await asyncio.gather(*(handle(i) for i in items))
 """,
+        # An asyncio lock does not block the thread; a lock made in the ``with`` is fresh and never waits.
+        """
+import asyncio
+import threading
+from temporalio import workflow
+
+@workflow.defn
+class Guarded:
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+
+    @workflow.run
+    async def run(self) -> int:
+        async with self.lock:
+            pass
+        with threading.Lock():
+            return 1
+""",
         # A patch check before the gather, or in a helper called outside one, has a fixed position.
         """
 import asyncio
@@ -179,6 +201,24 @@ def fan_out(items: list) -> None:
 """,
             line=6, column=5,
             message='threading.Thread() starts concurrent work the engine does not record in workflow code; move the work into a @DBOS.step() function',
+        ),
+        Invalid(
+            """
+import threading
+from dbos import DBOS
+
+LOCK = threading.RLock()
+
+@DBOS.workflow()
+def tally(items: list) -> int:
+    with LOCK:
+        return len(items)
+""",
+            line=8, column=10,
+            message=(
+                "with LOCK blocks on a thread primitive the engine does not record in workflow code; move the work "
+                "into a @DBOS.step() function"
+            ),
         ),
         Invalid(
             """

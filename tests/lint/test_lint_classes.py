@@ -1,0 +1,142 @@
+"""Precision and recall classes of ``replaytest lint`` found open on real code, each in a project written
+for it: a DBOS patch check in coroutines ``asyncio.gather`` runs, ``with lock:`` on a thread lock (also
+one another module exports, and one a workflow keeps on ``self``), a ``nonlocal`` write in orchestration
+code.
+
+Expected findings are marked ``# expect: RT302`` (``via`` when reached through a helper), the syntax of
+``test_fixture_projects``, compared exactly by ``assert_marks``; every other line must stay quiet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_engine_resolution import assert_marks, write
+
+
+def test_a_patch_check_in_gathered_coroutines_of_another_module(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "shop/__init__.py": "",
+        "shop/handlers.py": """
+            from dbos import DBOS
+
+            @DBOS.step()
+            async def charge(item: str) -> str:
+                return item
+
+            async def handle(item: str) -> str:
+                if await DBOS.patch_async("use-v2"):
+                    return await charge(item + "-v2")
+                return await charge(item)
+
+            async def refund(item: str) -> str:
+                if await DBOS.patch_async("refund-v2"):
+                    return await charge(item + "-r2")
+                return await charge(item)
+
+            async def refund_via(item: str) -> str:
+                return await refund(item)
+
+            def legacy(item: str) -> bool:
+                return DBOS.deprecate_patch("old")
+        """,
+        "shop/flows.py": """
+            import asyncio
+            from dbos import DBOS
+            from shop.handlers import charge, handle, refund_via, legacy
+
+            @DBOS.workflow()
+            async def fan_out(items: list) -> list:
+                return await asyncio.gather(*(handle(i) for i in items))  # expect: RT302 via
+
+            @DBOS.workflow()
+            async def nested(items: list) -> list:
+                return await asyncio.gather(refund_via(items[0]), charge(items[1]))  # expect: RT302 via
+
+            @DBOS.workflow()
+            async def one_at_a_time(items: list) -> list:
+                legacy(items[0])
+                return [await handle(i) for i in items]
+
+            @DBOS.workflow()
+            async def steps_only(items: list) -> list:
+                return await asyncio.gather(*(charge(i) for i in items))
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    nested = next(d for d in diagnostics if d.line == 11)
+    assert nested.trace == ("shop.flows.nested", "shop.handlers.refund_via", "shop.handlers.refund",
+                            "dbos.DBOS.patch_async")
+    assert "DBOSPatchNondeterminismError" in nested.message
+
+
+def test_with_a_thread_lock_blocks_like_acquire(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/sync.py": """
+            import threading
+
+            LOCK = threading.Lock()
+            GATE = threading.Semaphore(2)
+        """,
+        "app/wf.py": """
+            import asyncio
+            import threading
+            from temporalio import workflow
+            from app import sync
+            from app.sync import LOCK
+
+            @workflow.defn
+            class Guarded:
+                def __init__(self) -> None:
+                    self.cond = threading.Condition()
+                    self.alock = asyncio.Lock()
+
+                @workflow.run
+                async def run(self) -> int:
+                    with LOCK:  # expect: RT302
+                        pass
+                    with sync.GATE:  # expect: RT302
+                        pass
+                    with self.cond:  # expect: RT302
+                        pass
+                    async with self.alock:
+                        pass
+                    LOCK.acquire()  # expect: RT302
+                    return 1
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    messages = {d.line: d.message for d in diagnostics}
+    assert messages[15].startswith("with LOCK blocks on a thread primitive the engine does not record")
+    assert messages[19].startswith("with self.cond blocks on a thread primitive")
+
+
+def test_a_nonlocal_counter_written_by_a_workflow(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/flows.py": """
+            from dbos import DBOS
+
+            def make(name: str):
+                runs = 0
+                seen = 0
+
+                @DBOS.workflow(name=name)
+                def counted(items: list) -> int:
+                    nonlocal runs, seen
+                    runs += 1  # expect: RT304
+                    seen = len(items)  # expect: RT304
+                    total = 0
+
+                    def add(n: int) -> None:
+                        nonlocal total
+                        total += n
+
+                    add(runs)
+                    return total
+
+                return counted
+        """,
+    })
+    assert_marks(tmp_path)
