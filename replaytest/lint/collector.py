@@ -226,6 +226,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         scope: dict[str, Binding] = {}
         context_param = self.bind_parameters(node, scope, kind, profile, info)
         builder = FunctionBuilder(name, kind, profile.name if profile else "", context_param, scope)
+        builder.query = kind == ORCHESTRATION and self.is_query_handler(node, info)
         if node.returns is not None:
             # ``-> set[str]``: callers iterating the result iterate a set (activities' results are
             # converted to the annotated type, so this holds across a step boundary too).
@@ -694,6 +695,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given, p.gathered) for p in function.calls),
                 tuple(effect(p) for p in function.keys), function.retried, function.returns,
                 tuple(node_span(n) for n in function.pauses), tuple(node_span(n) for n in function.pause_loops),
+                function.query,
             )
         return ModuleSummary(
             module=self.module,

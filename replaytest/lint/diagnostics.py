@@ -166,6 +166,7 @@ def _orchestration_diagnostics(
         rule = context.rules[effect.rule]
         fix = _fix_for(effect, function, profile)
         message = _respell_context(rule.message(effect, profile), function, profile)
+        message = _respell_query(message, effect, function, profile)
         diagnostics.append(_diagnostic(source, effect.span, rule, message, profile.name, fix, (), entry))
     for site in function.calls:
         reached, direct = program.call_effects(site, profile)
@@ -183,7 +184,7 @@ def _orchestration_diagnostics(
                 message, trace = rule.message(item.effect, profile), tuple[str, ...]()
             else:
                 message, trace = rule.message(item.effect, profile, via=site.subject), (entry, *item.chain)
-            message = _respell_context(message, function, profile)
+            message = _respell_query(_respell_context(message, function, profile), item.effect, function, profile)
             diagnostic = _diagnostic(source, site.span, rule, message, profile.name, None, trace, entry)
             if not direct:
                 diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, item.chain[:-1], run.cwd),
@@ -217,6 +218,14 @@ def _respell_context(message: str, function: FunctionSummary, profile: Framework
     if function.context_param == conventional:
         return message
     return message.replace(f"{conventional}.", f"{function.context_param}.")
+
+
+def _respell_query(message: str, effect: Effect, function: FunctionSummary, profile: FrameworkProfile) -> str:
+    """In a handler run outside the recorded history (a Temporal query) the finding does not break replay;
+    say what it does break instead (the profile's ``query_words``)."""
+    if not function.query or effect.category not in profile.query_categories or not profile.query_words:
+        return message
+    return message.replace(" in workflow code", f" {profile.query_words}", 1)
 
 
 def offerable_fixes(

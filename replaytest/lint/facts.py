@@ -58,6 +58,8 @@ class FunctionBuilder:
     # Re-run on failure as a whole (a retry decorator): set by the rule that knows retry decorators.
     retried: bool = False
     returns: str = ""
+    # A handler run outside the recorded history (a Temporal query).
+    query: bool = False
     # How many loops that re-run their body on failure enclose the statement being walked, and for
     # each local holding a value that differs per attempt, how many enclosed the place it was made.
     retry_loops: int = 0

@@ -102,6 +102,8 @@ class FunctionSummary:
     # graph node re-runs from its top on resume, up to the end of the last of these.
     pauses: tuple[Span, ...] = ()
     pause_loops: tuple[Span, ...] = ()
+    # A handler the framework runs outside the recorded history (``FrameworkProfile.query_decorators``).
+    query: bool = False
 
 
 @dataclass(frozen=True)
@@ -246,7 +248,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
              [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given, c.gathered] for c in f.calls],
              [_effect_json(e) for e in f.keys], f.retried, f.returns,
-             [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops]]
+             [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops], f.query]
             for f in summary.functions.values()
         ],
         "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
@@ -259,9 +261,8 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
 
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
     functions = {}
-    for name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops in data[
-        "functions"
-    ]:
+    for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops,
+         query) in data["functions"]:
         functions[name] = FunctionSummary(
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
@@ -270,7 +271,7 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
                 for target, span, subject, given, unless_given, gathered in calls
             ),
             tuple(_effect_from(e) for e in keys), retried, returns,
-            tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops),
+            tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops), query,
         )
     return ModuleSummary(
         module=data["module"],

@@ -143,6 +143,12 @@ class FrameworkProfile:
     # they are made, so their number depends on how the coroutines interleave (``DBOS.patch``). One made
     # in a helper counts only where a call in ``concurrent_calls``'s arguments reaches it.
     order_sensitive_calls: tuple[str, ...] = ()
+    # Handlers the framework runs outside the recorded history (Temporal's queries): a value read there
+    # does not change what replays. Findings of ``query_categories`` there are worded with ``query_words``
+    # ("in a query handler, where ...") instead of "in workflow code".
+    query_decorators: tuple[str, ...] = ()
+    query_categories: tuple[str, ...] = ()
+    query_words: str = ""
     # Sleeps that are durable timers here; a framework with none has no sleep findings at all.
     durable_sleeps: tuple[str, ...] = ()
     # Category -> what to use instead, quoted in messages ("use workflow.now()"); the context parameter

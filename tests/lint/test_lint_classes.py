@@ -140,3 +140,53 @@ def test_a_nonlocal_counter_written_by_a_workflow(tmp_path: Path) -> None:
         """,
     })
     assert_marks(tmp_path)
+
+
+def test_a_clock_read_in_a_query_handler_is_worded_as_a_sandbox_rejection(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/util.py": """
+            import random
+            import time
+
+            def stamp() -> float:
+                return time.monotonic()
+
+            def elapsed() -> float:
+                return time.perf_counter()
+
+            def pick(items: list) -> str:
+                return random.choice(items)
+        """,
+        "app/wf.py": """
+            import os
+            from temporalio import workflow
+            from app.util import elapsed, pick, stamp
+
+            @workflow.defn
+            class Status:
+                @workflow.run
+                async def run(self) -> float:
+                    return stamp()  # expect: RT101 via
+
+                @workflow.query
+                def age(self) -> float:
+                    return elapsed()  # expect: RT101 via
+
+                @workflow.query
+                def sample(self, items: list) -> str:
+                    return pick(items) + os.getenv("REGION", "")  # expect: RT102 via, RT204
+        """,
+    })
+    by_line = {}
+    for diagnostic in assert_marks(tmp_path):
+        by_line.setdefault(diagnostic.line, []).append(diagnostic.message)
+    sandbox = "in a query handler, where it does not break replay (queries are not recorded) but Temporal's " \
+              "workflow sandbox rejects it at run time"
+    assert len(by_line[9]) == 1 and "in workflow code" in by_line[9][0] and sandbox not in by_line[9][0]
+    assert len(by_line[13]) == 1 and sandbox in by_line[13][0] and "in workflow code" not in by_line[13][0]
+    environment_message, random_message = sorted(by_line[17])
+    assert environment_message.startswith("os.getenv()") and random_message.startswith("pick() reaches")
+    assert sandbox in random_message
+    # Reading the environment is not one of the categories worded for queries: it stays a workflow-code finding.
+    assert "in workflow code" in environment_message and sandbox not in environment_message
