@@ -138,6 +138,22 @@ class Program:
             return None
         return None
 
+    def _canonical_type(self, qualname: str) -> str:
+        """``azure...BlobServiceClient.get_container_client.upload_blob`` -> ``azure...ContainerClient.upload_blob``:
+        the ``type_aliases`` the collector applies to names it resolves, applied to a name built at resolution
+        (a method called on what a project function returns)."""
+        aliases = self.ctx.type_aliases
+        parts = qualname.split(".")
+        for _ in range(_MAX_ALIAS_DEPTH):
+            for end in range(1, len(parts)):
+                prefix = ".".join(parts[:end + 1])
+                if prefix in aliases:
+                    parts = [*aliases[prefix].split("."), *parts[end + 1:]]
+                    break
+            else:
+                break
+        return ".".join(parts)
+
     def container_mutation(self, site: CallSite) -> Effect | None:
         """``EVENTS.append(x)`` where ``EVENTS`` is a module-level container of another module, or
         ``Stats.runs += 1`` where ``Stats`` is a class of another module."""
@@ -218,6 +234,7 @@ class Program:
             if further is None or further == typed:
                 break
             typed = further
+        typed = self._canonical_type(typed)
         found = self.find_function(typed)  # a method of a project class, through an exported instance
         if found is not None:
             summary, function = found

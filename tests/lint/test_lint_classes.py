@@ -190,3 +190,39 @@ def test_a_clock_read_in_a_query_handler_is_worded_as_a_sandbox_rejection(tmp_pa
     assert sandbox in random_message
     # Reading the environment is not one of the categories worded for queries: it stays a workflow-code finding.
     assert "in workflow code" in environment_message and sandbox not in environment_message
+
+
+def test_an_azure_client_getter_is_not_the_network_call(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/storage.py": """
+            from azure.storage.blob import BlobServiceClient
+
+            def service() -> BlobServiceClient:
+                return BlobServiceClient.from_connection_string("UseDevelopmentStorage=true")
+
+            def save(name: str, data: bytes) -> None:
+                container = service().get_container_client("reports")
+                container.upload_blob(name, data)
+
+            SERVICE = BlobServiceClient.from_connection_string("UseDevelopmentStorage=true")
+
+            def blob_of(name: str):
+                return SERVICE.get_container_client("reports").get_blob_client(name)
+        """,
+        "app/wf.py": """
+            from temporalio import workflow
+            from app.storage import blob_of, save
+
+            @workflow.defn
+            class Report:
+                @workflow.run
+                async def run(self, name: str) -> bytes:
+                    save(name, b"x")  # expect: RT202 via
+                    blob = blob_of(name)
+                    return blob.download_blob().readall()  # expect: RT202
+        """,
+    })
+    messages = {d.line: d.message for d in assert_marks(tmp_path)}
+    assert messages[8].startswith("save() reaches container.upload_blob(), which does network I/O")
+    assert messages[10].startswith("blob.download_blob() does network I/O")
