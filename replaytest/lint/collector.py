@@ -15,6 +15,7 @@ of the module (``cst_positions``) that brings line/column up to date only at tho
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import libcst as cst
@@ -46,6 +47,16 @@ _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", 
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
 
 
+def _folder_entries(folder: str) -> frozenset[str]:
+    """The module names a folder offers: its ``*.py`` stems and its sub-folders."""
+    try:
+        with os.scandir(folder) as entries:
+            return frozenset(e.name[:-3] if e.name.endswith(".py") else e.name for e in entries
+                             if e.name.endswith(".py") or e.is_dir())
+    except OSError:
+        return frozenset()
+
+
 class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     """Collects one module's summary. Create one per module; call ``collect`` once. It is the
     ``ModuleFacts`` the structural rules' hooks receive."""
@@ -55,6 +66,15 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.module = module
         self.path = path
         self.package = module if is_package else module.rpartition(".")[0]
+        # A folder without ``__init__.py`` named like a framework or library (``llama_agents/dbos/``, named
+        # ``dbos`` when linted from ``llama_agents``) does not make that library's names the project's:
+        # Python imports the installed regular package before a namespace folder.
+        # Only the folder's own files and sub-folders are the project's then.
+        self.library_package_entries: frozenset[str] | None = None
+        top = self.package.partition(".")[0]
+        folder = os.path.dirname(path)
+        if top and top in context.external_roots and not os.path.isfile(os.path.join(folder, "__init__.py")):
+            self.library_package_entries = _folder_entries(folder)
         self.module_scope: dict[str, Binding] = {}
         self.aliases: dict[str, str] = {}
         self.containers: set[str] = set()

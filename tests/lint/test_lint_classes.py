@@ -1,7 +1,7 @@
 """Precision and recall classes of ``replaytest lint`` found open on real code, each in a project written
 for it: a DBOS patch check in coroutines ``asyncio.gather`` runs, ``with lock:`` on a thread lock (also
 one another module exports, and one a workflow keeps on ``self``), a ``nonlocal`` write in orchestration
-code.
+code, an Azure client getter named as the network call, a project folder named like a framework.
 
 Expected findings are marked ``# expect: RT302`` (``via`` when reached through a helper), the syntax of
 ``test_fixture_projects``, compared exactly by ``assert_marks``; every other line must stay quiet.
@@ -9,8 +9,11 @@ Expected findings are marked ``# expect: RT302`` (``via`` when reached through a
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
+from lintkit import run_replaytest
 from test_engine_resolution import assert_marks, write
 
 
@@ -226,3 +229,65 @@ def test_an_azure_client_getter_is_not_the_network_call(tmp_path: Path) -> None:
     messages = {d.line: d.message for d in assert_marks(tmp_path)}
     assert messages[8].startswith("save() reaches container.upload_blob(), which does network I/O")
     assert messages[10].startswith("blob.download_blob() does network I/O")
+
+
+# ``replaytest lint`` in an interpreter where ``dbos`` is not importable (lint jobs often install only the
+# linter): ``sys.modules["dbos"] = None`` makes ``importlib.util.find_spec("dbos")`` answer None.
+_WITHOUT_DBOS = (
+    "import runpy, sys; sys.modules['dbos'] = None; sys.argv = ['replaytest', *sys.argv[1:]]; "
+    "runpy.run_module('replaytest', run_name='__main__', alter_sys=True)"
+)
+
+_FOLDER_NAMED_DBOS = {
+    # No __init__.py anywhere: linted from llama_agents/, the folder's modules are named dbos.runtime, dbos.region.
+    "llama_agents/dbos/region.py": """
+        import os
+
+        def region() -> str:
+            return os.getenv("REGION", "")
+    """,
+    "llama_agents/dbos/runtime.py": """
+        import time
+        from dbos import DBOS
+        from dbos.region import region
+
+        @DBOS.step()
+        def fetch() -> float:
+            return time.time()
+
+        @DBOS.workflow()
+        def run() -> float:
+            DBOS.sleep(1)
+            DBOS.logger.info(region())
+            return fetch() + time.time()
+    """,
+}
+
+
+def _folder_named_dbos_findings(report: dict) -> list[tuple[str, int, str, list[str]]]:
+    return sorted((d["path"], d["line"], d["rule"], d["trace"]) for d in report["diagnostics"])
+
+
+_EXPECTED_FOLDER_NAMED_DBOS = [
+    ("dbos/runtime.py", 12, "RT204", ["dbos.runtime.run", "dbos.region.region", "os.getenv"]),
+    ("dbos/runtime.py", 13, "RT101", []),
+]
+
+
+def test_a_project_folder_named_like_a_framework_keeps_the_framework(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    write(tmp_path, _FOLDER_NAMED_DBOS)
+    project = tmp_path / "llama_agents"
+    completed = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_DBOS, "lint", ".", "--format", "json", "--no-cache", "--jobs", "1"],
+        cwd=project, capture_output=True, timeout=120, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert _folder_named_dbos_findings(json.loads(completed.stdout)) == _EXPECTED_FOLDER_NAMED_DBOS
+    # ``dbos.DBOS`` is the framework's, not a module of the folder: no "cannot resolve" note.
+    assert "cannot resolve" not in completed.stderr, completed.stderr
+    installed = run_replaytest("lint", ".", "--format", "json", "--no-cache", "--jobs", "1", cwd=project)
+    assert _folder_named_dbos_findings(installed.json()) == _EXPECTED_FOLDER_NAMED_DBOS
+    assert "cannot resolve" not in installed.stderr, installed.stderr
