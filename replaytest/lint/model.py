@@ -180,6 +180,9 @@ class Diagnostic:
     # For a finding reached through a helper: where the root cause is (file path as read, line, column),
     # so call sites reaching the same helper line are reported once and a suppression there counts.
     root: tuple[str, int, int] | None = None
+    # Appended to ``message`` after the fingerprint is taken (it names lines: "and 1 more: os.getenv() at
+    # app/config.py:7"), so the fingerprint survives edits elsewhere; not in the JSON contract.
+    message_tail: str = ""
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.rule)

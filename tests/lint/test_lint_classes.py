@@ -291,3 +291,42 @@ def test_a_project_folder_named_like_a_framework_keeps_the_framework(tmp_path: P
     installed = run_replaytest("lint", ".", "--format", "json", "--no-cache", "--jobs", "1", cwd=project)
     assert _folder_named_dbos_findings(installed.json()) == _EXPECTED_FOLDER_NAMED_DBOS
     assert "cannot resolve" not in installed.stderr, installed.stderr
+
+
+_SETTINGS_HELPERS = """
+    import os
+    {padding}
+    def region() -> str:
+        return os.getenv("REGION", "eu")
+
+    def settings() -> dict:
+        return {{"region": region(), "home": os.environ["HOME"], "pid": os.getpid()}}
+"""
+
+
+def test_two_hazards_of_one_rule_behind_one_call_are_both_named(tmp_path: Path) -> None:
+    files = {
+        "app/__init__.py": "",
+        "app/config.py": _SETTINGS_HELPERS.format(padding=""),
+        "app/wf.py": """
+            from temporalio import workflow
+            from app.config import settings
+
+            @workflow.defn
+            class Configured:
+                @workflow.run
+                async def run(self) -> dict:
+                    return settings()  # expect: RT204 via
+        """,
+    }
+    write(tmp_path, files)
+    (finding,) = assert_marks(tmp_path)
+    assert finding.message == (
+        "settings() reaches os.environ, which reads the process environment in workflow code; use workflow input "
+        "or an activity (and 2 more: os.getpid() at app/config.py:7, os.getenv() at app/config.py:4)"
+    )
+    # The tail names lines; the fingerprint does not depend on them.
+    write(tmp_path, {"app/config.py": _SETTINGS_HELPERS.format(padding="\n\n")})
+    (moved,) = assert_marks(tmp_path)
+    assert moved.message.endswith("(and 2 more: os.getpid() at app/config.py:9, os.getenv() at app/config.py:6)")
+    assert moved.fingerprint == finding.fingerprint
