@@ -15,6 +15,7 @@ of the module (``cst_positions``) that brings line/column up to date only at tho
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import libcst as cst
@@ -46,6 +47,16 @@ _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", 
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
 
 
+def _folder_entries(folder: str) -> frozenset[str]:
+    """The module names a folder offers: its ``*.py`` stems and its sub-folders."""
+    try:
+        with os.scandir(folder) as entries:
+            return frozenset(e.name[:-3] if e.name.endswith(".py") else e.name for e in entries
+                             if e.name.endswith(".py") or e.is_dir())
+    except OSError:
+        return frozenset()
+
+
 class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     """Collects one module's summary. Create one per module; call ``collect`` once. It is the
     ``ModuleFacts`` the structural rules' hooks receive."""
@@ -55,6 +66,15 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.module = module
         self.path = path
         self.package = module if is_package else module.rpartition(".")[0]
+        # A folder without ``__init__.py`` named like a framework or library (``llama_agents/dbos/``, named
+        # ``dbos`` when linted from ``llama_agents``) does not make that library's names the project's:
+        # Python imports the installed regular package before a namespace folder.
+        # Only the folder's own files and sub-folders are the project's then.
+        self.library_package_entries: frozenset[str] | None = None
+        top = self.package.partition(".")[0]
+        folder = os.path.dirname(path)
+        if top and top in context.external_roots and not os.path.isfile(os.path.join(folder, "__init__.py")):
+            self.library_package_entries = _folder_entries(folder)
         self.module_scope: dict[str, Binding] = {}
         self.aliases: dict[str, str] = {}
         self.containers: set[str] = set()
@@ -74,6 +94,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.flags: set[tuple[str, int]] = set()
         # Depth of ``if not context.is_replaying:`` bodies being walked (code that never runs on replay).
         self.first_run_only = 0
+        # How many ``asyncio.gather(...)`` argument lists enclose the node being walked.
+        self.gathering = 0
         hooks = context.hooks
         self._on_function_hooks = hooks["on_function"]
         self._before_call_hooks = hooks["before_call"]
@@ -226,6 +248,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         scope: dict[str, Binding] = {}
         context_param = self.bind_parameters(node, scope, kind, profile, info)
         builder = FunctionBuilder(name, kind, profile.name if profile else "", context_param, scope)
+        builder.query = kind == ORCHESTRATION and self.is_query_handler(node, info)
         if node.returns is not None:
             # ``-> set[str]``: callers iterating the result iterate a set (activities' results are
             # converted to the annotated type, so this holds across a step boundary too).
@@ -239,12 +262,14 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self.scopes = [scope]
         self.function = builder
         self.functions.append(builder)
+        outer_gathering, self.gathering = self.gathering, 0  # a function defined in gather's arguments runs later
         try:
             for hook in self._on_function_hooks:
                 hook(self, node)
             self.walk(node.body)
         finally:
             self.function, self.scopes = outer_function, outer_scopes
+            self.gathering = outer_gathering
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -310,8 +335,10 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self.walk(target)
         elif isinstance(target, cst.Attribute):
             self.walk(target.value)
-        elif isinstance(target, cst.Name) and self.function is not None and target.value in self.function.declared_globals:
-            pass  # binds the module's name, not a local (a rule decides whether that is a finding)
+        elif isinstance(target, cst.Name) and self.function is not None and (
+            target.value in self.function.declared_globals or target.value in self.function.declared_nonlocals
+        ):
+            pass  # binds the module's (or enclosing function's) name, not a local; a rule decides if that is a finding
         elif value is not None and self.scopes:
             if isinstance(target, (cst.Tuple, cst.List)) and self._is_set_pair(value):
                 for element in target.elements:
@@ -382,6 +409,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for item in node.names:
             self.function.declared_globals.add(item.name.value)
 
+    def _on_nonlocal(self, node: cst.Nonlocal) -> None:
+        if self.function is None:
+            return
+        for item in node.names:
+            self.function.declared_nonlocals.add(item.name.value)
+
     def _on_for(self, node: cst.For) -> None:
         self.walk(node.iter)
         for hook in self._on_loop_hooks:
@@ -442,10 +475,34 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     def _on_with(self, node: cst.With) -> None:
         for item in node.items:
             self.walk(item.item)
+            if not node.asynchronous:
+                self._entered(item.item)
             if item.asname is not None:
                 qualname = self.resolve(item.item)
                 self._bind(item.asname.name, ("inst", qualname) if qualname else LOCAL)
         self.walk(node.body)
+
+    def _entered(self, manager: cst.BaseExpression) -> None:
+        """``with lock:`` calls ``lock.__enter__()``: an effect when the rule tables name it for the manager's
+        type (a ``threading.Lock`` blocks); through an instance another project module exports, a call site
+        decided at resolution. A manager made in the ``with`` itself (``with threading.Lock():``) is fresh and
+        never blocks, and the calls in it were walked already."""
+        function = self.function
+        if function is None or not isinstance(manager, (cst.Name, cst.Attribute)):
+            return
+        qualname = self.resolve(manager)
+        if qualname is None:
+            return
+        subject = f"with {dotted_text(manager)}"
+        enter = f"{qualname}.__enter__"
+        rule = self.ctx.match_call(enter)
+        if rule is not None:
+            self._effect(rule, manager, subject, enter)
+        elif (
+            self.is_project_candidate(qualname) and not qualname.startswith(f"{self.module}.")
+            and not (isinstance(manager, cst.Name) and self.is_local(manager.value))
+        ):
+            function.calls.append(Pending(manager, None, subject, enter))
 
     def _on_comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp) -> None:
         scope_added = not self.scopes
@@ -524,21 +581,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.walk(func)
         for hook in self._before_call_hooks:
             hook(self, node, qualname)
-        for arg in node.args:
-            value = arg.value
-            if step_call and isinstance(value, cst.Lambda):
-                # Its body runs as a recorded step: the project functions it calls are steps too
-                # (``ctx.run("post", lambda: post_order(order))``), so they are part of the retried unit.
-                for inner in calls_in(value.body):
-                    target = self.resolve(inner.func)
-                    if target and self.is_project_candidate(target):
-                        self.step_targets.add(target)
-                continue
-            if step_call and isinstance(value, (cst.Name, cst.Attribute)):
-                target = self.resolve(value)
-                if target and self.is_project_candidate(target):
-                    self.step_targets.add(target)
-            self.walk(value)
+        gathers = qualname is not None and qualname in self.ctx.concurrent_calls
+        self.gathering += gathers
+        try:
+            self._call_arguments(node, step_call)
+        finally:
+            self.gathering -= gathers
         for hook in self._on_call_hooks:
             hook(self, node, qualname)
         if qualname is None:
@@ -561,6 +609,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             if extra_rule is not None:
                 matched = True
                 self._effect(extra_rule, node, subject, qualname, frameworks=(framework,), args=tuple(node.args))
+        sensitive = self.ctx.order_sensitive_calls.get(qualname)
+        concurrency_rule = self.ctx.by_category.get("concurrency")
+        if sensitive and concurrency_rule is not None:
+            matched = True
+            self._effect(concurrency_rule, node, subject, qualname, frameworks=tuple(sensitive),
+                         gathered_only=not self.gathering)
         if not matched and self.is_project_candidate(qualname):
             function = self.function
             # Steps' calls too: a helper a step calls is part of the retried unit (idempotency keys).
@@ -570,7 +624,25 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 )
                 positional = sum(1 for g in given if g == "")
                 given = (f"#{positional}", *sorted({g for g in given if g}))
-                function.calls.append(Pending(node, None, subject, qualname, given=given))
+                function.calls.append(Pending(node, None, subject, qualname, given=given,
+                                              gathered=self.gathering > 0))
+
+    def _call_arguments(self, node: cst.Call, step_call: bool) -> None:
+        for arg in node.args:
+            value = arg.value
+            if step_call and isinstance(value, cst.Lambda):
+                # Its body runs as a recorded step: the project functions it calls are steps too
+                # (``ctx.run("post", lambda: post_order(order))``), so they are part of the retried unit.
+                for inner in calls_in(value.body):
+                    target = self.resolve(inner.func)
+                    if target and self.is_project_candidate(target):
+                        self.step_targets.add(target)
+                continue
+            if step_call and isinstance(value, (cst.Name, cst.Attribute)):
+                target = self.resolve(value)
+                if target and self.is_project_candidate(target):
+                    self.step_targets.add(target)
+            self.walk(value)
 
     def _graph_nodes(self, call: cst.Call, profile: FrameworkProfile) -> None:
         """``add_node("review", review)``, ``add_node(review)``, ``add_node("n", action=fn)``,
@@ -619,14 +691,14 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     def _effect(
         self, rule: Rule, node: cst.CSTNode, subject: str, qualname: str, *,
-        frameworks: tuple[str, ...] = (), args: tuple[cst.Arg, ...] = (),
+        frameworks: tuple[str, ...] = (), args: tuple[cst.Arg, ...] = (), gathered_only: bool = False,
     ) -> None:
         function = self.function
         if function is None or function.kind == STEP or self.first_run_only:
             return
         if qualname not in self.ctx.fix_names and qualname not in OPEN_CALLS:
             args = ()
-        function.effects.append(Pending(node, rule, subject, qualname, frameworks, args))
+        function.effects.append(Pending(node, rule, subject, qualname, frameworks, args, gathered=gathered_only))
 
     # --- positions and the summary ----------------------------------------------------------
 
@@ -661,16 +733,17 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             assert pending.rule is not None
             args = ", ".join(arg_text(tree, arg) for arg in pending.args) if direct else ""
             return Effect(pending.rule.code, pending.rule.category, pending.subject, pending.qualname, span(pending),
-                          pending.frameworks, args, pending.unless_given, pending.unit)
+                          pending.frameworks, args, pending.unless_given, pending.unit, pending.gathered)
 
         functions = {}
         for function in self.functions:
             functions[function.name] = FunctionSummary(
                 function.name, function.kind, function.framework, function.context_param,
                 tuple(effect(p, function.kind == ORCHESTRATION or p.qualname in OPEN_CALLS) for p in function.effects),
-                tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given) for p in function.calls),
+                tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given, p.gathered) for p in function.calls),
                 tuple(effect(p) for p in function.keys), function.retried, function.returns,
                 tuple(node_span(n) for n in function.pauses), tuple(node_span(n) for n in function.pause_loops),
+                function.query,
             )
         return ModuleSummary(
             module=self.module,
@@ -697,6 +770,7 @@ _HANDLERS: dict[type, Any] = {
     cst.AugAssign: ModuleCollector._on_aug_assign,
     cst.Del: ModuleCollector._on_del,
     cst.Global: ModuleCollector._on_global,
+    cst.Nonlocal: ModuleCollector._on_nonlocal,
     cst.Return: ModuleCollector._on_return,
     cst.For: ModuleCollector._on_for,
     cst.While: ModuleCollector._on_while,

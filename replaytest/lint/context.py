@@ -120,6 +120,8 @@ class LintContext:
         self.type_aliases: dict[str, str] = dict(TYPE_ALIASES)
         self.context_types: dict[str, FrameworkProfile] = {}
         self.extra_effects: dict[str, list[tuple[str, str]]] = {}
+        self.concurrent_calls: set[str] = set()
+        self.order_sensitive_calls: dict[str, list[str]] = {}
         self.fix_names: set[str] = set()
         # Rules that look at every file (idempotency keys) say which bytes make a file worth parsing.
         screen: set[bytes] = {token.lower() for rule in self.rules.values() for token in rule.screen}
@@ -149,6 +151,9 @@ class LintContext:
             for name, category in profile.extra_effects.items():
                 self.extra_effects.setdefault(name, []).append((category, profile.name))
             self.fix_names.update(profile.fixes)
+            self.concurrent_calls.update(profile.concurrent_calls)
+            for name in profile.order_sensitive_calls:
+                self.order_sensitive_calls.setdefault(name, []).append(profile.name)
             screen.update(token.lower() for token in profile.screen)
             external.update(module.split(".", 1)[0] for module in profile.modules)
         self.screen_tokens = tuple(sorted(screen))

@@ -161,31 +161,54 @@ def _orchestration_diagnostics(
     entry = f"{summary.module}.{function.name}"
     diagnostics = []
     for effect in function.effects:
-        if not program.applies(effect, profile):
+        if effect.gathered_only or not program.applies(effect, profile):
             continue
         rule = context.rules[effect.rule]
         fix = _fix_for(effect, function, profile)
         message = _respell_context(rule.message(effect, profile), function, profile)
+        message = _respell_query(message, effect, function, profile)
         diagnostics.append(_diagnostic(source, effect.span, rule, message, profile.name, fix, (), entry))
     for site in function.calls:
         reached, direct = program.call_effects(site, profile)
-        reported: set[str] = set()
+        # One finding per rule at a call site; the rule's other hazards behind it are named in its message.
+        by_rule: dict[str, list[Reached]] = {}
         for item in reached:
-            if item.effect.rule in reported:
-                continue
-            reported.add(item.effect.rule)
+            if item.effect.gathered_only:
+                if not site.gathered:
+                    continue
+                item = Reached(replace(item.effect, gathered_only=False), item.chain, item.unless_given)
+            by_rule.setdefault(item.effect.rule, []).append(item)
+        for items in by_rule.values():
+            item = items[0]
             rule = context.rules[item.effect.rule]
             if direct:
                 message, trace = rule.message(item.effect, profile), tuple[str, ...]()
             else:
                 message, trace = rule.message(item.effect, profile, via=site.subject), (entry, *item.chain)
-            message = _respell_context(message, function, profile)
+            message = _respell_query(_respell_context(message, function, profile), item.effect, function, profile)
             diagnostic = _diagnostic(source, site.span, rule, message, profile.name, None, trace, entry)
             if not direct:
                 diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, item.chain[:-1], run.cwd),
-                                     root=_root_of(program, item))
+                                     root=_root_of(program, item), message_tail=_more_hazards(program, items[1:], run.cwd))
             diagnostics.append(diagnostic)
     return diagnostics
+
+
+_MORE_NAMED = 3
+
+
+def _more_hazards(program: Program, others: list[Reached], cwd: Path) -> str:
+    """`` (and 2 more: os.getenv() at app/config.py:12, os.environ at app/env.py:3)``: the other hazards of
+    the same rule behind one helper call, which would otherwise show only once the first is fixed."""
+    places = []
+    for item in others:
+        root = _root_of(program, item)
+        where = f" at {display_path(Path(root[0]), cwd)}:{root[1]}" if root is not None else ""
+        places.append(f"{item.effect.subject}{where}")
+    if not places:
+        return ""
+    named = ", ".join(places[:_MORE_NAMED]) + (", …" if len(places) > _MORE_NAMED else "")
+    return f" (and {len(places)} more: {named})"
 
 
 def _root_of(program: Program, item: Reached) -> tuple[str, int, int] | None:
@@ -213,6 +236,14 @@ def _respell_context(message: str, function: FunctionSummary, profile: Framework
     if function.context_param == conventional:
         return message
     return message.replace(f"{conventional}.", f"{function.context_param}.")
+
+
+def _respell_query(message: str, effect: Effect, function: FunctionSummary, profile: FrameworkProfile) -> str:
+    """In a handler run outside the recorded history (a Temporal query) the finding does not break replay;
+    say what it does break instead (the profile's ``query_words``)."""
+    if not function.query or effect.category not in profile.query_categories or not profile.query_words:
+        return message
+    return message.replace(" in workflow code", f" {profile.query_words}", 1)
 
 
 def offerable_fixes(

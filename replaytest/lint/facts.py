@@ -38,6 +38,9 @@ class Pending:
     unless_given: str = ""
     given: tuple[str, ...] = ()
     unit: str = ""
+    # Effects: a hazard only in gathered coroutines (``Effect.gathered_only``); call sites: made in the
+    # arguments of ``asyncio.gather`` (``CallSite.gathered``).
+    gathered: bool = False
 
 
 @dataclasses.dataclass
@@ -55,6 +58,8 @@ class FunctionBuilder:
     # Re-run on failure as a whole (a retry decorator): set by the rule that knows retry decorators.
     retried: bool = False
     returns: str = ""
+    # A handler run outside the recorded history (a Temporal query).
+    query: bool = False
     # How many loops that re-run their body on failure enclose the statement being walked, and for
     # each local holding a value that differs per attempt, how many enclosed the place it was made.
     retry_loops: int = 0
@@ -67,6 +72,8 @@ class FunctionBuilder:
     pause_loops: list[cst.CSTNode] = dataclasses.field(default_factory=list)
     # Names a ``global`` statement declared: assigning one writes module state.
     declared_globals: set[str] = dataclasses.field(default_factory=set)
+    # Names a ``nonlocal`` statement declared: assigning one writes the enclosing function's variable.
+    declared_nonlocals: set[str] = dataclasses.field(default_factory=set)
 
 
 class ModuleFacts(Protocol):

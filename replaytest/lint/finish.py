@@ -83,6 +83,7 @@ def finish(
     kept.extend(unused)
     messages.extend(comment_errors)
     kept = [replace(d, fingerprint=fingerprint(d.path, d.rule, d.message, d.trace, d.scope)) for d in kept]
+    kept = [replace(d, message=d.message + d.message_tail, message_tail="") if d.message_tail else d for d in kept]
     kept.sort(key=Diagnostic.sort_key)
     failed_files = {d.path for d in kept if d.category == "syntax"}
     internal = sum(1 for d in kept if d.rule == INTERNAL_ERROR_RULE)

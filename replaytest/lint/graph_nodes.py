@@ -166,7 +166,7 @@ class RerunRegions:
         return found
 
     def _counts(self, effect: Effect, profile: FrameworkProfile) -> bool:
-        return self.repeats(effect) and self.program.applies(effect, profile)
+        return not effect.gathered_only and self.repeats(effect) and self.program.applies(effect, profile)
 
 
 def _before(span: Span, cutoff: tuple[int, int]) -> bool:

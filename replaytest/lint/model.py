@@ -51,6 +51,9 @@ class Effect:
     # For findings about retries (fresh idempotency keys): the retried unit the value is made in, as
     # words ("step charge", "retry loop"); empty until the unit is known.
     unit: str = ""
+    # A hazard only in a coroutine run concurrently with others (``asyncio.gather``): a call the framework
+    # numbers when it is made (DBOS's ``DBOS.patch``), made in a helper; a gathered call site turns it on.
+    gathered_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class CallSite:
     # A field's default factory (a project function) called by a generated ``__init__``: it runs only
     # when the constructor call does not pass the field "name:position" (as ``Effect.unless_given``).
     unless_given: str = ""
+    # Made in the arguments of a call that runs its coroutines concurrently (``asyncio.gather(a(), b())``).
+    gathered: bool = False
 
     def passes(self, unless_given: str) -> bool:
         """Whether this call passes the field ``name:position`` (so its default factory does not run)."""
@@ -97,6 +102,8 @@ class FunctionSummary:
     # graph node re-runs from its top on resume, up to the end of the last of these.
     pauses: tuple[Span, ...] = ()
     pause_loops: tuple[Span, ...] = ()
+    # A handler the framework runs outside the recorded history (``FrameworkProfile.query_decorators``).
+    query: bool = False
 
 
 @dataclass(frozen=True)
@@ -173,6 +180,9 @@ class Diagnostic:
     # For a finding reached through a helper: where the root cause is (file path as read, line, column),
     # so call sites reaching the same helper line are reported once and a suppression there counts.
     root: tuple[str, int, int] | None = None
+    # Appended to ``message`` after the fingerprint is taken (it names lines: "and 1 more: os.getenv() at
+    # app/config.py:7"), so the fingerprint survives edits elsewhere; not in the JSON contract.
+    message_tail: str = ""
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.rule)
@@ -221,12 +231,13 @@ def _span_json(span: Span) -> list[int]:
 
 def _effect_json(effect: Effect) -> list[Any]:
     return [effect.rule, effect.category, effect.subject, effect.qualname, _span_json(effect.span),
-            list(effect.frameworks), effect.args, effect.unless_given, effect.unit]
+            list(effect.frameworks), effect.args, effect.unless_given, effect.unit, effect.gathered_only]
 
 
 def _effect_from(data: list[Any]) -> Effect:
-    rule, category, subject, qualname, span, frameworks, args, unless_given, unit = data
-    return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given, unit)
+    rule, category, subject, qualname, span, frameworks, args, unless_given, unit, gathered_only = data
+    return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given, unit,
+                  gathered_only)
 
 
 def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
@@ -238,9 +249,9 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "containers": list(summary.containers),
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
-             [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given] for c in f.calls],
+             [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given, c.gathered] for c in f.calls],
              [_effect_json(e) for e in f.keys], f.retried, f.returns,
-             [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops]]
+             [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops], f.query]
             for f in summary.functions.values()
         ],
         "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
@@ -253,18 +264,17 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
 
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
     functions = {}
-    for name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops in data[
-        "functions"
-    ]:
+    for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops,
+         query) in data["functions"]:
         functions[name] = FunctionSummary(
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
             tuple(
-                CallSite(target, Span(*span), subject, tuple(given), unless_given)
-                for target, span, subject, given, unless_given in calls
+                CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered)
+                for target, span, subject, given, unless_given, gathered in calls
             ),
             tuple(_effect_from(e) for e in keys), retried, returns,
-            tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops),
+            tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops), query,
         )
     return ModuleSummary(
         module=data["module"],

@@ -28,6 +28,9 @@ class NameResolver:
     scopes: list[dict[str, Binding]]
     # "module.Class.attr" -> type, from ``self.attr = ...`` in any method of the class.
     instance_attributes: dict[str, str]
+    # When the module's package is a namespace folder named like a library: the folder's own module names
+    # (other names under the package are the library's); None otherwise.
+    library_package_entries: frozenset[str] | None
 
     def import_bindings(self, node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]:
         """(local name, qualified name) for each name an import statement binds."""
@@ -112,6 +115,10 @@ class NameResolver:
         return self.resolve(annotation) if isinstance(annotation, (cst.Name, cst.Attribute)) else None
 
     def is_project_candidate(self, qualname: str) -> bool:
-        if qualname.startswith(self.module + ".") or (self.package and qualname.startswith(self.package + ".")):
+        if qualname.startswith(self.module + "."):
             return True
+        if self.package and qualname.startswith(self.package + "."):
+            entries = self.library_package_entries
+            if entries is None or qualname[len(self.package) + 1:].partition(".")[0] in entries:
+                return True
         return qualname.split(".", 1)[0] not in self.ctx.external_roots

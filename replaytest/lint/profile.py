@@ -141,6 +141,18 @@ class FrameworkProfile:
     # ``if not <flag>:`` and the ``else`` of ``if <flag>:`` run only when the code first executes, never on
     # replay (real apps guard logging and telemetry so), so nothing there is a replay finding.
     replaying_flags: tuple[str, ...] = ()
+    # Calls that run the coroutines passed to them concurrently (``asyncio.gather``) ...
+    concurrent_calls: tuple[str, ...] = ()
+    # ... and the framework calls that are a hazard in such a coroutine: the framework numbers them when
+    # they are made, so their number depends on how the coroutines interleave (``DBOS.patch``). One made
+    # in a helper counts only where a call in ``concurrent_calls``'s arguments reaches it.
+    order_sensitive_calls: tuple[str, ...] = ()
+    # Handlers the framework runs outside the recorded history (Temporal's queries): a value read there
+    # does not change what replays. Findings of ``query_categories`` there are worded with ``query_words``
+    # ("in a query handler, where ...") instead of "in workflow code".
+    query_decorators: tuple[str, ...] = ()
+    query_categories: tuple[str, ...] = ()
+    query_words: str = ""
     # Sleeps that are durable timers here; a framework with none has no sleep findings at all.
     durable_sleeps: tuple[str, ...] = ()
     # Category -> what to use instead, quoted in messages ("use workflow.now()"); the context parameter

@@ -12,7 +12,7 @@ is known.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.model import (
@@ -138,6 +138,22 @@ class Program:
             return None
         return None
 
+    def _canonical_type(self, qualname: str) -> str:
+        """``azure...BlobServiceClient.get_container_client.upload_blob`` -> ``azure...ContainerClient.upload_blob``:
+        the ``type_aliases`` the collector applies to names it resolves, applied to a name built at resolution
+        (a method called on what a project function returns)."""
+        aliases = self.ctx.type_aliases
+        parts = qualname.split(".")
+        for _ in range(_MAX_ALIAS_DEPTH):
+            for end in range(1, len(parts)):
+                prefix = ".".join(parts[:end + 1])
+                if prefix in aliases:
+                    parts = [*aliases[prefix].split("."), *parts[end + 1:]]
+                    break
+            else:
+                break
+        return ".".join(parts)
+
     def container_mutation(self, site: CallSite) -> Effect | None:
         """``EVENTS.append(x)`` where ``EVENTS`` is a module-level container of another module, or
         ``Stats.runs += 1`` where ``Stats`` is a class of another module."""
@@ -218,6 +234,7 @@ class Program:
             if further is None or further == typed:
                 break
             typed = further
+        typed = self._canonical_type(typed)
         found = self.find_function(typed)  # a method of a project class, through an exported instance
         if found is not None:
             summary, function = found
@@ -255,19 +272,24 @@ class Program:
         low = _DONE
         try:
             reached: list[Reached] = []
-            seen: set[tuple[str, str]] = set()
+            seen: set[tuple[str, str, bool]] = set()
             for effect in function.effects:
-                if self.applies(effect, profile) and (effect.rule, effect.qualname) not in seen:
-                    seen.add((effect.rule, effect.qualname))
+                identity = (effect.rule, effect.qualname, effect.gathered_only)
+                if self.applies(effect, profile) and identity not in seen:
+                    seen.add(identity)
                     reached.append(Reached(effect, (name, effect.qualname)))
             for site in function.calls:
                 below, _, below_low = self._call(site, profile)
                 low = min(low, below_low)
                 for item in below:
-                    if (item.effect.rule, item.effect.qualname) in seen:
+                    effect = item.effect
+                    if effect.gathered_only and site.gathered:
+                        effect = replace(effect, gathered_only=False)  # this call runs it in a gathered coroutine
+                    identity = (effect.rule, effect.qualname, effect.gathered_only)
+                    if identity in seen:
                         continue
-                    seen.add((item.effect.rule, item.effect.qualname))
-                    reached.append(Reached(item.effect, (name, *item.chain), site.unless_given))
+                    seen.add(identity)
+                    reached.append(Reached(effect, (name, *item.chain), site.unless_given))
         finally:
             del self._active[key]
         if low >= depth:

@@ -92,6 +92,16 @@ class FrameworkRoles:
             kind = STEP
         return kind, profile
 
+    def is_query_handler(self, node: cst.FunctionDef, info: ClassInfo | None) -> bool:
+        """Whether a handler method carries one of its framework's ``query_decorators``."""
+        if info is None or info.profile is None or not info.profile.query_decorators:
+            return False
+        for decorator in node.decorators:
+            target = decorator.decorator
+            if (self.resolve(target.func if isinstance(target, cst.Call) else target) or "") in info.profile.query_decorators:
+                return True
+        return False
+
     def bind_parameters(
         self, node: cst.FunctionDef, scope: dict[str, Binding], kind: str, profile: FrameworkProfile | None,
         info: ClassInfo | None,

@@ -27,6 +27,12 @@ TYPE_ALIASES: dict[str, str] = {
         "azure.storage.blob.BlobServiceClient", "azure.storage.blob.BlobClient", "azure.storage.blob.ContainerClient",
         "azure.data.tables.TableServiceClient", "azure.data.tables.TableClient",
     ) for factory in ("from_connection_string", "from_blob_url", "from_container_url", "from_table_url")},
+    # Getters that build a client for one container, blob or table, locally: the I/O is in what is called
+    # on the client they return (``service.get_container_client("c").upload_blob(...)``).
+    "azure.storage.blob.BlobServiceClient.get_container_client": "azure.storage.blob.ContainerClient",
+    "azure.storage.blob.BlobServiceClient.get_blob_client": "azure.storage.blob.BlobClient",
+    "azure.storage.blob.ContainerClient.get_blob_client": "azure.storage.blob.BlobClient",
+    "azure.data.tables.TableServiceClient.get_table_client": "azure.data.tables.TableClient",
 }
 
 # Calls whose result is a client object typed by its first string argument: ``boto3.client("s3")``

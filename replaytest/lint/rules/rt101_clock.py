@@ -96,6 +96,28 @@ async def stamp() -> str:
     INVALID = (
         Invalid(
             """
+import time
+from temporalio import workflow
+
+@workflow.defn
+class Status:
+    @workflow.run
+    async def run(self) -> None:
+        self.started = workflow.now()
+
+    @workflow.query
+    def age(self) -> float:
+        return time.time() - self.started.timestamp()
+""",
+            line=12, column=16,
+            message=(
+                "time.time() reads the wall clock in a query handler, where it does not break replay (queries "
+                "are not recorded) but Temporal's workflow sandbox rejects it at run time; use workflow.now()"
+            ),
+            fix="workflow.time()", fix_safe=True,
+        ),
+        Invalid(
+            """
 from datetime import datetime
 from temporalio import workflow
 

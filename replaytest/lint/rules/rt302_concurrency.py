@@ -11,11 +11,14 @@ class StartsUnrecordedConcurrency(Rule):
     """
     ## What it does
     Finds threads, thread and process pools, subprocesses, `asyncio.to_thread` / `run_in_executor`,
-    blocking thread primitives (`Event().wait()`, `Lock.acquire()`, `Condition.wait()`), reads of the
+    blocking thread primitives (`Event().wait()`, `Lock.acquire()` or `with lock:` on a `Lock`, `RLock`,
+    `Semaphore` or `Condition`, `Condition.wait()`), reads of the
     thread identity (`threading.current_thread()`, `get_ident()`), and
     the framework-specific constructs whose completion order is not recorded (`asyncio.wait` and
     `asyncio.as_completed` in Temporal) in orchestration code. `asyncio.gather` is not reported: Temporal
-    orders the commands it issues, and DBOS numbers operations when they are called.
+    orders the commands it issues, and DBOS numbers operations when they are called — except a DBOS patch
+    check (`DBOS.patch`, `patch_async`, `deprecate_patch*`) in a gathered coroutine, directly or in a
+    helper it calls, whose operation number depends on how the coroutines interleave.
 
     ## Why is this bad?
     Work on another thread or process is invisible to the engine and finishes in a different order on
@@ -59,7 +62,10 @@ class StartsUnrecordedConcurrency(Rule):
         for name in (
             "threading.Event.wait", "threading.Lock.acquire", "threading.RLock.acquire", "threading.Condition.wait",
             "threading.Condition.wait_for", "threading.Semaphore.acquire", "threading.BoundedSemaphore.acquire",
-            "threading.Barrier.wait",
+            "threading.Barrier.wait", "threading.Condition.acquire",
+            # ``with lock:`` acquires it (``with`` statements are recorded as calls of ``__enter__``).
+            "threading.Lock.__enter__", "threading.RLock.__enter__", "threading.Condition.__enter__",
+            "threading.Semaphore.__enter__", "threading.BoundedSemaphore.__enter__",
         )
     } | {
         name: "reads which thread runs the code, which differs between the recorded run and the replay"
@@ -70,8 +76,22 @@ class StartsUnrecordedConcurrency(Rule):
         "asyncio.wait": "completes in an order the engine does not record",
         "asyncio.as_completed": "completes in an order the engine does not record",
     }
+    # Findings only in coroutines a profile's ``concurrent_calls`` gathers (``order_sensitive_calls``).
+    in_gathered = {
+        f"dbos.DBOS.{name}": (
+            "checks a patch in a coroutine run by asyncio.gather(); DBOS gives the check an operation number "
+            "that depends on how the gathered coroutines interleave (DBOSPatchNondeterminismError)",
+            "the patch check in the workflow before asyncio.gather() and pass its result to the coroutines",
+        )
+        for name in ("patch", "patch_async", "deprecate_patch", "deprecate_patch_async")
+    }
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
+        if effect.qualname in self.in_gathered:
+            what, instead = self.in_gathered[effect.qualname]
+            if via is not None:
+                return f"{via} reaches {effect.subject}, which {what}; make {instead}"
+            return f"{effect.subject} {what}; make {instead}"
         if effect.qualname in self.wording:
             return super().message(effect, profile, via)
         # Threads, pools and subprocesses: the work belongs in a recorded step, not in the framework's
@@ -104,6 +124,41 @@ async def handle(item: str) -> str:
 @DBOS.workflow()
 async def fan_out(items: list) -> list:
     return await asyncio.gather(*(handle(i) for i in items))
+""",
+        # An asyncio lock does not block the thread; a lock made in the ``with`` is fresh and never waits.
+        """
+import asyncio
+import threading
+from temporalio import workflow
+
+@workflow.defn
+class Guarded:
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+
+    @workflow.run
+    async def run(self) -> int:
+        async with self.lock:
+            pass
+        with threading.Lock():
+            return 1
+""",
+        # A patch check before the gather, or in a helper called outside one, has a fixed position.
+        """
+import asyncio
+from dbos import DBOS
+
+@DBOS.step()
+async def charge(item: str) -> str:
+    return item
+
+async def choose() -> bool:
+    return await DBOS.patch_async("use-v2")
+
+@DBOS.workflow()
+async def fan_out(items: list) -> list:
+    v2 = await DBOS.patch_async("use-v2") and await choose()
+    return await asyncio.gather(*(charge(i + "-v2" if v2 else i) for i in items))
 """,
     )
     INVALID = (
@@ -146,5 +201,70 @@ def fan_out(items: list) -> None:
 """,
             line=6, column=5,
             message='threading.Thread() starts concurrent work the engine does not record in workflow code; move the work into a @DBOS.step() function',
+        ),
+        Invalid(
+            """
+import threading
+from dbos import DBOS
+
+LOCK = threading.RLock()
+
+@DBOS.workflow()
+def tally(items: list) -> int:
+    with LOCK:
+        return len(items)
+""",
+            line=8, column=10,
+            message=(
+                "with LOCK blocks on a thread primitive the engine does not record in workflow code; move the work "
+                "into a @DBOS.step() function"
+            ),
+        ),
+        Invalid(
+            """
+import asyncio
+from dbos import DBOS
+
+@DBOS.step()
+async def charge(item: str) -> str:
+    return item
+
+async def handle(item: str) -> str:
+    if await DBOS.patch_async("use-v2"):
+        return await charge(item + "-v2")
+    return await charge(item)
+
+@DBOS.workflow()
+async def fan_out(items: list) -> list:
+    return await asyncio.gather(*(handle(i) for i in items))
+""",
+            line=15, column=35,
+            message=(
+                "handle() reaches DBOS.patch_async(), which checks a patch in a coroutine run by asyncio.gather(); "
+                "DBOS gives the check an operation number that depends on how the gathered coroutines interleave "
+                "(DBOSPatchNondeterminismError); make the patch check in the workflow before asyncio.gather() and "
+                "pass its result to the coroutines"
+            ),
+        ),
+        Invalid(
+            """
+import asyncio
+from dbos import DBOS
+
+@DBOS.step()
+async def charge(item: str) -> str:
+    return item
+
+@DBOS.workflow()
+async def fan_out(item: str) -> list:
+    return await asyncio.gather(DBOS.patch_async("use-v2"), charge(item))
+""",
+            line=10, column=33,
+            message=(
+                "DBOS.patch_async() checks a patch in a coroutine run by asyncio.gather(); DBOS gives the check an "
+                "operation number that depends on how the gathered coroutines interleave "
+                "(DBOSPatchNondeterminismError); make the patch check in the workflow before asyncio.gather() and "
+                "pass its result to the coroutines"
+            ),
         ),
     )

@@ -2,7 +2,9 @@
 
 The rule's detection lives here: the batched pass calls its hooks for assignment and ``del`` targets
 and for calls, and the rule decides whether the target is module state — a name declared ``global``, a
-module-level container (``CACHE[k] = v``, ``SEEN.add(x)``), or a class attribute (``Stats.runs += 1``).
+module-level container (``CACHE[k] = v``, ``SEEN.add(x)``), a class attribute (``Stats.runs += 1``), or
+a ``nonlocal`` variable an orchestration function writes (it belongs to an enclosing function, so it
+outlives the run).
 Containers and classes of another project module are known only at resolution, so writes to them are
 recorded as calls to ``__setitem__`` / ``__delitem__`` / ``__setattr__`` of the imported name.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from replaytest.lint.model import MUTATING_METHODS, STEP, Effect
+from replaytest.lint.model import MUTATING_METHODS, ORCHESTRATION, STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import DEFAULT_REPLACEMENTS, Invalid, Rule
 from replaytest.lint.syntax import dotted_text, short_text
@@ -40,6 +42,9 @@ def _owning_class(facts: ModuleFacts, node: cst.BaseExpression) -> str | None:
     return None
 
 
+# In the qualified name of a ``nonlocal`` write: the variable belongs to an enclosing function.
+_ENCLOSING = "<enclosing>"
+
 # How a write is spelt in the finding's subject.
 _SPELLED = {
     "assignment": "{} = ...", "item assignment": "{} = ...", "augmented assignment": "{} += ...", "del": "del {}",
@@ -50,8 +55,9 @@ class WritesModuleState(Rule):
     """
     ## What it does
     Finds `global` statements and mutations of module-level containers (`CACHE[key] = value`,
-    `SEEN.add(x)`, `RESULTS.append(x)`) and writes of class attributes (`Stats.runs += 1`,
-    `type(self).runs += 1`, `cls.seen = ...`) in orchestration code.
+    `SEEN.add(x)`, `RESULTS.append(x)`), writes of class attributes (`Stats.runs += 1`,
+    `type(self).runs += 1`, `cls.seen = ...`) in orchestration code, and writes of a `nonlocal` variable
+    in an orchestration function (a workflow defined inside a factory function).
 
     ## Why is this bad?
     Module state outlives one workflow run: it is shared by every workflow on the worker and survives
@@ -96,6 +102,11 @@ class WritesModuleState(Rule):
         elif isinstance(target, cst.Name):
             if target.value in function.declared_globals:
                 self._write(facts, target, target.value, how, target.value)
+            elif target.value in function.declared_nonlocals and function.kind == ORCHESTRATION:
+                # The variable lives in a function enclosing the orchestration function, so it outlives
+                # one run (a helper nested in the orchestration function writes that run's own variable).
+                spelled = _SPELLED[how].format(target.value)
+                facts.report(self, target, spelled, f"{facts.module}.{function.name}.{_ENCLOSING}.{target.value}")
             elif value is None and facts.module_container(target) is not None:
                 self._write(facts, target, target.value, how, target.value)
 
@@ -161,6 +172,8 @@ class WritesModuleState(Rule):
         if effect.qualname.endswith(".__dict__"):
             owner = effect.qualname[: -len(".__dict__")].rpartition(".")[2]
             what = f"{effect.subject} writes an attribute of a {owner} instance that every run shares"
+        elif f".{_ENCLOSING}." in effect.qualname:
+            what = f"{effect.subject} writes a nonlocal variable of an enclosing function, which every run shares"
         else:
             what = f"{effect.subject} writes module-level state"
         if via is not None:
@@ -182,6 +195,22 @@ class Counter:
     async def run(self, item: str) -> int:
         self.seen.add(item)
         return LIMITS["max"]
+""",
+        # A helper nested in the workflow writes that run's own variable.
+        """
+from dbos import DBOS
+
+@DBOS.workflow()
+def counted(items: list) -> int:
+    total = 0
+
+    def add(n: int) -> None:
+        nonlocal total
+        total += n
+
+    for item in items:
+        add(len(item))
+    return total
 """,
     )
     INVALID = (
@@ -215,5 +244,26 @@ def bump() -> int:
 """,
             line=8, column=5,
             message="COUNT += ... writes module-level state in workflow code; use state held in the workflow's own variables",
+        ),
+        Invalid(
+            """
+from dbos import DBOS
+
+def register(name: str):
+    runs = 0
+
+    @DBOS.workflow(name=name)
+    def counted() -> int:
+        nonlocal runs
+        runs += 1
+        return runs
+
+    return counted
+""",
+            line=9, column=9,
+            message=(
+                "runs += ... writes a nonlocal variable of an enclosing function, which every run shares in "
+                "workflow code; use state held in the workflow's own variables"
+            ),
         ),
     )

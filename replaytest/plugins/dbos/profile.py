@@ -4,7 +4,9 @@ DBOS 3.x moved transactions to datasources: ``ds = SQLAlchemyDatasource.create(u
 ``@ds.transaction()`` (a step); ``DBOS.run_step(...)`` runs a function as a recorded step. Both are
 known here, next to 2.x's ``@DBOS.transaction()``. ``asyncio.gather`` is not a finding in DBOS: DBOS
 numbers operations when they are called, not when they finish, so gathering steps, child workflows and
-handles is deterministic there."""
+handles is deterministic there. A patch check is the exception: ``DBOS.patch`` and friends take the next
+operation number only if the patch is in the history, so in gathered coroutines its position depends on
+how they interleave (DBOS raises ``DBOSPatchNondeterminismError``)."""
 
 from replaytest.lint.profile import FixTemplate, FrameworkProfile
 
@@ -30,6 +32,10 @@ PROFILE = FrameworkProfile(
             "send_async", "set_event", "set_event_async", "get_event", "get_event_async", "retrieve_workflow",
             "logger", "workflow_id", "span", "run_step", "run_step_async",
         )
+    ),
+    concurrent_calls=("asyncio.gather",),
+    order_sensitive_calls=tuple(
+        f"dbos.DBOS.{name}" for name in ("patch", "patch_async", "deprecate_patch", "deprecate_patch_async")
     ),
     durable_sleeps=("dbos.DBOS.sleep", "dbos.DBOS.sleep_async"),
     replacements={

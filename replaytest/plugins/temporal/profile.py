@@ -20,6 +20,14 @@ PROFILE = FrameworkProfile(
         "temporalio.workflow.query", "temporalio.workflow.init",
     ),
     orchestration_methods=("__init__",),
+    # A query reads workflow state outside the history, so it is never replayed; but it runs in the
+    # workflow sandbox, whose restrictions reject clock, random and uuid calls (RestrictedWorkflowAccessError).
+    query_decorators=("temporalio.workflow.query",),
+    query_categories=("clock", "random", "uuid"),
+    query_words=(
+        "in a query handler, where it does not break replay (queries are not recorded) but Temporal's "
+        "workflow sandbox rejects it at run time"
+    ),
     orchestration_base_classes=(
         "temporalio.worker.WorkflowInboundInterceptor", "temporalio.worker.WorkflowOutboundInterceptor",
         "temporalio.worker._interceptor.WorkflowInboundInterceptor",
