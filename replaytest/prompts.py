@@ -181,6 +181,20 @@ class _Walk:
             self._items(obj)
         elif isinstance(obj, Mapping) and not isinstance(obj, types.MappingProxyType):
             self._items(obj.values())
+        else:
+            self._wrapper(obj)
+
+    def _wrapper(self, obj: Any) -> None:
+        """An object wrapping a function of the application (LangGraph's ``@task``, a decorator's class
+        instance): the function it keeps in ``func`` or ``__wrapped__`` runs when the object is called.
+        Read from the instance's own ``__dict__``: no attribute lookup that could run code."""
+        attributes = getattr(obj, "__dict__", None)
+        if not isinstance(attributes, dict):
+            return
+        for key in ("func", "__wrapped__"):
+            wrapped = attributes.get(key)
+            if isinstance(wrapped, (types.FunctionType, functools.partial)):
+                self.visit(wrapped)
 
     def _items(self, items: Iterable[Any]) -> None:
         for index, item in enumerate(items):

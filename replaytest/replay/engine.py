@@ -505,14 +505,14 @@ def check_manifest_prompts(
     the run's recorded calls used, ``{prompt name: the step or task that called it}`` (what the current
     code says those calls use: a ``use_prompt`` block around the call, or the step's own body).
 
-    Without a manifest: one note (``NO_PROMPTS_NOTE``). With one, a called prompt whose current version
+    Without a manifest: one note (``NO_PROMPTS_NOTE``, even when the current code has no ``Prompt``: its
+    prompts may be plain strings, which replay cannot tell). With one, a called prompt whose current version
     differs from the manifest's is a ``prompt-drift`` warning naming both versions (the run keeps that
     call's result; the version it used is the one it started under, not recorded per call, so it does
     not fail the run), silenced by a prompt policy of ``ignore``; prompts not called yet go to
     ``check_pending_prompts``."""
     if recorded is None:
-        if current:
-            result.notes.append(NO_PROMPTS_NOTE)
+        result.notes.append(NO_PROMPTS_NOTE)
         return
     for name in sorted(called):
         old, new = recorded.get(name), current.get(name)
