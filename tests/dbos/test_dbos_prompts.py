@@ -169,3 +169,28 @@ def test_a_malformed_manifest_refuses_the_run_naming_the_json_path(tmp_path: Pat
     )
     assert "workflow 'desk-done': workflow_status.attributes: $.replaytest_prompts['triage'] is 7, not a prompt version" in result.output
     assert not list((tmp_path / "h").glob("*.json"))
+
+
+def test_impact_lists_the_parked_run_under_the_prompt_it_will_use(tmp_path: Path, recording: Recording) -> None:
+    new_text = "Write a short reply to the customer, given: {summary}"
+    replay(tmp_path, recording, PROMPTS.replace(REPLY_TEXT, new_text))  # sets the project up with the edit
+    environment = {**os.environ, "PROMPT_DESK_EFFECTS": str(tmp_path / "replay-effects.log")}
+    run = subprocess.run(
+        [sys.executable, "-m", "replaytest", "impact", "-q", "--format", "json", "-w", "prompt_desk.replay:CONFIG", "histories"],
+        capture_output=True, text=True, timeout=180, cwd=tmp_path, env=environment,
+    )
+    assert not (tmp_path / "replay-effects.log").exists(), "impact ran a step body"
+    [workflow] = json.loads(run.stdout)["workflows"]
+    # The completed run called the reply prompt, but calls nothing again: only in-flight runs are listed.
+    assert workflow["prompt_groups"] == [{
+        "prompt": "reply", "from": sha(REPLY_TEXT), "to": sha(new_text), "compared": ["manifest"],
+        "runs": {"not_called": ["desk-parked"], "called": []},
+    }]
+    markdown = subprocess.run(
+        [sys.executable, "-m", "replaytest", "impact", "-q", "--format", "markdown", "-w", "prompt_desk.replay:CONFIG", "histories"],
+        capture_output=True, text=True, timeout=180, cwd=tmp_path, env=environment,
+    ).stdout
+    assert (
+        f"| `reply` | `{sha(REPLY_TEXT)[:19]}` | `{sha(new_text)[:19]}` | the run's start manifest | `desk-parked` | — |"
+        in markdown
+    )

@@ -126,3 +126,19 @@ def test_a_malformed_manifest_refuses_the_thread_naming_the_checkpoint_and_json_
         in result.output
     )
     assert not (tmp_path / "h" / "support_agent-parked.json").exists()
+
+
+def test_impact_lists_the_parked_thread_under_the_prompt_it_already_called(
+    tmp_path: Path, histories: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    new_text = "Classify this ticket into billing, shipping or other: {ticket}"
+    replay(tmp_path, histories, monkeypatch, (TRIAGE_TEXT, new_text))  # puts the edited copy on the path
+    [package] = [p.name for p in tmp_path.iterdir() if p.name.startswith("prompt_agent_copy_")]
+    result = CliRunner().invoke(cli, [
+        "impact", "-q", str(histories), "--workflows", f"{package}.agent:support_agent", "--format", "text",
+    ])
+    assert (
+        f"  prompt triage: {sha(TRIAGE_TEXT)[:19]} -> {sha(new_text)[:19]} (compared with the run's start manifest), "
+        "1 in-flight run\n"
+        "    already called it, keep that result; a later call uses the new version (1): parked\n"
+    ) in result.output, result.output
