@@ -15,6 +15,8 @@ row naming a child workflow → child-workflow, anything else (steps, transactio
 ``DBOS.send``, …) → step. Payloads become typed JSON (``dbos.values``) under one ``DecodeBudget`` per
 run; a pickle the restricted decoder refuses, or a run whose payloads pass the budget, stops that run's
 import (never the others') with a message naming the workflow, the function id and the type or budget.
+The run's prompt manifest, when ``dbos.prompts.with_prompts`` put it in the workflow attributes, becomes the
+history's ``prompt_manifest`` (``recorded_manifest``; a malformed one refuses the run, naming its JSON path).
 """
 
 from __future__ import annotations

@@ -17,6 +17,11 @@ recorded one (``replaytest.replay.engine.Matcher``, positions being function ids
 * recorded ids the code never reached → ``missing-command``; another final output or error →
   ``result-mismatch``.
 
+Prompts: a run started inside ``dbos.prompts.with_prompts`` has its prompt manifest in the history; the
+prompts a recorded step used (a ``use_prompt`` block around its call, or its body naming the prompt) are
+compared at the manifest's versions and the prompts not reached yet by ``prompts-pending``
+(``engine.check_manifest_prompts``); a history without a manifest gets a note.
+
 The run executes under the runtime guards, as journal replays do: a clock, random or uuid read in the
 workflow is a ``nondeterministic-call`` hazard and the replay goes on; a socket, process, file write, or
 the undecorated function of a step or transaction run directly (found through DBOS's marks on the
@@ -298,6 +303,7 @@ class _Prompts:
 
     current: dict[str, str]
     called: dict[str, str]
+    resume_position: int | None = None  # the function id where the replay stopped (a pending prompt's position)
 
 
 class DBOSReplayer(NeutralReplayer):
@@ -356,7 +362,7 @@ class DBOSReplayer(NeutralReplayer):
         result.notes.append(NO_ARGUMENTS_NOTE)
         check_manifest_prompts(
             result, "DBOS", history.status, history.prompt_manifest, prompts.current, prompts.called, options,
-            result.divergence.position if result.divergence is not None else None,
+            prompts.resume_position,
         )
         not_rebuilt = rebuilder.note()
         if not_rebuilt is not None:
@@ -419,6 +425,7 @@ class DBOSReplayer(NeutralReplayer):
         result.patch_decisions = matcher.patch_decisions
         if divergence is None and finished and guard.stopped is None:
             divergence = _check_end(matcher, history, output, raised)
+        prompts = dataclasses.replace(prompts, resume_position=matcher.next_position())
         return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards), prompts
 
 

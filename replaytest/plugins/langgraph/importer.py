@@ -31,6 +31,8 @@ the input checkpoint's id) describes the thread's latest invocation:
   value the entrypoint receives as ``previous``.
 * status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``
   (waiting at an interrupt) or ``running``.
+* ``prompt_manifest`` from the input checkpoint's metadata, when the thread was started with
+  ``langgraph.prompts.with_prompts`` (``recorded_manifest``; a malformed one refuses the thread).
 
 Values are decoded by ``replaytest.plugins.langgraph.values`` (no imports, no unpickling, within a decode
 budget). SQLite files are read directly (read-only), Postgres databases by ``langgraph.postgres`` (SQL in a

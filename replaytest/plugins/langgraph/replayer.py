@@ -24,6 +24,11 @@ tasks the entrypoint's modules hold in their globals) is stopped and reported at
 
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
 
+Prompts: a thread started with ``langgraph.prompts.with_prompts`` has its prompt manifest in the history;
+the prompts a recorded task call used (a ``use_prompt`` block around the call, or the task's body naming
+the prompt) are compared at the manifest's versions and the prompts not reached yet by ``prompts-pending``
+(``engine.check_manifest_prompts``); a history without a manifest gets a note.
+
 A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph.graph_check``.
 """
 
@@ -148,7 +153,7 @@ class LangGraphReplayer(NeutralReplayer):
         result.notes.append(NO_ARGUMENTS_NOTE)
         check_manifest_prompts(
             result, "LangGraph", history.status, history.prompt_manifest, prompt_manifest(run.function), run.called,
-            options, divergence.position if divergence is not None else None,
+            options, run.matcher.next_position(),
         )
         result.notes.extend(run.notes)
         return result
