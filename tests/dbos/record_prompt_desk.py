@@ -2,10 +2,12 @@
 
 ``python record_prompt_desk.py SYSTEM_DB``: ``desk-done`` (started with the prompt helper, reviewed,
 completed), ``desk-parked`` (started with the helper, left PENDING in ``DBOS.recv`` as after a crash) and
-``desk-plain`` (started without the helper, completed)."""
+``desk-plain`` (started without the helper, completed) and ``desk-async`` (the async workflow, with the
+helper, completed)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import time
@@ -14,8 +16,8 @@ SYSTEM_DB = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from dbos import DBOS, SetWorkflowID  # noqa: E402
-
 from prompt_desk import app  # noqa: E402
+
 from replaytest.plugins.dbos.prompts import with_prompts  # noqa: E402
 
 DBOS(config={"name": "prompt-desk", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1"})
@@ -42,6 +44,15 @@ for workflow_id, helper in (("desk-done", True), ("desk-plain", False)):
     wait_in_recv(workflow_id)
     DBOS.send(workflow_id, "refund approved", topic="review")
     print(handle.get_result())
+
+
+async def run_async_agent() -> None:
+    with SetWorkflowID("desk-async"), with_prompts(app.support_agent_async):
+        handle = await DBOS.start_workflow_async(app.support_agent_async, "my invoice was charged twice")
+    print(await handle.get_result())
+
+
+asyncio.run(run_async_agent())
 with SetWorkflowID("desk-parked"), with_prompts(app.support_agent):
     DBOS.start_workflow(app.support_agent, "the parcel never arrived")
 wait_in_recv("desk-parked")

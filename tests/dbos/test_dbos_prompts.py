@@ -55,7 +55,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Recording:
     assert run.returncode == 0, run.stdout + run.stderr
     histories = directory / "histories"
     result = CliRunner().invoke(
-        cli, ["import", "dbos", "--database-url", f"sqlite:///{system_db}", "--name", "support_agent", "--out", str(histories)]
+        cli, ["import", "dbos", "--database-url", f"sqlite:///{system_db}", "--out", str(histories)]
     )
     assert result.exit_code == 0, result.output
     return Recording(system_db, histories)
@@ -101,7 +101,7 @@ def test_the_manifest_is_in_the_workflow_attributes_and_the_history(recording: R
 def test_unchanged_prompts_pass_and_a_run_without_the_helper_says_so_once(tmp_path: Path, recording: Recording) -> None:
     results = replay(tmp_path, recording)
     assert {workflow_id: result["status"] for workflow_id, result in results.items()} == {
-        "desk-done": "passed", "desk-parked": "passed", "desk-plain": "passed",
+        "desk-done": "passed", "desk-parked": "passed", "desk-plain": "passed", "desk-async": "passed",
     }
     assert results["desk-parked"]["run_status"] == "running"
     for workflow_id in ("desk-done", "desk-parked"):
@@ -154,6 +154,9 @@ def test_a_changed_prompt_the_parked_run_already_used_warns_with_both_versions(t
     assert parked["prompt_changes"] == [
         {"prompt": "triage", "started": sha(TRIAGE_TEXT), "current": sha(new_text), "called": True, "compared": "manifest"}
     ]
+    # The async workflow's use_prompt block is seen where DBOS checks its step (a worker thread).
+    [warning] = results["desk-async"]["warnings"]
+    assert warning["message"].startswith("step 'call_model_async' already called prompt triage")
 
 
 def test_a_malformed_manifest_refuses_the_run_naming_the_json_path(tmp_path: Path, recording: Recording) -> None:
@@ -180,7 +183,9 @@ def test_impact_lists_the_parked_run_under_the_prompt_it_will_use(tmp_path: Path
         capture_output=True, text=True, timeout=180, cwd=tmp_path, env=environment,
     )
     assert not (tmp_path / "replay-effects.log").exists(), "impact ran a step body"
-    [workflow] = json.loads(run.stdout)["workflows"]
+    workflows = {workflow["type"]: workflow for workflow in json.loads(run.stdout)["workflows"]}
+    assert workflows["support_agent_async"]["prompt_groups"] == []  # it did not change and it completed
+    workflow = workflows["support_agent"]
     # The completed run called the reply prompt, but calls nothing again: only in-flight runs are listed.
     assert workflow["prompt_groups"] == [{
         "prompt": "reply", "from": sha(REPLY_TEXT), "to": sha(new_text), "compared": ["manifest"],

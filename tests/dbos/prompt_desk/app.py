@@ -39,3 +39,18 @@ def support_agent(ticket: str) -> dict:
     review = DBOS.recv("review", timeout_seconds=REVIEW_WAIT_S)
     reply = write_reply(f"{queue}: {review}")
     return {"queue": queue, "reply": reply}
+
+
+@DBOS.step()
+async def call_model_async(prompt_text: str) -> str:
+    effect(f"async model {prompt_text}")
+    return "billing" if "invoice" in prompt_text else "other"
+
+
+@DBOS.workflow()
+async def support_agent_async(ticket: str) -> dict:
+    # DBOS checks an async step's recorded row from a worker thread (asyncio.to_thread, which copies the
+    # context): the use_prompt block must still be seen there.
+    with use_prompt(TRIAGE):
+        queue = await call_model_async(TRIAGE.render(ticket=ticket))
+    return {"queue": queue}
