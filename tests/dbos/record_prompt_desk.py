@@ -52,7 +52,9 @@ async def run_async_agent() -> None:
     print(await handle.get_result())
 
 
-asyncio.run(run_async_agent())
+# Not asyncio.run: closing the loop would shut its default executor down, which older DBOS versions
+# install as their own and still need for the runs started after this one.
+asyncio.new_event_loop().run_until_complete(run_async_agent())
 with SetWorkflowID("desk-parked"), with_prompts(app.support_agent):
     DBOS.start_workflow(app.support_agent, "the parcel never arrived")
 wait_in_recv("desk-parked")
