@@ -13,16 +13,22 @@ classes and module attributes those names reach, transitively, and keeps the ``P
 Only code of the application is followed (not the standard library, installed packages, temporalio or
 replaytest), each object once; the result is cached per workflow object. ``uses_prompts(P, ...)``
 declares prompts the walk cannot see (built from data at run time, say).
+
+``use_prompt(P)`` marks the engine calls made inside its block as calls that use ``P``. On engines
+that store nothing per call (DBOS, LangGraph) it records nothing: replay reads it from the current code
+to know which recorded call used which prompt, whose version is then the one of the run's manifest.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
 import sys
 import types
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -80,6 +86,25 @@ def uses_prompts(*prompts: Prompt) -> Callable[[T], T]:
         return obj
 
     return mark
+
+
+# A ContextVar, so that concurrent coroutines of one workflow each have their own prompts in use.
+_IN_USE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar("replaytest_prompts_in_use", default=())
+
+
+@contextlib.contextmanager
+def use_prompt(prompt: Prompt) -> Iterator[Prompt]:
+    """In workflow code: the step, task or model calls made in this block use ``prompt`` (nestable)."""
+    token = _IN_USE.set((*_IN_USE.get(), (str(prompt.name), str(prompt.version))))
+    try:
+        yield prompt
+    finally:
+        _IN_USE.reset(token)
+
+
+def prompts_in_use() -> tuple[tuple[str, str], ...]:
+    """``(name, version)`` of every ``use_prompt`` block around the running code, outermost first."""
+    return _IN_USE.get()
 
 
 # Weak keys: Temporal's sandbox makes a fresh class per run, which must not be kept alive by the cache.
@@ -156,6 +181,20 @@ class _Walk:
             self._items(obj)
         elif isinstance(obj, Mapping) and not isinstance(obj, types.MappingProxyType):
             self._items(obj.values())
+        else:
+            self._wrapper(obj)
+
+    def _wrapper(self, obj: Any) -> None:
+        """An object wrapping a function of the application (LangGraph's ``@task``, a decorator's class
+        instance): the function it keeps in ``func`` or ``__wrapped__`` runs when the object is called.
+        Read from the instance's own ``__dict__``: no attribute lookup that could run code."""
+        attributes = getattr(obj, "__dict__", None)
+        if not isinstance(attributes, dict):
+            return
+        for key in ("func", "__wrapped__"):
+            wrapped = attributes.get(key)
+            if isinstance(wrapped, (types.FunctionType, functools.partial)):
+                self.visit(wrapped)
 
     def _items(self, items: Iterable[Any]) -> None:
         for index, item in enumerate(items):

@@ -1,6 +1,7 @@
 """Replay results into a deploy-impact report: per workflow type, one ``ImpactGroup`` per divergence point
 (``GroupKey``), the in-flight runs that have not reached the change yet, the green runs the change leaves
-alone, and the histories that could not be checked. Works from ``ReplayResult`` alone (one replay per
+alone, one ``PromptGroup`` per changed prompt version that in-flight runs will use (from the results'
+``prompt_changes``, whichever engine recorded them), and the histories that could not be checked. Works from ``ReplayResult`` alone (one replay per
 history, done before); nothing here replays, reads code or renders."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from replaytest.fileio import escape_controls
-from replaytest.impact.model import GroupKey, ImpactGroup, ImpactReport, WorkflowImpact
+from replaytest.impact.model import GroupKey, ImpactGroup, ImpactReport, PromptGroup, WorkflowImpact
 from replaytest.replay.divergence import CommandView, ReplayResult
 from replaytest.replay.report import display_path, summary_notes
 
@@ -55,6 +56,7 @@ def group_results(results: Sequence[ReplayResult]) -> list[WorkflowImpact]:
         impact = impacts.get((result.engine, result.workflow_type))
         if impact is None:
             impact = impacts[(result.engine, result.workflow_type)] = WorkflowImpact(result.workflow_type, result.engine)
+        _add_prompt_changes(impact, result)
         key = group_key(result)
         if key is None:
             green.append(result)
@@ -82,7 +84,29 @@ def group_results(results: Sequence[ReplayResult]) -> list[WorkflowImpact]:
         impact.groups.sort(key=_group_order)
         impact.not_reached.sort(key=run_id)
         impact.unaffected.sort(key=run_id)
+        for prompt_group in impact.prompt_groups:
+            prompt_group.not_called.sort(key=run_id)
+            prompt_group.called.sort(key=run_id)
+            prompt_group.compared.sort()
+        impact.prompt_groups.sort(key=lambda g: (-len(g.not_called) - len(g.called), g.prompt, g.started or "", g.current))
     return sorted(impacts.values(), key=_impact_order)
+
+
+def _add_prompt_changes(impact: WorkflowImpact, result: ReplayResult) -> None:
+    """The changed prompts of an in-flight run, each into the group of its (prompt, from, to)."""
+    if not result.in_flight:
+        return  # a finished run calls no prompt again; a run of unknown status is named in the notes
+    for change in result.prompt_changes:
+        group = next(
+            (g for g in impact.prompt_groups if (g.prompt, g.started, g.current) == (change.name, change.started, change.current)),
+            None,
+        )
+        if group is None:
+            group = PromptGroup(change.name, change.started, change.current)
+            impact.prompt_groups.append(group)
+        (group.called if change.called else group.not_called).append(result)
+        if change.compared not in group.compared:
+            group.compared.append(change.compared)
 
 
 def build_report(results: Sequence[ReplayResult]) -> ImpactReport:

@@ -110,6 +110,23 @@ class PatchUse:
 
 
 @dataclass
+class PromptGroup:
+    """The in-flight runs of one workflow type that will use another version of one prompt than they
+    started under (``started`` → ``current``). A prompt change breaks no replay, but it changes what a
+    parked run does once it resumes. ``not_called``: runs that have not called the prompt yet (their next
+    call uses ``current``); ``called``: runs whose recorded calls already used it (they keep those results;
+    a later call of theirs uses ``current``). ``compared``: where the started version came from, ``call``
+    (recorded per call) and/or ``manifest`` (the run's start manifest)."""
+
+    prompt: str
+    started: str | None
+    current: str
+    not_called: list[ReplayResult] = field(default_factory=list)
+    called: list[ReplayResult] = field(default_factory=list)
+    compared: list[str] = field(default_factory=list)
+
+
+@dataclass
 class WorkflowImpact:
     """Everything the report says about one workflow type."""
 
@@ -122,6 +139,7 @@ class WorkflowImpact:
     unaffected: list[ReplayResult] = field(default_factory=list)
     patches: list[PatchUse] = field(default_factory=list)
     guidance: str | None = None  # engines without a code guard (LangGraph): what to do instead
+    prompt_groups: list[PromptGroup] = field(default_factory=list)
     # Checks that could not apply to this workflow type, one sentence each, naming the file and line
     # (a patch id that is not a literal, histories that could not be replayed, …).
     notes: list[str] = field(default_factory=list)

@@ -14,9 +14,18 @@ from typing import Any
 
 from replaytest.fileio import escape_controls
 from replaytest.impact.grouping import command_text, run_id
-from replaytest.impact.model import Guard, ImpactGroup, ImpactReport, PatchUse, Verification, WorkflowImpact
+from replaytest.impact.model import (
+    Guard,
+    ImpactGroup,
+    ImpactReport,
+    PatchUse,
+    PromptGroup,
+    Verification,
+    WorkflowImpact,
+)
 from replaytest.lint.reporters.external import PathRebaser
 from replaytest.lint.reporters.github import escape_data, escape_property
+from replaytest.prompts import short_version
 from replaytest.replay.divergence import CommandView, ReplayResult
 from replaytest.replay.report import display_path, view_data
 
@@ -158,11 +167,36 @@ def _impact_text(impact: WorkflowImpact, details: bool) -> list[str]:
     if impact.not_reached:
         lines.append(f"  not reached yet ({len(impact.not_reached)}; they take the new path when they resume): "
                      f"{_ids_text(impact.not_reached, details)}")
+    for prompt_group in impact.prompt_groups:
+        lines.append(f"  {_prompt_head(prompt_group)}")
+        for title, runs in _prompt_runs(prompt_group):
+            if runs:
+                lines.append(f"    {title} ({len(runs)}): {_ids_text(runs, details)}")
     if impact.guidance:
         lines.append(f"  guidance: {impact.guidance}")
     for patch in impact.patches:
         lines.append(f"  {_patch_head(patch)}: {verdict_text(patch)}")
     return lines
+
+
+# What each ``PromptGroup.compared`` source means, as the report words it.
+_COMPARED = {"call": "the version its recorded calls used", "manifest": "the run's start manifest"}
+
+
+def _prompt_head(group: PromptGroup) -> str:
+    """``prompt reply: sha256:… → sha256:… (compared with …), 2 in-flight runs``."""
+    runs = len(group.not_called) + len(group.called)
+    started = short_version(group.started) if group.started is not None else "(none: added since)"
+    compared = " and ".join(_COMPARED.get(source, source) for source in group.compared)
+    return (f"prompt {group.prompt}: {started} -> {short_version(group.current)} (compared with {compared}), "
+            f"{_count(runs, 'in-flight run', 'in-flight runs')}")
+
+
+def _prompt_runs(group: PromptGroup) -> list[tuple[str, list[ReplayResult]]]:
+    return [
+        ("not called yet, will use the new version", group.not_called),
+        ("already called it, keep that result; a later call uses the new version", group.called),
+    ]
 
 
 def _ids_text(runs: Sequence[ReplayResult], details: bool) -> str:
@@ -221,6 +255,19 @@ def render_markdown(report: ImpactReport, details: bool = False) -> str:
         if impact.not_reached:
             lines.append(f"**Not reached yet** ({len(impact.not_reached)} in-flight; they take the new path when "
                          f"they resume): {_ids_markdown(impact.not_reached, details, 'in-flight runs')}")
+            lines.append("")
+        if impact.prompt_groups:
+            lines += ["**Prompt groups** (in-flight runs that will use another prompt version than they started "
+                      "under: what they do once they resume changes):", "",
+                      "| prompt | from | to | compared with | not called yet | already called |", "|---|---|---|---|---|---|"]
+            for prompt_group in impact.prompt_groups:
+                started = short_version(prompt_group.started) if prompt_group.started is not None else "(added since)"
+                compared = " and ".join(_COMPARED.get(source, source) for source in prompt_group.compared)
+                lines.append(
+                    f"| {_code(prompt_group.prompt)} | {_code(started)} | {_code(short_version(prompt_group.current))} "
+                    f"| {_md(compared)} | {_ids_markdown(prompt_group.not_called, details, 'runs') or '—'} "
+                    f"| {_ids_markdown(prompt_group.called, details, 'runs') or '—'} |"
+                )
             lines.append("")
         if impact.unaffected:
             lines += [f"Unaffected: {_count(len(impact.unaffected), 'run replays', 'runs replay')} green.", ""]
@@ -347,6 +394,13 @@ def _impact_data(impact: WorkflowImpact) -> dict[str, Any]:
         "unaffected": [run_id(result) for result in impact.unaffected],
         "patches": [_patch_data(patch) for patch in impact.patches],
         "guidance": impact.guidance,
+        "prompt_groups": [
+            {
+                "prompt": group.prompt, "from": group.started, "to": group.current, "compared": list(group.compared),
+                "runs": {"not_called": [run_id(r) for r in group.not_called], "called": [run_id(r) for r in group.called]},
+            }
+            for group in impact.prompt_groups
+        ],
     }
 
 

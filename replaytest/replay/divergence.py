@@ -118,6 +118,22 @@ class PatchDecision:
     marker_deprecated: bool | None = None
 
 
+@dataclass(frozen=True)
+class PromptChange:
+    """A prompt the current code has at another version than the run used or started under.
+
+    ``started``: the version the run's recorded calls used (``compared == "call"``) or, for a prompt no
+    recorded call used or an engine that records no per-call versions, the one in the run's start manifest
+    (``compared == "manifest"``); None when the prompt did not exist when the run started. ``called``: a
+    recorded call of the run already used it (the run keeps that call's result)."""
+
+    name: str
+    started: str | None
+    current: str
+    called: bool
+    compared: Literal["call", "manifest"] = "manifest"
+
+
 @dataclass
 class ReplayResult:
     """What replaying one history file produced.
@@ -158,6 +174,9 @@ class ReplayResult:
     patch_decisions: list[PatchDecision] = field(default_factory=list)
     # When the run started, as the history records it (ISO 8601, UTC), or None when it does not.
     run_started_at: str | None = None
+    # Every prompt the current code has at another version than this run used or started under (empty:
+    # none changed, or the history records no prompt versions, which ``notes`` then says).
+    prompt_changes: list[PromptChange] = field(default_factory=list)
 
     @property
     def in_flight(self) -> bool | None:

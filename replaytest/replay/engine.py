@@ -37,11 +37,18 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from replaytest.prompts import describe_changes, short_version
 from replaytest.replay.adapter import ReplayOptions
-from replaytest.replay.divergence import CommandView, Divergence, PatchDecision, ReplayResult, SourcePosition
+from replaytest.replay.divergence import (
+    CommandView,
+    Divergence,
+    PatchDecision,
+    PromptChange,
+    ReplayResult,
+    SourcePosition,
+)
 
 NO_MANIFEST_NOTE = (
     "no prompt manifest recorded (recorded before manifests, or without replaytest's prompt recording):"
@@ -421,16 +428,22 @@ def check_pending_prompts(
     status: str,
     recorded: Mapping[str, str] | None,
     current: Mapping[str, str],
-    reached: Iterable[str],
+    reached: Iterable[str] | Mapping[str, str],
     options: ReplayOptions,
     position: int | None = None,
+    compared: Literal["call", "manifest"] = "call",
 ) -> None:
     """Prompt drift a running/parked run will meet after it resumes: prompts of its manifest (``recorded``)
     that the current code (``current``) has at another version and that no recorded model call used
     yet (``reached``: those were compared at their call). Adds a divergence or a warning to ``result``
     by the ``prompts_pending`` policy, or a note when the history has no manifest. Completed and failed
     runs will not use any prompt again: nothing to check. A result that already diverged keeps its
-    first divergence."""
+    first divergence.
+
+    Whatever the status and policy, every changed prompt is listed on ``result.prompt_changes`` (for
+    the deploy-impact report): ``reached`` as ``{name: version used}`` gives the recorded calls'
+    versions, which ``compared`` says come from each call (``call``) or from the start manifest."""
+    result.prompt_changes.extend(prompt_changes(recorded, current, reached, compared))
     if status not in ("running", "parked") or options.prompts_pending == "ignore":
         return
     if recorded is None:
@@ -446,3 +459,71 @@ def check_pending_prompts(
             result.divergence = Divergence("prompt-drift", position, message + " (fails by prompts-pending)")
         return
     result.warnings.append(Divergence("prompt-drift", position, message, severity="warning"))
+
+
+def prompt_changes(
+    recorded: Mapping[str, str] | None,
+    current: Mapping[str, str],
+    reached: Iterable[str] | Mapping[str, str],
+    compared: Literal["call", "manifest"] = "call",
+) -> list[PromptChange]:
+    """The prompts ``current`` has at another version than the run used (``reached``, when it maps
+    names to versions) or started under (``recorded``, the manifest), sorted by name. A prompt the
+    current code no longer has is left out: nothing will run it."""
+    used = dict(reached) if isinstance(reached, Mapping) else {name: None for name in reached}
+    changes = []
+    for name in sorted(current):
+        version = used.get(name)
+        called = name in used
+        if version is not None:
+            started, source = version, compared
+        elif recorded is not None:
+            started, source = recorded.get(name), "manifest"
+        else:
+            continue  # neither a recorded call's version nor a manifest: nothing to compare with
+        if started == current[name]:
+            continue
+        changes.append(PromptChange(name, started, current[name], called, source))  # type: ignore[arg-type]
+    return changes
+
+
+# The start manifest stands in for per-call versions on engines that record none (DBOS, LangGraph).
+MANIFEST_VERSION_NOTE = "from the run's start manifest; {engine} records no prompt version per call"
+
+
+def check_manifest_prompts(
+    result: ReplayResult,
+    engine: str,
+    status: str,
+    recorded: Mapping[str, str] | None,
+    current: Mapping[str, str],
+    called: Mapping[str, str],
+    options: ReplayOptions,
+    position: int | None = None,
+) -> None:
+    """The prompt checks of an engine whose runs record only the start manifest. ``called``: the prompts
+    the run's recorded calls used, ``{prompt name: the step or task that called it}`` (what the current
+    code says those calls use: a ``use_prompt`` block around the call, or the step's own body).
+
+    Without a manifest: one note (``NO_PROMPTS_NOTE``, even when the current code has no ``Prompt``: its
+    prompts may be plain strings, which replay cannot tell). With one, a called prompt whose current version
+    differs from the manifest's is a ``prompt-drift`` warning naming both versions (the run keeps that
+    call's result; the version it used is the one it started under, not recorded per call, so it does
+    not fail the run), silenced by a prompt policy of ``ignore``; prompts not called yet go to
+    ``check_pending_prompts``."""
+    if recorded is None:
+        result.notes.append(NO_PROMPTS_NOTE)
+        return
+    for name in sorted(called):
+        old, new = recorded.get(name), current.get(name)
+        if new is None or old == new or options.prompt_policy(status) == "ignore":
+            continue
+        step = called[name]
+        before = f"started under {short_version(old)}" if old is not None else "started before it existed"
+        message = (
+            f"{step} already called prompt {name}: the run {before} ({MANIFEST_VERSION_NOTE.format(engine=engine)}), "
+            f"the code now has {short_version(new)}; the {status} run keeps that call's recorded result"
+        )
+        result.warnings.append(Divergence("prompt-drift", position, message, severity="warning"))
+    versions = {name: recorded[name] for name in called if name in recorded}
+    check_pending_prompts(result, status, recorded, current, versions, options, position, compared="manifest")

@@ -19,6 +19,7 @@ from replaytest.replay.divergence import (
     CommandView,
     Divergence,
     PatchDecision,
+    PromptChange,
     ReplayResult,
 )
 
@@ -257,6 +258,14 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "in_flight": result.in_flight,
         "run_started_at": result.run_started_at,
         "patch_decisions": [patch_decision_data(decision) for decision in result.patch_decisions],
+        "prompt_changes": [prompt_change_data(change) for change in result.prompt_changes],
+    }
+
+
+def prompt_change_data(change: PromptChange) -> dict[str, Any]:
+    return {
+        "prompt": change.name, "started": change.started, "current": change.current, "called": change.called,
+        "compared": change.compared,
     }
 
 

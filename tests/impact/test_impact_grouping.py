@@ -156,3 +156,33 @@ def test_groups_are_ordered_worst_first_and_unknown_status_is_kept_and_counts_as
             "as in-flight for the exit code") in report.notes
     only_unknown = build_report([_diverged("u-1", None, 7, 30)])
     assert exit_code(only_unknown, in_flight_only=True) == 1
+
+
+def test_a_reworded_prompt_the_parked_runs_already_called_is_a_prompt_group_of_those_runs(histories: Path) -> None:
+    """The journal records each model call's version: the group compares with those, lists only the in-flight
+    runs (completed ones call nothing again) and says they already called the prompt."""
+    from impact_agent import RECOMMEND, RECOMMEND_V2
+
+    from replaytest.impact.report import impact_data, render_text
+
+    report = build_report(replay_all(histories, agent.reworded_recommendation))
+    [impact] = report.workflows
+    [group] = impact.prompt_groups
+    assert (group.prompt, group.started, group.current, group.compared) == (
+        "recommend", RECOMMEND.version, RECOMMEND_V2.version, ["call"])
+    assert (ids(group.called), group.not_called) == (PARKED, [])
+    [data] = impact_data(report)["workflows"]
+    assert data["prompt_groups"] == [{
+        "prompt": "recommend", "from": RECOMMEND.version, "to": RECOMMEND_V2.version, "compared": ["call"],
+        "runs": {"not_called": [], "called": PARKED},
+    }]
+    assert (
+        f"  prompt recommend: {RECOMMEND.version[:19]} -> {RECOMMEND_V2.version[:19]} (compared with the version its "
+        "recorded calls used), 2 in-flight runs\n"
+        "    already called it, keep that result; a later call uses the new version (2): dispute-parked-1, dispute-parked-2\n"
+    ) in render_text(report)
+
+
+def test_unchanged_prompts_make_no_prompt_group(histories: Path) -> None:
+    [impact] = build_report(replay_all(histories, agent.invoice_dispute)).workflows
+    assert impact.prompt_groups == []

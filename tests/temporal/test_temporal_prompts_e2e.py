@@ -140,6 +140,21 @@ def _replay(project: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     return outcome.returncode, {Path(item["history"]).stem: item for item in data["results"]}
 
 
+def _impact_prompt_groups(project: Path) -> list[dict[str, Any]]:
+    """``replaytest impact``'s prompt groups of the one workflow type, from its json report."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "COV_"))}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    shutil.rmtree(project / "__pycache__", ignore_errors=True)
+    outcome = subprocess.run(
+        [sys.executable, "-m", "replaytest", "impact", "-q", "histories", "-w", "support_workflow:WORKFLOWS",
+         "--format", "json"],
+        cwd=project, capture_output=True, text=True, timeout=180, env=env,
+    )
+    assert outcome.returncode in (0, 1), outcome.stdout + outcome.stderr
+    [workflow] = json.loads(outcome.stdout)["workflows"]
+    return list(workflow["prompt_groups"])
+
+
 def test_prompt_versions_and_inputs_on_a_real_server(dev_server: DevServer, tmp_path: Path) -> None:
     project = tmp_path / "support"
     (project / "histories").mkdir(parents=True)
@@ -179,6 +194,11 @@ def test_prompt_versions_and_inputs_on_a_real_server(dev_server: DevServer, tmp_
     assert waiting_result["divergence"]["source"]["path"].endswith("support_workflow.py")
     assert completed["status"] == "passed"
     assert [w["kind"] for w in completed["warnings"]][:1] == ["prompt-drift"]
+    # Impact: the waiting run already called the drafter (compared with the version that call recorded).
+    assert _impact_prompt_groups(project) == [{
+        "prompt": "drafter", "from": "v1", "to": "v2", "compared": ["call"],
+        "runs": {"not_called": [], "called": ["agent-waiting"]},
+    }]
 
     # Only the prompt used after the wait: the waiting run fails naming it, the completed one passes.
     _write(project, writer="v2")
@@ -189,6 +209,11 @@ def test_prompt_versions_and_inputs_on_a_real_server(dev_server: DevServer, tmp_
     assert "will use writer v2, started under v1" in results["waiting"]["divergence"]["message"]
     assert "drafter" not in results["waiting"]["divergence"]["message"]
     assert results["completed"]["status"] == "passed"
+    # Impact: the waiting run has not called the writer yet (compared with its start manifest).
+    assert _impact_prompt_groups(project) == [{
+        "prompt": "writer", "from": "v1", "to": "v2", "compared": ["manifest"],
+        "runs": {"not_called": ["agent-waiting"], "called": []},
+    }]
 
     # A changed activity argument: a warning on both, a failure with --strict-args.
     _write(project, ticket_arg="ticket.upper()")

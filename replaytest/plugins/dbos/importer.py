@@ -15,6 +15,8 @@ row naming a child workflow → child-workflow, anything else (steps, transactio
 ``DBOS.send``, …) → step. Payloads become typed JSON (``dbos.values``) under one ``DecodeBudget`` per
 run; a pickle the restricted decoder refuses, or a run whose payloads pass the budget, stops that run's
 import (never the others') with a message naming the workflow, the function id and the type or budget.
+The run's prompt manifest, when ``dbos.prompts.with_prompts`` put it in the workflow attributes, becomes the
+history's ``prompt_manifest`` (``recorded_manifest``; a malformed one refuses the run, naming its JSON path).
 """
 
 from __future__ import annotations
@@ -181,6 +183,7 @@ class Run:
     inputs: str | None
     output: str | None
     error: str | None
+    attributes: Any = None  # DBOS's workflow attributes (JSON text on SQLite, a map on Postgres), if any
 
 
 def select_runs(
@@ -220,7 +223,8 @@ def select_runs(
         params.update({f"status{i}": status.upper() for i, status in enumerate(statuses)})
     sql = (
         f"SELECT s.workflow_uuid, s.status, s.name, {column('class_name')}, {column('config_name')}, "
-        f"{column('application_version')}, {column('serialization')}, {inputs}, {output}, {error} "
+        f"{column('application_version')}, {column('serialization')}, {inputs}, {output}, {error}, "
+        f"{column('attributes')} "
         f"FROM {db.table('workflow_status')} s{joins}"
         + (f" WHERE {' AND '.join(where)}" if where else "")
         + f" ORDER BY {column('created_at')}, s.workflow_uuid"
@@ -408,7 +412,36 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes, budget: Deco
         result=payloads.value(run.output, run.serialization, None) if status == "completed" else None,
         error=failure[0] if failure else None,
         code_version=run.application_version,
+        prompt_manifest=recorded_manifest(run),
     )
+
+
+# ``dbos.prompts.ATTRIBUTE``, repeated so that importing does not load the recording helpers.
+PROMPTS_ATTRIBUTE = "replaytest_prompts"
+
+
+def recorded_manifest(run: Run) -> dict[str, str] | None:
+    """The prompt manifest ``dbos.prompts.with_prompts`` put in the run's workflow attributes (None: the
+    run was started without it). A malformed one refuses the run, naming the JSON path."""
+    attributes = run.attributes
+    where = f"workflow {run.workflow_id!r}: workflow_status.attributes"
+    if attributes is None:
+        return None
+    if isinstance(attributes, (str, bytes)):
+        try:
+            attributes = json.loads(attributes)
+        except ValueError as error:
+            raise ImportRefused(f"{where}: not JSON ({error})") from None
+    if not isinstance(attributes, dict) or PROMPTS_ATTRIBUTE not in attributes:
+        return None  # no map (DBOS writes null for none) or none of ours: the application's own attributes
+    manifest = attributes[PROMPTS_ATTRIBUTE]
+    path = f"$.{PROMPTS_ATTRIBUTE}"
+    if not isinstance(manifest, dict):
+        raise ImportRefused(f"{where}: {path} is {type(manifest).__name__}, not a map of prompt names to versions")
+    for name, version in manifest.items():
+        if not isinstance(version, str) or not version or not name:
+            raise ImportRefused(f"{where}: {path}[{name!r}] is {version!r}, not a prompt version")
+    return dict(manifest)
 
 
 def history_filename(workflow_id: str) -> str:

@@ -17,6 +17,11 @@ recorded one (``replaytest.replay.engine.Matcher``, positions being function ids
 * recorded ids the code never reached → ``missing-command``; another final output or error →
   ``result-mismatch``.
 
+Prompts: a run started inside ``dbos.prompts.with_prompts`` has its prompt manifest in the history; the
+prompts a recorded step used (a ``use_prompt`` block around its call, or its body naming the prompt) are
+compared at the manifest's versions and the prompts not reached yet by ``prompts-pending``
+(``engine.check_manifest_prompts``); a history without a manifest gets a note.
+
 The run executes under the runtime guards, as journal replays do: a clock, random or uuid read in the
 workflow is a ``nondeterministic-call`` hazard and the replay goes on; a socket, process, file write, or
 the undecorated function of a step or transaction run directly (found through DBOS's marks on the
@@ -38,10 +43,10 @@ from typing import TYPE_CHECKING, Any
 from replaytest.history import Event, History
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
+from replaytest.prompts import prompt_manifest, prompts_in_use
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, PatchDecision, ReplayResult, SourcePosition
 from replaytest.replay.engine import (
-    NO_PROMPTS_NOTE,
     PATCH_MARKER,
     DivergenceFound,
     Issued,
@@ -50,6 +55,7 @@ from replaytest.replay.engine import (
     Recorded,
     RecordedEvents,
     as_position,
+    check_manifest_prompts,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -88,11 +94,17 @@ class CannotReplay(BaseException):
 class _Operations:
     """Answers DBOS's checks for recorded operations from one history (``dbos.internals.OperationSource``)."""
 
-    def __init__(self, history: History, matcher: Matcher, workflow_names: set[str], rebuilder: Rebuilder) -> None:
+    def __init__(
+        self, history: History, matcher: Matcher, workflow_names: set[str], rebuilder: Rebuilder,
+        step_prompts: dict[str, list[str]] | None = None,
+    ) -> None:
         self.history = history
         self.matcher = matcher
         self.workflow_names = workflow_names
         self.rebuilder = rebuilder
+        # {step name: the prompts its body names}, and {prompt: the first recorded call that used it}.
+        self.step_prompts = step_prompts or {}
+        self.called: dict[str, str] = {}
 
     # -- matching --------------------------------------------------------------------------------
 
@@ -122,6 +134,8 @@ class _Operations:
                 )
             )
         recorded = self.matcher.issue(command)
+        for prompt in [*(name for name, _ in prompts_in_use()), *self.step_prompts.get(function_name, ())]:
+            self.called.setdefault(prompt, f"{command.kind} {command.name!r}")
         event: Event = recorded.payload
         return event
 
@@ -283,6 +297,15 @@ def _position(frame: types.FrameType) -> SourcePosition:
     return SourcePosition(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
 
 
+@dataclass(frozen=True)
+class _Prompts:
+    """The current code's prompt manifest and ``{prompt: the recorded call that used it}`` of one replay."""
+
+    current: dict[str, str]
+    called: dict[str, str]
+    resume_position: int | None = None  # the function id where the replay stopped (a pending prompt's position)
+
+
 class DBOSReplayer(NeutralReplayer):
     """The ``HistoryReplayer`` for neutral histories of engine ``dbos``."""
 
@@ -323,23 +346,27 @@ class DBOSReplayer(NeutralReplayer):
 
         rebuilder = Rebuilder()
         try:
-            divergence = self._run(history, function, workflows, options, result, rebuilder)
+            divergence, prompts = self._run(history, function, workflows, options, result, rebuilder)
         except CannotReplay as error:
             result.status, result.error = "error", f"cannot replay: {error}"
             return result
         except internals.UnsupportedOperation as error:
             result.status, result.error = "error", f"cannot replay: {error}"
             return result
-        # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
-        result.notes.extend((NO_ARGUMENTS_NOTE, NO_PROMPTS_NOTE))
-        not_rebuilt = rebuilder.note()
-        if not_rebuilt is not None:
-            result.notes.append(not_rebuilt)
         if divergence is not None:
             result.status = "diverged"
             if divergence.position is not None and "function id" not in divergence.message and divergence.kind != "result-mismatch":
                 divergence = dataclasses.replace(divergence, message=f"{divergence.message} (function id {divergence.position})")
             result.divergence = divergence
+        # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
+        result.notes.append(NO_ARGUMENTS_NOTE)
+        check_manifest_prompts(
+            result, "DBOS", history.status, history.prompt_manifest, prompts.current, prompts.called, options,
+            prompts.resume_position,
+        )
+        not_rebuilt = rebuilder.note()
+        if not_rebuilt is not None:
+            result.notes.append(not_rebuilt)
         return result
 
     def _import_configured(self, workflows: WorkflowSet) -> None:
@@ -358,13 +385,18 @@ class DBOSReplayer(NeutralReplayer):
     def _run(
         self, history: History, function: Any, workflows: WorkflowSet, options: ReplayOptions, result: ReplayResult,
         rebuilder: Rebuilder,
-    ) -> Divergence | None:
+    ) -> tuple[Divergence | None, _Prompts]:
         from replaytest.plugins.dbos import internals
         from replaytest.plugins.dbos.values import RebuildError
 
         events = RecordedEvents(history.events, _recorded)
         matcher = Matcher(events, history.status, options)
-        operations = _Operations(history, matcher, set(internals.registered_workflow_names()), rebuilder)
+        original = getattr(function, "__wrapped__", function)
+        modules = orchestration_modules([original, *[o for o in workflows.objects if not isinstance(o, DBOSReplayConfig)]])
+        steps = internals.step_bodies([module.__dict__ for module in modules])
+        step_prompts = {body.dbos_function_name: sorted(prompt_manifest(body)) for body in steps}
+        operations = _Operations(history, matcher, set(internals.registered_workflow_names()), rebuilder, step_prompts)
+        prompts = _Prompts(prompt_manifest(original), operations.called)
         document = history.input if isinstance(history.input, dict) else {}
         try:
             args = rebuilder.rebuild(document.get("args", []))
@@ -372,13 +404,11 @@ class DBOSReplayer(NeutralReplayer):
         except RebuildError as error:
             raise CannotReplay(f"recorded input: {error}") from None
         target = internals.bound_target(function, document.get("class_name"), document.get("config_name"))
-        original = getattr(function, "__wrapped__", function)
-        modules = orchestration_modules([original, *[o for o in workflows.objects if not isinstance(o, DBOSReplayConfig)]])
         divergence: Divergence | None = None
         output: Any = None
         raised: BaseException | None = None
         finished = False
-        bodies = plain_functions(internals.step_bodies([module.__dict__ for module in modules]))
+        bodies = plain_functions(steps)
         with guarded(modules, matcher.next_position, bodies) as guard:
             with internals.replaying(history.workflow.id, operations) as call:
                 try:
@@ -395,7 +425,8 @@ class DBOSReplayer(NeutralReplayer):
         result.patch_decisions = matcher.patch_decisions
         if divergence is None and finished and guard.stopped is None:
             divergence = _check_end(matcher, history, output, raised)
-        return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)
+        prompts = dataclasses.replace(prompts, resume_position=matcher.next_position())
+        return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards), prompts
 
 
 def _recorded(event: Event) -> Recorded:

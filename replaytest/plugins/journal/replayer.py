@@ -119,7 +119,7 @@ class JournalReplayer(NeutralReplayer):
         events = RecordedEvents(history.events, _recorded)
         waiting = (history.waiting.kind, history.waiting.name) if history.waiting is not None else None
         current = prompt_manifest(definition.fn)
-        reached = {event.prompt.name for event in history.events if event.prompt is not None}
+        reached = {event.prompt.name: event.prompt.version for event in history.events if event.prompt is not None}
         ahead = {name: version for name, version in current.items() if name not in reached}
         matcher = Matcher(events, history.status, options, waiting=waiting, prompts_ahead=ahead)
         if history.status == "parked" and waiting is None:

@@ -31,6 +31,8 @@ the input checkpoint's id) describes the thread's latest invocation:
   value the entrypoint receives as ``previous``.
 * status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``
   (waiting at an interrupt) or ``running``.
+* ``prompt_manifest`` from the input checkpoint's metadata, when the thread was started with
+  ``langgraph.prompts.with_prompts`` (``recorded_manifest``; a malformed one refuses the thread).
 
 Values are decoded by ``replaytest.plugins.langgraph.values`` (no imports, no unpickling, within a decode
 budget). SQLite files are read directly (read-only), Postgres databases by ``langgraph.postgres`` (SQL in a
@@ -88,6 +90,8 @@ class CheckpointRow:
     nodes_seen: tuple[str, ...] = ()
     # The nodes that consumed the input channel (``__start__``): a functional thread's entrypoint.
     started_nodes: tuple[str, ...] = ()
+    # ``metadata.replaytest_prompts`` as stored (``langgraph.prompts.with_prompts``), None when absent.
+    prompts: Any = None
 
 
 @dataclass
@@ -163,7 +167,33 @@ def _checkpoint_row(
             name for name, channels in seen.items()
             if not name.startswith("__") and isinstance(channels, dict) and lg.START in channels
         )),
+        prompts=metadata.get(PROMPTS_METADATA_KEY),
     )
+
+
+# ``langgraph.prompts.METADATA_KEY``, repeated so that importing does not load the recording helpers.
+PROMPTS_METADATA_KEY = "replaytest_prompts"
+
+
+def recorded_manifest(thread_id: str, start: CheckpointRow) -> dict[str, str] | None:
+    """The prompt manifest in the input checkpoint's metadata (None: the thread was started without
+    ``with_prompts``). A malformed one refuses the thread, naming the checkpoint and the JSON path."""
+    stored = start.prompts
+    if stored is None:
+        return None
+    where = f"thread {thread_id!r}: checkpoint {_shown(start.id)}: metadata $.{PROMPTS_METADATA_KEY}"
+    if not isinstance(stored, str):
+        raise ImportRefused(f"{where} is {type(stored).__name__}, not the JSON text of a prompt manifest")
+    try:
+        manifest = json.loads(stored)
+    except ValueError as error:
+        raise ImportRefused(f"{where} is not JSON ({error})") from None
+    if not isinstance(manifest, dict):
+        raise ImportRefused(f"{where} is {type(manifest).__name__}, not a map of prompt names to versions")
+    for name, version in manifest.items():
+        if not isinstance(version, str) or not version or not name:
+            raise ImportRefused(f"{where}[{name!r}] is {version!r}, not a prompt version")
+    return manifest
 
 
 class SqliteThreads:
@@ -453,6 +483,9 @@ def build_history(
         "input": start.channel_values.get(lg.START),
         "events": [{"seq": e.pop("seq"), **e} for e in events],
     }
+    manifest = recorded_manifest(thread_id, start)
+    if manifest is not None:
+        document["prompt_manifest"] = manifest
     if lg.END in by_channel:
         document["status"] = "completed"
         if by_channel[lg.END] is not None:

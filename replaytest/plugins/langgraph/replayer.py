@@ -24,6 +24,11 @@ tasks the entrypoint's modules hold in their globals) is stopped and reported at
 
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
 
+Prompts: a thread started with ``langgraph.prompts.with_prompts`` has its prompt manifest in the history;
+the prompts a recorded task call used (a ``use_prompt`` block around the call, or the task's body naming
+the prompt) are compared at the manifest's versions and the prompts not reached yet by ``prompts-pending``
+(``engine.check_manifest_prompts``); a history without a manifest gets a note.
+
 A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph.graph_check``.
 """
 
@@ -43,16 +48,17 @@ from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.values import normal_form, revive
+from replaytest.prompts import prompt_manifest, prompts_in_use
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
 from replaytest.replay.engine import (
-    NO_PROMPTS_NOTE,
     DivergenceFound,
     Issued,
     Matcher,
     ReachedEnd,
     Recorded,
     RecordedEvents,
+    check_manifest_prompts,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -141,10 +147,15 @@ class LangGraphReplayer(NeutralReplayer):
         result.warnings = run.matcher.warnings
         divergence = settle_hazards(result, divergence, run.trips, run.hazard, options.hazards)
         # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
-        result.notes.extend((NO_ARGUMENTS_NOTE, NO_PROMPTS_NOTE, *run.notes))
         if divergence is not None:
             result.status = "diverged"
             result.divergence = divergence
+        result.notes.append(NO_ARGUMENTS_NOTE)
+        check_manifest_prompts(
+            result, "LangGraph", history.status, history.prompt_manifest, prompt_manifest(run.function), run.called,
+            options, run.matcher.next_position(),
+        )
+        result.notes.extend(run.notes)
         return result
 
 
@@ -206,6 +217,12 @@ class _Run:
         # The folders of the entrypoint's package: its code, even when installed into site-packages.
         files = [getattr(module, "__file__", None) for module in self.modules]
         self.project_prefixes = tuple(sorted({os.path.dirname(f) + os.sep for f in files if f}))
+        # {task name: the prompts its body names}, and {prompt: the first recorded call that used it}.
+        self.task_prompts = {
+            lg.task_name_of(body): sorted(prompt_manifest(body))
+            for body in lg.task_bodies([module.__dict__ for module in self.modules])
+        }
+        self.called: dict[str, str] = {}
 
     # --- hooks LangGraph calls ---
 
@@ -215,6 +232,8 @@ class _Run:
         if self.history.status == "parked" and self.matcher.index >= len(self.matcher.events):
             self._check_past_the_park(issued)
         event: Event = self.matcher.issue(issued).payload
+        for prompt in [*(name for name, _ in prompts_in_use()), *self.task_prompts.get(issued.name, ())]:
+            self.called.setdefault(prompt, f"step {issued.name!r}")
         future: Any
         try:
             future = asyncio.get_running_loop().create_future()

@@ -152,7 +152,7 @@ def compare(
         for call in run.calls
     ]
     commands = [command for command in issued if command.kind in COMPARED_KINDS]
-    reached = {call.prompt[0] for call in run.calls if call.prompt is not None}
+    reached = {call.prompt[0]: call.prompt[1] for call in run.calls if call.prompt is not None}
     ahead = {name: version for name, version in current_manifest.items() if name not in reached}
     matcher = Matcher(recorded, run.status, options, prompts_ahead=ahead)
     try:
