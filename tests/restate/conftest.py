@@ -9,9 +9,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from restate_kit import HERE, Recording, record
+from restate_kit import ORDERS_SOURCE, Recording, record
 
-ORDERS_SOURCE = HERE / "restate_shop" / "orders.py"
 _counter = itertools.count()
 
 
@@ -31,13 +30,6 @@ def load_variant(folder: Path, old: str, new: str) -> tuple[ModuleType, Path]:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module, path
-
-
-def line_of(path: Path, snippet: str) -> int:
-    """The 1-based line of the one line of ``path`` holding ``snippet``."""
-    lines = [number for number, text in enumerate(path.read_text().splitlines(), 1) if snippet in text]
-    assert len(lines) == 1, f"{snippet!r} is on lines {lines} of {path}"
-    return lines[0]
 
 
 @pytest.fixture

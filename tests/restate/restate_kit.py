@@ -225,3 +225,15 @@ def _import(admin: str, out: Path, *selection: str) -> str:
     if completed.returncode != 0:
         raise AssertionError(f"import restate failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
     return completed.stdout + completed.stderr
+
+
+# The order desk the tests replay; test modules import these from here (a ``from conftest import`` would find
+# another folder's conftest when several test folders run in one session).
+ORDERS_SOURCE = HERE / "restate_shop" / "orders.py"
+
+
+def line_of(path: Path, snippet: str) -> int:
+    """The 1-based line of the one line of ``path`` holding ``snippet``."""
+    lines = [number for number, text in enumerate(path.read_text().splitlines(), 1) if snippet in text]
+    assert len(lines) == 1, f"{snippet!r} is on lines {lines} of {path}"
+    return lines[0]

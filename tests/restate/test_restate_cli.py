@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ORDERS_SOURCE
-from restate_kit import HERE, Recording
+from restate_kit import HERE, ORDERS_SOURCE, Recording
 
 _TIMEOUT = 120
 

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import line_of
-from restate_kit import Recording
+from restate_kit import Recording, line_of
 from restate_shop import orders
 
 from replaytest.plugins.restate.replayer import NO_ARGUMENTS_NOTE, RestateReplayer
