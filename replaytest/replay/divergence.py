@@ -6,7 +6,8 @@ and the faces (pytest plugin, ``replaytest replay``). Rendering lives in ``repla
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -185,3 +186,19 @@ class ReplayResult:
         if self.run_status not in RUN_STATUSES:
             return None
         return self.run_status in IN_FLIGHT_STATUSES
+
+
+def value_text(value: Any, fallback: Callable[[Any], str] = repr) -> str:
+    """A recorded or returned value as canonical JSON text (sorted keys; tuples read as lists), the form
+    results are recorded and compared in; what JSON cannot hold is written with ``fallback`` (every engine's
+    messages quote values this way)."""
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=fallback)
+    except (TypeError, ValueError):  # keys that do not sort, a value that contains itself
+        return fallback(value)
+
+
+def short_value(value: Any, limit: int = 100, fallback: Callable[[Any], str] = repr) -> str:
+    """``value_text`` cut to ``limit`` characters (the last one an ellipsis) for a one-line message."""
+    text = value_text(value, fallback)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

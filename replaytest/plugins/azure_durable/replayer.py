@@ -29,7 +29,6 @@ history goes on is a ``missing-command`` at that line; a running (or terminated)
 from __future__ import annotations
 
 import inspect
-import json
 import types
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
@@ -41,7 +40,7 @@ from replaytest.history.digest import args_digest
 from replaytest.plugins.azure_durable.dtfx_history import ENGINE, TERMINATED, TIMER, AzureHistoryError, sdk_history
 from replaytest.plugins.azure_durable.profile import PROFILE
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
+from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition, short_value, value_text
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
     DivergenceFound,
@@ -314,22 +313,15 @@ def _check_outcome(matcher: Matcher, history: History, state: dict[str, Any], er
         if error is not None:
             return matcher.divergence("result-mismatch", f"the orchestrator now fails with {type(error).__name__}: {error}; the history completed", source=where)
         output = state.get("output")
-        if _canonical(output) != _canonical(history.result):
+        if value_text(output) != value_text(history.result):
             return matcher.divergence(
                 "result-mismatch",
-                f"the orchestrator now returns {_short(output)}; the history recorded {_short(history.result)}",
+                f"the orchestrator now returns {short_value(output)}; the history recorded {short_value(history.result)}",
                 source=where,
             )
     elif history.status == "failed" and (history.error is None or history.error.type != TERMINATED) and error is None:
         recorded = f"{history.error.type}: {history.error.message}" if history.error else "an error"
-        return matcher.divergence("result-mismatch", f"the orchestrator now returns {_short(state.get('output'))} where the history failed with {recorded}", source=where)
+        return matcher.divergence("result-mismatch", f"the orchestrator now returns {short_value(state.get('output'))} where the history failed with {recorded}", source=where)
     return None
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-
-
-def _short(value: Any, limit: int = 100) -> str:
-    text = _canonical(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

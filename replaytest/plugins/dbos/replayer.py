@@ -32,7 +32,6 @@ functions the workflow modules name) is stopped and reported at its line. DBOS i
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import types
 from collections.abc import Sequence
@@ -45,7 +44,14 @@ from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
 from replaytest.prompts import prompt_manifest, prompts_in_use
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, PatchDecision, ReplayResult, SourcePosition
+from replaytest.replay.divergence import (
+    Divergence,
+    PatchDecision,
+    ReplayResult,
+    SourcePosition,
+    short_value,
+    value_text,
+)
 from replaytest.replay.engine import (
     PATCH_MARKER,
     DivergenceFound,
@@ -479,7 +485,7 @@ def _check_end(matcher: Matcher, history: History, output: Any, raised: BaseExce
     if history.status == "failed":
         recorded = f"{history.error.type}: {history.error.message}" if history.error else "an error"
         if raised is None:
-            return matcher.divergence("result-mismatch", f"the workflow now returns {_short(output)} where the history failed with {recorded}", source=where)
+            return matcher.divergence("result-mismatch", f"the workflow now returns {short_value(output)} where the history failed with {recorded}", source=where)
         if history.error is not None and (type(raised).__name__, str(raised)) != (history.error.type, history.error.message):
             return matcher.divergence(
                 "result-mismatch",
@@ -506,7 +512,7 @@ def _same(expected: Any, actual: Any) -> bool:
             return True
     except Exception:  # an __eq__ that raises compares as different
         return False
-    return _text(expected) == _text(actual)  # portable JSON: tuples were recorded as lists
+    return value_text(expected) == value_text(actual)  # portable JSON: tuples were recorded as lists
 
 
 _ABSENT = object()
@@ -523,18 +529,8 @@ def _difference(expected: Any, actual: Any, path: str = "$") -> str:
         for index, (left, right) in enumerate(zip(expected, actual)):
             if not _same(left, right):
                 return _difference(left, right, f"{path}[{index}]")
-    recorded = "nothing" if expected is _ABSENT else _short(expected)
-    now = "nothing" if actual is _ABSENT else _short(actual)
+    recorded = "nothing" if expected is _ABSENT else short_value(expected)
+    now = "nothing" if actual is _ABSENT else short_value(actual)
     return f"at {path} the history recorded {recorded}, the code returns {now}"
 
 
-def _text(value: Any) -> str:
-    try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _short(value: Any, limit: int = 100) -> str:
-    text = _text(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

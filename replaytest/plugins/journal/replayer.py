@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import gc
-import json
 import os
 import types
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from replaytest.journal.workflow import Outcome, definition_of
 from replaytest.plugins.journal import PROFILE
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, ReplayResult
+from replaytest.replay.divergence import Divergence, ReplayResult, short_value, value_text
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
     PATCH_MARKER,
@@ -294,10 +293,10 @@ def _check_end(matcher: Matcher, history: History, outcome: Outcome) -> Divergen
             source=matcher.last_source,
         )
     if history.status == "completed" and outcome.status == "completed":
-        if _normal(outcome.result) != _normal(history.result):
+        if value_text(outcome.result, str) != value_text(history.result, str):
             return matcher.divergence(
                 "result-mismatch",
-                f"the code now returns {_short(outcome.result)}; the history recorded {_short(history.result)}",
+                f"the code now returns {short_value(outcome.result, 80, str)}; the history recorded {short_value(history.result, 80, str)}",
                 source=matcher.last_source,
             )
     if history.status == "failed" and outcome.status != "failed":
@@ -318,14 +317,3 @@ def _check_end(matcher: Matcher, history: History, outcome: Outcome) -> Divergen
     return None
 
 
-def _normal(value: Any) -> str:
-    """Results compare as canonical JSON text (the form they are recorded in; tuples equal lists)."""
-    try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    text = _normal(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

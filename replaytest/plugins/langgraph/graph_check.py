@@ -26,7 +26,6 @@ checked. A node running a subgraph is checked for existence only: the subgraph's
 from __future__ import annotations
 
 import inspect
-import json
 import re
 import sys
 from collections.abc import Iterator
@@ -38,7 +37,7 @@ from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.replayer import project_caller, project_raise_site, same_as_recorded
 from replaytest.plugins.langgraph.values import normal_form, revive
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition
+from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition, short_value
 from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
@@ -316,7 +315,7 @@ class _Check:
             return None
         return Divergence(
             "interrupt-mismatch", event.seq,
-            f"node {name!r} now asks {_short(now)}; the thread waits for the answer to {_short(recorded)} (the answer the "
+            f"node {name!r} now asks {short_value(now, 160, str)}; the thread waits for the answer to {short_value(recorded, 160, str)} (the answer the "
             "reviewer gives on resume would go to this new question)",
             recorded=CommandView("signal", "interrupt", event.seq), issued=CommandView("signal", "interrupt"),
             source=self.interrupt_source,
@@ -353,10 +352,3 @@ def _schema_line(schema: Any, key: str | None) -> SourcePosition | None:
     return where
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _short(value: Any, limit: int = 160) -> str:
-    text = _canonical(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -50,7 +49,7 @@ from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.values import normal_form, revive
 from replaytest.prompts import prompt_manifest, prompts_in_use
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
+from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition, short_value, value_text
 from replaytest.replay.engine import (
     DivergenceFound,
     Issued,
@@ -277,7 +276,7 @@ class _Run:
         raise DivergenceFound(
             self.matcher.divergence(
                 "interrupt-mismatch",
-                f"interrupt #{number} now asks {_short(now, 240)}; the history recorded {_short(recorded, 240)} there "
+                f"interrupt #{number} now asks {short_value(now, 240, str)}; the history recorded {short_value(recorded, 240, str)} there "
                 f"({answered})",
                 Issued("signal", "interrupt", source=self.interrupt_source),
                 _signal(event),
@@ -293,7 +292,7 @@ class _Run:
             return  # the code went past the pending interrupt (it caught the interrupt): the resume point
         number = len(self.resumes) + 1
         value = pending.extra.get("interrupt_value")
-        asked = f" ({_short(value)})" if "interrupt_value" in pending.extra else ""
+        asked = f" ({short_value(value, 80, str)})" if "interrupt_value" in pending.extra else ""
         task, call_index = pending.extra.get("task"), pending.extra.get("call_index")
         if task is not None:
             if (issued.name, self.matcher.index) == (task, call_index):
@@ -425,7 +424,7 @@ class _Run:
         if not same_as_recorded(self.history.result, now, frozenset(self.history.redacted)):
             return self.matcher.divergence(
                 "result-mismatch",
-                f"the code now returns {_short(now)}; the history recorded {_short(self.history.result)}",
+                f"the code now returns {short_value(now, 80, str)}; the history recorded {short_value(self.history.result, 80, str)}",
                 source=self.matcher.last_source,
             )
         return None
@@ -491,7 +490,7 @@ def same_as_recorded(recorded: Any, now: Any, redacted: frozenset[str] = frozens
         return len(recorded) == len(now) and all(
             same_as_recorded(a, b, redacted, f"{path}[{index}]") for index, (a, b) in enumerate(zip(recorded, now))
         )
-    return _canonical(recorded) == _canonical(now)
+    return value_text(recorded, str) == value_text(now, str)
 
 
 def _display(path: str) -> str:
@@ -502,10 +501,3 @@ def _display(path: str) -> str:
         return path
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    text = _canonical(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -25,7 +25,6 @@ says so in notes.
 
 from __future__ import annotations
 
-import json
 import sys
 import types
 from pathlib import Path
@@ -36,7 +35,7 @@ from replaytest.plugins.restate import values
 from replaytest.plugins.restate.importer import command_name
 from replaytest.plugins.restate.internals import JOURNAL_MISMATCH
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition
+from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition, short_value, value_text
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
     DivergenceFound,
@@ -306,10 +305,10 @@ def _check_outcome(matcher: Matcher, history: History, value: bytes | None, fail
             now = values.payload_value(values.decode_payload(value or b""))
         except values.WireError as error:
             raise CannotReplay(f"the handler's output: {error}") from None
-        if _text(now) != _text(history.result):
+        if value_text(now) != value_text(history.result):
             return matcher.divergence(
                 "result-mismatch",
-                f"the handler now returns {_short(now)}; the history recorded {_short(history.result)}",
+                f"the handler now returns {short_value(now)}; the history recorded {short_value(history.result)}",
                 source=where,
             )
     if history.status == "failed":
@@ -323,10 +322,3 @@ def _check_outcome(matcher: Matcher, history: History, value: bytes | None, fail
     return None
 
 
-def _text(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-
-
-def _short(value: Any, limit: int = 100) -> str:
-    text = _text(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
