@@ -1264,25 +1264,30 @@ class _PluginImportGroup(click.Group):
     """Subcommands are the ``import_command`` of each installed plugin, loaded only when ``import`` runs
     (so other commands never import plugin modules for it)."""
 
-    def _plugin_commands(self) -> dict[str, click.Command]:
+    def _plugins(self) -> dict[str, Any]:
         from replaytest.plugins import PluginError, load_plugins
 
         try:
             plugins = load_plugins()
         except PluginError as error:
             raise click.ClickException(str(error)) from error
-        # Keyed by the command's own name: ``import azure-durable`` for plugin ``azure_durable``.
-        return {
-            plugin.import_command.name or plugin.name: plugin.import_command
-            for plugin in plugins
-            if plugin.import_command is not None
-        }
+        # Keyed by the subcommand's name (``import azure-durable`` for plugin ``azure_durable``); the command
+        # itself is imported only when it runs.
+        return {name: plugin for plugin in plugins if (name := plugin.import_command_name) is not None}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(self._plugin_commands())
+        return sorted(self._plugins())
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return self._plugin_commands().get(cmd_name)
+        from replaytest.plugins import PluginError
+
+        plugin = self._plugins().get(cmd_name)
+        if plugin is None:
+            return None
+        try:
+            return plugin.load_import_command()  # type: ignore[no-any-return]
+        except PluginError as error:
+            raise click.ClickException(str(error)) from error
 
 
 @cli.group("import", cls=_PluginImportGroup)

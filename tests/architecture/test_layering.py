@@ -118,7 +118,8 @@ def test_the_layering_check_sees_a_wrong_import(tmp_path: Path) -> None:
 
 
 def test_loading_plugins_for_lint_imports_no_replay_machinery() -> None:
-    """Every lint run loads all plugins for their profiles; replayers and importers load on first use.
+    """Every lint run loads all plugins for their profiles; replayers and importers (the import commands)
+    load on first use.
     (``replaytest.replay.divergence`` holds only the result data types plugins describe histories with.)"""
     import subprocess
     import sys
@@ -127,6 +128,7 @@ def test_loading_plugins_for_lint_imports_no_replay_machinery() -> None:
         "import sys; from replaytest.plugins import load_plugins; plugins = load_plugins(); "
         "heavy = sorted(m for m in sys.modules if m.startswith(('replaytest.replay.', 'replaytest.journal', "
         "'replaytest.history', 'temporalio', 'asyncio')) and m != 'replaytest.replay.divergence'); "
+        "heavy += sorted(m for m in sys.modules if m.startswith('replaytest.plugins.') and m.endswith('.importer')); "
         "print(' '.join(heavy))"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 KIT = Path(__file__).resolve().parent
 
 
@@ -91,3 +93,14 @@ def test_without_the_entry_point_the_engine_is_unknown(tmp_path: Path) -> None:
     )
     assert run.returncode == 2, run.stdout + run.stderr
     assert "no replayer for engine 'tiny' ($.workflow.engine)" in run.stdout
+
+
+def test_an_import_command_named_by_module_loads_only_when_it_runs(tmp_path: Path) -> None:
+    """A plugin may name its import command as ``"module:attribute"``: ``import --help`` lists it under the
+    plugin's name (``_`` as ``-``) and the module is imported only for that subcommand."""
+    from replaytest.plugins import FrameworkPlugin, PluginError
+
+    plugin = FrameworkPlugin(name="tiny_engine", import_command="tiny_engine_missing.importer:import_command")
+    assert plugin.import_command_name == "tiny-engine"
+    with pytest.raises(PluginError, match=r"tiny_engine_missing\.importer:import_command failed to load"):
+        plugin.load_import_command()

@@ -8,12 +8,11 @@ neutral histories), ``dtfx_history`` (Durable Task histories in neutral terms an
 """
 
 from replaytest.plugins import FrameworkPlugin, LazyReplayer
-from replaytest.plugins.azure_durable.importer import import_command
 from replaytest.plugins.azure_durable.profile import PROFILE
 
 PLUGIN = FrameworkPlugin(
     name="azure_durable",
     profile=PROFILE,
     replayer=LazyReplayer("azure_durable", "replaytest.plugins.azure_durable.replayer:AzureDurableReplayer"),
-    import_command=import_command,
+    import_command="replaytest.plugins.azure_durable.importer:import_command",
 )

@@ -6,7 +6,6 @@ database; payloads decoded as data by ``values``) and replay against the current
 DBOS's private names."""
 
 from replaytest.plugins import FrameworkPlugin, LazyReplayer
-from replaytest.plugins.dbos.importer import import_command
 from replaytest.plugins.dbos.profile import PROFILE
 
 __all__ = ["PLUGIN", "PROFILE"]
@@ -15,5 +14,5 @@ PLUGIN = FrameworkPlugin(
     name="dbos",
     profile=PROFILE,
     replayer=LazyReplayer("dbos", "replaytest.plugins.dbos.replayer:DBOSReplayer"),
-    import_command=import_command,
+    import_command="replaytest.plugins.dbos.importer:import_command",
 )

@@ -7,7 +7,6 @@ threads, ``graph_import`` for graph threads; savers read as SQLite files, ``post
 functional API, ``graph_check`` for graph histories). Every LangGraph private name is in ``internals``."""
 
 from replaytest.plugins import FrameworkPlugin, LazyReplayer
-from replaytest.plugins.langgraph.importer import import_command
 from replaytest.plugins.langgraph.profile import PROFILE
 
 __all__ = ["PLUGIN", "PROFILE"]
@@ -16,5 +15,5 @@ PLUGIN = FrameworkPlugin(
     name="langgraph",
     profile=PROFILE,
     replayer=LazyReplayer("langgraph", "replaytest.plugins.langgraph.replayer:LangGraphReplayer"),
-    import_command=import_command,
+    import_command="replaytest.plugins.langgraph.importer:import_command",
 )

@@ -5,14 +5,13 @@ the journal's wire format and payloads in ``values``). Only the profile and the 
 plugin; the replayer imports the SDK on first replay."""
 
 from replaytest.plugins import FrameworkPlugin, LazyReplayer
-from replaytest.plugins.restate.importer import import_command
 from replaytest.plugins.restate.profile import PROFILE
 
 PLUGIN = FrameworkPlugin(
     name="restate",
     profile=PROFILE,
     replayer=LazyReplayer("restate", "replaytest.plugins.restate.replayer:RestateReplayer"),
-    import_command=import_command,
+    import_command="replaytest.plugins.restate.importer:import_command",
 )
 
 __all__ = ["PLUGIN", "PROFILE"]

@@ -7,11 +7,10 @@ Replayer (``replayer``; divergences from its failures in ``failure``, the comman
 Every temporalio private name is in ``internals``."""
 
 from replaytest.plugins import FrameworkPlugin, LazyReplayer
-from replaytest.plugins.temporal.importer import import_command
 from replaytest.plugins.temporal.profile import PROFILE
 
 __all__ = ["PLUGIN", "PROFILE"]
 
-PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=LazyReplayer("temporal", "replaytest.plugins.temporal.replayer:TemporalReplayer"), import_command=import_command,
+PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=LazyReplayer("temporal", "replaytest.plugins.temporal.replayer:TemporalReplayer"), import_command="replaytest.plugins.temporal.importer:import_command",
                          history_redactor="replaytest.plugins.temporal.redact:redact_temporal_file",
                          history_reader="replaytest.plugins.temporal.diff:read_temporal_history")
