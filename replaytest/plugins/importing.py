@@ -1,6 +1,7 @@
 """The steps every ``replaytest import <engine>`` command shares, so each engine's importer holds only what reads
 its engine: the redactor built from the configuration and the flags (a bad one is exit 2 before anything is
-read), and the closing summary with its refusals. Naming and claiming the files written is ``import_files``.
+read), the refusal of one run (``ImportRefused``) and what the import noticed (``ImportNotes``), and the
+closing summary with its refusals. Naming and claiming the files written is ``import_files``.
 
 The summary is one line on stdout, ``imported N histories into OUT (M value(s) redacted); K run(s) refused``,
 and one ``refused: …`` line per refused run on stderr; a command that refused anything exits 2 after it."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -19,6 +21,20 @@ if TYPE_CHECKING:
     from replaytest.history.redact import Redactor
 
 EXIT_ERROR = 2  # a configuration error or a refused run, as for every replaytest command
+
+
+class ImportRefused(Exception):
+    """A run that cannot be imported faithfully; the message names the run and where in it, and why. The
+    importer refuses that run alone and goes on with the others."""
+
+
+@dataclass
+class ImportNotes:
+    """What an import noticed besides the histories it wrote: the refused runs (one line each) and how many
+    values redaction replaced. An engine's importer adds what only it notices."""
+
+    refused: list[str] = field(default_factory=list)
+    redacted: int = 0
 
 
 def fail(message: str) -> NoReturn:

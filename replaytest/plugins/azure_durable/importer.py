@@ -31,6 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from replaytest.plugins.importing import ImportNotes as BaseImportNotes
+from replaytest.plugins.importing import ImportRefused
+
 if TYPE_CHECKING:
     from replaytest.history import History
     from replaytest.history.redact import Redactor
@@ -48,15 +51,11 @@ HTTP_NOTE = (
 )
 
 
-class ImportRefused(Exception):
-    """One run that cannot be imported faithfully (the message names the run, row and column)."""
-
-
 @dataclass
-class ImportNotes:
-    refused: list[str] = field(default_factory=list)
+class ImportNotes(BaseImportNotes):
+    """What the import noticed; Azure adds notes (said once each) on what the source lacks."""
+
     notes: list[str] = field(default_factory=list)
-    redacted: int = 0
 
     def note(self, line: str) -> None:
         if line not in self.notes:

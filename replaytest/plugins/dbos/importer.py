@@ -32,6 +32,9 @@ from urllib.parse import unquote, urlparse
 
 import click
 
+from replaytest.plugins.importing import ImportNotes as BaseImportNotes
+from replaytest.plugins.importing import ImportRefused
+
 if TYPE_CHECKING:
     from replaytest.history import ErrorInfo, Event, History
     from replaytest.history.redact import Redactor
@@ -74,17 +77,11 @@ def event_kind(function_name: str, child: bool) -> str:
     return "step"
 
 
-class ImportRefused(Exception):
-    """A run that cannot be imported (a refused payload); the message names workflow, id and type."""
-
-
 @dataclass
-class ImportNotes:
-    """What the import noticed besides the histories it wrote."""
+class ImportNotes(BaseImportNotes):
+    """What the import noticed; DBOS adds the classes recorded as defined in ``__main__``."""
 
-    refused: list[str] = field(default_factory=list)
     main_classes: list[str] = field(default_factory=list)
-    redacted: int = 0
 
 
 # --- reading the database ----------------------------------------------------------------------------

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from replaytest.plugins.importing import EXIT_ERROR, fail, histories_counted, import_redactor
+from replaytest.plugins.importing import EXIT_ERROR, ImportRefused, fail, histories_counted, import_redactor
 from replaytest.plugins.langgraph import internals as lg
 
 if TYPE_CHECKING:
@@ -72,10 +72,6 @@ _EXCEPTION_TEXT = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
 _SPARE_CALL_INDEXES = 64
 # Ids shown as they are in refusals; anything else (control characters, newlines) is shown quoted.
 _PLAIN_ID = re.compile(r"^[\w.:-]{1,200}$")
-
-
-class ImportRefused(Exception):
-    """A thread that cannot be turned into a history (the message says why)."""
 
 
 @dataclass

@@ -30,6 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from replaytest.plugins.importing import ImportNotes as BaseImportNotes
+from replaytest.plugins.importing import ImportRefused
+
 if TYPE_CHECKING:
     from replaytest.history import History
     from replaytest.history.redact import Redactor
@@ -89,15 +92,11 @@ def command_name(entry_type: str, text: dict[int, str]) -> tuple[str, str]:
     return "step", short
 
 
-class ImportRefused(Exception):
-    """An invocation that cannot be imported; the message names it, the journal index and why."""
-
-
 @dataclass
-class ImportNotes:
-    refused: list[str] = field(default_factory=list)
+class ImportNotes(BaseImportNotes):
+    """What the import noticed; Restate adds the completed invocations whose journal retention discarded."""
+
     discarded: list[str] = field(default_factory=list)
-    redacted: int = 0
 
 
 # --- the admin SQL endpoint ---------------------------------------------------------------------------
