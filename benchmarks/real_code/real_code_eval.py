@@ -55,11 +55,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10, where tomli (a dependency there) provides the same parser
+    import tomli as tomllib
 
 HERE = Path(__file__).resolve().parent
 RULE_CATEGORY = {
@@ -74,6 +78,7 @@ RULE_CATEGORY = {
     "RT202": "network",
     "RT203": "filesystem",
     "RT204": "environment",
+    "RT205": "rerun-on-resume",
     "RT301": "iteration-order",
     "RT302": "concurrency",
     "RT303": "sleep",
