@@ -5,6 +5,7 @@ body really runs, so tests can assert that replay runs none."""
 from __future__ import annotations
 
 import os
+import tempfile
 from fractions import Fraction
 
 import sqlalchemy as sa
@@ -12,8 +13,10 @@ from dbos import DBOS, DBOSConfiguredInstance, SQLAlchemyDatasource
 
 from dbos_shop.models import Carrier, Parcel
 
-APP_DATABASE_URL = os.environ.get("SHOP_APP_DB", "sqlite:///shop-app.sqlite3")
-EFFECTS = os.environ.get("SHOP_EFFECTS", "shop-effects.log")
+# Defaults outside the working directory: a test that imports the app without setting these (a replay in a
+# child process, say) must not leave a database or a log in the checkout.
+APP_DATABASE_URL = os.environ.get("SHOP_APP_DB", f"sqlite:///{os.path.join(tempfile.gettempdir(), 'shop-app.sqlite3')}")
+EFFECTS = os.environ.get("SHOP_EFFECTS", os.path.join(tempfile.gettempdir(), "shop-effects.log"))
 
 orders_db = SQLAlchemyDatasource.create(APP_DATABASE_URL)
 
