@@ -13,8 +13,9 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
+
+from replaytest.entry_points import entry_points
 
 if TYPE_CHECKING:
     from pathlib import Path

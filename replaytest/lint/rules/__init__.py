@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
-
 from replaytest.config import CATEGORIES
+from replaytest.entry_points import entry_points
 from replaytest.lint.options import declaration_problem
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules.rt001_syntax import CannotParseFile, FailsInternally
