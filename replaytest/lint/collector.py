@@ -617,8 +617,10 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                          gathered_only=not self.gathering)
         if not matched and self.is_project_candidate(qualname):
             function = self.function
-            # Steps' calls too: a helper a step calls is part of the retried unit (idempotency keys).
-            if function is not None:
+            # Steps' calls too: a helper a step calls is part of the retried unit (idempotency keys). A
+            # helper called under ``if not context.is_replaying:`` never runs on replay, like a direct call
+            # there, so it is not followed either.
+            if function is not None and not (self.first_run_only and function.kind != STEP):
                 given = tuple(
                     "#*" if arg.star else arg.keyword.value if arg.keyword is not None else "" for arg in node.args
                 )

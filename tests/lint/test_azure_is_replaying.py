@@ -48,3 +48,44 @@ def test_findings_under_a_not_replaying_guard_are_dropped_and_the_rest_kept(tmp_
         (line_of(APP, "# replaying network"), "network"),
         (line_of(APP, "# unguarded clock"), "clock"),
     }, run.describe()
+
+
+HELPERS = textwrap.dedent('''\
+    import os
+
+    import requests
+
+
+    def log_to_api(level, message):
+        base = os.getenv("LOG_API_BASE", "http://localhost")  # helper environment
+        requests.post(f"{base}/log", json={"level": level, "message": message})  # helper network
+''')
+
+ORCHESTRATOR = textwrap.dedent('''\
+    import azure.durable_functions as df
+
+    from telemetry import log_to_api
+
+
+    def orchestrator(ctx: df.DurableOrchestrationContext):
+        if not ctx.is_replaying:
+            log_to_api("debug", "starting")  # guarded helper
+        result = yield ctx.call_activity("execute_prompt", ctx.get_input())
+        log_to_api("info", "done")  # unguarded helper
+        return result
+
+
+    main = df.Orchestrator.create(orchestrator)
+''')
+
+
+def test_a_project_helper_called_under_the_guard_is_not_followed(tmp_path: Path) -> None:
+    # Found on a real Azure app: a logging helper (network and environment reads) called only under
+    # `if not ctx.is_replaying:` was followed although a direct call there is dropped.
+    project = write_files(tmp_path, {"telemetry.py": HELPERS, "orchestrator.py": ORCHESTRATOR})
+    run = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project)
+    assert run.returncode == 1, run.describe()
+    found = {(path, line, category) for path, line, category in findings(run.json())}
+    unguarded = line_of(ORCHESTRATOR, "# unguarded helper")
+    assert found == {("orchestrator.py", unguarded, "network"), ("orchestrator.py", unguarded, "environment")}, \
+        run.describe()
