@@ -6,7 +6,6 @@ bad key fails early with the file and the key named (``ConfigError``).
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import re
 import sys
@@ -439,6 +438,8 @@ CONFIG_KEYS: frozenset[str] = frozenset({
 
 def _nearest_hint(key: str, known: frozenset[str]) -> str:
     """``; did you mean extend-select?`` for a misspelt key, or nothing."""
+    import difflib  # only for a misspelt key
+
     close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
     return f"; did you mean {close[0]}?" if close else ""
 

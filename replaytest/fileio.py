@@ -1,4 +1,5 @@
-"""Reading input files safely: ``read_regular``, ``NotRegularFileError`` and ``FileTooLargeError``.
+"""Reading input files safely (``read_regular``, ``NotRegularFileError``, ``FileTooLargeError``) and
+replacing a cache file atomically (``write_atomic``).
 
 Everything replaytest reads from a user's tree (source files, histories, blobs, baselines) goes
 through here, because a name ending in ``.py`` or ``.json`` proves nothing: a FIFO blocks a reader
@@ -87,3 +88,23 @@ def escape_controls(text: str, keep_newlines: bool = False) -> str:
 
 
 _CONTROL_AND_NEWLINE = re.compile(_CONTROL.pattern[:-1] + r"\n]")
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a new temporary file beside it and one rename, so a reader (another
+    lint run) sees the old file or the new one, never a part. Like ``tempfile.mkstemp`` (O_EXCL, mode
+    0600, a random name) without importing ``tempfile``, which a one-file lint run otherwise pays for
+    its one cache write."""
+    folder = os.path.dirname(path) or "."
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.{os.urandom(6).hex()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

@@ -25,11 +25,11 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from replaytest import cachedir
+from replaytest.fileio import write_atomic
 from replaytest.lint.model import ModuleSummary, summary_from_json, summary_to_json
 
 VETTED_FILE = "vetted.txt"
@@ -104,10 +104,7 @@ class SummaryCache:
             if folder not in self._folders:
                 os.makedirs(folder, exist_ok=True)
                 self._folders.add(folder)
-            handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(handle, "wb") as out:
-                out.write(text)
-            os.replace(temporary, os.path.join(folder, f"{key}.json"))
+            write_atomic(os.path.join(folder, f"{key}.json"), text)
         except (OSError, cachedir.CacheDirError):
             return  # a read-only checkout lints without caching
 
@@ -134,10 +131,7 @@ class SummaryCache:
         keys = [*new, *(key for key in self._vetted or () if key not in new)][:VETTED_LIMIT]
         try:
             self._prepare()
-            handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="ascii") as out:
-                out.write("\n".join(keys) + "\n")
-            os.replace(temporary, self.directory / VETTED_FILE)
+            write_atomic(os.path.join(self.directory, VETTED_FILE), ("\n".join(keys) + "\n").encode("ascii"))
         except (OSError, cachedir.CacheDirError):
             return  # a read-only checkout lints without caching
         self._vetted, self._vetted_set, self._newly_vetted = keys, frozenset(keys), []

@@ -4,7 +4,6 @@ effects that re-run before a graph node's ``interrupt()``; and which offered fix
 
 from __future__ import annotations
 
-import traceback
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import replace
@@ -45,6 +44,8 @@ def error_diagnostic(source: SourceFile, error: Effect, context: LintContext) ->
 
 
 def internal_error(source: SourceFile, error: Exception) -> Diagnostic:
+    import traceback  # only when the analyzer failed
+
     where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
     at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
     return Diagnostic(source.display, 1, 1, 1, 1, INTERNAL_ERROR_RULE, "syntax",
