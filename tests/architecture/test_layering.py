@@ -30,10 +30,12 @@ ALLOWED: dict[str, set[str]] = {
     "config": {"config"},
     "fileio": set(),
     "cachedir": set(),
+    "entry_points": set(),
 }
-# Reading input files safely (regular files only) and taking the cache folder are shared by every layer.
+# Reading input files safely (regular files only), taking the cache folder and reading an entry-point group
+# (stdlib-only leaves) are shared by every layer.
 for _allowed in ALLOWED.values():
-    _allowed.update(("fileio", "cachedir"))
+    _allowed.update(("fileio", "cachedir", "entry_points"))
 
 
 def _layer(module: str) -> str:
