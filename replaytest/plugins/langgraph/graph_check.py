@@ -9,7 +9,8 @@ edges. So the check, in this order:
   graph: LangGraph ends the thread silently on resume (no error; the answer is dropped, nothing runs).
   A current node whose function has the recorded node's name is named as the likely rename, with its line.
 * ``graph-channel-missing`` — a state key that holds a recorded value is not a channel of the current
-  graph (renamed or removed): LangGraph drops the value silently. A state key the current graph has and
+  graph (renamed or removed): LangGraph drops the value silently. Of several, the first by name (never the
+  history's key order, which is the saver's). A state key the current graph has and
   the graph given at import time did not is named as the likely new name, with its line in the schema.
 * each parked node is re-run up to its first ``interrupt()`` with the recorded state, through the same
   no-effect machinery as functional replay (``langgraph.internals.run_node``, the runtime guards: node
@@ -197,7 +198,9 @@ class _Check:
         recorded_code = self.graph.get("recorded_code") or {}
         unstored = [str(name) for name in self.graph.get("unstored_channels", [])]
         recorded_keys = {**dict(self.graph.get("channels", {})), **{name: "not stored in the checkpoints" for name in unstored}}
-        for name, value_shape in recorded_keys.items():
+        # By name, not in the history's key order: that is the store's (Postgres JSONB reorders keys), and the
+        # same thread must get the same verdict from every saver.
+        for name, value_shape in sorted(recorded_keys.items()):
             if name in self.channels:
                 continue
             # Only the graph recorded at import time tells which current key is new.
