@@ -2,7 +2,8 @@
 a PostgresSaver database on the test Postgres import to the same graph histories (byte for byte once keys are
 sorted) and get the same check results (verdict, message, source, notes) against every changed support and
 research desk of ``graph_apps``; one graph thread recorded through AsyncSqliteSaver and AsyncPostgresSaver
-imports with ``ahistories_from_saver`` to the same history.
+imports with ``ahistories_from_saver`` to the same history as through SqliteSaver, and gets the same check
+results against every support desk.
 
 The recordings: the support desk's ``refund-A-17`` parked in ``human_review``, ``refund-B-90`` approved and
 completed, ``question-C-3`` ended after ``classify``; the research desk's ``desks`` (a ``Send`` fan-out, a
@@ -170,12 +171,14 @@ def verdicts(folder: Path, module: str) -> dict[str, tuple[Any, ...]]:
     return {thread_id: verdict(item) for thread_id, item in replayed(folder, module).items()}
 
 
-def same_from_either_saver(imported: Imported, module: str) -> dict[str, dict[str, Any]]:
-    """The results of every thread under ``module`` from both stores, checked equal in everything but the history
-    file's path and the time taken (the message, the values it quotes, the source, the notes, the hazards)."""
-    def comparable(item: dict[str, Any]) -> dict[str, Any]:
-        return {key: value for key, value in item.items() if key not in ("history", "duration_s")}
+def comparable(item: dict[str, Any]) -> dict[str, Any]:
+    """A result but for the history file's path and the time taken: the verdict, the message and the values it
+    quotes, the source, the notes, the hazards."""
+    return {key: value for key, value in item.items() if key not in ("history", "duration_s")}
 
+
+def same_from_either_saver(imported: Imported, module: str) -> dict[str, dict[str, Any]]:
+    """The results of every thread under ``module`` from both stores, checked ``comparable``-equal."""
     from_sqlite, from_postgres = replayed(imported.sqlite, module), replayed(imported.postgres, module)
     assert sorted(from_sqlite) == sorted(from_postgres) == ["desks", "question-C-3", "refund-A-17", "refund-B-90"]
     for thread_id in from_sqlite:
@@ -188,7 +191,7 @@ PASSED = ("passed", None, None, None, None)
 
 # Every support desk of graph_apps (each row of the README's change table and the effect before the
 # interrupt), against the support desk's three threads: parked, completed after approval, ended after classify.
-@pytest.mark.parametrize(("module", "parked", "completed"), [
+SUPPORT_DESKS = [
     ("support", PASSED, PASSED),
     ("support_parked_renamed",
      ("diverged", "graph-node-missing", "human_review", "support_parked_renamed.py", 34), PASSED),
@@ -203,7 +206,10 @@ PASSED = ("passed", None, None, None, None)
     ("support_later_edges", PASSED, PASSED),
     ("support_later_renamed", PASSED, PASSED),
     ("support_notify_first", ("diverged", "nondeterministic-call", None, "effects.py", 13), PASSED),
-])
+]
+
+
+@pytest.mark.parametrize(("module", "parked", "completed"), SUPPORT_DESKS)
 def test_the_changed_support_desks_get_the_same_verdicts_from_either_saver(
     imported: Imported, effects_log: Path, module: str, parked: tuple[Any, ...], completed: tuple[Any, ...]
 ) -> None:
@@ -228,9 +234,10 @@ def test_the_changed_research_desks_get_the_same_verdicts_from_either_saver(
     assert effect_lines(effects_log) == []
 
 
-def test_a_graph_thread_through_the_async_savers_imports_like_the_sync_one(
-    postgres: PostgresServer, tmp_path: Path
-) -> None:
+def import_sync_and_async(postgres: PostgresServer, tmp_path: Path) -> None:
+    """The support desk's parked thread recorded through SqliteSaver (imported with the command line into
+    ``sync``), AsyncSqliteSaver and AsyncPostgresSaver (imported with ``ahistories_from_saver`` into
+    ``async-sqlite`` and ``async-postgres``): the three histories are checked to be the same."""
     async def arecord(saver: object) -> None:
         graph = support.graph.copy(update={"checkpointer": saver})
         await graph.ainvoke(ticket("A-17", "It arrived broken, I want a refund"), thread("refund-A-17"))
@@ -258,6 +265,29 @@ def test_a_graph_thread_through_the_async_savers_imports_like_the_sync_one(
         assert refused == []
         assert [path.name for path, _ in written] == ["LangGraph-refund-A-17.json"]
         assert without_record_time_ids(json.loads(written[0][0].read_text())) == expected
+
+
+def test_a_graph_thread_through_the_async_savers_imports_like_the_sync_one(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    import_sync_and_async(postgres, tmp_path)
+
+
+def test_a_graph_thread_through_the_async_savers_gets_the_sync_ones_verdicts(
+    postgres: PostgresServer, tmp_path: Path, effects_log: Path
+) -> None:
+    """That parked thread, imported through each async saver, checked against every support desk: the same
+    results as the sync import's."""
+    import_sync_and_async(postgres, tmp_path)
+    recorded_effects = effect_lines(effects_log)
+    for module, parked, _ in SUPPORT_DESKS:
+        from_sync = replayed(tmp_path / "sync", module)
+        assert verdict(from_sync["refund-A-17"]) == parked
+        for folder in ("async-sqlite", "async-postgres"):
+            from_async = replayed(tmp_path / folder, module)
+            assert from_async.keys() == from_sync.keys() == {"refund-A-17"}
+            assert comparable(from_async["refund-A-17"]) == comparable(from_sync["refund-A-17"]), (module, folder)
+    assert effect_lines(effects_log) == recorded_effects  # no node body ran while checking
 
 
 INCIDENTS_SPEC = "graph_apps.incidents:graph"
