@@ -133,7 +133,8 @@ def test_an_effect_before_the_interrupt_is_stopped_and_reported(recorded: Record
 @pytest.mark.parametrize(("module", "expected"), [
     ("research", ("passed", None, None, None, None)),
     ("research_search_renamed", ("passed", None, None, None, None)),  # the fanned-out node ran before the pause
-    ("research_review_renamed", ("graph-node-missing", "review", None, None, None)),
+    # the node running the subgraph, new since the import: named, at the line that adds it
+    ("research_review_renamed", ("graph-node-missing", "review", "editor_review", "research_review_renamed.py", 62)),
 ])
 def test_a_graph_with_send_and_a_subgraph_is_checked(
     recorded_research: Recorded, effects_log: Path, module: str, expected: tuple[Any, ...]
@@ -147,6 +148,22 @@ def test_a_graph_with_send_and_a_subgraph_is_checked(
             "later edges and nodes are not compared: LangGraph runs them from the current code on resume",
         ]
     assert effect_lines(effects_log) == []
+
+
+def test_a_renamed_subgraph_node_is_named_only_against_the_graph_given_at_import(
+    recorded_research: Recorded, tmp_path: Path
+) -> None:
+    message = check(recorded_research.histories, "research_review_renamed")["desks"]["divergence"]["message"]
+    assert message == (
+        "the thread waits in node 'review', which the current graph no longer has (its nodes: plan, search, "
+        "editor_review); node 'editor_review', which runs a subgraph, is the one node new since the graph given at import time "
+        "— renamed?; on resume LangGraph ends the thread silently: the reviewer's answer is dropped and nothing more runs"
+    )
+    # Without recorded_code nothing tells which node is new: the missing node is named, with no guess and no line.
+    doc = json.loads((recorded_research.histories / "LangGraph-desks.json").read_text(encoding="utf-8"))
+    del doc["graph"]["recorded_code"]
+    (tmp_path / "LangGraph-desks.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert verdict(check(tmp_path, "research_review_renamed")["desks"]) == ("graph-node-missing", "review", None, None, None)
 
 
 def test_no_graph_to_check_against_is_stale(recorded: Recorded) -> None:

@@ -224,7 +224,7 @@ def test_the_changed_support_desks_get_the_same_verdicts_from_either_saver(
 @pytest.mark.parametrize(("module", "expected"), [
     ("research", PASSED),
     ("research_search_renamed", PASSED),  # the fanned-out node ran before the pause
-    ("research_review_renamed", ("diverged", "graph-node-missing", "review", None, None)),
+    ("research_review_renamed", ("diverged", "graph-node-missing", "review", "research_review_renamed.py", 62)),
 ])
 def test_the_changed_research_desks_get_the_same_verdicts_from_either_saver(
     imported: Imported, effects_log: Path, module: str, expected: tuple[Any, ...]
