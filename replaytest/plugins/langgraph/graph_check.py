@@ -367,13 +367,16 @@ def _added_at(name: str, nodes: list[Any]) -> SourcePosition | None:
     found: list[SourcePosition] = []
     for module_name in dict.fromkeys(getattr(f, "__module__", None) for f in functions):
         module = sys.modules.get(module_name) if module_name else None
+        if module is None:
+            continue
         try:
-            filename = inspect.getsourcefile(module) if module is not None else None
-            lines, _ = inspect.getsourcelines(module) if filename else ([], 0)
+            filename = inspect.getsourcefile(module)
+            lines, _ = inspect.getsourcelines(module)
         except (OSError, TypeError):
             continue
-        found += [SourcePosition(filename, number, None) for number, text in enumerate(lines, start=1)
-                  if filename and pattern.search(text)]
+        if filename:
+            found += [SourcePosition(filename, number, None) for number, text in enumerate(lines, start=1)
+                      if pattern.search(text)]
     return found[0] if len(found) == 1 else None
 
 
