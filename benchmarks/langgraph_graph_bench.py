@@ -16,6 +16,13 @@ resumed to completion, the rest stay parked in ``human_review`` — then times, 
 
 Needs the langgraph extra. Prints the machine load (``os.getloadavg``) with the figures. The readers are
 the shared ``CheckpointRow``/``WriteRow`` ones, so another saver's reader can be timed the same way.
+
+Measured once (6 December 2026, ``--threads 1000 --repeat 1``, two cores shared with other work, load
+average 2.10 1.74 1.17 over 1, 5, 15 min): 1,000 graph threads (500 parked, 500 completed; 8.9 MB of SQLite,
+recorded in 12.5 s) import in 1.333 s (1.33 ms per thread) and check in 0.702 s (0.70 ms per thread, every
+thread passing, the 500 parked nodes re-run up to their interrupt); LangGraph's own ``get_state`` of every
+thread takes 0.093 s (0.09 ms per thread). One run on a shared machine: read the figures as an order of
+magnitude, not to the millisecond.
 """
 
 from __future__ import annotations

@@ -19,6 +19,19 @@ Without ``--postgres-url`` a throwaway Postgres is started on 127.0.0.1 with ``t
 (Debian's postgresql package) and stopped afterwards; a given database must be empty (the saver's ``setup()``
 creates its tables there). Needs the langgraph and langgraph-postgres extras. Prints the machine load with
 the figures.
+
+Measured once with ``--workload graph --threads 1000`` (6 December 2026, two cores shared with other work,
+load average 2.20 1.80 1.21 over 1, 5, 15 min, the throwaway Postgres on the same machine), 1,000 graph
+threads per saver, half parked and half completed, every thread passing its check:
+
+| saver | record | import | check | import + check | per thread |
+|---|---|---|---|---|---|
+| SqliteSaver | 8.84 s | 1.46 s | 0.74 s | 2.20 s | 2.20 ms |
+| PostgresSaver | 11.89 s | 2.38 s | 0.66 s | 3.05 s | 3.05 ms |
+
+The check reads the histories, not the store, so it costs about the same after either saver; the import
+from Postgres took about 0.9 ms more per thread than from SQLite (not profiled further). One run on a shared
+machine: read the figures as an order of magnitude, not to the millisecond.
 """
 
 from __future__ import annotations
@@ -170,7 +183,8 @@ def time_check(workload: Workload, out: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="LangGraph import and check timed on a SqliteSaver and a PostgresSaver in the same run.")
     parser.add_argument("--threads", type=int, default=1000)
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="functional")
     parser.add_argument("--postgres-url", help="an empty database to record into (default: a throwaway server)")

@@ -133,7 +133,8 @@ def test_an_effect_before_the_interrupt_is_stopped_and_reported(recorded: Record
 @pytest.mark.parametrize(("module", "expected"), [
     ("research", ("passed", None, None, None, None)),
     ("research_search_renamed", ("passed", None, None, None, None)),  # the fanned-out node ran before the pause
-    ("research_review_renamed", ("graph-node-missing", "review", None, None, None)),
+    # the node running the subgraph, new since the import: named, at the line that adds it
+    ("research_review_renamed", ("graph-node-missing", "review", "editor_review", "research_review_renamed.py", 62)),
 ])
 def test_a_graph_with_send_and_a_subgraph_is_checked(
     recorded_research: Recorded, effects_log: Path, module: str, expected: tuple[Any, ...]
@@ -147,6 +148,22 @@ def test_a_graph_with_send_and_a_subgraph_is_checked(
             "later edges and nodes are not compared: LangGraph runs them from the current code on resume",
         ]
     assert effect_lines(effects_log) == []
+
+
+def test_a_renamed_subgraph_node_is_named_only_against_the_graph_given_at_import(
+    recorded_research: Recorded, tmp_path: Path
+) -> None:
+    message = check(recorded_research.histories, "research_review_renamed")["desks"]["divergence"]["message"]
+    assert message == (
+        "the thread waits in node 'review', which the current graph no longer has (its nodes: plan, search, "
+        "editor_review); node 'editor_review', which runs a subgraph, is the one node new since the graph given at import time "
+        "— renamed?; on resume LangGraph ends the thread silently: the reviewer's answer is dropped and nothing more runs"
+    )
+    # Without recorded_code nothing tells which node is new: the missing node is named, with no guess and no line.
+    doc = json.loads((recorded_research.histories / "LangGraph-desks.json").read_text(encoding="utf-8"))
+    del doc["graph"]["recorded_code"]
+    (tmp_path / "LangGraph-desks.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert verdict(check(tmp_path, "research_review_renamed")["desks"]) == ("graph-node-missing", "review", None, None, None)
 
 
 def test_no_graph_to_check_against_is_stale(recorded: Recorded) -> None:
@@ -217,3 +234,59 @@ def test_send_tasks_waiting_at_once_are_each_re_run_with_their_own_packet(tmp_pa
         "interrupt-mismatch", "interrupt", "interrupt", "approvals_reworded.py", 35
     )
     assert effect_lines(effects_log) == recorded_effects == ["collect A-17"]
+
+
+def test_a_task_called_before_the_interrupt_stops_the_re_run_with_a_note(tmp_path: Path, effects_log: Path) -> None:
+    # support_lookup_first's human_review calls @task look_up_customer (whose body writes to the effects log)
+    # before it asks, and puts the customer's tier in the question.
+    db = tmp_path / "lookup.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = importlib.import_module("graph_apps.support_lookup_first").graph.copy(
+            update={"checkpointer": SqliteSaver(conn)})
+        graph.invoke({"ticket": {"order_id": "A-17", "text": "It arrived broken, I want a refund"}}, thread("refund-A-17"))
+    finally:
+        conn.close()
+    assert effect_lines(effects_log) == ["classify A-17", "draft_refund A-17", "look_up_customer A-17"]
+    effects_log.unlink()
+    code, _, stderr = run_cli("import", "langgraph", "--checkpointer", f"sqlite:///{db}", "--out", str(tmp_path / "h"),
+                              "--workflows", "graph_apps.support_lookup_first:graph", "--no-redact")
+    assert code == 0, stderr
+
+    result = check(tmp_path / "h", "support_lookup_first")["refund-A-17"]
+    # The history holds no result for the task call: the re-run stops at it, the interrupt is not compared.
+    assert verdict(result) == ("passed", None, None, None, None)
+    assert result["notes"] == [
+        "node 'human_review' calls @task 'look_up_customer' before its interrupt(): a graph history holds no task "
+        "results, so the re-run stopped there and its interrupt was not compared",
+        "later edges and nodes are not compared: LangGraph runs them from the current code on resume",
+    ]
+    assert result["hazards"] == []
+    assert effect_lines(effects_log) == []  # neither the task's body nor the node's ran
+
+    # What LangGraph does on resume: the node runs again and is given the task's checkpointed result.
+    final, error = resume(db, tmp_path, "support_lookup_first")
+    assert error is None and final["receipt"] == "paid 900.00"
+    assert effect_lines(effects_log) == ["human_review A-17 approve", "pay A-17 900.0"]
+
+
+def test_a_task_called_by_a_send_task_before_its_interrupt_stops_each_re_run(tmp_path: Path, effects_log: Path) -> None:
+    db = tmp_path / "batch.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = importlib.import_module("graph_apps.approvals_stock_checked").graph.copy(
+            update={"checkpointer": SqliteSaver(conn)})
+        assert len(graph.invoke({"order_id": "A-17"}, thread("batch-A-17"))["__interrupt__"]) == 2
+    finally:
+        conn.close()
+    effects_log.unlink()
+    code, _, stderr = run_cli("import", "langgraph", "--checkpointer", f"sqlite:///{db}", "--out", str(tmp_path / "h"),
+                              "--workflows", "graph_apps.approvals_stock_checked:graph", "--no-redact")
+    assert code == 0, stderr
+    result = check(tmp_path / "h", "approvals_stock_checked")["batch-A-17"]
+    assert verdict(result) == ("passed", None, None, None, None)
+    assert result["notes"] == [
+        "node 'approve_line' calls @task 'stock_of' before its interrupt(): a graph history holds no task results, so "
+        "the re-run stopped there and its interrupt was not compared",
+    ] * 2 + ["later edges and nodes are not compared: LangGraph runs them from the current code on resume"]
+    assert effect_lines(effects_log) == []

@@ -144,3 +144,64 @@ def test_a_saver_without_task_paths_names_the_same_nodes(tmp_path: Path) -> None
         "mem-research": [("__start__", 0), ("plan", 1), ("search", 2), ("search", 2), ("review", 3), ("interrupt", None)],
     }
     assert all(item.unknown_tasks == 0 for _, item in written)
+
+
+def test_task_calls_made_inside_a_node_are_left_out_with_a_note(tmp_path: Path) -> None:
+    # human_review calls @task look_up_customer before its interrupt(): the call's result is written under
+    # the task path '~__pregel_push, ~__pregel_pull, human_review, ...', which is no node's step.
+    from graph_apps import support_lookup_first
+    from langgraph.types import Command
+
+    db = tmp_path / "lookup.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = support_lookup_first.graph.copy(update={"checkpointer": SqliteSaver(conn)})
+        graph.invoke(ticket("A-17", "It arrived broken, I want a refund"), thread("refund-A-17"))
+        graph.invoke(ticket("B-90", "Please refund my order"), thread("refund-B-90"))
+        assert graph.invoke(Command(resume="approve"), thread("refund-B-90"))["receipt"] == "paid 35.00"
+    finally:
+        conn.close()
+    code, output = import_histories(db, tmp_path / "h", "--workflows", "graph_apps.support_lookup_first:graph",
+                                    "--no-redact")
+    assert code == 0, output  # no task is left unnamed
+    assert output.count(
+        "note: 1 @task call(s) made inside node(s) human_review are left out: a graph history holds the nodes' steps, "
+        "not @task results (LangGraph feeds the checkpointed results back when the node runs again)"
+    ) == 2
+    parked = document(tmp_path / "h", "refund-A-17")
+    assert [(e["name"], e.get("super_step")) for e in parked["events"]] == [
+        ("__start__", 0), ("classify", 1), ("draft_refund", 2), ("human_review", 3), ("interrupt", None),
+    ]
+    assert parked["events"][-1]["interrupt_value"]["tier"] == "gold"  # what the task returned, as asked
+    assert parked["graph"]["next"] == ["human_review"]
+    completed = document(tmp_path / "h", "refund-B-90")
+    assert [(e["name"], e.get("writes")) for e in completed["events"]] == [
+        ("__start__", {"ticket": "object"}), ("classify", {"category": "string"}), ("draft_refund", {"refund": "number"}),
+        ("human_review", {"approved": "boolean"}), ("pay", {"receipt": "string"}),
+    ]
+    assert completed["status"] == "completed" and completed["graph"]["next"] == []
+
+
+def test_task_calls_made_inside_send_tasks_are_left_out_too(tmp_path: Path) -> None:
+    # approve_line, started by a Send, has the path '~__pregel_push, <packet index>, ...'; its @task calls nest in it.
+    from graph_apps import approvals_stock_checked
+
+    db = tmp_path / "batch.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        saver = SqliteSaver(conn)
+        graph = approvals_stock_checked.graph.copy(update={"checkpointer": saver})
+        assert len(graph.invoke({"order_id": "A-17"}, thread("batch-A-17"))["__interrupt__"]) == 2
+        written, refused = histories_from_saver(saver, tmp_path / "h", workflows=[approvals_stock_checked.graph])
+    finally:
+        conn.close()
+    assert refused == []
+    [(_, item)] = written
+    assert item.unknown_tasks == 0
+    assert [(e["name"], e.get("send"), e.get("interrupt_value")) for e in item.document["events"]] == [
+        ("__start__", None, None), ("collect", None, None), ("approve_line", True, None), ("approve_line", True, None),
+        ("interrupt", None, {"approve line": "lamp", "amount": 40.0, "in stock": 3}),
+        ("interrupt", None, {"approve line": "desk", "amount": 250.0, "in stock": 0}),
+    ]
+    assert ("2 @task call(s) made inside node(s) approve_line are left out: a graph history holds the nodes' steps, "
+            "not @task results (LangGraph feeds the checkpointed results back when the node runs again)") in item.notes

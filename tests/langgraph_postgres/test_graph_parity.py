@@ -1,7 +1,9 @@
 """The graph-API agents of ``tests/langgraph_graph/graph_apps`` recorded for real into a SqliteSaver file and into
 a PostgresSaver database on the test Postgres import to the same graph histories (byte for byte once keys are
-sorted) and get the same check verdicts against the changed support desks; one graph thread recorded through
-AsyncSqliteSaver and AsyncPostgresSaver imports with ``ahistories_from_saver`` to the same history.
+sorted) and get the same check results (verdict, message, source, notes) against every changed support and
+research desk of ``graph_apps``; one graph thread recorded through AsyncSqliteSaver and AsyncPostgresSaver
+imports with ``ahistories_from_saver`` to the same history as through SqliteSaver, and gets the same check
+results against every support desk.
 
 The recordings: the support desk's ``refund-A-17`` parked in ``human_review``, ``refund-B-90`` approved and
 completed, ``question-C-3`` ended after ``classify``; the research desk's ``desks`` (a ``Send`` fan-out, a
@@ -33,15 +35,19 @@ from replaytest.plugins.langgraph.async_savers import ahistories_from_saver
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "langgraph_graph"))
 
+import graph_kit  # noqa: E402
 from graph_apps import support  # noqa: E402
 from graph_kit import (  # noqa: E402
     RESEARCH_SPEC,
     SUPPORT_SPEC,
+    effect_lines,
     record_research_run,
     record_support_runs,
     thread,
     ticket,
 )
+
+effects_log = graph_kit.effects_log  # the fixture pointing node bodies' effects at a fresh file
 
 STATUSES = {
     "LangGraph-refund-A-17.json": "parked", "LangGraph-refund-B-90.json": "completed",
@@ -143,47 +149,95 @@ def test_the_ids_that_differ_are_each_stores_own(imported: Imported) -> None:
     assert not set(sqlite_latest.values()) & set(postgres_latest.values())
 
 
-def verdicts(folder: Path, module: str) -> dict[str, tuple[Any, ...]]:
-    """Each thread's verdict under ``graph_apps.<module>``: status, kind, the node or channel named, file, line."""
+def replayed(folder: Path, module: str) -> dict[str, dict[str, Any]]:
+    """Each thread's ``replay --format json`` result under ``graph_apps.<module>``, by thread id."""
     result = CliRunner().invoke(cli, ["replay", str(folder), "--workflows", f"graph_apps.{module}:graph",
                                       "--format", "json"])
     assert result.exit_code in (0, 1), result.output
-    found = {}
-    for item in json.loads(result.stdout)["results"]:
-        divergence = item["divergence"] or {}
-        source = divergence.get("source") or {}
-        required = divergence.get("kind") == "graph-channel-required"
-        named = divergence.get("issued") if required else divergence.get("recorded")
-        found[item["workflow"]["id"]] = (item["status"], divergence.get("kind"), (named or {}).get("name"),
-                                         Path(source["path"]).name if source else None, source.get("line"))
-    return found
+    return {item["workflow"]["id"]: item for item in json.loads(result.stdout)["results"]}
+
+
+def verdict(item: dict[str, Any]) -> tuple[Any, ...]:
+    """A result's verdict: status, kind, the node or channel named, file, line."""
+    divergence = item["divergence"] or {}
+    source = divergence.get("source") or {}
+    required = divergence.get("kind") == "graph-channel-required"
+    named = divergence.get("issued") if required else divergence.get("recorded")
+    return (item["status"], divergence.get("kind"), (named or {}).get("name"),
+            Path(source["path"]).name if source else None, source.get("line"))
+
+
+def verdicts(folder: Path, module: str) -> dict[str, tuple[Any, ...]]:
+    return {thread_id: verdict(item) for thread_id, item in replayed(folder, module).items()}
+
+
+def comparable(item: dict[str, Any]) -> dict[str, Any]:
+    """A result but for the history file's path and the time taken: the verdict, the message and the values it
+    quotes, the source, the notes, the hazards."""
+    return {key: value for key, value in item.items() if key not in ("history", "duration_s")}
+
+
+def same_from_either_saver(imported: Imported, module: str) -> dict[str, dict[str, Any]]:
+    """The results of every thread under ``module`` from both stores, checked ``comparable``-equal."""
+    from_sqlite, from_postgres = replayed(imported.sqlite, module), replayed(imported.postgres, module)
+    assert sorted(from_sqlite) == sorted(from_postgres) == ["desks", "question-C-3", "refund-A-17", "refund-B-90"]
+    for thread_id in from_sqlite:
+        assert comparable(from_sqlite[thread_id]) == comparable(from_postgres[thread_id]), (module, thread_id)
+    return from_postgres
 
 
 PASSED = ("passed", None, None, None, None)
 
 
-@pytest.mark.parametrize(("module", "parked", "completed"), [
+# Every support desk of graph_apps (each row of the README's change table and the effect before the
+# interrupt), against the support desk's three threads: parked, completed after approval, ended after classify.
+SUPPORT_DESKS = [
     ("support", PASSED, PASSED),
     ("support_parked_renamed",
      ("diverged", "graph-node-missing", "human_review", "support_parked_renamed.py", 34), PASSED),
+    ("support_parked_removed",
+     ("diverged", "graph-node-missing", "human_review", "support_parked_removed.py", 34), PASSED),
     ("support_key_renamed", ("diverged", "graph-channel-missing", "refund", "support_key_renamed.py", 18),
      ("diverged", "graph-channel-missing", "refund", "support_key_renamed.py", 18)),
     ("support_key_required",
      ("diverged", "graph-channel-required", "priority", "support_key_required.py", 39), PASSED),
+    ("support_question_changed",
+     ("diverged", "interrupt-mismatch", "interrupt", "support_question_changed.py", 37), PASSED),
     ("support_later_edges", PASSED, PASSED),
-])
+    ("support_later_renamed", PASSED, PASSED),
+    ("support_notify_first", ("diverged", "nondeterministic-call", None, "effects.py", 13), PASSED),
+]
+
+
+@pytest.mark.parametrize(("module", "parked", "completed"), SUPPORT_DESKS)
 def test_the_changed_support_desks_get_the_same_verdicts_from_either_saver(
-    imported: Imported, module: str, parked: tuple[Any, ...], completed: tuple[Any, ...]
+    imported: Imported, effects_log: Path, module: str, parked: tuple[Any, ...], completed: tuple[Any, ...]
 ) -> None:
-    from_sqlite, from_postgres = verdicts(imported.sqlite, module), verdicts(imported.postgres, module)
-    assert from_sqlite == from_postgres
-    assert from_postgres["refund-A-17"] == parked
-    assert from_postgres["refund-B-90"] == completed
+    results = same_from_either_saver(imported, module)
+    assert verdict(results["refund-A-17"]) == parked
+    assert verdict(results["refund-B-90"]) == completed
+    assert verdict(results["question-C-3"]) == PASSED
+    assert effect_lines(effects_log) == []  # no node body ran while checking, from either store
 
 
-def test_a_graph_thread_through_the_async_savers_imports_like_the_sync_one(
-    postgres: PostgresServer, tmp_path: Path
+# The research desk's variants against its thread parked at the sign-off inside the review subgraph.
+@pytest.mark.parametrize(("module", "expected"), [
+    ("research", PASSED),
+    ("research_search_renamed", PASSED),  # the fanned-out node ran before the pause
+    ("research_review_renamed", ("diverged", "graph-node-missing", "review", "research_review_renamed.py", 62)),
+])
+def test_the_changed_research_desks_get_the_same_verdicts_from_either_saver(
+    imported: Imported, effects_log: Path, module: str, expected: tuple[Any, ...]
 ) -> None:
+    results = same_from_either_saver(imported, module)
+    assert verdict(results["desks"]) == expected
+    assert effect_lines(effects_log) == []
+
+
+def import_sync_and_async(postgres: PostgresServer, tmp_path: Path) -> None:
+    """The support desk's parked thread recorded through SqliteSaver (imported with the command line into
+    ``sync``), AsyncSqliteSaver and AsyncPostgresSaver (imported with ``ahistories_from_saver`` into
+    ``async-sqlite`` and ``async-postgres``): the three histories are checked to be the same."""
     async def arecord(saver: object) -> None:
         graph = support.graph.copy(update={"checkpointer": saver})
         await graph.ainvoke(ticket("A-17", "It arrived broken, I want a refund"), thread("refund-A-17"))
@@ -211,6 +265,29 @@ def test_a_graph_thread_through_the_async_savers_imports_like_the_sync_one(
         assert refused == []
         assert [path.name for path, _ in written] == ["LangGraph-refund-A-17.json"]
         assert without_record_time_ids(json.loads(written[0][0].read_text())) == expected
+
+
+def test_a_graph_thread_through_the_async_savers_imports_like_the_sync_one(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    import_sync_and_async(postgres, tmp_path)
+
+
+def test_a_graph_thread_through_the_async_savers_gets_the_sync_ones_verdicts(
+    postgres: PostgresServer, tmp_path: Path, effects_log: Path
+) -> None:
+    """That parked thread, imported through each async saver, checked against every support desk: the same
+    results as the sync import's."""
+    import_sync_and_async(postgres, tmp_path)
+    recorded_effects = effect_lines(effects_log)
+    for module, parked, _ in SUPPORT_DESKS:
+        from_sync = replayed(tmp_path / "sync", module)
+        assert verdict(from_sync["refund-A-17"]) == parked
+        for folder in ("async-sqlite", "async-postgres"):
+            from_async = replayed(tmp_path / folder, module)
+            assert from_async.keys() == from_sync.keys() == {"refund-A-17"}
+            assert comparable(from_async["refund-A-17"]) == comparable(from_sync["refund-A-17"]), (module, folder)
+    assert effect_lines(effects_log) == recorded_effects  # no node body ran while checking
 
 
 INCIDENTS_SPEC = "graph_apps.incidents:graph"

@@ -7,9 +7,12 @@ edges. So the check, in this order:
 
 * ``graph-node-missing`` — a node the thread waits in (or is still to run) is not a node of the current
   graph: LangGraph ends the thread silently on resume (no error; the answer is dropped, nothing runs).
-  A current node whose function has the recorded node's name is named as the likely rename, with its line.
+  A current node whose function has the recorded node's name is named as the likely rename, with its line;
+  for a node running a subgraph (no function to go by), the one node new since the graph recorded at import
+  time, when the missing node is the one it lost, with the line that adds it (``.add_node("name", ...)``).
 * ``graph-channel-missing`` — a state key that holds a recorded value is not a channel of the current
-  graph (renamed or removed): LangGraph drops the value silently. A state key the current graph has and
+  graph (renamed or removed): LangGraph drops the value silently. Of several, the first by name (never the
+  history's key order, which is the saver's). A state key the current graph has and
   the graph given at import time did not is named as the likely new name, with its line in the schema.
 * each parked node is re-run up to its first ``interrupt()`` with the recorded state, through the same
   no-effect machinery as functional replay (``langgraph.internals.run_node``, the runtime guards: node
@@ -163,6 +166,11 @@ class _Check:
             left = None if renamed else self._function_left(name)
             if left is not None:
                 hint = f"; its function {name}() is still defined but no longer added to the graph"
+            elif renamed is None:
+                renamed = self._subgraph_node_renamed_from(name)
+                if renamed is not None:
+                    hint = (f"; node {renamed[0]!r}, which runs a subgraph, is the one node new since the graph given at import "
+                            "time — renamed?")
             outcome = (
                 "on resume LangGraph ends the thread silently: the reviewer's answer is dropped and nothing more runs"
                 if event is not None else "on resume LangGraph skips it silently"
@@ -186,6 +194,19 @@ class _Check:
                 return _definition(candidate)
         return None
 
+    def _subgraph_node_renamed_from(self, name: str) -> tuple[str, SourcePosition | None] | None:
+        """A node running a subgraph has no function whose name could tell a rename. When ``name`` is the one node
+        of the graph recorded at import time that the current graph lacks, and the one node the current graph adds
+        runs a subgraph: that node, and where it is added to the graph."""
+        recorded_nodes = (self.graph.get("recorded_code") or {}).get("nodes") or []
+        gone = [node for node in recorded_nodes if node not in self.nodes]
+        new = [node for node in self.nodes if node not in recorded_nodes]
+        if gone != [name] or len(new) != 1 or not lg.is_subgraph_node(self.nodes[new[0]]):
+            return None
+        subgraphs = getattr(self.nodes[new[0]], "subgraphs", None) or []
+        inner = [node for graph in subgraphs for node in lg.graph_nodes(graph).values()]
+        return new[0], _added_at(new[0], [*self.nodes.values(), *inner])
+
     def _node_named_like(self, name: str) -> tuple[str, SourcePosition | None] | None:
         for current, node in self.nodes.items():
             function = lg.node_function(node)
@@ -197,7 +218,9 @@ class _Check:
         recorded_code = self.graph.get("recorded_code") or {}
         unstored = [str(name) for name in self.graph.get("unstored_channels", [])]
         recorded_keys = {**dict(self.graph.get("channels", {})), **{name: "not stored in the checkpoints" for name in unstored}}
-        for name, value_shape in recorded_keys.items():
+        # By name, not in the history's key order: that is the store's (Postgres JSONB reorders keys), and the
+        # same thread must get the same verdict from every saver.
+        for name, value_shape in sorted(recorded_keys.items()):
             if name in self.channels:
                 continue
             # Only the graph recorded at import time tells which current key is new.
@@ -334,6 +357,27 @@ def _definition(obj: Any) -> SourcePosition | None:
     except (OSError, TypeError):
         return None
     return SourcePosition(filename, line, getattr(obj, "__name__", None)) if filename else None
+
+
+def _added_at(name: str, nodes: list[Any]) -> SourcePosition | None:
+    """The line that adds node ``name`` to a graph (``.add_node("name", ...)`` on one line), searched in the
+    modules defining the functions of ``nodes``; None unless exactly one line does."""
+    pattern = re.compile(rf"""\.add_node\(\s*(['"]){re.escape(name)}\1""")
+    functions = [f for f in (lg.node_function(node) for node in nodes) if f is not None]
+    found: list[SourcePosition] = []
+    for module_name in dict.fromkeys(getattr(f, "__module__", None) for f in functions):
+        module = sys.modules.get(module_name) if module_name else None
+        if module is None:
+            continue
+        try:
+            filename = inspect.getsourcefile(module)
+            lines, _ = inspect.getsourcelines(module)
+        except (OSError, TypeError):
+            continue
+        if filename:
+            found += [SourcePosition(filename, number, None) for number, text in enumerate(lines, start=1)
+                      if pattern.search(text)]
+    return found[0] if len(found) == 1 else None
 
 
 def _schema_line(schema: Any, key: str | None) -> SourcePosition | None:

@@ -14,7 +14,9 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
 * ``step`` events, one per task of each super-step, oldest first (within a step by node, then by Send
   packet): ``name`` the node, ``super_step``,
   ``writes`` ({channel: shape of the value written}), ``goes_to`` (the nodes its edges and Sends
-  trigger), ``send`` (true for a task a ``Send`` started) and ``error`` for a failed task;
+  trigger), ``send`` (true for a task a ``Send`` started) and ``error`` for a failed task. A ``@task``
+  called from inside a node is not a step: its writes (task path ``~__pregel_push`` followed by the
+  calling node's own path) are left out, with a note naming the nodes;
 * ``signal`` events named ``interrupt``, ``pending``, one per interrupt the thread waits at, with the
   ``node`` and the ``interrupt_value`` it was given (and ``node_input``, the Send packet's argument,
   for a node a Send started);
@@ -126,10 +128,14 @@ def build_graph_history(
     failed: dict[str, Any] | None = None
     nodes_seen: list[str] = []
     applied: set[str] = set()  # state keys written by a task whose step ended before the latest checkpoint
+    called: dict[str, set[str]] = {}  # node -> ids of the @task calls its code made
     for checkpoint in chain:
         tasks: dict[str, list[WriteRow]] = {}
         for write in by_checkpoint.get(checkpoint.id, ()):
-            if write.task_id != lg.NULL_TASK_ID:
+            caller = _calling_node(checkpoint, write)
+            if caller is not None:
+                called.setdefault(caller, set()).add(write.task_id)
+            elif write.task_id != lg.NULL_TASK_ID:
                 tasks.setdefault(write.task_id, []).append(write)
         named = [(task_id, rows, *_task_node(checkpoint, task_id, rows[0], candidates, naming)) for task_id, rows in tasks.items()]
         # Tasks of one step run concurrently and write in any order: the history lists them by node, then by
@@ -216,6 +222,10 @@ def build_graph_history(
         document["error"] = failed
     if status == "parked":
         notes.append("parked in " + ", ".join(sorted({p["node"] for p in pending_interrupts})))
+    if called:
+        notes.append(f"{sum(len(ids) for ids in called.values())} @task call(s) made inside node(s) {', '.join(sorted(called))} "
+                     "are left out: a graph history holds the nodes' steps, not @task results (LangGraph feeds the "
+                     "checkpointed results back when the node runs again)")
     if unknown:
         notes.append(f"{unknown} task(s) name no node this importer could recover (written as {UNKNOWN_NODE!r}): "
                      "this saver stores no task paths and no current node's recomputed task id matches (give the graph with --workflows)")
@@ -280,13 +290,31 @@ def _task_node(
     return UNKNOWN_NODE, None, None
 
 
+def _calling_node(checkpoint: CheckpointRow, write: WriteRow) -> str | None:
+    """The node whose code called the ``@task`` that made ``write`` (``~__pregel_push`` followed by the path of
+    the node's own task: ``~__pregel_pull, <node>`` or a Send task's ``~__pregel_push, <index>``, with one more
+    ``~__pregel_push`` per level of tasks called from tasks); None for a node's own write, or without a path."""
+    parts = [part.strip() for part in write.task_path.split(",")] if write.task_path else []
+    if len(parts) < 3 or parts[0] != f"~{lg.PUSH}" or parts[1] not in (f"~{lg.PUSH}", f"~{lg.PULL}"):
+        return None
+    root = next((i for i, part in enumerate(parts) if part != f"~{lg.PUSH}"), len(parts))
+    if root < len(parts) and parts[root] == f"~{lg.PULL}":
+        return parts[root + 1] if root + 1 < len(parts) else UNKNOWN_NODE
+    if root < len(parts) and parts[root].isdigit():
+        packets = _as_list(checkpoint.channel_values.get(lg.PREGEL_TASKS))
+        index = int(parts[root])
+        return _send_node(packets[index]) if index < len(packets) else UNKNOWN_NODE
+    return UNKNOWN_NODE
+
+
 def _next_nodes(
     latest: CheckpointRow, pending: Sequence[WriteRow], candidates: Sequence[str], code: GraphCode
 ) -> list[str]:
     """The nodes the step after ``latest`` runs: those its edge channels trigger and its Send packets name."""
     names = [name[len(lg.BRANCH_TO):] for name in latest.channel_values if name.startswith(lg.BRANCH_TO)]
     names += [_send_node(packet) for packet in _as_list(latest.channel_values.get(lg.PREGEL_TASKS))]
-    finished = {write.task_id for write in pending if write.channel not in (lg.INTERRUPT, lg.RESUME, lg.ERROR)}
+    finished = {write.task_id for write in pending if write.channel not in (lg.INTERRUPT, lg.RESUME, lg.ERROR)
+                and _calling_node(latest, write) is None}
     done_nodes = set()
     for task_id in finished:
         row = next(w for w in pending if w.task_id == task_id)
