@@ -73,9 +73,8 @@ def _pooled(context: LintContext, job_args: list[tuple[str, str, bool, bytes]], 
     """The summaries of ``job_args`` from a pool of ``workers`` processes, in order, as they arrive.
 
     Where processes fork (and no other thread runs, which forking would not copy safely), the workers
-    inherit the parser and this run's context (frozen for the garbage collector) instead of importing
-    libcst and building a context each:
-    that cost 0.2 s CPU per worker and made ``--jobs 2`` 0.7 s more CPU than ``--jobs 1`` on 785 files.
+    inherit this run's context (frozen for the garbage collector) and the collector's modules instead of
+    importing them and building a context each (with the libcst parser this cost 0.2 s CPU per worker).
     The largest files go first, so the last chunk to finish is a small one."""
     global _WORKER_CONTEXT
     import multiprocessing
@@ -86,9 +85,7 @@ def _pooled(context: LintContext, job_args: list[tuple[str, str, bool, bytes]], 
     froze = False
     options: dict[str, Any]
     if inherit:
-        import libcst  # noqa: F401  (loaded once here, inherited by every worker)
-
-        import replaytest.lint.collector  # noqa: F401
+        import replaytest.lint.collector  # noqa: F401  (loaded once here, inherited by every worker)
 
         _WORKER_CONTEXT = context
         options = {"mp_context": multiprocessing.get_context("fork")}
