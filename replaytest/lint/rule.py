@@ -8,7 +8,7 @@ table of clock functions), ``reads`` does the same for attribute reads (``os.env
 Structural rules (iteration order, module state, idempotency keys) own their detection: they override
 hooks (``on_call``, ``on_loop``, ``on_assign`` … below) that the batched pass calls at fixed points of its
 walk with a ``ModuleFacts`` (name resolution, value kinds, the current function, ways to report) and the
-node, a CPython ``ast`` node (until 0.2 they were libcst nodes; docs/design.md says how to port a rule).
+node, a CPython ``ast`` node (they were libcst nodes before; docs/design.md says how to port a rule).
 The pass calls only the hooks a rule overrides, so a declarative rule costs nothing per node.
 
 At report time ``applies_to`` decides whether an effect counts in a given framework's orchestration code
