@@ -3,7 +3,8 @@ Every problem becomes an error summary (a syntax or internal-error finding), nev
 
 CPython's parser is the one the code will run under, written in C and bounded by its own limits (too
 deep a nesting is a ``SyntaxError`` or ``RecursionError``, never a crash), so every file is parsed
-in-process. The collector's walk is recursive: a module nested beyond the recursion limit (a long
+in-process. Its grammar is the running interpreter's: a file only a newer Python accepts is reported as
+such (libcst, which knows newer grammar, is asked only about files CPython rejected), not as broken code. The collector's walk is recursive: a module nested beyond the recursion limit (a long
 generated ``a + b + ...`` chain) is walked again in a thread with a large stack.
 """
 
@@ -47,6 +48,33 @@ def decode_source(data: bytes) -> str:
     return data.decode("utf-8")
 
 
+def compiles(data: bytes, path: str) -> bool:
+    """Whether CPython's parser accepts the source (the vetting of files no rule needs parsed)."""
+    try:
+        compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return False
+    return True
+
+
+def _newer_grammar(data: bytes) -> bool:
+    """Whether a source the running Python rejects is valid Python of a later version (``type X = …``,
+    ``def f[T]()`` or a PEP 701 f-string under 3.11): libcst's parser knows the newer grammar. Only asked
+    for files CPython rejected, so a lint run with no syntax error never imports libcst; a file with a
+    long line is not handed to it (its native parser may crash or take minutes on long deep chains)."""
+    from replaytest.lint.parse_guard import risky_bytes
+
+    if risky_bytes(data):
+        return False
+    try:
+        import libcst
+
+        libcst.parse_module(data)
+    except Exception:  # libcst rejects it too (or cannot be imported): an ordinary syntax error
+        return False
+    return True
+
+
 def summarise_source(context: LintContext, path: str, module: str, is_package: bool, data: bytes) -> ModuleSummary:
     """Parse one file and summarise it; problems become an error summary, never an exception."""
     try:
@@ -57,6 +85,11 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
         if any(word in str(error.msg) for word in _NESTING_WORDS):
             return error_summary(module, path, SYNTAX_RULE, f"not analysed: nested too deeply for a parser ({error.msg})",
                                  line, column)
+        if _newer_grammar(data):
+            running = f"{sys.version_info.major}.{sys.version_info.minor}"
+            message = (f"not analysed: Python {running} cannot parse this file ({error.msg}), which is valid for a newer "
+                       "Python; run replaytest under the Python version the project uses")
+            return error_summary(module, path, SYNTAX_RULE, message, line, column)
         return error_summary(module, path, SYNTAX_RULE, f"syntax error: {error.msg}", line, column)
     except (RecursionError, MemoryError):
         return error_summary(module, path, SYNTAX_RULE, "not analysed: nested too deeply for Python's parser")

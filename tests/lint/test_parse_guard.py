@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 
+import pytest
 from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, run_replaytest
 
 from replaytest.lint.parse_guard import run_bounded, screen_source
@@ -104,14 +105,33 @@ def test_bounded_run_reports_a_crash_and_a_timeout() -> None:
     assert run_bounded(len, ("abc",), 30).value == 3
 
 
-def test_the_cheap_check_accepts_what_cpython_accepts_and_screens_what_it_rejects() -> None:
-    from replaytest.lint.parse_guard import syntax_problem
+def test_the_vetting_check_accepts_what_cpython_accepts() -> None:
+    from replaytest.lint.summarise import compiles
 
-    risky = SLOW["subscripts.py"]  # valid: CPython accepts it, only a libcst parse of it would be bounded
+    risky = SLOW["subscripts.py"]  # valid: CPython accepts it, only a libcst parse of it would be guarded
     assert screen_source(risky.encode(), "risky.py").risky
-    assert syntax_problem(risky.encode(), "risky.py") is None
-    assert syntax_problem(b"x = 1\n", "ok.py") is None
-    broken = syntax_problem(b"def broken(:\n", "broken.py")
-    assert broken is not None and broken.syntax_error is not None and broken.refusal is None
-    nested = syntax_problem(CRASHERS["calls.py"].encode(), "calls.py")
-    assert nested is not None and nested.refusal is not None
+    assert compiles(risky.encode(), "risky.py")
+    assert compiles(b"x = 1\n", "ok.py")
+    assert not compiles(b"def broken(:\n", "broken.py")
+    assert not compiles(CRASHERS["calls.py"].encode(), "calls.py")
+    assert screen_source(CRASHERS["calls.py"].encode(), "calls.py").refusal is not None
+
+
+def test_valid_code_of_a_newer_python_is_named_so_not_called_broken(make_project) -> None:
+    import sys
+
+    newer = {(3, 10): "type Alias = int\n", (3, 11): "type Alias = int\n", (3, 12): "def f[T = int]() -> None:\n    pass\n"}
+    source = newer.get(sys.version_info[:2])
+    if source is None:
+        pytest.skip("no syntax newer than this Python that libcst parses is known here")
+    project = make_project({"app/__init__.py": "", "app/wf.py": CLOCK_WORKFLOW, "app/newer.py": HEADER + source})
+    run = _lint(project)
+    assert run.returncode == 2, run.describe()
+    [diagnostic] = _by_path(run.json())["app/newer.py"]
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert diagnostic["rule"] == "RT001"
+    assert diagnostic["message"].startswith(f"not analysed: Python {running} cannot parse this file (")
+    assert diagnostic["message"].endswith("which is valid for a newer Python; run replaytest under the Python version "
+                                          "the project uses")
+    assert diagnostic["line"] == HEADER.count("\n") + 1
+    assert ("app/wf.py", CLOCK_WORKFLOW_LINE, "clock") in findings(run.json())  # the rest is still checked
