@@ -1,27 +1,24 @@
 """The one batched pass: walk a parsed module once and produce its ``ModuleSummary``.
 
-The walk is hand-rolled rather than a ``CSTVisitor``: it reads each node's child fields directly and
-skips whitespace and punctuation, which makes it several times cheaper than libcst's generic
-traversal. ``ModuleCollector`` does the walking and keeps the scopes; its parts live beside it:
+The walk is hand-rolled rather than an ``ast.NodeVisitor``: a handler per node type that needs one, and
+each other node's child fields read directly (expression contexts and operators skipped). ``ModuleCollector`` does the walking and keeps the scopes; its parts live beside it:
 ``names`` (imports and the qualified name of an expression), ``values`` (value kinds and values that
 differ per attempt), ``roles`` (which functions are orchestration code or steps, from the profiles) and
 ``field_factories``. Table rules are matched here (``LintContext.match_call``); structural rules own
 their detection and are called through their hooks (``Rule.on_call`` …) at fixed points of the walk.
 
-Positions are computed afterwards, only for what can be reported at its own place (effects and call
-sites of orchestration functions and helpers, findings reported in any code), by one code generation
-of the module (``cst_positions``) that brings line/column up to date only at those nodes.
+The tree is CPython's ``ast`` (the screen's parse, reused): positions come with its nodes, and are
+turned into character columns (``syntax.SourceText``) only for what can be reported at its own place
+(effects and call sites of orchestration functions and helpers, findings reported in any code).
 """
 
 from __future__ import annotations
 
+import ast
 import os
-from typing import Any
-
-import libcst as cst
+from typing import Any, cast
 
 from replaytest.lint.context import LintContext
-from replaytest.lint.cst_positions import node_spans
 from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder, Pending
 from replaytest.lint.field_factories import FieldFactories
 from replaytest.lint.model import (
@@ -39,7 +36,17 @@ from replaytest.lint.names import NameResolver
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.roles import ClassInfo, FrameworkRoles
 from replaytest.lint.rule import CallFact, Rule
-from replaytest.lint.syntax import arg_text, calls_in, child_fields, dotted_text, unawaited
+from replaytest.lint.syntax import (
+    Arg,
+    SourceText,
+    arg_text,
+    call_args,
+    calls_in,
+    child_fields,
+    dotted_text,
+    string_value,
+    unawaited,
+)
 from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel
 from replaytest.lint.vocabulary import OPEN_CALLS
 
@@ -89,7 +96,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.used_profiles: list[FrameworkProfile] = []
         self.step_targets: set[str] = set()
         # (node name, target, registering call, framework) of every graph node this module adds.
-        self.graph_nodes: list[tuple[str, str, cst.CSTNode, str]] = []
+        self.graph_nodes: list[tuple[str, str, ast.AST, str]] = []
+        self.source = SourceText("")
         self.class_names: set[str] = set()
         self.flags: set[tuple[str, int]] = set()
         # Depth of ``if not context.is_replaying:`` bodies being walked (code that never runs on replay).
@@ -112,73 +120,69 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     # --- entry point ------------------------------------------------------------------------
 
-    def collect(self, tree: cst.Module) -> ModuleSummary:
+    def collect(self, tree: ast.Module, source: SourceText) -> ModuleSummary:
+        self.source = source
         self._prescan(tree.body)
         self.used_profiles = self.ctx.profiles_for_imports(self.aliases.values())
         for statement in tree.body:
             self._statement_at(statement, prefix="")
-        return self._finish(tree)
+        return self._finish()
 
     # --- module-level pre-scan: imports, definitions, containers, registrations -------------
 
-    def _prescan(self, body: Any) -> None:
+    def _prescan(self, body: list[ast.stmt]) -> None:
         for statement in body:
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    self._prescan_small(small)
-            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                self.module_scope[statement.name.value] = ("q", f"{self.module}.{statement.name.value}")
-                if isinstance(statement, cst.ClassDef):
-                    self.class_names.add(statement.name.value)
-            elif isinstance(statement, cst.If):
-                self._prescan(statement.body.body)
-                orelse = statement.orelse
-                while orelse is not None:
-                    self._prescan(orelse.body.body)
-                    orelse = getattr(orelse, "orelse", None)
-            elif isinstance(statement, cst.Try):
-                self._prescan(statement.body.body)
+            if isinstance(statement, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Expr)):
+                self._prescan_small(statement)
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.module_scope[statement.name] = ("q", f"{self.module}.{statement.name}")
+                if isinstance(statement, ast.ClassDef):
+                    self.class_names.add(statement.name)
+            elif isinstance(statement, ast.If):
+                self._prescan(statement.body)
+                self._prescan(statement.orelse)  # ``elif`` is an ``If`` there
+            elif isinstance(statement, _TRY_TYPES):
+                statement = cast(ast.Try, statement)  # TryStar has the same fields
+                self._prescan(statement.body)
                 for handler in statement.handlers:
-                    self._prescan(handler.body.body)
-                if statement.orelse:
-                    self._prescan(statement.orelse.body.body)
-                if statement.finalbody:
-                    self._prescan(statement.finalbody.body.body)
-            elif isinstance(statement, cst.With):
-                self._prescan(statement.body.body)
+                    self._prescan(handler.body)
+                self._prescan(statement.orelse)
+                self._prescan(statement.finalbody)
+            elif isinstance(statement, (ast.With, ast.AsyncWith)):
+                self._prescan(statement.body)
 
-    def _prescan_small(self, small: cst.BaseSmallStatement) -> None:
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
+    def _prescan_small(self, small: ast.stmt) -> None:
+        if isinstance(small, (ast.Import, ast.ImportFrom)):
             for name, qualname in self.import_bindings(small):
                 self.module_scope[name] = ("q", qualname)
                 self.aliases[name] = qualname
-        elif isinstance(small, cst.Assign):
+        elif isinstance(small, ast.Assign):
             self.prescan_registration(small.value)
             binding = self.binding_for_value(small.value)
             for target in small.targets:
-                if isinstance(target.target, cst.Name):
-                    self.module_scope[target.target.value] = binding
+                if isinstance(target, ast.Name):
+                    self.module_scope[target.id] = binding
                     if self._is_container(small.value):
-                        self.containers.add(target.target.value)
-        elif isinstance(small, cst.AnnAssign) and small.value is not None:
-            if isinstance(small.target, cst.Name):
-                self.module_scope[small.target.value] = self.binding_for_value(small.value)
+                        self.containers.add(target.id)
+        elif isinstance(small, ast.AnnAssign) and small.value is not None:
+            if isinstance(small.target, ast.Name):
+                self.module_scope[small.target.id] = self.binding_for_value(small.value)
                 if self._is_container(small.value):
-                    self.containers.add(small.target.value)
-        elif isinstance(small, cst.Expr):
+                    self.containers.add(small.target.id)
+        elif isinstance(small, ast.Expr):
             self.prescan_registration(small.value)
 
-    def _is_container(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+    def _is_container(self, value: ast.AST) -> bool:
+        if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
             return True
-        return isinstance(value, cst.Call) and self.resolve(value.func) in _CONTAINER_CALLS
+        return isinstance(value, ast.Call) and self.resolve(value.func) in _CONTAINER_CALLS
 
     # --- what rules may ask and how they report (``ModuleFacts``) ---------------------------
 
-    def module_container(self, node: cst.BaseExpression) -> str | None:
-        if isinstance(node, cst.Name) and node.value in self.containers and self.function is not None:
-            if not self.is_local(node.value):
-                return node.value
+    def module_container(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name) and node.id in self.containers and self.function is not None:
+            if not self.is_local(node.id):
+                return node.id
         return None
 
     def shares_instances(self, class_qualname: str) -> bool:
@@ -186,64 +190,64 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         summary = self.classes.get(name) if not owner else None
         return summary is not None and any(base in self.ctx.shared_instance_bases for base in summary.bases)
 
-    def flag(self, tag: str, node: cst.CSTNode) -> None:
+    def flag(self, tag: str, node: ast.AST) -> None:
         self.flags.add((tag, id(node)))
 
-    def flagged(self, tag: str, node: cst.CSTNode) -> bool:
+    def flagged(self, tag: str, node: ast.AST) -> bool:
         return (tag, id(node)) in self.flags
 
-    def report(self, rule: Rule, node: cst.CSTNode, subject: str, qualname: str) -> None:
+    def report(self, rule: Rule, node: ast.AST, subject: str, qualname: str) -> None:
         self._effect(rule, node, subject, qualname)
 
-    def report_key(self, rule: Rule, node: cst.CSTNode, key: str, source: str, unit: str) -> None:
+    def report_key(self, rule: Rule, node: ast.AST, key: str, source: str, unit: str) -> None:
         pending = Pending(node, rule, key, source, unit=unit)
         if unit or self.function is None:
             self.findings.append(pending)
         else:
             self.function.keys.append(pending)
 
-    def defer(self, node: cst.CSTNode, subject: str, target: str) -> None:
+    def defer(self, node: ast.AST, subject: str, target: str) -> None:
         if self.function is not None and not self.first_run_only:
             self.function.calls.append(Pending(node, None, subject, target))
 
     # --- statements and definitions ---------------------------------------------------------
 
-    def _statement_at(self, statement: cst.CSTNode, prefix: str) -> None:
-        if isinstance(statement, cst.FunctionDef):
+    def _statement_at(self, statement: ast.AST, prefix: str) -> None:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._function(statement, prefix, None)
-        elif isinstance(statement, cst.ClassDef):
+        elif isinstance(statement, ast.ClassDef):
             self._class(statement, prefix)
         else:
             self.walk(statement)
 
-    def _class(self, node: cst.ClassDef, prefix: str) -> None:
-        name = f"{prefix}{node.name.value}"
+    def _class(self, node: ast.ClassDef, prefix: str) -> None:
+        name = f"{prefix}{node.name}"
         qualname = f"{self.module}.{name}"
-        bases = [resolved for arg in node.bases if (resolved := self.resolve(arg.value))]
+        bases = [resolved for base in node.bases if (resolved := self.resolve(base))]
         info = self.class_info(node, name, bool(prefix), bases)
-        for decorator in node.decorators:
-            self.walk(decorator.decorator)
+        for decorator in node.decorator_list:
+            self.walk(decorator)
         methods = []
-        for statement in node.body.body:
-            if isinstance(statement, cst.FunctionDef):
-                methods.append(statement.name.value)
+        for statement in node.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                methods.append(statement.name)
                 self.prescan_instance_attributes(qualname, statement)
         if "__init__" not in methods:
             self.field_factories(node, name)
         self.classes[name] = ClassSummary(name, tuple(bases), tuple(methods))
-        for statement in node.body.body:
-            if isinstance(statement, cst.FunctionDef):
+        for statement in node.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._function(statement, f"{name}.", info)
-            elif isinstance(statement, cst.ClassDef):
+            elif isinstance(statement, ast.ClassDef):
                 self._class(statement, f"{name}.")
             else:
                 self.walk(statement)
 
-    def _function(self, node: cst.FunctionDef, prefix: str, info: ClassInfo | None) -> None:
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, info: ClassInfo | None) -> None:
         nested = self.function is not None
-        name = f"{prefix}{node.name.value}"
-        for decorator in node.decorators:
-            self.walk(decorator.decorator)
+        name = f"{prefix}{node.name}"
+        for decorator in node.decorator_list:
+            self.walk(decorator)
         kind, profile = self.function_role(node, info, nested)
         scope: dict[str, Binding] = {}
         context_param = self.bind_parameters(node, scope, kind, profile, info)
@@ -252,11 +256,11 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         if node.returns is not None:
             # ``-> set[str]``: callers iterating the result iterate a set (activities' results are
             # converted to the annotated type, so this holds across a step boundary too).
-            if self.annotated_type(node.returns.annotation) in SET_TYPES:
+            if self.annotated_type(node.returns) in SET_TYPES:
                 builder.returns = "builtins.set"
         outer_function, outer_scopes = self.function, self.scopes
         if nested:
-            outer_scopes[-1][node.name.value] = ("q", f"{self.module}.{name}")
+            outer_scopes[-1][node.name] = ("q", f"{self.module}.{name}")
             self.scopes = [*outer_scopes, scope]
         else:
             self.scopes = [scope]
@@ -266,135 +270,142 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         try:
             for hook in self._on_function_hooks:
                 hook(self, node)
-            self.walk(node.body)
+            self._walk_body(node.body)
         finally:
             self.function, self.scopes = outer_function, outer_scopes
             self.gathering = outer_gathering
 
     # --- the walk ---------------------------------------------------------------------------
 
-    def walk(self, node: cst.CSTNode) -> None:
+    def walk(self, node: ast.AST) -> None:
         handler = _HANDLERS.get(type(node))
         if handler is not None:
             handler(self, node)
             return
         for name in child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
                 self.walk(value)
-            elif isinstance(value, (list, tuple)):
+            elif isinstance(value, list):
                 for child in value:
-                    if isinstance(child, cst.CSTNode):
+                    if isinstance(child, ast.AST):
                         self.walk(child)
 
-    def _bind(self, target: cst.BaseExpression, binding: Binding) -> None:
+    def _walk_body(self, body: list[ast.stmt]) -> None:
+        for statement in body:
+            self.walk(statement)
+
+    def _bind(self, target: ast.AST, binding: Binding) -> None:
         scope = self.scopes[-1] if self.scopes else None
-        if isinstance(target, cst.Name):
+        if isinstance(target, ast.Name):
             if scope is not None:
-                scope[target.value] = binding
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value, LOCAL)
-        elif isinstance(target, cst.StarredElement):
+                scope[target.id] = binding
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind(element, LOCAL)
+        elif isinstance(target, ast.Starred):
             self._bind(target.value, LOCAL)
 
-    def _on_function_def(self, node: cst.FunctionDef) -> None:
+    def _on_function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if self.function is None:
             self._function(node, "", None)
         else:
             self._function(node, f"{self.function.name}.", None)
 
-    def _on_class_def(self, node: cst.ClassDef) -> None:
+    def _on_class_def(self, node: ast.ClassDef) -> None:
         prefix = f"{self.function.name}." if self.function is not None else ""
         saved = self.function, self.scopes
         self._class(node, prefix)
         self.function, self.scopes = saved
 
-    def _on_import(self, node: cst.Import | cst.ImportFrom) -> None:
+    def _on_import(self, node: ast.Import | ast.ImportFrom) -> None:
         if not self.scopes:
             return  # module level: the pre-scan bound these
         for name, qualname in self.import_bindings(node):
             self.scopes[-1][name] = ("q", qualname)
 
-    def _on_assign(self, node: cst.Assign) -> None:
+    def _on_assign(self, node: ast.Assign) -> None:
         self.walk(node.value)
         for target in node.targets:
-            self._assign_target(target.target, node.value)
+            self._assign_target(target, node.value)
 
-    def _on_ann_assign(self, node: cst.AnnAssign) -> None:
+    def _on_ann_assign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.walk(node.value)
             self._assign_target(node.target, node.value)
 
-    def _on_aug_assign(self, node: cst.AugAssign) -> None:
+    def _on_aug_assign(self, node: ast.AugAssign) -> None:
         self.walk(node.value)
         self._assign_target(node.target, None)
 
-    def _assign_target(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if isinstance(target, cst.Subscript):
+    def _assign_target(self, target: ast.AST, value: ast.AST | None) -> None:
+        if isinstance(target, ast.Subscript):
             self.walk(target)
-        elif isinstance(target, cst.Attribute):
+        elif isinstance(target, ast.Attribute):
             self.walk(target.value)
-        elif isinstance(target, cst.Name) and self.function is not None and (
-            target.value in self.function.declared_globals or target.value in self.function.declared_nonlocals
+        elif isinstance(target, ast.Name) and self.function is not None and (
+            target.id in self.function.declared_globals or target.id in self.function.declared_nonlocals
         ):
             pass  # binds the module's (or enclosing function's) name, not a local; a rule decides if that is a finding
         elif value is not None and self.scopes:
-            if isinstance(target, (cst.Tuple, cst.List)) and self._is_set_pair(value):
-                for element in target.elements:
-                    self._bind(element.value, ("set", None))
+            if isinstance(target, (ast.Tuple, ast.List)) and self._is_set_pair(value):
+                for element in target.elts:
+                    self._bind(element, ("set", None))
                 self._assign_hooks(target, value)
                 return
-            binding = self.binding_for_value(value) if isinstance(target, cst.Name) else LOCAL
+            binding = self.binding_for_value(value) if isinstance(target, ast.Name) else LOCAL
             function = self.function
-            if function is not None and isinstance(target, cst.Name):
-                function.fresh_sources.pop(target.value, None)  # rebound: what it held before is gone
-            if binding[0] == "taint" and function is not None and isinstance(target, cst.Name):
-                function.fresh_levels[target.value] = function.retry_loops
+            if function is not None and isinstance(target, ast.Name):
+                function.fresh_sources.pop(target.id, None)  # rebound: what it held before is gone
+            if binding[0] == "taint" and function is not None and isinstance(target, ast.Name):
+                function.fresh_levels[target.id] = function.retry_loops
                 typed = self._typed_result(value)
                 if typed is not None:
                     # ``blob = make_client(name=f"{uuid4()}.csv")``: the value is both what the call returns
                     # (its methods may be effects) and made from a fresh value (it may become a key).
-                    function.fresh_sources[target.value] = binding[1]
+                    function.fresh_sources[target.id] = binding[1]
                     binding = ("inst", typed)
             self._bind(target, binding)
         self._assign_hooks(target, value)
 
-    def _assign_hooks(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    def _assign_hooks(self, target: ast.AST, value: ast.AST | None) -> None:
         for hook in self._on_assign_hooks:
             hook(self, target, value)
 
-    def _typed_result(self, value: cst.BaseExpression) -> str | None:
+    def _typed_result(self, value: ast.AST) -> str | None:
         """What a call returns, when the call itself is not what makes the value fresh (its arguments are)."""
         call = unawaited(value)
-        if not isinstance(call, cst.Call) or id(call) in self.tainted:
+        if not isinstance(call, ast.Call) or id(call) in self.tainted:
             return None
         return self.returned_function(value) or self.resolve(call)
 
-    def _is_set_pair(self, value: cst.BaseExpression) -> bool:
+    def _is_set_pair(self, value: ast.AST) -> bool:
         call = unawaited(value)
-        return isinstance(call, cst.Call) and self.resolve(call.func) in SET_PAIR_CALLS
+        return isinstance(call, ast.Call) and self.resolve(call.func) in SET_PAIR_CALLS
 
-    def _on_del(self, node: cst.Del) -> None:
-        self.walk(node.target)
-        targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
-        for element in targets:
-            target = element.value if isinstance(element, cst.BaseElement) else element
+    def _on_del(self, node: ast.Delete) -> None:
+        # ``del a, b`` is one target list; ``del (a, b)`` a tuple in it: either way, each name.
+        targets = node.targets
+        if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)):
+            targets = targets[0].elts
+        for target in node.targets:
+            self.walk(target)
+        for target in targets:
             for hook in self._on_del_hooks:
                 hook(self, target)
 
-    def _on_return(self, node: cst.Return) -> None:
+    def _on_return(self, node: ast.Return) -> None:
         if node.value is None:
             return
         self.walk(node.value)
         function = self.function
         if function is not None and not function.returns and self.kind_of(node.value) == "set":
             function.returns = "builtins.set"
-        if function is not None and not function.returns and isinstance(node.value, (cst.Call, cst.Await, cst.Name)):
+        if function is not None and not function.returns and isinstance(node.value, (ast.Call, ast.Await, ast.Name)):
             binding = self.binding_for_value(node.value)
             if binding[0] == "inst" and binding[1]:
                 function.returns = binding[1]
-        elif function is not None and not function.returns and isinstance(node.value, cst.Attribute):
+        elif function is not None and not function.returns and isinstance(node.value, ast.Attribute):
             # ``return self._client`` where a method assigned ``self._client = OpenAI()``.
             typed = self.resolve(node.value)
             if typed is not None and typed in self.instance_attributes.values():
@@ -402,93 +413,90 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for hook in self._on_return_hooks:
             hook(self, node)
 
-    def _on_global(self, node: cst.Global) -> None:
+    def _on_global(self, node: ast.Global) -> None:
         # Declaring a name global writes nothing; assigning it afterwards does (``_assign_target``).
         if self.function is None:
             return
-        for item in node.names:
-            self.function.declared_globals.add(item.name.value)
+        self.function.declared_globals.update(node.names)
 
-    def _on_nonlocal(self, node: cst.Nonlocal) -> None:
+    def _on_nonlocal(self, node: ast.Nonlocal) -> None:
         if self.function is None:
             return
-        for item in node.names:
-            self.function.declared_nonlocals.add(item.name.value)
+        self.function.declared_nonlocals.update(node.names)
 
-    def _on_for(self, node: cst.For) -> None:
+    def _on_for(self, node: ast.For | ast.AsyncFor) -> None:
         self.walk(node.iter)
         for hook in self._on_loop_hooks:
             hook(self, node)
         self._bind(node.target, LOCAL)
         self._loop_body(node)
 
-    def _on_while(self, node: cst.While) -> None:
+    def _on_while(self, node: ast.While) -> None:
         self.walk(node.test)
         for hook in self._on_loop_hooks:
             hook(self, node)
         self._loop_body(node)
 
-    def _loop_body(self, node: cst.For | cst.While) -> None:
+    def _loop_body(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
         function = self.function
         retry = function is not None and any(hook(self, node) for hook in self._reruns_body_hooks)
         pauses_before = len(function.pauses) if function is not None else 0
         if not retry or function is None:
-            self.walk(node.body)
+            self._walk_body(node.body)
         else:
             function.retry_loops += 1
             try:
-                self.walk(node.body)
+                self._walk_body(node.body)
             finally:
                 function.retry_loops -= 1
         if function is not None and len(function.pauses) > pauses_before:
             # A later turn of the loop pauses again: the code after the pause ran before that one.
             function.pause_loops.append(node)
-        if node.orelse is not None:
-            self.walk(node.orelse)
+        self._walk_body(node.orelse)
 
-    def _on_if(self, node: cst.If) -> None:
+    def _on_if(self, node: ast.If) -> None:
         self.walk(node.test)
         body_skipped, else_skipped = self._replay_guard(node.test)
         self._walk_first_run(node.body, body_skipped)
-        if node.orelse is not None:
+        if node.orelse:
             self._walk_first_run(node.orelse, else_skipped)
 
-    def _replay_guard(self, test: cst.BaseExpression) -> tuple[bool, bool]:
+    def _replay_guard(self, test: ast.AST) -> tuple[bool, bool]:
         """(body, else) of an ``if`` that tests a replaying flag: which of them never runs on replay."""
         flags = [flag for profile in self.used_profiles for flag in profile.replaying_flags]
         if not flags:
             return False, False
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self.resolve(test.expression) in flags, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.resolve(test.operand) in flags, False
         return False, self.resolve(test) in flags
 
-    def _walk_first_run(self, node: cst.CSTNode, first_run_only: bool) -> None:
+    def _walk_first_run(self, body: list[ast.stmt], first_run_only: bool) -> None:
         if not first_run_only:
-            self.walk(node)
+            self._walk_body(body)
             return
         self.first_run_only += 1
         try:
-            self.walk(node)
+            self._walk_body(body)
         finally:
             self.first_run_only -= 1
 
-    def _on_with(self, node: cst.With) -> None:
+    def _on_with(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
-            self.walk(item.item)
-            if not node.asynchronous:
-                self._entered(item.item)
-            if item.asname is not None:
-                qualname = self.resolve(item.item)
-                self._bind(item.asname.name, ("inst", qualname) if qualname else LOCAL)
-        self.walk(node.body)
+            self.walk(item.context_expr)
+            if isinstance(node, ast.With):
+                self._entered(item.context_expr)
+            if item.optional_vars is not None:
+                qualname = self.resolve(item.context_expr)
+                self._bind(item.optional_vars, ("inst", qualname) if qualname else LOCAL)
+        self._walk_body(node.body)
 
-    def _entered(self, manager: cst.BaseExpression) -> None:
+    def _entered(self, manager: ast.AST) -> None:
         """``with lock:`` calls ``lock.__enter__()``: an effect when the rule tables name it for the manager's
         type (a ``threading.Lock`` blocks); through an instance another project module exports, a call site
         decided at resolution. A manager made in the ``with`` itself (``with threading.Lock():``) is fresh and
         never blocks, and the calls in it were walked already."""
         function = self.function
-        if function is None or not isinstance(manager, (cst.Name, cst.Attribute)):
+        if function is None or not isinstance(manager, (ast.Name, ast.Attribute)):
             return
         qualname = self.resolve(manager)
         if qualname is None:
@@ -500,25 +508,23 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self._effect(rule, manager, subject, enter)
         elif (
             self.is_project_candidate(qualname) and not qualname.startswith(f"{self.module}.")
-            and not (isinstance(manager, cst.Name) and self.is_local(manager.value))
+            and not (isinstance(manager, ast.Name) and self.is_local(manager.id))
         ):
             function.calls.append(Pending(manager, None, subject, enter))
 
-    def _on_comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp) -> None:
+    def _on_comprehension(self, node: ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp) -> None:
         scope_added = not self.scopes
         if scope_added:
             self.scopes = [{}]
         try:
-            clause: cst.CompFor | None = node.for_in
-            while clause is not None:
+            for clause in node.generators:
                 self.walk(clause.iter)
                 for hook in self._on_comprehension_hooks:
                     hook(self, node, clause)
                 self._bind(clause.target, LOCAL)
                 for condition in clause.ifs:
-                    self.walk(condition.test)
-                clause = clause.inner_for_in
-            if isinstance(node, cst.DictComp):
+                    self.walk(condition)
+            if isinstance(node, ast.DictComp):
                 self.walk(node.key)
                 self.walk(node.value)
             else:
@@ -527,10 +533,10 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             if scope_added:
                 self.scopes = []
 
-    def _on_lambda(self, node: cst.Lambda) -> None:
+    def _on_lambda(self, node: ast.Lambda) -> None:
         scope: dict[str, Binding] = {}
-        for param in node.params.params:
-            scope[param.name.value] = LOCAL
+        for param in node.args.args:
+            scope[param.arg] = LOCAL
         saved = self.scopes
         self.scopes = [*saved, scope]
         try:
@@ -538,15 +544,15 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         finally:
             self.scopes = saved
 
-    def _on_name(self, node: cst.Name) -> None:
-        if node.value in self.ctx.read_attributes and self.function is not None:
+    def _on_name(self, node: ast.Name) -> None:
+        if node.id in self.ctx.read_attributes and self.function is not None:
             qualname = self.resolve(node)
             rule = self.ctx.reads.get(qualname or "")
             if rule is not None:
-                self._effect(rule, node, node.value, qualname or "")
+                self._effect(rule, node, node.id, qualname or "")
 
-    def _on_attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in self.ctx.read_attributes and self.function is not None:
+    def _on_attribute(self, node: ast.Attribute) -> None:
+        if node.attr in self.ctx.read_attributes and self.function is not None:
             qualname = self.resolve(node)
             rule = self.ctx.reads.get(qualname or "")
             if rule is not None:
@@ -554,27 +560,26 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 return
         self.walk(node.value)
 
-    def _on_subscript(self, node: cst.Subscript) -> None:
+    def _on_subscript(self, node: ast.Subscript) -> None:
         self.walk(node.value)
-        for element in node.slice:
-            self.walk(element.slice)
+        self.walk(node.slice)
         for hook in self._on_subscript_hooks:
             hook(self, node)
 
-    def _on_starred(self, node: cst.StarredElement) -> None:
+    def _on_starred(self, node: ast.Starred) -> None:
         self.walk(node.value)
         for hook in self._on_starred_hooks:
             hook(self, node)
 
-    def _on_dict(self, node: cst.Dict) -> None:
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                self.walk(element.key)
-            self.walk(element.value)
+    def _on_dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values):
+            if key is not None:
+                self.walk(key)
+            self.walk(value)
         for hook in self._on_dict_hooks:
             hook(self, node)
 
-    def _on_call(self, node: cst.Call) -> None:
+    def _on_call(self, node: ast.Call) -> None:
         func = node.func
         qualname = self.resolve(func)
         step_call = qualname is not None and qualname in self.ctx.step_calls
@@ -583,8 +588,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             hook(self, node, qualname)
         gathers = qualname is not None and qualname in self.ctx.concurrent_calls
         self.gathering += gathers
+        args = call_args(node)
         try:
-            self._call_arguments(node, step_call)
+            self._call_arguments(args, step_call)
         finally:
             self.gathering -= gathers
         for hook in self._on_call_hooks:
@@ -595,7 +601,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self.function.pauses.append(node)
         node_profile = self.ctx.node_registrations.get(qualname)
         if node_profile is not None:
-            self._graph_nodes(node, node_profile)
+            self._graph_nodes(node, args, node_profile)
         subject = f"{dotted_text(func)}()"
         rule = self.ctx.match_call(qualname)
         matched = False
@@ -603,12 +609,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             matched = True
             if rule.category in self.ctx.taint_categories:
                 self.tainted[id(node)] = subject
-            self._effect(rule, node, subject, qualname, args=tuple(node.args))
+            self._effect(rule, node, subject, qualname, args=tuple(args))
         for category, framework in self.ctx.extra_effects.get(qualname, ()):
             extra_rule = self.ctx.by_category.get(category)
             if extra_rule is not None:
                 matched = True
-                self._effect(extra_rule, node, subject, qualname, frameworks=(framework,), args=tuple(node.args))
+                self._effect(extra_rule, node, subject, qualname, frameworks=(framework,), args=tuple(args))
         sensitive = self.ctx.order_sensitive_calls.get(qualname)
         concurrency_rule = self.ctx.by_category.get("concurrency")
         if sensitive and concurrency_rule is not None:
@@ -622,17 +628,17 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             # there, so it is not followed either.
             if function is not None and not (self.first_run_only and function.kind != STEP):
                 given = tuple(
-                    "#*" if arg.star else arg.keyword.value if arg.keyword is not None else "" for arg in node.args
+                    "#*" if arg.star else arg.keyword if arg.keyword is not None else "" for arg in args
                 )
                 positional = sum(1 for g in given if g == "")
                 given = (f"#{positional}", *sorted({g for g in given if g}))
                 function.calls.append(Pending(node, None, subject, qualname, given=given,
                                               gathered=self.gathering > 0))
 
-    def _call_arguments(self, node: cst.Call, step_call: bool) -> None:
-        for arg in node.args:
+    def _call_arguments(self, args: list[Arg], step_call: bool) -> None:
+        for arg in args:
             value = arg.value
-            if step_call and isinstance(value, cst.Lambda):
+            if step_call and isinstance(value, ast.Lambda):
                 # Its body runs as a recorded step: the project functions it calls are steps too
                 # (``ctx.run("post", lambda: post_order(order))``), so they are part of the retried unit.
                 for inner in calls_in(value.body):
@@ -640,51 +646,52 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                     if target and self.is_project_candidate(target):
                         self.step_targets.add(target)
                 continue
-            if step_call and isinstance(value, (cst.Name, cst.Attribute)):
+            if step_call and isinstance(value, (ast.Name, ast.Attribute)):
                 target = self.resolve(value)
                 if target and self.is_project_candidate(target):
                     self.step_targets.add(target)
             self.walk(value)
 
-    def _graph_nodes(self, call: cst.Call, profile: FrameworkProfile) -> None:
+    def _graph_nodes(self, call: ast.Call, args: list[Arg], profile: FrameworkProfile) -> None:
         """``add_node("review", review)``, ``add_node(review)``, ``add_node("n", action=fn)``,
         ``add_sequence([fetch, ("review", review)])``: remember which project functions run as nodes."""
-        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-        keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+        positional = [arg.value for arg in args if arg.keyword is None and not arg.star]
+        keywords = {arg.keyword: arg.value for arg in args if arg.keyword is not None}
         name = keywords.get("node", positional[0] if positional else None)
         action = keywords.get("action", positional[1] if len(positional) > 1 else None)
-        pairs: list[tuple[cst.BaseExpression | None, cst.BaseExpression]] = []
+        pairs: list[tuple[ast.AST | None, ast.AST]] = []
         if action is not None:
             pairs.append((name, action))
-        elif isinstance(name, (cst.List, cst.Tuple)):
-            for element in name.elements:
-                value = element.value
-                if isinstance(value, cst.Tuple) and len(value.elements) == 2:
-                    pairs.append((value.elements[0].value, value.elements[1].value))
+        elif isinstance(name, (ast.List, ast.Tuple)):
+            for value in name.elts:
+                if isinstance(value, ast.Tuple) and len(value.elts) == 2:
+                    pairs.append((value.elts[0], value.elts[1]))
                 else:
                     pairs.append((None, value))
         elif name is not None:
             pairs.append((None, name))
         for name_node, callable_node in pairs:
             for target in self._node_targets(callable_node, depth=0):
-                if isinstance(name_node, cst.SimpleString) and isinstance(name_node.evaluated_value, str):
-                    node_name = name_node.evaluated_value
+                literal = string_value(name_node)
+                if literal is not None:
+                    node_name = literal
                 else:
                     node_name = target.rsplit(".", 1)[-1] if not target.endswith(".__call__") else target.split(".")[-2]
                 self.graph_nodes.append((node_name, target, call, profile.name))
 
-    def _node_targets(self, value: cst.BaseExpression, depth: int) -> list[str]:
+    def _node_targets(self, value: ast.AST, depth: int) -> list[str]:
         """The project functions a node argument runs: the function or method itself, what
         ``functools.partial`` wraps, an instance's ``__call__``, the project functions a lambda calls."""
-        if isinstance(value, cst.Lambda):
+        if isinstance(value, ast.Lambda):
             found = [self.resolve(inner.func) for inner in calls_in(value.body)]
             return [target for target in found if target and self.is_project_candidate(target)]
-        if isinstance(value, cst.Call):
+        if isinstance(value, ast.Call):
             callee = self.resolve(value.func)
-            if callee == "functools.partial" and value.args and depth < 3:
-                return self._node_targets(value.args[0].value, depth + 1)
+            first = call_args(value)[0].value if (value.args or value.keywords) else None
+            if callee == "functools.partial" and first is not None and depth < 3:
+                return self._node_targets(first, depth + 1)
             return [f"{callee}.__call__"] if callee and self.is_project_candidate(callee) else []
-        if isinstance(value, (cst.Name, cst.Attribute)):
+        if isinstance(value, (ast.Name, ast.Attribute)):
             target = self.resolve(value)
             return [target] if target and self.is_project_candidate(target) else []
         return []
@@ -692,8 +699,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     # --- recording --------------------------------------------------------------------------
 
     def _effect(
-        self, rule: Rule, node: cst.CSTNode, subject: str, qualname: str, *,
-        frameworks: tuple[str, ...] = (), args: tuple[cst.Arg, ...] = (), gathered_only: bool = False,
+        self, rule: Rule, node: ast.AST, subject: str, qualname: str, *,
+        frameworks: tuple[str, ...] = (), args: tuple[Arg, ...] = (), gathered_only: bool = False,
     ) -> None:
         function = self.function
         if function is None or function.kind == STEP or self.first_run_only:
@@ -704,28 +711,15 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     # --- positions and the summary ----------------------------------------------------------
 
-    def _finish(self, tree: cst.Module) -> ModuleSummary:
-        # Only what is reported or suppressed needs a position: effects and call sites of orchestration
-        # functions, a helper's effects and call sites (a finding reached through a helper is reported at
-        # the orchestration call site, once per helper line, and a suppression comment on the helper line
-        # counts), and findings reported in any code (keys).
-        wanted: set[int] = set()
-        for function in self.functions:
-            if function.kind != STEP:
-                for pending in (*function.effects, *function.calls):
-                    wanted.add(id(pending.node))
-        for pending in self.findings:
-            wanted.add(id(pending.node))
-        for function in self.functions:
-            wanted.update(id(node) for node in (*function.pauses, *function.pause_loops))
-        wanted.update(id(call) for _, _, call, _ in self.graph_nodes)
-        for function in self.functions:
-            for pending in function.keys:
-                wanted.add(id(pending.node))
-        spans = node_spans(tree, wanted) if wanted else {}
+    def _finish(self) -> ModuleSummary:
+        # Positions come with the nodes; only what is reported or suppressed is turned into a span:
+        # effects and call sites of orchestration functions, a helper's effects and call sites (a finding
+        # reached through a helper is reported at the orchestration call site, once per helper line, and a
+        # suppression comment on the helper line counts), and findings reported in any code (keys).
+        source = self.source
 
-        def node_span(node: cst.CSTNode) -> Span:
-            (line, column), (end_line, end_column) = spans.get(id(node), ((1, 0), (1, 0)))
+        def node_span(node: ast.AST) -> Span:
+            (line, column), (end_line, end_column) = source.span(node)
             return Span(line, column + 1, end_line, end_column + 1)
 
         def span(pending: Pending) -> Span:
@@ -733,7 +727,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
         def effect(pending: Pending, direct: bool = True) -> Effect:
             assert pending.rule is not None
-            args = ", ".join(arg_text(tree, arg) for arg in pending.args) if direct else ""
+            args = ", ".join(arg_text(source, arg) for arg in pending.args) if direct else ""
             return Effect(pending.rule.code, pending.rule.category, pending.subject, pending.qualname, span(pending),
                           pending.frameworks, args, pending.unless_given, pending.unit, pending.gathered)
 
@@ -762,31 +756,36 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         )
 
 
+_TRY_TYPES: tuple[type, ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
 _HANDLERS: dict[type, Any] = {
-    cst.FunctionDef: ModuleCollector._on_function_def,
-    cst.ClassDef: ModuleCollector._on_class_def,
-    cst.Import: ModuleCollector._on_import,
-    cst.ImportFrom: ModuleCollector._on_import,
-    cst.Assign: ModuleCollector._on_assign,
-    cst.AnnAssign: ModuleCollector._on_ann_assign,
-    cst.AugAssign: ModuleCollector._on_aug_assign,
-    cst.Del: ModuleCollector._on_del,
-    cst.Global: ModuleCollector._on_global,
-    cst.Nonlocal: ModuleCollector._on_nonlocal,
-    cst.Return: ModuleCollector._on_return,
-    cst.For: ModuleCollector._on_for,
-    cst.While: ModuleCollector._on_while,
-    cst.With: ModuleCollector._on_with,
-    cst.If: ModuleCollector._on_if,
-    cst.ListComp: ModuleCollector._on_comprehension,
-    cst.GeneratorExp: ModuleCollector._on_comprehension,
-    cst.SetComp: ModuleCollector._on_comprehension,
-    cst.DictComp: ModuleCollector._on_comprehension,
-    cst.Lambda: ModuleCollector._on_lambda,
-    cst.Name: ModuleCollector._on_name,
-    cst.Attribute: ModuleCollector._on_attribute,
-    cst.Subscript: ModuleCollector._on_subscript,
-    cst.StarredElement: ModuleCollector._on_starred,
-    cst.Dict: ModuleCollector._on_dict,
-    cst.Call: ModuleCollector._on_call,
+    ast.FunctionDef: ModuleCollector._on_function_def,
+    ast.AsyncFunctionDef: ModuleCollector._on_function_def,
+    ast.ClassDef: ModuleCollector._on_class_def,
+    ast.Import: ModuleCollector._on_import,
+    ast.ImportFrom: ModuleCollector._on_import,
+    ast.Assign: ModuleCollector._on_assign,
+    ast.AnnAssign: ModuleCollector._on_ann_assign,
+    ast.AugAssign: ModuleCollector._on_aug_assign,
+    ast.Delete: ModuleCollector._on_del,
+    ast.Global: ModuleCollector._on_global,
+    ast.Nonlocal: ModuleCollector._on_nonlocal,
+    ast.Return: ModuleCollector._on_return,
+    ast.For: ModuleCollector._on_for,
+    ast.AsyncFor: ModuleCollector._on_for,
+    ast.While: ModuleCollector._on_while,
+    ast.With: ModuleCollector._on_with,
+    ast.AsyncWith: ModuleCollector._on_with,
+    ast.If: ModuleCollector._on_if,
+    ast.ListComp: ModuleCollector._on_comprehension,
+    ast.GeneratorExp: ModuleCollector._on_comprehension,
+    ast.SetComp: ModuleCollector._on_comprehension,
+    ast.DictComp: ModuleCollector._on_comprehension,
+    ast.Lambda: ModuleCollector._on_lambda,
+    ast.Name: ModuleCollector._on_name,
+    ast.Attribute: ModuleCollector._on_attribute,
+    ast.Subscript: ModuleCollector._on_subscript,
+    ast.Starred: ModuleCollector._on_starred,
+    ast.Dict: ModuleCollector._on_dict,
+    ast.Call: ModuleCollector._on_call,
 }

@@ -16,7 +16,7 @@ Public API::
     result.problems         # path arguments that do not exist, as messages
 
 How a run goes: every file is read once and *screened* on its bytes (does it mention a framework,
-a configured decorator or an idempotency-key name?). Screened-in files are parsed once by libcst and
+a configured decorator or an idempotency-key name?). Screened-in files are parsed once by CPython's ``ast`` and
 summarised by one batched pass (``collector``); summaries are cached by content. The files to parse
 go to a process pool when that finishes sooner (``default_workers``: the estimated work against the idle
 CPUs, measured while the run screened its files; forked workers inherit the parser and the context).
@@ -53,7 +53,6 @@ from replaytest.lint.context import LintContext
 from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, resolve_source_roots, walk
 from replaytest.lint.filtering import Suppression, parse_suppressions, unknown_selectors
 from replaytest.lint.model import Diagnostic, LintResult, ModuleSummary
-from replaytest.lint.parse_guard import syntax_problem
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.resolve import Program
 from replaytest.lint.rule import Rule
@@ -214,12 +213,12 @@ def lint_paths(
             run.comments[source.path] = []
         if not context.screen(data):
             # No rule needs it parsed, but a file lint was asked to check is never called checked when
-            # it is not Python: CPython's parser (fast) vets it, libcst only sees the ones it rejects.
+            # it is not Python: CPython's parser vets it, and a file it rejects is summarised for the error.
             # The verdict is cached by content, so a warm run vets only what changed.
             vet_key = vetted_key(vet_prefix, digest) if cache is not None else ""
             if cache is not None and cache.is_vetted(vet_key):
                 continue
-            if syntax_problem(data, str(source.path)) is None:
+            if summarise.compiles(data, str(source.path)):
                 if cache is not None:
                     cache.add_vetted(vet_key)
                 continue

@@ -4,7 +4,7 @@
   kind such as a set or a listing, a value that differs per attempt, or just a local);
 * ``Pending`` — an effect, call site or finding waiting for its source position;
 * ``FunctionBuilder`` — the summary of the function being walked, filled in as the walk goes;
-* ``ModuleFacts`` — the surface a structural rule's hooks receive (``Rule.on_call`` and friends): name
+* ``ModuleFacts`` — the surface a structural rule's hooks receive (nodes are CPython ``ast`` nodes) (``Rule.on_call`` and friends): name
   resolution, value kinds, the current function, and the ways to report what the rule found. The
   collector implements it; rules never see the collector itself.
 """
@@ -15,9 +15,10 @@ import dataclasses
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    import libcst as cst
+    import ast
 
     from replaytest.lint.rule import Rule
+    from replaytest.lint.syntax import Arg, SourceText
 
 # (kind, value): ("q", qualified name) | ("inst", type) | ("set" | "listing" | "dict" | "str", None) |
 # ("taint", how the value differs per attempt) | ("local", None)
@@ -29,12 +30,12 @@ LOCAL: Binding = ("local", None)
 class Pending:
     """An effect or call site waiting for its position."""
 
-    node: cst.CSTNode
+    node: ast.AST
     rule: Rule | None
     subject: str
     qualname: str
     frameworks: tuple[str, ...] = ()
-    args: tuple[cst.Arg, ...] = ()
+    args: tuple[Arg, ...] = ()
     unless_given: str = ""
     given: tuple[str, ...] = ()
     unit: str = ""
@@ -68,8 +69,8 @@ class FunctionBuilder:
     fresh_sources: dict[str, str] = dataclasses.field(default_factory=dict)
     # Calls that pause the run (``interrupt(...)``) and the loops holding one: on resume a node re-runs
     # everything up to the last of them.
-    pauses: list[cst.CSTNode] = dataclasses.field(default_factory=list)
-    pause_loops: list[cst.CSTNode] = dataclasses.field(default_factory=list)
+    pauses: list[ast.AST] = dataclasses.field(default_factory=list)
+    pause_loops: list[ast.AST] = dataclasses.field(default_factory=list)
     # Names a ``global`` statement declared: assigning one writes module state.
     declared_globals: set[str] = dataclasses.field(default_factory=set)
     # Names a ``nonlocal`` statement declared: assigning one writes the enclosing function's variable.
@@ -83,8 +84,9 @@ class ModuleFacts(Protocol):
     function: FunctionBuilder | None  # the function being walked (None at module or class level)
     class_names: set[str]  # classes defined at the module's top level
     containers: set[str]  # module-level names bound to mutable containers
+    source: SourceText  # the module's text: ``source.code(node)``, ``syntax.short_text(source, node)``
 
-    def resolve(self, node: cst.BaseExpression) -> str | None:
+    def resolve(self, node: ast.expr) -> str | None:
         """The qualified name an expression denotes (or the type of the instance it evaluates to)."""
 
     def lookup(self, name: str) -> Binding | None:
@@ -93,40 +95,40 @@ class ModuleFacts(Protocol):
     def is_local(self, name: str) -> bool:
         """Whether a name is bound in an enclosing function scope (not at module level)."""
 
-    def kind_of(self, node: cst.BaseExpression) -> str | None:
+    def kind_of(self, node: ast.expr) -> str | None:
         """"set", "listing", "dict" (built from one of those), "str", or None."""
 
-    def returned_function(self, node: cst.BaseExpression) -> str | None:
+    def returned_function(self, node: ast.expr) -> str | None:
         """For a framework call returning what the function passed to it returns
         (``workflow.execute_activity(fetch_tags, ...)``), that function's qualified name."""
 
-    def fresh_value(self, node: cst.BaseExpression) -> tuple[str, int] | None:
+    def fresh_value(self, node: ast.expr) -> tuple[str, int] | None:
         """How a value comes to differ per attempt (the call that makes it so), and how many retry loops
         enclosed the place it was made; None for a value made the same way on every attempt."""
 
     def is_project_candidate(self, qualname: str) -> bool:
         """Whether a qualified name may be project code (resolved across modules later)."""
 
-    def module_container(self, node: cst.BaseExpression) -> str | None:
+    def module_container(self, node: ast.expr) -> str | None:
         """The module-level container a name denotes in a function (not shadowed by a local), or None."""
 
     def shares_instances(self, class_qualname: str) -> bool:
         """Whether instances of a class of this module outlive one run (a base a profile lists in
         ``shared_instance_bases``): their attributes are state every run shares."""
 
-    def flag(self, tag: str, node: cst.CSTNode) -> None:
+    def flag(self, tag: str, node: ast.AST) -> None:
         """Remember ``tag`` for ``node`` for the rest of the module's walk (``flagged`` asks)."""
 
-    def flagged(self, tag: str, node: cst.CSTNode) -> bool: ...
+    def flagged(self, tag: str, node: ast.AST) -> bool: ...
 
-    def report(self, rule: Rule, node: cst.CSTNode, subject: str, qualname: str) -> None:
+    def report(self, rule: Rule, node: ast.AST, subject: str, qualname: str) -> None:
         """An effect of ``rule`` at ``node`` in the current function; dropped outside functions and in
         steps (a step's body is recorded, so its effects are fine)."""
 
-    def report_key(self, rule: Rule, node: cst.CSTNode, key: str, source: str, unit: str) -> None:
+    def report_key(self, rule: Rule, node: ast.AST, key: str, source: str, unit: str) -> None:
         """A finding reported wherever it is, steps included: ``key`` made fresh by ``source`` inside the
         retried ``unit`` (empty: the function's callers decide at resolution whether it is in one)."""
 
-    def defer(self, node: cst.CSTNode, subject: str, target: str) -> None:
+    def defer(self, node: ast.AST, subject: str, target: str) -> None:
         """A call site decided at resolution, when the other module's summary is known: ``target`` is a
         project name with a pseudo-method (``helper.__iter__``, ``CACHE.__setitem__``, ``Stats.__setattr__``)."""

@@ -8,9 +8,8 @@ unless the call passes the field (``Effect.unless_given``).
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
-
-import libcst as cst
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import FunctionBuilder, Pending
@@ -27,59 +26,55 @@ class FieldFactories:
     functions: list[FunctionBuilder]
 
     if TYPE_CHECKING:  # provided by NameResolver
-        def resolve(self, node: cst.BaseExpression) -> str | None: ...
+        def resolve(self, node: ast.AST) -> str | None: ...
         def is_project_candidate(self, qualname: str) -> bool: ...
 
-    def field_factories(self, node: cst.ClassDef, name: str) -> None:
+    def field_factories(self, node: ast.ClassDef, name: str) -> None:
         """Record the effects of a class's field factories on its generated ``name.__init__``."""
         builder: FunctionBuilder | None = None
         position = 0
-        for statement in node.body.body:
-            if not isinstance(statement, cst.SimpleStatementLine):
+        for small in node.body:
+            if not (isinstance(small, ast.AnnAssign) and isinstance(small.target, ast.Name)):
                 continue
-            for small in statement.body:
-                if not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)):
+            field_name, position = small.target.id, position + 1
+            value = small.value
+            if not isinstance(value, ast.Call) or self.resolve(value.func) not in _FIELD_CALLS:
+                continue
+            keyword_only = any(k.arg == "kw_only" and is_true(k.value) for k in value.keywords)
+            for keyword in value.keywords:
+                if keyword.arg not in ("default_factory", "factory"):
                     continue
-                field_name, position = small.target.value, position + 1
-                value = small.value
-                if not isinstance(value, cst.Call) or self.resolve(value.func) not in _FIELD_CALLS:
+                factory = keyword.value
+                found = self._factory_effect(factory)
+                helper = self._project_factory(factory) if found is None else None
+                if found is None and helper is None:
                     continue
-                keyword_only = any(
-                    a.keyword is not None and a.keyword.value == "kw_only" and is_true(a.value) for a in value.args
-                )
-                for arg in value.args:
-                    if arg.keyword is None or arg.keyword.value not in ("default_factory", "factory"):
-                        continue
-                    found = self._factory_effect(arg.value)
-                    helper = self._project_factory(arg.value) if found is None else None
-                    if found is None and helper is None:
-                        continue
-                    if builder is None:
-                        builder = FunctionBuilder(f"{name}.__init__", PLAIN, "", "", {})
-                        self.functions.append(builder)
-                    spec = f"{field_name}:{-1 if keyword_only else position - 1}"
-                    if found is not None:
-                        rule, subject, factory = found
-                        builder.effects.append(Pending(arg.value, rule, subject, factory, unless_given=spec))
-                    elif helper is not None:
-                        # ``default_factory=new_id`` where ``new_id`` is a project function: what it
-                        # reaches is known at resolution.
-                        builder.calls.append(Pending(arg.value, None, f"{dotted_text(arg.value)}()", helper,
-                                                     unless_given=spec))
+                if builder is None:
+                    builder = FunctionBuilder(f"{name}.__init__", PLAIN, "", "", {})
+                    self.functions.append(builder)
+                spec = f"{field_name}:{-1 if keyword_only else position - 1}"
+                if found is not None:
+                    rule, subject, qualname = found
+                    builder.effects.append(Pending(factory, rule, subject, qualname, unless_given=spec))
+                elif helper is not None:
+                    # ``default_factory=new_id`` where ``new_id`` is a project function: what it
+                    # reaches is known at resolution.
+                    builder.calls.append(Pending(factory, None, f"{dotted_text(factory)}()", helper,
+                                                 unless_given=spec))
 
-    def _project_factory(self, factory: cst.BaseExpression) -> str | None:
-        if not isinstance(factory, (cst.Name, cst.Attribute)):
+    def _project_factory(self, factory: ast.AST) -> str | None:
+        if not isinstance(factory, (ast.Name, ast.Attribute)):
             return None
         qualname = self.resolve(factory)
         return qualname if qualname and self.is_project_candidate(qualname) else None
 
-    def _factory_effect(self, factory: cst.BaseExpression) -> tuple[Rule, str, str] | None:
+    def _factory_effect(self, factory: ast.AST) -> tuple[Rule, str, str] | None:
         """The rule a default factory falls under: a function named directly, or a call in a lambda."""
-        if isinstance(factory, (cst.Name, cst.Attribute)):
+        if isinstance(factory, (ast.Name, ast.Attribute)):
             qualname = self.resolve(factory)
             rule = self.ctx.match_call(qualname) if qualname else None
             return (rule, f"{dotted_text(factory)}()", qualname) if rule is not None and qualname else None
-        if isinstance(factory, cst.Lambda):
+        if isinstance(factory, ast.Lambda):
             for call in calls_in(factory.body):
                 qualname = self.resolve(call.func)
                 rule = self.ctx.match_call(qualname) if qualname else None

@@ -31,6 +31,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from replaytest.lint.fix_scope import FixSites
 from replaytest.lint.model import Diagnostic
+from replaytest.lint.parse_guard import screen_source
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,10 @@ def _fix_one(
         return skip(f"cannot be read: {error.strerror or error}")
     if digest is not None and hashlib.sha256(source).hexdigest() != digest:
         return skip("changed since it was linted; run the fix again")
+    if screen_source(source, str(path)).risky:
+        # libcst's native parser may crash on, or take minutes over, a long deeply nested statement
+        # that CPython accepts (parse_guard): never hand it such a file.
+        return skip("not rewritten: a statement is nested too deeply for the rewriting parser")
     try:
         compile(source, str(path), "exec", dont_inherit=True)
         sites = FixSites(source)

@@ -7,14 +7,13 @@ local bound to ``OpenAI()`` resolves to ``openai.OpenAI.chat.completions.create`
 
 from __future__ import annotations
 
+import ast
 import builtins
 from collections.abc import Iterator
 
-import libcst as cst
-
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import Binding
-from replaytest.lint.syntax import dotted_name, string_value
+from replaytest.lint.syntax import first_arg_value, string_value
 from replaytest.lint.vocabulary import TYPED_FACTORIES
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -32,31 +31,30 @@ class NameResolver:
     # (other names under the package are the library's); None otherwise.
     library_package_entries: frozenset[str] | None
 
-    def import_bindings(self, node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]:
+    def import_bindings(self, node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
         """(local name, qualified name) for each name an import statement binds."""
-        if isinstance(node, cst.Import):
+        if isinstance(node, ast.Import):
             for alias in node.names:
-                dotted = dotted_name(alias.name)
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    yield alias.asname.name.value, dotted
+                if alias.asname is not None:
+                    yield alias.asname, alias.name
                 else:
-                    root = dotted.split(".", 1)[0]
+                    root = alias.name.split(".", 1)[0]
                     yield root, root
             return
-        base = dotted_name(node.module) if node.module is not None else ""
-        if node.relative:
+        base = node.module or ""
+        if node.level:
             package = self.package
-            for _ in range(len(node.relative) - 1):
+            for _ in range(node.level - 1):
                 package = package.rpartition(".")[0]
-            if not package and len(node.relative) > 1:
+            if not package and node.level > 1:
                 return
             base = f"{package}.{base}" if base and package else (base or package)
-        if isinstance(node.names, cst.ImportStar) or not base:
+        if not base:
             return
         for alias in node.names:
-            name = dotted_name(alias.name)
-            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-            yield local, f"{base}.{name}"
+            if alias.name == "*":
+                return
+            yield alias.asname or alias.name, f"{base}.{alias.name}"
 
     def lookup(self, name: str) -> Binding | None:
         for scope in reversed(self.scopes):
@@ -68,34 +66,34 @@ class NameResolver:
     def is_local(self, name: str) -> bool:
         return any(name in scope for scope in self.scopes)
 
-    def resolve(self, node: cst.BaseExpression) -> str | None:
+    def resolve(self, node: ast.AST) -> str | None:
         """The qualified name an expression denotes (or the type of the instance it evaluates to)."""
-        if isinstance(node, cst.Name):
-            binding = self.lookup(node.value)
+        if isinstance(node, ast.Name):
+            binding = self.lookup(node.id)
             if binding is None:
-                return f"builtins.{node.value}" if node.value in _BUILTIN_NAMES else None
+                return f"builtins.{node.id}" if node.id in _BUILTIN_NAMES else None
             kind, value = binding
             return value if kind in ("q", "inst") else None
-        if isinstance(node, cst.Attribute):
+        if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             if base is None:
                 return None
-            name = f"{base}.{node.attr.value}"
+            name = f"{base}.{node.attr}"
             typed = self.instance_attributes.get(name)
             if typed is not None:
                 return typed
             return self.ctx.type_aliases.get(name, name)
-        if isinstance(node, cst.Call):
+        if isinstance(node, ast.Call):
             base = self.resolve(node.func)
-            if base in TYPED_FACTORIES and node.args and isinstance(node.args[0].value, cst.SimpleString):
-                literal = string_value(node.args[0].value)
+            if base in TYPED_FACTORIES and (node.args or node.keywords):
+                literal = string_value(first_arg_value(node))
                 if literal is not None:
                     return f"{base}[{literal}]"
             return base
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             left = self.resolve(node.left)
             return left if left == "pathlib.Path" else None
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             # A LangChain pipeline (``prompt | llm | parser``) invokes the model inside it.
             for side in (node.right, node.left):
                 typed = self.resolve(side)
@@ -104,15 +102,15 @@ class NameResolver:
                     if rule is not None and rule.category == "model-call":
                         return typed
             return None
-        if isinstance(node, cst.Await):
-            return self.resolve(node.expression)
+        if isinstance(node, ast.Await):
+            return self.resolve(node.value)
         return None
 
-    def annotated_type(self, annotation: cst.BaseExpression) -> str | None:
+    def annotated_type(self, annotation: ast.AST) -> str | None:
         """The qualified name an annotation names, its subscript dropped (``set[str]`` -> ``builtins.set``)."""
-        if isinstance(annotation, cst.Subscript):
+        if isinstance(annotation, ast.Subscript):
             annotation = annotation.value
-        return self.resolve(annotation) if isinstance(annotation, (cst.Name, cst.Attribute)) else None
+        return self.resolve(annotation) if isinstance(annotation, (ast.Name, ast.Attribute)) else None
 
     def is_project_candidate(self, qualname: str) -> bool:
         if qualname.startswith(self.module + "."):

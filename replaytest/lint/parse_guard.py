@@ -66,7 +66,7 @@ def screen_source(data: bytes, path: str) -> Screening:
                 refusal=f"not analysed: nested too deeply for a parser ({error.msg})",
                 line=error.lineno or 1, column=max(1, error.offset or 1),
             )
-        return Screening(syntax_error=error, risky=_risky_bytes(data))
+        return Screening(syntax_error=error, risky=risky_bytes(data))
     except (RecursionError, MemoryError):
         # Deep, but not necessarily beyond libcst (CPython's AST limit follows the recursion limit on
         # some versions: a 3,000-term sum is refused here yet fine for libcst): let it try, bounded.
@@ -80,18 +80,7 @@ def screen_source(data: bytes, path: str) -> Screening:
     return Screening()
 
 
-def syntax_problem(data: bytes, path: str) -> Screening | None:
-    """The cheap check for files no rule needs parsed: None when CPython accepts the source. Only a
-    rejected source gets the full screening; an accepted one skips the depth measure, which only
-    matters for a libcst parse (it was a fifth of vetting: 0.045 s of 0.19 s for 785 files)."""
-    try:
-        compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, RecursionError, MemoryError, ValueError):
-        return screen_source(data, path)
-    return None
-
-
-def _risky_bytes(data: bytes) -> bool:
+def risky_bytes(data: bytes) -> bool:
     """A file CPython rejected for an ordinary syntax error may still hide a deep chain further on
     (CPython stops at the first error): judge it by its longest line instead."""
     return max((len(line) for line in data.splitlines()), default=0) > RISKY_STATEMENT_BYTES

@@ -1,6 +1,6 @@
 """Summarising many files at once: serially, or in a process pool when that finishes sooner. ``default_workers``
 weighs the estimated work against the CPUs idle while the run screened its files (``CpuMeter``); forked workers
-inherit the parser and the run's context instead of building their own."""
+inherit the collector and the run's context instead of building their own."""
 
 from __future__ import annotations
 
@@ -73,9 +73,8 @@ def _pooled(context: LintContext, job_args: list[tuple[str, str, bool, bytes]], 
     """The summaries of ``job_args`` from a pool of ``workers`` processes, in order, as they arrive.
 
     Where processes fork (and no other thread runs, which forking would not copy safely), the workers
-    inherit the parser and this run's context (frozen for the garbage collector) instead of importing
-    libcst and building a context each:
-    that cost 0.2 s CPU per worker and made ``--jobs 2`` 0.7 s more CPU than ``--jobs 1`` on 785 files.
+    inherit this run's context (frozen for the garbage collector) and the collector's modules instead of
+    importing them and building a context each (with the libcst parser this cost 0.2 s CPU per worker).
     The largest files go first, so the last chunk to finish is a small one."""
     global _WORKER_CONTEXT
     import multiprocessing
@@ -86,9 +85,7 @@ def _pooled(context: LintContext, job_args: list[tuple[str, str, bool, bytes]], 
     froze = False
     options: dict[str, Any]
     if inherit:
-        import libcst  # noqa: F401  (loaded once here, inherited by every worker)
-
-        import replaytest.lint.collector  # noqa: F401
+        import replaytest.lint.collector  # noqa: F401  (loaded once here, inherited by every worker)
 
         _WORKER_CONTEXT = context
         options = {"mp_context": multiprocessing.get_context("fork")}
@@ -126,12 +123,11 @@ def process_pool(**options: Any) -> Any:
 
 
 # What summarising costs, and what a worker costs, for ``default_workers`` (measured on Temporal's samples,
-# two idle cores): CPython's screen, libcst's parse and the collector take 2.0 microseconds of CPU a byte
-# (0.96 s for the 478,810 bytes of its 227 orchestration modules; 1.9-2.1 for subsets of 55 and 82 KB).
-# Two forked workers finished that in 0.03 s more than half the serial time in-process, and a whole
-# command line spent 0.045 s more (fork, copy-on-write pages, queue traffic, the workers' exit): about
-# 0.023 s a worker, counted here at twice that.
-SECONDS_PER_BYTE = 2.0e-6
+# two cores at load 2-3): CPython's parse and the collector take 0.27-0.33 microseconds of CPU a byte (0.13 s
+# for the 482,310 bytes of its 228 orchestration modules; with libcst's parse it was 2.0). A forked worker
+# costs about 0.023 s (fork, copy-on-write pages, queue traffic, its exit), counted here at twice that; so a
+# pool only pays from about a megabyte of orchestration code.
+SECONDS_PER_BYTE = 0.3e-6
 
 
 WORKER_COST_S = 0.05

@@ -7,10 +7,9 @@ registration calls (``X = workflow.defn(X)``), method names a profile lists, and
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from typing import TYPE_CHECKING
-
-import libcst as cst
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder
@@ -36,31 +35,31 @@ class FrameworkRoles:
     used_profiles: list[FrameworkProfile]
 
     if TYPE_CHECKING:  # provided by NameResolver
-        def resolve(self, node: cst.BaseExpression) -> str | None: ...
-        def annotated_type(self, annotation: cst.BaseExpression) -> str | None: ...
+        def resolve(self, node: ast.AST) -> str | None: ...
+        def annotated_type(self, annotation: ast.AST) -> str | None: ...
 
-    def prescan_registration(self, value: cst.BaseExpression) -> None:
+    def prescan_registration(self, value: ast.AST) -> None:
         """``X = workflow.defn(X)``, ``workflow.defn(name="x")(X)``, ``df.Orchestrator.create(fn)``."""
-        if not isinstance(value, cst.Call):
+        if not isinstance(value, ast.Call):
             return
         func = value.func
         profile = self.ctx.registration_calls.get(self.resolve(func) or "")
-        if profile is None and isinstance(func, cst.Call):
+        if profile is None and isinstance(func, ast.Call):
             profile = self.ctx.registration_calls.get(self.resolve(func.func) or "")
         if profile is None:
             return
         for arg in value.args:
-            if arg.keyword is None and isinstance(arg.value, cst.Name):
-                self.registered[arg.value.value] = profile
+            candidate = arg.value if isinstance(arg, ast.Starred) else arg
+            if isinstance(candidate, ast.Name):
+                self.registered[candidate.id] = profile
                 break
 
-    def class_info(self, node: cst.ClassDef, name: str, nested: bool, bases: list[str]) -> ClassInfo:
+    def class_info(self, node: ast.ClassDef, name: str, nested: bool, bases: list[str]) -> ClassInfo:
         """The framework role of a class: an orchestration class (decorator or registration) or an
         interceptor (a base class whose every method is orchestration code)."""
-        profile = self.registered.get(node.name.value) if not nested else None
-        for decorator in node.decorators:
-            target = decorator.decorator
-            resolved = self.resolve(target.func if isinstance(target, cst.Call) else target)
+        profile = self.registered.get(node.name) if not nested else None
+        for target in node.decorator_list:
+            resolved = self.resolve(target.func if isinstance(target, ast.Call) else target)
             profile = profile or self.ctx.class_decorators.get(resolved or "")
         interceptor = None
         for base in bases:
@@ -68,12 +67,11 @@ class FrameworkRoles:
         return ClassInfo(name, profile, interceptor)
 
     def function_role(
-        self, node: cst.FunctionDef, info: ClassInfo | None, nested: bool
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None, nested: bool
     ) -> tuple[str, FrameworkProfile | None]:
         kind, profile = PLAIN, None
-        for decorator in node.decorators:
-            target = decorator.decorator
-            resolved = self.resolve(target.func if isinstance(target, cst.Call) else target) or ""
+        for target in node.decorator_list:
+            resolved = self.resolve(target.func if isinstance(target, ast.Call) else target) or ""
             if resolved in self.ctx.step_decorators:
                 return STEP, self.ctx.step_decorators[resolved]
             if resolved in self.ctx.orchestration_decorators:
@@ -81,46 +79,46 @@ class FrameworkRoles:
             elif info is not None and info.profile is not None and resolved in info.profile.handler_decorators:
                 kind, profile = ORCHESTRATION, info.profile
         if kind == PLAIN and info is not None and info.profile is not None:
-            if node.name.value in info.profile.orchestration_methods:
+            if node.name in info.profile.orchestration_methods:
                 kind, profile = ORCHESTRATION, info.profile
         if kind == PLAIN and info is not None and info.interceptor is not None:
             kind, profile = ORCHESTRATION, info.interceptor
-        if kind == PLAIN and info is None and not nested and node.name.value in self.registered:
-            kind, profile = ORCHESTRATION, self.registered[node.name.value]
+        if kind == PLAIN and info is None and not nested and node.name in self.registered:
+            kind, profile = ORCHESTRATION, self.registered[node.name]
         # A function defined inside a step runs inside the step.
         if kind == PLAIN and nested and self.function is not None and self.function.kind == STEP:
             kind = STEP
         return kind, profile
 
-    def is_query_handler(self, node: cst.FunctionDef, info: ClassInfo | None) -> bool:
+    def is_query_handler(self, node: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None) -> bool:
         """Whether a handler method carries one of its framework's ``query_decorators``."""
         if info is None or info.profile is None or not info.profile.query_decorators:
             return False
-        for decorator in node.decorators:
-            target = decorator.decorator
-            if (self.resolve(target.func if isinstance(target, cst.Call) else target) or "") in info.profile.query_decorators:
+        for target in node.decorator_list:
+            if (self.resolve(target.func if isinstance(target, ast.Call) else target) or "") in info.profile.query_decorators:
                 return True
         return False
 
     def bind_parameters(
-        self, node: cst.FunctionDef, scope: dict[str, Binding], kind: str, profile: FrameworkProfile | None,
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: dict[str, Binding], kind: str,
+        profile: FrameworkProfile | None,
         info: ClassInfo | None,
     ) -> str:
         """Bind the parameters in ``scope`` (``self``, annotated types, the framework's context object)
         and return the name of the context parameter ("" when there is none)."""
-        params = node.params
-        ordered = [*params.posonly_params, *params.params]
-        decorators = {self.resolve(d.decorator) for d in node.decorators}
+        params = node.args
+        ordered = [*params.posonlyargs, *params.args]
+        decorators = {self.resolve(d) for d in node.decorator_list}
         first_is_self = info is not None and "builtins.staticmethod" not in decorators
         context_param = ""
-        for index, param in enumerate([*ordered, *params.kwonly_params]):
-            name = param.name.value
+        for index, param in enumerate([*ordered, *params.kwonlyargs]):
+            name = param.arg
             binding: Binding = LOCAL
-            if index == 0 and first_is_self and param in ordered:
+            if index == 0 and first_is_self and ordered:
                 class_name = f"{self.module}.{info.name}"  # type: ignore[union-attr]
                 binding = ("q", class_name) if "builtins.classmethod" in decorators else ("inst", class_name)
             elif param.annotation is not None:
-                resolved = self.annotated_type(param.annotation.annotation)
+                resolved = self.annotated_type(param.annotation)
                 context_profile = self.ctx.context_types.get(resolved or "")
                 if context_profile is not None:
                     binding = ("inst", context_profile.context_class)
@@ -145,7 +143,7 @@ class FrameworkRoles:
                     binding = ("inst", context_profile.context_class)
                     context_param = context_param or name
             scope[name] = binding
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                scope[star.name.value] = LOCAL
+        for star in (params.vararg, params.kwarg):
+            if star is not None:
+                scope[star.arg] = LOCAL
         return context_param

@@ -7,8 +7,9 @@ table of clock functions), ``reads`` does the same for attribute reads (``os.env
 
 Structural rules (iteration order, module state, idempotency keys) own their detection: they override
 hooks (``on_call``, ``on_loop``, ``on_assign`` … below) that the batched pass calls at fixed points of its
-walk with a ``ModuleFacts`` (name resolution, value kinds, the current function, ways to report). The
-pass calls only the hooks a rule overrides, so a declarative rule costs nothing per node.
+walk with a ``ModuleFacts`` (name resolution, value kinds, the current function, ways to report) and the
+node, a CPython ``ast`` node (they were libcst nodes before; docs/design.md says how to port a rule).
+The pass calls only the hooks a rule overrides, so a declarative rule costs nothing per node.
 
 At report time ``applies_to`` decides whether an effect counts in a given framework's orchestration code
 and ``message`` words it with the framework's replacement. Findings reported with ``report_key`` count in
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from replaytest.lint.options import Option, defaults, options_documentation
 
 if TYPE_CHECKING:
-    import libcst as cst
+    import ast
 
     from replaytest.lint.facts import ModuleFacts
     from replaytest.lint.model import Effect
@@ -63,17 +64,17 @@ class CallFact:
     """A call as the batched pass sees it: resolved callee and a way to ask about its arguments."""
 
     qualname: str
-    node: cst.Call
-    kind_of: Callable[[cst.BaseExpression], str | None]
+    node: ast.Call
+    kind_of: Callable[[ast.expr], str | None]
 
     @property
-    def positional(self) -> list[cst.BaseExpression]:
-        return [arg.value for arg in self.node.args if arg.keyword is None and not arg.star]
+    def positional(self) -> list[ast.expr]:
+        return [arg for arg in self.node.args if type(arg).__name__ != "Starred"]
 
-    def keyword(self, name: str) -> cst.BaseExpression | None:
-        for arg in self.node.args:
-            if arg.keyword is not None and arg.keyword.value == name:
-                return arg.value
+    def keyword(self, name: str) -> ast.expr | None:
+        for keyword in self.node.keywords:
+            if keyword.arg == name:
+                return keyword.value
         return None
 
 
@@ -129,45 +130,45 @@ class Rule:
 
     # --- structural hooks: the batched pass calls each only for rules that override it ------------
 
-    def on_function(self, facts: ModuleFacts, node: cst.FunctionDef) -> None:
+    def on_function(self, facts: ModuleFacts, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A function's body is about to be walked (``facts.function`` is that function)."""
 
-    def before_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+    def before_call(self, facts: ModuleFacts, node: ast.Call, qualname: str | None) -> None:
         """A call's arguments are about to be walked (``qualname``: the resolved callee, if known)."""
 
-    def on_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+    def on_call(self, facts: ModuleFacts, node: ast.Call, qualname: str | None) -> None:
         """A call's callee and arguments were walked; the call's own effect is recorded next."""
 
-    def on_loop(self, facts: ModuleFacts, node: cst.For | cst.While) -> None:
+    def on_loop(self, facts: ModuleFacts, node: ast.For | ast.AsyncFor | ast.While) -> None:
         """A loop's iterable (or test) was walked; its body is walked next."""
 
-    def reruns_body(self, facts: ModuleFacts, node: cst.For | cst.While) -> bool:
+    def reruns_body(self, facts: ModuleFacts, node: ast.For | ast.AsyncFor | ast.While) -> bool:
         """Whether a loop re-runs its body on failure (a retry loop): ``facts.function.retry_loops``
         counts such loops around the statements of their body."""
         return False
 
     def on_comprehension(
-        self, facts: ModuleFacts, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp,
-        clause: cst.CompFor,
+        self, facts: ModuleFacts, node: ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp,
+        clause: ast.comprehension,
     ) -> None:
         """A comprehension clause's iterable was walked."""
 
-    def on_assign(self, facts: ModuleFacts, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    def on_assign(self, facts: ModuleFacts, target: ast.expr, value: ast.expr | None) -> None:
         """An assignment target (``value`` None: an augmented assignment) after the value was walked."""
 
-    def on_del(self, facts: ModuleFacts, target: cst.BaseExpression) -> None:
+    def on_del(self, facts: ModuleFacts, target: ast.expr) -> None:
         """One target of a ``del`` statement, after it was walked."""
 
-    def on_dict(self, facts: ModuleFacts, node: cst.Dict) -> None:
+    def on_dict(self, facts: ModuleFacts, node: ast.Dict) -> None:
         """A dict display, after its keys and values were walked."""
 
-    def on_subscript(self, facts: ModuleFacts, node: cst.Subscript) -> None:
+    def on_subscript(self, facts: ModuleFacts, node: ast.Subscript) -> None:
         """A subscript read, after it was walked."""
 
-    def on_starred(self, facts: ModuleFacts, node: cst.StarredElement) -> None:
+    def on_starred(self, facts: ModuleFacts, node: ast.Starred) -> None:
         """A starred element in a display, after it was walked."""
 
-    def on_return(self, facts: ModuleFacts, node: cst.Return) -> None:
+    def on_return(self, facts: ModuleFacts, node: ast.Return) -> None:
         """A ``return`` with a value, after the value was walked."""
 
     def applies_to(self, effect: Effect, profile: FrameworkProfile) -> bool:

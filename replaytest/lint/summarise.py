@@ -1,33 +1,31 @@
-"""One file of a lint run: screen it with CPython's parser, parse it with libcst (in a child process with a
-time limit when a long, deep statement could exhaust the parser), and collect its ``ModuleSummary``. Every
-problem becomes an error summary (a syntax or internal-error finding), never an exception."""
+"""One file of a lint run: parse it with CPython's own parser (``ast``) and collect its ``ModuleSummary``.
+Every problem becomes an error summary (a syntax or internal-error finding), never an exception.
+
+CPython's parser is the one the code will run under, written in C and bounded by its own limits (too
+deep a nesting is a ``SyntaxError`` or ``RecursionError``, never a crash), so every file is parsed
+in-process. Its grammar is the running interpreter's: a file only a newer Python accepts is reported as
+such (libcst, which knows newer grammar, is asked only about files CPython rejected), not as broken code. The collector's walk is recursive: a module nested beyond the recursion limit (a long
+generated ``a + b + ...`` chain) is walked again in a thread with a large stack.
+"""
 
 from __future__ import annotations
 
+import ast
 import sys
 import threading
 import traceback
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replaytest.config import Config
 from replaytest.lint.context import LintContext
-from replaytest.lint.model import (
-    Effect,
-    ModuleSummary,
-    Span,
-)
-from replaytest.lint.parse_guard import Screening, run_bounded, screen_source, time_limit
-from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import Rule
+from replaytest.lint.model import Effect, ModuleSummary, Span
 from replaytest.lint.rules import INTERNAL_ERROR_RULE, SYNTAX_RULE
+from replaytest.lint.syntax import SourceText
 
 if TYPE_CHECKING:
-    import libcst as cst
-
     from replaytest.lint.collector import ModuleCollector
 
+_NESTING_WORDS = ("too many nested", "too complex", "too many statically nested")
 
 
 def error_summary(module: str, path: str, rule: str, message: str, line: int = 1, column: int = 1) -> ModuleSummary:
@@ -35,78 +33,80 @@ def error_summary(module: str, path: str, rule: str, message: str, line: int = 1
     return ModuleSummary(module=module, path=path, error=effect)
 
 
+def decode_source(data: bytes) -> str:
+    """The text of a source file as Python reads it: a coding cookie or BOM honoured, newlines kept as written
+    (positions count lines the way the parser does, so offsets need the original line breaks)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8")
+    head = data[:400]
+    if b"coding" in head:
+        import io
+        import tokenize
+
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode("utf-8" if encoding == "utf-8-sig" else encoding).removeprefix("\ufeff")
+    return data.decode("utf-8")
+
+
+def compiles(data: bytes, path: str) -> bool:
+    """Whether CPython's parser accepts the source (the vetting of files no rule needs parsed)."""
+    try:
+        compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return False
+    return True
+
+
+def _newer_grammar(data: bytes) -> bool:
+    """Whether a source the running Python rejects is valid Python of a later version (``type X = …``,
+    ``def f[T]()`` or a PEP 701 f-string under 3.11): libcst's parser knows the newer grammar. Only asked
+    for files CPython rejected, so a lint run with no syntax error never imports libcst; a file with a
+    long line is not handed to it (its native parser may crash or take minutes on long deep chains)."""
+    from replaytest.lint.parse_guard import risky_bytes
+
+    if risky_bytes(data):
+        return False
+    try:
+        import libcst
+
+        libcst.parse_module(data)
+    except Exception:  # libcst rejects it too (or cannot be imported): an ordinary syntax error
+        return False
+    return True
+
+
 def summarise_source(context: LintContext, path: str, module: str, is_package: bool, data: bytes) -> ModuleSummary:
-    """Parse one file and summarise it; problems become an error summary, never an exception.
-
-    CPython's parser screens the file first (``parse_guard``): what it refuses for nesting never reaches
-    libcst, and a long, deep statement is parsed in a child process with a time limit."""
-    screening = screen_source(data, path)
-    if screening.refusal is not None:
-        return error_summary(module, path, SYNTAX_RULE, screening.refusal, screening.line, screening.column)
-    if screening.risky:
-        return _summarise_bounded(context, path, module, is_package, data, screening)
-    return _parse_and_collect(context, path, module, is_package, data, screening.syntax_error)
-
-
-def _summarise_bounded(
-    context: LintContext, path: str, module: str, is_package: bool, data: bytes, screening: Screening
-) -> ModuleSummary:
-    import multiprocessing
-
-    if "fork" in multiprocessing.get_all_start_methods():  # the child inherits the context as it is
-        outcome = run_bounded(_parse_and_collect, (context, path, module, is_package, data, screening.syntax_error),
-                              time_limit(len(data)))
-    else:
-        rule_classes = [type(rule) for rule in context.rules.values()]
-        outcome = run_bounded(
-            _parse_and_collect_fresh,
-            (context.config, context.given_profiles, rule_classes, path, module, is_package, data),
-            time_limit(len(data)),
-        )
-    if outcome.problem is not None:
-        message = f"not analysed: nested too deeply for the libcst parser: {outcome.problem}"
-        return error_summary(module, path, SYNTAX_RULE, message, screening.line, 1)
-    return outcome.value
-
-
-def _parse_and_collect_fresh(
-    config: Config, profiles: Sequence[FrameworkProfile], rules: Sequence[type[Rule]], path: str, module: str,
-    is_package: bool, data: bytes,
-) -> ModuleSummary:
-    context = LintContext(config, profiles, rules)
-    return _parse_and_collect(context, path, module, is_package, data, screen_source(data, path).syntax_error)
-
-
-def _parse_and_collect(
-    context: LintContext, path: str, module: str, is_package: bool, data: bytes, python_error: SyntaxError | None
-) -> ModuleSummary:
-    # Imported here: a run served entirely from the cache never loads the parser.
-    import libcst as cst
+    """Parse one file and summarise it; problems become an error summary, never an exception."""
+    try:
+        tree = compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        text = decode_source(data)
+    except SyntaxError as error:
+        line, column = error.lineno or 1, max(1, error.offset or 1)
+        if any(word in str(error.msg) for word in _NESTING_WORDS):
+            return error_summary(module, path, SYNTAX_RULE, f"not analysed: nested too deeply for a parser ({error.msg})",
+                                 line, column)
+        if _newer_grammar(data):
+            running = f"{sys.version_info.major}.{sys.version_info.minor}"
+            message = (f"not analysed: Python {running} cannot parse this file ({error.msg}), which is valid for a newer "
+                       "Python; run replaytest under the Python version the project uses")
+            return error_summary(module, path, SYNTAX_RULE, message, line, column)
+        return error_summary(module, path, SYNTAX_RULE, f"syntax error: {error.msg}", line, column)
+    except (RecursionError, MemoryError):
+        return error_summary(module, path, SYNTAX_RULE, "not analysed: nested too deeply for Python's parser")
+    except (ValueError, UnicodeDecodeError, LookupError) as error:  # NUL bytes, a bad coding cookie
+        return error_summary(module, path, SYNTAX_RULE, f"cannot be decoded: {error}")
+    except Exception as error:  # the parser itself failed: report, never abort the run
+        return error_summary(module, path, INTERNAL_ERROR_RULE, f"internal error while parsing: {error!r}")
+    assert isinstance(tree, ast.Module)
+    source = SourceText(text)
 
     from replaytest.lint.collector import ModuleCollector
 
     try:
-        tree = cst.parse_module(data)
-    except cst.ParserSyntaxError as error:
-        detail = str(error.message).splitlines()[0] if error.message else "invalid syntax"
-        if python_error is None:
-            message = f"not analysed: valid Python that the libcst parser does not support ({detail})"
-            return error_summary(module, path, SYNTAX_RULE, message, error.raw_line, error.raw_column + 1)
-        if python_error.lineno:  # CPython's position and wording are the ones users know
-            return error_summary(module, path, SYNTAX_RULE, f"syntax error: {python_error.msg}",
-                                  python_error.lineno, max(1, python_error.offset or 1))
-        return error_summary(module, path, SYNTAX_RULE, f"syntax error: {detail}", error.raw_line, error.raw_column + 1)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return error_summary(module, path, SYNTAX_RULE, f"cannot be decoded: {error}")
-    except RecursionError:
-        return error_summary(module, path, SYNTAX_RULE, "too deeply nested to parse")
-    except Exception as error:  # the parser itself failed: report, never abort the run
-        return error_summary(module, path, INTERNAL_ERROR_RULE, f"internal error while parsing: {error!r}")
-    try:
         try:
-            return ModuleCollector(context, module, path, is_package).collect(tree)
+            return ModuleCollector(context, module, path, is_package).collect(tree, source)
         except RecursionError:
-            return _collect_deeply_nested(ModuleCollector(context, module, path, is_package), tree)
+            return _collect_deeply_nested(ModuleCollector(context, module, path, is_package), tree, source)
     except RecursionError:
         return error_summary(module, path, SYNTAX_RULE, "too deeply nested to analyse")
     except Exception as error:
@@ -123,14 +123,14 @@ _DEEP_STACK_BYTES = 512 * 1024 * 1024
 _DEEP_RECURSION_LIMIT = 200_000
 
 
-def _collect_deeply_nested(collector: ModuleCollector, tree: cst.Module) -> ModuleSummary:
+def _collect_deeply_nested(collector: ModuleCollector, tree: ast.Module, source: SourceText) -> ModuleSummary:
     """Collect a module whose nesting (a long ``a + b + ...`` chain, generated code) exceeds the
     default recursion limit: again, in a thread with a large stack and a high limit."""
     outcome: list[Any] = []
 
     def work() -> None:
         try:
-            outcome.append(collector.collect(tree))
+            outcome.append(collector.collect(tree, source))
         except BaseException as error:  # handed back to the calling thread
             outcome.append(error)
 

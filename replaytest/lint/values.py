@@ -7,13 +7,20 @@ a dict built from one, a string), whether it differs per attempt (made from a cl
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
-
-import libcst as cst
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder
-from replaytest.lint.syntax import calls_in, child_fields, names_in, unawaited
+from replaytest.lint.syntax import (
+    call_args,
+    calls_in,
+    child_fields,
+    first_arg_value,
+    is_string_literal,
+    names_in,
+    unawaited,
+)
 from replaytest.lint.vocabulary import LISTING_CALLS, UNORDERED
 
 SET_TYPES = frozenset({"builtins.set", "builtins.frozenset", "typing.Set", "typing.FrozenSet", "typing.AbstractSet",
@@ -25,6 +32,8 @@ _SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_diff
 _STR_METHODS = frozenset({"encode", "decode", "lower", "upper", "strip", "format", "join", "replace", "casefold",
                           "lstrip", "rstrip", "title"})
 _VALUE_KINDS = frozenset({"set", "listing", "dict", "str"})
+_SET_OPERATORS = (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
+_STR_OPERATORS = (ast.Add, ast.Mod)
 
 
 class ValueModel:
@@ -37,23 +46,23 @@ class ValueModel:
 
     if TYPE_CHECKING:  # provided by NameResolver
         def lookup(self, name: str) -> Binding | None: ...
-        def resolve(self, node: cst.BaseExpression) -> str | None: ...
+        def resolve(self, node: ast.AST) -> str | None: ...
         def is_project_candidate(self, qualname: str) -> bool: ...
 
-    def kind_of(self, node: cst.BaseExpression) -> str | None:
+    def kind_of(self, node: ast.AST) -> str | None:
         """What kind of value an expression is, for order and hashing questions:
         "set", "listing", "dict" (built from one of those), "str", or None."""
-        if isinstance(node, (cst.Set, cst.SetComp)):
+        if isinstance(node, (ast.Set, ast.SetComp)):
             return "set"
-        if isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        if is_string_literal(node):
             return "str"
-        if isinstance(node, cst.Name):
-            binding = self.lookup(node.value)
+        if isinstance(node, ast.Name):
+            binding = self.lookup(node.id)
             return binding[0] if binding is not None and binding[0] in _VALUE_KINDS else None
-        if isinstance(node, cst.Attribute):
+        if isinstance(node, ast.Attribute):
             # ``self.pending = set()`` in a method types ``self.pending`` as a set in every method.
             return "set" if self.resolve(node) in ("builtins.set", "builtins.frozenset") else None
-        if isinstance(node, cst.Call):
+        if isinstance(node, ast.Call):
             func = node.func
             qualname = self.resolve(func)
             if qualname in ("builtins.set", "builtins.frozenset"):
@@ -62,11 +71,12 @@ class ValueModel:
                 return "listing"
             if qualname in ("builtins.str", "builtins.repr", "builtins.bytes", "builtins.format"):
                 return "str"
-            if qualname in ("builtins.dict", "builtins.dict.fromkeys") and node.args:
-                return "dict" if self.kind_of(node.args[0].value) in UNORDERED else None
-            if isinstance(func, cst.Attribute):
+            if qualname in ("builtins.dict", "builtins.dict.fromkeys") and (node.args or node.keywords):
+                first = first_arg_value(node)
+                return "dict" if first is not None and self.kind_of(first) in UNORDERED else None
+            if isinstance(func, ast.Attribute):
                 receiver = self.kind_of(func.value)
-                method = func.attr.value
+                method = func.attr
                 if receiver == "set" and method in _SET_METHODS:
                     return "set"
                 if receiver == "dict" and method in ("keys", "values", "items"):
@@ -74,47 +84,47 @@ class ValueModel:
                 if receiver == "str" and method in _STR_METHODS:
                     return "str"
             return None
-        if isinstance(node, cst.BinaryOperation):
-            operator = node.operator
-            if isinstance(operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
+        if isinstance(node, ast.BinOp):
+            operator = node.op
+            if isinstance(operator, _SET_OPERATORS):
                 if self.kind_of(node.left) == "set" or self.kind_of(node.right) == "set":
                     return "set"
-            elif isinstance(operator, (cst.Add, cst.Modulo)):
+            elif isinstance(operator, _STR_OPERATORS):
                 if self.kind_of(node.left) == "str":
                     return "str"
             return None
-        if isinstance(node, cst.DictComp):
-            return "dict" if self.kind_of(node.for_in.iter) in UNORDERED else None
+        if isinstance(node, ast.DictComp):
+            return "dict" if self.kind_of(node.generators[0].iter) in UNORDERED else None
         return None
 
-    def taint_of(self, node: cst.CSTNode) -> str | None:
+    def taint_of(self, node: ast.AST) -> str | None:
         """How a value comes to differ per attempt (a clock/random/uuid call in it), or None."""
-        if isinstance(node, cst.Call):
+        if isinstance(node, ast.Call):
             found = self.tainted.get(id(node))
             if found is not None:
                 return found
-        elif isinstance(node, cst.Name):
-            binding = self.lookup(node.value)
+        elif isinstance(node, ast.Name):
+            binding = self.lookup(node.id)
             if binding is not None and binding[0] == "taint":
                 return binding[1]
             function = self.function
-            return function.fresh_sources.get(node.value) if function is not None and binding is not None else None
+            return function.fresh_sources.get(node.id) if function is not None and binding is not None else None
         # Inlined rather than through ``syntax.children``: this runs on every assigned value.
         for name in child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
                 found = self.taint_of(value)
                 if found is not None:
                     return found
-            elif isinstance(value, (list, tuple)):
+            elif isinstance(value, list):
                 for child in value:
-                    if isinstance(child, cst.CSTNode):
+                    if isinstance(child, ast.AST):
                         found = self.taint_of(child)
                         if found is not None:
                             return found
         return None
 
-    def fresh_value(self, node: cst.BaseExpression) -> tuple[str, int] | None:
+    def fresh_value(self, node: ast.AST) -> tuple[str, int] | None:
         """How a value comes to differ per attempt, and how many retry loops enclosed where it was made."""
         function = self.function
         assert function is not None
@@ -132,7 +142,7 @@ class ValueModel:
                 return found, function.retry_loops
         return None
 
-    def binding_for_value(self, value: cst.BaseExpression) -> Binding:
+    def binding_for_value(self, value: ast.AST) -> Binding:
         """What a name assigned ``value`` is bound to."""
         taint = self.taint_of(value) if self.tainted else None
         if taint is not None:
@@ -140,71 +150,61 @@ class ValueModel:
         kind = self.kind_of(value)
         if kind is not None:
             return (kind, None)
-        if isinstance(value, (cst.Name, cst.Attribute)):
+        if isinstance(value, (ast.Name, ast.Attribute)):
             qualname = self.resolve(value)
-            binding = self.lookup(value.value) if isinstance(value, cst.Name) else None
+            binding = self.lookup(value.id) if isinstance(value, ast.Name) else None
             if binding is not None and binding[0] == "inst":
                 return binding
             return ("q", qualname) if qualname else LOCAL
-        if isinstance(value, (cst.Call, cst.Await)) and self._built_recorded(value):
+        if isinstance(value, (ast.Call, ast.Await)) and self._built_recorded(value):
             return LOCAL  # the framework records its calls: an untyped value, no effects
-        if isinstance(value, (cst.Call, cst.Await)):
+        if isinstance(value, (ast.Call, ast.Await)):
             # ``("inst", F)`` for a function ``F`` means "what F returns" (resolution reads its summary).
             qualname = self.returned_function(value) or self.resolve(value)
             return ("inst", qualname) if qualname else LOCAL
         return LOCAL
 
-    def _built_recorded(self, value: cst.BaseExpression) -> bool:
+    def _built_recorded(self, value: ast.AST) -> bool:
         """Whether a constructor call is given an object that makes the framework record the calls of what
         it builds (a profile's ``recording_arguments``)."""
         if not self.ctx.recording_arguments:
             return False
         call = unawaited(value)
-        if not isinstance(call, cst.Call):
+        if not isinstance(call, ast.Call):
             return False
-        for arg in call.args:
+        for arg in call_args(call):
             for inner in (arg.value, *calls_in(arg.value)):
-                target = inner.func if isinstance(inner, cst.Call) else inner
-                if isinstance(target, (cst.Name, cst.Attribute)) and self.resolve(target) in self.ctx.recording_arguments:
+                target = inner.func if isinstance(inner, ast.Call) else inner
+                if isinstance(target, (ast.Name, ast.Attribute)) and self.resolve(target) in self.ctx.recording_arguments:
                     return True
         return False
 
-    def returned_function(self, node: cst.BaseExpression) -> str | None:
+    def returned_function(self, node: ast.AST) -> str | None:
         """For a framework call returning what the function passed to it returns
         (``await workflow.execute_activity(fetch_tags, ...)``), that function's qualified name."""
         call = unawaited(node)
-        if not isinstance(call, cst.Call) or self.resolve(call.func) not in self.ctx.result_calls:
+        if not isinstance(call, ast.Call) or self.resolve(call.func) not in self.ctx.result_calls:
             return None
         for arg in call.args:
-            if arg.keyword is None and not arg.star and isinstance(arg.value, (cst.Name, cst.Attribute)):
-                target = self.resolve(arg.value)
+            if isinstance(arg, (ast.Name, ast.Attribute)):
+                target = self.resolve(arg)
                 if target and self.is_project_candidate(target):
                     return target
         return None
 
-    def prescan_instance_attributes(self, class_qualname: str, method: cst.FunctionDef) -> None:
+    def prescan_instance_attributes(self, class_qualname: str, method: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """``self.client = OpenAI()`` in any method types ``self.client`` in every method."""
-        body = method.body
-        if not isinstance(body, cst.IndentedBlock):
-            return
-        for statement in body.body:
-            if not isinstance(statement, cst.SimpleStatementLine):
+        for statement in method.body:
+            if isinstance(statement, ast.Assign):
+                targets, value = statement.targets, statement.value
+            elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                targets, value = [statement.target], statement.value
+            else:
                 continue
-            for small in statement.body:
-                if isinstance(small, cst.Assign):
-                    targets, value = [t.target for t in small.targets], small.value
-                elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                    targets, value = [small.target], small.value
-                else:
-                    continue
-                if not isinstance(value, (cst.Call, cst.Await, cst.Set, cst.SetComp)):
-                    continue
-                for target in targets:
-                    if (
-                        isinstance(target, cst.Attribute)
-                        and isinstance(target.value, cst.Name)
-                        and target.value.value == "self"
-                    ):
-                        typed = "builtins.set" if isinstance(value, (cst.Set, cst.SetComp)) else self.resolve(value)
-                        if typed:
-                            self.instance_attributes[f"{class_qualname}.{target.attr.value}"] = typed
+            if not isinstance(value, (ast.Call, ast.Await, ast.Set, ast.SetComp)):
+                continue
+            for target in targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    typed = "builtins.set" if isinstance(value, (ast.Set, ast.SetComp)) else self.resolve(value)
+                    if typed:
+                        self.instance_attributes[f"{class_qualname}.{target.attr}"] = typed

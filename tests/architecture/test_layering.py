@@ -137,9 +137,9 @@ def test_loading_plugins_for_lint_imports_no_replay_machinery() -> None:
     assert run.stdout.strip() == "", f"loading plugins imported: {run.stdout.strip()}"
 
 
-def test_a_fully_cached_lint_run_does_not_import_libcst(tmp_path: Path) -> None:
-    """A warm run (every summary cached) parses nothing, so it must not pay libcst's import (most of a
-    warm run's time): rules name libcst node types only through ``lint.lazy_cst``."""
+def test_lint_never_imports_libcst_and_fix_does(tmp_path: Path) -> None:
+    """Lint parses with CPython's ``ast``; libcst (its import alone was most of a warm one-file run) is
+    loaded only by ``fix``, which rewrites files keeping their formatting."""
     import subprocess
     import sys
     import textwrap
@@ -160,8 +160,11 @@ def test_a_fully_cached_lint_run_does_not_import_libcst(tmp_path: Path) -> None:
         "sys.argv = ['replaytest', 'lint', '.']\ntry:\n    main()\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
         "print('libcst' in sys.modules)"
     )
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
-            for _ in range(2)]
-    cold, warm = (run.stdout.split() for run in runs)
-    assert cold[-3:] == ["exit", "1", "True"], runs[0].stdout + runs[0].stderr  # it found the clock read
+    runs = [subprocess.run([sys.executable, "-c", code.replace("'lint'", f"'{command}'")], capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path)
+            for command in ("lint", "lint", "fix")]
+    cold, warm, fixing = (run.stdout.split() for run in runs)
+    assert cold[-3:] == ["exit", "1", "False"], runs[0].stdout + runs[0].stderr  # it found the clock read
     assert warm[-3:] == ["exit", "1", "False"], runs[1].stdout + runs[1].stderr
+    assert fixing[-1] == "True", runs[2].stdout + runs[2].stderr
+    assert "workflow.time()" in (tmp_path / "wf.py").read_text(encoding="utf-8")  # the safe fix was applied

@@ -517,12 +517,15 @@ def test_field_default_factories_run_when_the_class_is_built(tmp_path: Path) -> 
     assert all(d.message.endswith("(also reached from 1 other call site, in app.wf.place)") for d in diagnostics)
 
 
-def test_valid_python_libcst_cannot_parse_is_not_called_a_syntax_error(tmp_path: Path) -> None:
+def test_valid_python_libcst_cannot_parse_is_analysed_and_a_syntax_error_is_python_s(tmp_path: Path) -> None:
+    # ``(pars): bool = True`` is valid Python that libcst's parser refused; lint parses with CPython's own.
     write(tmp_path, {
         "annotated.py": "from temporalio import workflow\n\n@workflow.defn\nclass A:\n    pass\n\n(pars): bool = True\n",
         "broken.py": "from temporalio import workflow\n\n@workflow.defn\nclass B(:\n    pass\n",
     })
     result = lint(tmp_path)
-    assert [(d.path, d.line, d.message.split(":")[0]) for d in result.diagnostics] == [
-        ("annotated.py", 7, "not analysed"), ("broken.py", 4, "syntax error")]
-    assert all(d.rule == "RT001" for d in result.diagnostics) and result.errors == 2
+    assert [(d.path, d.line, d.column, d.message) for d in result.diagnostics] == [
+        ("broken.py", 4, 9, "syntax error: invalid syntax")]
+    assert all(d.rule == "RT001" for d in result.diagnostics) and result.errors == 1
+
+

@@ -127,8 +127,8 @@ def test_cache_reuses_summaries_and_follows_helper_edits(tmp_path: Path, monkeyp
 def test_cpython_verdicts_are_cached_by_content_and_python_version(tmp_path: Path, monkeypatch) -> None:
     root = project(tmp_path, 2)  # helpers_*.py and plain.py mention no framework: only CPython vets them
     vetted: list[str] = []
-    original = engine.syntax_problem
-    monkeypatch.setattr(engine, "syntax_problem", lambda data, path: vetted.append(Path(path).name) or original(data, path))
+    original = summarise.compiles
+    monkeypatch.setattr(summarise, "compiles", lambda data, path: vetted.append(Path(path).name) or original(data, path))
     cold = run(root, use_cache=True, jobs=1)
     assert sorted(vetted) == ["helpers_0.py", "helpers_1.py", "plain.py"]
 

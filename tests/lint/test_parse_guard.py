@@ -1,13 +1,15 @@
-"""Files libcst's native parser cannot take: nesting that crashes it (SIGSEGV in the parser) and long
-deep chains whose parse time explodes. Lint runs in a subprocess here (as everywhere in these tests),
-so a crash would show as exit 139 instead of killing pytest; each such file must be RT001 and every
-other file must still be checked."""
+"""Files nested too deeply: CPython's parser refuses them at once (RT001, and every other file is still
+checked), and a long deep chain it accepts is analysed like any file. libcst's native parser, which only
+``fix`` uses now, crashes on the first kind (SIGSEGV) and takes minutes over the second: ``parse_guard``
+keeps both from it. Lint runs in a subprocess here (as everywhere in these tests), so a crash would show
+as exit 139 instead of killing pytest."""
 
 from __future__ import annotations
 
 import os
 import signal
 
+import pytest
 from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, run_replaytest
 
 from replaytest.lint.parse_guard import run_bounded, screen_source
@@ -38,7 +40,7 @@ def _by_path(report):
     return out
 
 
-def test_files_that_crash_libcst_are_rt001_and_the_run_goes_on(make_project) -> None:
+def test_files_too_deeply_nested_for_python_are_rt001_and_the_run_goes_on(make_project) -> None:
     files = {name: HEADER + body + "\n" for name, body in {**CRASHERS, **TOO_LONG}.items()}
     project = make_project({"app/__init__.py": "", "app/wf.py": CLOCK_WORKFLOW, **{f"app/{k}": v for k, v in files.items()}})
     run = _lint(project)
@@ -53,17 +55,23 @@ def test_files_that_crash_libcst_are_rt001_and_the_run_goes_on(make_project) -> 
     assert report["summary"]["errors"] == len(files)
 
 
-def test_slow_parse_is_bounded_and_reported(make_project) -> None:
-    files = {f"app/{name}": HEADER + body + "\n" for name, body in SLOW.items()}
-    project = make_project({"app/__init__.py": "", "app/wf.py": CLOCK_WORKFLOW, **files})
-    run = _lint(project, env={"REPLAYTEST_PARSE_TIME_LIMIT": "2"})
-    assert run.returncode == 2, run.describe()
-    report = run.json()
-    assert ("app/wf.py", CLOCK_WORKFLOW_LINE, "clock") in findings(report)
-    [diagnostic] = _by_path(report)["app/subscripts.py"]
-    assert diagnostic["rule"] == "RT001"
-    assert diagnostic["message"] == "not analysed: nested too deeply for the libcst parser: the parser did not finish within 2 s"
-    assert diagnostic["line"] == HEADER.count("\n") + 1
+def test_a_long_deep_chain_python_accepts_is_analysed(make_project) -> None:
+    # libcst needed minutes for this (time grows with the cube of the chain); CPython's parser does not.
+    chain = "def lookup(a):\n    return a" + '["k"]' * 2_000 + "\n\n\n"
+    files = {"app/subscripts.py": chain + CLOCK_WORKFLOW}
+    project = make_project({"app/__init__.py": "", **files})
+    run = _lint(project)
+    assert run.returncode == 1, run.describe()
+    assert findings(run.json()) == {("app/subscripts.py", CLOCK_WORKFLOW_LINE + chain.count("\n"), "clock")}
+
+
+def test_fix_keeps_a_long_deep_chain_from_libcst(make_project) -> None:
+    chain = "def lookup(a):\n    return a" + '["k"]' * 2_000 + "\n\n\n"
+    project = make_project({"app/__init__.py": "", "app/subscripts.py": chain + CLOCK_WORKFLOW})
+    before = (project / "app/subscripts.py").read_bytes()
+    run = run_replaytest("fix", "--unsafe-fixes", ".", cwd=project, timeout=240)
+    assert "nested too deeply for the rewriting parser" in run.stdout + run.stderr, run.describe()
+    assert (project / "app/subscripts.py").read_bytes() == before
 
 
 def test_broken_file_without_framework_code_is_not_counted_as_checked(make_project) -> None:
@@ -97,14 +105,33 @@ def test_bounded_run_reports_a_crash_and_a_timeout() -> None:
     assert run_bounded(len, ("abc",), 30).value == 3
 
 
-def test_the_cheap_check_accepts_what_cpython_accepts_and_screens_what_it_rejects() -> None:
-    from replaytest.lint.parse_guard import syntax_problem
+def test_the_vetting_check_accepts_what_cpython_accepts() -> None:
+    from replaytest.lint.summarise import compiles
 
-    risky = SLOW["subscripts.py"]  # valid: CPython accepts it, only a libcst parse of it would be bounded
+    risky = SLOW["subscripts.py"]  # valid: CPython accepts it, only a libcst parse of it would be guarded
     assert screen_source(risky.encode(), "risky.py").risky
-    assert syntax_problem(risky.encode(), "risky.py") is None
-    assert syntax_problem(b"x = 1\n", "ok.py") is None
-    broken = syntax_problem(b"def broken(:\n", "broken.py")
-    assert broken is not None and broken.syntax_error is not None and broken.refusal is None
-    nested = syntax_problem(CRASHERS["calls.py"].encode(), "calls.py")
-    assert nested is not None and nested.refusal is not None
+    assert compiles(risky.encode(), "risky.py")
+    assert compiles(b"x = 1\n", "ok.py")
+    assert not compiles(b"def broken(:\n", "broken.py")
+    assert not compiles(CRASHERS["calls.py"].encode(), "calls.py")
+    assert screen_source(CRASHERS["calls.py"].encode(), "calls.py").refusal is not None
+
+
+def test_valid_code_of_a_newer_python_is_named_so_not_called_broken(make_project) -> None:
+    import sys
+
+    newer = {(3, 10): "type Alias = int\n", (3, 11): "type Alias = int\n", (3, 12): "def f[T = int]() -> None:\n    pass\n"}
+    source = newer.get(sys.version_info[:2])
+    if source is None:
+        pytest.skip("no syntax newer than this Python that libcst parses is known here")
+    project = make_project({"app/__init__.py": "", "app/wf.py": CLOCK_WORKFLOW, "app/newer.py": HEADER + source})
+    run = _lint(project)
+    assert run.returncode == 2, run.describe()
+    [diagnostic] = _by_path(run.json())["app/newer.py"]
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert diagnostic["rule"] == "RT001"
+    assert diagnostic["message"].startswith(f"not analysed: Python {running} cannot parse this file (")
+    assert diagnostic["message"].endswith("which is valid for a newer Python; run replaytest under the Python version "
+                                          "the project uses")
+    assert diagnostic["line"] == HEADER.count("\n") + 1
+    assert ("app/wf.py", CLOCK_WORKFLOW_LINE, "clock") in findings(run.json())  # the rest is still checked

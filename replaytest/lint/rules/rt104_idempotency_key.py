@@ -9,20 +9,17 @@ a retried function calls the helper, which resolution decides (``FunctionSummary
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from replaytest.lint.model import ORCHESTRATION, STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import Invalid, Option, Rule
-from replaytest.lint.syntax import calls_in, dotted_text, string_value
+from replaytest.lint.syntax import call_args, calls_in, dotted_text, string_value
 
 if TYPE_CHECKING:
-    import libcst as cst
-
     from replaytest.lint.facts import ModuleFacts
-else:
-    from replaytest.lint import lazy_cst as cst
 
 # Keyword arguments and dict keys that are idempotency keys by the API's own definition (AWS spells
 # them in PascalCase); any key whose name contains "idempotency" counts too (Stripe's
@@ -117,20 +114,19 @@ class UsesFreshIdempotencyKey(Rule):
 
     # --- detection ---------------------------------------------------------------------------
 
-    def on_function(self, facts: ModuleFacts, node: cst.FunctionDef) -> None:
+    def on_function(self, facts: ModuleFacts, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         function = facts.function
         if function is not None and any(
-            facts.resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in _RETRY_DECORATORS
-            for d in node.decorators
+            facts.resolve(d.func if isinstance(d, ast.Call) else d) in _RETRY_DECORATORS for d in node.decorator_list
         ):
             function.retried = True
 
-    def reruns_body(self, facts: ModuleFacts, node: cst.For | cst.While) -> bool:
+    def reruns_body(self, facts: ModuleFacts, node: ast.For | ast.AsyncFor | ast.While) -> bool:
         """A loop that re-sends on failure: ``while ...`` or ``for attempt in range(...)`` whose body
         catches an exception or breaks out on success. A loop over data (``for order in orders``) is not
         one: each item is its own request, and its key may rightly differ."""
-        if isinstance(node, cst.For):
-            iterated = facts.resolve(node.iter.func) if isinstance(node.iter, cst.Call) else None
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            iterated = facts.resolve(node.iter.func) if isinstance(node.iter, ast.Call) else None
             if iterated in _RETRY_ITERABLES:
                 return True
             if iterated not in ("builtins.range", "itertools.count"):
@@ -139,26 +135,27 @@ class UsesFreshIdempotencyKey(Rule):
             return False
         return _has_try_or_break(node.body)
 
-    def on_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
-        for arg in node.args:
-            if arg.keyword is not None:
-                self._check(facts, arg, arg.keyword.value, arg.value, "keyword")
+    def on_call(self, facts: ModuleFacts, node: ast.Call, qualname: str | None) -> None:
+        # Reported at the ``keyword`` node: its span is ``name=value``, as the finding should be.
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                self._check(facts, keyword, keyword.arg, keyword.value, "keyword")
 
-    def on_dict(self, facts: ModuleFacts, node: cst.Dict) -> None:
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                key = string_value(element.key)
-                if key is not None:
-                    self._check(facts, element, key, element.value, "dict key")
+    def on_dict(self, facts: ModuleFacts, node: ast.Dict) -> None:
+        # A ``**spread`` has no key (None). The entry's span is made only for a key name that counts.
+        for key_node, value in zip(node.keys, node.values):
+            key = string_value(key_node)
+            if key_node is not None and key is not None and self.wants_key(key, "dict key"):
+                self._check(facts, _entry(key_node, value), key, value, "dict key")
 
-    def on_assign(self, facts: ModuleFacts, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if value is not None and isinstance(target, cst.Subscript) and len(target.slice) == 1:
-            index = target.slice[0].slice
-            key = string_value(index.value) if isinstance(index, cst.Index) else None
+    def on_assign(self, facts: ModuleFacts, target: ast.expr, value: ast.expr | None) -> None:
+        # ``headers["Idempotency-Key"] = key``; ``x["a", "b"]`` indexes with a tuple, not a string.
+        if value is not None and isinstance(target, ast.Subscript):
+            key = string_value(target.slice)
             if key is not None:
                 self._check(facts, target, key, value, "item")
 
-    def _check(self, facts: ModuleFacts, node: cst.CSTNode, key: str, value: cst.BaseExpression, how: str) -> None:
+    def _check(self, facts: ModuleFacts, node: ast.AST, key: str, value: ast.expr, how: str) -> None:
         """A key is fresh per attempt only when it is made in the unit that is retried together with the
         request using it: a step's body, a retry-decorated function, a retry loop (decided here), or a
         helper of a step (decided at resolution: the function's ``keys``)."""
@@ -259,23 +256,33 @@ def send(body: str) -> None:
     )
 
 
-def _has_try_or_break(body: cst.BaseSuite) -> bool:
+def _entry(key: ast.expr, value: ast.expr) -> ast.AST:
+    """A position-only node spanning a dict entry ``key: value``, which ``ast`` has no node for: the finding
+    covers the whole entry, as a ``name=value`` keyword's does (the pass uses a reported node only for its
+    position)."""
+    entry = ast.expr()
+    entry.lineno, entry.col_offset = key.lineno, key.col_offset
+    entry.end_lineno, entry.end_col_offset = value.end_lineno, value.end_col_offset
+    return entry
+
+
+# ``try ... except*`` is its own node from Python 3.11.
+_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _has_try_or_break(body: list[ast.stmt]) -> bool:
     """Whether a loop body (not counting nested loops and functions) has a ``try`` or a ``break``."""
-    statements: list[cst.CSTNode] = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    statements = list(body)
     while statements:
         statement = statements.pop()
-        if isinstance(statement, (cst.Try, cst.TryStar)):
+        if isinstance(statement, (*_TRY, ast.Break)):
             return True
-        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            if any(isinstance(small, cst.Break) for small in statement.body):
-                return True
-        elif isinstance(statement, (cst.If, cst.With)):
-            statements.extend(statement.body.body if isinstance(statement.body, cst.IndentedBlock) else [])
-            orelse = getattr(statement, "orelse", None)
-            while orelse is not None:
-                if isinstance(orelse.body, cst.IndentedBlock):
-                    statements.extend(orelse.body.body)
-                orelse = getattr(orelse, "orelse", None)
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            statements.extend(statement.body)
+        elif isinstance(statement, ast.If):
+            # ``elif`` is an ``If`` alone in ``orelse``: it is looked into in turn.
+            statements.extend(statement.body)
+            statements.extend(statement.orelse)
     return False
 
 
@@ -283,19 +290,21 @@ def _has_try_or_break(body: cst.BaseSuite) -> bool:
 _TAKE_METHODS = frozenset({"pop", "popleft", "get", "get_nowait"})
 
 
-def _drains(loop: cst.While) -> bool:
+def _drains(loop: ast.While) -> bool:
     """``while queue: item = queue.pop() ...``: a loop that takes the next item of the container its test
     looks at handles one request per item, so it is not a retry loop even when it catches and goes on."""
     test = loop.test
-    if isinstance(test, cst.Comparison):
+    if isinstance(test, ast.Compare):
         test = test.left
-    if isinstance(test, cst.Call) and dotted_text(test.func) == "len" and len(test.args) == 1:
-        test = test.args[0].value
-    if not isinstance(test, (cst.Name, cst.Attribute)):
+    if isinstance(test, ast.Call) and dotted_text(test.func) == "len":
+        args = call_args(test)
+        if len(args) == 1:
+            test = args[0].value
+    if not isinstance(test, (ast.Name, ast.Attribute)):
         return False
     container = dotted_text(test)
     return any(
-        isinstance(call.func, cst.Attribute) and call.func.attr.value in _TAKE_METHODS
+        isinstance(call.func, ast.Attribute) and call.func.attr in _TAKE_METHODS
         and dotted_text(call.func.value) == container
-        for call in calls_in(loop.body)
+        for statement in loop.body for call in calls_in(statement)
     )

@@ -9,20 +9,17 @@ popped, picked by key or returned, and the rule asks the pass what kind of value
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from replaytest.lint.model import STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import DEFAULT_REPLACEMENTS, CallFact, Invalid, Rule
-from replaytest.lint.syntax import dotted_text, short_text, unawaited
+from replaytest.lint.syntax import SourceText, call_args, dotted_text, first_arg_value, short_text, unawaited
 from replaytest.lint.vocabulary import LISTING_CALLS, UNORDERED
 
 if TYPE_CHECKING:
-    import libcst as cst
-
     from replaytest.lint.facts import ModuleFacts
-else:
-    from replaytest.lint import lazy_cst as cst
 
 _SOURCES = {"set": "a set", "listing": "a directory listing", "dict": "a dict built from a set or listing"}
 # Calls whose result does not depend on the order of what they consume.
@@ -38,17 +35,17 @@ _DEFAULT_ORIGINS = {"set": "builtins.set", "listing": "os.listdir", "dict": "bui
 _ORDER_FREE_ARGUMENT = "order-free"
 
 
-def _returned_set(node: cst.BaseExpression, function: str, how: str) -> str:
+def _returned_set(source: SourceText, node: ast.expr, function: str, how: str) -> str:
     """The subject of using what a project function returns, should it return a set:
     ``tags(): iterates the set it returns``, ``tags: joins the set fetch_tags() returns``."""
     call = unawaited(node)
     name = function.rpartition(".")[2]
-    if isinstance(call, cst.Call):
+    if isinstance(call, ast.Call):
         callee = dotted_text(call.func)
         if callee.rpartition(".")[2] == name:
             return f"{callee}(): {how} the set it returns"
         return f"{callee}({name}, ...): {how} the set {name}() returns"
-    return f"{short_text(node)}: {how} the set {name}() returns"
+    return f"{short_text(source, node)}: {how} the set {name}() returns"
 
 
 class DependsOnUnstableOrder(Rule):
@@ -93,7 +90,7 @@ class DependsOnUnstableOrder(Rule):
 
     # --- detection ---------------------------------------------------------------------------
 
-    def _unordered(self, facts: ModuleFacts, node: cst.BaseExpression, how: str) -> None:
+    def _unordered(self, facts: ModuleFacts, node: ast.expr, how: str) -> None:
         """Report ``node`` when its value's order is not reproducible (or may be: what a project function
         returns, decided at resolution)."""
         source = facts.kind_of(node)
@@ -102,12 +99,12 @@ class DependsOnUnstableOrder(Rule):
             return
         if source not in UNORDERED:
             return
-        origin = facts.resolve(node.func) if isinstance(node, cst.Call) else None
+        origin = facts.resolve(node.func) if isinstance(node, ast.Call) else None
         if origin is None or not (origin in LISTING_CALLS or origin in _SET_ORIGINS):
             origin = _DEFAULT_ORIGINS[source]
-        facts.report(self, node, f"{short_text(node)}: {how} {_SOURCES[source]}", origin)
+        facts.report(self, node, f"{short_text(facts.source, node)}: {how} {_SOURCES[source]}", origin)
 
-    def _returned(self, facts: ModuleFacts, node: cst.BaseExpression, how: str) -> None:
+    def _returned(self, facts: ModuleFacts, node: ast.expr, how: str) -> None:
         """``for x in helper():``, ``", ".join(helper())``, ``for x in await workflow.execute_activity(helper,
         ...)`` or a local holding what ``helper`` returned: whether ``helper`` returns a set is known at
         resolution, so the use is recorded as a call to ``helper.__iter__``."""
@@ -116,64 +113,69 @@ class DependsOnUnstableOrder(Rule):
             return
         qualname = facts.returned_function(node)
         call = unawaited(node)
-        if qualname is None and isinstance(call, cst.Call):
+        if qualname is None and isinstance(call, ast.Call):
             qualname = facts.resolve(call.func)
-        elif qualname is None and isinstance(node, cst.Name):
-            binding = facts.lookup(node.value)
+        elif qualname is None and isinstance(node, ast.Name):
+            binding = facts.lookup(node.id)
             qualname = binding[1] if binding is not None and binding[0] == "inst" else None
         if qualname and facts.is_project_candidate(qualname):
-            facts.defer(node, _returned_set(node, qualname, how), f"{qualname}.__iter__")
+            facts.defer(node, _returned_set(facts.source, node, qualname, how), f"{qualname}.__iter__")
 
-    def before_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+    def before_call(self, facts: ModuleFacts, node: ast.Call, qualname: str | None) -> None:
         # ``sorted(x for x in s)``: the comprehension's order does not reach the result.
         if qualname in _ORDER_FREE:
-            for arg in node.args:
-                if isinstance(arg.value, (cst.GeneratorExp, cst.ListComp)):
+            for arg in call_args(node):
+                if isinstance(arg.value, (ast.GeneratorExp, ast.ListComp)):
                     facts.flag(_ORDER_FREE_ARGUMENT, arg.value)
 
-    def on_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+    def on_call(self, facts: ModuleFacts, node: ast.Call, qualname: str | None) -> None:
         if facts.function is None:
             return
+        # ``*rest`` arguments are in ``node.args`` (in source order), keyword ones apart in ``node.keywords``.
         for arg in node.args:
-            if arg.star == "*":
+            if isinstance(arg, ast.Starred):
                 self._unordered(facts, arg.value, "unpacks")
         func = node.func
-        if not node.args:
-            if isinstance(func, cst.Attribute) and func.attr.value == "pop":
+        count = len(node.args) + len(node.keywords)
+        if not count:
+            if isinstance(func, ast.Attribute) and func.attr == "pop":
                 if facts.kind_of(func.value) == "set":
                     self._unordered(facts, func.value, "pops from")
             return
         how = _SINKS.get(qualname or "")
-        if how is None and isinstance(func, cst.Attribute) and func.attr.value == "join":
+        if how is None and isinstance(func, ast.Attribute) and func.attr == "join":
             how = "joins"
-        if how is None and qualname in ("builtins.min", "builtins.max") and len(node.args) > 1:
+        if how is None and qualname in ("builtins.min", "builtins.max") and count > 1:
             # With a key, ties go to whichever element is iterated first.
-            if any(arg.keyword is not None and arg.keyword.value == "key" for arg in node.args):
+            if any(keyword.arg == "key" for keyword in node.keywords):
                 how = "picks by key from"
         if how is not None:
-            self._unordered(facts, node.args[0].value, how)
+            # The first argument as written, whatever its kind (``list(*parts)``, ``list(iterable=s)``).
+            first = first_arg_value(node)
+            if first is not None:
+                self._unordered(facts, first, how)
 
-    def on_loop(self, facts: ModuleFacts, node: cst.For | cst.While) -> None:
-        if facts.function is not None and isinstance(node, cst.For):
+    def on_loop(self, facts: ModuleFacts, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        if facts.function is not None and isinstance(node, (ast.For, ast.AsyncFor)):
             self._unordered(facts, node.iter, "iterates")
 
     def on_comprehension(
-        self, facts: ModuleFacts, node: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp,
-        clause: cst.CompFor,
+        self, facts: ModuleFacts, node: ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp,
+        clause: ast.comprehension,
     ) -> None:
         # A set or dict comprehension has no order of its own to leak; a list or generator does.
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and not facts.flagged(_ORDER_FREE_ARGUMENT, node):
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and not facts.flagged(_ORDER_FREE_ARGUMENT, node):
             self._unordered(facts, clause.iter, "iterates")
 
-    def on_subscript(self, facts: ModuleFacts, node: cst.Subscript) -> None:
+    def on_subscript(self, facts: ModuleFacts, node: ast.Subscript) -> None:
         # Looking a key up in a dict is order-free; indexing a listing takes an arbitrary entry.
         if facts.kind_of(node.value) == "listing":
             self._unordered(facts, node.value, "indexes")
 
-    def on_starred(self, facts: ModuleFacts, node: cst.StarredElement) -> None:
+    def on_starred(self, facts: ModuleFacts, node: ast.Starred) -> None:
         self._unordered(facts, node.value, "unpacks")
 
-    def on_return(self, facts: ModuleFacts, node: cst.Return) -> None:
+    def on_return(self, facts: ModuleFacts, node: ast.Return) -> None:
         # A returned listing hands its arbitrary order to the caller.
         if node.value is not None and facts.kind_of(node.value) == "listing":
             self._unordered(facts, node.value, "returns")

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import ast
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import CallFact, Invalid, Rule
 
-if TYPE_CHECKING:
-    import libcst as cst
-
 _YIELDING = frozenset({"time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep"})
 
 
-def _is_zero(node: cst.BaseExpression) -> bool:
-    value = getattr(node, "value", None)
-    return type(node).__name__ in ("Integer", "Float") and isinstance(value, str) and float(value.replace("_", "")) == 0
+def _is_zero(node: ast.expr) -> bool:
+    """An int or float literal equal to zero (``0``, ``0.0``, ``0_0``); not ``False``, ``0j`` or ``-0``."""
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value == 0
 
 
 class SleepsWithoutDurableTimer(Rule):

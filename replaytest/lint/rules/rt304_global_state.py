@@ -11,33 +11,34 @@ recorded as calls to ``__setitem__`` / ``__delitem__`` / ``__setattr__`` of the 
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from replaytest.lint.model import MUTATING_METHODS, ORCHESTRATION, STEP, Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import DEFAULT_REPLACEMENTS, Invalid, Rule
-from replaytest.lint.syntax import dotted_text, short_text
+from replaytest.lint.syntax import dotted_text, first_arg_value, short_text
 
 if TYPE_CHECKING:
-    import libcst as cst
-
     from replaytest.lint.facts import ModuleFacts
-else:
-    from replaytest.lint import lazy_cst as cst
 
-def _owning_class(facts: ModuleFacts, node: cst.BaseExpression) -> str | None:
+
+def _owning_class(facts: ModuleFacts, node: ast.expr) -> str | None:
     """The class whose attribute ``node.x`` is: a name bound to a class (``Stats``, ``cls``), or the class of
     an instance (``type(self)``, ``self.__class__``); None for anything else (an instance attribute)."""
-    if isinstance(node, cst.Name):
-        binding = facts.lookup(node.value)
+    if isinstance(node, ast.Name):
+        binding = facts.lookup(node.id)
         return binding[1] if binding is not None and binding[0] == "q" and binding[1] else None
     instance = None
-    if isinstance(node, cst.Call) and len(node.args) == 1 and facts.resolve(node.func) == "builtins.type":
-        instance = node.args[0].value
-    elif isinstance(node, cst.Attribute) and node.attr.value == "__class__":
+    if (
+        isinstance(node, ast.Call) and len(node.args) + len(node.keywords) == 1
+        and facts.resolve(node.func) == "builtins.type"
+    ):
+        instance = first_arg_value(node)
+    elif isinstance(node, ast.Attribute) and node.attr == "__class__":
         instance = node.value
-    if isinstance(instance, cst.Name):
-        binding = facts.lookup(instance.value)
+    if isinstance(instance, ast.Name):
+        binding = facts.lookup(instance.id)
         return binding[1] if binding is not None and binding[0] == "inst" and binding[1] else None
     return None
 
@@ -82,7 +83,7 @@ class WritesModuleState(Rule):
 
     # --- detection ---------------------------------------------------------------------------
 
-    def _write(self, facts: ModuleFacts, node: cst.CSTNode, name: str, how: str, text: str) -> None:
+    def _write(self, facts: ModuleFacts, node: ast.AST, name: str, how: str, text: str) -> None:
         """Report a write of the module's ``name``; ``how`` is the kind of write or the mutating
         method called (``"add()"``), ``text`` what is written as the source spells it."""
         spelled = _SPELLED.get(how)
@@ -90,54 +91,54 @@ class WritesModuleState(Rule):
         qualname = f"{facts.module}.{name}" + (f".{how[:-2]}" if how.endswith("()") else "")
         facts.report(self, node, subject, qualname)
 
-    def on_assign(self, facts: ModuleFacts, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    def on_assign(self, facts: ModuleFacts, target: ast.expr, value: ast.expr | None) -> None:
         function = facts.function
         if function is None:
             return
         how = "assignment" if value is not None else "augmented assignment"
-        if isinstance(target, cst.Subscript):
+        if isinstance(target, ast.Subscript):
             self._item_write(facts, target, "item assignment", "__setitem__")
-        elif isinstance(target, cst.Attribute):
+        elif isinstance(target, ast.Attribute):
             self._class_attribute_write(facts, target, how)
-        elif isinstance(target, cst.Name):
-            if target.value in function.declared_globals:
-                self._write(facts, target, target.value, how, target.value)
-            elif target.value in function.declared_nonlocals and function.kind == ORCHESTRATION:
+        elif isinstance(target, ast.Name):
+            if target.id in function.declared_globals:
+                self._write(facts, target, target.id, how, target.id)
+            elif target.id in function.declared_nonlocals and function.kind == ORCHESTRATION:
                 # The variable lives in a function enclosing the orchestration function, so it outlives
                 # one run (a helper nested in the orchestration function writes that run's own variable).
-                spelled = _SPELLED[how].format(target.value)
-                facts.report(self, target, spelled, f"{facts.module}.{function.name}.{_ENCLOSING}.{target.value}")
+                spelled = _SPELLED[how].format(target.id)
+                facts.report(self, target, spelled, f"{facts.module}.{function.name}.{_ENCLOSING}.{target.id}")
             elif value is None and facts.module_container(target) is not None:
-                self._write(facts, target, target.value, how, target.value)
+                self._write(facts, target, target.id, how, target.id)
 
-    def on_del(self, facts: ModuleFacts, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Subscript) and facts.function is not None:
+    def on_del(self, facts: ModuleFacts, target: ast.expr) -> None:
+        if isinstance(target, ast.Subscript) and facts.function is not None:
             self._item_write(facts, target, "del", "__delitem__")
 
-    def on_call(self, facts: ModuleFacts, node: cst.Call, qualname: str | None) -> None:
+    def on_call(self, facts: ModuleFacts, node: ast.Call, qualname: str | None) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
+        if isinstance(func, ast.Attribute) and func.attr in MUTATING_METHODS:
             container = facts.module_container(func.value)
             if container is not None:
-                self._write(facts, node, container, f"{func.attr.value}()", short_text(node))
+                self._write(facts, node, container, f"{func.attr}()", short_text(facts.source, node))
 
-    def _item_write(self, facts: ModuleFacts, target: cst.Subscript, how: str, method: str) -> None:
+    def _item_write(self, facts: ModuleFacts, target: ast.Subscript, how: str, method: str) -> None:
         container = facts.module_container(target.value)
         if container is not None:
-            self._write(facts, target, container, how, short_text(target))
+            self._write(facts, target, container, how, short_text(facts.source, target))
             return
         # ``CACHE[k] = v`` on a name imported from a project module: whether ``CACHE`` is a module-level
         # container there is known only at resolution.
         function = facts.function
-        if function is None or function.kind == STEP or not isinstance(target.value, (cst.Name, cst.Attribute)):
+        if function is None or function.kind == STEP or not isinstance(target.value, (ast.Name, ast.Attribute)):
             return
-        if isinstance(target.value, cst.Name) and facts.is_local(target.value.value):
+        if isinstance(target.value, ast.Name) and facts.is_local(target.value.id):
             return
         qualname = facts.resolve(target.value)
         if qualname and not qualname.startswith(f"{facts.module}.") and facts.is_project_candidate(qualname):
             facts.defer(target, f"{dotted_text(target.value)}[...]", f"{qualname}.{method}")
 
-    def _class_attribute_write(self, facts: ModuleFacts, target: cst.Attribute, how: str) -> None:
+    def _class_attribute_write(self, facts: ModuleFacts, target: ast.Attribute, how: str) -> None:
         """``Stats.runs += 1`` / ``cls.seen = ...``: a class attribute is module state shared by every run.
         A class of another project module is recorded as a ``__setattr__`` call, decided at resolution."""
         function = facts.function
@@ -149,20 +150,20 @@ class WritesModuleState(Rule):
             return
         owner, _, class_name = qualname.rpartition(".")
         if owner == facts.module and class_name in facts.class_names:
-            self._write(facts, target, class_name, how, short_text(target))
+            self._write(facts, target, class_name, how, short_text(facts.source, target))
         elif not qualname.startswith(f"{facts.module}.") and facts.is_project_candidate(qualname):
             operator = "+=" if how == "augmented assignment" else "="
-            facts.defer(target, f"{short_text(target)} {operator} ...", f"{qualname}.__setattr__")
+            facts.defer(target, f"{short_text(facts.source, target)} {operator} ...", f"{qualname}.__setattr__")
 
-    def _shared_instance_write(self, facts: ModuleFacts, target: cst.Attribute, how: str) -> None:
+    def _shared_instance_write(self, facts: ModuleFacts, target: ast.Attribute, how: str) -> None:
         """``self.counter += 1`` on an instance the framework shares between runs (a DBOS configured
         instance): recorded as a write of the instance's ``__dict__``."""
-        if not isinstance(target.value, cst.Name):
+        if not isinstance(target.value, ast.Name):
             return
-        binding = facts.lookup(target.value.value)
+        binding = facts.lookup(target.value.id)
         if binding is None or binding[0] != "inst" or not binding[1] or not facts.shares_instances(binding[1]):
             return
-        spelled = _SPELLED[how].format(short_text(target))
+        spelled = _SPELLED[how].format(short_text(facts.source, target))
         facts.report(self, target, spelled, f"{binding[1]}.__dict__")
 
     # --- wording -----------------------------------------------------------------------------
