@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
 import sys
 import sysconfig
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -453,6 +452,8 @@ def _may_be_in_a_work_tree(directory: str) -> bool:
 
 
 def _git_ls_files(directory: Path, collapse: bool) -> set[str] | None:
+    import subprocess  # only runs that respect .gitignore ask git
+
     command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
     if collapse:
         command.append("--directory")

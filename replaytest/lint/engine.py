@@ -211,13 +211,15 @@ def lint_paths(
             run.comments[source.path] = parse_suppressions(finishing.decode(data), prefixes)
         elif source.path in from_stdin:  # its comments are these, not those of a file at its path
             run.comments[source.path] = []
+        vet_key = vetted_key(vet_prefix, digest) if cache is not None else ""
+        if cache is not None and cache.is_vetted(vet_key):
+            # Vetted before with this analyzer (the key holds its fingerprint): screened out and accepted by
+            # CPython, so neither the screen nor the parser needs to see it again.
+            continue
         if not context.screen(data):
             # No rule needs it parsed, but a file lint was asked to check is never called checked when
             # it is not Python: CPython's parser vets it, and a file it rejects is summarised for the error.
             # The verdict is cached by content, so a warm run vets only what changed.
-            vet_key = vetted_key(vet_prefix, digest) if cache is not None else ""
-            if cache is not None and cache.is_vetted(vet_key):
-                continue
             if summarise.compiles(data, str(source.path)):
                 if cache is not None:
                     cache.add_vetted(vet_key)
@@ -269,6 +271,8 @@ def lint_paths(
         if source.path not in screened_paths and summary is not None and summary.error is not None:
             raw.append((source, diagnostics.error_diagnostic(source, summary.error, context)))
 
+    if cache is not None:
+        cache.save_pack()  # after resolution, which may have loaded summaries of files outside the run
     notes.extend(_unresolved_notes(program, namer, cwd))
     raw = diagnostics.offerable_fixes(raw, from_stdin)
     result = finishing.finish(raw, files, problems, config, cwd, context, run.comments)

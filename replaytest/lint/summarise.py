@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import sys
 import threading
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +109,8 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
     except RecursionError:
         return error_summary(module, path, SYNTAX_RULE, "too deeply nested to analyse")
     except Exception as error:
+        import traceback
+
         where = traceback.extract_tb(error.__traceback__)[-1]
         return error_summary(
             module, path, INTERNAL_ERROR_RULE,

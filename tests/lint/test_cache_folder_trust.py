@@ -101,6 +101,7 @@ def test_an_entry_copied_over_another_files_key_is_a_miss(make_project) -> None:
     clean_entry = next(path for path in entries if "clean.py" in path.read_text())
     dirty_entry = next(path for path in entries if path != clean_entry)
     shutil.copyfile(clean_entry, dirty_entry)  # the clean file's summary under the dirty file's key
+    (project / ".replaytest_cache" / "lint" / "pack.txt").unlink()  # read the entry files (the pack: test_engine_runtime)
 
     again = run_replaytest("lint", "--format", "json", ".", cwd=project)
     assert again.returncode == 1, again.describe()

@@ -386,3 +386,61 @@ def test_cpu_meter_says_nothing_without_proc_stat_or_time(tmp_path: Path, monkey
     clock = iter([100.0, 100.01])
     monkeypatch.setattr(pool.time, "monotonic", lambda: next(clock))
     assert pool.CpuMeter().spare() is None  # 10 ms: a window too short to count ticks in
+
+
+def _cache_folder(root: Path) -> Path:
+    [folder] = [path.parent for path in root.rglob("pack.txt")]
+    return folder
+
+
+def test_a_warm_run_reads_its_summaries_from_the_pack(tmp_path: Path, monkeypatch) -> None:
+    root = project(tmp_path, 3)
+    cold = run(root, use_cache=True, jobs=1)
+    folder = _cache_folder(root)
+    entries = sorted(path for path in folder.glob("??/*.json"))
+    assert len(entries) == 6  # the three workflow modules and the helpers they call
+    assert len((folder / "pack.txt").read_bytes().splitlines()) == 6
+    for entry in entries:  # the pack alone must serve the warm run
+        entry.unlink()
+    parsed: list[str] = []
+    original = summarise.summarise_source
+    monkeypatch.setattr(summarise, "summarise_source", lambda *a: parsed.append(Path(a[1]).name) or original(*a))
+    assert as_rows(run(root, use_cache=True, jobs=1)) == as_rows(cold)
+    assert parsed == []
+
+
+def test_an_edit_misses_the_pack_and_the_pack_follows_the_run(tmp_path: Path, monkeypatch) -> None:
+    root = project(tmp_path, 2)
+    run(root, use_cache=True, jobs=1)
+    pack = _cache_folder(root) / "pack.txt"
+    before = pack.read_bytes().splitlines()
+    (root / "flow_1.py").write_text(WORKFLOW.format(n=1) + "# edited\n", encoding="utf-8")
+    parsed: list[str] = []
+    original = summarise.summarise_source
+    monkeypatch.setattr(summarise, "summarise_source", lambda *a: parsed.append(Path(a[1]).name) or original(*a))
+    run(root, use_cache=True, jobs=1)
+    assert parsed == ["flow_1.py"]
+    after = pack.read_bytes().splitlines()
+    assert len(after) == len(before) == 4 and len(set(after) & set(before)) == 3  # one entry replaced
+
+
+def test_a_damaged_or_misplaced_pack_line_is_a_miss(tmp_path: Path, monkeypatch) -> None:
+    root = project(tmp_path, 2)
+    cold = run(root, use_cache=True, jobs=1)
+    folder = _cache_folder(root)
+    for entry in folder.glob("??/*.json"):
+        entry.unlink()
+    lines = (folder / "pack.txt").read_bytes().splitlines()
+    [first] = [line for line in lines if b"flow_0.py" in line]
+    [second] = [line for line in lines if b"flow_1.py" in line]
+    key_1, _, entry_1 = first.partition(b" ")
+    key_2, _, entry_2 = second.partition(b" ")
+    others = [line for line in lines if line not in (first, second)]
+    # Entry 1 under key 2 (a poisoned pack hiding flow_1's findings behind flow_0's), entry 2 cut short.
+    damaged = [key_2 + b" " + entry_1, key_1 + b" " + entry_2[:40], *others]
+    (folder / "pack.txt").write_bytes(b"\n".join(damaged) + b"\n")
+    parsed: list[str] = []
+    original = summarise.summarise_source
+    monkeypatch.setattr(summarise, "summarise_source", lambda *a: parsed.append(Path(a[1]).name) or original(*a))
+    assert as_rows(run(root, use_cache=True, jobs=1)) == as_rows(cold)
+    assert sorted(parsed) == ["flow_0.py", "flow_1.py"]

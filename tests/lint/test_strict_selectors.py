@@ -200,7 +200,9 @@ def test_outside_a_repository_git_is_not_started(tmp_path, monkeypatch) -> None:
 
     (tmp_path / "wf.py").write_text(WORKFLOW, encoding="utf-8")
     started: list[list[str]] = []
-    monkeypatch.setattr(discovery.subprocess, "run", lambda command, **kw: started.append(command))
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "run", lambda command, **kw: started.append(command))
     monkeypatch.delenv("GIT_DIR", raising=False)
     monkeypatch.delenv("GIT_WORK_TREE", raising=False)
     if any((parent / ".git").exists() for parent in (tmp_path, *tmp_path.parents)):
