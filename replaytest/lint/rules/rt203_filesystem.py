@@ -16,14 +16,24 @@ def _filesystem_calls() -> dict[str, str]:
              "os.path.getsize", "os.path.getmtime", "os.path.getctime", "os.path.getatime", "os.path.lexists",
              "shutil.*", "tempfile.*", "fileinput.input", "aiofiles.open"]
     names += [f"pathlib.Path.{method}" for method in _PATH_METHODS]
-    return {name: "" for name in names}
+    calls = {name: "" for name in names}
+    # pandas' readers take a path or a URL (``pd.read_csv("https://…/rates.csv")``): either way the data is
+    # read again on replay, and may have changed.
+    calls.update({f"pandas.{reader}": "reads a file or URL outside a recorded step" for reader in _PANDAS_READERS})
+    return calls
+
+
+_PANDAS_READERS = (
+    "read_csv", "read_table", "read_fwf", "read_json", "read_excel", "read_parquet", "read_feather", "read_orc",
+    "read_pickle", "read_html", "read_xml", "read_hdf", "read_sas", "read_spss", "read_stata",
+)
 
 
 class TouchesFilesystemOutsideStep(Rule):
     """
     ## What it does
-    Finds `open()`, `pathlib.Path` reads and writes, `os` file operations, `shutil` and `tempfile` in
-    orchestration code. Directory listings are reported by RT301 where their order is used.
+    Finds `open()`, `pathlib.Path` reads and writes, `os` file operations, `shutil`, `tempfile` and pandas'
+    readers (`pd.read_csv(path_or_url)` …) in orchestration code. Directory listings are reported by RT301 where their order is used.
 
     ## Why is this bad?
     Files change between the recorded run and the replay, and the replay may run on another machine:
@@ -85,5 +95,21 @@ def load(path: str) -> str:
 """,
             line=5, column=10,
             message='open() touches the filesystem outside a recorded step in workflow code; use a @DBOS.step() function',
+        ),
+        Invalid(
+            """
+import pandas as pd
+from temporalio import workflow
+
+@workflow.defn
+class Rates:
+    @workflow.run
+    async def run(self) -> float:
+        rates = pd.read_csv("https://example.com/rates.csv")
+        return float(rates["eur"].iloc[-1])
+""",
+            line=8, column=17,
+            message='pd.read_csv() reads a file or URL outside a recorded step in workflow code; use an activity '
+                    '(workflow.execute_activity)',
         ),
     )
