@@ -634,6 +634,34 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 given = (f"#{positional}", *sorted({g for g in given if g}))
                 function.calls.append(Pending(node, None, subject, qualname, given=given,
                                               gathered=self.gathering > 0))
+                # A project function handed to project code (``Scheduler(executor=self.execute_task)``) is a
+                # callback it may call: followed as if called here, at the argument.
+                for arg in args:
+                    target = self._callback_target(arg.value)
+                    if target is not None:
+                        function.calls.append(Pending(arg.value, None,
+                                                      f"{dotted_text(arg.value)} (a callback passed to {subject})",
+                                                      target, given=("#0",), gathered=self.gathering > 0))
+
+    def _callback_target(self, value: ast.AST) -> str | None:
+        """The project function (or class) an argument names, when it names one defined in the project:
+        a module-level ``def``/``class`` or an imported project name, or ``self.method`` of this module's class
+        (not an attribute holding a value, not a local)."""
+        if isinstance(value, ast.Name):
+            binding = self.lookup(value.id)
+            if binding is None or binding[0] != "q" or not binding[1] or self.is_local(value.id):
+                return None
+            target = binding[1]
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in ("self", "cls"):
+            owner = self.resolve(value.value)
+            prefix = f"{self.module}."
+            summary = self.classes.get(owner[len(prefix):]) if owner and owner.startswith(prefix) else None
+            if summary is None or value.attr not in summary.methods:
+                return None
+            target = f"{owner}.{value.attr}"
+        else:
+            return None
+        return target if self.is_project_candidate(target) else None
 
     def _call_arguments(self, args: list[Arg], step_call: bool) -> None:
         for arg in args:

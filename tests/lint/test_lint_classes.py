@@ -1,7 +1,8 @@
 """Precision and recall classes of ``replaytest lint`` found open on real code, each in a project written
 for it: a DBOS patch check in coroutines ``asyncio.gather`` runs, ``with lock:`` on a thread lock (also
 one another module exports, and one a workflow keeps on ``self``), a ``nonlocal`` write in orchestration
-code, an Azure client getter named as the network call, a project folder named like a framework.
+code, an Azure client getter named as the network call, a project folder named like a framework, a callback
+handed to project code.
 
 Expected findings are marked ``# expect: RT302`` (``via`` when reached through a helper), the syntax of
 ``test_fixture_projects``, compared exactly by ``assert_marks``; every other line must stay quiet.
@@ -330,3 +331,56 @@ def test_two_hazards_of_one_rule_behind_one_call_are_both_named(tmp_path: Path) 
     (moved,) = assert_marks(tmp_path)
     assert moved.message.endswith("(and 2 more: os.getpid() at app/config.py:9, os.getenv() at app/config.py:6)")
     assert moved.fingerprint == finding.fingerprint
+
+
+def test_a_callback_handed_to_project_code_is_followed(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/sched.py": """
+            class Scheduler:
+                def __init__(self, executor, limit=None):
+                    self.executor = executor
+                    self.limit = limit
+
+                def run(self, items):
+                    return [self.executor(item) for item in items]
+        """,
+        "app/wf.py": """
+            from datetime import datetime, timedelta
+            from temporalio import workflow
+            from app.sched import Scheduler
+
+            def stamp(item: str) -> str:
+                return f"{item}@{datetime.now().isoformat()}"
+
+            def plain(item: str) -> str:
+                return item.upper()
+
+            LIMIT = len("abc")
+
+            @workflow.defn
+            class Batch:
+                def __init__(self) -> None:
+                    self.limit = 3
+
+                @workflow.run
+                async def run(self, items: list[str]) -> list[str]:
+                    first = Scheduler(executor=self.execute_task)  # expect: RT101 via
+                    second = Scheduler(stamp)  # expect: RT101 via
+                    quiet = Scheduler(plain, limit=self.limit)
+                    also_quiet = Scheduler(executor=self.quiet_task, limit=LIMIT)
+                    done = await workflow.execute_activity(stamp, items[0], start_to_close_timeout=timedelta(seconds=5))
+                    return first.run(items) + second.run(items) + quiet.run(items) + also_quiet.run([done])
+
+                def execute_task(self, item: str) -> str:
+                    return item + str(datetime.now())
+
+                def quiet_task(self, item: str) -> str:
+                    return item
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    messages = {d.line: d.message for d in diagnostics}
+    assert messages[20] == ("self.execute_task (a callback passed to Scheduler()) reaches datetime.now(), which reads "
+                            "the wall clock in workflow code; use workflow.now()")
+    assert messages[21].startswith("stamp (a callback passed to Scheduler()) reaches datetime.now()")
