@@ -211,6 +211,8 @@ def lint(
         return
     for problem in result.problems:
         click.echo(f"error: {problem}", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {_safe(warning)}", err=True)
     for note in result.notes:
         click.echo(f"replaytest: {note}", err=True)
     if write_baseline is not None:
@@ -853,6 +855,8 @@ def check(
         results = [result for result in results if result.status != "stale"]
     for problem in lint_result.problems:
         click.echo(f"error: {problem}", err=True)
+    for warning in lint_result.warnings:
+        click.echo(f"warning: {_safe(warning)}", err=True)
     if lint_result.errors:
         lint_code = EXIT_ERROR
     else:

@@ -37,6 +37,7 @@
 from __future__ import annotations
 
 import configparser
+import functools
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -226,7 +227,7 @@ class ReplaySession:
 
     def excluded(self, path: Path) -> bool:
         """``path`` is a history the exclude globs leave out: it is not collected."""
-        return os.path.normcase(os.path.abspath(path)) in self._excluded
+        return bool(self._excluded) and os.path.normcase(os.path.abspath(path)) in self._excluded
 
     def covers(self, path: Path) -> bool:
         """``path`` is a replay path or below one, and not inside a ``blobs`` store under it."""
@@ -255,22 +256,26 @@ class ReplaySession:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Count replayed histories from reports (on the xdist controller they arrive from workers)."""
-        if report.when != "call":
-            return
-        for key, label_type in report.user_properties:
-            if key == _TYPE_PROPERTY and isinstance(label_type, str):
-                label, _, workflow_type = label_type.partition("\t")
-                self.workflow_of[label] = workflow_type
-        value = next((v for k, v in report.user_properties if k == _PROPERTY), None)
+        if report.when != "call" or not report.user_properties:
+            return  # every test's three reports come here: the others cost one comparison
+        # The first value of each key, as the item appended them (one pass: this runs for every item).
+        properties: dict[str, object] = {}
+        for key, value in report.user_properties:
+            properties.setdefault(key, value)
+        label_type = properties.get(_TYPE_PROPERTY)
+        if isinstance(label_type, str):
+            label, _, workflow_type = label_type.partition("\t")
+            self.workflow_of[label] = workflow_type
+        value = properties.get(_PROPERTY)
         if not isinstance(value, str):
             return
-        shard = next((v for k, v in report.user_properties if k == _SHARD), None)
+        shard = properties.get(_SHARD)
         if isinstance(shard, str) and self.shard_taken is None:
             # The xdist controller collects nothing: the workers' reports say what the shard took.
             self.shard_of = int(shard.partition("\t")[2] or 0)
             self.counts.shard_reported += 1
         counts = self.counts
-        notes = next((v for k, v in report.user_properties if k == _NOTES), None)
+        notes = properties.get(_NOTES)
         for note in notes if isinstance(notes, list) else ():
             counts.notes[str(note)] = counts.notes.get(str(note), 0) + 1
         status, _, kinds = value.partition(";")
@@ -285,10 +290,10 @@ class ReplaySession:
             else:
                 counts.other_warnings += 1
         if status == "diverged":
-            run_status = next((v for k, v in report.user_properties if k == _RUN_STATUS), "")
-            key = run_status if run_status in counts.diverged_by_run_status else UNKNOWN_RUN_STATUS
+            run_status = properties.get(_RUN_STATUS, "")
+            key = run_status if isinstance(run_status, str) and run_status in counts.diverged_by_run_status else UNKNOWN_RUN_STATUS
             counts.diverged_by_run_status[key] += 1
-        point = next((v for k, v in report.user_properties if k == _DIVERGENCE_POINT), None)
+        point = properties.get(_DIVERGENCE_POINT)
         if isinstance(point, dict):
             self.divergence_points.append(point)
         if status != "passed" and counts.first_failing is None:
@@ -615,7 +620,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> HistoryFil
         return None
     # Every *.json of the replay paths is an item: one that is not a history fails with the reason
     # when it runs (the recogniser is the CLI's, ``runner.recognise``), never silently left out.
-    return HistoryFile.from_parent(parent, path=file_path)
+    # The name is the one pytest would derive for a file of the parent's directory (given, it spares a
+    # ``Path.relative_to`` for every history; the node id is pytest's own either way).
+    name = file_path.name if file_path.parent == parent.path else None
+    return HistoryFile.from_parent(parent, path=file_path, name=name)
 
 
 class HistoryFile(pytest.File):
@@ -636,6 +644,11 @@ class ReplayFailed(Exception):
 class HistoryItem(pytest.Item):
     """Replays one history file against the current code."""
 
+    @functools.cached_property
+    def label(self) -> str:
+        """The history's path as reports show it (``report.display_path``), worked out once per item."""
+        return display_path(self.path)
+
     def runtest(self) -> None:
         session = self.config.stash[_SESSION]
         result: ReplayResult | None = None
@@ -643,7 +656,7 @@ class HistoryItem(pytest.Item):
             workflows = session.workflows()
             measure = session.measure()
             if measure is not None:
-                with measure.history(display_path(self.path)):
+                with measure.history(self.label):
                     result = replay_file(self.path, session.replayers(), workflows, session.options)
             else:
                 result = replay_file(self.path, session.replayers(), workflows, session.options)
@@ -660,13 +673,13 @@ class HistoryItem(pytest.Item):
                 self.user_properties.append((_SHARD, f"{session.shard.label}\t{session.shard_of}"))
             if result is not None:
                 self.user_properties.append((_RUN_STATUS, result.run_status or ""))
-                self.user_properties.append((_TYPE_PROPERTY, f"{display_path(self.path)}\t{result.workflow_type}"))
+                self.user_properties.append((_TYPE_PROPERTY, f"{self.label}\t{result.workflow_type}"))
         for warning in result.warnings:
             # Attributed to the line of current code that issued the command (pytest shows it), not to
             # this plugin; the history and event are in the message.
             where = warning.source
             warnings.warn_explicit(
-                f"{warning.kind} at event #{warning.position} of {display_path(self.path)}: {warning.message}",
+                f"{warning.kind} at event #{warning.position} of {self.label}: {warning.message}",
                 ReplayWarning,
                 where.path if where else str(self.path),
                 where.line if where else 0,
@@ -681,11 +694,11 @@ class HistoryItem(pytest.Item):
             session = self.config.stash[_SESSION]
             return render_text(excinfo.value.result, session.options.details)
         if isinstance(excinfo.value, WorkflowImportError):
-            return f"{display_path(self.path)}: cannot load the current code to replay against: {excinfo.value}"
+            return f"{self.label}: cannot load the current code to replay against: {excinfo.value}"
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, None, str]:
-        return self.path, None, f"replay {display_path(self.path)}"
+        return self.path, None, f"replay {self.label}"
 
 
 @pytest.fixture
@@ -718,6 +731,8 @@ def replay_result(request: pytest.FixtureRequest) -> ReplayResult:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if isinstance(item, HistoryItem):
+        return  # a history item is no test function to mark: spare it the walk up its nodes' markers
     marker = item.get_closest_marker("replay_history")
     if marker is None:
         return

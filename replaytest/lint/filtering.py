@@ -12,8 +12,8 @@ suppresses nothing here). A ``# replaytest: noqa`` comment on a line of its own,
 clock`` those codes or categories in the whole file, as ruff's ``# ruff: noqa`` (the other spelling of
 ruff's, ``# flake8: noqa``, is left to flake8). A suppression that suppressed nothing is reported as RT003;
 like ruff, a file-level exemption is not (it states a decision about the file, not about one finding).
-One after code on its line is a configuration error: it reads like a line's ``# noqa`` but would exempt
-the whole file.
+One after code on its line is ignored with a warning naming ``file:line``, as ruff ignores a ``# ruff: noqa``
+there: it reads like a line's ``# noqa`` but would exempt the whole file, so it does neither.
 A baseline records findings by path, rule and a line-independent fingerprint (with a count), so code
 added above a known finding, or around it on its line, does not make it new.
 """
@@ -148,7 +148,7 @@ class Suppression:
     spelling: str  # "replaytest: ignore", "noqa" or "replaytest: noqa" (the whole file)
     used: set[str] = field(default_factory=set)  # selectors that suppressed something ("" for a bare one)
     whole_file: bool = False  # a file-level exemption: covers every line
-    misplaced: bool = False  # a file-level exemption after code on its line: covers nothing, an error
+    misplaced: bool = False  # a file-level exemption after code on its line: covers nothing, a warning
 
     def covers(self, line: int) -> bool:
         return self.whole_file or line in self.targets
@@ -169,8 +169,8 @@ def parse_suppressions(text: str, code_prefixes: Iterable[str] = ("RT",)) -> lis
             selectors = None if exemption.group(1) is None else tuple(
                 s.strip() for s in re.split(r"[,\s]+", exemption.group(1)) if s.strip()
             )
-            # After code it reads like a line-level "noqa" comment but would exempt the whole file: refused
-            # (``misplaced``, a comment error) rather than guessing which was meant.
+            # After code it reads like a line-level "noqa" comment but would exempt the whole file: ignored
+            # (``misplaced``, a warning) rather than guessing which was meant, as ruff does.
             found.append(Suppression(number, column, (), selectors or None, "replaytest: noqa", whole_file=alone,
                                      misplaced=not alone))
             continue

@@ -79,7 +79,7 @@ def finish(
             first = replace(first, message=f"{first.message} (also reached from {len(others)} other call site{plural}, in {names})")
         kept.append(first)
     messages = [f"{problem.display}: {problem.problem}" for problem in problems]
-    unused, comment_errors = _check_comments(files, comments, selection, context)
+    unused, comment_errors, comment_warnings = _check_comments(files, comments, selection, context)
     kept.extend(unused)
     messages.extend(comment_errors)
     kept = [replace(d, fingerprint=fingerprint(d.path, d.rule, d.message, d.trace, d.scope)) for d in kept]
@@ -87,19 +87,23 @@ def finish(
     kept.sort(key=Diagnostic.sort_key)
     failed_files = {d.path for d in kept if d.category == "syntax"}
     internal = sum(1 for d in kept if d.rule == INTERNAL_ERROR_RULE)
-    return LintResult(kept, len(files), len(failed_files) + len(problems) + len(comment_errors), internal, messages)
+    return LintResult(kept, len(files), len(failed_files) + len(problems) + len(comment_errors), internal, messages,
+                      warnings=comment_warnings)
 
 
 def _check_comments(
     files: list[SourceFile], comments: dict[Path, list[Suppression]], selection: Selection, context: LintContext
-) -> tuple[list[Diagnostic], list[str]]:
-    """Unknown codes in suppression comments (configuration errors, as ``file:line: ...`` messages) and
-    RT003 findings for comments, or codes in them, that suppressed nothing although their rules ran."""
+) -> tuple[list[Diagnostic], list[str], list[str]]:
+    """Unknown codes in suppression comments (configuration errors, as ``file:line: ...`` messages), RT003
+    findings for comments, or codes in them, that suppressed nothing although their rules ran, and warnings
+    for file-level exemptions after code, which are ignored (ruff's ``# ruff: noqa`` after code is: it warns
+    and suppresses nothing; the exit code is the findings')."""
     codes = tuple(context.rules)
     unused_rule = context.rules.get(UNUSED_SUPPRESSION_RULE)
     checked_rules = [rule for rule in context.rules.values() if rule.category not in ("syntax", "suppression")]
     findings: list[Diagnostic] = []
     errors: list[str] = []
+    warnings: list[str] = []
     for source in files:
         for comment in comments.get(source.path, ()):
             shown = f"# {comment.spelling}" + ("" if comment.selectors is None else
@@ -107,14 +111,16 @@ def _check_comments(
                                                 if comment.spelling == "replaytest: ignore"
                                                 else ": " + ", ".join(comment.selectors)))
             if comment.misplaced:
-                errors.append(f"{source.display}:{comment.line}: `# replaytest: noqa` exempts the whole file and must "
-                              "stand on a line of its own; to suppress findings on this line use "
-                              "`# replaytest: ignore[CODE]` or `# noqa: CODE`")
+                # Ignored whole, codes included, as ruff skips such a directive before it reads its codes.
+                warnings.append(f"{source.display}:{comment.line}: unexpected `# replaytest: noqa` after code, "
+                                "ignored: a file-level exemption must stand on a line of its own; to suppress "
+                                "findings on this line use `# replaytest: ignore[CODE]` or `# noqa: CODE`")
+                continue
             unknown = unknown_selectors(comment.selectors or (), codes, CATEGORIES)
             for entry in unknown:
                 errors.append(f"{source.display}:{comment.line}: unknown rule code or category {entry!r} in "
                               f"`{shown}` (`replaytest rules` lists them)")
-            if unused_rule is None or comment.whole_file or comment.misplaced:  # an exemption is never "unused"
+            if unused_rule is None or comment.whole_file:  # an exemption is never "unused"
                 continue
 
             def probe(rule: Rule) -> Diagnostic:
@@ -141,7 +147,7 @@ def _check_comments(
                 message = f"unused suppression: {', '.join(idle)} in `{shown}` suppresses nothing here"
             findings.append(Diagnostic(source.display, comment.line, comment.column, comment.line, comment.column,
                                        unused_rule.code, unused_rule.category, message))
-    return findings, errors
+    return findings, errors, warnings
 
 
 def decode(data: bytes) -> str:

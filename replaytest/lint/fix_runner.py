@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from replaytest.fileio import escape_controls
 from replaytest.lint.model import Diagnostic, LintResult
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -83,6 +84,8 @@ def run_fix(
             click.echo(_enumeration(applied))
     for problem in result.problems:
         click.echo(f"error: {problem}", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {escape_controls(warning)}", err=True)
     if result.errors:
         return EXIT_ERROR
     if show_diff:

@@ -217,6 +217,9 @@ class LintResult:
     problems: list[str] = field(default_factory=list)
     # Things the user should know that are not findings (a process pool that fell back to serial).
     notes: list[str] = field(default_factory=list)
+    # Comments ignored as ruff ignores them, as "path:line: why" (a file-level exemption after code): shown
+    # on stderr as warnings, never an error and never a finding.
+    warnings: list[str] = field(default_factory=list)
     # sha256 of each file's bytes as this run read them (display path -> hex), so a fix can tell whether
     # a file changed since (an editor saving it) before rewriting it.
     source_digests: dict[str, str] = field(default_factory=dict)

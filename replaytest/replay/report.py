@@ -30,6 +30,13 @@ _COLUMN = 56  # width of the "recorded" column in the side-by-side context
 def display_path(path: Path | str) -> str:
     """``path`` relative to the working directory when it lies below it (shorter, clickable), else as is."""
     text = str(path)
+    if os.path.isabs(text):
+        # The common case, an absolute normalised path below the working directory, without
+        # ``os.path.relpath``'s normalising and splitting of both paths (it shows once per history).
+        cwd = os.getcwd()
+        prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
+        if text.startswith(prefix) and len(text) > len(prefix) and os.path.normpath(text) == text:
+            return text[len(prefix):]
     try:
         relative = os.path.relpath(text)
     except ValueError:  # another drive on Windows

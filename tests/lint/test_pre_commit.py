@@ -5,8 +5,13 @@ commit that stages only a helper module breaking a workflow, then accepts the fi
 
 No network: the hook repository is a fresh git repository made from this working tree's files (tracked
 and untracked-but-not-ignored, as they are on disk, so uncommitted work is what gets tested) and tagged
-``v<replaytest.__version__>`` there, exactly the ``rev`` the README shows. pre-commit clones it and
-installs it into the hook's own environment with pip, from whatever package index pip is configured for.
+``v<replaytest.__version__>`` there, exactly the ``rev`` the README's hook repository form shows. pre-commit
+clones it and installs it into the hook's own environment with pip, from whatever package index pip is
+configured for.
+
+The README's first example (``repo: local``, ``language: system``) is run as printed: its YAML block, copied
+verbatim into a throwaway repository, makes the real ``pre-commit run --all-files`` fail on a workflow that
+reads the wall clock and pass once it is fixed, with the ``replaytest`` of this environment on ``PATH``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 from recipe_kit import write_project
 
 import replaytest
@@ -65,6 +71,77 @@ def test_version_is_written_in_one_place_and_the_readme_uses_its_tag() -> None:
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     assert f"rev: {TAG}" in readme
     assert "id: replaytest-lint\n" in readme
+
+
+def _readme_hook_examples() -> list[str]:
+    """The YAML blocks of the README's pre-commit section, verbatim, in order."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = re.split(r"\n##+ ", readme.split("\n### As a pre-commit hook\n", 1)[1], maxsplit=1)[0]
+    return re.findall(r"```yaml\n(.*?)```", section, flags=re.S)
+
+
+def test_readme_local_hooks_are_the_manifest_hooks_run_from_the_environment() -> None:
+    """The first example runs the installed replaytest (``language: system``) with the manifest's settings;
+    the second is the hook repository form, pinned to a rev."""
+    local, remote = _readme_hook_examples()
+    (repository,) = yaml.safe_load(local)["repos"]
+    assert repository["repo"] == "local"
+    manifest = {hook["id"]: hook for hook in yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    assert [hook["id"] for hook in repository["hooks"]] == ["replaytest-lint", "replaytest-check"]
+    for hook in repository["hooks"]:
+        assert hook["language"] == "system"
+        declared = {key: value for key, value in manifest[hook["id"]].items() if key not in ("description", "language")}
+        assert {key: value for key, value in hook.items() if key != "language"} == declared
+    (pinned,) = yaml.safe_load(remote)["repos"]
+    assert pinned["rev"] == TAG and [hook["id"] for hook in pinned["hooks"]] == ["replaytest-lint"]
+
+
+HAZARD_WORKFLOW = """\
+from datetime import datetime
+
+from temporalio import workflow
+
+
+@workflow.defn
+class Greeting:
+    @workflow.run
+    async def run(self, name: str) -> str:
+        return f"hello {name} at {datetime.now()}"
+"""
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+def test_readme_local_example_fails_a_wall_clock_read_and_passes_the_fix(tmp_path: Path) -> None:
+    env = _hook_environment(tmp_path)
+    # The hooks run `replaytest` from PATH, as in a shell where the environment that has it is active.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    project = tmp_path / "user-project"
+    (project / "app").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    (project / "app" / "__init__.py").write_text("", encoding="utf-8")
+    workflow_file = project / "app" / "workflows.py"
+    workflow_file.write_text(HAZARD_WORKFLOW, encoding="utf-8")
+    (project / ".pre-commit-config.yaml").write_text(_readme_hook_examples()[0], encoding="utf-8")
+    _git("init", "-q", cwd=project, env=env)
+    _git("add", ".", cwd=project, env=env)
+
+    def run_hooks() -> tuple[int, str]:
+        done = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=600)
+        return done.returncode, done.stdout + done.stderr
+
+    code, output = run_hooks()
+    line = HAZARD_WORKFLOW.splitlines().index('        return f"hello {name} at {datetime.now()}"') + 1
+    assert code == 1, output
+    assert f"app/workflows.py:{line}:" in output and "RT101" in output and "datetime.now()" in output, output
+    assert re.search(r"replaytest lint\.+Failed", output) and re.search(r"replaytest check \(lint \+ replay\)\.+Failed", output), output
+
+    workflow_file.write_text(HAZARD_WORKFLOW.replace("datetime.now()", "workflow.now()")
+                             .replace("from datetime import datetime\n\n", ""), encoding="utf-8")
+    _git("add", ".", cwd=project, env=env)
+    code, output = run_hooks()
+    assert code == 0, output
+    assert re.search(r"replaytest lint\.+Passed", output) and re.search(r"replaytest check \(lint \+ replay\)\.+Passed", output), output
 
 
 def _git(*args: str, cwd: Path, env: dict[str, str]) -> str:

@@ -318,9 +318,20 @@ def test_clean_refuses_a_folder_that_is_not_replaytests(make_project) -> None:
     assert (project / TRIAGE_PATH).read_text(encoding="utf-8") == TRIAGE
 
 
-def test_a_file_level_noqa_after_code_is_exit_2_not_a_whole_file_exemption(make_project) -> None:
-    triage = TRIAGE.replace("received_at = time.time()", "received_at = time.time()  # replaytest: noqa")
-    run = _lint(_project(make_project, triage=triage))
-    _config_error(run, f"support/triage.py:{CLOCK_LINE}: `# replaytest: noqa` exempts the whole file and must "
-                       "stand on a line of its own")
-    assert findings(run.json()) == {CLOCK, UUID, RANDOM, BILLING_CLOCK}
+def test_a_file_level_noqa_after_code_is_ignored_with_a_warning_as_ruff_ignores_one(make_project) -> None:
+    """ruff warns about a ``# ruff: noqa`` after code and ignores it; so does replaytest with its own: the
+    comment suppresses nothing (not the file, not the line, codes or not) and the findings decide the exit."""
+    warning = (f"warning: support/triage.py:{CLOCK_LINE}: unexpected `# replaytest: noqa` after code, ignored: "
+               "a file-level exemption must stand on a line of its own")
+    for comment in ("# replaytest: noqa", "# replaytest: noqa: RT101", "# replaytest: noqa: RT999"):
+        triage = TRIAGE.replace("received_at = time.time()", f"received_at = time.time()  {comment}")
+        project = _project(make_project, triage=triage)
+        run = _lint(project)
+        assert run.returncode == 1, run.describe()  # findings, not an error: an unknown code in it is ignored too
+        assert warning in run.stderr and "error" not in run.stderr, run.describe()
+        assert findings(run.json()) == {CLOCK, UUID, RANDOM, BILLING_CLOCK}
+    # With nothing to find, the warning alone exits 0.
+    clean = TRIAGE.replace("received_at = time.time()", "received_at = 0.0  # replaytest: noqa")
+    run = run_replaytest("lint", "--no-cache", "--select", "clock", TRIAGE_PATH, cwd=_project(make_project, triage=clean))
+    assert run.returncode == 0, run.describe()
+    assert warning in run.stderr and "All checks passed" in run.stdout, run.describe()
