@@ -47,13 +47,33 @@ def decode_source(data: bytes) -> str:
     return data.decode("utf-8")
 
 
-def compiles(data: bytes, path: str) -> bool:
-    """Whether CPython's parser accepts the source (the vetting of files no rule needs parsed)."""
+# Python 3.10's parser has no depth limit: a chain about 100,000 levels deep (``a.b.b…``, ``f()()…``, ``1+1+…``,
+# some 200 KB) overflows its C stack and kills the process (SIGSEGV). From 3.11 it refuses such a tree with a
+# RecursionError. On 3.10 a file that large is parsed once in a child process first, so a crash costs that
+# file only (RT001) and the run goes on; smaller files cannot be that deep.
+_UNBOUNDED_PARSER = sys.version_info < (3, 11)
+_CHILD_PARSE_BYTES = 100_000
+
+
+def _crashes_parser(data: bytes, path: str) -> bool:
+    if not _UNBOUNDED_PARSER or len(data) < _CHILD_PARSE_BYTES:
+        return False
+    from replaytest.lint.parse_guard import run_bounded, time_limit
+
+    return run_bounded(_accepted, (data, path), time_limit(len(data))).problem is not None
+
+
+def _accepted(data: bytes, path: str) -> bool:
     try:
         compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         return False
     return True
+
+
+def compiles(data: bytes, path: str) -> bool:
+    """Whether CPython's parser accepts the source (the vetting of files no rule needs parsed)."""
+    return not _crashes_parser(data, path) and _accepted(data, path)
 
 
 def _newer_grammar(data: bytes) -> bool:
@@ -76,6 +96,8 @@ def _newer_grammar(data: bytes) -> bool:
 
 def summarise_source(context: LintContext, path: str, module: str, is_package: bool, data: bytes) -> ModuleSummary:
     """Parse one file and summarise it; problems become an error summary, never an exception."""
+    if _crashes_parser(data, path):
+        return error_summary(module, path, SYNTAX_RULE, "not analysed: nested too deeply for Python's parser")
     try:
         tree = compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
         text = decode_source(data)
