@@ -14,7 +14,7 @@ import ast
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.model import Effect, ModuleSummary, Span
@@ -65,7 +65,11 @@ def _crashes_parser(data: bytes, path: str) -> bool:
 
 def _accepted(data: bytes, path: str) -> bool:
     try:
-        compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        try:
+            text: str | None = decode_source(data)
+        except (ValueError, LookupError):
+            text = None
+        _parse(data, text, path)
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         return False
     return True
@@ -76,37 +80,19 @@ def compiles(data: bytes, path: str) -> bool:
     return not _crashes_parser(data, path) and _accepted(data, path)
 
 
-def _newer_grammar(data: bytes) -> bool:
-    """Whether a source the running Python rejects is valid Python of a later version (``type X = …``,
-    ``def f[T]()`` or a PEP 701 f-string under 3.11): libcst's parser knows the newer grammar. Only asked
-    for files CPython rejected, so a lint run with no syntax error never imports libcst; a file with a
-    long line is not handed to it (its native parser may crash or take minutes on long deep chains)."""
-    from replaytest.lint.parse_guard import risky_bytes
-
-    if risky_bytes(data):
-        return False
-    try:
-        import libcst
-
-        libcst.parse_module(data)
-    except Exception:  # libcst rejects it too (or cannot be imported): an ordinary syntax error
-        return False
-    return True
-
-
 def summarise_source(context: LintContext, path: str, module: str, is_package: bool, data: bytes) -> ModuleSummary:
     """Parse one file and summarise it; problems become an error summary, never an exception."""
     if _crashes_parser(data, path):
         return error_summary(module, path, SYNTAX_RULE, "not analysed: nested too deeply for Python's parser")
     try:
-        tree = compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
         text = decode_source(data)
+        tree = _parse(data, text, path)
     except SyntaxError as error:
         line, column = error.lineno or 1, max(1, error.offset or 1)
         if any(word in str(error.msg) for word in _NESTING_WORDS):
             return error_summary(module, path, SYNTAX_RULE, f"not analysed: nested too deeply for a parser ({error.msg})",
                                  line, column)
-        if _newer_grammar(data):
+        if getattr(error, "newer_python", False):
             running = f"{sys.version_info.major}.{sys.version_info.minor}"
             message = (f"not analysed: Python {running} cannot parse this file ({error.msg}), which is valid for a newer "
                        "Python; run replaytest under the Python version the project uses")
@@ -118,16 +104,15 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
         return error_summary(module, path, SYNTAX_RULE, f"cannot be decoded: {error}")
     except Exception as error:  # the parser itself failed: report, never abort the run
         return error_summary(module, path, INTERNAL_ERROR_RULE, f"internal error while parsing: {error!r}")
-    assert isinstance(tree, ast.Module)
-    source = SourceText(text)
+    source = SourceText(text if tree.text is None else tree.text)
 
     from replaytest.lint.collector import ModuleCollector
 
     try:
         try:
-            return ModuleCollector(context, module, path, is_package).collect(tree, source)
+            return ModuleCollector(context, module, path, is_package).collect(tree.module, source)
         except RecursionError:
-            return _collect_deeply_nested(ModuleCollector(context, module, path, is_package), tree, source)
+            return _collect_deeply_nested(ModuleCollector(context, module, path, is_package), tree.module, source)
     except RecursionError:
         return error_summary(module, path, SYNTAX_RULE, "too deeply nested to analyse")
     except Exception as error:
@@ -138,6 +123,36 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
             module, path, INTERNAL_ERROR_RULE,
             f"internal error while analysing: {error!r} at {Path(where.filename).name}:{where.lineno}",
         )
+
+
+class _Parsed(NamedTuple):
+    module: ast.Module
+    text: str | None  # the text parsed, when it is not the file's own (newer syntax blanked out)
+
+
+def _parse(data: bytes, text: str | None, path: str) -> _Parsed:
+    """CPython's tree of a source; a file only a newer Python parses is parsed with its PEP 695 syntax
+    blanked out (``newer_grammar``). Raises CPython's ``SyntaxError``, marked ``newer_python`` when the file
+    is valid for a newer Python but could not be brought to this one."""
+    try:
+        tree = compile(data, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        assert isinstance(tree, ast.Module)
+        return _Parsed(tree, None)
+    except SyntaxError as error:
+        if any(word in str(error.msg) for word in _NESTING_WORDS) or text is None:
+            raise
+        from replaytest.lint import newer_grammar
+
+        newer, downgraded = newer_grammar.downgrade(data, text)
+        if downgraded is not None:
+            try:
+                tree = compile(downgraded, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+                assert isinstance(tree, ast.Module)
+                return _Parsed(tree, downgraded)
+            except SyntaxError:
+                pass  # more new syntax than blanking can take away
+        error.newer_python = newer  # type: ignore[attr-defined]
+        raise error from None
 
 
 _DEEP_STACK_BYTES = 512 * 1024 * 1024
