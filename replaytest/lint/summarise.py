@@ -65,11 +65,7 @@ def _crashes_parser(data: bytes, path: str) -> bool:
 
 def _accepted(data: bytes, path: str) -> bool:
     try:
-        try:
-            text: str | None = decode_source(data)
-        except (ValueError, LookupError):
-            text = None
-        _parse(data, text, path)
+        _parse(data, path)
     except (SyntaxError, RecursionError, MemoryError, ValueError):
         return False
     return True
@@ -85,8 +81,8 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
     if _crashes_parser(data, path):
         return error_summary(module, path, SYNTAX_RULE, "not analysed: nested too deeply for Python's parser")
     try:
-        text = decode_source(data)
-        tree = _parse(data, text, path)
+        tree = _parse(data, path)
+        text = tree.text if tree.text is not None else decode_source(data)
     except SyntaxError as error:
         line, column = error.lineno or 1, max(1, error.offset or 1)
         if any(word in str(error.msg) for word in _NESTING_WORDS):
@@ -104,7 +100,7 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
         return error_summary(module, path, SYNTAX_RULE, f"cannot be decoded: {error}")
     except Exception as error:  # the parser itself failed: report, never abort the run
         return error_summary(module, path, INTERNAL_ERROR_RULE, f"internal error while parsing: {error!r}")
-    source = SourceText(text if tree.text is None else tree.text)
+    source = SourceText(text)
 
     from replaytest.lint.collector import ModuleCollector
 
@@ -130,7 +126,7 @@ class _Parsed(NamedTuple):
     text: str | None  # the text parsed, when it is not the file's own (newer syntax blanked out)
 
 
-def _parse(data: bytes, text: str | None, path: str) -> _Parsed:
+def _parse(data: bytes, path: str) -> _Parsed:
     """CPython's tree of a source; a file only a newer Python parses is parsed with its PEP 695 syntax
     blanked out (``newer_grammar``). Raises CPython's ``SyntaxError``, marked ``newer_python`` when the file
     is valid for a newer Python but could not be brought to this one."""
@@ -139,8 +135,12 @@ def _parse(data: bytes, text: str | None, path: str) -> _Parsed:
         assert isinstance(tree, ast.Module)
         return _Parsed(tree, None)
     except SyntaxError as error:
-        if any(word in str(error.msg) for word in _NESTING_WORDS) or text is None:
+        if any(word in str(error.msg) for word in _NESTING_WORDS):
             raise
+        try:
+            text = decode_source(data)
+        except (ValueError, LookupError):  # not text in its declared encoding: CPython's error says so
+            raise error from None
         from replaytest.lint import newer_grammar
 
         newer, downgraded = newer_grammar.downgrade(data, text)
