@@ -88,6 +88,22 @@ def record_research_thread(db: Path) -> None:
         conn.close()
 
 
+def sqlite_saver_stores_task_paths() -> bool:
+    """langgraph-checkpoint-sqlite keeps each write's task path from 3.1.2 on (the oldest supported, 3.0.0, does
+    not). Without it a @task call made inside a node cannot be told from a node's step: the importer writes it as
+    '?' with NO_TASK_PATHS and exits 2 (docs/design.md says so), which the tests check on such a saver."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        SqliteSaver(conn).setup()
+        return "task_path" in {row[1] for row in conn.execute("PRAGMA table_info(writes)")}
+    finally:
+        conn.close()
+
+
+NO_TASK_PATHS = ("name no node this importer could recover (written as '?'): this saver stores no task paths and no "
+                 "current node's recomputed task id matches (give the graph with --workflows)")
+
+
 def run_cli(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, list(args))
     return result.exit_code, result.stdout, result.stderr
