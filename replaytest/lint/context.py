@@ -111,6 +111,9 @@ class LintContext:
         self.base_classes: dict[str, FrameworkProfile] = {}
         self.registration_calls: dict[str, FrameworkProfile] = {}
         self.step_decorators: dict[str, FrameworkProfile] = {}
+        # Decorators that are methods of an app object (``DFApp.orchestration_trigger``), by method name: the object
+        # may live in another project module (``from . import bp``), where only the method name tells.
+        self.app_method_decorators: dict[str, list[tuple[str, FrameworkProfile]]] = {}
         self.step_calls: set[str] = set()
         self.node_registrations: dict[str, FrameworkProfile] = {}
         self.pause_calls: set[str] = set()
@@ -137,6 +140,11 @@ class LintContext:
                 self.registration_calls.setdefault(name, profile)
             for name in profile.step_decorators:
                 self.step_decorators.setdefault(name, profile)
+            for kind, names in (("orchestration", profile.orchestration_decorators), ("step", profile.step_decorators)):
+                for name in names:
+                    owner, _, method = name.rpartition(".")
+                    if owner.rpartition(".")[2][:1].isupper():
+                        self.app_method_decorators.setdefault(method, []).append((kind, profile))
             for name in profile.context_types:
                 self.context_types.setdefault(name, profile)
             for name in profile.node_registrations:

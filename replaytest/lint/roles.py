@@ -37,6 +37,7 @@ class FrameworkRoles:
     if TYPE_CHECKING:  # provided by NameResolver
         def resolve(self, node: ast.AST) -> str | None: ...
         def annotated_type(self, annotation: ast.AST) -> str | None: ...
+        def is_project_candidate(self, qualname: str) -> bool: ...
 
     def prescan_registration(self, value: ast.AST) -> None:
         """``X = workflow.defn(X)``, ``workflow.defn(name="x")(X)``, ``df.Orchestrator.create(fn)``."""
@@ -76,6 +77,12 @@ class FrameworkRoles:
                 return STEP, self.ctx.step_decorators[resolved]
             if resolved in self.ctx.orchestration_decorators:
                 kind, profile = ORCHESTRATION, self.ctx.orchestration_decorators[resolved]
+            elif resolved and self.is_project_candidate(resolved):
+                app_role = self._app_method_role(resolved)
+                if app_role is not None and app_role[0] == STEP:
+                    return app_role
+                if app_role is not None:
+                    kind, profile = app_role
             elif info is not None and info.profile is not None and resolved in info.profile.handler_decorators:
                 kind, profile = ORCHESTRATION, info.profile
         if kind == PLAIN and info is not None and info.profile is not None:
@@ -89,6 +96,16 @@ class FrameworkRoles:
         if kind == PLAIN and nested and self.function is not None and self.function.kind == STEP:
             kind = STEP
         return kind, profile
+
+    def _app_method_role(self, resolved: str) -> tuple[str, FrameworkProfile] | None:
+        """``@bp.orchestration_trigger(...)`` where ``bp`` is a project name (a ``df.Blueprint()`` made in the
+        package's ``__init__`` and imported with ``from . import bp``): the method of a framework's app object,
+        recognised by its name in a module that imports that framework."""
+        method = resolved.rpartition(".")[2]
+        for kind, profile in self.ctx.app_method_decorators.get(method, ()):
+            if profile in self.used_profiles:
+                return (ORCHESTRATION if kind == "orchestration" else STEP), profile
+        return None
 
     def is_query_handler(self, node: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None) -> bool:
         """Whether a handler method carries one of its framework's ``query_decorators``."""

@@ -384,3 +384,49 @@ def test_a_callback_handed_to_project_code_is_followed(tmp_path: Path) -> None:
     assert messages[20] == ("self.execute_task (a callback passed to Scheduler()) reaches datetime.now(), which reads "
                             "the wall clock in workflow code; use workflow.now()")
     assert messages[21].startswith("stamp (a callback passed to Scheduler()) reaches datetime.now()")
+
+
+def test_an_app_object_imported_from_the_package_keeps_its_decorators(tmp_path: Path) -> None:
+    # The Blueprint is made once in the package's __init__ and each module registers on it (``from . import bp``):
+    # its methods still mark orchestrators and activities in a module that imports the framework.
+    write(tmp_path, {
+        "pipeline/__init__.py": """
+            import azure.durable_functions as df
+
+            bp = df.Blueprint()
+        """,
+        "pipeline/orchestrator.py": """
+            from datetime import datetime, timezone
+
+            import azure.durable_functions as df
+
+            from . import bp
+
+            @bp.orchestration_trigger(context_name="context")
+            def pipeline(context: df.DurableOrchestrationContext):
+                stamp = datetime.now(timezone.utc).isoformat()  # expect: RT101
+                result = yield context.call_activity("fetch", stamp)
+                return result
+
+            @bp.activity_trigger(input_name="stamp")
+            def fetch(stamp: str) -> str:
+                return f"{stamp} fetched at {datetime.now(timezone.utc).isoformat()}"
+        """,
+        "tools/__init__.py": "",
+        "tools/events.py": """
+            from datetime import datetime
+
+            from . import registry
+
+            @registry.orchestration_trigger(context_name="context")
+            def not_azure(context):
+                return datetime.now()
+        """,
+        "tools/registry.py": """
+            def orchestration_trigger(**names):
+                return lambda function: function
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    assert [d.message for d in diagnostics] == [
+        "datetime.now() reads the wall clock in workflow code; use context.current_utc_datetime"]
