@@ -14,6 +14,7 @@ from pathlib import Path
 
 from replaytest import __version__
 from replaytest.config import Config
+from replaytest.lint.model import ORCHESTRATION, STEP
 from replaytest.lint.options import rule_settings
 from replaytest.lint.profile import FrameworkProfile, config_profile
 from replaytest.lint.rule import HOOKS, Rule
@@ -140,7 +141,7 @@ class LintContext:
                 self.registration_calls.setdefault(name, profile)
             for name in profile.step_decorators:
                 self.step_decorators.setdefault(name, profile)
-            for kind, names in (("orchestration", profile.orchestration_decorators), ("step", profile.step_decorators)):
+            for kind, names in ((ORCHESTRATION, profile.orchestration_decorators), (STEP, profile.step_decorators)):
                 for name in names:
                     owner, _, method = name.rpartition(".")
                     if owner.rpartition(".")[2][:1].isupper():

@@ -2,8 +2,8 @@
 
 Lint parses with the running interpreter's parser, so under 3.10 or 3.11 a project written for 3.12 has
 files with PEP 695 syntax (``type Alias = …``, ``def f[T](…)``, ``class C[T]:``) that CPython rejects.
-libcst knows the newer grammar: it tells whether the file is valid Python at all (``is_newer_python``) and
-where those constructs are, so that ``downgrade`` can blank them out of the text with spaces — a type
+libcst knows the newer grammar: ``downgrade`` asks it whether the file is valid Python at all and where those
+constructs are, so that it can blank them out of the text with spaces — a type
 parameter list becomes spaces, ``type Alias = v`` becomes ``Alias      = v`` — keeping every other
 character at its line and column. The result parses under the running Python with the same positions, and
 the collector analyses it like any file (type parameters hold no replay hazard). What cannot be blanked

@@ -77,14 +77,14 @@ class FrameworkRoles:
                 return STEP, self.ctx.step_decorators[resolved]
             if resolved in self.ctx.orchestration_decorators:
                 kind, profile = ORCHESTRATION, self.ctx.orchestration_decorators[resolved]
+            elif info is not None and info.profile is not None and resolved in info.profile.handler_decorators:
+                kind, profile = ORCHESTRATION, info.profile
             elif resolved and self.is_project_candidate(resolved):
                 app_role = self._app_method_role(resolved)
                 if app_role is not None and app_role[0] == STEP:
                     return app_role
                 if app_role is not None:
                     kind, profile = app_role
-            elif info is not None and info.profile is not None and resolved in info.profile.handler_decorators:
-                kind, profile = ORCHESTRATION, info.profile
         if kind == PLAIN and info is not None and info.profile is not None:
             if node.name in info.profile.orchestration_methods:
                 kind, profile = ORCHESTRATION, info.profile
@@ -104,7 +104,7 @@ class FrameworkRoles:
         method = resolved.rpartition(".")[2]
         for kind, profile in self.ctx.app_method_decorators.get(method, ()):
             if profile in self.used_profiles:
-                return (ORCHESTRATION if kind == "orchestration" else STEP), profile
+                return kind, profile
         return None
 
     def is_query_handler(self, node: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None) -> bool:
