@@ -50,6 +50,9 @@ class ReplayOptions:
     # The largest history file and blob read (``max-history-bytes``/``max-blob-bytes``); larger is an error.
     max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES
     max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
+    # Resume every in-flight run that replays green with the engine's own code past the end of its history
+    # (``ReplayResult.rehearsal``), where the engine's replayer can: what ``impact`` asks for.
+    rehearse: bool = False
 
     def prompt_policy(self, status: str) -> PromptPolicy:
         return self.prompts_running if status in IN_FLIGHT_STATUSES else self.prompts_completed

@@ -119,6 +119,50 @@ class PatchDecision:
     marker_deprecated: bool | None = None
 
 
+# What the engine's own code did when an in-flight run was resumed past the end of its history
+# (``Rehearsal.outcome``).
+REHEARSAL_OUTCOMES: tuple[str, ...] = (
+    "continues",  # the engine accepted the resume and the code took its next command(s) past the history
+    "waits",  # the engine accepted the resume and the run waits again, with no new command
+    "completes",  # the engine accepted the resume and the run finished
+    "breaks",  # the engine refused the resume (its own nondeterminism / unexpected-step error)
+)
+
+
+@dataclass(frozen=True)
+class Rehearsal:
+    """A resume rehearsal: an in-flight run resumed on the current code by **the engine's own code**, one
+    step past the end of its history, every effect stubbed. It answers "what does this run do when it
+    resumes on this code" from the engine rather than from replaytest's model of it.
+
+    ``outcome``: one of ``REHEARSAL_OUTCOMES``. ``delivered``: what was handed to the run so that it could
+    resume (the signal, message or answer it waits for, the timer it sleeps on, fired; "" when it needed
+    nothing). ``commands``: the commands the engine took past the history, in order. ``patch_decisions``:
+    every patch check of the resumed run as the engine answered it, those answered while it replayed the
+    recorded part included: the path the run takes. ``error``: the engine's own message when it ``breaks``.
+    ``source``: the line of the first command past the history, or of the failure. ``driver``: what
+    resumed it (the engine's API and version). ``note``: what the rehearsal could not do or stub, or why a
+    check answered as it did (a guard whose check falls in a task the run already completed)."""
+
+    outcome: str
+    delivered: str = ""
+    commands: tuple[CommandView, ...] = ()
+    patch_decisions: tuple[PatchDecision, ...] = ()
+    error: str | None = None
+    source: SourcePosition | None = None
+    driver: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.outcome not in REHEARSAL_OUTCOMES:
+            raise ValueError(f"unknown rehearsal outcome {self.outcome!r}; expected one of {', '.join(REHEARSAL_OUTCOMES)}")
+
+    def takes_patch(self, patch_id: str) -> bool | None:
+        """The engine's answer to the run's last ``patched(patch_id)`` check, None when it asked none."""
+        answers = [decision.taken for decision in self.patch_decisions if decision.patch_id == patch_id]
+        return answers[-1] if answers else None
+
+
 @dataclass(frozen=True)
 class PromptChange:
     """A prompt the current code has at another version than the run used or started under.
@@ -178,6 +222,9 @@ class ReplayResult:
     # Every prompt the current code has at another version than this run used or started under (empty:
     # none changed, or the history records no prompt versions, which ``notes`` then says).
     prompt_changes: list[PromptChange] = field(default_factory=list)
+    # An in-flight run resumed by the engine's own code past the end of its history (``ReplayOptions.rehearse``);
+    # None when not asked for, not in flight, or the replay did not reach the end of its history.
+    rehearsal: Rehearsal | None = None
 
     @property
     def in_flight(self) -> bool | None:

@@ -20,6 +20,7 @@ from replaytest.replay.divergence import (
     Divergence,
     PatchDecision,
     PromptChange,
+    Rehearsal,
     ReplayResult,
 )
 
@@ -266,6 +267,24 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "run_started_at": result.run_started_at,
         "patch_decisions": [patch_decision_data(decision) for decision in result.patch_decisions],
         "prompt_changes": [prompt_change_data(change) for change in result.prompt_changes],
+        "rehearsal": None if result.rehearsal is None else rehearsal_data(result.rehearsal),
+    }
+
+
+def rehearsal_data(rehearsal: Rehearsal) -> dict[str, Any]:
+    """A resume rehearsal (what the engine did when the run resumed past its history) as plain JSON types."""
+    source = rehearsal.source
+    return {
+        "outcome": rehearsal.outcome,
+        "delivered": rehearsal.delivered,
+        "commands": [view_data(view) for view in rehearsal.commands],
+        "patch_decisions": [patch_decision_data(decision) for decision in rehearsal.patch_decisions],
+        "error": rehearsal.error,
+        "source": None
+        if source is None
+        else {"path": display_path(source.path), "line": source.line, "function": source.function},
+        "driver": rehearsal.driver,
+        "note": rehearsal.note,
     }
 
 
