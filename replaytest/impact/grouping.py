@@ -37,6 +37,19 @@ def group_key(result: ReplayResult) -> GroupKey | None:
     )
 
 
+# Kinds that say the code issues another command at a point than the run recorded there: one change at one
+# line breaks finished runs as a ``command-mismatch`` and parked runs whose history ends before the
+# recorded command as an ``extra-command``; that is one change, so one group (and one guard).
+COMMAND_ORDER_KINDS: frozenset[str] = frozenset({"command-mismatch", "extra-command", "missing-command"})
+
+
+def group_identity(key: GroupKey) -> tuple[Any, ...]:
+    """What makes two divergence points one group: ``GroupKey`` without its kind when that kind is one of
+    ``COMMAND_ORDER_KINDS`` (the command and line say it all), with it otherwise."""
+    kind = "command-order" if key.kind in COMMAND_ORDER_KINDS else key.kind
+    return (key.workflow_type, kind, key.command, key.path, key.line)
+
+
 def could_not_check(results: Iterable[ReplayResult]) -> list[ReplayResult]:
     """Histories whose replay could not run (``error``) or found no current code (``stale``): never grouped,
     never counted as safe."""
@@ -48,7 +61,7 @@ def group_results(results: Sequence[ReplayResult]) -> list[WorkflowImpact]:
     finished count, descending), the in-flight runs not reached by the change and the unaffected green runs.
     Error and stale results are left to ``could_not_check``; every other result lands in exactly one list."""
     impacts: dict[tuple[str, str], WorkflowImpact] = {}
-    groups: dict[tuple[str, GroupKey], ImpactGroup] = {}
+    groups: dict[tuple[str, tuple[Any, ...]], ImpactGroup] = {}
     green: list[ReplayResult] = []
     for result in results:
         if result.status in ("error", "stale"):
@@ -61,11 +74,11 @@ def group_results(results: Sequence[ReplayResult]) -> list[WorkflowImpact]:
         if key is None:
             green.append(result)
             continue
-        group = groups.get((result.engine, key))
+        group = groups.get((result.engine, group_identity(key)))
         if group is None:
-            group = groups[(result.engine, key)] = _new_group(key, result)
+            group = groups[(result.engine, group_identity(key))] = _new_group(key, result)
             impact.groups.append(group)
-        _add_run(group, result)
+        _add_run(group, result, key)
     first_change = {
         which: min((g.position for g in impact.groups if g.position is not None), default=None)
         for which, impact in impacts.items()
@@ -146,11 +159,18 @@ def _new_group(key: GroupKey, first: ReplayResult) -> ImpactGroup:
     )
 
 
-def _add_run(group: ImpactGroup, result: ReplayResult) -> None:
+def _add_run(group: ImpactGroup, result: ReplayResult, key: GroupKey) -> None:
     divergence = result.divergence
     assert divergence is not None
-    if divergence.position is not None and (group.position is None or divergence.position < group.position):
+    first_in_flight = bool(result.in_flight) and not group.in_flight
+    if divergence.position is not None and (
+        group.position is None or divergence.position < group.position
+        or (divergence.position == group.position and first_in_flight)
+    ):
+        # The group speaks with the words of the run that breaks first, an in-flight one on a tie (its kind,
+        # message and the command it issues), so that its event number and its text never disagree.
         group.position = divergence.position
+        group.key, group.issued, group.source, group.message = key, divergence.issued, divergence.source, divergence.message
     if not any(_same_side(divergence.recorded, seen) for seen in group.recorded):
         group.recorded.append(divergence.recorded)
     if result.in_flight is None:
@@ -216,8 +236,9 @@ def summary_lines(points: Iterable[Mapping[str, Any]]) -> list[str]:
     groups: dict[tuple[Any, ...], list[Any]] = {}  # key -> [first position, in-flight, finished, unknown]
     for point in points:
         command = point.get("command")
-        key = (point.get("engine"), point.get("type"), point.get("kind"), None if command is None else tuple(command),
-               point.get("path"), point.get("line"))
+        kind = point.get("kind")
+        key = (point.get("engine"), point.get("type"), "command-order" if kind in COMMAND_ORDER_KINDS else kind,
+               None if command is None else tuple(command), point.get("path"), point.get("line"))
         counts = groups.setdefault(key, [point.get("position"), 0, 0, 0])
         position = point.get("position")
         if position is not None and (counts[0] is None or position < counts[0]):

@@ -144,6 +144,9 @@ class _Change:
     old_range: tuple[int, int] | None
     insert_line: int  # where the block is (or, for a pure removal, where the old block goes back)
 
+    def same_block(self, other: _Change) -> bool:
+        return self.container is other.container and (self.start, self.end) == (other.start, other.end)
+
 
 class _Source:
     """A parsed file and the positions of its nodes."""
@@ -353,11 +356,36 @@ def existing_patch_ids(text: str) -> set[str]:
     return {match.group(2) for match in _EXISTING_PATCH_ID.finditer(text)}
 
 
+# Engine calls that name no step of their own (the id names the step a change is about, never the API).
+_ENGINE_VERBS = frozenset({
+    "execute_activity", "start_activity", "execute_local_activity", "start_local_activity", "execute_child_workflow",
+    "start_child_workflow", "execute_activity_method", "start_activity_method", "wait_condition", "patched",
+    "deprecate_patch", "patch", "patch_async", "recv", "recv_async", "send", "send_async", "set_event",
+    "get_event", "start_workflow", "start_workflow_async", "step", "run_step", "run_tx_step", "await", "gather",
+})
+_TIMER_VERBS = frozenset({"sleep", "sleep_async", "timer", "new_timer"})
+
+
+def workflow_slug(workflow_type: str) -> str:
+    """``OrderWorkflow`` → ``order``, ``resolve_dispute`` → ``resolve-dispute``: the workflow part of a patch id."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", workflow_type)
+    slug = _slug(words)
+    trimmed = re.sub(r"-?workflow$", "", slug)
+    return trimmed or slug or "workflow"
+
+
+def step_name(change_names: Sequence[str], group_names: set[str]) -> str:
+    """The step a change is about: the first of its commands the runs break at, else its first named step;
+    a timer is ``timer``; an engine call naming nothing is passed over."""
+    named = [name for name in change_names if name not in _ENGINE_VERBS]
+    chosen = next((name for name in named if name in group_names), named[0] if named else "change")
+    return "timer" if chosen in _TIMER_VERBS else chosen
+
+
 def patch_id_for(workflow_type: str, change_names: Sequence[str], group_names: set[str], taken: set[str]) -> str:
-    """``<workflow type>-<first changed command>``: the same change gets the same id on every run; a
+    """``<workflow>-<step>`` (``order-fraud-check``): the same change gets the same id on every run; a
     ``-2``, ``-3`` … suffix keeps it apart from ``taken`` (ids in the file and of other guards)."""
-    chosen = next((name for name in change_names if name in group_names), change_names[0] if change_names else "change")
-    stem = f"{re.sub(r'[^A-Za-z0-9_.]+', '-', workflow_type).strip('-') or 'workflow'}-{_slug(chosen)}"
+    stem = f"{workflow_slug(workflow_type)}-{_slug(step_name(change_names, group_names))}"
     candidate, number = stem, 2
     while candidate in taken:
         candidate, number = f"{stem}-{number}", number + 1
@@ -475,7 +503,8 @@ class _FileGuards:
     current: _Source
     base: _Source | None
     taken: set[str] = field(default_factory=set)
-    guards: dict[int, Guard] = field(default_factory=dict)  # by id() of the change
+    guards: dict[int, Guard | str] = field(default_factory=dict)  # by id() of the change; a str says why none
+    diffs: dict[str, _FunctionDiff] = field(default_factory=dict)  # by the function's qualified name
 
     def compose(self, edits: Sequence[GuardEdit]) -> str:
         # The old branch may use names the change stopped importing: carry the base revision's imports back.
@@ -540,8 +569,22 @@ class _Synthesizer:
         display = path.relative_to(top).as_posix()
         return _FileGuards(path, display, current, base, taken=existing_patch_ids(text))
 
-    def guard(self, workflow_type: str, engine: str, group: ImpactGroup) -> Guard | str:
-        """The guard for ``group``, shared with earlier groups of the same change, or why there is none."""
+    def _function_diff(self, file: _FileGuards, qualname: str, function: cst.FunctionDef,
+                       old_function: cst.FunctionDef) -> _FunctionDiff:
+        """The function's changes since the base, computed once: every group of one change then gets the same
+        ``_Change`` and so the same guard (one change, one id)."""
+        known = file.diffs.get(qualname)
+        if known is None:
+            now, then = function.body, old_function.body
+            assert isinstance(now, cst.IndentedBlock) and isinstance(then, cst.IndentedBlock)
+            changes = _diff_suites(file.current, file.base, now, then) if file.base is not None else []
+            known = file.diffs[qualname] = _FunctionDiff(changes, _wider_changes(file, now, then) if changes else [])
+        return known
+
+    def guards(self, workflow_type: str, engine: str, group: ImpactGroup) -> list[Guard] | str:
+        """The guards for ``group``, narrowest first (the changed block; then the span of every changed
+        statement of the function; then its whole body), each shared with earlier groups of the same change,
+        or why there is none. Verification takes the first that holds."""
         source = group.source
         if source is None:
             return "the divergence names no source line in the current code, so there is no block to guard"
@@ -565,20 +608,40 @@ class _Synthesizer:
             return f"{qualname} ({where}) {why} {self.base_rev[:12]}: there is no old code to keep recorded runs on"
         if not isinstance(function.body, cst.IndentedBlock) or not isinstance(old_functions[0].body, cst.IndentedBlock):
             return f"{qualname} ({where}) is a one-line function here or at {self.base_rev[:12]}: guard it by hand"
-        changes = _diff_suites(file.current, file.base, function.body, old_functions[0].body)
-        if not changes:
+        diff = self._function_diff(file, qualname, function, old_functions[0])
+        if not diff.changes:
             return (f"{qualname} is the same as at {self.base_rev[:12]}: the change these runs break at is outside it "
                     "(code it calls, configuration, or a dependency), so replaytest cannot write its guard")
-        change = self._pick(changes, source.line, _group_names(group))
+        change = self._pick(diff.changes, source.line, _group_names(group))
         if change is None:
-            return (f"change not found: {len(changes)} changed blocks in {qualname} since {self.base_rev[:12]}, none at "
-                    f"{where} or issuing the command these runs break at; guard it by hand")
-        known = file.guards.get(id(change))
-        if known is not None:
-            return known
-        names = _call_names(change.new) + _call_names(change.old)
-        patch_id = patch_id_for(workflow_type, names, _group_names(group), file.taken)
-        file.taken.add(patch_id)
+            return (f"change not found: {len(diff.changes)} changed blocks in {qualname} since {self.base_rev[:12]}, "
+                    f"none at {where} or issuing the command these runs break at; guard it by hand")
+        first = file.guards.get(id(change))
+        if isinstance(first, str):
+            return first
+        patch_id = first.patch_id if first is not None else None
+        if patch_id is None:
+            names = _call_names(change.new) + _call_names(change.old)
+            patch_id = patch_id_for(workflow_type, names, _group_names(group), file.taken)
+            file.taken.add(patch_id)
+        candidates: list[Guard] = []
+        # The span and the whole body hold every change of the function, this one included.
+        for level, candidate in enumerate((change, *diff.wider)):
+            if any(isinstance(known.edit, GuardEdit) and known.edit.change.same_block(candidate) for known in candidates):
+                continue
+            guard = file.guards.get(id(candidate))
+            if guard is None:
+                guard = file.guards[id(candidate)] = self._write(file, engine, patch_id, qualname, function, candidate, where)
+            if isinstance(guard, str):
+                if level == 0:
+                    return guard
+                continue
+            candidates.append(guard)
+        return candidates
+
+    @staticmethod
+    def _write(file: _FileGuards, engine: str, patch_id: str, qualname: str, function: cst.FunctionDef,
+               change: _Change, where: str) -> Guard | str:
         test = guard_expression(engine, patch_id, file.current.module, function)
         edit = GuardEdit(file, change, _guard_statement(change, test))
         text = file.compose([edit])
@@ -586,11 +649,9 @@ class _Synthesizer:
             cst.parse_module(text)
         except cst.ParserSyntaxError as error:  # a bug in the synthesis: say so rather than offer it
             return f"the guard written for {where} does not parse ({error}); please report this as a replaytest bug"
-        guard = Guard(engine=engine, patch_id=patch_id, path=file.path, function=qualname,
-                      new_range=change.new_range, old_range=change.old_range, guarded_text=text,
-                      diff=file.unified_diff(text), edit=edit)
-        file.guards[id(change)] = guard
-        return guard
+        return Guard(engine=engine, patch_id=patch_id, path=file.path, function=qualname,
+                     new_range=change.new_range, old_range=change.old_range, guarded_text=text,
+                     diff=file.unified_diff(text), edit=edit)
 
     @staticmethod
     def _pick(changes: list[_Change], line: int, names: set[str]) -> _Change | None:
@@ -601,6 +662,43 @@ class _Synthesizer:
         if naming:
             return naming[0]
         return changes[0] if len(changes) == 1 else None
+
+
+@dataclass(eq=False)
+class _FunctionDiff:
+    """One function's changes since the base revision (``changes``, narrowest blocks) and the wider blocks a
+    guard may take when a narrow one does not verify (``wider``: the span from the first changed statement of
+    the body to the last, then the whole body; each only where it differs from the one before)."""
+
+    changes: list[_Change]
+    wider: list[_Change]
+
+
+def _wider_changes(file: _FileGuards, now: cst.IndentedBlock, then: cst.IndentedBlock) -> list[_Change]:
+    current, base = file.current, file.base
+    assert base is not None
+    new_code = [current.code(statement) for statement in now.body]
+    old_code = [base.code(statement) for statement in then.body]
+    shortest = min(len(new_code), len(old_code))
+    prefix = 0
+    while prefix < shortest and new_code[prefix] == old_code[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and new_code[-1 - suffix] == old_code[-1 - suffix]:
+        suffix += 1
+    # The docstring stays the function's docstring: it is never put under a guard.
+    first = 1 if prefix and _is_docstring(now.body[0]) else 0
+    blocks = [(prefix, len(old_code) - suffix, prefix, len(new_code) - suffix), (first, len(old_code), first, len(new_code))]
+    wider: list[_Change] = []
+    for old_start, old_end, new_start, new_end in dict.fromkeys(blocks):
+        if old_end > old_start or new_end > new_start:
+            wider.append(_change(current, base, now, then, old_start, old_end, new_start, new_end))
+    return wider
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString))
 
 
 def attach_guards(
@@ -626,9 +724,9 @@ def attach_guards(
             _langgraph_guidance(impact)
             continue
         for group in impact.groups:
-            outcome = synthesizer.guard(impact.workflow_type, impact.engine, group)
-            if isinstance(outcome, Guard):
-                group.guard = outcome
+            outcome = synthesizer.guards(impact.workflow_type, impact.engine, group)
+            if isinstance(outcome, list):
+                group.guard, group.wider_guards = outcome[0], outcome[1:]
                 if impact.engine == "dbos":
                     group.guard_note = DBOS_GUARD_NOTE
             else:

@@ -83,6 +83,10 @@ class ImpactGroup:
     unknown_status: list[ReplayResult] = field(default_factory=list)
     guard: Guard | None = None
     guard_note: str | None = None  # why there is no guard (LangGraph guidance, no base file, …)
+    # Wider guards of the same change, tried in order when ``guard`` does not verify (the span of every
+    # changed statement of the function, then its whole body); verification puts the one that holds in
+    # ``guard``. Not part of the report.
+    wider_guards: list[Guard] = field(default_factory=list, repr=False)
 
 
 @dataclass

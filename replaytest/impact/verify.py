@@ -28,8 +28,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from replaytest.impact.guards import compose_guards
-from replaytest.impact.model import Guard, Verification, WorkflowImpact
+from replaytest.impact.model import Guard, ImpactGroup, Verification, WorkflowImpact
 from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.report import display_path
 
 # Folders never copied: version control, virtual environments, caches, JavaScript dependencies.
 _SKIPPED_FOLDERS = frozenset({
@@ -154,14 +155,15 @@ def _unique_guards(impact: WorkflowImpact) -> list[Guard]:
 
 
 def _verification(
-    candidate: Sequence[Guard], impact: WorkflowImpact, histories: Sequence[Path], outcome: dict[Path, str | None],
-    unchecked: int = 0,
+    choice: Sequence[tuple[ImpactGroup, Guard]], impact: WorkflowImpact, histories: Sequence[Path],
+    outcome: dict[Path, str | None], unchecked: int = 0,
 ) -> Verification:
-    """Count the replays of ``histories`` with ``candidate`` applied; histories of groups guarded by none
-    of the candidate that still break are left out, with a note."""
+    """Count the replays of ``histories`` with the guards of ``choice`` (group, the guard tried for it)
+    applied; histories of groups no guard of the choice covers that still break are left out, with a note."""
+    covered = {id(group) for group, _guard in choice}
     expected_to_break: set[Path] = set()
     for group in impact.groups:
-        if group.guard is None or all(group.guard is not guard for guard in candidate):
+        if id(group) not in covered:
             expected_to_break.update(r.history_path.resolve() for r in (*group.in_flight, *group.finished, *group.unknown_status))
     counted, passed, left_out = 0, 0, 0
     failing: list[tuple[Path, str]] = []
@@ -185,33 +187,82 @@ def _verification(
     return Verification(histories=counted, passed=passed, failing=failing, notes=notes)
 
 
+def _levels(impact: WorkflowImpact) -> list[list[tuple[ImpactGroup, Guard]]]:
+    """The guards to try for a workflow type, narrowest first: level 0 is every group's own guard; each
+    further level takes the next wider guard of each group (a group without one keeps its widest)."""
+    guarded = [group for group in impact.groups if group.guard is not None]
+    depth = max((len(group.wider_guards) for group in guarded), default=0)
+    levels = []
+    for level in range(depth + 1):
+        choice = []
+        for group in guarded:
+            assert group.guard is not None
+            ladder = [group.guard, *group.wider_guards]
+            choice.append((group, ladder[min(level, len(ladder) - 1)]))
+        levels.append(choice)
+    return levels
+
+
+def _distinct(guards: Sequence[Guard]) -> list[Guard]:
+    unique: list[Guard] = []
+    for guard in guards:
+        if all(known is not guard for known in unique):
+            unique.append(guard)
+    return unique
+
+
 def verify_impacts(
     impacts: Sequence[WorkflowImpact], results: Sequence[ReplayResult], *, root: Path,
     workflow_specs: Sequence[str], workflows_base: Path, timeout_s: float | None = None,
 ) -> None:
-    """Set ``verification`` on every guard of ``impacts``: all guards of a workflow type replayed together
-    against every history of that type, and, only if that fails, each guard alone."""
+    """Set ``verification`` on every guard of ``impacts``. Per workflow type, all guards are replayed
+    together against every history of that type; if that fails, the next wider guards of the same changes
+    (the span of every changed statement, then the whole function body), until one level holds. If none
+    does, each narrowest guard is replayed alone, so the report names what still fails."""
     pending = [impact for impact in impacts if _unique_guards(impact)]
     if not pending:
         return
     copy = ProjectCopy(root, (r.history_path for r in results))
     try:
         for impact in pending:
-            guards = _unique_guards(impact)
             of_type = [r for r in results if r.workflow_type == impact.workflow_type and r.engine == impact.engine]
             # A history whose replay could not run before (error, stale) proves nothing about a guard.
             histories = [r.history_path for r in of_type if r.status in ("passed", "diverged")]
             unchecked = len(of_type) - len(histories)
-            copy.write(compose_guards(guards))
-            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s)
-            together = _verification(guards, impact, histories, outcome, unchecked)
-            if together.verified or len(guards) == 1:
-                for guard in guards:
-                    guard.verification = together
+            first_failure: Verification | None = None
+            held = False
+            for level, choice in enumerate(_levels(impact)):
+                guards = _distinct([guard for _, guard in choice])
+                copy.write(compose_guards(guards))
+                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s)
+                together = _verification(choice, impact, histories, outcome, unchecked)
+                if together.verified:
+                    if level and first_failure is not None:
+                        together.notes.insert(0, _widened_note(first_failure))
+                    for group, guard in choice:
+                        group.guard = guard
+                        guard.verification = together
+                    held = True
+                    break
+                first_failure = first_failure or together
+            narrowest = _unique_guards(impact)
+            if held:
                 continue
-            for guard in guards:
+            if len(narrowest) == 1 and first_failure is not None:
+                narrowest[0].verification = first_failure  # already replayed alone, at level 0
+                continue
+            for guard in narrowest:
                 copy.write(compose_guards([guard]))
                 outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s)
-                guard.verification = _verification([guard], impact, histories, outcome, unchecked)
+                alone = [(group, guard) for group in impact.groups if group.guard is guard]
+                guard.verification = _verification(alone, impact, histories, outcome, unchecked)
     finally:
         copy.close()
+
+
+def _widened_note(narrow: Verification) -> str:
+    """Why the guard is wider than the changed block: what the narrowest guard left failing."""
+    if not narrow.failing:
+        return "widened: the changed block alone did not verify"
+    path, why = narrow.failing[0]
+    return f"widened: the changed block alone did not verify ({display_path(path)} still failed: {why})"

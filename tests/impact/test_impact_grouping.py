@@ -186,3 +186,51 @@ def test_a_reworded_prompt_the_parked_runs_already_called_is_a_prompt_group_of_t
 def test_unchanged_prompts_make_no_prompt_group(histories: Path) -> None:
     [impact] = build_report(replay_all(histories, agent.invoice_dispute)).workflows
     assert impact.prompt_groups == []
+
+
+def _at(workflow_id: str, run_status: str, kind: str, position: int, message: str) -> ReplayResult:
+    """A run that breaks where the code now issues step 'fraud check' at app.py:40."""
+    from replaytest.replay.divergence import CommandView, SourcePosition
+
+    return ReplayResult(
+        Path(f"/h/{workflow_id}.json"), "dbos", "resolve_dispute", workflow_id, status="diverged", run_status=run_status,
+        events=9, divergence=Divergence(kind, position, message, recorded=CommandView("step", "recorded here"),
+                                        issued=CommandView("step", "fraud check"), source=SourcePosition("app.py", 40)),
+    )
+
+
+def test_one_change_at_one_line_is_one_group_whatever_each_run_recorded_there() -> None:
+    """A step inserted before a wait: the finished runs recorded the wait there (command-mismatch), the parked
+    runs nothing before the wait's timeout (extra-command). One change, one group; it speaks with the words of
+    its in-flight run and of the smallest event, so its header and text agree."""
+    results = [
+        _at("done-1", "completed", "command-mismatch", 3, "recorded the wait at function id 3"),
+        _at("done-2", "completed", "command-mismatch", 5, "recorded the wait at function id 5"),
+        _at("parked-1", "parked", "extra-command", 3, "nothing recorded at function id 3"),
+    ]
+    [impact] = group_results(results)
+    [group] = impact.groups
+    assert (ids(group.in_flight), ids(group.finished)) == (["parked-1"], ["done-1", "done-2"])
+    assert (group.key.kind, group.position, group.message) == ("extra-command", 3, "nothing recorded at function id 3")
+    # The grouped summary of `check` and pytest counts them as one group too.
+    from replaytest.impact.grouping import divergence_point, summary_lines
+
+    [line] = summary_lines(divergence_point(result) for result in results)
+    assert line.startswith("1 in-flight run of resolve_dispute breaks at event #3 (app.py:40), and 2 finished diverge there")
+
+
+def test_the_group_header_names_the_event_its_message_speaks_of() -> None:
+    results = [
+        _at("done-late", "completed", "command-mismatch", 21, "history event 21 scheduled 'issue_credit'"),
+        _at("done-early", "completed", "command-mismatch", 17, "history event 17 scheduled 'notify'"),
+    ]
+    [impact] = group_results(results)
+    [group] = impact.groups
+    assert (group.position, group.message) == (17, "history event 17 scheduled 'notify'")
+
+
+def test_other_kinds_at_one_line_stay_apart() -> None:
+    """A clock read and a command change at one line are two problems, two groups."""
+    results = [_at("a", "completed", "command-mismatch", 3, "m"), _at("b", "completed", "nondeterministic-call", 3, "clock")]
+    [impact] = group_results(results)
+    assert sorted(group.key.kind for group in impact.groups) == ["command-mismatch", "nondeterministic-call"]

@@ -18,7 +18,7 @@ GUARD_DIFF = '''--- a/expenses/claims.py
      decision = ctx.wait_signal("manager decision", timeout=7 * 86400)
      # Finance asked for a budget check on every claim before it is paid or rejected.
 -    ctx.step("check budget", check_budget, claim["employee"], receipt["total"])
-+    if ctx.patched("expense_claim-check-budget"):
++    if ctx.patched("expense-claim-check-budget"):
 +        ctx.step("check budget", check_budget, claim["employee"], receipt["total"])
      if decision and decision.get("approved"):
          outcome = "paid"
@@ -43,7 +43,7 @@ def test_diff_prints_the_verified_guard_and_fix_writes_it(tmp_path: Path) -> Non
     report = json.loads(_impact(repo, "--output-format", "json").stdout)
     [workflow] = report["workflows"]
     [group] = workflow["groups"]
-    assert group["guard"]["patch_id"] == "expense_claim-check-budget"
+    assert group["guard"]["patch_id"] == "expense-claim-check-budget"
     assert (group["guard"]["verified"]["histories"], group["guard"]["verified"]["passed"]) == (4, 4)
     assert group["guard"]["diff"] == GUARD_DIFF
 

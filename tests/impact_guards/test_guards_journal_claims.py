@@ -45,10 +45,10 @@ INSERTED_AFTER_WAIT = Change(
 ''',
     in_flight=[], finished=["claim-paid", "claim-rejected"], not_reached=["claim-parked-hotel", "claim-parked-taxi"],
     position=4, issued="check budget", recorded=["pay employee", "explain rejection"],
-    patch_id="expense_claim-check-budget",
+    patch_id="expense-claim-check-budget",
     guarded='''    decision = ctx.wait_signal("manager decision", timeout=7 * 86400)
     # Finance asked for a budget check on every claim before it is paid or rejected.
-    if ctx.patched("expense_claim-check-budget"):
+    if ctx.patched("expense-claim-check-budget"):
         ctx.step("check budget", check_budget, claim["employee"], receipt["total"])
 ''',
     fresh_path=[("step", "look up employee"), ("step", "read receipt"), ("signal", "manager decision"),
@@ -64,8 +64,8 @@ REORDERED_BEFORE_WAIT = Change(
 ''',
     in_flight=["claim-parked-hotel", "claim-parked-taxi"], finished=["claim-paid", "claim-rejected"], not_reached=[],
     position=1, issued="read receipt", recorded=["look up employee"],
-    patch_id="expense_claim-read-receipt",
-    guarded='''    if ctx.patched("expense_claim-read-receipt"):
+    patch_id="expense-claim-read-receipt",
+    guarded='''    if ctx.patched("expense-claim-read-receipt"):
         receipt = ctx.step("read receipt", read_receipt, claim["receipt"])
         employee = ctx.step("look up employee", lookup_employee, claim["employee"])
     else:
@@ -86,8 +86,8 @@ BRANCH_CHANGED = Change(
 ''',
     in_flight=[], finished=["claim-rejected"], not_reached=["claim-parked-hotel", "claim-parked-taxi"],
     position=4, issued="offer appeal", recorded=["explain rejection"],
-    patch_id="expense_claim-offer-appeal",
-    guarded='''        if ctx.patched("expense_claim-offer-appeal"):
+    patch_id="expense-claim-offer-appeal",
+    guarded='''        if ctx.patched("expense-claim-offer-appeal"):
             ctx.step("offer appeal", write_letter, employee["email"], "Not approved; reply to this mail to appeal.",
                      idempotency_key=ctx.idempotency_key())
         else:
@@ -177,14 +177,14 @@ def test_a_parked_run_resumed_on_the_guarded_code_takes_the_new_path(tmp_path: P
         resumed = journal.export("run-parked-taxi")
     assert resumed.status == "completed"
     assert [(event.kind, event.name, event.patch_id) for event in resumed.events[3:5]] == [
-        ("marker", "patched", "expense_claim-check-budget"), ("step", "check budget", None)]
+        ("marker", "patched", "expense-claim-check-budget"), ("step", "check budget", None)]
 
 
 # Version 2 with both the budget check and the appeal: the changed run of statements is one block (the
 # budget step and the whole if), guarded whole, so runs kept on the old path there keep the old else too.
 BOTH_CHANGES_GUARDED = '''    decision = ctx.wait_signal("manager decision", timeout=7 * 86400)
     # Finance asked for a budget check on every claim before it is paid or rejected.
-    if ctx.patched("expense_claim-check-budget"):
+    if ctx.patched("expense-claim-check-budget"):
         ctx.step("check budget", check_budget, claim["employee"], receipt["total"])
         if decision and decision.get("approved"):
             outcome = "paid"
@@ -214,7 +214,7 @@ def test_two_changes_in_one_run_of_statements_are_guarded_as_one_block(tmp_path:
     attach_guards(impacts, results, root=repo.root, base_rev=None, workflow_specs=[SPEC], workflows_base=repo.root)
     # Both finished runs break at the budget check first: one group, one guard.
     [group] = impacts[0].groups
-    assert group.guard is not None and group.guard.patch_id == "expense_claim-check-budget"
+    assert group.guard is not None and group.guard.patch_id == "expense-claim-check-budget"
     assert group.guard.verification is not None and group.guard.verification.verified
     start = version_2.index('    decision = ctx.wait_signal(')
     end = version_2.index('    return {"claim"')
@@ -263,7 +263,7 @@ def test_guards_that_fail_together_are_replayed_alone_and_only_the_verified_one_
     by_run = {run_ids(group.finished)[0]: group.guard for group in impacts[0].groups}
     paid, rejected = by_run["claim-paid"], by_run["claim-rejected"]
     assert paid is not None and rejected is not None and paid is not rejected
-    assert paid.patch_id == "expense_claim-pay-by-transfer" and rejected.patch_id == "expense_claim-open-appeal-case"
+    assert paid.patch_id == "expense-claim-pay-by-transfer" and rejected.patch_id == "expense-claim-open-appeal-case"
     left_out = ["1 history of a change this guard does not cover left out (they break at that change)"]
     assert paid.verification is not None and rejected.verification is not None
     assert (paid.verification.histories, paid.verification.passed, paid.verification.failing,

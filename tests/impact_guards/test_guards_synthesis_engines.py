@@ -17,6 +17,7 @@ from replaytest.impact.guards import (
     existing_patch_ids,
     patch_id_for,
     resolve_revision,
+    workflow_slug,
 )
 from replaytest.impact.model import GroupKey, ImpactGroup, WorkflowImpact
 from replaytest.replay.divergence import CommandView, ReplayResult, SourcePosition
@@ -71,7 +72,7 @@ class ShipOrder:
     async def run(self, order: dict) -> str:
         await wf.execute_activity(reserve_stock, order, start_to_close_timeout=TIMEOUT)
         # An earlier attempt at 3-D Secure was rolled back; its marker is retired here.
-        wf.deprecate_patch("ShipOrder-charge-card-3ds")
+        wf.deprecate_patch("ship-order-charge-card-3ds")
         await wf.execute_activity(charge_card, order, start_to_close_timeout=TIMEOUT)
         return await wf.execute_activity(ship_parcel, order, start_to_close_timeout=TIMEOUT)
 
@@ -93,16 +94,16 @@ def test_temporal_guard_uses_the_files_alias_and_avoids_an_id_already_in_the_fil
                                                 "charge_card_3ds", "charge_card"))
     guard = group.guard
     assert guard is not None, group.guard_note
-    assert (guard.patch_id, guard.function) == ("ShipOrder-charge-card-3ds-2", "ShipOrder.run")
+    assert (guard.patch_id, guard.function) == ("ship-order-charge-card-3ds-2", "ShipOrder.run")
     assert (guard.new_range, guard.old_range) == ((18, 18), (18, 18))
     assert guard.diff == '''--- a/ship.py
 +++ b/ship.py
 @@ -15,7 +15,10 @@
          await wf.execute_activity(reserve_stock, order, start_to_close_timeout=TIMEOUT)
          # An earlier attempt at 3-D Secure was rolled back; its marker is retired here.
-         wf.deprecate_patch("ShipOrder-charge-card-3ds")
+         wf.deprecate_patch("ship-order-charge-card-3ds")
 -        await wf.execute_activity(charge_card_3ds, order, start_to_close_timeout=TIMEOUT)
-+        if wf.patched("ShipOrder-charge-card-3ds-2"):
++        if wf.patched("ship-order-charge-card-3ds-2"):
 +            await wf.execute_activity(charge_card_3ds, order, start_to_close_timeout=TIMEOUT)
 +        else:
 +            await wf.execute_activity(charge_card, order, start_to_close_timeout=TIMEOUT)
@@ -175,10 +176,10 @@ def test_dbos_guards_for_a_removed_step_in_a_sync_workflow_and_an_inserted_one_i
     removed = _guard_for(root, "dbos", _group("onboard_customer", path, _line_of(path, "record_signup(account)"),
                                               "onboard_customer", "record_signup", "send_welcome", kind="step"))
     assert removed.guard is not None, removed.guard_note
-    assert removed.guard.patch_id == "onboard_customer-send-welcome"
+    assert removed.guard.patch_id == "onboard-customer-send-welcome"
     assert (removed.guard.new_range, removed.guard.old_range) == (None, (22, 22))
     assert '''    account = create_account(email)
-    if not DBOS.patch("onboard_customer-send-welcome"):
+    if not DBOS.patch("onboard-customer-send-welcome"):
         send_welcome(email)
     record_signup(account)
 ''' in removed.guard.guarded_text
@@ -188,7 +189,7 @@ def test_dbos_guards_for_a_removed_step_in_a_sync_workflow_and_an_inserted_one_i
                                                "open_business_account", "screen_sanctions", "open_wallet", kind="step"))
     assert inserted.guard is not None, inserted.guard_note
     assert '''async def open_business_account(name: str) -> str:
-    if await DBOS.patch_async("open_business_account-screen-sanctions"):
+    if await DBOS.patch_async("open-business-account-screen-sanctions"):
         await screen_sanctions(name)
     wallet = await open_wallet(name)
 ''' in inserted.guard.guarded_text
@@ -231,7 +232,21 @@ def test_patch_ids_are_stable_and_unique() -> None:
     assert patch_id_for("claims", names, {"Pay Employee"}, set()) == "claims-pay-employee"
     assert patch_id_for("claims", names, {"Pay Employee"}, set()) == "claims-pay-employee"
     assert patch_id_for("claims", ["pay"], set(), existing_patch_ids(text)) == "claims-pay-3"
-    assert patch_id_for("Ship Order!", [], set(), set()) == "Ship-Order-change"
+    assert patch_id_for("Ship Order!", [], set(), set()) == "ship-order-change"
+
+
+def test_patch_ids_name_the_workflow_and_the_step_never_the_engine_call() -> None:
+    assert workflow_slug("OrderWorkflow") == "order"
+    assert workflow_slug("InvoiceDispute") == "invoice-dispute"
+    assert workflow_slug("resolve_dispute") == "resolve-dispute"
+    assert workflow_slug("HTTPOrderWorkflow") == "http-order"
+    assert workflow_slug("workflow") == "workflow"
+    # Temporal: the activity handed to execute_activity; the engine call itself names nothing.
+    assert patch_id_for("OrderWorkflow", ["execute_activity", "fraud_check"], {"fraud_check"}, set()) == "order-fraud-check"
+    # A timer is a timer, not the API call that starts it nor the timedelta inside it.
+    assert patch_id_for("OrderWorkflow", ["sleep", "timedelta"], {"timer"}, set()) == "order-timer"
+    # DBOS: a step called directly, after a recv the change did not touch.
+    assert patch_id_for("resolve_dispute", ["recv", "record_audit"], set(), set()) == "resolve-dispute-record-audit"
 
 
 def test_the_base_is_the_merge_base_with_the_default_branch_and_a_missing_one_is_an_error(tmp_path: Path) -> None:
@@ -261,3 +276,23 @@ def test_the_base_is_the_merge_base_with_the_default_branch_and_a_missing_one_is
     outside.mkdir()
     with pytest.raises(GuardSetupError, match="is not in a git repository"):
         default_base(outside)
+
+
+def test_groups_of_one_change_share_one_guard_and_one_id(tmp_path: Path) -> None:
+    """Two activities inserted together break finished runs at the first and in-flight runs at the second
+    line: one changed block, so one guard, one id (no ``-2``), one edit."""
+    root = _repo(tmp_path, {"ship.py": SHIP_V1})
+    path = root / "ship.py"
+    charge = "        await wf.execute_activity(charge_card, order, start_to_close_timeout=TIMEOUT)\n"
+    path.write_text(SHIP_V1.replace(charge, "        await wf.execute_activity(fraud_check, order, start_to_close_timeout=TIMEOUT)\n"
+                                    "        await wf.execute_activity(notify_risk, order, start_to_close_timeout=TIMEOUT)\n"
+                                    + charge, 1))
+    first = _group("ShipOrder", path, _line_of(path, "(fraud_check,"), "ShipOrder.run", "fraud_check", "charge_card")
+    second = _group("ShipOrder", path, _line_of(path, "(notify_risk,"), "ShipOrder.run", "notify_risk", "charge_card")
+    impact = WorkflowImpact("ShipOrder", "temporal", groups=[first, second])
+    attach_guards([impact], [], root=root, base_rev=None, workflow_specs=[], verify=False)
+    assert first.guard is not None and first.guard is second.guard
+    assert first.guard.patch_id == "ship-order-fraud-check"
+    assert first.guard.guarded_text.count("wf.patched(") == 1
+    # Wider guards of the same change are kept in reserve: the span is this block already, so only the body.
+    assert [guard.new_range for guard in first.wider_guards] == [(15, 21)]
