@@ -94,9 +94,10 @@ class PatchUse:
     """A ``patched(id)`` / ``DBOS.patch(id)`` / ``deprecate_patch(id)`` already in the code, and its verdict.
 
     ``needed_by``: in-flight runs whose replay took the old branch there (they started before the
-    marker), oldest first (reports name the first as the oldest); ``marked_by``: retained histories that recorded the marker. Verdict: ``still-needed`` while
-    ``needed_by`` is not empty, else ``deprecate-now`` while a retained history has the marker, else
-    ``remove-now``."""
+    marker), oldest first (reports name the first as the oldest); ``marked_by``: retained histories that recorded the marker;
+    ``replayed_old_by``: finished retained histories that took the old branch. Verdict: ``still-needed`` while
+    ``needed_by`` or ``replayed_old_by`` is not empty (removing the old branch breaks a run, or makes a retained
+    history diverge), else ``deprecate-now`` while a retained history has the marker, else ``remove-now``."""
 
     patch_id: str
     engine: str
@@ -105,10 +106,15 @@ class PatchUse:
     deprecated: bool  # the call is already a deprecate_patch
     needed_by: list[ReplayResult] = field(default_factory=list)
     marked_by: list[ReplayResult] = field(default_factory=list)
+    # Finished (or unknown-status) retained runs whose replay took the old branch: removing the guard makes
+    # them diverge (the same replays that group them say so), so the guard is never "remove now" for them.
+    replayed_old_by: list[ReplayResult] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
         if self.needed_by:
+            return "still-needed"
+        if self.replayed_old_by:
             return "still-needed"
         return "deprecate-now" if self.marked_by else "remove-now"
 

@@ -61,7 +61,12 @@ def verdict_text(patch: PatchUse) -> str:
     if verdict == "still-needed":
         number = len(patch.needed_by)
         # ``needed_by`` holds the runs oldest first, as the retirement step gives them.
-        return f"{number} {'run still needs' if number == 1 else 'runs still need'} it (oldest: {run_id(patch.needed_by[0])})"
+        if number:
+            return f"{number} {'run still needs' if number == 1 else 'runs still need'} it (oldest: {run_id(patch.needed_by[0])})"
+        number = len(patch.replayed_old_by)
+        return (f"still needed: no in-flight run needs it, but {number} retained finished "
+                f"{'history replays' if number == 1 else 'histories replay'} its old branch (first: "
+                f"{run_id(patch.replayed_old_by[0])}); removing it makes them diverge")
     if verdict == "deprecate-now":
         number = len(patch.marked_by)
         return (f"deprecate now: no in-flight run needs the old branch; {number} retained "
@@ -453,6 +458,7 @@ def _patch_data(patch: PatchUse) -> dict[str, Any]:
         "deprecated": patch.deprecated,
         "needed_by": [run_id(result) for result in patch.needed_by],
         "marked_by": [run_id(result) for result in patch.marked_by],
+        "replayed_old_by": [run_id(result) for result in patch.replayed_old_by],
         "verdict": patch.verdict,
         "verdict_text": verdict_text(patch),
     }

@@ -288,11 +288,16 @@ def _use(
     order = {id(result): index for index, result in enumerate(results)}
     needed: dict[int, ReplayResult] = {}
     marked: dict[int, ReplayResult] = {}
+    replayed_old: dict[int, ReplayResult] = {}
     for result, decision in decisions:
         if decision.taken:
             marked.setdefault(id(result), result)
-        elif result.in_flight and not call.deprecated:  # deprecate_patch has no old branch to need
+        elif call.deprecated:  # deprecate_patch has no old branch to need
+            continue
+        elif result.in_flight:
             needed.setdefault(id(result), result)
+        elif result.status in ("passed", "diverged"):
+            replayed_old.setdefault(id(result), result)
     use = PatchUse(
         patch_id=call.patch_id or "",
         engine=call.engine,
@@ -301,6 +306,7 @@ def _use(
         deprecated=call.deprecated,
         needed_by=sorted(needed.values(), key=lambda result: _age(result, order)),
         marked_by=sorted(marked.values(), key=lambda result: order.get(id(result), 0)),
+        replayed_old_by=sorted(replayed_old.values(), key=lambda result: order.get(id(result), 0)),
     )
     return use
 

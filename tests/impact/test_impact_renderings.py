@@ -110,7 +110,7 @@ def test_patch_verdicts_and_guidance() -> None:
     assert f"**Guidance**: {guidance}" in markdown
     [first, _, third] = impact_data(report)["workflows"][0]["patches"]
     assert first == {"patch_id": "refund-v2", "engine": "journal", "path": "app/agent.py", "line": 30,
-                     "deprecated": False, "needed_by": ["old-1", "old-2"], "marked_by": ["new-1"],
+                     "deprecated": False, "needed_by": ["old-1", "old-2"], "marked_by": ["new-1"], "replayed_old_by": [],
                      "verdict": "still-needed", "verdict_text": "2 runs still need it (oldest: old-1)"}
     assert (third["verdict"], third["deprecated"]) == ("remove-now", True)
 

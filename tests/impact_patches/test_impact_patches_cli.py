@@ -63,7 +63,7 @@ def test_impact_reports_which_run_still_needs_the_guard_and_when_it_may_go(tmp_p
     assert workflow["patches"] == [
         {
             "patch_id": "receipt-check", "engine": "journal", "path": str(SOURCE), "line": GUARD_LINE,
-            "deprecated": False, "needed_by": ["claim-taxi"], "marked_by": ["claim-flight"],
+            "deprecated": False, "needed_by": ["claim-taxi"], "marked_by": ["claim-flight"], "replayed_old_by": [],
             "verdict": "still-needed", "verdict_text": "1 run still needs it (oldest: claim-taxi)",
         }
     ]
@@ -74,11 +74,13 @@ def test_impact_reports_which_run_still_needs_the_guard_and_when_it_may_go(tmp_p
     _export(tmp_path, journal, "claim-taxi")
     code, out = _impact(tmp_path)
     assert code == 0, out
+    assert (f"patch 'receipt-check' at {SOURCE}:{GUARD_LINE}: still needed: no in-flight run needs it, but 1 "
+            "retained finished history replays its old branch (first: claim-taxi); removing it makes them diverge") in out
+
+    (tmp_path / "histories" / "claim-taxi.json").unlink()
+    code, out = _impact(tmp_path)
+    assert code == 0, out
     assert (f"patch 'receipt-check' at {SOURCE}:{GUARD_LINE}: deprecate now: no in-flight run needs the old "
             "branch; 1 retained history records the marker") in out
 
-    (tmp_path / "histories" / "claim-flight.json").unlink()
-    code, out = _impact(tmp_path, "--output-format", "json")
-    [patch] = json.loads(out)["workflows"][0]["patches"]
-    assert (patch["verdict"], patch["needed_by"], patch["marked_by"]) == ("remove-now", [], [])
     journal.close()

@@ -12,6 +12,7 @@ import impact_patches_expense as expense
 import pytest
 
 from replaytest.history import save_history
+from replaytest.impact.report import verdict_text
 from replaytest.impact.model import ImpactGroup, GroupKey, PatchUse, WorkflowImpact
 from replaytest.impact.retirement import attach_patches
 from replaytest.journal import Journal, Worker
@@ -89,16 +90,19 @@ def test_a_parked_run_that_passed_the_patch_point_keeps_the_guard_until_it_compl
     assert ids(use.needed_by) == ["claim-taxi"]
     assert ids(use.marked_by) == ["claim-flight"]
 
-    # The parked claim is approved and completes under deploy 2, on the old branch: nobody needs it now,
-    # but the retained history with the marker still needs the call (deprecate, do not remove).
+    # The parked claim is approved and completes under deploy 2, on the old branch: no in-flight run needs
+    # it now, but its retained history replays the old branch, so removing the guard would make it diverge.
     deploys.approve(expense.expense_review, "claim-taxi")
     assert deploys.journal.status("claim-taxi") == "completed"
     use = retirement(deploys.export("claim-taxi", "claim-flight"))
-    assert (use.verdict, use.needed_by, ids(use.marked_by)) == ("deprecate-now", [], ["claim-flight"])
+    assert (use.verdict, use.needed_by, ids(use.marked_by), ids(use.replayed_old_by)) == (
+        "still-needed", [], ["claim-flight"], ["claim-taxi"])
+    assert verdict_text(use) == ("still needed: no in-flight run needs it, but 1 retained finished history replays "
+                                 "its old branch (first: claim-taxi); removing it makes them diverge")
 
-    # Once no retained history has the marker either, the guard and its old branch may go.
-    use = retirement(deploys.export("claim-taxi"))
-    assert (use.verdict, use.needed_by, use.marked_by) == ("remove-now", [], [])
+    # Once that history is no longer retained, only the marker's history holds the call: deprecate it.
+    use = retirement(deploys.export("claim-flight"))
+    assert (use.verdict, use.needed_by, ids(use.marked_by), use.replayed_old_by) == ("deprecate-now", [], ["claim-flight"], [])
 
 
 def test_in_flight_runs_needing_the_guard_are_listed_oldest_first(deploys: Deploys) -> None:
@@ -110,11 +114,13 @@ def test_in_flight_runs_needing_the_guard_are_listed_oldest_first(deploys: Deplo
     assert use.verdict == "still-needed"
 
 
-def test_finished_runs_that_took_the_old_branch_do_not_hold_the_guard(deploys: Deploys) -> None:
+def test_finished_runs_that_took_the_old_branch_keep_the_guard_from_removal(deploys: Deploys) -> None:
+    """The same replays that say these runs diverge without the guard say it cannot go: never "remove now"
+    while a retained history takes the old branch."""
     deploys.run(expense.expense_review_before, "claim-done", {"item": "taxi", "amount": 9})
     deploys.approve(expense.expense_review_before, "claim-done")
     use = retirement(deploys.export("claim-done"))
-    assert (use.verdict, use.needed_by, use.marked_by) == ("remove-now", [], [])
+    assert (use.verdict, use.needed_by, use.marked_by, ids(use.replayed_old_by)) == ("still-needed", [], [], ["claim-done"])
 
 
 def test_patches_join_the_workflow_s_divergence_report(deploys: Deploys) -> None:

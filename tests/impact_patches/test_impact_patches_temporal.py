@@ -131,7 +131,9 @@ def test_parked_claims_keep_the_fraud_screen_guard_until_they_complete(
     paths = asyncio.run(adjuster_decides())
     results = _replay(replayer, paths)
     use = _use(results)
-    assert (use.verdict, use.needed_by, _ids(use.marked_by)) == ("deprecate-now", [], [fresh])
-    # Without the history that recorded the marker, neither branch is needed by a retained run.
-    use = _use(results[:2])
-    assert (use.verdict, use.needed_by, use.marked_by) == ("remove-now", [], [])
+    # Completed on the old branch: no in-flight run needs it, but their retained histories replay it.
+    assert (use.verdict, use.needed_by, _ids(use.marked_by), _ids(use.replayed_old_by)) == (
+        "still-needed", [], [fresh], [first, second])
+    # Without them, only the history that recorded the marker holds the call: deprecate it.
+    use = _use(results[2:])
+    assert (use.verdict, use.needed_by, _ids(use.marked_by), use.replayed_old_by) == ("deprecate-now", [], [fresh], [])
