@@ -298,11 +298,16 @@ def _s(number: int) -> str:
 
 def exit_code(report: ImpactReport, in_flight_only: bool = False) -> int:
     """2 when a history could not be checked; 1 when an in-flight run (or one whose status is unknown)
-    breaks, or — unless ``in_flight_only`` — a finished run diverges; else 0."""
+    breaks — in its replay, or when the engine rehearses its resume — or, unless ``in_flight_only``, a
+    finished run diverges; else 0."""
     if report.could_not_check:
         return 2
     groups = [group for impact in report.workflows for group in impact.groups]
     if any(group.in_flight or group.unknown_status for group in groups):
+        return 1
+    # An in-flight run that replays green but that the engine refused to resume (its rehearsal broke).
+    green_in_flight = (r for impact in report.workflows for r in (*impact.not_reached, *impact.unaffected) if r.in_flight)
+    if any(r.rehearsal is not None and r.rehearsal.outcome == "breaks" for r in green_in_flight):
         return 1
     if not in_flight_only and any(group.finished for group in groups):
         return 1

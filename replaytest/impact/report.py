@@ -23,6 +23,7 @@ from replaytest.impact.model import (
     Verification,
     WorkflowImpact,
 )
+from replaytest.impact.resume import resume_groups
 from replaytest.lint.reporters.external import PathRebaser
 from replaytest.lint.reporters.github import escape_data, escape_property
 from replaytest.prompts import short_version
@@ -72,6 +73,10 @@ def verdict_text(patch: PatchUse) -> str:
         return (f"deprecate now: no in-flight run needs the old branch; {number} retained "
                 f"{'history records' if number == 1 else 'histories record'} the marker")
     return "remove now: no retained history needs either branch"
+
+
+def _judged_by(path: str) -> str:
+    return "replay only" if path == "unrehearsed" else "rehearsed on the engine"
 
 
 def _describe(view: CommandView | None) -> str:
@@ -170,8 +175,10 @@ def _impact_text(impact: WorkflowImpact, details: bool) -> list[str]:
                 lines.append(f"    {title} ({len(runs)}): {_ids_text(runs, details)}")
         lines.extend(_guard_text(group))
     if impact.not_reached:
-        lines.append(f"  not reached yet ({len(impact.not_reached)}; they take the new path when they resume): "
-                     f"{_ids_text(impact.not_reached, details)}")
+        lines.append(f"  not reached yet ({len(impact.not_reached)}): {_ids_text(impact.not_reached, details)}")
+    for verdict, runs in resume_groups(impact):
+        lines.append(f"  on resume ({len(runs)} in flight, {_judged_by(verdict.path)}): {verdict.text}: "
+                     f"{_ids_text(runs, details)}")
     for prompt_group in impact.prompt_groups:
         lines.append(f"  {_prompt_head(prompt_group)}")
         for title, runs in _prompt_runs(prompt_group):
@@ -258,8 +265,12 @@ def render_markdown(report: ImpactReport, details: bool = False) -> str:
         for number, group in enumerate(impact.groups, 1):
             lines.extend(_group_markdown(number, group, details))
         if impact.not_reached:
-            lines.append(f"**Not reached yet** ({len(impact.not_reached)} in-flight; they take the new path when "
-                         f"they resume): {_ids_markdown(impact.not_reached, details, 'in-flight runs')}")
+            lines.append(f"**Not reached yet** ({len(impact.not_reached)} in-flight): "
+                         f"{_ids_markdown(impact.not_reached, details, 'in-flight runs')}")
+            lines.append("")
+        for verdict, runs in resume_groups(impact):
+            lines.append(f"**On resume** ({len(runs)} in-flight, {_judged_by(verdict.path)}): {_md(verdict.text)}: "
+                         f"{_ids_markdown(runs, details, 'in-flight runs')}")
             lines.append("")
         if impact.prompt_groups:
             lines += ["**Prompt groups** (in-flight runs that will use another prompt version than they started "
@@ -397,6 +408,10 @@ def _impact_data(impact: WorkflowImpact) -> dict[str, Any]:
         "groups": [_group_data(group) for group in impact.groups],
         "not_reached": [run_id(result) for result in impact.not_reached],
         "unaffected": [run_id(result) for result in impact.unaffected],
+        "resume": [
+            {"path": verdict.path, "text": verdict.text, "runs": [run_id(result) for result in runs]}
+            for verdict, runs in resume_groups(impact)
+        ],
         "patches": [_patch_data(patch) for patch in impact.patches],
         "guidance": impact.guidance,
         "prompt_groups": [

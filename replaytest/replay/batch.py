@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
+from replaytest.replay import rehearsal
 from replaytest.replay.adapter import HistoryReplayer, LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.cache import ReplayCache
 from replaytest.replay.coverage import ReplayCoverage
@@ -30,6 +31,8 @@ def replay_many(
     result; ``cache.skipped`` counts them), watches what each replay reads and remembers new green ones;
     ``advance`` is called after each file (progress bars), with None for a skipped one."""
     results = []
+    if options.rehearse:
+        rehearsal.clear()
     for path in files:
         # With a cache the file is read here, once, for its key and its replay.
         loaded = _read(path, options) if cache is not None else None
@@ -48,7 +51,20 @@ def replay_many(
             cache.remember(path, result, loaded)
         if advance is not None:
             advance(result)
+    if options.rehearse:
+        _rehearse_in_flight(results, replayers, workflows, options)
     return results
+
+
+def _rehearse_in_flight(
+    results: list[ReplayResult], replayers: Sequence[HistoryReplayer], workflows: WorkflowSet, options: ReplayOptions,
+) -> None:
+    """Rehearse the resume of every in-flight run that replayed green again, now that every history of the
+    batch has been seen: a parked run gets a signal payload another run of its type recorded
+    (``replay.rehearsal``). Only in-flight green runs replay twice."""
+    for index, result in enumerate(results):
+        if result.in_flight and result.status == "passed":
+            results[index] = replay_file(result.history_path, replayers, workflows, options)
 
 
 def _read(path: Path, options: ReplayOptions) -> LoadedHistory | None:

@@ -93,6 +93,9 @@ def test_in_flight_only_ignores_finished_runs_but_not_a_broken_parked_one(tmp_pa
     assert code == 0, out
     assert out.splitlines() == [
         "invoice_dispute (journal): no run breaks; 0 in-flight not reached yet, 5 unaffected",
+        # The parked runs resumed by the journal's own worker, with the decision another run recorded.
+        "  on resume (2 in flight, rehearsed on the engine): resume cleanly: the engine issues step 'issue credit "
+        "note' next: dispute-parked-1, dispute-parked-2",
         "",
         "impact: 1 workflow type, 0 groups: 0 in-flight runs break, 0 finished runs diverge, 0 in-flight not reached "
         "yet, 5 unaffected, 0 could not be checked",
@@ -131,8 +134,11 @@ def test_markdown_report_of_a_branch_change(tmp_path: Path, recorded: Path) -> N
     assert "| recorded | `step 'issue credit note'` |" in lines
     assert "| code now | `step 'check credit limit'` |" in lines
     assert "| finished (2) | `dispute-approved-1`, `dispute-approved-2` |" in lines
-    assert ("**Not reached yet** (2 in-flight; they take the new path when they resume): `dispute-parked-1`, "
-            "`dispute-parked-2`") in lines
+    assert "**Not reached yet** (2 in-flight): `dispute-parked-1`, `dispute-parked-2`" in lines
+    # What they do on resume is the journal worker's answer: the approval another run recorded takes them to
+    # the credit-limit check the change added.
+    assert ("**On resume** (2 in-flight, rehearsed on the engine): take the new path: the engine issues step 'check "
+            "credit limit' next: `dispute-parked-1`, `dispute-parked-2`") in lines
     assert "Unaffected: 1 run replays green." in lines
     assert not any(text.startswith("| in-flight") for text in lines)
 

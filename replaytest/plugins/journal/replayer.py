@@ -29,7 +29,7 @@ from replaytest.journal.workflow import Outcome, definition_of
 from replaytest.plugins.journal import PROFILE
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, ReplayResult, short_value, value_text
+from replaytest.replay.divergence import Divergence, Rehearsal, ReplayResult, short_value, value_text
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
     PATCH_MARKER,
@@ -159,7 +159,28 @@ class JournalReplayer(NeutralReplayer):
         check_pending_prompts(
             result, history.status, history.prompt_manifest, current, reached, options, matcher.next_position()
         )
+        if options.rehearse:
+            from replaytest.plugins.journal.rehearsal import remember_signals
+
+            remember_signals(history)
+            if result.status == "passed" and history.status in ("running", "parked"):
+                result.rehearsal = _rehearsal(history, definition, modules)
         return result
+
+
+def _rehearsal(history: History, definition: Any, modules: list[types.ModuleType]) -> Rehearsal:
+    """The in-flight run resumed by the journal's own worker backend (``journal.rehearsal``), under the
+    runtime guards: an effect the workflow code makes itself is stopped there too."""
+    from replaytest.plugins.journal.rehearsal import DRIVER, rehearse
+
+    with guarded(modules, lambda: 0, step_bodies(modules)) as guard:
+        try:
+            return rehearse(history, definition)
+        except NondeterministicCall:
+            stopped = guard.stopped
+            where = f" at {stopped.source.path}:{stopped.source.line}" if stopped is not None and stopped.source else ""
+            return Rehearsal("breaks", error=f"the resumed run made an effect the runtime guards stopped{where}",
+                             driver=DRIVER)
 
 
 # A parked history exported before the journal recorded its pending wait.

@@ -1,0 +1,80 @@
+"""What each in-flight run that replays green does when it resumes on the current code, as the engine's own
+code rehearsed it (``ReplayResult.rehearsal``), rather than as replaytest's model of the engine would say.
+
+``resume_verdict(result, impact)`` reads one run's rehearsal against the changes of its workflow type:
+
+- ``new``: the engine issues a command the change introduced (a group's issued command) past the history;
+- ``old``: a patch check the rehearsal answered False (the run keeps the old path), with the engine's reason;
+- ``breaks``: the engine refused the resume (its own nondeterminism / unexpected-step error);
+- ``further``: the engine resumes cleanly and the change lies further on;
+- ``waits`` / ``completes``: the run waits again, or ends, with no new command;
+- ``unrehearsed``: the engine's resume could not be rehearsed: the verdict rests on replay alone (the
+  report says so; never "they take the new path").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from replaytest.impact.grouping import command_text, run_id
+from replaytest.impact.model import WorkflowImpact
+from replaytest.replay.divergence import ReplayResult
+
+RESUME_PATHS: tuple[str, ...] = ("new", "old", "breaks", "further", "waits", "completes", "unrehearsed")
+
+
+@dataclass(frozen=True)
+class ResumeVerdict:
+    """One run's resume as rehearsed: ``path`` (one of ``RESUME_PATHS``) and the sentence saying why."""
+
+    path: str
+    text: str
+
+
+def resume_verdict(result: ReplayResult, impact: WorkflowImpact) -> ResumeVerdict:
+    rehearsal = result.rehearsal
+    if rehearsal is None:
+        why = next((note for note in result.notes if "rehears" in note), "")
+        return ResumeVerdict("unrehearsed", "replay-only verdict: the engine's resume was not rehearsed"
+                             + (f" ({why})" if why else ""))
+    if rehearsal.outcome == "breaks":
+        return ResumeVerdict("breaks", f"the engine refuses the resume: {rehearsal.error or 'no reason given'}")
+    changed = {
+        (group.issued.kind, group.issued.name) for group in impact.groups if group.issued is not None and group.issued.name
+    }
+    new = next((view for view in rehearsal.commands if (view.kind, view.name) in changed), None)
+    if new is not None:
+        return ResumeVerdict("new", f"take the new path: the engine issues {command_text(new)} next")
+    refused = [decision for decision in rehearsal.patch_decisions if not decision.taken and not decision.deprecated]
+    if refused:
+        because = rehearsal.note or f"the engine answers patch {refused[-1].patch_id!r} False for them"
+        return ResumeVerdict("old", f"take the old path: {because}")
+    # A marker the engine records past the history: the run takes the guarded new path from there.
+    marked = [decision for decision in rehearsal.patch_decisions
+              if decision.taken and decision.position is not None and decision.position > result.events]
+    if marked:
+        return ResumeVerdict("new", f"take the new path: the engine answers patch {marked[0].patch_id!r} True for them")
+    if rehearsal.commands:
+        further = "; the change lies further on" if impact.groups and result in impact.not_reached else ""
+        return ResumeVerdict("further", f"resume cleanly: the engine issues {command_text(rehearsal.commands[0])} "
+                                        f"next{further}")
+    if rehearsal.outcome == "waits":
+        return ResumeVerdict("waits", "resume and wait again with no new command")
+    tail = f": {rehearsal.note}" if rehearsal.note else ""
+    return ResumeVerdict("completes", f"resume and finish{tail}")
+
+
+def in_flight_green(impact: WorkflowImpact) -> list[ReplayResult]:
+    """The in-flight runs of ``impact`` that replay green: not reached by a change, or past every change."""
+    return [*impact.not_reached, *(result for result in impact.unaffected if result.in_flight)]
+
+
+def resume_groups(impact: WorkflowImpact) -> list[tuple[ResumeVerdict, list[ReplayResult]]]:
+    """The in-flight runs of ``impact`` that replay green, by their resume verdict, worst first (breaks, then
+    unrehearsed, then the rest in ``RESUME_PATHS`` order), runs in report order."""
+    grouped: dict[ResumeVerdict, list[ReplayResult]] = {}
+    for result in in_flight_green(impact):
+        grouped.setdefault(resume_verdict(result, impact), []).append(result)
+    rank = {"breaks": 0, "unrehearsed": 1}
+    return sorted(grouped.items(), key=lambda item: (rank.get(item[0].path, 2), RESUME_PATHS.index(item[0].path),
+                                                      item[0].text, run_id(item[1][0])))

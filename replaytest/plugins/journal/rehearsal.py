@@ -1,0 +1,139 @@
+"""Resume rehearsal for journal runs: the journal's own worker backend resumes an in-flight run on the
+current code, one step past its history, in a scratch in-memory store.
+
+The run's recorded events are written into a fresh ``Journal`` as the worker wrote them (the wait a parked
+run stands at as a pending row); what it waits for is delivered the way production delivers it (a signal
+through ``Journal.signal`` with the payload a recorded signal of that name carried, else none; a timer by
+a clock past its due time); then ``run_workflow`` runs the current code with a ``LiveBackend`` — the
+worker's own answers to every recorded command, patch marker and wait. The first command past the history
+that would perform an effect (a step, a model call, a child start) is recorded and stops the run: no thunk
+ever runs. What the backend answered is the verdict: a ``JournalDivergence`` breaks the resume; otherwise
+the run continues with that command, waits again, or ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from replaytest.history import Event, History
+from replaytest.journal import RunInfo, run_workflow
+from replaytest.journal.commands import Command, Thunk
+from replaytest.journal.errors import JournalDivergence, StepFailed
+from replaytest.journal.store import Claim, Journal, dumps
+from replaytest.journal.worker import LiveBackend
+from replaytest.journal.workflow import WorkflowDef
+from replaytest.replay.divergence import CommandView, PatchDecision, Rehearsal
+from replaytest.replay.engine import PATCH_MARKER, as_position
+from replaytest.replay.rehearsal import recorded_signal, remember_signal
+
+DRIVER = "replaytest journal worker (LiveBackend) on a scratch store"
+# Far past any due time a recorded timer or signal timeout can have: the rehearsal's clock, so a timer the
+# run sleeps on has fired by the time it resumes.
+_LATER = 1e12
+_LEASE_S = 3600.0
+
+
+class _Stop(BaseException):
+    """The first effect past the history: raised instead of performing it. A ``BaseException``, so that the
+    workflow's own ``except Exception`` cannot swallow it."""
+
+    def __init__(self, command: Command) -> None:
+        super().__init__(command.name)
+        self.command = command
+
+
+class RehearsalBackend(LiveBackend):
+    """The worker's ``LiveBackend`` with every effect past the history stubbed: a recorded command, a patch
+    marker, a timer or a signal wait is answered as the worker answers it; anything else new stops the run."""
+
+    def __init__(self, journal: Journal, claim: Claim) -> None:
+        super().__init__(journal, claim, _LEASE_S)
+        self.recorded_positions = set(self.recorded)
+        self.decisions: list[PatchDecision] = []
+        self.last_source: Any = None
+
+    def execute(self, command: Command, thunk: Thunk) -> Any:
+        self.last_source = command.source
+        if command.kind == "marker" and command.name == PATCH_MARKER:
+            taken = bool(super().execute(command, thunk))
+            self.decisions.append(PatchDecision(
+                command.patch_id or "", taken, command.seq, as_position(command.source), command.deprecated,
+            ))
+            return taken
+        if command.seq not in self.recorded_positions and command.kind not in ("timer", "signal"):
+            raise _Stop(command)
+        return super().execute(command, thunk)
+
+
+def _signal_payload(history: History, name: str) -> tuple[bool, Any]:
+    """The payload a recorded signal named ``name`` carried: this run's last one, else one another run of
+    the workflow type recorded in this replay batch; and whether there was one."""
+    for event in reversed(history.events):
+        if event.kind == "signal" and event.name == name and event.error is None:
+            return True, history.event_result(event)
+    return recorded_signal("journal", history.workflow.type, name)
+
+
+def remember_signals(history: History) -> None:
+    """Offer this history's recorded signal payloads to the rehearsals of its batch (``replay.rehearsal``)."""
+    for event in history.events:
+        if event.kind == "signal" and event.error is None and (event.result is not None or event.result_ref is not None):
+            remember_signal("journal", history.workflow.type, event.name, history.event_result(event))
+
+
+def _write_recorded(journal: Journal, claim: Claim, history: History) -> None:
+    for event in history.events:
+        journal.append(claim, event, state="done", result_json=dumps(history.event_result(event)) if event.result is not None
+                       or event.result_ref is not None else None)
+    waiting = history.waiting
+    if waiting is not None:
+        seq = max((event.seq for event in history.events), default=0) + 1
+        # The wait as the worker leaves it pending; its due time has passed on the rehearsal's clock.
+        journal.append(claim, Event(seq=seq, kind=waiting.kind, name=waiting.name), state="pending", due_at=_LATER / 2
+                       if waiting.kind == "timer" else None)
+
+
+def rehearse(history: History, definition: WorkflowDef, objects: Iterable[Any] = ()) -> Rehearsal:
+    """Resume the in-flight run of ``history`` on ``definition`` with the journal's own worker backend.
+    Call it under the runtime guards (the workflow code runs); it never runs a step body."""
+    del objects  # every journal workflow is one function: nothing else to register
+    journal = Journal(":memory:", clock=lambda: _LATER)
+    try:
+        run_id = history.workflow.run_id or history.workflow.id
+        journal.start(definition.fn, history.input, run_id=run_id, workflow_id=history.workflow.id)
+        claim = journal.claim("rehearsal", _LEASE_S, run_id)
+        assert claim is not None  # a fresh running run is always ready
+        _write_recorded(journal, claim, history)
+        delivered = ""
+        waiting = history.waiting
+        if waiting is not None and waiting.kind == "signal":
+            found, payload = _signal_payload(history, waiting.name)
+            journal.signal(run_id, waiting.name, payload)
+            delivered = f"signal {waiting.name!r} with {'a recorded payload' if found else 'no payload (none recorded)'}"
+        elif waiting is not None and waiting.kind == "timer":
+            delivered = f"timer {waiting.name!r} fired"
+        run = RunInfo(workflow_type=definition.name, workflow_id=history.workflow.id, run_id=run_id,
+                      input=history.input, code_version=definition.version)
+        backend = RehearsalBackend(journal, claim)
+        try:
+            outcome = run_workflow(definition, run, backend)
+        except _Stop as stop:
+            command = stop.command
+            view = CommandView(command.kind, command.name, position=command.seq)
+            return Rehearsal("continues", delivered, (view,), tuple(backend.decisions), None,
+                             as_position(command.source), DRIVER)
+        except JournalDivergence as divergence:
+            return Rehearsal("breaks", delivered, (), tuple(backend.decisions), str(divergence),
+                             as_position(backend.last_source), DRIVER)
+        except StepFailed as failure:
+            return Rehearsal("completes", delivered, (), tuple(backend.decisions), None, as_position(backend.last_source),
+                             DRIVER, note=f"the run fails on resume: {failure}")
+        if outcome.status == "parked":
+            return Rehearsal("waits", delivered, (), tuple(backend.decisions), None, as_position(backend.last_source), DRIVER)
+        note = "" if outcome.status != "failed" or outcome.error is None else f"the run fails on resume: {outcome.error.message}"
+        return Rehearsal("completes", delivered, (), tuple(backend.decisions), None, as_position(backend.last_source),
+                         DRIVER, note=note)
+    finally:
+        journal.close()
+
