@@ -50,8 +50,9 @@ class WorkflowWatcher(Protocol):
     def command_added(self, command: Any) -> None:
         """``command`` (a ``WorkflowCommand`` protobuf, filled in only after this returns) was added."""
 
-    def activation_done(self) -> None:
-        """The activation ended: the commands reported since the last one are complete."""
+    def activation_done(self, replaying: bool | None) -> None:
+        """The activation ended: the commands reported since the last one are complete. ``replaying``: the
+        activation's own ``is_replaying`` (False past the recorded workflow tasks; None if it has none)."""
 
     def patch_called(self, patch_id: str, deprecated: bool, used: bool) -> None:
         """``workflow.patched`` (``deprecated=False``) or ``deprecate_patch`` was called."""
@@ -66,6 +67,11 @@ class WorkflowWatcher(Protocol):
     def handler_set(self, kind: str, name: str | None, handler: Callable[..., Any] | None) -> None:
         """``workflow.set_signal_handler``/``set_update_handler`` (``kind`` signal or update) set the
         handler of ``name`` (``None``: the dynamic one) at run time, or removed it (``handler`` None)."""
+
+
+def signal_names(defn: Any) -> list[str | None]:
+    """The names of the signal handlers ``defn`` declares, in declaration order (``None``: the dynamic one)."""
+    return list(defn.signals)
 
 
 def current_workflow_instance() -> Any:
@@ -112,10 +118,11 @@ def watch_workflow(instance: Any, watcher: WorkflowWatcher) -> None:
         watcher.wait_ended(token)
 
     def traced_activate(*args: Any, **options: Any) -> Any:
+        replaying = getattr(args[0], "is_replaying", None) if args else None
         try:
             return activate(*args, **options)
         finally:
-            watcher.activation_done()
+            watcher.activation_done(None if replaying is None else bool(replaying))
 
     def traced_set_signal_handler(name: str | None, handler: Callable[..., Any] | None, *args: Any) -> None:
         set_signal_handler(name, handler, *args)
