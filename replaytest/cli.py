@@ -392,10 +392,13 @@ def clean(config_path: Path | None) -> None:
               help="Also leave out histories matching these globs (relative to the project root; repeatable).")
 @click.option("--force-exclude", is_flag=True, default=None,
               help="Apply the exclude globs to history files named on the command line too.")
+@click.option("--rehearse", is_flag=True,
+              help="Resume each in-flight run that replays green one step past its history with the engine's own "
+                   "replayer (Temporal), and report what it does then.")
 def replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: PromptPolicy | None,
     prompts_pending: PromptPolicy | None, strict_args: bool | None, hazards: HazardPolicy | None, details: bool,
-    quiet: bool, exclude: tuple[str, ...], force_exclude: bool | None,
+    quiet: bool, exclude: tuple[str, ...], force_exclude: bool | None, rehearse: bool,
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
@@ -413,7 +416,7 @@ def replay(
     try:
         results = _run_replay(paths, workflow_specs, prompts, strict_args, details, prompts_pending=prompts_pending,
                               show_progress=wanted(quiet), hazards=hazards, exclude=exclude,
-                              force_exclude=force_exclude, selected=selected)
+                              force_exclude=force_exclude, selected=selected, rehearse=rehearse)
     except _ReplaySetupError as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
@@ -436,6 +439,7 @@ def _run_replay(
     hazards: HazardPolicy | None = None,
     exclude: tuple[str, ...] = (), force_exclude: bool | None = None, selected: list[HistorySelection] | None = None,
     loaded: list[WorkflowSet] | None = None, shard: Shard | None = None, sharded: list[ShardSelection] | None = None,
+    rehearse: bool = False,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
@@ -492,6 +496,7 @@ def _run_replay(
         hazards=hazards or plan.hazards,
         max_history_bytes=plan.max_history_bytes,
         max_blob_bytes=plan.max_blob_bytes,
+        rehearse=rehearse,
     )
     files = list(iter_history_files(targets))
     if not files:
