@@ -56,6 +56,11 @@ CHANGES = {
     "guarded_audit_after_wait": edit_once(V1, WAIT, WAIT + GUARDED_AUDIT),
     # The review moved from a signal to an update: the parked run's history still replays (it recorded no
     # signal), but nothing the rehearsal can deliver makes it go on.
+    # The review handler now rejects an empty decision: the resume's workflow task fails.
+    "review_rejects_empty": edit_once(
+        V1, "        self.decision = decision\n",
+        '        if not decision:\n            raise ValueError("a review needs a decision")\n        self.decision = decision\n',
+    ),
     "review_by_update": edit_once(V1, "    @workflow.signal\n    def review(", "    @workflow.update\n    def review("),
 }
 
@@ -76,7 +81,8 @@ async def _park(address: str, module: Any, run_id: str, queue: str) -> str:
     return (await handle.fetch_history()).to_json()
 
 
-async def _resume(address: str, module: Any, run_id: str, queue: str, decision: str) -> str:
+async def _resume(address: str, module: Any, run_id: str, queue: str, decision: str, task_fails: bool) -> str:
+    from temporalio.api.enums.v1 import EventType
     from temporalio.client import Client
     from temporalio.worker import Worker
 
@@ -84,8 +90,16 @@ async def _resume(address: str, module: Any, run_id: str, queue: str, decision: 
     async with Worker(client, task_queue=queue, workflows=module.WORKFLOWS, activities=module.ACTIVITIES):
         handle = client.get_workflow_handle(run_id)
         await handle.signal("review", decision)
-        await asyncio.wait_for(handle.result(), 60)
-        return (await handle.fetch_history()).to_json()
+        if not task_fails:
+            await asyncio.wait_for(handle.result(), 60)
+            return (await handle.fetch_history()).to_json()
+        for _ in range(600):  # the server retries a failed task for ever: wait for the first failure
+            history = await handle.fetch_history()
+            if any(event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED for event in history.events):
+                await handle.terminate("rehearsal test done")
+                return history.to_json()
+            await asyncio.sleep(0.1)
+        raise AssertionError("the resumed run's workflow task did not fail within 60 s")
 
 
 def _in_kit(kit: ScenarioKit, action: Any) -> Any:
@@ -112,11 +126,13 @@ def park(kit: ScenarioKit) -> tuple[str, str, Path]:
     return run_id, queue, path
 
 
-def resume(kit: ScenarioKit, run_id: str, queue: str, decision: str) -> dict:
+def resume(kit: ScenarioKit, run_id: str, queue: str, decision: str, task_fails: bool = False) -> dict:
     """Resume the parked run on the server with the code now in the working tree: send it the review signal
-    and wait for it to finish; its whole history."""
+    and wait for it to finish (``task_fails``: for its workflow task to fail, then end it); its history."""
     address = str(kit.extra["address"])
-    return json.loads(_in_kit(kit, lambda module: asyncio.run(_resume(address, module, run_id, queue, decision))))
+    return json.loads(
+        _in_kit(kit, lambda module: asyncio.run(_resume(address, module, run_id, queue, decision, task_fails)))
+    )
 
 
 def rehearse(kit: ScenarioKit, change: str | None, path: Path) -> dict:
@@ -236,3 +252,20 @@ def test_a_run_whose_wait_cannot_be_worked_out_gets_a_note_not_a_pass_without_on
     assert result["rehearsal"] is None
     assert ("resume not rehearsed: could not work out what the run waits for (no activity or timer in flight, "
             "and the workflow handles no signal)") in result["notes"]
+
+
+def test_a_resume_whose_workflow_task_fails_breaks_as_it_fails_on_the_server(temporal_kit: ScenarioKit) -> None:
+    run_id, queue, path = park(temporal_kit)
+    result = rehearse(temporal_kit, "review_rejects_empty", path)
+    rehearsal = result["rehearsal"]
+    assert (rehearsal["outcome"], rehearsal["delivered"]) == ("breaks", NEUTRAL)
+    assert rehearsal["error"] == "the workflow task failed: ValueError: a review needs a decision"
+    assert rehearsal["commands"] == []
+
+    served = resume(temporal_kit, run_id, queue, "", task_fails=True)
+    [failed] = [event for event in served["events"] if event["eventType"] == "EVENT_TYPE_WORKFLOW_TASK_FAILED"][:1]
+    assert failed["workflowTaskFailedEventAttributes"]["failure"]["message"] == "a review needs a decision"
+    kinds = [event["eventType"] for event in served["events"]]
+    after = kinds[kinds.index("EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED"):]
+    # No task after the signal completed, so no command of the resumed run was recorded.
+    assert not [kind for kind in after if kind in ("EVENT_TYPE_WORKFLOW_TASK_COMPLETED", "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED")]

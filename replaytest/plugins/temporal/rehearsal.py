@@ -402,6 +402,12 @@ def _run(
         failure = outcome.replay_failure
         return Rehearsal("breaks", delivered, views, patch_decisions, f"{type(failure).__name__}: {failure}",
                          steps[0].source if steps else None, driver, note)
+    failed = [text for replaying, text in trace.failed_activations if replaying is False]
+    if failed:
+        # sdk-core ends a replay at the history's end without a failure for the task past it: the workflow
+        # task failing there (the run stuck retrying it in production) is read from the activation itself.
+        return Rehearsal("breaks", delivered, views, patch_decisions, f"the workflow task failed: {failed[0]}",
+                         steps[0].source if steps else None, driver, note)
     if any(command.kind in _TERMINAL for command in steps):
         kind = "completes"
     elif steps:

@@ -97,6 +97,8 @@ class WorkflowTrace:
         self.handlers_set: dict[tuple[str, str | None], Any] = {}
         self._unread: list[tuple[Any, SourcePosition | None]] = []
         self._untagged_patches = 0  # patch calls of the activation under way (the last ones)
+        # Activations that failed (the workflow task fails): (their is_replaying, "Type: message").
+        self.failed_activations: list[tuple[bool | None, str]] = []
 
     def clear(self) -> None:
         self.commands.clear()
@@ -105,18 +107,22 @@ class WorkflowTrace:
         self.handlers_set.clear()
         self._unread.clear()
         self._untagged_patches = 0
+        self.failed_activations.clear()
 
     def snapshot(self) -> WorkflowTrace:
         """A copy that later replays (of history prefixes, say) do not add to."""
         copy = WorkflowTrace()
         copy.commands, copy.patch_calls, copy.waits = list(self.commands), list(self.patch_calls), list(self.waits)
         copy.handlers_set = dict(self.handlers_set)
+        copy.failed_activations = list(self.failed_activations)
         return copy
 
     def command_added(self, command: Any) -> None:
         self._unread.append((command, _caller()))
 
-    def activation_done(self, replaying: bool | None = None) -> None:
+    def activation_done(self, replaying: bool | None = None, failure: str | None = None) -> None:
+        if failure is not None:
+            self.failed_activations.append((replaying, failure))
         for command, source in self._unread:
             variant = command.WhichOneof("variant")
             kind, field = _VARIANTS.get(variant, (variant or "unknown", None))
