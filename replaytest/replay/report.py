@@ -83,6 +83,8 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
     for hazard in _other_failing_hazards(result):
         lines.append("  also:")
         lines.extend(_divergence_lines(hazard, details))
+    if result.rehearsal is not None:
+        lines.append(f"  resume rehearsed: {_rehearsal_line(result.rehearsal)}")
     if result.redacted:
         shown = ", ".join(result.redacted[:8]) + (f", … ({len(result.redacted)} in all)" if len(result.redacted) > 8 else "")
         lines.append(f"  note: this history was redacted; the code may have read pseudonyms at {shown}")
@@ -101,6 +103,17 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
             lines.append(f"  ({count} line(s) of library output captured; --details shows them)")
     # Names and values come from the history: no control character reaches the terminal.
     return "\n".join(escape_controls(line) for line in lines)
+
+
+def _rehearsal_line(rehearsal: Rehearsal) -> str:
+    """One line: what the engine did when the run was resumed past its history, and why."""
+    steps = ", ".join(_describe(view) for view in rehearsal.commands if view.kind != "patch")
+    text = rehearsal.outcome + (f": {steps}" if steps else "")
+    if rehearsal.error:
+        text += f": {rehearsal.error}"
+    if rehearsal.delivered:
+        text += f" (delivered {rehearsal.delivered})"
+    return text + (f"; {rehearsal.note}" if rehearsal.note else "")
 
 
 def _other_failing_hazards(result: ReplayResult) -> list[Divergence]:

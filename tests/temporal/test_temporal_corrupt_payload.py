@@ -15,11 +15,13 @@ import pytest
 import temporal_wf_hello as hello
 import temporal_wf_rich as rich
 from click.testing import CliRunner
-from conftest import HISTORIES
 from temporalio.client import WorkflowHistory
 
 from replaytest.cli import cli
 from replaytest.plugins.temporal.payloads import corrupt_json_payload
+
+# Not imported from conftest: run together with tests/impact_e2e, the module named conftest may be that one.
+HISTORIES = Path(__file__).resolve().parent / "histories"
 
 TRUNCATED = base64.b64encode(b'{"sku": "lamp-').decode()  # 14 bytes, cut inside a string
 

@@ -12,11 +12,14 @@ from pathlib import Path
 import temporal_wf_hello as hello
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from conftest import HERE, HISTORIES
 
 from replaytest.plugins.temporal.replayer import TemporalReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.report import render_text
+
+# Not imported from conftest: run together with tests/impact_e2e, the module named conftest may be that one.
+HERE = Path(__file__).resolve().parent
+HISTORIES = HERE / "histories"
 
 
 def _line(tag: str) -> int:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import temporal_wf_hello as hello
 from click.testing import CliRunner
-from conftest import HISTORIES
 
 from replaytest.cli import cli
 from replaytest.plugins import load_plugins
@@ -18,6 +17,9 @@ from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.report import render_text
 from replaytest.replay.runner import replay_file
+
+# Not imported from conftest: run together with tests/impact_e2e, the module named conftest may be that one.
+HISTORIES = Path(__file__).resolve().parent / "histories"
 
 
 def replay(path: Path, workflow: type) -> ReplayResult:

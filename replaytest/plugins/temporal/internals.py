@@ -50,8 +50,10 @@ class WorkflowWatcher(Protocol):
     def command_added(self, command: Any) -> None:
         """``command`` (a ``WorkflowCommand`` protobuf, filled in only after this returns) was added."""
 
-    def activation_done(self) -> None:
-        """The activation ended: the commands reported since the last one are complete."""
+    def activation_done(self, replaying: bool | None, failure: str | None) -> None:
+        """The activation ended: the commands reported since the last one are complete. ``replaying``: the
+        activation's own ``is_replaying`` (False past the recorded workflow tasks; None if it has none).
+        ``failure``: the failure it completed with (the workflow task fails), as "Type: message"; else None."""
 
     def patch_called(self, patch_id: str, deprecated: bool, used: bool) -> None:
         """``workflow.patched`` (``deprecated=False``) or ``deprecate_patch`` was called."""
@@ -66,6 +68,23 @@ class WorkflowWatcher(Protocol):
     def handler_set(self, kind: str, name: str | None, handler: Callable[..., Any] | None) -> None:
         """``workflow.set_signal_handler``/``set_update_handler`` (``kind`` signal or update) set the
         handler of ``name`` (``None``: the dynamic one) at run time, or removed it (``handler`` None)."""
+
+
+def signal_names(defn: Any) -> list[str | None]:
+    """The names of the signal handlers ``defn`` declares, in declaration order (``None``: the dynamic one)."""
+    return list(defn.signals)
+
+
+def _activation_failure(completion: Any) -> str | None:
+    """The failure a ``WorkflowActivationCompletion`` carries, as "Type: message", or None."""
+    try:
+        if completion is None or not completion.HasField("failed"):
+            return None
+        failure = completion.failed.failure
+    except (AttributeError, ValueError):
+        return None
+    kind = failure.application_failure_info.type if failure.HasField("application_failure_info") else ""
+    return f"{kind}: {failure.message}" if kind else str(failure.message)
 
 
 def current_workflow_instance() -> Any:
@@ -112,10 +131,13 @@ def watch_workflow(instance: Any, watcher: WorkflowWatcher) -> None:
         watcher.wait_ended(token)
 
     def traced_activate(*args: Any, **options: Any) -> Any:
+        replaying = getattr(args[0], "is_replaying", None) if args else None
+        completion = None
         try:
-            return activate(*args, **options)
+            completion = activate(*args, **options)
+            return completion
         finally:
-            watcher.activation_done()
+            watcher.activation_done(None if replaying is None else bool(replaying), _activation_failure(completion))
 
     def traced_set_signal_handler(name: str | None, handler: Callable[..., Any] | None, *args: Any) -> None:
         set_signal_handler(name, handler, *args)

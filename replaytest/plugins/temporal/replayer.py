@@ -46,7 +46,7 @@ from replaytest.plugins.temporal.internals import workflow_definition
 from replaytest.plugins.temporal.payloads import corrupt_json_payload
 from replaytest.prompts import prompt_manifest
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import PatchDecision, ReplayResult
+from replaytest.replay.divergence import IN_FLIGHT_STATUSES, PatchDecision, ReplayResult
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHistory
@@ -198,7 +198,12 @@ class TemporalReplayer:
             result.status, result.error = "error", _duplicates_error(group)
             return result
         if not _has_workflow_task(history):
-            return result  # the run never reached a worker: no code ran, so nothing can diverge
+            # The run never reached a worker: no code ran, so nothing can diverge; its first task is its resume.
+            if options.rehearse and recorded_status in IN_FLIGHT_STATUSES:
+                session = self._session(group)
+                session.recorder.clear()
+                self._rehearse(result, history, group, session, defn)
+            return result
         session = self._session(group)
         recorder = session.recorder
         recorder.clear()
@@ -212,11 +217,17 @@ class TemporalReplayer:
             return result
         issued = list(recorder.commands)
         result.patch_decisions = _patch_decisions(recorder.trace.patch_calls, history)
+        if options.rehearse:
+            from replaytest.plugins.temporal.rehearsal import remember_signals
+
+            remember_signals(result.workflow_type, history)
         run = read_run(history, recorded_status)
         decoded = _loop().submit(digest_recorded(run.calls, _data_converter(group))).result(REPLAY_TIMEOUT_S)
         if outcome.replay_failure is None:
             current = prompt_manifest(defn.cls) if defn is not None else {}
             compare(result, run, issued, options, current, decoded, group.config.data_converter is not None)
+            if options.rehearse and recorded_status in IN_FLIGHT_STATUSES and result.status == "passed":
+                self._rehearse(result, history, group, session, defn)
             return result
         # From here on only after a failure: read the events as JSON for the report.
         events = json.loads(text).get("events", [])
@@ -244,6 +255,32 @@ class TemporalReplayer:
                     message=f"{result.divergence.message}; {converter_hint(group.config.data_converter is not None)}",
                 )
         return result
+
+    def _rehearse(self, result: ReplayResult, history: WorkflowHistory, group: _Group, session: _Session, defn: Any) -> None:
+        """Fill ``result.rehearsal`` with the run resumed one task past its history by temporalio's own
+        Replayer (``temporal.rehearsal``), or say in ``result.notes`` why it was not."""
+        from replaytest.plugins.temporal.rehearsal import rehearse
+
+        recorder = session.recorder
+        trace = recorder.trace.snapshot()
+        converter = _data_converter(group)
+
+        def replay(resumed: WorkflowHistory) -> tuple[Any, Any]:
+            recorder.clear()
+            return session.replay(resumed), recorder.trace.snapshot()
+
+        def encode(values: list[Any]) -> list[Any]:
+            return list(_loop().submit(converter.encode(values)).result(REPLAY_TIMEOUT_S))
+
+        try:
+            rehearsal, note = rehearse(history, defn, replay, encode, trace, _patch_decisions)
+        except Exception as error:  # the replay worker broke on the extended history
+            self._drop(group)
+            result.notes.append(f"resume not rehearsed: the Replayer could not run it ({type(error).__name__}: {error})")
+            return
+        result.rehearsal = rehearsal
+        if note:
+            result.notes.append(note)
 
     def _classify(
         self, failure: BaseException, events: list[Any], history: WorkflowHistory, session: _Session, defn: Any,

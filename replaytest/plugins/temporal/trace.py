@@ -20,7 +20,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -65,6 +65,9 @@ class IssuedCommand:
     source: SourcePosition | None
     digest: str | None = None  # of the decoded arguments; None if they could not be encoded
     prompt: tuple[str, str] | None = None  # (name, version) of the enclosing use_prompt
+    # Whether the activation that issued it replayed a recorded workflow task (False: a task past the
+    # history, as a resumed run's); None where unknown (the outbound interceptor's commands).
+    replaying: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class PatchCall:
     deprecated: bool  # deprecate_patch rather than patched
     used: bool  # what the call returned: False where the history has no marker for it
     source: SourcePosition | None
+    replaying: bool | None = None  # answered in a recorded workflow task (see IssuedCommand.replaying)
 
 
 @dataclass
@@ -92,6 +96,9 @@ class WorkflowTrace:
         # Signal and update handlers set (function) or removed (None) at run time, by (kind, name).
         self.handlers_set: dict[tuple[str, str | None], Any] = {}
         self._unread: list[tuple[Any, SourcePosition | None]] = []
+        self._untagged_patches = 0  # patch calls of the activation under way (the last ones)
+        # Activations that failed (the workflow task fails): (their is_replaying, "Type: message").
+        self.failed_activations: list[tuple[bool | None, str]] = []
 
     def clear(self) -> None:
         self.commands.clear()
@@ -99,27 +106,37 @@ class WorkflowTrace:
         self.waits.clear()
         self.handlers_set.clear()
         self._unread.clear()
+        self._untagged_patches = 0
+        self.failed_activations.clear()
 
     def snapshot(self) -> WorkflowTrace:
         """A copy that later replays (of history prefixes, say) do not add to."""
         copy = WorkflowTrace()
         copy.commands, copy.patch_calls, copy.waits = list(self.commands), list(self.patch_calls), list(self.waits)
         copy.handlers_set = dict(self.handlers_set)
+        copy.failed_activations = list(self.failed_activations)
         return copy
 
     def command_added(self, command: Any) -> None:
         self._unread.append((command, _caller()))
 
-    def activation_done(self) -> None:
+    def activation_done(self, replaying: bool | None = None, failure: str | None = None) -> None:
+        if failure is not None:
+            self.failed_activations.append((replaying, failure))
         for command, source in self._unread:
             variant = command.WhichOneof("variant")
             kind, field = _VARIANTS.get(variant, (variant or "unknown", None))
             name = str(getattr(getattr(command, variant), field)) if variant and field else ""
-            self.commands.append(IssuedCommand(kind, name, source))
+            self.commands.append(IssuedCommand(kind, name, source, replaying=replaying))
         self._unread.clear()
+        if self._untagged_patches:
+            start = len(self.patch_calls) - self._untagged_patches
+            self.patch_calls[start:] = [replace(call, replaying=replaying) for call in self.patch_calls[start:]]
+            self._untagged_patches = 0
 
     def patch_called(self, patch_id: str, deprecated: bool, used: bool) -> None:
         self.patch_calls.append(PatchCall(patch_id, deprecated, used, _caller()))
+        self._untagged_patches += 1
 
     def wait_started(self) -> object:
         wait = ConditionWait(_caller())
