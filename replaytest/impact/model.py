@@ -39,6 +39,9 @@ class Verification:
     failing: list[tuple[Path, str]] = field(default_factory=list)
     # What the replays did not check, one sentence each (histories of another change left out, …).
     notes: list[str] = field(default_factory=list)
+    # Each in-flight history's path under the guard when the engine resumes it (rehearsed on the guarded
+    # code): "new path", "old path", "does not reach the guard in its next step", or "not rehearsed".
+    resume: list[tuple[Path, str]] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:

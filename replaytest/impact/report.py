@@ -45,7 +45,8 @@ def verification_text(verification: Verification | None) -> str:
     if verification is None:
         return "NOT verified: the guarded code was not replayed"
     if verification.verified:
-        return f"verified: {verification.passed} of {verification.histories} histories replay green"
+        return (f"verified: {verification.passed} of {verification.histories} histories replay green"
+                f"{_resume_text(verification)}")
     if verification.histories == 0:
         return "NOT verified: no history of this workflow type was replayed against it"
     if verification.failing:
@@ -54,6 +55,25 @@ def verification_text(verification: Verification | None) -> str:
         tail = f" (and {more} more {'history' if more == 1 else 'histories'})" if more else ""
         return f"NOT verified: {display_path(path)} still fails: {why}{tail}"
     return f"NOT verified: {verification.passed} of {verification.histories} histories replay green"
+
+
+def _resume_text(verification: Verification) -> str:
+    """``; on resume on the guarded code (rehearsed on the engine): 2 in-flight runs take the old path``."""
+    if not verification.resume:
+        return ""
+    counts: dict[str, int] = {}
+    for _path, path_taken in verification.resume:
+        counts[path_taken] = counts.get(path_taken, 0) + 1
+    parts = []
+    for path_taken, number in counts.items():
+        runs = _count(number, "in-flight run", "in-flight runs")
+        if path_taken in ("new path", "old path"):
+            parts.append(f"{runs} {'takes' if number == 1 else 'take'} the {path_taken}")
+        elif path_taken.startswith("does not reach"):
+            parts.append(f"{runs} {'does' if number == 1 else 'do'} not reach the guard in the next step")
+        else:
+            parts.append(f"{runs} {path_taken}")
+    return "; on resume of the guarded code, as the engine rehearsed it: " + ", ".join(parts)
 
 
 def verdict_text(patch: PatchUse) -> str:
@@ -461,6 +481,9 @@ def _guard_data(guard: Guard) -> dict[str, Any]:
             "failing": [{"history": display_path(path), "reason": why} for path, why in verification.failing],
         },
         "verification": verification_text(verification),
+        "resume": [] if verification is None else [
+            {"history": display_path(path), "path": path_taken} for path, path_taken in verification.resume
+        ],
     }
 
 

@@ -26,6 +26,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from replaytest.impact.guards import compose_guards
 from replaytest.impact.model import Guard, ImpactGroup, Verification, WorkflowImpact
@@ -89,10 +90,12 @@ class ProjectCopy:
 
 def replay_in_copy(
     copy: ProjectCopy, histories: Sequence[Path], workflow_specs: Sequence[str], workflows_base: Path,
-    timeout_s: float | None = None,
+    timeout_s: float | None = None, rehearsals: dict[Path, dict[str, Any]] | None = None,
 ) -> dict[Path, str | None]:
-    """Replay ``histories`` against the copy in child processes; for each (resolved) history, None when it
-    replayed green, else why not (the divergence message, the error, or the child's failure)."""
+    """Replay ``histories`` against the copy in child processes, rehearsing each in-flight run's resume on
+    the engine (``replay --rehearse``); for each (resolved) history, None when it replayed green and the
+    engine accepted its resume, else why not (the divergence message, the engine's refusal, the error, or
+    the child's failure). ``rehearsals`` receives each rehearsal's JSON by history."""
     base = workflows_base.resolve()
     cwd = copy.inside(base) if base.is_relative_to(copy.root) else copy.path
     env = dict(os.environ)
@@ -100,7 +103,7 @@ def replay_in_copy(
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     outcome: dict[Path, str | None] = {}
     for batch in _batches([path.resolve() for path in histories]):
-        command = [sys.executable, "-m", "replaytest", "replay", "--format", "json", "--quiet"]
+        command = [sys.executable, "-m", "replaytest", "replay", "--format", "json", "--quiet", "--rehearse"]
         for spec in workflow_specs:
             command += ["--workflows", spec]
         command += [str(path) for path in batch]
@@ -121,6 +124,12 @@ def replay_in_copy(
             path = (path if path.is_absolute() else cwd / path).resolve()
             seen.add(path)
             outcome[path] = None if entry["status"] == "passed" else _why(entry)
+            rehearsal = entry.get("rehearsal")
+            if isinstance(rehearsal, dict):
+                if rehearsals is not None:
+                    rehearsals[path] = rehearsal
+                if outcome[path] is None and rehearsal.get("outcome") == "breaks":
+                    outcome[path] = f"the engine refuses to resume it on the guarded code: {rehearsal.get('error')}"
         outcome.update({path: "the verification replay did not report it" for path in batch if path not in seen})
     return outcome
 
@@ -154,9 +163,31 @@ def _unique_guards(impact: WorkflowImpact) -> list[Guard]:
     return guards
 
 
+def _resume_paths(
+    choice: Sequence[tuple[ImpactGroup, Guard]], in_flight: Sequence[Path], rehearsals: dict[Path, dict[str, Any]],
+) -> list[tuple[Path, str]]:
+    """The path each in-flight history takes under the guards of ``choice`` when the engine resumes it: the
+    engine's last answer to one of the guards' patch checks in the rehearsal of the guarded code."""
+    ids = {guard.patch_id for _group, guard in choice}
+    paths = []
+    for path in in_flight:
+        rehearsal = rehearsals.get(path.resolve())
+        if rehearsal is None:
+            paths.append((path, "not rehearsed (replay-only verdict)"))
+            continue
+        answers = [decision.get("taken") for decision in rehearsal.get("patch_decisions", [])
+                   if decision.get("patch_id") in ids]
+        if not answers:
+            paths.append((path, "does not reach the guard in its next step"))
+        else:
+            paths.append((path, "new path" if answers[-1] else "old path"))
+    return paths
+
+
 def _verification(
     choice: Sequence[tuple[ImpactGroup, Guard]], impact: WorkflowImpact, histories: Sequence[Path],
-    outcome: dict[Path, str | None], unchecked: int = 0,
+    outcome: dict[Path, str | None], unchecked: int = 0, rehearsals: dict[Path, dict[str, Any]] | None = None,
+    in_flight: Sequence[Path] = (),
 ) -> Verification:
     """Count the replays of ``histories`` with the guards of ``choice`` (group, the guard tried for it)
     applied; histories of groups no guard of the choice covers that still break are left out, with a note."""
@@ -184,7 +215,8 @@ def _verification(
     if unchecked:
         notes.append(f"{unchecked} {'history' if unchecked == 1 else 'histories'} of this workflow type could not be "
                      "checked before (error, stale) and were not replayed against the guard")
-    return Verification(histories=counted, passed=passed, failing=failing, notes=notes)
+    resume = _resume_paths(choice, in_flight, rehearsals or {})
+    return Verification(histories=counted, passed=passed, failing=failing, notes=notes, resume=resume)
 
 
 def _levels(impact: WorkflowImpact) -> list[list[tuple[ImpactGroup, Guard]]]:
@@ -228,14 +260,16 @@ def verify_impacts(
             of_type = [r for r in results if r.workflow_type == impact.workflow_type and r.engine == impact.engine]
             # A history whose replay could not run before (error, stale) proves nothing about a guard.
             histories = [r.history_path for r in of_type if r.status in ("passed", "diverged")]
+            in_flight = [r.history_path for r in of_type if r.status in ("passed", "diverged") and r.in_flight]
             unchecked = len(of_type) - len(histories)
             first_failure: Verification | None = None
             held = False
             for level, choice in enumerate(_levels(impact)):
                 guards = _distinct([guard for _, guard in choice])
                 copy.write(compose_guards(guards))
-                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s)
-                together = _verification(choice, impact, histories, outcome, unchecked)
+                rehearsals: dict[Path, dict[str, Any]] = {}
+                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
+                together = _verification(choice, impact, histories, outcome, unchecked, rehearsals, in_flight)
                 if together.verified:
                     if level and first_failure is not None:
                         together.notes.insert(0, _widened_note(first_failure))
@@ -253,9 +287,10 @@ def verify_impacts(
                 continue
             for guard in narrowest:
                 copy.write(compose_guards([guard]))
-                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s)
+                rehearsals = {}
+                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
                 alone = [(group, guard) for group in impact.groups if group.guard is guard]
-                guard.verification = _verification(alone, impact, histories, outcome, unchecked)
+                guard.verification = _verification(alone, impact, histories, outcome, unchecked, rehearsals, in_flight)
     finally:
         copy.close()
 

@@ -73,7 +73,18 @@ def test_a_verified_guard_in_every_format() -> None:
         "new_range": [11, 12], "old_range": None, "diff": DIFF,
         "verified": {"histories": 5, "passed": 5, "ok": True, "failing": []},
         "verification": "verified: 5 of 5 histories replay green",
+        "resume": [],
     }
+
+
+def test_a_verified_guard_says_which_path_each_in_flight_run_takes_on_resume() -> None:
+    from replaytest.impact.report import verification_text
+
+    verification = Verification(5, 5, resume=[(Path("h/p-1.json"), "old path"), (Path("h/p-2.json"), "old path"),
+                                              (Path("h/p-3.json"), "new path")])
+    assert verification_text(verification) == (
+        "verified: 5 of 5 histories replay green; on resume of the guarded code, as the engine rehearsed it: "
+        "2 in-flight runs take the old path, 1 in-flight run takes the new path")
 
 
 def test_a_guard_that_does_not_verify_names_the_history_that_still_fails() -> None:

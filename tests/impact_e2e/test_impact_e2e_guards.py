@@ -28,8 +28,21 @@ DBOS_NEW_PATH = {
 }
 
 
-def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str) -> str:
-    """The change's one guard: shown verified on every recorded run, then applied with ``--fix``; its patch id."""
+# The path each parked run takes on resume of the guarded code, as the engine itself rehearsed it. On
+# Temporal a guard before the wait (lookup_first wraps the first two activities) is checked in a workflow
+# task the parked runs completed long ago: the SDK answers False there and they keep the old path. A guard
+# after the wait is first checked in the task the review signal starts: True, the new path.
+TEMPORAL_RESUME = {"audit_after_review": "new path", "lookup_first": "old path", "escalate_large": "new path"}
+DBOS_RESUME = dict.fromkeys(("audit_after_review", "lookup_first", "escalate_large"), "not rehearsed (replay-only verdict)")
+RESUME_TEXT = {
+    "new path": "2 in-flight runs take the new path", "old path": "2 in-flight runs take the old path",
+    "not rehearsed (replay-only verdict)": "2 in-flight runs not rehearsed (replay-only verdict)",
+}
+
+
+def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str, resume: str) -> str:
+    """The change's one guard: shown verified on every recorded run, with the path the parked runs take on
+    resume, then applied with ``--fix``; its patch id."""
     kit.switch(change)
     code, _, workflow = impact_json(kit, "--base", kit.base)
     assert code == 1
@@ -38,7 +51,9 @@ def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str) -> st
     assert guard is not None, group["guard_note"]
     assert (guard["engine"], guard["path"]) == (kit.engine, kit.code_file)
     assert guard["verified"] == {"histories": 5, "passed": 5, "ok": True, "failing": []}
-    assert guard["verification"] == "verified: 5 of 5 histories replay green"
+    assert guard["verification"] == ("verified: 5 of 5 histories replay green; on resume of the guarded code, as "
+                                     f"the engine rehearsed it: {RESUME_TEXT[resume]}")
+    assert sorted(entry["path"] for entry in guard["resume"]) == [resume, resume]
     assert guard["diff"].startswith("---"), guard["diff"]
     patch_id = guard["patch_id"]
     # --diff prints it as a patch git accepts for this checkout; nothing is written yet.
@@ -60,7 +75,7 @@ def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str) -> st
 @pytest.mark.slow
 @pytest.mark.parametrize("change", list(TEMPORAL_NEW_PATH))
 def test_temporal_guard_verifies_applies_and_marks_new_runs(temporal_kit: ScenarioKit, change: str) -> None:
-    patch_id = verified_guard_applied(temporal_kit, change, "workflow.patched")
+    patch_id = verified_guard_applied(temporal_kit, change, "workflow.patched", TEMPORAL_RESUME[change])
     amount, activities = TEMPORAL_NEW_PATH[change]
     _, history = impact_temporal_kit.fresh_run(temporal_kit, f"dispute-guarded-{change}", "approve", amount)
     assert impact_temporal_kit.patch_markers(history) == [patch_id]
@@ -69,7 +84,7 @@ def test_temporal_guard_verifies_applies_and_marks_new_runs(temporal_kit: Scenar
 
 @pytest.mark.parametrize("change", list(DBOS_NEW_PATH))
 def test_dbos_guard_verifies_applies_and_marks_new_runs(dbos_kit: ScenarioKit, change: str) -> None:
-    patch_id = verified_guard_applied(dbos_kit, change, "DBOS.patch")
+    patch_id = verified_guard_applied(dbos_kit, change, "DBOS.patch", DBOS_RESUME[change])
     amount, operations = DBOS_NEW_PATH[change]
     _, history_file = impact_dbos_kit.fresh_run(dbos_kit, f"dispute-guarded-{change}", "approve", amount)
     assert impact_dbos_kit.step_names(history_file) == [

@@ -177,7 +177,7 @@ def commands_after_signal(history: dict) -> list[tuple[str, str]]:
     return commands
 
 
-NEUTRAL = "signal 'review' with a neutral payload (''): the history records no payload of it"
+NEUTRAL = "signal 'review' with a neutral payload (''): no run of InvoiceDispute recorded one"
 
 
 def test_unchanged_code_resumes_into_the_next_activity_as_the_server_does(temporal_kit: ScenarioKit) -> None:
@@ -269,3 +269,27 @@ def test_a_resume_whose_workflow_task_fails_breaks_as_it_fails_on_the_server(tem
     after = kinds[kinds.index("EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED"):]
     # No task after the signal completed, so no command of the resumed run was recorded.
     assert not [kind for kind in after if kind in ("EVENT_TYPE_WORKFLOW_TASK_COMPLETED", "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED")]
+
+
+def test_a_parked_run_gets_the_signal_payload_another_run_of_its_batch_recorded(temporal_kit: ScenarioKit) -> None:
+    """Replayed with the decided runs (the first, dispute-1, was approved), the parked run's rehearsal delivers
+    the review payload dispute-1 recorded, so it resumes into issue_credit; resumed on the server with that
+    same decision it schedules issue_credit too."""
+    run_id, queue, path = park(temporal_kit)
+    batch = temporal_kit.root / "batch"
+    batch.mkdir()
+    for recorded in ("dispute-1", "dispute-2", "dispute-3"):
+        source = temporal_kit.history_files[recorded]
+        (batch / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    (batch / "zz-parked.json").write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    temporal_kit.switch(None)
+    done = run_replaytest(temporal_kit.root, "replay", "--rehearse", "--format", "json", str(batch))
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = {r["workflow"]["id"]: r for r in json.loads(done.stdout)["results"]}
+    rehearsal = results[run_id]["rehearsal"]
+    assert rehearsal["delivered"] == "signal 'review' with the payload another run of InvoiceDispute recorded"
+    assert rehearsed_commands(rehearsal) == [("activity", "issue_credit")]
+    # The finished runs are not rehearsed: they do not resume.
+    assert all(results[run]["rehearsal"] is None for run in ("dispute-1", "dispute-2", "dispute-3"))
+    served = resume(temporal_kit, run_id, queue, "approve")
+    assert commands_after_signal(served) == rehearsed_commands(rehearsal)
