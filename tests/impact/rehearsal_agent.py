@@ -1,0 +1,60 @@
+"""Versions of the impact tests' invoice-dispute agent (``impact_agent.invoice_dispute``) for the journal resume
+rehearsal: each is what a team would deploy next, run by the real journal worker and rehearsed by replaytest.
+
+* ``check_before_wait_guarded``: a fraud check inserted before the wait, under ``ctx.patched`` — the parked runs
+  passed that point before the deploy, so the journal answers the check False: old path;
+* ``audit_after_wait``: an audit step right after the wait (unguarded);
+* ``audit_after_wait_guarded``: the same under ``ctx.patched`` — first asked on resume: True, new path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from impact_agent import _recommend, _reject, issue_credit_note, load_invoice, load_payments, notify_customer, write_audit_log
+
+from replaytest.journal import workflow
+
+
+def check_fraud(claim: dict[str, Any]) -> bool:
+    return False
+
+
+def _decided(ctx: Any, claim: dict[str, Any], invoice: dict[str, Any], decision: dict[str, Any], recommendation: str) -> dict[str, Any]:
+    if not decision["approve"]:
+        return _reject(ctx, claim)
+    note = ctx.step("issue credit note", issue_credit_note, invoice, idempotency_key=ctx.idempotency_key())
+    ctx.step("notify customer", notify_customer, claim, f"credited {note['amount']}", idempotency_key=ctx.idempotency_key())
+    return {"outcome": "credited", "credit_note": note["credit_note"], "recommended": recommendation}
+
+
+@workflow(name="invoice_dispute", version="2")
+def check_before_wait_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    if ctx.patched("dispute-check-fraud"):
+        ctx.step("check fraud", check_fraud, claim)
+    decision = ctx.wait_signal("decision")
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def audit_after_wait(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    ctx.step("write audit log", write_audit_log, claim, decision)
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def audit_after_wait_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    if ctx.patched("dispute-write-audit-log"):
+        ctx.step("write audit log", write_audit_log, claim, decision)
+    return _decided(ctx, claim, invoice, decision, recommendation)

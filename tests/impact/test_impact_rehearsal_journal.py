@@ -1,0 +1,120 @@
+"""The journal resume rehearsal judged by the journal itself: the five recorded dispute runs (two parked at the
+reviewer's decision) are replayed with ``rehearse`` against each next version, and each parked run is then
+really resumed by a journal ``Worker`` running that version on a copy of the recorded journal, with the
+decision the rehearsal delivered. What the worker recorded after the wait must be what the rehearsal said."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import impact_agent as agent
+import pytest
+import rehearsal_agent as versions
+from impactkit import record_runs
+
+from replaytest.impact.grouping import build_report
+from replaytest.impact.resume import resume_groups
+from replaytest.journal import Journal, Timing, Worker
+from replaytest.plugins.journal import PLUGIN
+from replaytest.replay.adapter import ReplayOptions
+from replaytest.replay.batch import replay_many
+from replaytest.replay.runner import load_workflows
+
+PARKED = ("dispute-parked-1", "dispute-parked-2")
+# What the rehearsal delivers: the first approved run's decision, as it recorded it.
+DECISION = {"approve": True}
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("disputes")
+    record_runs(folder, agent.invoice_dispute)
+    return folder
+
+
+def rehearse(recorded: Path, version: Any) -> dict[str, Any]:
+    workflows = load_workflows((), None, [version])
+    assert PLUGIN.replayer is not None
+    results = replay_many(sorted((recorded / "histories").glob("*.json")), [PLUGIN.replayer], workflows,
+                          ReplayOptions(rehearse=True))
+    return {result.workflow_id: result for result in results}
+
+
+def resumed(recorded: Path, tmp_path: Path, version: Any, run: str) -> list[tuple[str, str, str | None]]:
+    """Resume the parked run on a copy of the recorded journal with ``version`` and the delivered decision: the
+    commands the worker recorded past the wait (kind, name, patch id)."""
+    copy = tmp_path / f"{run}.sqlite3"
+    shutil.copyfile(recorded / "journal.sqlite3", copy)
+    with Journal(copy, clock=lambda: 1_700_000_100.0) as journal:
+        run_id = f"run-{run.removeprefix('dispute-')}"
+        before = max(journal.events(run_id))
+        journal.signal(run_id, "decision", DECISION)
+        with Worker(journal, [version], timing=Timing(sleep=lambda seconds: None)) as worker:
+            worker.run_until_idle()
+        events = journal.events(run_id)
+        return [(row.kind, row.name, row.patch_id) for seq, row in sorted(events.items()) if seq >= before]
+
+
+def test_the_unchanged_code_resumes_into_the_credit_note_as_the_worker_does(recorded: Path, tmp_path: Path) -> None:
+    results = rehearse(recorded, agent.invoice_dispute)
+    for run in PARKED:
+        rehearsal = results[run].rehearsal
+        assert rehearsal is not None and rehearsal.outcome == "continues"
+        assert rehearsal.delivered == "signal 'decision' with a recorded payload"
+        assert [(c.kind, c.name) for c in rehearsal.commands] == [("step", "issue credit note")]
+        worker = resumed(recorded, tmp_path, agent.invoice_dispute, run)
+        assert worker[:2] == [("signal", "decision", None), ("step", "issue credit note", None)]
+
+
+def test_a_guard_before_the_wait_answers_false_on_resume_as_the_worker_does(recorded: Path, tmp_path: Path) -> None:
+    """The parked runs passed the guard's position before the deploy: the journal holds their wait there."""
+    results = rehearse(recorded, versions.check_before_wait_guarded)
+    report = build_report(list(results.values()))
+    [impact] = report.workflows
+    for run in PARKED:
+        rehearsal = results[run].rehearsal
+        assert rehearsal is not None
+        assert [(d.patch_id, d.taken) for d in rehearsal.patch_decisions] == [("dispute-check-fraud", False)]
+        assert [(c.kind, c.name) for c in rehearsal.commands] == [("step", "issue credit note")]
+        worker = resumed(recorded, tmp_path, versions.check_before_wait_guarded, run)
+        assert ("step", "check fraud", None) not in worker and all(kind != "marker" for kind, _n, _p in worker)
+        assert worker[1] == ("step", "issue credit note", None)
+    [(verdict, runs)] = [(v, r) for v, r in resume_groups(impact) if {x.workflow_id for x in r} == set(PARKED)]
+    assert verdict.path == "old"
+    assert verdict.text == "take the old path: the engine answers patch 'dispute-check-fraud' False for them"
+
+
+def test_a_step_after_the_wait_is_what_the_worker_runs_next(recorded: Path, tmp_path: Path) -> None:
+    results = rehearse(recorded, versions.audit_after_wait)
+    [impact] = build_report(list(results.values())).workflows
+    for run in PARKED:
+        rehearsal = results[run].rehearsal
+        assert rehearsal is not None and [(c.kind, c.name) for c in rehearsal.commands] == [("step", "write audit log")]
+        assert resumed(recorded, tmp_path, versions.audit_after_wait, run)[1] == ("step", "write audit log", None)
+    assert [(v.path, sorted(x.workflow_id or "" for x in r)) for v, r in resume_groups(impact)] == [
+        ("new", list(PARKED))]
+
+
+def test_a_guard_after_the_wait_answers_true_on_resume_as_the_worker_does(recorded: Path, tmp_path: Path) -> None:
+    results = rehearse(recorded, versions.audit_after_wait_guarded)
+    for run in PARKED:
+        rehearsal = results[run].rehearsal
+        assert rehearsal is not None
+        assert [(d.patch_id, d.taken) for d in rehearsal.patch_decisions] == [("dispute-write-audit-log", True)]
+        assert [(c.kind, c.name) for c in rehearsal.commands] == [("step", "write audit log")]
+        worker = resumed(recorded, tmp_path, versions.audit_after_wait_guarded, run)
+        assert worker[1:3] == [("marker", "patched", "dispute-write-audit-log"), ("step", "write audit log", None)]
+
+
+def test_no_step_body_runs_while_rehearsing(recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[str] = []
+    monkeypatch.setattr(versions, "write_audit_log", lambda *args: ran.append("audit") or {"logged": True})
+    monkeypatch.setattr(versions, "issue_credit_note",
+                        lambda *args, **kwargs: ran.append("credit") or {"credit_note": "CN", "amount": 1})
+    rehearse(recorded, versions.audit_after_wait)
+    assert ran == []
+    # The control: the worker itself does run them, so the stand-ins would have shown a rehearsal that did.
+    resumed(recorded, tmp_path, versions.audit_after_wait, PARKED[0])
+    assert ran[:2] == ["audit", "credit"]
