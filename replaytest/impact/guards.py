@@ -478,11 +478,34 @@ class GuardEdit:
     statement: cst.If
 
 
+@dataclass(eq=False)
+class RenameEdit:
+    """A renamed activity or step keeps its recorded name: ``function``'s decorator at ``index`` becomes
+    ``decorator`` (the same call with ``name="<recorded name>"``)."""
+
+    file: _FileGuards
+    function: cst.FunctionDef
+    index: int
+    decorator: cst.Decorator
+
+
 class _ApplyEdits(cst.CSTTransformer):
-    def __init__(self, edits: Sequence[GuardEdit]) -> None:
+    def __init__(self, edits: Sequence[GuardEdit | RenameEdit]) -> None:
         self.by_container: dict[int, list[GuardEdit]] = {}
+        self.by_function: dict[int, RenameEdit] = {}
         for edit in edits:
-            self.by_container.setdefault(id(edit.change.container), []).append(edit)
+            if isinstance(edit, RenameEdit):
+                self.by_function[id(edit.function)] = edit
+            else:
+                self.by_container.setdefault(id(edit.change.container), []).append(edit)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        edit = self.by_function.get(id(original_node))
+        if edit is None:
+            return updated_node
+        decorators = list(updated_node.decorators)
+        decorators[edit.index] = edit.decorator
+        return updated_node.with_changes(decorators=decorators)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         edits = self.by_container.get(id(original_node))
@@ -506,7 +529,7 @@ class _FileGuards:
     guards: dict[int, Guard | str] = field(default_factory=dict)  # by id() of the change; a str says why none
     diffs: dict[str, _FunctionDiff] = field(default_factory=dict)  # by the function's qualified name
 
-    def compose(self, edits: Sequence[GuardEdit]) -> str:
+    def compose(self, edits: Sequence[GuardEdit | RenameEdit]) -> str:
         # The old branch may use names the change stopped importing: carry the base revision's imports back.
         guarded = self.current.module.visit(_ApplyEdits(edits))
         return carry_imports(guarded, None if self.base is None else self.base.module).code
@@ -519,10 +542,10 @@ class _FileGuards:
 
 
 def _compose(guards: Iterable[Guard]) -> list[tuple[_FileGuards, str]]:
-    by_file: dict[int, tuple[_FileGuards, list[GuardEdit]]] = {}
+    by_file: dict[int, tuple[_FileGuards, list[GuardEdit | RenameEdit]]] = {}
     for guard in guards:
         edit = guard.edit
-        if not isinstance(edit, GuardEdit):
+        if not isinstance(edit, (GuardEdit, RenameEdit)):
             continue
         entry = by_file.setdefault(id(edit.file), (edit.file, []))
         if all(known is not edit for known in entry[1]):
@@ -609,6 +632,7 @@ class _Synthesizer:
         if not isinstance(function.body, cst.IndentedBlock) or not isinstance(old_functions[0].body, cst.IndentedBlock):
             return f"{qualname} ({where}) is a one-line function here or at {self.base_rev[:12]}: guard it by hand"
         diff = self._function_diff(file, qualname, function, old_functions[0])
+        renamed = self._keep_name(engine, group, file)
         if not diff.changes:
             return (f"{qualname} is the same as at {self.base_rev[:12]}: the change these runs break at is outside it "
                     "(code it calls, configuration, or a dependency), so replaytest cannot write its guard")
@@ -637,7 +661,47 @@ class _Synthesizer:
                     return guard
                 continue
             candidates.append(guard)
-        return candidates
+        # A rename keeps every run on one name: tried before any patch guard of the same change.
+        return [renamed, *candidates] if renamed is not None else candidates
+
+    def _keep_name(self, engine: str, group: ImpactGroup, file: _FileGuards) -> Guard | None:
+        """For a renamed Temporal activity or DBOS step (the code now issues ``new`` where the runs recorded
+        ``old``, and ``old`` is defined nowhere beside ``new``): the guard that gives ``new``'s definition its
+        recorded name back through its decorator's ``name=``."""
+        names = _renamed(group)
+        decorators = _NAMING_DECORATORS.get(engine)
+        if names is None or decorators is None:
+            return None
+        old, new = names
+        folder = file.path.parent
+        places = [file.path, *sorted(path for path in folder.glob("*.py") if path != file.path)][:_MAX_RENAME_FILES]
+        found: tuple[_FileGuards, cst.FunctionDef, int] | None = None
+        for path in places:
+            other = self._file(path)
+            if isinstance(other, str):
+                continue
+            defined = {node.name.value: node for _qualname, node in other.current.functions()}
+            if old in defined:
+                return None  # both are defined: a change of which one is called, not a rename
+            if new in defined and found is None:
+                index = _naming_decorator(defined[new], decorators)
+                if index is not None:
+                    found = (other, defined[new], index)
+        if found is None:
+            return None
+        owner, function, index = found
+        key = id(function)
+        known = owner.guards.get(key)
+        if isinstance(known, Guard):
+            return known
+        decorator = _named(function.decorators[index], old)
+        edit = RenameEdit(owner, function, index, decorator)
+        text = owner.compose([edit])
+        first, last = owner.current.lines(function)
+        guard = Guard(engine=engine, patch_id=old, path=owner.path, function=new, new_range=(first, last),
+                      old_range=None, guarded_text=text, diff=owner.unified_diff(text), edit=edit, kind="keep-name")
+        owner.guards[key] = guard
+        return guard
 
     @staticmethod
     def _write(file: _FileGuards, engine: str, patch_id: str, qualname: str, function: cst.FunctionDef,
@@ -662,6 +726,57 @@ class _Synthesizer:
         if naming:
             return naming[0]
         return changes[0] if len(changes) == 1 else None
+
+
+# Decorators whose ``name=`` is the name an engine records an activity or step under (dotted endings).
+_NAMING_DECORATORS: dict[str, tuple[str, ...]] = {
+    "temporal": ("activity.defn",),
+    "dbos": ("DBOS.step", "DBOS.transaction"),
+}
+_MAX_RENAME_FILES = 200
+
+
+def _renamed(group: ImpactGroup) -> tuple[str, str] | None:
+    """(recorded name, name now) when the group's runs recorded one command where the code now issues another
+    of the same kind, both plain identifiers: the shape of a rename."""
+    issued = group.issued
+    if group.key.kind != "command-mismatch" or issued is None or not issued.name.isidentifier():
+        return None
+    olds = {view.name for view in group.recorded if view is not None and view.kind == issued.kind}
+    if len(olds) != 1:
+        return None
+    [old] = olds
+    return (old, issued.name) if old != issued.name and old.isidentifier() else None
+
+
+def _naming_decorator(function: cst.FunctionDef, endings: tuple[str, ...]) -> int | None:
+    """The index of ``function``'s engine decorator that sets no ``name=`` yet (None: none, or it already does)."""
+    for index, decorator in enumerate(function.decorators):
+        expression = decorator.decorator
+        call = expression if isinstance(expression, cst.Call) else None
+        dotted = _dotted(call.func if call is not None else expression) or ""
+        if any(dotted == ending or dotted.endswith("." + ending) for ending in endings):
+            if call is not None and any(arg.keyword is not None and arg.keyword.value == "name" for arg in call.args):
+                return None
+            return index
+    return None
+
+
+def _named(decorator: cst.Decorator, name: str) -> cst.Decorator:
+    """The decorator called with ``name="<name>"`` (first, before its other arguments)."""
+    expression = decorator.decorator
+    argument = cst.Arg(keyword=cst.Name("name"), value=cst.SimpleString(_quoted(name)),
+                       equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+    if isinstance(expression, cst.Call):
+        others = list(expression.args)
+        if others:
+            argument = argument.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return decorator.with_changes(decorator=expression.with_changes(args=[argument, *others]))
+    return decorator.with_changes(decorator=cst.Call(func=expression, args=[argument]))
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 @dataclass(eq=False)

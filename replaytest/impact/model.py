@@ -66,6 +66,10 @@ class Guard:
     guarded_text: str
     diff: str
     verification: Verification | None = None
+    # ``patch``: an ``if <patched>:`` around the changed block; ``keep-name``: a renamed activity or step keeps
+    # its recorded name through its decorator (``@activity.defn(name=…)``, ``@DBOS.step(name=…)``), so every
+    # run, old and new, keeps calling it by that name and no patch is needed (``patch_id`` is then the name kept).
+    kind: str = "patch"
     # What the guard changes in the file's tree (``impact.guards.GuardEdit``), so that every guard of one
     # file applies in one pass; not part of the report.
     edit: object | None = field(default=None, repr=False, compare=False)

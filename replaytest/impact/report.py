@@ -250,6 +250,9 @@ def _guard_text(group: ImpactGroup) -> list[str]:
 
 
 def _guard_head(guard: Guard) -> str:
+    if guard.kind == "keep-name":
+        return (f"{guard.engine} rename: keep the recorded name {guard.patch_id!r} on {guard.function} in "
+                f"{display_path(guard.path)}")
     return f"{guard.engine} patch {guard.patch_id!r} in {display_path(guard.path)} ({guard.function})"
 
 
@@ -468,6 +471,7 @@ def _guard_data(guard: Guard) -> dict[str, Any]:
     verification = guard.verification
     return {
         "engine": guard.engine,
+        "kind": guard.kind,
         "patch_id": guard.patch_id,
         "path": display_path(guard.path),
         "function": guard.function,

@@ -168,7 +168,9 @@ def _resume_paths(
 ) -> list[tuple[Path, str]]:
     """The path each in-flight history takes under the guards of ``choice`` when the engine resumes it: the
     engine's last answer to one of the guards' patch checks in the rehearsal of the guarded code."""
-    ids = {guard.patch_id for _group, guard in choice}
+    ids = {guard.patch_id for _group, guard in choice if guard.kind == "patch"}
+    if not ids:
+        return []  # a kept name has no patch check: every run takes the one path
     paths = []
     for path in in_flight:
         rehearsal = rehearsals.get(path.resolve())
