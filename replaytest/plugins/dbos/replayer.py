@@ -14,6 +14,9 @@ recorded one (``replaytest.replay.engine.Matcher``, positions being function ids
   is the pending ``DBOS.recv``/``DBOS.getEvent`` whose own timeout ``DBOS.sleep`` is all that is recorded
   after it (DBOS writes that sleep at the next id before it waits, and the wait's own row only when it
   returns); otherwise ``extra-command`` (see ``_Operations._nothing_recorded``);
+* ``DBOS.patch`` as DBOS's ``SystemDatabase.patch`` answers it (``_Operations.patched``): the marker at its
+  id → True; another operation there → False; nothing there → True (DBOS writes the marker), and a
+  recorded operation the new path then meets is ``command-mismatch`` naming DBOSUnexpectedStepError;
 * recorded ids the code never reached → ``missing-command``; another final output or error →
   ``result-mismatch``.
 
@@ -111,6 +114,46 @@ class _Operations:
         # {step name: the prompts its body names}, and {prompt: the first recorded call that used it}.
         self.step_prompts = step_prompts or {}
         self.called: dict[str, str] = {}
+        # The last ``DBOS.patch`` answered True where nothing is recorded (DBOS writes its marker there):
+        # the run is on the new path, and a recorded operation it meets next is DBOS's unexpected step.
+        self.inserted: PatchDecision | None = None
+
+    def _skipped(self, command: Issued, function_id: int, upcoming: Recorded) -> None:
+        raise DivergenceFound(
+            self.matcher.divergence(
+                "command-mismatch",
+                f"the code issued {command.kind} {command.name!r} at function id {function_id} but never "
+                f"reached {upcoming.kind} {upcoming.name!r}, recorded at function id {upcoming.seq}",
+                command,
+                upcoming,
+            )
+        )
+
+    def _unexpected_after_patch(self, command: Issued, function_id: int, upcoming: Recorded, patch: PatchDecision) -> None:
+        """The code, on the path a ``DBOS.patch`` that found nothing recorded sent it to, issued an
+        operation where the history records another: what DBOS's ``check_operation_execution`` refuses."""
+        where = f" ({patch.source.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{patch.source.line})" if patch.source else ""
+        wait = ""
+        if upcoming.name == "DBOS.sleep" and patch.position is not None and upcoming.seq == patch.position + 1:
+            wait = (
+                " (the recorded DBOS.sleep is the timeout of the wait the run is pending in, which DBOS records "
+                "before the wait's own row), or move the new code past that wait"
+            )
+        raise DivergenceFound(
+            self.matcher.divergence(
+                "command-mismatch",
+                f"the code issued {command.kind} {command.name!r} at function id {function_id} where the "
+                f"{self.history.status} history recorded {upcoming.kind} {upcoming.name!r}: "
+                f'DBOS.patch("{patch.patch_id}"){where} found nothing recorded at function id {patch.position}, so '
+                f"DBOS records its marker there and answers True, and the run takes the new path; real DBOS "
+                f"recovery would fail with DBOSUnexpectedStepError (function {upcoming.name} was recorded when "
+                f"{command.name} was expected). Put the patch check where the run recorded an operation (before "
+                f"one it has already run) so runs started before the change take the old path{wait}",
+                command,
+                upcoming,
+                position=function_id,
+            )
+        )
 
     # -- matching --------------------------------------------------------------------------------
 
@@ -130,16 +173,11 @@ class _Operations:
         if upcoming is None or function_id < upcoming.seq:
             self._nothing_recorded(command, function_id)
         elif function_id > upcoming.seq:
-            raise DivergenceFound(
-                self.matcher.divergence(
-                    "command-mismatch",
-                    f"the code issued {command.kind} {command.name!r} at function id {function_id} but never "
-                    f"reached {upcoming.kind} {upcoming.name!r}, recorded at function id {upcoming.seq}",
-                    command,
-                    upcoming,
-                )
-            )
+            self._skipped(command, function_id, upcoming)
+        elif self.inserted is not None and (upcoming.kind, upcoming.name) != (command.kind, command.name):
+            self._unexpected_after_patch(command, function_id, upcoming, self.inserted)
         recorded = self.matcher.issue(command)
+        self.inserted = None  # the new path met what was recorded: a later mismatch is not the patch's
         for prompt in [*(name for name, _ in prompts_in_use()), *self.step_prompts.get(function_name, ())]:
             self.called.setdefault(prompt, f"{command.kind} {command.name!r}")
         event: Event = recorded.payload
@@ -201,16 +239,36 @@ class _Operations:
             self.matcher.issue(Issued(upcoming.kind, upcoming.name, source=_issuing_line()))
 
     def patched(self, function_id: int, patch_name: str, deprecated: bool) -> bool:
+        """DBOS's own answer (``SystemDatabase.patch`` / ``deprecate_patch``) at ``function_id``.
+
+        The patch's marker recorded there: True, consumed. Another operation recorded there: False,
+        nothing consumed (the old path). Nothing recorded there: ``DBOS.patch`` records its marker and
+        answers True, so the run takes the new path and the position is used (DBOS moves its function
+        id on); ``deprecate_patch`` answers False and records nothing. A pending run whose history ends
+        before the check resumes there on the new path: the True answer is kept and the replay stops
+        (``ReachedEnd``). A finished history that ends before the check ran the old path to its end
+        (DBOS never resumes it): False."""
         patch_id = patch_name[len(PATCH_PREFIX) :]
         upcoming = self._next()
         source = _issuing_line()
-        if upcoming is None or upcoming.seq == function_id:
+        if upcoming is not None and upcoming.seq < function_id:
+            self._skipped(Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source), function_id, upcoming)
+        if upcoming is not None and upcoming.seq == function_id:
             if deprecated:
                 return self.matcher.deprecate_patch(patch_id, source)
             return self.matcher.patched(patch_id, source)
-        # A gap in the recorded ids: the recorded run did not pass this patch.
-        self.matcher.patch_decisions.append(PatchDecision(patch_id, False, function_id, as_position(source), deprecated))
-        return False
+        decision = PatchDecision(patch_id, False, function_id, as_position(source), deprecated)
+        if deprecated or (upcoming is None and not self.matcher.resumable):
+            self.matcher.patch_decisions.append(decision)
+            return False
+        decision = dataclasses.replace(decision, taken=True)
+        self.matcher.patch_decisions.append(decision)
+        if upcoming is None:
+            # The end of a pending history: the run resumes at this check and takes the new path.
+            self.matcher.last_source = source
+            raise ReachedEnd()
+        self.inserted = decision
+        return True
 
     def name_at(self, function_id: int) -> str | None:
         for event in self.history.events:

@@ -1,0 +1,125 @@
+"""``DBOS.patch`` as DBOS answers it, judged by DBOS's own recovery: the dispute desk's two runs parked in
+``DBOS.recv`` are recovered for real (``DBOS.launch()`` on a copy of the recorded system database, the
+same application version) under guarded code, and replaytest's verdict on each run must be the engine's.
+
+DBOS records nothing at a pending recv's function id (only the recv's timeout ``DBOS.sleep``, one id
+later, before it waits). A ``DBOS.patch`` check placed just before that recv therefore finds no row:
+DBOS writes its marker there and answers True, the parked runs take the new path, and the new step lands
+on the recorded sleep's id — ``DBOSUnexpectedStepError``. A check placed at an id the runs recorded (before
+the invoice lookup) answers False, and the runs resume on the old path."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import impact_dbos_kit
+from impact_kit import ScenarioKit, divergence_facts, replay_json
+
+# The guard just before the recv: its check sits where the parked runs recorded nothing.
+AT_THE_RECV = (
+    '    if DBOS.patch("fraud-check"):\n'
+    '        record_audit(dispute["invoice_id"], category)\n'
+    + impact_dbos_kit.RECV
+)
+# The guard before the lookup, wrapping it: its check sits on the lookup every run recorded.
+AT_THE_LOOKUP = (
+    '    if DBOS.patch("fraud-check"):\n'
+    '        invoice = lookup_invoice(dispute["invoice_id"])\n'
+    '        record_audit(dispute["invoice_id"], category)\n'
+    "    else:\n"
+    "    " + impact_dbos_kit.LOOKUP
+)
+DECISIONS = {"dispute-4": "approve", "dispute-5": "reject"}
+SLEEP_ID = 4  # classify 1, lookup 2, recv 3 (no row while it waits), its timeout sleep 4
+
+
+def write(kit: ScenarioKit, source: str) -> str:
+    (kit.root / kit.code_file).write_text(source, encoding="utf-8")
+    shutil.rmtree((kit.root / kit.code_file).parent / "__pycache__", ignore_errors=True)
+    return source
+
+
+def recover(kit: ScenarioKit) -> tuple[dict[str, dict], list[str], Path]:
+    """DBOS's own recovery of the parked runs under the code in the working tree, on a copy of the
+    recorded system database: each run's outcome, the step bodies that really ran, and the copy."""
+    recorded = kit.root / "system.sqlite3"
+    copy = kit.root / "recovery.sqlite3"
+    for suffix in ("", "-wal", "-shm"):  # an un-checkpointed write-ahead log holds recorded rows too
+        if Path(f"{recorded}{suffix}").exists():
+            shutil.copyfile(f"{recorded}{suffix}", f"{copy}{suffix}")
+    effects = kit.root / "recovery-effects.log"
+    lines = impact_dbos_kit.run_recorder(
+        kit.root, copy, effects, "recover", *(f"{run}={decision}" for run, decision in DECISIONS.items())
+    )
+    outcomes = {outcome.pop("run"): outcome for outcome in map(json.loads, lines)}
+    ran = sorted(effects.read_text(encoding="utf-8").splitlines()) if effects.exists() else []
+    return outcomes, ran, copy
+
+
+def recorded_steps(system_db: Path, run_id: str) -> list[tuple[int, str]]:
+    with sqlite3.connect(system_db) as db:
+        rows = db.execute(
+            "SELECT function_id, function_name FROM operation_outputs WHERE workflow_uuid = ? ORDER BY function_id",
+            (run_id,),
+        ).fetchall()
+    return [(function_id, name) for function_id, name in rows]
+
+
+def test_a_patch_check_just_before_the_recv_breaks_the_parked_runs_in_replay_and_on_real_recovery(dbos_kit: ScenarioKit) -> None:
+    source = write(dbos_kit, dbos_kit.v1.replace(impact_dbos_kit.RECV, AT_THE_RECV))
+    audit_line = [n for n, line in enumerate(source.splitlines(), 1) if "record_audit(dispute" in line]
+    patch_line = [n for n, line in enumerate(source.splitlines(), 1) if 'DBOS.patch("fraud-check")' in line]
+
+    code, results = replay_json(dbos_kit, {"DISPUTE_DESK_EFFECTS": str(dbos_kit.root / "replay-effects.log")})
+    assert code == 1
+    replay_breaks = {run for run, result in results.items() if result["status"] != "passed"}
+    assert replay_breaks == set(dbos_kit.in_flight)
+    for run in dbos_kit.in_flight:
+        result = results[run]
+        assert divergence_facts(result) == ("command-mismatch", SLEEP_ID, "DBOS.sleep", "app.py", audit_line[0])
+        message = result["divergence"]["message"]
+        assert "where the running history recorded timer 'DBOS.sleep'" in message, message
+        assert "real DBOS recovery would fail with DBOSUnexpectedStepError" in message, message
+        # DBOS answers True where nothing is recorded: the decision says the run takes the new path.
+        assert [(d["patch_id"], d["taken"], d["position"], d["source"]["line"]) for d in result["patch_decisions"]] == [
+            ("fraud-check", True, 3, patch_line[0])
+        ]
+    for run in dbos_kit.finished:  # their recv is recorded at the check's id: the old path
+        assert [(d["taken"], d["position"]) for d in results[run]["patch_decisions"]] == [(False, 3)]
+    assert not (dbos_kit.root / "replay-effects.log").exists()
+
+    outcomes, ran, system_db = recover(dbos_kit)
+    recovery_breaks = {run for run, outcome in outcomes.items() if "error" in outcome}
+    assert recovery_breaks == replay_breaks
+    for run in DECISIONS:
+        assert outcomes[run]["error_type"] == "DBOSUnexpectedStepError", outcomes[run]
+        assert f"During execution of workflow {run} step {SLEEP_ID}, function DBOS.sleep was recorded when record_audit was expected" in outcomes[run]["error"]
+        # DBOS wrote its marker at the recv's empty id, then refused the audit step on the sleep's.
+        assert recorded_steps(system_db, run) == [
+            (1, "classify_dispute"), (2, "lookup_invoice"), (3, "DBOS.patch-fraud-check"), (SLEEP_ID, "DBOS.sleep"),
+        ]
+    assert ran == []  # refused before its body ran; the recorded steps were not run again
+
+
+def test_a_patch_check_on_a_recorded_operation_keeps_the_parked_runs_on_the_old_path_in_replay_and_on_real_recovery(
+    dbos_kit: ScenarioKit,
+) -> None:
+    write(dbos_kit, dbos_kit.v1.replace(impact_dbos_kit.LOOKUP, AT_THE_LOOKUP))
+    code, results = replay_json(dbos_kit, {"DISPUTE_DESK_EFFECTS": str(dbos_kit.root / "replay-effects.log")})
+    assert (code, {run: result["status"] for run, result in results.items()}) == (0, dict.fromkeys(dbos_kit.run_ids, "passed"))
+    for result in results.values():  # the check meets the recorded lookup at id 2: False, the old path
+        assert [(d["patch_id"], d["taken"], d["position"]) for d in result["patch_decisions"]] == [("fraud-check", False, 2)]
+
+    outcomes, ran, system_db = recover(dbos_kit)
+    assert outcomes == {
+        "dispute-4": {"output": {"category": "billing-error", "decision": "approve", "credit": "credit-INV-104-300.00"}},
+        "dispute-5": {"output": {"category": "service-complaint", "decision": "reject", "credit": None}},
+    }
+    # Only what comes after the recv ran; no audit, no marker.
+    assert ran == ["credit INV-104 300.0", "notify customer-of-INV-104 approve", "notify customer-of-INV-105 reject"]
+    for run in DECISIONS:
+        names = [name for _, name in recorded_steps(system_db, run)]
+        assert "record_audit" not in names and "DBOS.patch-fraud-check" not in names, names
