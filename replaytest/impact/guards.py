@@ -475,7 +475,9 @@ class _FileGuards:
     current: _Source
     base: _Source | None
     taken: set[str] = field(default_factory=set)
-    guards: dict[int, Guard] = field(default_factory=dict)  # by id() of the change
+    # By the change's place in the current tree (id() of its container, which ``current`` keeps alive, and
+    # its statement range): every group's guard() diffs the function afresh, so the _Change objects differ.
+    guards: dict[tuple[int, int, int], Guard] = field(default_factory=dict)
 
     def compose(self, edits: Sequence[GuardEdit]) -> str:
         # The old branch may use names the change stopped importing: carry the base revision's imports back.
@@ -573,7 +575,8 @@ class _Synthesizer:
         if change is None:
             return (f"change not found: {len(changes)} changed blocks in {qualname} since {self.base_rev[:12]}, none at "
                     f"{where} or issuing the command these runs break at; guard it by hand")
-        known = file.guards.get(id(change))
+        place = (id(change.container), change.start, change.end)
+        known = file.guards.get(place)
         if known is not None:
             return known
         names = _call_names(change.new) + _call_names(change.old)
@@ -589,7 +592,7 @@ class _Synthesizer:
         guard = Guard(engine=engine, patch_id=patch_id, path=file.path, function=qualname,
                       new_range=change.new_range, old_range=change.old_range, guarded_text=text,
                       diff=file.unified_diff(text), edit=edit)
-        file.guards[id(change)] = guard
+        file.guards[place] = guard
         return guard
 
     @staticmethod

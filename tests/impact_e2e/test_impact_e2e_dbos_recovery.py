@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 
 import impact_dbos_kit
-from impact_kit import ScenarioKit, divergence_facts, replay_json
+from impact_kit import ScenarioKit, divergence_facts, impact_json, replay_json
 
 # The guard just before the recv: its check sits where the parked runs recorded nothing.
 AT_THE_RECV = (
@@ -123,3 +123,23 @@ def test_a_patch_check_on_a_recorded_operation_keeps_the_parked_runs_on_the_old_
     for run in DECISIONS:
         names = [name for _, name in recorded_steps(system_db, run)]
         assert "record_audit" not in names and "DBOS.patch-fraud-check" not in names, names
+
+
+def test_impact_does_not_call_the_guard_it_writes_just_before_the_recv_verified(dbos_kit: ScenarioKit) -> None:
+    """The audit step inserted unguarded before the recv: the guard impact writes around it puts its check
+    on the recv's empty id, so it must not be shown verified — the parked runs would fail as above."""
+    write(dbos_kit, dbos_kit.v1.replace(impact_dbos_kit.RECV, '    record_audit(dispute["invoice_id"], category)\n' + impact_dbos_kit.RECV))
+    code, _, workflow = impact_json(dbos_kit, "--base", dbos_kit.base)
+    assert code == 1
+    guards = [group["guard"] for group in workflow["groups"]]
+    assert guards and all(guard == guards[0] for guard in guards), "the groups broken by one change share its guard"
+    guard = guards[0]
+    assert 'if DBOS.patch("' in guard["diff"]
+    verified = guard["verified"]
+    assert (verified["histories"], verified["passed"], verified["ok"]) == (5, 3, False)
+    assert sorted(failing["history"] for failing in verified["failing"]) == [
+        "histories/dispute-4.json", "histories/dispute-5.json",
+    ]
+    for failing in verified["failing"]:
+        assert "real DBOS recovery would fail with DBOSUnexpectedStepError" in failing["reason"], failing["reason"]
+    assert guard["verification"].startswith("NOT verified: histories/dispute-4.json still fails: command-mismatch")
