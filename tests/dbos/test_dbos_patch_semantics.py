@@ -77,3 +77,21 @@ def test_the_end_of_a_finished_history_is_the_old_path() -> None:
     ops.matcher.index = 2
     assert ops.patched(3, f"{PATCH_PREFIX}x", deprecated=False) is False
     assert decisions(ops) == [("x", False, 3, False)]
+
+
+def test_an_async_patch_check_that_found_its_marker_consumes_it_when_the_run_moves_past() -> None:
+    # DBOS.patch_async probes the id (get_checkpoint_name), and on its own marker reserves the position and
+    # answers True without asking the system database again: the next operation comes one id later.
+    ops = operations("completed", (1, "classify"), (2, f"{PATCH_PREFIX}x"), (3, "lookup"))
+    ops.matcher.index = 1
+    ops.name_at(2)
+    ops._match(3, "lookup")
+    assert (ops.matcher.index, decisions(ops)) == (3, [("x", True, 2, False)])
+
+
+def test_an_async_patch_check_that_found_another_operation_consumes_nothing() -> None:
+    ops = operations("completed", (1, "classify"), (2, "lookup"))
+    ops.matcher.index = 1
+    ops.name_at(2)  # another operation there: patch_async answers False and the next operation is at 2
+    ops._match(2, "lookup")
+    assert (ops.matcher.index, decisions(ops)) == (2, [])

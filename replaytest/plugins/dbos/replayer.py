@@ -117,6 +117,20 @@ class _Operations:
         # The last ``DBOS.patch`` answered True where nothing is recorded (DBOS writes its marker there):
         # the run is on the new path, and a recorded operation it meets next is DBOS's unexpected step.
         self.inserted: PatchDecision | None = None
+        # The function id DBOS.patch_async / deprecate_patch_async last probed (``name_at``) and the line
+        # that asked: they consume a marker there themselves, without asking ``patched``.
+        self.probed: tuple[int, SourcePosition | None] | None = None
+
+    def _probed_marker(self, function_id: int) -> None:
+        """An async patch check found its marker at the probed id and moved past it (DBOS reserves the
+        position only when the marker is its own): the marker is consumed and the new path taken."""
+        upcoming = self._next()
+        if (
+            self.probed is not None and upcoming is not None and upcoming.seq < function_id
+            and upcoming.seq == self.probed[0] and upcoming.kind == "marker" and upcoming.patch_id is not None
+        ):
+            self.matcher.patched(upcoming.patch_id, self.probed[1])
+        self.probed = None
 
     def _skipped(self, command: Issued, function_id: int, upcoming: Recorded) -> None:
         raise DivergenceFound(
@@ -169,6 +183,7 @@ class _Operations:
 
     def _match(self, function_id: int, function_name: str) -> Event:
         command = self._command(function_id, function_name)
+        self._probed_marker(function_id)
         upcoming = self._next()
         if upcoming is None or function_id < upcoming.seq:
             self._nothing_recorded(command, function_id)
@@ -249,8 +264,9 @@ class _Operations:
         (``ReachedEnd``). A finished history that ends before the check ran the old path to its end
         (DBOS never resumes it): False."""
         patch_id = patch_name[len(PATCH_PREFIX) :]
-        upcoming = self._next()
         source = _issuing_line()
+        self._probed_marker(function_id)
+        upcoming = self._next()
         if upcoming is not None and upcoming.seq < function_id:
             self._skipped(Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source), function_id, upcoming)
         if upcoming is not None and upcoming.seq == function_id:
@@ -271,6 +287,7 @@ class _Operations:
         return True
 
     def name_at(self, function_id: int) -> str | None:
+        self.probed = (function_id, _issuing_line())
         for event in self.history.events:
             if event.extra.get("function_id") == function_id:
                 return f"{PATCH_PREFIX}{event.patch_id}" if event.kind == "marker" else event.name
