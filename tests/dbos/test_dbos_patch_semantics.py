@@ -95,3 +95,19 @@ def test_an_async_patch_check_that_found_another_operation_consumes_nothing() ->
     ops.name_at(2)  # another operation there: patch_async answers False and the next operation is at 2
     ops._match(2, "lookup")
     assert (ops.matcher.index, decisions(ops)) == (2, [])
+
+
+def test_a_rehearsal_goes_past_the_end_on_the_new_path_and_stops_at_the_first_new_operation() -> None:
+    from replaytest.plugins.dbos.replayer import _RehearsalStop, _Rehearsing
+
+    ops = operations("running", (1, "classify"), (2, "DBOS.sleep"))
+    ops.matcher.index = 2
+    ops.rehearsal = _Rehearsing(ops.matcher)
+    assert ops.patched(3, f"{PATCH_PREFIX}x", deprecated=False) is True  # the resume point: DBOS writes the marker
+    with pytest.raises(_RehearsalStop):
+        ops.recorded(4, "audit")
+    rehearsal = ops.rehearsal.result(SimpleNamespace(status="running"), "3.4.0")  # type: ignore[arg-type]
+    assert (rehearsal.outcome, rehearsal.delivered) == ("continues", "")
+    assert [(c.kind, c.name, c.position) for c in rehearsal.commands] == [("marker", PATCH_MARKER, 3), ("step", "audit", 4)]
+    assert rehearsal.takes_patch("x") is True
+    assert ops.rehearsal.decisions_before == 1  # the check at the resume point is kept on the replay result too

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import impact_dbos_kit
-from impact_kit import ScenarioKit, divergence_facts, impact_json, replay_json
+from impact_kit import ScenarioKit, clean_environment, divergence_facts, impact_json, replay_json
 
 # The guard just before the recv: its check sits where the parked runs recorded nothing.
 AT_THE_RECV = (
@@ -143,3 +145,63 @@ def test_impact_does_not_call_the_guard_it_writes_just_before_the_recv_verified(
     for failing in verified["failing"]:
         assert "real DBOS recovery would fail with DBOSUnexpectedStepError" in failing["reason"], failing["reason"]
     assert guard["verification"].startswith("NOT verified: histories/dispute-4.json still fails: command-mismatch")
+
+
+# Replays the histories in the working directory's project with a resume rehearsal; prints each run's.
+REHEARSE = """import json, os, sys
+from pathlib import Path
+sys.path.insert(0, os.getcwd())
+from replaytest.plugins.dbos.replayer import DBOSReplayer
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.report import rehearsal_data
+from dbos_dispute_desk.replay import CONFIG
+replayer = DBOSReplayer()
+for path in sorted(Path("histories").glob("*.json")):
+    result = replayer.replay(path, WorkflowSet((CONFIG,)), ReplayOptions(rehearse=True))
+    print(json.dumps({"run": result.workflow_id, "status": result.status,
+                      "rehearsal": None if result.rehearsal is None else rehearsal_data(result.rehearsal)}))
+"""
+
+
+def rehearsed(kit: ScenarioKit) -> dict[str, dict]:
+    (kit.root / "rehearse.py").write_text(REHEARSE, encoding="utf-8")
+    done = subprocess.run([sys.executable, "rehearse.py"], cwd=kit.root, capture_output=True, text=True, timeout=180,
+                          env=clean_environment({"DISPUTE_DESK_EFFECTS": str(kit.root / "rehearsal-effects.log")}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {line.pop("run"): line for line in lines}
+
+
+def test_the_rehearsal_of_a_parked_run_says_what_real_recovery_then_does(dbos_kit: ScenarioKit) -> None:
+    """The audit after the recv, guarded: the rehearsal of each parked run (its recv answered by the
+    timeout) says DBOS.patch answers True at function id 5 and the audit step comes next at 6; DBOS's own
+    recovery of those runs (the decision sent) writes the marker at 5 and runs the audit at 6."""
+    source = write(dbos_kit, dbos_kit.v1.replace(impact_dbos_kit.RECV, impact_dbos_kit.RECV
+                                                 + '    if DBOS.patch("audit-after-review"):\n' + "    " + impact_dbos_kit.AUDIT))
+    patch_line = [n for n, line in enumerate(source.splitlines(), 1) if "DBOS.patch(" in line][0]
+    results = rehearsed(dbos_kit)
+    assert {run: result["status"] for run, result in results.items()} == dict.fromkeys(dbos_kit.run_ids, "passed")
+    for run in dbos_kit.finished:
+        assert results[run]["rehearsal"] is None  # finished runs are not resumed
+    for run in dbos_kit.in_flight:
+        rehearsal = results[run]["rehearsal"]
+        assert rehearsal["outcome"] == "continues"
+        assert rehearsal["delivered"] == "the DBOS.recv timeout fired (DBOS.recv returned None)"
+        assert [(c["kind"], c["name"], c["position"]) for c in rehearsal["commands"]] == [
+            ("marker", "patched", 5), ("step", "record_audit", 6),
+        ]
+        assert [(d["patch_id"], d["taken"], d["position"], d["source"]["line"]) for d in rehearsal["patch_decisions"]] == [
+            ("audit-after-review", True, 5, patch_line),
+        ]
+        assert rehearsal["source"]["line"] == patch_line + 1
+        assert rehearsal["driver"].startswith("dbos 3.4.0: its workflow wrappers")
+    assert not (dbos_kit.root / "rehearsal-effects.log").exists()
+
+    outcomes, ran, system_db = recover(dbos_kit)
+    assert outcomes == {
+        "dispute-4": {"output": {"category": "billing-error", "decision": "approve", "credit": "credit-INV-104-300.00"}},
+        "dispute-5": {"output": {"category": "service-complaint", "decision": "reject", "credit": None}},
+    }
+    assert "audit INV-104 approve" in ran and "audit INV-105 reject" in ran
+    for run in DECISIONS:
+        assert recorded_steps(system_db, run)[3:6] == [(SLEEP_ID, "DBOS.sleep"), (5, "DBOS.patch-audit-after-review"), (6, "record_audit")]

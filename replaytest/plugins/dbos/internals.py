@@ -62,6 +62,11 @@ def dbos_version() -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
+def installed_dbos() -> str:
+    """The installed dbos version string (``3.4.0``)."""
+    return installed_version("dbos")
+
+
 def check_version() -> str | None:
     """Why the installed dbos cannot be replayed with, or ``None``."""
     try:
