@@ -5,7 +5,11 @@ waits in ``DBOS.recv``, sends the reviewer's decision to the three that get one,
 finish and exits without shutting down (the other two stay PENDING in recv, as after a crash).
 ``python impact_dbos_recorder.py SYSTEM_DB EFFECTS fresh RUN_ID DECISION AMOUNT``: a new run of the code
 as it is now (a dispute of AMOUNT on INV-200), decided at once; prints its output as JSON (give it a new SYSTEM_DB: on the recorded one DBOS
-would first recover the pending disputes under that code)."""
+would first recover the pending disputes under that code).
+``python impact_dbos_recorder.py SYSTEM_DB EFFECTS recover RUN_ID=DECISION ...``: DBOS's own recovery of the
+runs left PENDING on SYSTEM_DB (give it a copy of the recorded one) under the code as it is now: ``launch()``
+recovers them, each gets its decision by ``DBOS.send`` and its outcome is awaited; prints one JSON line per
+run, ``{"run": ..., "output": ...}`` or ``{"run": ..., "error_type": ..., "error": ...}``."""
 
 from __future__ import annotations
 
@@ -52,6 +56,14 @@ if MODE == "fresh":
     until(lambda: waits_in_recv(run_id), f"{run_id} waiting for its review")
     DBOS.send(run_id, decision, topic="review")
     print(json.dumps(handle.get_result()))
+elif MODE == "recover":
+    for run_id, decision in (argument.split("=", 1) for argument in sys.argv[4:]):
+        try:
+            DBOS.send(run_id, decision, topic="review")
+            outcome = {"run": run_id, "output": DBOS.retrieve_workflow(run_id).get_result()}
+        except Exception as error:  # the recovered run failed: DBOS's own error, as the workflow recorded it
+            outcome = {"run": run_id, "error_type": type(error).__name__, "error": str(error)}
+        print(json.dumps(outcome))
 else:
     handles = {}
     for run_id, dispute, _ in RUNS:

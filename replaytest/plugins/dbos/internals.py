@@ -43,7 +43,9 @@ class OperationSource(Protocol):
         """Consume a row DBOS writes but never reads back on recovery (a recv/get_event timeout)."""
 
     def patched(self, function_id: int, patch_name: str, deprecated: bool) -> bool:
-        """Whether the history has patch ``patch_name`` at ``function_id`` (consumed if so)."""
+        """DBOS's answer at ``function_id``: True for the patch's marker (consumed) or for nothing recorded
+        (``patch`` writes its marker there; ``deprecate_patch`` writes none and answers False), False
+        for another operation."""
 
     def name_at(self, function_id: int) -> str | None:
         """The DBOS function name recorded at ``function_id`` (``None`` if nothing is)."""
@@ -58,6 +60,11 @@ class OperationSource(Protocol):
 def dbos_version() -> tuple[int, int]:
     parts = installed_version("dbos").split(".")
     return int(parts[0]), int(parts[1])
+
+
+def installed_dbos() -> str:
+    """The installed dbos version string (``3.4.0``)."""
+    return installed_version("dbos")
 
 
 def check_version() -> str | None:

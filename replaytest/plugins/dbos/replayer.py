@@ -14,8 +14,16 @@ recorded one (``replaytest.replay.engine.Matcher``, positions being function ids
   is the pending ``DBOS.recv``/``DBOS.getEvent`` whose own timeout ``DBOS.sleep`` is all that is recorded
   after it (DBOS writes that sleep at the next id before it waits, and the wait's own row only when it
   returns); otherwise ``extra-command`` (see ``_Operations._nothing_recorded``);
+* ``DBOS.patch`` as DBOS's ``SystemDatabase.patch`` answers it (``_Operations.patched``): the marker at its
+  id → True; another operation there → False; nothing there → True (DBOS writes the marker), and a
+  recorded operation the new path then meets is ``command-mismatch`` naming DBOSUnexpectedStepError;
 * recorded ids the code never reached → ``missing-command``; another final output or error →
   ``result-mismatch``.
+
+Rehearsal (``ReplayOptions.rehearse``): an in-flight run that replays green goes on past its history
+(``_Rehearsing``): a pending recv/getEvent returns None (its timeout), patch checks are answered as DBOS
+answers them, and the first new operation is stopped before it runs; ``ReplayResult.rehearsal`` says what
+DBOS does at the resume point.
 
 Prompts: a run started inside ``dbos.prompts.with_prompts`` has its prompt manifest in the history; the
 prompts a recorded step used (a ``use_prompt`` block around its call, or its body naming the prompt) are
@@ -47,6 +55,7 @@ from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSe
 from replaytest.replay.divergence import (
     Divergence,
     PatchDecision,
+    Rehearsal,
     ReplayResult,
     SourcePosition,
     short_value,
@@ -97,6 +106,69 @@ class CannotReplay(BaseException):
     A ``BaseException`` so that the workflow's own ``except Exception`` cannot swallow it."""
 
 
+class _RehearsalStop(BaseException):
+    """The rehearsal reached the first new operation past the history: the run is stopped before it runs."""
+
+
+# Operations a resumed run waits in (no new effect until something arrives or a timer fires).
+_WAITS = ("DBOS.recv", "DBOS.getEvent", "DBOS.sleep", "DBOS.getResult")
+
+
+class _Rehearsing:
+    """A rehearsal in progress: DBOS's own wrappers drive the current code past the end of an in-flight
+    history, the stand-in answering as DBOS's system database would for a run with that history (nothing
+    recorded past it: ``DBOS.patch`` writes its marker and answers True), up to the first new operation,
+    which is stopped before it runs."""
+
+    def __init__(self, matcher: Matcher, on_resume: Any = None) -> None:
+        self.matcher = matcher
+        self.on_resume = on_resume
+        self.resumed = False
+        self.delivered = ""
+        self.decisions_before = 0  # how many of the matcher's patch decisions came before the resume point
+        self.commands: list[Issued] = []
+        self.positions: list[int] = []
+        self.outcome: str | None = None
+
+    def resume(self, delivered: str = "") -> None:
+        if self.resumed:
+            return
+        self.resumed = True
+        self.delivered = delivered
+        # A patch check at the resume point is answered (and kept on the result) before this is called.
+        self.decisions_before = len(self.matcher.patch_decisions)
+        if self.on_resume is not None:
+            self.on_resume()
+
+    def marker(self, command: Issued, function_id: int) -> None:
+        self.commands.append(command)
+        self.positions.append(function_id)
+
+    def stop(self, command: Issued, function_id: int) -> None:
+        self.commands.append(command)
+        self.positions.append(function_id)
+        self.outcome = "waits" if command.name in _WAITS else "continues"
+        raise _RehearsalStop()
+
+    def result(self, history: History, version: str, note: str = "") -> Rehearsal:
+        outcome = self.outcome or "completes"
+        commands = tuple(command.view(position, with_source=True) for command, position in zip(self.commands, self.positions))
+        new = [command for command in self.commands if command.kind != "marker"]
+        source = as_position(new[0].source if new else self.commands[0].source if self.commands else self.matcher.last_source)
+        notes = [note] if note else []
+        if self.delivered:
+            notes.append("a message would make the wait return it instead, and code that branches on it may take another path")
+        return Rehearsal(
+            outcome=outcome,
+            delivered=self.delivered,
+            commands=commands,
+            patch_decisions=tuple(self.matcher.patch_decisions),
+            source=source,
+            driver=f"dbos {version}: its workflow wrappers on replaytest's system-database stand-in (nothing recorded past the {history.status} history; no effect ran)",
+            note="; ".join(notes),
+        )
+
+
 class _Operations:
     """Answers DBOS's checks for recorded operations from one history (``dbos.internals.OperationSource``)."""
 
@@ -111,6 +183,62 @@ class _Operations:
         # {step name: the prompts its body names}, and {prompt: the first recorded call that used it}.
         self.step_prompts = step_prompts or {}
         self.called: dict[str, str] = {}
+        # Set when the replay goes on past the end of an in-flight history (``ReplayOptions.rehearse``).
+        self.rehearsal: _Rehearsing | None = None
+        # The last ``DBOS.patch`` answered True where nothing is recorded (DBOS writes its marker there):
+        # the run is on the new path, and a recorded operation it meets next is DBOS's unexpected step.
+        self.inserted: PatchDecision | None = None
+        # The function id DBOS.patch_async / deprecate_patch_async last probed (``name_at``) and the line
+        # that asked: they consume a marker there themselves, without asking ``patched``.
+        self.probed: tuple[int, SourcePosition | None] | None = None
+
+    def _probed_marker(self, function_id: int) -> None:
+        """An async patch check found its marker at the probed id and moved past it (DBOS reserves the
+        position only when the marker is its own): the marker is consumed and the new path taken."""
+        upcoming = self._next()
+        if (
+            self.probed is not None and upcoming is not None and upcoming.seq < function_id
+            and upcoming.seq == self.probed[0] and upcoming.kind == "marker" and upcoming.patch_id is not None
+        ):
+            self.matcher.patched(upcoming.patch_id, self.probed[1])
+        self.probed = None
+
+    def _skipped(self, command: Issued, function_id: int, upcoming: Recorded) -> None:
+        raise DivergenceFound(
+            self.matcher.divergence(
+                "command-mismatch",
+                f"the code issued {command.kind} {command.name!r} at function id {function_id} but never "
+                f"reached {upcoming.kind} {upcoming.name!r}, recorded at function id {upcoming.seq}",
+                command,
+                upcoming,
+            )
+        )
+
+    def _unexpected_after_patch(self, command: Issued, function_id: int, upcoming: Recorded, patch: PatchDecision) -> None:
+        """The code, on the path a ``DBOS.patch`` that found nothing recorded sent it to, issued an
+        operation where the history records another: what DBOS's ``check_operation_execution`` refuses."""
+        where = f" ({patch.source.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{patch.source.line})" if patch.source else ""
+        wait = ""
+        if upcoming.name == "DBOS.sleep" and patch.position is not None and upcoming.seq == patch.position + 1:
+            wait = (
+                " (the recorded DBOS.sleep is the timeout of the wait the run is pending in, which DBOS records "
+                "before the wait's own row), or move the new code past that wait"
+            )
+        raise DivergenceFound(
+            self.matcher.divergence(
+                "command-mismatch",
+                f"the code issued {command.kind} {command.name!r} at function id {function_id} where the "
+                f"{self.history.status} history recorded {upcoming.kind} {upcoming.name!r}: "
+                f'DBOS.patch("{patch.patch_id}"){where} found nothing recorded at function id {patch.position}, so '
+                f"DBOS records its marker there and answers True, and the run takes the new path; real DBOS "
+                f"recovery would fail with DBOSUnexpectedStepError (function {upcoming.name} was recorded when "
+                f"{command.name} was expected). Put the patch check where the run recorded an operation (before "
+                f"one it has already run) so runs started before the change take the old path{wait}",
+                command,
+                upcoming,
+                position=function_id,
+            )
+        )
 
     # -- matching --------------------------------------------------------------------------------
 
@@ -124,22 +252,21 @@ class _Operations:
         matcher = self.matcher
         return matcher.events[matcher.index] if matcher.index < len(matcher.events) else None
 
-    def _match(self, function_id: int, function_name: str) -> Event:
+    def _match(self, function_id: int, function_name: str) -> Event | None:
+        """The recorded event at ``function_id`` (consumed), or raise; None only in a rehearsal, for the
+        pending wait the run resumes at (answered by its timeout)."""
         command = self._command(function_id, function_name)
+        self._probed_marker(function_id)
         upcoming = self._next()
         if upcoming is None or function_id < upcoming.seq:
             self._nothing_recorded(command, function_id)
+            return None
         elif function_id > upcoming.seq:
-            raise DivergenceFound(
-                self.matcher.divergence(
-                    "command-mismatch",
-                    f"the code issued {command.kind} {command.name!r} at function id {function_id} but never "
-                    f"reached {upcoming.kind} {upcoming.name!r}, recorded at function id {upcoming.seq}",
-                    command,
-                    upcoming,
-                )
-            )
+            self._skipped(command, function_id, upcoming)
+        elif self.inserted is not None and (upcoming.kind, upcoming.name) != (command.kind, command.name):
+            self._unexpected_after_patch(command, function_id, upcoming, self.inserted)
         recorded = self.matcher.issue(command)
+        self.inserted = None  # the new path met what was recorded: a later mismatch is not the patch's
         for prompt in [*(name for name, _ in prompts_in_use()), *self.step_prompts.get(function_name, ())]:
             self.called.setdefault(prompt, f"{command.kind} {command.name!r}")
         event: Event = recorded.payload
@@ -158,7 +285,14 @@ class _Operations:
             later = [event for event in self.matcher.events[self.matcher.index :] if event.seq > function_id]
         if self.matcher.resumable and (not later or _own_timeout(command, function_id, later)):
             self.matcher.last_source = command.source
-            raise ReachedEnd()
+            if self.rehearsal is None:
+                raise ReachedEnd()
+            if not self.rehearsal.resumed and later:
+                # Parked in this wait: DBOS's answer when its timeout fires (recv/getEvent return None).
+                self.rehearsal.resume(f"the {command.name} timeout fired ({command.name} returned None)")
+                return
+            self.rehearsal.resume()
+            self.rehearsal.stop(command, function_id)
         if later:
             following = later[0]
             raise DivergenceFound(
@@ -190,6 +324,8 @@ class _Operations:
 
     def recorded(self, function_id: int, function_name: str) -> tuple[Any, BaseException | None, str | None]:
         event = self._match(function_id, function_name)
+        if event is None:
+            return None, None, None
         child = event.extra.get("child_workflow_id") if event.kind == "child-workflow" else None
         if event.error is not None:
             return None, self._exception(event), child
@@ -201,18 +337,44 @@ class _Operations:
             self.matcher.issue(Issued(upcoming.kind, upcoming.name, source=_issuing_line()))
 
     def patched(self, function_id: int, patch_name: str, deprecated: bool) -> bool:
+        """DBOS's own answer (``SystemDatabase.patch`` / ``deprecate_patch``) at ``function_id``.
+
+        The patch's marker recorded there: True, consumed. Another operation recorded there: False,
+        nothing consumed (the old path). Nothing recorded there: ``DBOS.patch`` records its marker and
+        answers True, so the run takes the new path and the position is used (DBOS moves its function
+        id on); ``deprecate_patch`` answers False and records nothing. A pending run whose history ends
+        before the check resumes there on the new path: the True answer is kept and the replay stops
+        (``ReachedEnd``). A finished history that ends before the check ran the old path to its end
+        (DBOS never resumes it): False."""
         patch_id = patch_name[len(PATCH_PREFIX) :]
-        upcoming = self._next()
         source = _issuing_line()
-        if upcoming is None or upcoming.seq == function_id:
+        self._probed_marker(function_id)
+        upcoming = self._next()
+        if upcoming is not None and upcoming.seq < function_id:
+            self._skipped(Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source), function_id, upcoming)
+        if upcoming is not None and upcoming.seq == function_id:
             if deprecated:
                 return self.matcher.deprecate_patch(patch_id, source)
             return self.matcher.patched(patch_id, source)
-        # A gap in the recorded ids: the recorded run did not pass this patch.
-        self.matcher.patch_decisions.append(PatchDecision(patch_id, False, function_id, as_position(source), deprecated))
-        return False
+        decision = PatchDecision(patch_id, False, function_id, as_position(source), deprecated)
+        if deprecated or (upcoming is None and not self.matcher.resumable):
+            self.matcher.patch_decisions.append(decision)
+            return False
+        decision = dataclasses.replace(decision, taken=True)
+        self.matcher.patch_decisions.append(decision)
+        if upcoming is None:
+            # The end of a pending history: the run resumes at this check and takes the new path.
+            self.matcher.last_source = source
+            if self.rehearsal is None:
+                raise ReachedEnd()
+            self.rehearsal.resume()
+            self.rehearsal.marker(Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source), function_id)
+            return True
+        self.inserted = decision
+        return True
 
     def name_at(self, function_id: int) -> str | None:
+        self.probed = (function_id, _issuing_line())
         for event in self.history.events:
             if event.extra.get("function_id") == function_id:
                 return f"{PATCH_PREFIX}{event.patch_id}" if event.kind == "marker" else event.name
@@ -415,24 +577,45 @@ class DBOSReplayer(NeutralReplayer):
         raised: BaseException | None = None
         finished = False
         bodies = plain_functions(steps)
+        trips_before: list[int] = []  # guard trips before a rehearsal went past the resume point
         with guarded(modules, matcher.next_position, bodies) as guard:
+            if options.rehearse and matcher.resumable:
+                operations.rehearsal = _Rehearsing(matcher, lambda: trips_before.append(len(guard.trips)))
             with internals.replaying(history.workflow.id, operations) as call:
                 try:
                     output = call(function, *target, *args, **kwargs)
                     finished = True
                 except DivergenceFound as found:
                     divergence = found.divergence
-                except (NondeterministicCall, ReachedEnd):
+                except (NondeterministicCall, ReachedEnd, _RehearsalStop):
                     pass  # a stopped effect is reported below; a running history ends where the run resumes
                 except Exception as error:  # the workflow's own failure (recorded or new)
                     raised = error
                     finished = True
+        rehearsal = operations.rehearsal if operations.rehearsal is not None and operations.rehearsal.resumed else None
+        trips = guard.trips if rehearsal is None else guard.trips[: trips_before[0]]
+        stopped = next((trip for trip in trips if trip.stopped), None)
         result.warnings = matcher.warnings
-        result.patch_decisions = matcher.patch_decisions
-        if divergence is None and finished and guard.stopped is None:
+        result.patch_decisions = matcher.patch_decisions if rehearsal is None else matcher.patch_decisions[: rehearsal.decisions_before]
+        if divergence is None and finished and stopped is None and rehearsal is None:
             divergence = _check_end(matcher, history, output, raised)
         prompts = dataclasses.replace(prompts, resume_position=matcher.next_position())
-        return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards), prompts
+        divergence = settle_hazards(result, divergence, trips, lambda trip: _hazard(matcher, trip), options.hazards)
+        if rehearsal is not None and divergence is None:
+            if rehearsal.outcome is None and any(trip.stopped for trip in guard.trips[len(trips) :]):
+                rehearsal.outcome = "continues"  # the guards stopped its first new effect
+            result.rehearsal = rehearsal.result(history, internals.installed_dbos(), _past_resume(guard.trips[len(trips) :], raised))
+        return divergence, prompts
+
+
+def _past_resume(trips: list[NondeterministicCall], raised: BaseException | None) -> str:
+    """What the rehearsal met past the resume point besides operations: guard trips, the workflow's failure."""
+    notes = [f"{trip.call} at {trip.source.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{trip.source.line}"
+             if trip.source is not None else trip.call for trip in trips]
+    text = f"past the resume point the runtime guards saw: {', '.join(notes)}" if notes else ""
+    if raised is not None:
+        text += ("; " if text else "") + f"the workflow raised {type(raised).__name__}: {raised}"
+    return text
 
 
 def _recorded(event: Event) -> Recorded:
