@@ -243,6 +243,8 @@ def _guard_text(group: ImpactGroup) -> list[str]:
     guard = group.guard
     if guard is not None:
         lines.append(f"    guard     {_guard_head(guard)}: {verification_text(guard.verification)}")
+        if guard.verification is not None:
+            lines.extend(f"    verify    {note}" for note in guard.verification.notes)
         lines.extend(f"      {line}" for line in guard.diff.splitlines())
     if group.guard_note:
         lines.append(f"    {'no guard' if guard is None else 'note':<9} {group.guard_note}")
@@ -345,6 +347,8 @@ def _group_markdown(number: int, group: ImpactGroup, details: bool) -> list[str]
     guard = group.guard
     if guard is not None:
         lines.append(f"| guard | {_md(_guard_head(guard))}: **{_md(verification_text(guard.verification))}** |")
+        if guard.verification is not None:
+            lines.extend(f"| verify | {_md(note)} |" for note in guard.verification.notes)
     if group.guard_note:
         lines.append(f"| {'no guard' if guard is None else 'note'} | {_md(group.guard_note)} |")
     lines.append("")

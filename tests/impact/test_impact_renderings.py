@@ -69,7 +69,7 @@ def test_a_verified_guard_in_every_format() -> None:
                                "verified: 5 of 5 histories replay green")
     data = json.loads(json.dumps(impact_data(report)))
     assert data["workflows"][0]["groups"][0]["guard"] == {
-        "engine": "journal", "patch_id": "invoice_dispute-audit", "path": "app/agent.py", "function": "invoice_dispute",
+        "engine": "journal", "kind": "patch", "patch_id": "invoice_dispute-audit", "path": "app/agent.py", "function": "invoice_dispute",
         "new_range": [11, 12], "old_range": None, "diff": DIFF,
         "verified": {"histories": 5, "passed": 5, "ok": True, "failing": []},
         "verification": "verified: 5 of 5 histories replay green",

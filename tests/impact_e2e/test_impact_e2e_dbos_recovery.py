@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import impact_dbos_kit
-from impact_kit import ScenarioKit, clean_environment, divergence_facts, impact_json, replay_json
+from impact_kit import ScenarioKit, clean_environment, divergence_facts, impact_json, replay_json, run_replaytest
 
 # The guard just before the recv: its check sits where the parked runs recorded nothing.
 AT_THE_RECV = (
@@ -127,24 +127,63 @@ def test_a_patch_check_on_a_recorded_operation_keeps_the_parked_runs_on_the_old_
         assert "record_audit" not in names and "DBOS.patch-fraud-check" not in names, names
 
 
-def test_impact_does_not_call_the_guard_it_writes_just_before_the_recv_verified(dbos_kit: ScenarioKit) -> None:
-    """The audit step inserted unguarded before the recv: the guard impact writes around it puts its check
-    on the recv's empty id, so it must not be shown verified — the parked runs would fail as above."""
+def test_impact_widens_the_guard_it_writes_just_before_the_recv_until_real_recovery_keeps_the_parked_runs(
+    dbos_kit: ScenarioKit,
+) -> None:
+    """The audit step inserted unguarded before the recv: the narrowest guard puts its check on the recv's empty
+    id and must not be offered (the parked runs would fail as above). Widened to the whole body, the check
+    sits on the classification every run recorded; that guard is verified, written with --fix, and DBOS's own
+    recovery of the parked runs on the fixed code then completes them on the old path."""
     write(dbos_kit, dbos_kit.v1.replace(impact_dbos_kit.RECV, '    record_audit(dispute["invoice_id"], category)\n' + impact_dbos_kit.RECV))
     code, _, workflow = impact_json(dbos_kit, "--base", dbos_kit.base)
     assert code == 1
     guards = [group["guard"] for group in workflow["groups"]]
-    assert guards and all(guard == guards[0] for guard in guards), "the groups broken by one change share its guard"
+    assert len(guards) == 1, "one change, one group, one guard"
     guard = guards[0]
-    assert 'if DBOS.patch("' in guard["diff"]
-    verified = guard["verified"]
-    assert (verified["histories"], verified["passed"], verified["ok"]) == (5, 3, False)
-    assert sorted(failing["history"] for failing in verified["failing"]) == [
-        "histories/dispute-4.json", "histories/dispute-5.json",
-    ]
-    for failing in verified["failing"]:
-        assert "real DBOS recovery would fail with DBOSUnexpectedStepError" in failing["reason"], failing["reason"]
-    assert guard["verification"].startswith("NOT verified: histories/dispute-4.json still fails: command-mismatch")
+    assert guard["patch_id"] == "resolve-dispute-record-audit"
+    assert guard["verified"] == {"histories": 5, "passed": 5, "ok": True, "failing": []}
+    # The guard's check is the body's first statement: the whole body, old and new, under it.
+    assert ('+    if DBOS.patch("resolve-dispute-record-audit"):\n+        category = classify_dispute(dispute["text"])\n'
+            in guard["diff"]), guard["diff"]
+    fixed = run_replaytest(dbos_kit.root, "impact", "--base", dbos_kit.base, "--fix")
+    assert fixed.returncode in (0, 1), fixed.stdout + fixed.stderr
+    assert "widened: the changed block alone did not verify (histories/dispute-4.json still failed: " in fixed.stdout
+    assert "real DBOS recovery would fail with DBOSUnexpectedStepError" in fixed.stdout
+
+    outcomes, ran, system_db = recover(dbos_kit)
+    assert outcomes == {
+        "dispute-4": {"output": {"category": "billing-error", "decision": "approve", "credit": "credit-INV-104-300.00"}},
+        "dispute-5": {"output": {"category": "service-complaint", "decision": "reject", "credit": None}},
+    }
+    assert ran == ["credit INV-104 300.0", "notify customer-of-INV-104 approve", "notify customer-of-INV-105 reject"]
+    for run in DECISIONS:
+        names = [name for _, name in recorded_steps(system_db, run)]
+        assert "record_audit" not in names and not any(name.startswith("DBOS.patch-") for name in names), names
+
+
+def test_a_renamed_step_keeps_its_recorded_name_and_real_recovery_completes_the_parked_runs(dbos_kit: ScenarioKit) -> None:
+    """lookup_invoice renamed find_invoice: the guard keeps the recorded name through @DBOS.step(name=...); the
+    parked runs recover on the fixed code without a patch."""
+    renamed = dbos_kit.v1.replace("def lookup_invoice(", "def find_invoice(").replace("lookup_invoice(dispute", "find_invoice(dispute")
+    write(dbos_kit, renamed)
+    code, _, workflow = impact_json(dbos_kit, "--base", dbos_kit.base)
+    assert code == 1
+    [group] = workflow["groups"]
+    guard = group["guard"]
+    assert (guard["kind"], guard["patch_id"]) == ("keep-name", "lookup_invoice")
+    assert '+@DBOS.step(name="lookup_invoice")' in guard["diff"]
+    assert guard["verified"]["ok"] is True, guard["verification"]
+    fixed = run_replaytest(dbos_kit.root, "impact", "--base", dbos_kit.base, "--fix")
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr  # the exit code describes the code before the fix
+    assert "applied 1 verified guard: dbos_dispute_desk/app.py" in fixed.stdout
+    code, results = replay_json(dbos_kit)
+    assert (code, {r["status"] for r in results.values()}) == (0, {"passed"})
+    outcomes, ran, _ = recover(dbos_kit)
+    assert outcomes == {
+        "dispute-4": {"output": {"category": "billing-error", "decision": "approve", "credit": "credit-INV-104-300.00"}},
+        "dispute-5": {"output": {"category": "service-complaint", "decision": "reject", "credit": None}},
+    }
+    assert ran == ["credit INV-104 300.0", "notify customer-of-INV-104 approve", "notify customer-of-INV-105 reject"]
 
 
 # Replays the histories in the working directory's project with a resume rehearsal; prints each run's.

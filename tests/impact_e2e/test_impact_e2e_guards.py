@@ -33,11 +33,11 @@ DBOS_NEW_PATH = {
 # task the parked runs completed long ago: the SDK answers False there and they keep the old path. A guard
 # after the wait is first checked in the task the review signal starts: True, the new path.
 TEMPORAL_RESUME = {"audit_after_review": "new path", "lookup_first": "old path", "escalate_large": "new path"}
-DBOS_RESUME = dict.fromkeys(("audit_after_review", "lookup_first", "escalate_large"), "not rehearsed (replay-only verdict)")
-RESUME_TEXT = {
-    "new path": "2 in-flight runs take the new path", "old path": "2 in-flight runs take the old path",
-    "not rehearsed (replay-only verdict)": "2 in-flight runs not rehearsed (replay-only verdict)",
-}
+# DBOS answers a patch check with nothing recorded at its function id True (and writes the marker): the
+# guards after the recv are first checked past the parked runs' history; the one wrapping the lookups sits on
+# the classification every run recorded, and answers False.
+DBOS_RESUME = {"audit_after_review": "new path", "lookup_first": "old path", "escalate_large": "new path"}
+RESUME_TEXT = {"new path": "2 in-flight runs take the new path", "old path": "2 in-flight runs take the old path"}
 
 
 def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str, resume: str) -> str:
@@ -114,3 +114,28 @@ def test_langgraph_gets_guidance_naming_the_threads_and_no_code_guard(langgraph_
     fixed = run_replaytest(langgraph_kit.root, "impact", "--base", langgraph_kit.base, "--fix")
     assert fixed.returncode == 1, fixed.stdout + fixed.stderr
     assert (langgraph_kit.root / langgraph_kit.code_file).read_text() == langgraph_kit.changes[change]
+
+
+@pytest.mark.temporal_server
+@pytest.mark.slow
+def test_a_renamed_temporal_activity_keeps_its_recorded_type_name_and_new_runs_use_it(temporal_kit: ScenarioKit) -> None:
+    """lookup_invoice renamed find_invoice: no patch, the activity keeps its recorded type name through
+    @activity.defn(name=...), every recorded run replays green on the fixed code, and a fresh run on the server
+    schedules the activity under the recorded name."""
+    renamed = (temporal_kit.v1.replace("async def lookup_invoice(", "async def find_invoice(")
+               .replace("(lookup_invoice,", "(find_invoice,").replace(", lookup_invoice,", ", find_invoice,"))
+    (temporal_kit.root / temporal_kit.code_file).write_text(renamed, encoding="utf-8")
+    code, _, workflow = impact_json(temporal_kit, "--base", temporal_kit.base)
+    assert code == 1
+    [group] = workflow["groups"]
+    guard = group["guard"]
+    assert (guard["kind"], guard["patch_id"], guard["function"]) == ("keep-name", "lookup_invoice", "find_invoice")
+    assert '-@activity.defn\n+@activity.defn(name="lookup_invoice")\n async def find_invoice(' in guard["diff"]
+    assert guard["verified"] == {"histories": 5, "passed": 5, "ok": True, "failing": []}
+    fixed = run_replaytest(temporal_kit.root, "impact", "--base", temporal_kit.base, "--fix")
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr  # the exit code describes the code before the fix
+    code, results = replay_json(temporal_kit)
+    assert (code, {r["status"] for r in results.values()}) == (0, {"passed"})
+    _, history = impact_temporal_kit.fresh_run(temporal_kit, "dispute-renamed", "approve")
+    assert impact_temporal_kit.scheduled_activities(history)[:2] == ["classify_dispute", "lookup_invoice"]
+    assert impact_temporal_kit.patch_markers(history) == []
