@@ -39,10 +39,11 @@ def resume_verdict(result: ReplayResult, impact: WorkflowImpact) -> ResumeVerdic
                              + (f" ({why})" if why else ""))
     if rehearsal.outcome == "breaks":
         return ResumeVerdict("breaks", f"the engine refuses the resume: {rehearsal.error or 'no reason given'}")
-    changed = {
-        (group.issued.kind, group.issued.name) for group in impact.groups if group.issued is not None and group.issued.name
-    }
-    new = next((view for view in rehearsal.commands if (view.kind, view.name) in changed), None)
+    changed = {(group.issued.kind, group.issued.name) for group in impact.groups if group.issued is not None}
+    # A command some engines name by position only (a Temporal timer: '' in a divergence, its sequence number
+    # in a rehearsal) is matched by its kind.
+    unnamed = {kind for kind, name in changed if not name}
+    new = next((view for view in rehearsal.commands if (view.kind, view.name) in changed or view.kind in unnamed), None)
     if new is not None:
         return ResumeVerdict("new", f"take the new path: the engine issues {command_text(new)} next")
     refused = [decision for decision in rehearsal.patch_decisions if not decision.taken and not decision.deprecated]
@@ -50,8 +51,10 @@ def resume_verdict(result: ReplayResult, impact: WorkflowImpact) -> ResumeVerdic
         because = rehearsal.note or f"the engine answers patch {refused[-1].patch_id!r} False for them"
         return ResumeVerdict("old", f"take the old path: {because}")
     # A marker the engine records past the history: the run takes the guarded new path from there.
+    # (A marker recorded in the history has its position there; one the engine records on resume is past the
+    # history's events, or has no position yet.)
     marked = [decision for decision in rehearsal.patch_decisions
-              if decision.taken and decision.position is not None and decision.position > result.events]
+              if decision.taken and (decision.position is None or decision.position > result.events)]
     if marked:
         return ResumeVerdict("new", f"take the new path: the engine answers patch {marked[0].patch_id!r} True for them")
     if rehearsal.commands:

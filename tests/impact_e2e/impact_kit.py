@@ -147,3 +147,17 @@ def impact_json(kit: ScenarioKit, *args: str, environment: Mapping[str, str] | N
     document = json.loads(done.stdout)
     [workflow] = [entry for entry in document["workflows"] if entry["type"] == kit.workflow_type]
     return done.returncode, document, workflow
+
+
+def predicted_resume(workflow: Mapping[str, Any], run: str) -> str:
+    """What ``replaytest impact`` (its JSON ``workflow`` entry) predicts for in-flight ``run`` when it resumes:
+    ``breaks`` (a divergence group holds it, or the engine refused its rehearsed resume), ``new`` (the engine
+    issues the change next, or answers its guard True), ``old`` (any other resume the engine accepted), or
+    ``unrehearsed``."""
+    for group in workflow["groups"]:
+        if run in group["runs"]["in_flight"]:
+            return "breaks"
+    for entry in workflow.get("resume", []):
+        if run in entry["runs"]:
+            return entry["path"] if entry["path"] in ("new", "breaks", "unrehearsed") else "old"
+    raise AssertionError(f"impact says nothing of {run}: {workflow}")

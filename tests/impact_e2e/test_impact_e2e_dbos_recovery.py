@@ -212,8 +212,8 @@ def rehearsed(kit: ScenarioKit) -> dict[str, dict]:
 
 
 def test_the_rehearsal_of_a_parked_run_says_what_real_recovery_then_does(dbos_kit: ScenarioKit) -> None:
-    """The audit after the recv, guarded: the rehearsal of each parked run (its recv answered by the
-    timeout) says DBOS.patch answers True at function id 5 and the audit step comes next at 6; DBOS's own
+    """The audit after the recv, guarded: the rehearsal of each parked run (its recv answered with the message
+    another run received) says DBOS.patch answers True at function id 5 and the audit step comes next at 6; DBOS's own
     recovery of those runs (the decision sent) writes the marker at 5 and runs the audit at 6."""
     source = write(dbos_kit, dbos_kit.v1.replace(impact_dbos_kit.RECV, impact_dbos_kit.RECV
                                                  + '    if DBOS.patch("audit-after-review"):\n' + "    " + impact_dbos_kit.AUDIT))
@@ -225,7 +225,8 @@ def test_the_rehearsal_of_a_parked_run_says_what_real_recovery_then_does(dbos_ki
     for run in dbos_kit.in_flight:
         rehearsal = results[run]["rehearsal"]
         assert rehearsal["outcome"] == "continues"
-        assert rehearsal["delivered"] == "the DBOS.recv timeout fired (DBOS.recv returned None)"
+        # The finished runs replayed first in this process: the recv returns the decision dispute-1 received.
+        assert rehearsal["delivered"] == "DBOS.recv answered with what another run of resolve_dispute received there"
         assert [(c["kind"], c["name"], c["position"]) for c in rehearsal["commands"]] == [
             ("marker", "patched", 5), ("step", "record_audit", 6),
         ]

@@ -10,23 +10,17 @@ touching the scenario's recorded ones."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import importlib
 import json
-import sys
-import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 from impact_kit import ScenarioKit, edit_once, run_replaytest
-from impact_temporal_kit import AUDIT, LOOKUP, MODULE, V1, WAIT, WORKFLOW_TYPE, until_waiting
+from impact_temporal_kit import AUDIT, LOOKUP, V1, WAIT
+from park_temporal_kit import commands_after_signal, park, resume
 
 pytestmark = [pytest.mark.temporal_server, pytest.mark.slow]
 
 FILE = "dispute_agent.py"
-DISPUTE = {"invoice_id": "INV-300", "text": "charged twice again", "amount": 250.0}
 
 FRAUD_ACTIVITY = '''@activity.defn
 async def check_fraud(invoice_id: str) -> bool:
@@ -70,71 +64,6 @@ def _line(source: str, text: str) -> int:
     return number
 
 
-async def _park(address: str, module: Any, run_id: str, queue: str) -> str:
-    from temporalio.client import Client
-    from temporalio.worker import Worker
-
-    client = await Client.connect(address)
-    async with Worker(client, task_queue=queue, workflows=module.WORKFLOWS, activities=module.ACTIVITIES):
-        handle = await client.start_workflow(WORKFLOW_TYPE, DISPUTE, id=run_id, task_queue=queue)
-        await until_waiting(handle)
-    return (await handle.fetch_history()).to_json()
-
-
-async def _resume(address: str, module: Any, run_id: str, queue: str, decision: str, task_fails: bool) -> str:
-    from temporalio.api.enums.v1 import EventType
-    from temporalio.client import Client
-    from temporalio.worker import Worker
-
-    client = await Client.connect(address)
-    async with Worker(client, task_queue=queue, workflows=module.WORKFLOWS, activities=module.ACTIVITIES):
-        handle = client.get_workflow_handle(run_id)
-        await handle.signal("review", decision)
-        if not task_fails:
-            await asyncio.wait_for(handle.result(), 60)
-            return (await handle.fetch_history()).to_json()
-        for _ in range(600):  # the server retries a failed task for ever: wait for the first failure
-            history = await handle.fetch_history()
-            if any(event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED for event in history.events):
-                await handle.terminate("rehearsal test done")
-                return history.to_json()
-            await asyncio.sleep(0.1)
-        raise AssertionError("the resumed run's workflow task did not fail within 60 s")
-
-
-def _in_kit(kit: ScenarioKit, action: Any) -> Any:
-    """Run ``action(module)`` with the code now in the kit's working tree imported (the sandbox re-imports
-    the module by its name while the worker runs)."""
-    sys.path.insert(0, str(kit.root))
-    try:
-        sys.modules.pop(MODULE, None)
-        return action(importlib.import_module(MODULE))
-    finally:
-        sys.path.remove(str(kit.root))
-        sys.modules.pop(MODULE, None)
-
-
-def park(kit: ScenarioKit) -> tuple[str, str, Path]:
-    """A new v1 dispute run parked at the review wait on the scenario's dev server: its id, its task queue
-    and its history file (outside the configured histories)."""
-    run_id, queue = f"parked-{uuid.uuid4().hex[:8]}", f"rehearsal-{uuid.uuid4()}"
-    kit.switch(None)
-    history = _in_kit(kit, lambda module: asyncio.run(_park(str(kit.extra["address"]), module, run_id, queue)))
-    path = kit.root / "parked" / f"{run_id}.json"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(history, encoding="utf-8")
-    return run_id, queue, path
-
-
-def resume(kit: ScenarioKit, run_id: str, queue: str, decision: str, task_fails: bool = False) -> dict:
-    """Resume the parked run on the server with the code now in the working tree: send it the review signal
-    and wait for it to finish (``task_fails``: for its workflow task to fail, then end it); its history."""
-    address = str(kit.extra["address"])
-    return json.loads(
-        _in_kit(kit, lambda module: asyncio.run(_resume(address, module, run_id, queue, decision, task_fails)))
-    )
-
-
 def rehearse(kit: ScenarioKit, change: str | None, path: Path) -> dict:
     """``replaytest replay --rehearse --format json`` of one parked history against ``change`` (None: v1)."""
     if change is None:
@@ -150,31 +79,6 @@ def rehearse(kit: ScenarioKit, change: str | None, path: Path) -> dict:
 
 def rehearsed_commands(rehearsal: dict) -> list[tuple[str, str]]:
     return [(c["kind"], c["detail"]["patch_id"] if c["kind"] == "patch" else c["name"]) for c in rehearsal["commands"]]
-
-
-def commands_after_signal(history: dict) -> list[tuple[str, str]]:
-    """What the server recorded for the first workflow task after the review signal: its patch markers,
-    scheduled activities and timers, and the run's close, in order."""
-    events = history["events"]
-    signal = next(i for i, event in enumerate(events) if event["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED")
-    completed = next(i for i in range(signal, len(events)) if events[i]["eventType"] == "EVENT_TYPE_WORKFLOW_TASK_COMPLETED")
-    commands = []
-    for event in events[completed + 1:]:
-        kind = event["eventType"]
-        if kind == "EVENT_TYPE_MARKER_RECORDED":
-            [payload] = event["markerRecordedEventAttributes"]["details"]["patch-data"]["payloads"]
-            commands.append(("patch", json.loads(base64.b64decode(payload["data"]))["id"]))
-        elif kind == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED":
-            commands.append(("activity", event["activityTaskScheduledEventAttributes"]["activityType"]["name"]))
-        elif kind == "EVENT_TYPE_TIMER_STARTED":
-            commands.append(("timer", event["timerStartedEventAttributes"]["timerId"]))
-        elif kind == "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED":
-            commands.append(("complete", ""))
-        elif kind == "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES":
-            continue  # sdk-core's own TemporalChangeVersion upsert beside a patch marker: no command of the code
-        else:
-            break  # the task's commands end where the next event is not one of them
-    return commands
 
 
 NEUTRAL = "signal 'review' with a neutral payload (''): no run of InvoiceDispute recorded one"

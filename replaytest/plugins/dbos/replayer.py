@@ -81,6 +81,7 @@ from replaytest.replay.guards import (
     plain_functions,
     settle_hazards,
 )
+from replaytest.replay.rehearsal import recorded_signal, remember_signal
 
 if TYPE_CHECKING:
     from replaytest.plugins.dbos.values import Rebuilder
@@ -156,8 +157,9 @@ class _Rehearsing:
         new = [command for command in self.commands if command.kind != "marker"]
         source = as_position(new[0].source if new else self.commands[0].source if self.commands else self.matcher.last_source)
         notes = [note] if note else []
-        if self.delivered:
-            notes.append("a message would make the wait return it instead, and code that branches on it may take another path")
+        if "timeout fired" in self.delivered:
+            notes.append("no run of this type recorded a message there: one would make the wait return it instead, and "
+                         "code that branches on it may take another path")
         return Rehearsal(
             outcome=outcome,
             delivered=self.delivered,
@@ -177,6 +179,8 @@ class _Operations:
         step_prompts: dict[str, list[str]] | None = None,
     ) -> None:
         self.history = history
+        # In a rehearsal: the message a pending wait returns (typed JSON another run of the type received).
+        self.delivered_message: Any = None
         self.matcher = matcher
         self.workflow_names = workflow_names
         self.rebuilder = rebuilder
@@ -288,8 +292,15 @@ class _Operations:
             if self.rehearsal is None:
                 raise ReachedEnd()
             if not self.rehearsal.resumed and later:
-                # Parked in this wait: DBOS's answer when its timeout fires (recv/getEvent return None).
-                self.rehearsal.resume(f"the {command.name} timeout fired ({command.name} returned None)")
+                # Parked in this wait: it returns what another run of the type received there, else what
+                # DBOS answers when its timeout fires (recv/getEvent return None).
+                found, message = recorded_signal(ENGINE, self.history.workflow.type, command.name)
+                if found:
+                    self.delivered_message = message
+                    self.rehearsal.resume(f"{command.name} answered with what another run of "
+                                          f"{self.history.workflow.type} received there")
+                else:
+                    self.rehearsal.resume(f"the {command.name} timeout fired ({command.name} returned None)")
                 return
             self.rehearsal.resume()
             self.rehearsal.stop(command, function_id)
@@ -325,6 +336,14 @@ class _Operations:
     def recorded(self, function_id: int, function_name: str) -> tuple[Any, BaseException | None, str | None]:
         event = self._match(function_id, function_name)
         if event is None:
+            message, self.delivered_message = self.delivered_message, None
+            if message is not None:
+                from replaytest.plugins.dbos.values import RebuildError
+
+                try:
+                    return self.rebuilder.rebuild(message), None, None
+                except RebuildError:
+                    return None, None, None
             return None, None, None
         child = event.extra.get("child_workflow_id") if event.kind == "child-workflow" else None
         if event.error is not None:
@@ -411,6 +430,14 @@ class _Operations:
     def _exception(self, event: Event) -> BaseException:
         where = f"function id {event.extra.get('function_id')} ({event.name})"
         return rebuild_exception(event.extra.get("exception"), where, self.rebuilder)
+
+
+def _remember_waits(history: History) -> None:
+    """Offer what this run's recv/getEvent calls returned to the rehearsals of its batch (``replay.rehearsal``):
+    a parked run of the same workflow type is resumed with it (typed JSON, rebuilt only when delivered)."""
+    for event in history.events:
+        if event.name in _TIMED_WAITS and event.error is None and (event.result is not None or event.result_ref is not None):
+            remember_signal(ENGINE, history.workflow.type, event.name, history.event_result(event))
 
 
 # Waits whose timeout DBOS records as a ``DBOS.sleep`` at the next function id before waiting; their
@@ -579,6 +606,8 @@ class DBOSReplayer(NeutralReplayer):
         bodies = plain_functions(steps)
         trips_before: list[int] = []  # guard trips before a rehearsal went past the resume point
         with guarded(modules, matcher.next_position, bodies) as guard:
+            if options.rehearse:
+                _remember_waits(history)
             if options.rehearse and matcher.resumable:
                 operations.rehearsal = _Rehearsing(matcher, lambda: trips_before.append(len(guard.trips)))
             with internals.replaying(history.workflow.id, operations) as call:

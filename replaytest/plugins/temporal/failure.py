@@ -61,11 +61,12 @@ _KIND_VERBS: Mapping[str, str] = {
     "update": "accepted update",
 }
 
-_UNHANDLED_RE = re.compile(
-    r"(?P<machine>[A-Za-z ]+?) machine (?:does not|cannot) handle this event: "
-    r"HistoryEvent\(id: (?P<id>\d+), (?P<type>\w+)\)"
-)
-_NO_COMMAND_RE = re.compile(r"No command scheduled for event HistoryEvent\(id: (?P<id>\d+), (?P<type>\w+)\)")
+# sdk-core prints an event as ``HistoryEvent(id: 5, ActivityTaskScheduled)``, or (newer releases, its debug
+# print) as ``HistoryEvent { event_id: 5, event_time: …, event_type: ActivityTaskScheduled, … }``.
+_EVENT = (r"HistoryEvent(?:\(id: (?P<id>\d+), (?P<type>\w+)\)"
+          r"| \{ event_id: (?P<id2>\d+), (?:[^{}]|\{[^{}]*\})*?event_type: (?P<type2>\w+))")
+_UNHANDLED_RE = re.compile(r"(?P<machine>[A-Za-z ]+?) machine (?:does not|cannot) handle this event: " + _EVENT)
+_NO_COMMAND_RE = re.compile(r"No command scheduled for event " + _EVENT)
 _NAME_MISMATCH_RE = re.compile(
     r"(?P<what>Activity type|Activity id|Child workflow type|Child workflow id|Nexus operation service|Nexus operation)"
     r" of (?:scheduled event|recorded marker) '(?P<recorded>.*?)' does not match .*?command '(?P<issued>.*?)'",
@@ -210,15 +211,15 @@ def classify(
     match = _UNHANDLED_RE.search(message)
     if match:
         issued_kind = _MACHINE_KINDS.get(match["machine"].strip().lower(), match["machine"].strip().lower())
-        position = int(match["id"])
-        recorded = builder.recorded_at(position, match["type"])
+        position = int(match["id"] or match["id2"])
+        recorded = builder.recorded_at(position, match["type"] or match["type2"])
         issued = CommandView(issued_kind, "", position=position)
         return Classified(builder.command_divergence(recorded, issued, position))
 
     match = _NO_COMMAND_RE.search(message)
     if match:
-        position = int(match["id"])
-        recorded = builder.recorded_at(position, match["type"])
+        position = int(match["id"] or match["id2"])
+        recorded = builder.recorded_at(position, match["type"] or match["type2"])
         return Classified(builder.build("missing-command", position, recorded, None,
                                         f"history event {position} {describe_recorded(recorded)}, the code now issues no command there"))
 

@@ -418,7 +418,7 @@ def _run(
     notes = []
     if pending.task_open:
         notes.append("a workflow task was pending at the end of the history: it ran, nothing delivered")
-    past = [command for command in trace.commands if command.replaying is False]
+    past = [*_unrecorded(events, trace.commands), *(command for command in trace.commands if command.replaying is False)]
     steps = [command for command in past if command.kind != "patch"]
     driver = f"temporalio {temporalio.__version__} Replayer, one workflow task past the history"
     patch_decisions = tuple(decisions(trace.patch_calls, resumed))
@@ -442,6 +442,31 @@ def _run(
     else:
         kind = "waits"
     return Rehearsal(kind, delivered, views, patch_decisions, None, steps[0].source if steps else None, driver, note)
+
+
+# The history event each command kind leaves, for the commands counted by ``_unrecorded``.
+_RECORDED_AS: Mapping[str, int] = {
+    "activity": _E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+    "timer": _E.EVENT_TYPE_TIMER_STARTED,
+    "child-workflow": _E.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
+}
+
+
+def _unrecorded(events: Sequence[HistoryEvent], commands: Sequence[IssuedCommand]) -> list[IssuedCommand]:
+    """Commands the code issued while the recorded tasks replayed that the history has no event for: sdk-core
+    lets a replay end there without a nondeterminism error (they follow the last recorded command of their
+    kind), and a worker resuming the run sends them with its first task past the history. A step inserted
+    before the wait a parked run stands at is such a command: on resume the engine runs it."""
+    recorded = {kind: sum(1 for event in events if event.event_type == event_type) for kind, event_type in _RECORDED_AS.items()}
+    seen: dict[str, int] = {}
+    extra = []
+    for command in commands:
+        if command.replaying is not True or command.kind not in _RECORDED_AS:
+            continue
+        seen[command.kind] = seen.get(command.kind, 0) + 1
+        if seen[command.kind] > recorded[command.kind]:
+            extra.append(command)
+    return extra
 
 
 def _view(command: IssuedCommand) -> CommandView:

@@ -1,0 +1,94 @@
+"""The engine is the judge, run by run: for each kind of change a team makes, two fresh dispute runs are parked
+at the review wait on the real Temporal dev server and added to the scenario's histories; ``replaytest impact``
+predicts what each does when it resumes on the changed code; then one is really resumed on the server with the
+changed code (unguarded), the guard impact offers is written with ``--fix``, impact predicts again, and the
+other is resumed on the guarded code. Every prediction must be what the server did: ``breaks`` (a workflow task
+failed), ``new`` (it scheduled the changed command after the signal) or ``old``."""
+
+from __future__ import annotations
+
+import shutil
+
+import impact_temporal_kit as kit_module
+import pytest
+from impact_kit import ScenarioKit, edit_once, impact_json, predicted_resume, run_replaytest
+from park_temporal_kit import park, resume_until_settled, server_outcome
+
+pytestmark = [pytest.mark.temporal_server, pytest.mark.slow]
+
+V1, WAIT, LOOKUP, AUDIT = kit_module.V1, kit_module.WAIT, kit_module.LOOKUP, kit_module.AUDIT
+ACTIVITIES = "ACTIVITIES = [classify_dispute, lookup_invoice, issue_credit, notify_customer, record_audit, escalate_to_finance]\n"
+FRAUD = (
+    "        await workflow.execute_activity(\n"
+    "            record_audit, args=[dispute[\"invoice_id\"], \"fraud screen\"], start_to_close_timeout=TIMEOUT\n"
+    "        )\n"
+)
+TIMER = "        await workflow.sleep(timedelta(seconds=1))\n"
+CHILD_CLASS = '''@workflow.defn(name="ReviewAudit")
+class ReviewAudit:
+    @workflow.run
+    async def run(self, invoice_id: str) -> str:
+        return f"audited {invoice_id}"
+
+
+@workflow.defn(name="InvoiceDispute")
+'''
+CHILD = '        await workflow.execute_child_workflow(ReviewAudit.run, dispute["invoice_id"], id=f"audit-{workflow.info().workflow_id}")\n'
+
+
+def _with_child(source: str) -> str:
+    source = edit_once(source, '@workflow.defn(name="InvoiceDispute")\n', CHILD_CLASS)
+    return edit_once(source, "WORKFLOWS = [InvoiceDispute]\n", "WORKFLOWS = [InvoiceDispute, ReviewAudit]\n")
+
+
+def _renamed(source: str) -> str:
+    return (source.replace("async def lookup_invoice(", "async def find_invoice(").replace("(lookup_invoice,", "(find_invoice,")
+            .replace(", lookup_invoice,", ", find_invoice,"))
+
+
+# change -> (the code, the command that tells the new path, what impact and the server must both say for the
+# parked run unguarded, and guarded).
+CHANGES = {
+    "step inserted before the wait": (edit_once(V1, WAIT, FRAUD + WAIT), ("activity", "record_audit"), "new", "old"),
+    "step inserted after the wait": (edit_once(V1, WAIT, WAIT + AUDIT), ("activity", "record_audit"), "new", "new"),
+    "step renamed": (_renamed(V1), ("activity", "find_invoice"), "breaks", "old"),
+    "two steps swapped": (kit_module.CHANGES["lookup_first"], ("activity", "never"), "breaks", "old"),
+    # Approved disputes over 200 (the parked ones are 250) go to finance now instead of being credited.
+    "branch condition changed": (
+        edit_once(V1, kit_module.APPROVED, kit_module.ESCALATE.replace("> 500", "> 200")),
+        ("activity", "escalate_to_finance"), "new", "new",
+    ),
+    "timer added after the wait": (edit_once(V1, WAIT, WAIT + TIMER), ("timer", ""), "new", "new"),
+    "child workflow added after the wait": (_with_child(edit_once(V1, WAIT, WAIT + CHILD)), ("child-workflow", "ReviewAudit"), "new", "new"),
+}
+
+
+def _add_history(kit: ScenarioKit, path) -> None:
+    shutil.copyfile(path, kit.root / "histories" / path.name)
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_impact_predicts_each_parked_run_as_the_server_resumes_it(temporal_kit: ScenarioKit, change: str) -> None:
+    code, changed, unguarded, guarded = CHANGES[change]
+    first, first_queue, first_path = park(temporal_kit)
+    second, second_queue, second_path = park(temporal_kit)
+    _add_history(temporal_kit, first_path)
+    _add_history(temporal_kit, second_path)
+    (temporal_kit.root / temporal_kit.code_file).write_text(code, encoding="utf-8")
+
+    _, _, workflow = impact_json(temporal_kit, "--base", temporal_kit.base)
+    prediction = predicted_resume(workflow, first)
+    assert predicted_resume(workflow, second) == prediction
+    served = server_outcome(resume_until_settled(temporal_kit, first, first_queue, "approve"), changed)
+    assert (prediction, served) == (unguarded, unguarded), ([(g['kind'], g['issued'], g['recorded'], g['message']) for g in workflow['groups']], workflow.get("resume"))
+
+    fixed = run_replaytest(temporal_kit.root, "impact", "--base", temporal_kit.base, "--fix")
+    assert fixed.returncode in (0, 1), fixed.stdout + fixed.stderr
+    if unguarded == "new" and "applied" not in fixed.stdout:
+        # Nothing broke that needed a guard (the parked runs take the change, the finished ones replay): the
+        # guarded code is the changed code.
+        assert guarded == "new"
+    _, _, workflow = impact_json(temporal_kit, "--base", temporal_kit.base)
+    prediction = predicted_resume(workflow, second)
+    served = server_outcome(resume_until_settled(temporal_kit, second, second_queue, "approve"), changed)
+    assert (prediction, served) == (guarded, guarded), (fixed.stdout, workflow)
