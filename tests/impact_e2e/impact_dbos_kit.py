@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,34 @@ def step_names(history_file: Path) -> list[str]:
     patch step (``DBOS.patch-<id>``) into a ``patched`` marker event, shown here as ``patched <id>``."""
     events = sorted(json.loads(history_file.read_text())["events"], key=lambda event: event["function_id"])
     return [f"patched {event['patch_id']}" if event["kind"] == "marker" else event["name"] for event in events]
+
+
+def write(kit: ScenarioKit, source: str) -> str:
+    (kit.root / kit.code_file).write_text(source, encoding="utf-8")
+    shutil.rmtree((kit.root / kit.code_file).parent / "__pycache__", ignore_errors=True)
+    return source
+
+
+def recover(kit: ScenarioKit, decisions: dict[str, str]) -> tuple[dict[str, dict], list[str], Path]:
+    """DBOS's own recovery of the parked runs under the code in the working tree, on a copy of the
+    recorded system database, each sent its decision: each run's outcome, the step bodies that really ran,
+    and the copy."""
+    recorded = kit.root / "system.sqlite3"
+    copy = kit.root / "recovery.sqlite3"
+    for suffix in ("", "-wal", "-shm"):  # an un-checkpointed write-ahead log holds recorded rows too
+        if Path(f"{recorded}{suffix}").exists():
+            shutil.copyfile(f"{recorded}{suffix}", f"{copy}{suffix}")
+    effects = kit.root / "recovery-effects.log"
+    lines = run_recorder(kit.root, copy, effects, "recover", *(f"{run}={decision}" for run, decision in decisions.items()))
+    outcomes = {outcome.pop("run"): outcome for outcome in map(json.loads, lines)}
+    ran = sorted(effects.read_text(encoding="utf-8").splitlines()) if effects.exists() else []
+    return outcomes, ran, copy
+
+
+def recorded_steps(system_db: Path, run_id: str) -> list[tuple[int, str]]:
+    with sqlite3.connect(system_db) as db:
+        rows = db.execute(
+            "SELECT function_id, function_name FROM operation_outputs WHERE workflow_uuid = ? ORDER BY function_id",
+            (run_id,),
+        ).fetchall()
+    return [(function_id, name) for function_id, name in rows]

@@ -11,13 +11,12 @@ the invoice lookup) answers False, and the runs resume on the old path."""
 from __future__ import annotations
 
 import json
-import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import impact_dbos_kit
+from impact_dbos_kit import recorded_steps, write
 from impact_kit import ScenarioKit, clean_environment, divergence_facts, impact_json, replay_json, run_replaytest
 
 # The guard just before the recv: its check sits where the parked runs recorded nothing.
@@ -35,39 +34,11 @@ AT_THE_LOOKUP = (
     "    " + impact_dbos_kit.LOOKUP
 )
 DECISIONS = {"dispute-4": "approve", "dispute-5": "reject"}
-SLEEP_ID = 4  # classify 1, lookup 2, recv 3 (no row while it waits), its timeout sleep 4
-
-
-def write(kit: ScenarioKit, source: str) -> str:
-    (kit.root / kit.code_file).write_text(source, encoding="utf-8")
-    shutil.rmtree((kit.root / kit.code_file).parent / "__pycache__", ignore_errors=True)
-    return source
 
 
 def recover(kit: ScenarioKit) -> tuple[dict[str, dict], list[str], Path]:
-    """DBOS's own recovery of the parked runs under the code in the working tree, on a copy of the
-    recorded system database: each run's outcome, the step bodies that really ran, and the copy."""
-    recorded = kit.root / "system.sqlite3"
-    copy = kit.root / "recovery.sqlite3"
-    for suffix in ("", "-wal", "-shm"):  # an un-checkpointed write-ahead log holds recorded rows too
-        if Path(f"{recorded}{suffix}").exists():
-            shutil.copyfile(f"{recorded}{suffix}", f"{copy}{suffix}")
-    effects = kit.root / "recovery-effects.log"
-    lines = impact_dbos_kit.run_recorder(
-        kit.root, copy, effects, "recover", *(f"{run}={decision}" for run, decision in DECISIONS.items())
-    )
-    outcomes = {outcome.pop("run"): outcome for outcome in map(json.loads, lines)}
-    ran = sorted(effects.read_text(encoding="utf-8").splitlines()) if effects.exists() else []
-    return outcomes, ran, copy
-
-
-def recorded_steps(system_db: Path, run_id: str) -> list[tuple[int, str]]:
-    with sqlite3.connect(system_db) as db:
-        rows = db.execute(
-            "SELECT function_id, function_name FROM operation_outputs WHERE workflow_uuid = ? ORDER BY function_id",
-            (run_id,),
-        ).fetchall()
-    return [(function_id, name) for function_id, name in rows]
+    return impact_dbos_kit.recover(kit, DECISIONS)
+SLEEP_ID = 4  # classify 1, lookup 2, recv 3 (no row while it waits), its timeout sleep 4
 
 
 def test_a_patch_check_just_before_the_recv_breaks_the_parked_runs_in_replay_and_on_real_recovery(dbos_kit: ScenarioKit) -> None:
