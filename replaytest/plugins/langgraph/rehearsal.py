@@ -39,7 +39,7 @@ from typing import Any
 from replaytest.history import Event, History
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.values import revive
-from replaytest.replay.divergence import CommandView, Rehearsal, SourcePosition
+from replaytest.replay.divergence import CommandView, Rehearsal, SourcePosition, short_value
 from replaytest.replay.rehearsal import recorded_signal, remember_signal
 
 ENGINE = "langgraph"
@@ -168,7 +168,8 @@ class _Restored:
         number = _interrupt_number(self.pending, ordinal)
         found, answer = recorded_signal(ENGINE, self.history.workflow.type, interrupt_key(number))
         if found:
-            return revive(answer), f"Command(resume=...) with the answer another thread recorded for interrupt #{number}"
+            return revive(answer), (f"Command(resume={short_value(answer, 80, str)}): the answer another thread recorded "
+                                    f"for interrupt #{number}")
         return NEUTRAL_ANSWER, (f"Command(resume={NEUTRAL_ANSWER!r}): no thread of the batch recorded an answer to "
                                 f"interrupt #{number}, a neutral one was given")
 
