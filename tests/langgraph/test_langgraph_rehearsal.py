@@ -17,15 +17,17 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import effect_lines, thread
+from conftest import effect_lines, import_histories, thread
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
-from lg_apps import agent, agent_second_review, agent_stock_after_review, agent_stock_before_review, tasks
+from lg_apps import agent, agent_second_review, counter, agent_stock_after_review, agent_stock_before_review, tasks
 
 from replaytest.history import load_history
 from replaytest.plugins.langgraph import PLUGIN
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.rehearsal import NEUTRAL_ANSWER, rehearse
+from replaytest.plugins.langgraph.replayer import LangGraphReplayer
+from replaytest.replay import rehearsal as samples
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.batch import replay_many
 from replaytest.replay.divergence import ReplayResult
@@ -170,3 +172,80 @@ def test_a_thread_not_parked_at_an_interrupt_gets_a_note(recorded, tmp_path: Pat
     [result] = rehearsed([path], agent).values()
     assert result.rehearsal is None
     assert "resume not rehearsed: the thread is not parked at a recorded interrupt" in " ".join(result.notes)
+
+
+def test_a_thread_parked_at_its_second_interrupt_resumes_past_it_as_langgraph_does(tmp_path: Path, effects: Path) -> None:
+    """The first interrupt's answer is restored too (LangGraph's ``__resume__`` write): LangGraph re-runs the
+    entrypoint, answers the first interrupt from it and the second from the delivered answer. (The importer
+    does not record the last answer of a completed two-interrupt thread — LangGraph keeps it under the null
+    task id — so the batch's answer to interrupt #2 is offered here directly.)"""
+    db = tmp_path / "two.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = agent_second_review.order_agent.copy(update={"checkpointer": SqliteSaver(conn)})
+        graph.invoke({"item": "desk"}, thread("second"))
+        graph.invoke(Command(resume={"approved": True}), thread("second"))  # parked at the confirmation
+    finally:
+        conn.close()
+    code, output = import_histories(db, tmp_path / "histories", "--workflows", "lg_apps.agent_second_review:order_agent")
+    assert code == 0, output
+    [path] = (tmp_path / "histories").glob("*.json")
+    effects.unlink()
+    samples.clear()
+    samples.remember_signal("langgraph", "order_agent", "interrupt #2", True)
+    try:
+        result = LangGraphReplayer().replay_history(load_history(path), load_workflows((), None, [agent_second_review.order_agent]),
+                                                    ReplayOptions(rehearse=True))
+    finally:
+        samples.clear()
+    rehearsal = result.rehearsal
+    assert rehearsal is not None, result.notes
+    assert rehearsal.outcome == "continues" and [c.name for c in rehearsal.commands] == ["notify"]
+    assert rehearsal.delivered.startswith("Command(resume=true): the answer another thread recorded for interrupt #2")
+    assert effect_lines(effects) == []
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = agent_second_review.order_agent.copy(update={"checkpointer": SqliteSaver(conn)})
+        output = graph.invoke(Command(resume=True), thread("second"))
+    finally:
+        conn.close()
+    assert output["receipt"]["sent"] is True
+    assert effect_lines(effects) == ["notify intro about the desk / body about the desk"]
+
+
+def test_a_later_invocation_of_a_thread_is_restored_with_its_previous_value(tmp_path: Path, effects: Path) -> None:
+    """The latest invocation's input checkpoint has a later step and a ``__previous__`` value: the step is the
+    one whose task ids are the recorded ones, and LangGraph resumes it as it resumes the real thread."""
+    db = tmp_path / "counter.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = counter.counter.copy(update={"checkpointer": SqliteSaver(conn)})
+        for thread_id, answers in (("kept", [True]), ("again", [False])):
+            graph.invoke(5, thread(thread_id))
+            graph.invoke(Command(resume=answers[0]), thread(thread_id))
+        graph.invoke(7, thread("kept"))  # second invocation, parked at its interrupt
+    finally:
+        conn.close()
+    code, output = import_histories(db, tmp_path / "histories", "--workflows", "lg_apps.counter:counter")
+    assert code == 0, output
+    kept = json.loads(next((tmp_path / "histories").glob("*kept*.json")).read_text())
+    assert kept["events"][0]["name"] == "previous" and kept["status"] == "parked"
+    effects.unlink()
+    assert PLUGIN.replayer is not None
+    results = {str(r.workflow_id): r for r in replay_many(
+        sorted((tmp_path / "histories").glob("*.json")), [PLUGIN.replayer], load_workflows((), None, [counter.counter]),
+        ReplayOptions(rehearse=True))}
+    rehearsal = results["kept"].rehearsal
+    assert rehearsal is not None, results["kept"].notes
+    # The batch's other answers: "kept" answered True to its first invocation's interrupt, but a thread's latest
+    # invocation is its history; "again" answered False.
+    assert rehearsal.delivered.startswith("Command(resume=false)")
+    assert rehearsal.outcome == "completes"
+    assert effect_lines(effects) == []
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = counter.counter.copy(update={"checkpointer": SqliteSaver(conn)})
+        assert graph.invoke(Command(resume=False), thread("kept")) == 12  # previous 5 + 7, no task run
+    finally:
+        conn.close()
+    assert effect_lines(effects) == []
