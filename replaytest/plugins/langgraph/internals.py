@@ -411,3 +411,80 @@ def run_node(node: Any, value: Any, call_hook: Callable[..., Any], scratchpad: A
     with ``@task`` calls dispatched to ``call_hook`` and ``interrupt()`` read from ``scratchpad``. The
     node's channel writes are not applied and nothing is checkpointed."""
     return run_entrypoint(node.bound, value, call_hook, scratchpad, namespace, None)
+
+
+# --- the resume rehearsal (``langgraph.rehearsal``) -------------------------------------------------
+
+
+class TaskStubbed(BaseException):
+    """A ``@task`` whose body LangGraph was about to run during a rehearsal: raised by its stub instead. A
+    ``BaseException``, so that the entrypoint's own ``except Exception`` cannot swallow it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(name)
+
+
+def _stub(name: str, body: Any, on_call: Callable[[str], None]) -> Any:
+    import functools
+    import inspect
+
+    if inspect.iscoroutinefunction(body):
+
+        @functools.wraps(body)
+        async def astub(*args: Any, **kwargs: Any) -> Any:
+            on_call(name)
+            raise TaskStubbed(name)
+
+        return astub
+
+    @functools.wraps(body)
+    def stub(*args: Any, **kwargs: Any) -> Any:
+        on_call(name)
+        raise TaskStubbed(name)
+
+    return stub
+
+
+class stubbed_tasks:  # noqa: N801 - used as a context manager, like a function
+    """While active, every ``@task`` object the namespaces (module globals) hold runs a stub instead of its
+    body when LangGraph schedules it (``_TaskFunction.func`` swapped; the stub keeps the body's name, so
+    LangGraph derives the same task ids and finds the results it recorded as before). The stub reports
+    the task's name to ``on_call`` and raises ``TaskStubbed``. Process-wide: LangGraph runs task bodies on
+    its executor's threads."""
+
+    def __init__(self, namespaces: list[dict[str, Any]], on_call: Callable[[str], None]) -> None:
+        self.namespaces = namespaces
+        self.on_call = on_call
+        self.swapped: list[tuple[Any, Any]] = []
+
+    def __enter__(self) -> stubbed_tasks:
+        seen: set[int] = set()
+        for namespace in self.namespaces:
+            for value in list(namespace.values()):
+                if is_task_function(value) and id(value) not in seen:
+                    seen.add(id(value))
+                    body = value.func
+                    self.swapped.append((value, body))
+                    value.func = _stub(task_name_of(value), body, self.on_call)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for value, body in reversed(self.swapped):
+            value.func = body
+        self.swapped.clear()
+
+
+def interrupt_for(value: Any, entrypoint: str, entry_id: str) -> Any:
+    """The ``Interrupt`` the entrypoint's task ``entry_id`` writes when its code calls ``interrupt(value)``
+    (its id derived from the task's checkpoint namespace, as ``interrupt()`` derives it)."""
+    from langgraph.types import Interrupt
+
+    return Interrupt.from_ns(value, f"{entrypoint}{_NS_END}{entry_id}")
+
+
+def checkpoint_version() -> int:
+    """The checkpoint format version this langgraph's runner writes (``v``; ``langgraph.pregel._checkpoint``)."""
+    from langgraph.pregel._checkpoint import LATEST_VERSION
+
+    return int(LATEST_VERSION)

@@ -49,7 +49,7 @@ from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.values import normal_form, revive
 from replaytest.prompts import prompt_manifest, prompts_in_use
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition, short_value, value_text
+from replaytest.replay.divergence import Divergence, Rehearsal, ReplayResult, SourcePosition, short_value, value_text
 from replaytest.replay.engine import (
     DivergenceFound,
     Issued,
@@ -93,6 +93,7 @@ NO_PARK_NOTE = (
 UNREAD_VALUE_NOTE = (
     "the value the code gave interrupt() could not be read from this langgraph version: interrupt values were not compared"
 )
+GRAPH_NOT_REHEARSED_NOTE = "resume not rehearsed: graph-API (StateGraph) threads are not rehearsed yet"
 INTERRUPT_IN_TASK_NOTE = (
     "the run is parked at an interrupt inside a task body, which replay never runs: that interrupt's value was not compared"
 )
@@ -116,7 +117,10 @@ class LangGraphReplayer(NeutralReplayer):
         from replaytest.plugins.langgraph.graph_check import check_graph_history, is_graph_history
 
         if is_graph_history(history):
-            return check_graph_history(history, workflows, options, path)
+            checked = check_graph_history(history, workflows, options, path)
+            if options.rehearse and checked.status == "passed" and history.status in ("running", "parked"):
+                checked.notes.append(GRAPH_NOT_REHEARSED_NOTE)
+            return checked
         found = find_entrypoint(workflows, history.workflow.type)
         if found is None:
             known = sorted(name for name, _ in _entrypoints(workflows))
@@ -155,7 +159,39 @@ class LangGraphReplayer(NeutralReplayer):
             options, run.matcher.next_position(),
         )
         result.notes.extend(run.notes)
+        if options.rehearse:
+            from replaytest.plugins.langgraph.rehearsal import remember_answers
+
+            remember_answers(history)
+            if result.status == "passed" and history.status in ("running", "parked"):
+                _rehearse(result, history, run, workflows)
         return result
+
+
+def _rehearse(result: ReplayResult, history: History, run: _Run, workflows: WorkflowSet) -> None:
+    """Fill ``result.rehearsal`` with the parked thread resumed by LangGraph itself (``langgraph.rehearsal``),
+    under the runtime guards, or say in ``result.notes`` why it was not."""
+    from replaytest.plugins.langgraph.rehearsal import driver, rehearse
+
+    graph = next((g for name, _, g in _entrypoint_graphs(workflows) if name == history.workflow.type), None)
+    if graph is None:
+        result.notes.append("resume not rehearsed: the current entrypoint graph was not found")
+        return
+    namespaces = [module.__dict__ for module in run.modules]
+    bodies = plain_functions(lg.task_bodies(namespaces))
+    with guarded(run.modules, lambda: 0, bodies) as guard:
+        try:
+            rehearsal, note = rehearse(history, graph, run.bound, history.workflow.type, namespaces, run.project_prefixes)
+        except NondeterministicCall:
+            stopped = guard.stopped
+            where = f" at {stopped.source.path}:{stopped.source.line}" if stopped is not None and stopped.source else ""
+            rehearsal, note = Rehearsal("breaks", error=f"the resumed run made an effect the runtime guards stopped{where}",
+                                        driver=driver()), None
+        except Exception as error:  # the restore itself failed inside LangGraph
+            rehearsal, note = None, f"resume not rehearsed: LangGraph could not restore the thread ({type(error).__name__}: {error})"
+    result.rehearsal = rehearsal
+    if note:
+        result.notes.append(note)
 
 
 class _Unsupported(Exception):
@@ -163,12 +199,18 @@ class _Unsupported(Exception):
 
 
 def _entrypoints(workflows: WorkflowSet) -> Iterator[tuple[str, Any]]:
+    for name, bound, _ in _entrypoint_graphs(workflows):
+        yield name, bound
+
+
+def _entrypoint_graphs(workflows: WorkflowSet) -> Iterator[tuple[str, Any, Any]]:
+    """(name, node runnable, the ``@entrypoint`` graph) of every entrypoint among the current code's objects."""
     for obj in workflows.objects:
         candidates = list(vars(obj).values()) if isinstance(obj, type(sys)) else obj if isinstance(obj, (list, tuple)) else [obj]
         for candidate in candidates:
             node = lg.entrypoint_node(candidate)
             if node is not None:
-                yield node
+                yield node[0], node[1], candidate
 
 
 def find_entrypoint(workflows: WorkflowSet, name: str) -> Any:
