@@ -58,3 +58,109 @@ def audit_after_wait_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
     if ctx.patched("dispute-write-audit-log"):
         ctx.step("write audit log", write_audit_log, claim, decision)
     return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+def escalate(invoice: dict[str, Any]) -> str:
+    return f"escalated {invoice['id']}"
+
+
+def _decided_escalating(ctx: Any, claim: dict[str, Any], invoice: dict[str, Any], decision: dict[str, Any],
+                        recommendation: str) -> dict[str, Any]:
+    if decision["approve"] and invoice["amount"] > 500:
+        ctx.step("escalate to finance", escalate, invoice)
+        return {"outcome": "escalated", "recommended": recommendation}
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def check_before_wait(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    ctx.step("check fraud", check_fraud, claim)
+    decision = ctx.wait_signal("decision")
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def invoice_renamed(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("fetch invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def invoice_renamed_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    if ctx.patched("invoice-dispute-fetch-invoice"):
+        invoice = ctx.step("fetch invoice", load_invoice, claim)
+    else:
+        invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def lookups_swapped(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    payments = ctx.step("load payments", load_payments, claim)
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def lookups_swapped_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    if ctx.patched("invoice-dispute-load-payments"):
+        payments = ctx.step("load payments", load_payments, claim)
+        invoice = ctx.step("load invoice", load_invoice, claim)
+    else:
+        invoice = ctx.step("load invoice", load_invoice, claim)
+        payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def escalating(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    return _decided_escalating(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def escalating_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    if ctx.patched("invoice-dispute-escalate-to-finance"):
+        return _decided_escalating(ctx, claim, invoice, decision, recommendation)
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def timer_after_wait(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    ctx.sleep(60, name="cool off")
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def timer_after_wait_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    if ctx.patched("invoice-dispute-timer"):
+        ctx.sleep(60, name="cool off")
+    return _decided(ctx, claim, invoice, decision, recommendation)

@@ -118,3 +118,64 @@ def test_no_step_body_runs_while_rehearsing(recorded: Path, tmp_path: Path, monk
     # The control: the worker itself does run them, so the stand-ins would have shown a rehearsal that did.
     resumed(recorded, tmp_path, versions.audit_after_wait, PARKED[0])
     assert ran[:2] == ["audit", "credit"]
+
+
+# version (unguarded, then guarded as impact's guard writes it) -> the command that tells the new path, and what
+# impact and the journal worker must both say for each parked run (parked-1 is INV-100 at 120, parked-2 INV-200
+# at 940; the decision delivered approves).
+DIFFERENTIAL = {
+    "step inserted before the wait": (versions.check_before_wait, versions.check_before_wait_guarded, ("step", "check fraud"),
+                                      ("breaks", "breaks"), ("old", "old")),
+    "step inserted after the wait": (versions.audit_after_wait, versions.audit_after_wait_guarded, ("step", "write audit log"),
+                                     ("new", "new"), ("new", "new")),
+    "step renamed": (versions.invoice_renamed, versions.invoice_renamed_guarded, ("step", "fetch invoice"),
+                     ("breaks", "breaks"), ("old", "old")),
+    "two steps swapped": (versions.lookups_swapped, versions.lookups_swapped_guarded, ("step", "never"),
+                          ("breaks", "breaks"), ("old", "old")),
+    # Unguarded, only the large dispute escalates; guarded, both take the new branch (the small one is credited
+    # there, as before).
+    "branch condition changed": (versions.escalating, versions.escalating_guarded, ("step", "escalate to finance"),
+                                 ("old", "new"), ("new", "new")),
+    "timer added after the wait": (versions.timer_after_wait, versions.timer_after_wait_guarded, ("timer", "cool off"),
+                                   ("new", "new"), ("new", "new")),
+}
+
+
+def _predicted(results: dict[str, Any], run: str, changed: tuple[str, str]) -> str:
+    """What impact says of the run: ``breaks`` (a group, or the engine refusing the resume), ``new`` (the report
+    says it takes the new path, or the engine issues the changed command next), else ``old``."""
+    [impact] = build_report(list(results.values())).workflows
+    if any(results[run] in group.in_flight for group in impact.groups):
+        return "breaks"
+    [verdict] = [verdict for verdict, runs in resume_groups(impact) if results[run] in runs]
+    rehearsal = results[run].rehearsal
+    if verdict.path in ("new", "breaks", "unrehearsed"):
+        return verdict.path
+    issued = rehearsal is not None and any((view.kind, view.name) == changed for view in rehearsal.commands)
+    return "new" if issued else "old"
+
+
+def _worker_outcome(recorded: Path, tmp_path: Path, version: Any, run: str, changed: tuple[str, str]) -> str:
+    copy = tmp_path / f"{run}-{version.__name__}.sqlite3"
+    shutil.copyfile(recorded / "journal.sqlite3", copy)
+    with Journal(copy, clock=lambda: 1_700_000_100.0) as journal:
+        run_id = f"run-{run.removeprefix('dispute-')}"
+        before = max(journal.events(run_id))
+        journal.signal(run_id, "decision", DECISION)
+        with Worker(journal, [version], timing=Timing(sleep=lambda seconds: None)) as worker:
+            worker.run_until_idle()
+        if journal.status(run_id) == "failed" and (error := journal.error(run_id)) is not None and error.type == "JournalDivergence":
+            return "breaks"
+        after = [(row.kind, row.name) for seq, row in journal.events(run_id).items() if seq > before]
+        # The new path: the changed command ran, or the guard's marker was recorded (the guarded branch taken).
+        return "new" if changed in after or ("marker", "patched") in after else "old"
+
+
+@pytest.mark.parametrize("change", list(DIFFERENTIAL))
+def test_impact_predicts_each_parked_run_as_the_journal_worker_resumes_it(recorded: Path, tmp_path: Path, change: str) -> None:
+    unguarded, guarded, changed, expected_unguarded, expected_guarded = DIFFERENTIAL[change]
+    for version, expected in ((unguarded, expected_unguarded), (guarded, expected_guarded)):
+        results = rehearse(recorded, version)
+        predicted = tuple(_predicted(results, run, changed) for run in PARKED)
+        worker = tuple(_worker_outcome(recorded, tmp_path, version, run, changed) for run in PARKED)
+        assert (predicted, worker) == (expected, expected), version.__name__

@@ -6,8 +6,8 @@ run stands at as a pending row); what it waits for is delivered the way producti
 through ``Journal.signal`` with the payload a recorded signal of that name carried, else none; a timer by
 a clock past its due time); then ``run_workflow`` runs the current code with a ``LiveBackend`` — the
 worker's own answers to every recorded command, patch marker and wait. The first command past the history
-that would perform an effect (a step, a model call, a child start) is recorded and stops the run: no thunk
-ever runs. What the backend answered is the verdict: a ``JournalDivergence`` breaks the resume; otherwise
+that would perform an effect or start a timer (a step, a model call, a sleep) is recorded and stops the run:
+no thunk ever runs. What the backend answered is the verdict: a ``JournalDivergence`` breaks the resume; otherwise
 the run continues with that command, waits again, or ends.
 """
 
@@ -61,7 +61,9 @@ class RehearsalBackend(LiveBackend):
                 command.patch_id or "", taken, command.seq, as_position(command.source), command.deprecated,
             ))
             return taken
-        if command.seq not in self.recorded_positions and command.kind not in ("timer", "signal"):
+        if command.seq not in self.recorded_positions and command.kind != "signal":
+            # A new step, model call or timer: the engine's next command past the history (a new timer would
+            # park the run on it; a new signal wait parks it too, and is answered by the worker below).
             raise _Stop(command)
         return super().execute(command, thunk)
 
