@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from impact_agent import _recommend, _reject, issue_credit_note, load_invoice, load_payments, notify_customer, write_audit_log
+from impact_agent import (
+    _recommend,
+    _reject,
+    issue_credit_note,
+    load_invoice,
+    load_payments,
+    notify_customer,
+    write_audit_log,
+)
 
 from replaytest.journal import workflow
 
