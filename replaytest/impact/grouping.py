@@ -11,7 +11,7 @@ from typing import Any
 
 from replaytest.fileio import escape_controls
 from replaytest.impact.model import GroupKey, ImpactGroup, ImpactReport, PromptGroup, WorkflowImpact
-from replaytest.replay.divergence import CommandView, ReplayResult
+from replaytest.replay.divergence import ALREADY_SLEEPING_NOTE, CommandView, ReplayResult
 from replaytest.replay.report import display_path, summary_notes
 
 
@@ -134,7 +134,14 @@ def build_report(results: Sequence[ReplayResult]) -> ImpactReport:
 def impact_notes(results: Sequence[ReplayResult]) -> list[str]:
     """What the report could not tell: the replay notes (checks that did not apply), warnings of green
     runs (not grouped: the replay policies let them pass), and diverged runs of unknown status."""
-    notes = list(summary_notes(results))
+    # A run already sleeping on a timer whose duration changed keeps the recorded one: named run by run.
+    sleeping: dict[str, list[str]] = {}
+    for result in results:
+        for note in result.notes:
+            if note.endswith(ALREADY_SLEEPING_NOTE):
+                sleeping.setdefault(note, []).append(run_id(result))
+    notes = [note for note in summary_notes(results) if not note.endswith(ALREADY_SLEEPING_NOTE)]
+    notes.extend(f"{note}; already sleeping on it: {', '.join(sorted(ids))}" for note, ids in sorted(sleeping.items()))
     warned = sum(1 for result in results if result.status == "passed" and result.warnings)
     if warned:
         notes.append(f"{warned} green {_histories(warned)} replayed with warnings (prompt drift, changed arguments, "

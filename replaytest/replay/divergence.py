@@ -119,6 +119,14 @@ class PatchDecision:
     marker_deprecated: bool | None = None
 
 
+# The end of the note a replayer adds to an in-flight run sleeping on a timer whose duration the code has
+# changed since; ``impact`` lists the runs that carry it.
+ALREADY_SLEEPING_NOTE = (
+    "this run is already sleeping on it and keeps the recorded duration (the engine fires it when it was due); "
+    "runs that reach it later sleep the new one"
+)
+
+
 # What the engine's own code did when an in-flight run was resumed past the end of its history
 # (``Rehearsal.outcome``).
 REHEARSAL_OUTCOMES: tuple[str, ...] = (

@@ -64,11 +64,15 @@ def _in_kit(kit: ScenarioKit, action: Any) -> Any:
         sys.modules.pop(MODULE, None)
 
 
-def park(kit: ScenarioKit) -> tuple[str, str, Path]:
-    """A new v1 dispute run parked at the review wait on the scenario's dev server: its id, its task queue
-    and its history file (outside the configured histories)."""
+def park(kit: ScenarioKit, code: str | None = None) -> tuple[str, str, Path]:
+    """A new dispute run of v1 (or of ``code``) parked on the scenario's dev server once its third workflow task
+    completed (at the review wait, in v1): its id, its task queue and its history file (outside the configured
+    histories)."""
     run_id, queue = f"parked-{uuid.uuid4().hex[:8]}", f"rehearsal-{uuid.uuid4()}"
-    kit.switch(None)
+    if code is None:
+        kit.switch(None)
+    else:
+        (kit.root / kit.code_file).write_text(code, encoding="utf-8")
     history = _in_kit(kit, lambda module: asyncio.run(_park(str(kit.extra["address"]), module, run_id, queue)))
     path = kit.root / "parked" / f"{run_id}.json"
     path.parent.mkdir(exist_ok=True)

@@ -92,3 +92,20 @@ def test_impact_predicts_each_parked_run_as_the_server_resumes_it(temporal_kit: 
     prediction = predicted_resume(workflow, second)
     served = server_outcome(resume_until_settled(temporal_kit, second, second_queue, "approve"), changed)
     assert (prediction, served) == (guarded, guarded), (fixed.stdout, workflow)
+
+
+def test_a_changed_timer_names_the_runs_already_sleeping_on_it(temporal_kit: ScenarioKit) -> None:
+    """A cooling-off timer of an hour before the review wait; the code now sleeps two. The run already sleeping
+    keeps the hour the server started (a replay cannot see it: sdk-core compares no timer duration), and impact
+    says so, naming it."""
+    hour = edit_once(V1, WAIT, "        await workflow.sleep(timedelta(hours=1))\n" + WAIT)
+    sleeping, _queue, path = park(temporal_kit, hour)
+    _add_history(temporal_kit, path)
+    commit = run_replaytest(temporal_kit.root, "replay", "--format", "json", str(path))
+    assert commit.returncode == 0, commit.stdout + commit.stderr  # the hour-long code replays it green
+    (temporal_kit.root / temporal_kit.code_file).write_text(hour.replace("hours=1", "hours=2"), encoding="utf-8")
+    _, document, _ = impact_json(temporal_kit)
+    timer_line = hour.splitlines().index("        await workflow.sleep(timedelta(hours=1))") + 1
+    assert (f"timer 1 at dispute_agent.py:{timer_line} now sleeps 7200 s, recorded 3600 s: this run is already "
+            "sleeping on it and keeps the recorded duration (the engine fires it when it was due); runs that reach it "
+            f"later sleep the new one; already sleeping on it: {sleeping}") in document["summary"]["notes"]

@@ -45,8 +45,9 @@ from temporalio.client import WorkflowHistory
 
 from replaytest.plugins.temporal.internals import handler_function, signal_names
 from replaytest.plugins.temporal.trace import IssuedCommand, PatchCall, WorkflowTrace
-from replaytest.replay.divergence import CommandView, PatchDecision, Rehearsal
+from replaytest.replay.divergence import ALREADY_SLEEPING_NOTE, CommandView, PatchDecision, Rehearsal
 from replaytest.replay.rehearsal import recorded_signal, remember_signal
+from replaytest.replay.report import display_path
 
 ENGINE = "temporal"
 
@@ -314,6 +315,27 @@ def _signal(
         text = f"signal {name!r} with a neutral payload ({shown}): no run of {workflow_type} recorded one"
     return _Delivery([_event(_E.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
                              "workflow_execution_signaled_event_attributes", attributes)], text)
+
+
+def changed_sleeps(events: Sequence[HistoryEvent], commands: Sequence[IssuedCommand]) -> list[str]:
+    """For each timer the run is sleeping on (started, not fired or cancelled) whose duration the code now asks
+    for differently: a note naming the timer, its line and both durations (``ALREADY_SLEEPING_NOTE``)."""
+    notes = []
+    for event in _pending(events).timers or []:
+        attributes = event.timer_started_event_attributes
+        recorded = attributes.start_to_fire_timeout.ToNanoseconds() / 1e9
+        issued = next((command for command in commands if command.kind == "timer" and command.name == attributes.timer_id
+                       and command.duration_s is not None), None)
+        if issued is None or issued.duration_s == recorded:
+            continue
+        where = f" at {display_path(issued.source.path)}:{issued.source.line}" if issued.source is not None else ""
+        notes.append(f"timer {attributes.timer_id}{where} now sleeps {_seconds(issued.duration_s)}, recorded "
+                     f"{_seconds(recorded)}: {ALREADY_SLEEPING_NOTE}")
+    return notes
+
+
+def _seconds(value: float | None) -> str:
+    return f"{value:g} s"
 
 
 def _workflow_type(events: Sequence[HistoryEvent]) -> str:

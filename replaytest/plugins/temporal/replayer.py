@@ -226,6 +226,10 @@ class TemporalReplayer:
         if outcome.replay_failure is None:
             current = prompt_manifest(defn.cls) if defn is not None else {}
             compare(result, run, issued, options, current, decoded, group.config.data_converter is not None)
+            if recorded_status in IN_FLIGHT_STATUSES:
+                from replaytest.plugins.temporal.rehearsal import changed_sleeps
+
+                result.notes.extend(changed_sleeps(list(history.events), list(recorder.trace.commands)))
             if options.rehearse and recorded_status in IN_FLIGHT_STATUSES and result.status == "passed":
                 self._rehearse(result, history, group, session, defn)
             return result

@@ -68,6 +68,7 @@ class IssuedCommand:
     # Whether the activation that issued it replayed a recorded workflow task (False: a task past the
     # history, as a resumed run's); None where unknown (the outbound interceptor's commands).
     replaying: bool | None = None
+    duration_s: float | None = None  # a timer's start-to-fire timeout, as the code asks for it now
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,8 @@ class WorkflowTrace:
             variant = command.WhichOneof("variant")
             kind, field = _VARIANTS.get(variant, (variant or "unknown", None))
             name = str(getattr(getattr(command, variant), field)) if variant and field else ""
-            self.commands.append(IssuedCommand(kind, name, source, replaying=replaying))
+            duration = command.start_timer.start_to_fire_timeout.ToNanoseconds() / 1e9 if variant == "start_timer" else None
+            self.commands.append(IssuedCommand(kind, name, source, replaying=replaying, duration_s=duration))
         self._unread.clear()
         if self._untagged_patches:
             start = len(self.patch_calls) - self._untagged_patches
