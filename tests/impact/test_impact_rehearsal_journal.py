@@ -42,10 +42,11 @@ def rehearse(recorded: Path, version: Any) -> dict[str, Any]:
     return {result.workflow_id: result for result in results}
 
 
-def resumed(recorded: Path, tmp_path: Path, version: Any, run: str) -> list[tuple[str, str, str | None]]:
+def worker_resume(recorded: Path, tmp_path: Path, version: Any, run: str) -> tuple[str | None, list[tuple[str, str, str | None]]]:
     """Resume the parked run on a copy of the recorded journal with ``version`` and the delivered decision: the
-    commands the worker recorded past the wait (kind, name, patch id)."""
-    copy = tmp_path / f"{run}.sqlite3"
+    type of the error it failed with (None: it did not fail) and the commands the worker recorded from the wait on
+    (kind, name, patch id)."""
+    copy = tmp_path / f"{run}-{getattr(version, '__name__', 'v')}.sqlite3"
     shutil.copyfile(recorded / "journal.sqlite3", copy)
     with Journal(copy, clock=lambda: 1_700_000_100.0) as journal:
         run_id = f"run-{run.removeprefix('dispute-')}"
@@ -53,8 +54,14 @@ def resumed(recorded: Path, tmp_path: Path, version: Any, run: str) -> list[tupl
         journal.signal(run_id, "decision", DECISION)
         with Worker(journal, [version], timing=Timing(sleep=lambda seconds: None)) as worker:
             worker.run_until_idle()
+        error = journal.error(run_id) if journal.status(run_id) == "failed" else None
         events = journal.events(run_id)
-        return [(row.kind, row.name, row.patch_id) for seq, row in sorted(events.items()) if seq >= before]
+        return (None if error is None else error.type,
+                [(row.kind, row.name, row.patch_id) for seq, row in sorted(events.items()) if seq >= before])
+
+
+def resumed(recorded: Path, tmp_path: Path, version: Any, run: str) -> list[tuple[str, str, str | None]]:
+    return worker_resume(recorded, tmp_path, version, run)[1]
 
 
 def test_the_unchanged_code_resumes_into_the_credit_note_as_the_worker_does(recorded: Path, tmp_path: Path) -> None:
@@ -156,19 +163,12 @@ def _predicted(results: dict[str, Any], run: str, changed: tuple[str, str]) -> s
 
 
 def _worker_outcome(recorded: Path, tmp_path: Path, version: Any, run: str, changed: tuple[str, str]) -> str:
-    copy = tmp_path / f"{run}-{version.__name__}.sqlite3"
-    shutil.copyfile(recorded / "journal.sqlite3", copy)
-    with Journal(copy, clock=lambda: 1_700_000_100.0) as journal:
-        run_id = f"run-{run.removeprefix('dispute-')}"
-        before = max(journal.events(run_id))
-        journal.signal(run_id, "decision", DECISION)
-        with Worker(journal, [version], timing=Timing(sleep=lambda seconds: None)) as worker:
-            worker.run_until_idle()
-        if journal.status(run_id) == "failed" and (error := journal.error(run_id)) is not None and error.type == "JournalDivergence":
-            return "breaks"
-        after = [(row.kind, row.name) for seq, row in journal.events(run_id).items() if seq > before]
-        # The new path: the changed command ran, or the guard's marker was recorded (the guarded branch taken).
-        return "new" if changed in after or ("marker", "patched") in after else "old"
+    error, commands = worker_resume(recorded, tmp_path, version, run)
+    if error == "JournalDivergence":
+        return "breaks"
+    after = [(kind, name) for kind, name, _patch in commands[1:]]  # past the wait
+    # The new path: the changed command ran, or the guard's marker was recorded (the guarded branch taken).
+    return "new" if changed in after or ("marker", "patched") in after else "old"
 
 
 @pytest.mark.parametrize("change", list(DIFFERENTIAL))
