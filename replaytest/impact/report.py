@@ -130,6 +130,10 @@ def _totals(report: ImpactReport) -> dict[str, int]:
         "unaffected": sum(len(impact.unaffected) for impact in report.workflows),
         "could_not_check": len(report.could_not_check),
         "patches": sum(len(impact.patches) for impact in report.workflows),
+        "resume_refused": sum(
+            1 for impact in report.workflows for verdict, runs in resume_groups(impact) if verdict.path == "breaks"
+            for _run in runs
+        ),
     }
 
 
@@ -143,6 +147,9 @@ def summary_sentence(report: ImpactReport) -> str:
     if totals["unknown_status_diverged"]:
         parts.append(_count(totals["unknown_status_diverged"], "run of unknown status diverges",
                             "runs of unknown status diverge"))
+    if totals["resume_refused"]:
+        parts.append(_count(totals["resume_refused"], "in-flight run the engine refuses to resume",
+                            "in-flight runs the engine refuses to resume"))
     parts += [
         f"{totals['not_reached']} in-flight not reached yet",
         f"{totals['unaffected']} unaffected",

@@ -73,7 +73,7 @@ def test_json_report_of_a_step_inserted_after_the_wait(tmp_path: Path, recorded:
     assert data["could_not_check"] == []
     assert data["summary"] == {
         "workflow_types": 1, "groups": 1, "in_flight_broken": 0, "finished_diverged": 3,
-        "unknown_status_diverged": 0, "not_reached": 2, "unaffected": 0, "could_not_check": 0, "patches": 0,
+        "unknown_status_diverged": 0, "not_reached": 2, "unaffected": 0, "could_not_check": 0, "patches": 0, "resume_refused": 0,
         "notes": [NO_GIT],
     }
 

@@ -234,3 +234,23 @@ def test_other_kinds_at_one_line_stay_apart() -> None:
     results = [_at("a", "completed", "command-mismatch", 3, "m"), _at("b", "completed", "nondeterministic-call", 3, "clock")]
     [impact] = group_results(results)
     assert sorted(group.key.kind for group in impact.groups) == ["command-mismatch", "nondeterministic-call"]
+
+
+def test_an_in_flight_run_the_engine_refuses_to_resume_breaks_though_it_replays_green() -> None:
+    """Replay is green, but the engine's own code, resuming the run past its history, fails its next task: that
+    run breaks on deploy, and the report and the exit code say so."""
+    from replaytest.impact.report import render_text, summary_sentence
+    from replaytest.replay.divergence import Rehearsal
+
+    refused = ReplayResult(Path("/h/p-1.json"), "temporal", "billing", "p-1", run_status="parked", events=16,
+                           rehearsal=Rehearsal("breaks", "signal 'review' with a recorded payload",
+                                               error="the workflow task failed: ValueError: no decision"))
+    accepted = ReplayResult(Path("/h/p-2.json"), "temporal", "billing", "p-2", run_status="parked", events=16,
+                            rehearsal=Rehearsal("waits"))
+    report = build_report([refused, accepted])
+    assert exit_code(report) == exit_code(report, in_flight_only=True) == 1
+    assert "1 in-flight run the engine refuses to resume" in summary_sentence(report)
+    text = render_text(report)
+    assert ("  on resume (1 in flight, rehearsed on the engine): the engine refuses the resume: the workflow task "
+            "failed: ValueError: no decision: p-1") in text.splitlines()
+    assert exit_code(build_report([accepted])) == 0
