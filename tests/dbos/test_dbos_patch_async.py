@@ -36,7 +36,9 @@ RECORD = '''import asyncio, os, sys
 sys.path.insert(0, os.getcwd())
 from dbos import DBOS, SetWorkflowID
 from asyncapp import app
-DBOS(config={"name": "async-patch", "system_database_url": "sqlite:///system.sqlite3", "application_version": "v1"})
+# enable_patching: DBOS.patch_async needs it before 3.4 (3.4 only warns that it is no longer needed).
+DBOS(config={"name": "async-patch", "system_database_url": "sqlite:///system.sqlite3", "application_version": "v1",
+             "enable_patching": True})
 DBOS.launch()
 async def main():
     with SetWorkflowID("run-1"):
