@@ -1,0 +1,70 @@
+"""The engine is the judge on LangGraph's functional API: for each kind of change, ``replaytest impact``
+predicts what each of the dispute graph's two threads parked at the reviewer's interrupt does when it resumes on
+the changed code, and LangGraph itself then resumes each (on a copy of the recorded SqliteSaver, with the answer
+the rehearsal delivered). LangGraph raises no error where the code changed before the interrupt: it runs the
+task it finds no recorded result for. So the engine's outcome is read from the task bodies it runs: ``breaks``
+when the first is one the thread had already passed (code before the interrupt runs again, after the reviewer
+answered), ``new`` when the changed task runs, else ``old``. LangGraph has no patch API: no guarded variant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from impact_kit import ScenarioKit, edit_once, impact_json, predicted_resume
+from impact_langgraph_kit import CLASSIFY, INTERRUPT, LOOKUP, V1
+from test_impact_e2e_rehearsal_langgraph import really_resumed
+
+FRAUD = '    record_audit(dispute["invoice_id"], "fraud screen").result()\n'
+AUDIT = '    record_audit(dispute["invoice_id"], decision).result()\n'
+LARGE = ('    if decision == "approve" and dispute["amount"] > 1000:\n'
+         '        record_audit(dispute["invoice_id"], "large credit").result()\n')
+
+
+def _passed(body: str) -> bool:
+    """A body of a task the parked threads had already passed (code before the interrupt)."""
+    return body.startswith(("classify ", "lookup ")) or body.endswith(" fraud screen")
+
+
+def _renamed(source: str) -> str:
+    return source.replace("def lookup_invoice(", "def find_invoice(").replace("lookup_invoice(dispute", "find_invoice(dispute")
+
+
+# change -> (the code, the task that tells the new path and the start of its body, what impact and LangGraph must
+# both say for dispute-4 (300) and dispute-5 (1500), both answered "approve")
+CHANGES = {
+    "task inserted before the interrupt": (edit_once(V1, INTERRUPT, FRAUD + INTERRUPT), ("record_audit", "audit "),
+                                           ("breaks", "breaks")),
+    "task inserted after the interrupt": (edit_once(V1, INTERRUPT, INTERRUPT + AUDIT), ("record_audit", "audit "),
+                                          ("new", "new")),
+    "task renamed": (_renamed(V1), ("find_invoice", "lookup "), ("breaks", "breaks")),
+    "two tasks swapped": (edit_once(V1, CLASSIFY + LOOKUP, LOOKUP + CLASSIFY), ("never", "never"), ("breaks", "breaks")),
+    "branch condition changed": (edit_once(V1, INTERRUPT, INTERRUPT + LARGE), ("record_audit", "audit "), ("old", "new")),
+}
+
+
+def langgraph_outcome(kit: ScenarioKit, tmp_path: Path, thread: str, body: str) -> str:
+    ran = really_resumed(kit, tmp_path, thread, "approve")
+    if ran and _passed(ran[0]):
+        return "breaks"
+    return "new" if any(line.startswith(body) for line in ran) else "old"
+
+
+def predicted(workflow: dict, thread: str, task: str) -> str:
+    """impact's verdict; a resume on which the engine issues the changed task next is the new path."""
+    verdict = predicted_resume(workflow, thread)
+    if verdict == "old" and any(thread in entry["runs"] and f"the engine issues step {task!r} next" in entry["text"]
+                                for entry in workflow["resume"]):
+        return "new"
+    return verdict
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_impact_predicts_each_parked_thread_as_langgraph_resumes_it(langgraph_kit: ScenarioKit, tmp_path: Path, change: str) -> None:
+    code, (task, body), expected = CHANGES[change]
+    (langgraph_kit.root / langgraph_kit.code_file).write_text(code, encoding="utf-8")
+    _, _, workflow = impact_json(langgraph_kit)
+    threads = ("dispute-4", "dispute-5")
+    predictions = tuple(predicted(workflow, thread, task) for thread in threads)
+    engine = tuple(langgraph_outcome(langgraph_kit, tmp_path, thread, body) for thread in threads)
+    assert (predictions, engine) == (expected, expected), workflow
