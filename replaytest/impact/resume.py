@@ -31,7 +31,8 @@ class ResumeVerdict:
     text: str
 
 
-def resume_verdict(result: ReplayResult, impact: WorkflowImpact) -> ResumeVerdict:
+def resume_verdict(result: ReplayResult, impact: WorkflowImpact, not_reached: bool = True) -> ResumeVerdict:
+    """``result``'s resume as its rehearsal says (``not_reached``: it has not reached the type's first change)."""
     rehearsal = result.rehearsal
     if rehearsal is None:
         why = next((note for note in result.notes if "rehears" in note), "")
@@ -58,7 +59,7 @@ def resume_verdict(result: ReplayResult, impact: WorkflowImpact) -> ResumeVerdic
     if marked:
         return ResumeVerdict("new", f"take the new path: the engine answers patch {marked[0].patch_id!r} True for them")
     if rehearsal.commands:
-        further = "; the change lies further on" if impact.groups and result in impact.not_reached else ""
+        further = "; the change lies further on" if impact.groups and not_reached else ""
         return ResumeVerdict("further", f"resume cleanly: the engine issues {command_text(rehearsal.commands[0])} "
                                         f"next{further}")
     if rehearsal.outcome == "waits":
@@ -76,8 +77,9 @@ def resume_groups(impact: WorkflowImpact) -> list[tuple[ResumeVerdict, list[Repl
     """The in-flight runs of ``impact`` that replay green, by their resume verdict, worst first (breaks, then
     unrehearsed, then the rest in ``RESUME_PATHS`` order), runs in report order."""
     grouped: dict[ResumeVerdict, list[ReplayResult]] = {}
+    not_reached = {id(result) for result in impact.not_reached}
     for result in in_flight_green(impact):
-        grouped.setdefault(resume_verdict(result, impact), []).append(result)
+        grouped.setdefault(resume_verdict(result, impact, id(result) in not_reached), []).append(result)
     rank = {"breaks": 0, "unrehearsed": 1}
     return sorted(grouped.items(), key=lambda item: (rank.get(item[0].path, 2), RESUME_PATHS.index(item[0].path),
                                                       item[0].text, run_id(item[1][0])))
