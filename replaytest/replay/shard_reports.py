@@ -1,12 +1,16 @@
 """The reports of N shards as one (``replaytest merge-results``), and the mark each shard's report carries.
 
 ``replaytest check --shard I/N`` marks its JSON, SARIF and JUnit reports with the shard (``mark_shard``):
-``replay.shard`` in JSON, ``runs[0].properties.replaytestShard`` in SARIF, the ``shard``, ``shard-histories``
-and ``shard-of`` attributes of JUnit's ``<testsuites>``. ``merge_reports`` takes the N reports of one run and
-refuses what would make the merged report lie: a report without a shard mark, shards of different N, a
-shard missing or given twice, shards that split different sets of histories (another commit) or linted
-different code. The lint part is the same in every shard (each lints the whole tree): it is kept once.
-The replay parts are disjoint (each history is in one shard): they are concatenated and their counts added.
+``replay.shard`` in JSON, ``runs[0].properties.replaytestShard`` in SARIF, the ``shard``, ``shard-histories``,
+``shard-of`` and ``shard-split`` attributes of JUnit's ``<testsuites>``. ``merge_reports`` takes the N reports
+of one run and refuses what would make the merged report lie: a malformed report, one without a shard mark,
+shards of different N, a shard missing or given twice, shards that split different sets of histories
+(another commit, or a history that changed between the jobs: their histories do not add up to the total,
+their split digests differ, or one history has results in two shards) or linted different code. The lint
+part is the same in every shard (each lints the whole tree): it is kept once. The replay parts are disjoint
+(each history is in one shard): they are concatenated, and every count is worked out again from the
+results, never taken from a shard's summary. ``MergedReport.exit_code`` is ``check``'s code for the merged
+content: 2 a stale or error result (or a lint error), 1 a divergence or lint findings, 0 all passed.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ def mark_shard(text: str, output_format: str, share: ShardSelection) -> str:
         root.set("shard", share.shard.label)
         root.set("shard-histories", str(len(share.kept)))
         root.set("shard-of", str(share.total))
+        root.set("shard-split", share.split_digest)
         ET.indent(root)
         return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
     return text
@@ -93,8 +98,9 @@ def _count(name: str, what: str, value: Any, low: int = 0, high: int = MAX_HISTO
     return value
 
 
-def _mark(name: str, mark: Any) -> dict[str, int] | None:
-    """A shard mark ``{index, count, histories, of}`` checked field by field; None when there is none."""
+def _mark(name: str, mark: Any) -> dict[str, Any] | None:
+    """A shard mark ``{index, count, histories, of, split}`` checked field by field; None when there is none.
+    ``split`` (the digest of every history the run split) is None in the reports of replaytest before it."""
     if mark is None:
         return None
     if not isinstance(mark, dict):
@@ -103,13 +109,16 @@ def _mark(name: str, mark: Any) -> dict[str, int] | None:
     index = _count(name, "the shard index", mark.get("index"), 1, count)
     total = _count(name, "the number of histories split (of)", mark.get("of"))
     histories = _count(name, "the shard's number of histories", mark.get("histories"), 0, total)
-    return {"index": index, "count": count, "histories": histories, "of": total}
+    split = mark.get("split")
+    if split is not None and (not isinstance(split, str) or re.fullmatch(r"[0-9a-f]{1,64}", split) is None):
+        raise MergeError(f"{name}: the split digest is {_show(split)}, not a hex digest")
+    return {"index": index, "count": count, "histories": histories, "of": total, "split": split}
 
 
 def _check_shards(marks: Sequence[tuple[str, Any]]) -> dict[str, int]:
     """The marks of ``(name, mark)`` pairs cover shards 1..N once each of the same histories, and the
     shards' histories add up to the histories each says were split; the merged mark."""
-    checked: list[tuple[str, dict[str, int]]] = []
+    checked: list[tuple[str, dict[str, Any]]] = []
     for name, raw in marks:
         mark = _mark(name, raw)
         if mark is None:
@@ -145,6 +154,13 @@ def _check_shards(marks: Sequence[tuple[str, Any]]) -> dict[str, int]:
             + ", ".join(f"{name}: {mark['histories']}" for name, mark in checked)
             + f"): {'a history was replayed by no shard' if histories < total else 'a history was replayed twice'}"
             " (it changed between the shard jobs); rerun every shard on the same commit")
+    splits = {mark["split"] for _, mark in checked}
+    if len(splits) != 1:
+        # Two histories that changed in opposite directions keep the sum right; the split digest does not.
+        raise MergeError("the shards split histories of different contents (" + ", ".join(
+            f"{name}: {mark['split'] or 'no split digest'}" for name, mark in checked)
+            + "): a history changed between the shard jobs, so it may be in no shard or in two; "
+            "rerun every shard on the same commit")
     return {"shards": count, "histories": histories, "of": total}
 
 
@@ -353,6 +369,7 @@ def _merge_sarif(reports: Sequence[tuple[str, str]]) -> MergedReport:
 
 
 def _junit_mark(name: str, root: ET.Element) -> dict[str, Any] | None:
+    """The shard mark of a JUnit report's ``<testsuites>``; None without one, ``MergeError`` if malformed."""
     label = root.get("shard")
     if label is None:
         return None
@@ -366,7 +383,7 @@ def _junit_mark(name: str, root: ET.Element) -> dict[str, Any] | None:
             raise MergeError(f"{name}: {attribute}={_show(value)} is not a number of histories")
         numbers[attribute] = int(value)
     return {"index": int(match.group(1)), "count": int(match.group(2)),
-            "histories": numbers["shard-histories"], "of": numbers["shard-of"]}
+            "histories": numbers["shard-histories"], "of": numbers["shard-of"], "split": root.get("shard-split")}
 
 
 def _merge_junit(reports: Sequence[tuple[str, str]]) -> MergedReport:

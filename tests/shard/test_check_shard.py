@@ -44,13 +44,16 @@ def test_four_shards_replay_each_history_once_and_their_caches_together_skip_the
     cache = claims_project / ".replaytest_cache"
     machines = claims_project.parent / "machines"
     taken: list[str] = []
+    splits = set()
     for index in range(1, 5):
         replay = _check(claims_project, "--shard", f"{index}/4")
+        splits.add(replay["shard"].pop("split"))
         assert replay["shard"] == {"index": index, "count": 4, "histories": len(replay["results"]), "of": 12}
         assert replay["skipped"] == 0
         taken += _names(replay)
         shutil.move(str(cache), machines / str(index))  # each CI machine keeps its own folder
     assert sorted(taken) == list(HISTORIES)  # every history once: none twice, none left out
+    assert len(splits) == 1  # the four shards split the same twelve histories: one split digest
 
     # The next run on each machine, with only its own folder restored, skips its whole share.
     shutil.copytree(machines / "2", cache)

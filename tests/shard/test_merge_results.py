@@ -95,6 +95,16 @@ def test_a_history_that_changed_between_shard_jobs_falls_in_neither_shard_and_th
                         "a history was replayed by no shard")
         assert "shard-1.report" in line and "shard-2.report" in line
 
+    # Counts made to add up (as two histories moving in opposite directions would): the shards' split
+    # digests, taken over the contents of all twelve histories, still differ.
+    one, two = json.loads(first["json"]), json.loads(second["json"])
+    one["replay"]["shard"]["histories"] += 1
+    one["replay"]["skipped"] = 1  # as if a cached history stood for the one left out
+    _refused(_merge(tmp_path, json.dumps(one), json.dumps(two)), "the shards split histories of different contents",
+             "a history changed between the shard jobs")
+    junit = re.sub(r'shard-histories="(\d+)"', lambda m: f'shard-histories="{int(m.group(1)) + 1}"', first["junit"])
+    _refused(_merge(tmp_path, junit, second["junit"]), "the shards split histories of different contents")
+
 
 def test_a_history_that_changed_between_shard_jobs_replayed_twice_is_refused(claims_project: Path,
                                                                              tmp_path: Path) -> None:
@@ -233,3 +243,14 @@ def test_fuzzed_junit_reports_are_refused_in_one_line_never_a_traceback(reports:
         assert done.exit_code in (0, 1, 2), (text[:300], done.output)
         if done.stdout == "":
             _refused(done, "shard-1.report")
+
+
+def test_reports_without_a_split_digest_merge_only_with_each_other(reports: dict[str, Any], tmp_path: Path) -> None:
+    """Reports of a replaytest before the split digest carry none: such a set merges on its counts alone, but
+    one shard with a digest and one without did not come from the same run."""
+    one, two = (json.loads(text) for text in reports["json"])
+    assert one["replay"]["shard"]["split"] == two["replay"]["shard"]["split"]
+    del one["replay"]["shard"]["split"]
+    _refused(_merge(tmp_path, json.dumps(one), json.dumps(two)), "no split digest")
+    del two["replay"]["shard"]["split"]
+    assert _merge(tmp_path, json.dumps(one), json.dumps(two)).exit_code == 1
