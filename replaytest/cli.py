@@ -919,10 +919,15 @@ def check(
 @click.argument("reports", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def merge_results(reports: tuple[Path, ...]) -> None:
     """Merge the reports of `check --shard I/N` runs (one per shard, all JSON, all SARIF or all JUnit) into
-    one, written to stdout: lint findings once, every shard's replayed histories, counts added up.
+    one, written to stdout: lint findings once, every shard's replayed histories, every count worked out
+    again from the results (a shard's own summary is not trusted).
 
-    Exit 0 merged; 2 a report that is not one of these, of another format than the others, without a shard
-    mark, or a shard missing, given twice, or of another N or set of histories than the others."""
+    Exit as `check` over all the histories would: 0 only when everything passed, 1 a divergence or lint
+    findings in the merged report, 2 a history that could not be checked (stale, error). Exit 2 with nothing
+    written for reports that cannot be merged truthfully: a report that is not one of these or is malformed,
+    of another format than the others, without a shard mark, a shard missing or given twice, of another N
+    or set of histories than the others, shards whose histories do not add up to the total they split, or
+    one history in two shards (a history that changed between the shard jobs)."""
     from replaytest.fileio import read_regular
     from replaytest.replay.shard_reports import MergeError, merge_reports
 
@@ -938,11 +943,13 @@ def merge_results(reports: tuple[Path, ...]) -> None:
     except MergeError as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
-    except (KeyError, TypeError, AttributeError) as error:  # a document of the right kind with parts missing
-        click.echo(f"error: a report lacks what check writes ({type(error).__name__}: {_safe(str(error))}); "
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError, RecursionError) as error:
+        # A document of the right kind with parts missing that the checks above did not name.
+        click.echo(f"error: a report lacks what check writes ({type(error).__name__}: {_safe(str(error))[:200]}); "
                    "merge the unedited output of `replaytest check --shard I/N`", err=True)
         sys.exit(EXIT_ERROR)
-    click.echo(merged, nl=False)
+    click.echo(merged.text, nl=False)
+    sys.exit(merged.exit_code)
 
 
 # --- impact: what a deploy breaks ---------------------------------------------------------------

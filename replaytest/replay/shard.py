@@ -7,6 +7,10 @@ its own checkout, and the N shards together take every history exactly once. A f
 (a FIFO, one over the history size limit, a permission error) is placed by the digest of its path instead,
 so exactly one shard replays it and reports why it could not be checked.
 
+Each shard's report also carries a digest of the content digests of every history the run split
+(``ShardSelection.split_digest``): the N shards of one run agree on it, and ``merge-results`` refuses shards
+that do not (a history changed between the jobs: it may have fallen in no shard or in two).
+
 The shard a history goes to also names the cache file its green verdict is kept in
 (``cache_file_name``): N machines can each save their cache folder, and restoring all N of them into one
 folder (or into the same shard's job on the next run) finds every entry.
@@ -25,6 +29,9 @@ from replaytest.fileio import read_regular
 _SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 # More shards than this is almost certainly a typo (a CI matrix of 10,000 machines is not a thing).
 MAX_SHARDS = 1000
+
+
+_UNREADABLE = hashlib.sha256(b"unreadable").digest()
 
 
 class ShardSpecError(ValueError):
@@ -61,12 +68,22 @@ def parse_shard(text: str, option: str = "--shard") -> Shard:
 
 def shard_of(path: Path, count: int, max_bytes: int | None = None) -> int:
     """The shard (1-based, of ``count``) the history file ``path`` belongs to."""
+    return _shard_number(_placement(path, max_bytes)[0], count)
+
+
+def _shard_number(key: bytes, count: int) -> int:
+    return int.from_bytes(key[:8], "big") % count + 1
+
+
+def _placement(path: Path, max_bytes: int | None) -> tuple[bytes, bytes]:
+    """The key that places ``path`` in a shard, and what it adds to the digest of the split (``split_digest``)."""
     try:
         key = hashlib.sha256(read_regular(path, max_size=max_bytes)).digest()
     except OSError:
         # Unreadable here means unreadable on every machine: one shard takes it, and its replay says why.
         key = hashlib.sha256(b"path:" + path.as_posix().encode("utf-8", "surrogateescape")).digest()
-    return int.from_bytes(key[:8], "big") % count + 1
+        return key, _UNREADABLE  # not its path: the checkouts of two CI machines may lie in different folders
+    return key, key
 
 
 @dataclass
@@ -76,15 +93,24 @@ class ShardSelection:
     shard: Shard
     total: int = 0
     kept: list[Path] = field(default_factory=list)
+    contents: list[bytes] = field(default_factory=list, repr=False)  # every history's content digest
+
+    @property
+    def split_digest(self) -> str:
+        """A digest of the content digests of all ``total`` histories the run split (not only its share): the N
+        shards of one run have the same one, and a history whose bytes changed between two shard jobs makes
+        them differ (``merge-results`` refuses such shards)."""
+        return hashlib.sha256(b"".join(sorted(self.contents))).hexdigest()[:32]
 
     def line(self) -> str:
         """The run's own account of its share, printed by every face."""
         return (f"shard {self.shard.label}: {len(self.kept)} of {self.total} "
                 f"{'history' if self.total == 1 else 'histories'} (split by content digest)")
 
-    def data(self) -> dict[str, int]:
+    def data(self) -> dict[str, int | str]:
         """The JSON form (``replay.shard`` of ``check --output-format json``)."""
-        return {"index": self.shard.index, "count": self.shard.count, "histories": len(self.kept), "of": self.total}
+        return {"index": self.shard.index, "count": self.shard.count, "histories": len(self.kept), "of": self.total,
+                "split": self.split_digest}
 
 
 def select_shard(files: Iterable[Path], shard: Shard, max_bytes: int | None = None) -> ShardSelection:
@@ -92,7 +118,9 @@ def select_shard(files: Iterable[Path], shard: Shard, max_bytes: int | None = No
     selection = ShardSelection(shard)
     for path in files:
         selection.total += 1
-        if shard.takes(path, max_bytes):
+        key, content = _placement(path, max_bytes)
+        selection.contents.append(content)
+        if _shard_number(key, shard.count) == shard.index:
             selection.kept.append(path)
     return selection
 

@@ -44,13 +44,16 @@ def test_four_shards_replay_each_history_once_and_their_caches_together_skip_the
     cache = claims_project / ".replaytest_cache"
     machines = claims_project.parent / "machines"
     taken: list[str] = []
+    splits = set()
     for index in range(1, 5):
         replay = _check(claims_project, "--shard", f"{index}/4")
+        splits.add(replay["shard"].pop("split"))
         assert replay["shard"] == {"index": index, "count": 4, "histories": len(replay["results"]), "of": 12}
         assert replay["skipped"] == 0
         taken += _names(replay)
         shutil.move(str(cache), machines / str(index))  # each CI machine keeps its own folder
     assert sorted(taken) == list(HISTORIES)  # every history once: none twice, none left out
+    assert len(splits) == 1  # the four shards split the same twelve histories: one split digest
 
     # The next run on each machine, with only its own folder restored, skips its whole share.
     shutil.copytree(machines / "2", cache)
@@ -131,7 +134,9 @@ def test_merge_results_makes_one_report_of_the_four_shards_in_each_format(claims
             report.write_text(done.stdout, encoding="utf-8")
             reports.setdefault(output_format, []).append(report)
 
-    merged = json.loads(_run(claims_project, "merge-results", *map(str, reports["json"])).stdout)
+    # The merged report holds six divergences: exit 1, as `check` over all twelve histories (a CI job gated on
+    # the merge fails).
+    merged = json.loads(_run(claims_project, "merge-results", *map(str, reports["json"]), code=1).stdout)
     replay = merged["replay"]
     assert replay["merged"] == {"shards": 4, "histories": 12, "of": 12} and replay["shard"] is None
     assert _names(replay) == list(HISTORIES)
@@ -139,8 +144,10 @@ def test_merge_results_makes_one_report_of_the_four_shards_in_each_format(claims
     assert (replay["summary"]["histories"], replay["summary"]["passed"], replay["summary"]["diverged"]) == (12, 6, 6)
     assert replay["summary"]["diverged_by_run_status"]["parked"] == 6  # they wait for the photo
     assert merged["lint"]["summary"]["files"] == 2  # linted by every shard, reported once
+    whole = json.loads(_run(claims_project, "check", "--no-cache", "--format", "json", "claims", code=1).stdout)
+    assert replay["summary"] == whole["replay"]["summary"]  # worked out as check works it out
 
-    sarif = json.loads(_run(claims_project, "merge-results", *map(str, reports["sarif"])).stdout)
+    sarif = json.loads(_run(claims_project, "merge-results", *map(str, reports["sarif"]), code=1).stdout)
     [run] = sarif["runs"]
     assert run["properties"] == {"replaytestShards": {"shards": 4, "histories": 12, "of": 12}}
     diverged = sorted(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
@@ -149,7 +156,7 @@ def test_merge_results_makes_one_report_of_the_four_shards_in_each_format(claims
     for result in run["results"]:
         assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
 
-    junit = _run(claims_project, "merge-results", *map(str, reports["junit"])).stdout
+    junit = _run(claims_project, "merge-results", *map(str, reports["junit"]), code=1).stdout
     assert 'shards="4" shard-histories="12" shard-of="12"' in junit
     assert junit.count('<testsuite name="replaytest lint"') == 1
     assert '<testsuite name="replaytest replay" tests="12" failures="6" errors="0">' in junit
