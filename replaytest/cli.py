@@ -38,6 +38,19 @@ def _safe(text: str) -> str:
     return escape_controls(text)
 
 
+def _json_report(document: Any) -> str:
+    """A JSON report as written to stdout: non-ASCII text kept, and a file name's bytes that are not UTF-8
+    escaped (``fileio.escape_undecodable``), which would otherwise leave a report that does not parse."""
+    import json
+    import re
+
+    from replaytest.fileio import escape_undecodable
+
+    text = json.dumps(document, indent=2, ensure_ascii=False)
+    # A lone surrogate can only be inside a JSON string: its escape (``\\xff``) is written as JSON text.
+    return re.sub(r"[\ud800-\udfff]", lambda match: escape_undecodable(match.group()).replace("\\", "\\\\"), text)
+
+
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
@@ -407,7 +420,6 @@ def replay(
     exclude, plus --exclude) are not replayed and are counted as excluded. Exit 0 all passed, 1 a
     divergence, 2 usage error, malformed, unsupported or stale history (no current code for its workflow
     type), or exclude globs that leave no history to replay."""
-    import json
 
     from replaytest.replay.progress import wanted
     from replaytest.replay.report import report_data
@@ -421,7 +433,7 @@ def replay(
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     if output_format == "json":
-        click.echo(json.dumps(_with_exclusion(report_data(results), selected), indent=2, ensure_ascii=False))
+        click.echo(_json_report(_with_exclusion(report_data(results), selected)))
     else:
         _echo_replay_text(results, details, quiet)
         _echo_exclusion_text(selected, details)
@@ -641,7 +653,6 @@ def diff(a: Path, b: Path, output_format: str, details: bool, ignore_args: bool)
 
     Compares command streams (kind, name, arguments digest, prompt version, patch id), not results.
     Exit 0 identical command streams, 1 they differ, 2 unreadable/malformed or different workflow types."""
-    import json
 
     from replaytest.history import HistoryError, load_history
     from replaytest.plugins import load_plugins
@@ -670,7 +681,7 @@ def diff(a: Path, b: Path, output_format: str, details: bool, ignore_args: bool)
             "a": display_path(a), "b": display_path(b), "identical": outcome.identical,
             "divergence": None if outcome.divergence is None else divergence_data(outcome.divergence),
         }
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        click.echo(_json_report(data))
     else:
         for label, path, history in (("A", a, outcome.a), ("B", b, outcome.b)):
             click.echo(f"{label}: {_safe(display_path(path))} ({_safe(history.workflow.type)} id {_safe(history.workflow.id)}, "
@@ -875,7 +886,7 @@ def check(
             if replay_configured else None,
             "coverage": coverage_document,  # null without --coverage (or an option implying it)
         }
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(_json_report(document))
     elif output_format in CI_REPORTERS:
         extra = [*replay_annotations(results, details), *uncovered]
         rendered = CI_REPORTERS[output_format](lint_result, rules, extra=extra, cwd=Path.cwd())
@@ -1021,7 +1032,6 @@ def impact(
     Exit 0 no in-flight run breaks and no finished run diverges (with --in-flight-only: finished runs do not
     count), 1 otherwise, 2 a history that could not be checked (error, stale) or a configuration error
     (also: no git or an unknown --base revision with --base, --diff or --fix)."""
-    import json
 
     from replaytest.impact.grouping import exit_code
     from replaytest.impact.guards import GuardApplyError, GuardSetupError, apply_guards, guards_diff
@@ -1057,7 +1067,7 @@ def impact(
             report.notes.append(f"--in-flight-only: {finished} finished {'run diverges' if finished == 1 else 'runs diverge'}"
                                 " without failing this run")
     if output_format == "json":
-        click.echo(json.dumps(impact_data(report), indent=2, ensure_ascii=False))
+        click.echo(_json_report(impact_data(report)))
     elif output_format == "markdown":
         click.echo(render_markdown(report, details), nl=False)
     elif output_format == "github":
@@ -1138,7 +1148,6 @@ def corpus(
     Exit 0 the kept set covers what the full set covers, 1 it does not (nothing deleted) or a history
     diverges from the current code (it is kept), 2 a history that could not be replayed (error, stale; it
     is kept), or a usage/configuration error."""
-    import json
 
     from replaytest.replay.corpus_files import CorpusOutputError
     from replaytest.replay.progress import wanted
@@ -1153,7 +1162,7 @@ def corpus(
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     if output_format == "json":
-        click.echo(json.dumps(outcome.data(), indent=2, ensure_ascii=False))
+        click.echo(_json_report(outcome.data()))
     else:
         for line in outcome.text_lines(details):
             click.echo(_safe(line))

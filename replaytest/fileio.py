@@ -76,15 +76,31 @@ def is_regular(path: Path) -> bool:
         return False
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if "\udc80" <= char <= "\udcff":  # a byte of a file name that is not UTF-8 (surrogateescape)
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    return char.encode("unicode_escape").decode("ascii")
 
 
 def escape_controls(text: str, keep_newlines: bool = False) -> str:
     """``text`` with control characters (CR, LF unless kept, ESC of ANSI sequences, C1 codes, bidi
     overrides) written as escapes, so names and values from a history or a file tree cannot move the
-    cursor, colour the terminal or forge a summary line."""
+    cursor, colour the terminal or forge a summary line; and with lone surrogates escaped as
+    ``escape_undecodable`` does."""
     pattern = _CONTROL if keep_newlines else _CONTROL_AND_NEWLINE
-    return pattern.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+    return pattern.sub(_escape, text)
+
+
+def escape_undecodable(text: str) -> str:
+    """``text`` with its lone surrogates escaped: a byte of a file name that is not UTF-8 (which Python
+    holds as U+DC80..U+DCFF, ``surrogateescape``) as ``\\xNN``, any other as ``\\udNNN``. Such text cannot
+    be written as UTF-8, so a JSON or XML report holding it would not parse; this keeps it readable."""
+    return _SURROGATE.sub(_escape, text)
 
 
 _CONTROL_AND_NEWLINE = re.compile(_CONTROL.pattern[:-1] + r"\n]")

@@ -109,6 +109,26 @@ def test_http_api_output_imports_with_a_note_and_replays(imported: Imported, tmp
     assert all(any("condensed" in note for note in r["notes"]) for r in report["results"])
 
 
+def test_an_instance_listed_twice_in_the_http_file_is_refused_and_not_written(imported: Imported, tmp_path: Path) -> None:
+    """Two statuses of one instance would write one file, the second over the first: neither is written."""
+    statuses = [http_status(run) for run in imported.runs]
+    first = statuses[0]
+    later = json.loads(json.dumps(first))
+    later["runtimeStatus"] = "Terminated"
+    statuses.append(later)
+    source = tmp_path / "status.json"
+    source.write_text(json.dumps(statuses))
+    out = tmp_path / "http"
+    done = run_cli("import", "azure-durable", "--http-json", str(source), "--out", str(out), "--no-redact")
+    assert done.returncode == 2, done.stdout + done.stderr
+    instance = first["instanceId"]
+    assert f"instance {instance!r} was not written" in done.stderr
+    assert f"$[0], $[{len(statuses) - 1}]" in done.stderr and str(source) in done.stderr
+    written = sorted(json.loads(path.read_text())["workflow"]["id"] for path in out.glob("*.json"))
+    assert written == sorted(status["instanceId"] for status in statuses[1:-1])
+    assert f"imported {len(statuses) - 2} histories" in done.stderr + done.stdout
+
+
 def test_a_file_that_is_not_json_is_an_error_naming_it(tmp_path: Path) -> None:
     source = tmp_path / "status.json"
     source.write_text('{"instanceId": "x", "historyEvents": [}')

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -133,3 +134,31 @@ def test_a_new_untracked_project_folder_is_linted_and_its_gitignore_honoured(tmp
     run = _check(service, "--output-format", "json", ".")
     paths = {d["path"] for d in json.loads(run.stdout)["lint"]["diagnostics"]}
     assert paths == {"agent.py"}, run.stdout
+
+
+def test_json_and_junit_reports_parse_when_a_history_name_is_not_utf8(tmp_path: Path) -> None:
+    """A file name's bytes that are not UTF-8 are escaped in the JSON and JUnit reports as in the text one
+    (and, in JUnit, a control character, which XML 1.0 cannot hold), so both still parse."""
+    if sys.platform != "linux":  # other file systems refuse names that are not UTF-8
+        import pytest
+
+        pytest.skip("file names of arbitrary bytes are a Linux file-system feature")
+    service = _service_repo(tmp_path, git=False)
+    histories = service / "histories"
+    (histories / OLD_RELEASE.name).rename(histories / os.fsdecode(b"old-\xff\xfe.json"))
+    (histories / "support_agent-question.json").rename(histories / "question-\x01.json")
+    for output_format in ("json", "junit"):
+        run = subprocess.run(
+            [sys.executable, "-m", "replaytest", "check", "--no-cache", "--output-format", output_format, "."],
+            cwd=service, capture_output=True, timeout=180,
+        )
+        assert run.returncode == 1, run.stderr.decode(errors="replace")
+        if output_format == "json":
+            results = json.loads(run.stdout)["replay"]["results"]
+            names = {result["history"]: result["status"] for result in results}
+            assert names["histories/old-\\xff\\xfe.json"] == "diverged"
+            assert names["histories/question-\x01.json"] == "passed"  # JSON holds a control character itself
+        else:
+            cases = ET.fromstring(run.stdout).findall("testsuite/testcase")
+            names = {case.get("name") for case in cases}
+            assert {"support_agent histories/old-\\xff\\xfe.json", "support_agent histories/question-\\x01.json"} <= names

@@ -2,7 +2,8 @@
 one test case per file that has findings (or one passing case when none has), and one suite per kind of
 external result (``replay``: one case per replayed history, passed ones included).
 
-Paths are relative to the repository root when ``cwd`` lies in a git checkout, as in the other CI formats.
+Paths are relative to the repository root when ``cwd`` lies in a git checkout, as in the other CI formats;
+control characters and bytes of a file name that are not UTF-8 are escaped as in the text report.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from replaytest.fileio import escape_controls
 from replaytest.lint.model import Diagnostic, LintResult
 from replaytest.lint.reporters.external import ExternalResult, PathRebaser
 from replaytest.lint.rule import Rule
@@ -49,7 +51,11 @@ def render_junit(
     root.set("failures", str(sum(int(s.get("failures", "0")) for s in root)))
     root.set("errors", str(sum(int(s.get("errors", "0")) for s in root)))
     ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    # Names, paths and messages come from the tree and the histories: a control character is no XML 1.0
+    # character and a file name that is not UTF-8 cannot be written as UTF-8, so both are escaped (as in
+    # the text report) and the report always parses.
+    text = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + escape_controls(text, keep_newlines=True) + "\n"
 
 
 def _lint_suite(root: ET.Element, result: LintResult, rebase: PathRebaser) -> None:

@@ -10,7 +10,8 @@ Two sources, both read only:
   ``_Timestamp``, ``ExecutionId``, …) gives each run's events, rows of the instance's current execution
   only, in RowKey order;
 * a file of the durable HTTP API's instance status with ``showHistory=true&showHistoryOutput=true``
-  (``--http-json``; one status object or a list of them). That history is condensed: scheduling events,
+  (``--http-json``; one status object or a list of them; an instance listed twice is refused, neither
+  status written). That history is condensed: scheduling events,
   event ids, episodes and activity inputs are dropped and tasks still pending are not listed, so the
   import rebuilds the scheduling order from ``ScheduledTime`` and says what is missing in a note.
 
@@ -237,6 +238,10 @@ def http_runs(path: Path, notes: ImportNotes) -> Iterable[tuple[str, History | N
     except OSError as error:
         raise click.ClickException(f"{path}: cannot be read: {error}") from None
     statuses = document if isinstance(document, list) else [document]
+    listed: dict[str, list[str]] = {}  # instance id -> where its statuses are ($[n])
+    for number, status in enumerate(statuses):
+        if isinstance(status, dict) and isinstance(status.get("instanceId"), str):
+            listed.setdefault(status["instanceId"], []).append(f"$[{number}]")
     for number, status in enumerate(statuses):
         at = f"$[{number}]" if isinstance(document, list) else "$"
         if not isinstance(status, dict) or not isinstance(status.get("instanceId"), str):
@@ -244,6 +249,17 @@ def http_runs(path: Path, notes: ImportNotes) -> Iterable[tuple[str, History | N
             yield f"{at}", None
             continue
         instance_id = status["instanceId"]
+        if len(listed[instance_id]) > 1:
+            # Two statuses of one instance would write one file, the second replacing the first: neither is
+            # written (which one is current is not for the import to guess); refused once, at the first.
+            if at == listed[instance_id][0]:
+                notes.refused.append(
+                    f"{path}: instance {instance_id!r} was not written: the file lists it {len(listed[instance_id])} "
+                    f"times ({', '.join(listed[instance_id])}), which would write one history file over the other; "
+                    "keep one status per instance in the file"
+                )
+                yield instance_id, None
+            continue
         try:
             events = condensed_events(status, path, at)
             history = neutral_history(
