@@ -11,18 +11,24 @@ per call and line), of three kinds:
   feed back), so the replay goes on matching commands and the first real divergence is found too.
   They trip only when the *immediate caller* is project code, so the standard library reading the
   clock for its own purposes (``logging`` timestamps, ``asyncio``'s loop) keeps working.
-* ``effect`` — sockets (creation, ``connect``), processes (``subprocess.Popen``, ``os.system``,
-  ``os.exec*``, ``os.spawn*``, ``os.posix_spawn*``, ``os.fork``/``forkpty``, ``pty.spawn``/``fork``),
-  file writes (``open``/``io.open`` for writing, appending or creating, ``os.open`` with write or
-  create flags; pathlib's ``write_text``/``write_bytes``/``open``/``touch`` go through these) and
-  changes (``os.remove/unlink/rename/replace/rmdir/removedirs/mkdir/makedirs/truncate/link/symlink``,
-  ``shutil`` copies, moves and ``rmtree``). The call *raises* ``NondeterministicCall`` (a
-  ``BaseException``, so a workflow's ``except Exception`` cannot swallow it) before anything happens.
-  Sockets and processes trip when the nearest non-library frame on the stack is project code (a
-  workflow calling ``urllib`` is caught though the socket is made deep inside the standard library);
-  file writes trip when project code asks for them directly or through the standard library's file
-  APIs (pathlib, shutil, tempfile, io, os, codecs, the archive modules), so ``logging``'s file
-  handlers, a saver in site-packages and replaytest's own cache keep writing. Reads stay allowed.
+* ``effect`` — sockets (creation, ``connect``, ``bind``, every send), processes (``subprocess.Popen``,
+  ``os.system``, ``os.exec*``/``spawn*``/``posix_spawn*``/``fork``/``forkpty``/``kill``, ``pty``,
+  multiprocessing's spawn through ``_posixsubprocess``), threads (``Thread.start``, executors' ``submit``),
+  ``signal.signal``/``setitimer``/``alarm`` and ``atexit.register`` called by orchestration code itself,
+  file writes (``open``/``io.open``/``os.open``/``dbm.open`` for writing, appending or creating) and
+  changes (``os.remove/unlink/rename/…/chmod``, ``shutil``), a write through a ``sqlite3`` connection
+  held in an orchestration module's globals (``_DatabaseProxy``; a read there is a ``value`` trip). The
+  call *raises* ``NondeterministicCall`` (a ``BaseException``, so a workflow's ``except Exception``
+  cannot swallow it) before anything happens. An effect trips when the nearest frame outside the
+  standard library and site-packages is orchestration code (``_effect_caller``: a workflow calling
+  ``urllib`` or ``shelve`` is caught though the socket or file is made deep inside), unless replaytest
+  itself, the import machinery or a logging handler emitting a record comes first (its cache, bytecode
+  caches and the app's log file keep writing); thread starts count through the standard library only
+  (an SDK's own worker pool is its business). Reads stay allowed.
+  Under the patches, an audit hook (PEP 578, installed with the first guard, never removable) stops
+  the interpreter's effect events no patch saw (``posix.system``, ``io.FileIO``, ``_io.open``, a
+  function unwrapped or captured before the replay, ``sqlite3.connect`` to a file, ``ctypes.dlopen``):
+  see "the audit layer" below.
 * ``step-body`` — a function registered with ``step_bodies`` (a step, activity or task body the
   replayer found) runs on the guarded thread: replay feeds recorded results back, so a body that runs
   was called directly by orchestration code. Its code object is swapped for a trampoline while the
@@ -36,22 +42,28 @@ Calls spelled ``time.time()`` are caught by patching the source modules; names i
 orchestration module (``from datetime import datetime``, ``from os import system``) are caught by
 swapping that module's globals for guarded stand-ins. Everything is restored when the last guard on
 any thread exits, exceptions included. Not seen: code that runs when a module is imported (before the
-guard), C extensions doing their own I/O or clock reads, other threads and processes.
+guard), C extensions doing their own I/O or clock reads (a database driver's C client), writes through
+descriptors opened before the replay, other threads and processes.
 
 ``settle_hazards`` turns a replay's trips into the result's ``hazards`` under the ``hazards`` policy.
 """
 
 from __future__ import annotations
 
+import _thread
+import atexit
 import builtins
 import datetime as _datetime
 import inspect
 import io
+import logging
 import os
 import pathlib
 import random
+import re
 import secrets
 import shutil
+import signal
 import site
 import socket
 import subprocess
@@ -86,22 +98,48 @@ _EFFECT_METHODS: tuple[tuple[type, str, str], ...] = (
     (socket.socket, "__init__", "socket.socket"),
     (socket.socket, "connect", "socket.connect"),
     (socket.socket, "connect_ex", "socket.connect_ex"),
+    # A socket made at import (a kept-alive HTTP connection, a metrics client) and used during replay.
+    *((socket.socket, name, f"socket.{name}") for name in ("send", "sendall", "sendto", "sendmsg", "sendfile", "bind")),
     (subprocess.Popen, "__init__", "subprocess.Popen"),
+    # A thread started from orchestration code runs its body unguarded, after the replay moved on.
+    (threading.Thread, "start", "threading.Thread.start"),
+)
+# Methods of modules that may not be loaded when the guards go on: patched only if they are, since
+# importing them here would slow every lint run; the audit hook below stands behind each of them.
+_LOADED_EFFECT_METHODS: tuple[tuple[str, str, str, str], ...] = (
+    *(("ssl", "SSLSocket", name, f"ssl.SSLSocket.{name}") for name in ("send", "sendall", "sendto", "sendmsg", "sendfile")),
+    ("concurrent.futures.thread", "ThreadPoolExecutor", "submit", "concurrent.futures.ThreadPoolExecutor.submit"),
+    ("concurrent.futures.process", "ProcessPoolExecutor", "submit", "concurrent.futures.ProcessPoolExecutor.submit"),
+    ("multiprocessing.process", "BaseProcess", "start", "multiprocessing.Process.start"),
 )
 try:
     import pty
 except ImportError:  # pragma: no cover - Windows has no pty (nor fork)
     pty = None  # type: ignore[assignment]
+try:
+    import _posixsubprocess
+except ImportError:  # pragma: no cover - Windows
+    _posixsubprocess = None  # type: ignore[assignment]
 
 # Process creation outside subprocess (every subprocess entry point goes through Popen).
 _PROCESS_FUNCTIONS: dict[Any, tuple[str, ...]] = {
     os: (
         "system", "execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe",
         "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe",
-        "posix_spawn", "posix_spawnp", "fork", "forkpty",
+        "posix_spawn", "posix_spawnp", "fork", "forkpty", "kill", "killpg",
     ),
     **({pty: ("spawn", "fork")} if pty is not None else {}),
+    # multiprocessing's "spawn" start method execs through this, not through subprocess or os.
+    **({_posixsubprocess: ("fork_exec",)} if _posixsubprocess is not None else {}),
+    _thread: ("start_new_thread", "start_joinable_thread"),
+    signal: ("pthread_kill", "raise_signal"),
 }  # fmt: skip
+# Changes to the process that the standard library also makes for its own purposes (asyncio.run installs
+# a SIGINT handler, concurrent.futures registers an exit hook): stopped when project code calls them itself.
+_DIRECT_EFFECT_FUNCTIONS: dict[Any, tuple[str, ...]] = {
+    signal: ("signal", "setitimer", "alarm", "siginterrupt"),
+    atexit: ("register",),  # the function would run after the replay, outside every guard
+}
 # Changes to the file system other than writing through ``open``.
 _FILE_FUNCTIONS: dict[Any, tuple[str, ...]] = {
     os: ("remove", "unlink", "rename", "renames", "replace", "rmdir", "removedirs", "mkdir", "makedirs",
@@ -110,10 +148,6 @@ _FILE_FUNCTIONS: dict[Any, tuple[str, ...]] = {
 }  # fmt: skip
 _WRITE_MODES = frozenset("wax+")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-# The standard library's file APIs: a write asked for through them is the caller's write.
-_FILE_API_MODULES = ("os", "io", "_pyio", "codecs", "pathlib", "shutil", "tempfile", "gzip", "bz2", "lzma",
-                     "zipfile", "tarfile", "fileinput", "genericpath", "posixpath", "ntpath")  # fmt: skip
-
 
 # The lint category of each guarded call, by the call's full name or else its module: a replayer names
 # the framework's replacement for it from its profile's ``replacements``, the vocabulary the linter uses.
@@ -126,14 +160,17 @@ CALL_CATEGORIES: dict[str, str] = {
     "os.urandom": "random",
     "uuid": "uuid",
     "socket": "network",
-    "subprocess": "concurrency",
-    "pty": "concurrency",
+    **dict.fromkeys(("ssl", "http", "urllib", "smtplib", "ftplib", "imaplib", "poplib", "nntplib", "telnetlib",
+                     "webbrowser", "sqlite3"), "network"),
+    **dict.fromkeys(("subprocess", "pty", "_posixsubprocess", "multiprocessing", "threading", "_thread",
+                     "concurrent", "signal"), "concurrency"),
     "os": "filesystem",
     "open": "filesystem",
     "io": "filesystem",
     "shutil": "filesystem",
-    **{f"os.{name}": "concurrency" for name in _PROCESS_FUNCTIONS[os]},
-}
+    **{f"os.{name}": "concurrency" for name in (*_PROCESS_FUNCTIONS[os], "exec", "spawn")},
+    # atexit and ctypes have no category: each engine names its step for them.
+}  # fmt: skip
 
 
 class NondeterministicCall(BaseException):
@@ -185,7 +222,7 @@ class GuardState:
 _lock = threading.RLock()
 _active: dict[int, GuardState] = {}
 _installed: list[tuple[Any, str, Any]] = []  # (owner, attribute, original) to restore
-_originals: dict[int, tuple[str, Any]] = {}  # id(original function) -> (qualified name, wrapper)
+_SWAPPABLE_TYPES = frozenset((types.BuiltinFunctionType, types.FunctionType, type, types.ModuleType))
 _user_cache: dict[str, bool] = {}
 _INHERITED = object()  # marks an attribute that was inherited, not set on the patched class
 
@@ -205,18 +242,6 @@ def _library_prefixes() -> tuple[str, ...]:
 _LIBRARY_PREFIXES = _library_prefixes()
 
 
-def _file_api_locations() -> tuple[frozenset[str], tuple[str, ...]]:
-    """``co_filename`` spellings of the file-API modules, from the standard library's folder (so a module
-    imported only later, during a replay, is known too): ``<frozen os>``, ``…/shutil.py``, and the folder
-    of those that are packages (pathlib on 3.13)."""
-    stdlib = os.path.dirname(os.__file__)
-    files = {f"<frozen {name}>" for name in _FILE_API_MODULES}
-    files.update(os.path.join(stdlib, f"{name}.py") for name in _FILE_API_MODULES)
-    folders = tuple(os.path.join(stdlib, name) + os.sep for name in _FILE_API_MODULES)
-    return frozenset(files), folders
-
-
-_FILE_API_FILES, _FILE_API_DIRS = _file_api_locations()
 
 
 def is_project_file(filename: str) -> bool:
@@ -249,10 +274,10 @@ def _trip(state: GuardState, call: str, frame: types.FrameType, kind: TripKind) 
 
 
 def _copy_metadata(guard: Callable[..., Any], name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    # No ``__wrapped__``: ``inspect.unwrap(open)`` would hand orchestration code the unguarded original.
     guard.__name__ = getattr(original, "__name__", name)
     guard.__qualname__ = getattr(original, "__qualname__", name)
     guard.__doc__ = getattr(original, "__doc__", None)
-    guard.__wrapped__ = original  # type: ignore[attr-defined]
     return guard
 
 
@@ -268,23 +293,70 @@ def _value_wrapper(name: str, original: Callable[..., Any]) -> Callable[..., Any
     return _copy_metadata(guard, name, original)
 
 
-def _project_caller(state: GuardState, frame: types.FrameType | None) -> types.FrameType | None:
-    """The nearest frame of orchestration code above ``frame`` before replaytest's own (sockets, processes)."""
+def _direct_effect_wrapper(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Stopped when the *immediate* caller is orchestration code (``signal.signal``, ``atexit.register``)."""
+
+    def guard(*args: Any, **kwargs: Any) -> Any:
+        state = _active.get(threading.get_ident())
+        if state is not None:
+            caller = sys._getframe(1)
+            if state.is_orchestration(caller.f_code.co_filename):
+                _trip(state, name, caller, "effect")
+        return original(*args, **kwargs)
+
+    return _copy_metadata(guard, name, original)
+
+
+_IMPORT_MACHINERY = ("<frozen importlib.", "<frozen zipimport>")
+_LOGGING_DIR = os.path.dirname(logging.__file__) + os.sep
+
+
+def _effect_caller(
+    state: GuardState, frame: types.FrameType | None, file_write: bool = False, stdlib_only: bool = False
+) -> types.FrameType | None:
+    """The orchestration frame an effect is made for: the nearest frame of orchestration code above
+    ``frame``, through any library (a workflow calling ``urllib`` or ``shelve`` is caught though the
+    socket or file is made deep inside). None — the library's own business — when replaytest itself (the
+    engine, a runtime, the cache) or the import machinery (writing bytecode caches) comes first; for a
+    file write made by a logging handler emitting a record (the app's log file keeps its lines); and, with
+    ``stdlib_only``, when a third-party library comes first (threads: an engine's SDK runs its own
+    bookkeeping on worker threads, DBOS's async steps do; a workflow's ``asyncio.to_thread`` is caught)."""
     while frame is not None:
-        filename = frame.f_code.co_filename
+        code = frame.f_code
+        filename = code.co_filename
         if state.is_orchestration(filename):
             return frame
-        if _is_replaytest_file(filename):
-            return None  # reached replaytest itself (the engine or a runtime): not orchestration code
+        if filename.startswith(_IMPORT_MACHINERY) or _is_replaytest_file(filename):
+            return None
+        if file_write and filename.startswith(_LOGGING_DIR) and code.co_name in ("emit", "handle"):
+            return None
+        if stdlib_only and not _is_stdlib_file(filename):
+            return None
         frame = frame.f_back
     return None
 
 
+_STDLIB_PREFIXES = tuple(
+    {os.path.normcase(os.path.abspath(path)) + os.sep for key, path in sysconfig.get_paths().items() if key in ("stdlib", "platstdlib")}
+    | {os.path.normcase(os.path.dirname(os.path.abspath(os.__file__))) + os.sep}
+)
+_SITE_PACKAGES = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def _is_stdlib_file(filename: str) -> bool:
+    if filename.startswith("<"):
+        return True  # frozen standard-library modules
+    normal = os.path.normcase(os.path.abspath(filename))
+    return normal.startswith(_STDLIB_PREFIXES) and not any(part in normal for part in _SITE_PACKAGES)
+
+
 def _effect_wrapper(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    stdlib_only = name in _THREAD_STARTS
+
     def guard(*args: Any, **kwargs: Any) -> Any:
         state = _active.get(threading.get_ident())
         if state is not None:
-            caller = _project_caller(state, sys._getframe(1))
+            caller = _effect_caller(state, sys._getframe(1), stdlib_only=stdlib_only)
             if caller is not None:
                 _trip(state, name, caller, "effect")
         return original(*args, **kwargs)
@@ -292,15 +364,11 @@ def _effect_wrapper(name: str, original: Callable[..., Any]) -> Callable[..., An
     return _copy_metadata(guard, name, original)
 
 
-def _file_caller(state: GuardState, frame: types.FrameType | None) -> types.FrameType | None:
-    """The orchestration frame that asked for a file change directly or through the file APIs, if any."""
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename in _FILE_API_FILES or filename.startswith(_FILE_API_DIRS):
-            frame = frame.f_back
-            continue
-        return frame if state.is_orchestration(filename) else None
-    return None
+# Calls that start a thread or hand work to one (judged through the standard library only: see above).
+_THREAD_STARTS = frozenset((
+    "threading.Thread.start", "_thread.start_new_thread", "_thread.start_joinable_thread",
+    "concurrent.futures.ThreadPoolExecutor.submit",
+))  # fmt: skip
 
 
 def _file_wrapper(name: str, original: Callable[..., Any], writes: Callable[..., bool] | None = None) -> Callable[..., Any]:
@@ -309,12 +377,17 @@ def _file_wrapper(name: str, original: Callable[..., Any], writes: Callable[...,
     def guard(*args: Any, **kwargs: Any) -> Any:
         state = _active.get(threading.get_ident())
         if state is not None and (writes is None or writes(*args, **kwargs)):
-            caller = _file_caller(state, sys._getframe(1))
+            caller = _effect_caller(state, sys._getframe(1), file_write=True)
             if caller is not None:
                 _trip(state, name, caller, "effect")
         return original(*args, **kwargs)
 
     return _copy_metadata(guard, name, original)
+
+
+def _dbm_opens_for_writing(file: Any = None, flag: Any = "r", *args: Any, **kwargs: Any) -> bool:
+    flag = kwargs.get("flag", flag)
+    return not (isinstance(flag, str) and flag.startswith("r"))
 
 
 def _opens_for_writing(file: Any = None, mode: Any = "r", *args: Any, **kwargs: Any) -> bool:
@@ -360,8 +433,8 @@ class _ClassProxy:
         return repr(self._real)
 
 
-def _datetime_proxies() -> dict[int, Any]:
-    """Guarded stand-ins keyed by id of the real object they replace (the classes and the module)."""
+def _datetime_proxies() -> dict[Any, Any]:
+    """Guarded stand-ins keyed by the real object they replace (the classes and the module)."""
     real_datetime, real_date = _datetime.datetime, _datetime.date
     datetime_proxy = _ClassProxy(
         real_datetime,
@@ -376,63 +449,172 @@ def _datetime_proxies() -> dict[int, Any]:
     module_proxy.__dict__.update(_datetime.__dict__)
     module_proxy.datetime = datetime_proxy  # type: ignore[attr-defined]
     module_proxy.date = date_proxy  # type: ignore[attr-defined]
-    return {id(real_datetime): datetime_proxy, id(real_date): date_proxy, id(_datetime): module_proxy}
+    return {real_datetime: datetime_proxy, real_date: date_proxy, _datetime: module_proxy}
 
 
-# Wrappers made once per process and reused by every guard (a replay of a short history is dominated
-# by installing them): (qualified name, id of the original) -> (the original, kept alive; its wrapper).
-_wrapper_cache: dict[tuple[str, int], tuple[Any, Callable[..., Any]]] = {}
+# The patches, planned once per process and applied by every guard (a replay of a short history is
+# dominated by installing them): (owner, attribute, what it held, its guard). A plan holds while every
+# planned attribute still holds what it held then (a test's monkeypatch replaces one: planned anew) and
+# the optional modules it patched are the ones loaded. ``_swaps`` maps each original (and datetime's
+# classes and module) to its guarded stand-in, for orchestration modules' imported names.
+_Plan = tuple[list[tuple[Any, str, Any, Any]], tuple[Any, ...], dict[Any, Any]]
+_plan: _Plan | None = None
+_OPTIONAL_MODULES = ("dbm", *sorted({module for module, _, _, _ in _LOADED_EFFECT_METHODS}))
 
 
-def _wrapper(qualified: str, original: Any, make: Callable[[str, Any], Callable[..., Any]]) -> Callable[..., Any]:
-    cached = _wrapper_cache.get((qualified, id(original)))
-    if cached is None or cached[0] is not original:
-        cached = _wrapper_cache[(qualified, id(original))] = (original, make(qualified, original))
-    return cached[1]
+def _held(owner: Any, name: str) -> Any:
+    return owner.__dict__.get(name, _INHERITED)
 
 
-def _patch(module: Any, name: str, make: Callable[[str, Callable[..., Any]], Callable[..., Any]]) -> None:
-    original = getattr(module, name, None)
-    if original is None:
-        return  # not in this Python version or on this platform (randbytes, uuid7, os.fork on Windows, …)
-    qualified = f"{module.__name__}.{name}"
-    wrapper = _wrapper(qualified, original, make)
-    _originals[id(original)] = (qualified, wrapper)
-    _installed.append((module, name, original))
-    setattr(module, name, wrapper)
+def _make_plan(optional: tuple[Any, ...]) -> _Plan:
+    entries: list[tuple[Any, str, Any, Any]] = []
+    swaps: dict[Any, Any] = {}
 
+    def patch(owner: Any, name: str, label: str, make: Callable[[str, Any], Callable[..., Any]]) -> Any:
+        original = getattr(owner, name, None)
+        if original is None:
+            return None  # not in this Python version or on this platform (randbytes, uuid7, os.fork on Windows, …)
+        guard = make(label, original)
+        entries.append((owner, name, _held(owner, name), guard))
+        return guard
 
-def _install() -> None:
-    for module, names in _VALUE_FUNCTIONS.items():
-        for name in names:
-            _patch(module, name, _value_wrapper)
-    for module, names in _PROCESS_FUNCTIONS.items():
-        for name in names:
-            _patch(module, name, _effect_wrapper)
-    for module, names in _FILE_FUNCTIONS.items():
-        for name in names:
-            _patch(module, name, _file_wrapper)
-    # builtins.open is io.open: one wrapper for both names (and for ``from io import open``).
+    def patch_function(module: Any, name: str, make: Callable[[str, Any], Callable[..., Any]]) -> None:
+        original = getattr(module, name, None)
+        guard = patch(module, name, f"{module.__name__}.{name}", make)
+        if guard is not None:
+            swaps[original] = guard
+
+    for table, make in ((_VALUE_FUNCTIONS, _value_wrapper), (_PROCESS_FUNCTIONS, _effect_wrapper),
+                        (_DIRECT_EFFECT_FUNCTIONS, _direct_effect_wrapper), (_FILE_FUNCTIONS, _file_wrapper)):  # fmt: skip
+        for module, names in table.items():
+            for name in names:
+                patch_function(module, name, make)
+    # builtins.open is io.open: one guard for both names (and for ``from io import open``).
     real_open = builtins.open
-    open_guard = _wrapper("open", real_open, lambda name, original: _file_wrapper(name, original, _opens_for_writing))
-    _originals[id(real_open)] = ("open", open_guard)
-    opens: tuple[Any, ...] = (builtins, io)
-    for module in opens:
-        _installed.append((module, "open", module.open))
-        setattr(module, "open", open_guard)
-    _patch(os, "open", lambda name, original: _file_wrapper(name, original, _os_open_writes))
+    open_guard = _file_wrapper("open", real_open, _opens_for_writing)
+    swaps[real_open] = open_guard
+    for module in (builtins, io):
+        entries.append((module, "open", _held(module, "open"), open_guard))
+    patch_function(os, "open", lambda name, original: _file_wrapper(name, original, _os_open_writes))
+    # shelve opens through dbm, whose gnu/ndbm back ends write from C with no audit event.
+    dbm = optional[0]
+    if dbm is not None:
+        patch_function(dbm, "open", lambda name, original: _file_wrapper(name, original, _dbm_opens_for_writing))
     # Python 3.10's pathlib calls io.open and the os functions through an accessor class that captured
     # them when pathlib was imported: give it the guards too (as static methods, as they are plain there).
     accessor = getattr(pathlib, "_NormalAccessor", None)
-    for name, captured in (vars(accessor).items() if accessor is not None else ()):
-        guard = _originals.get(id(captured))
-        if guard is not None:
-            _installed.append((accessor, name, captured))
-            setattr(accessor, name, staticmethod(guard[1]))
-    for owner, name, label in _EFFECT_METHODS:
-        # connect/connect_ex are inherited from the C base class: restore by deleting the override.
-        _installed.append((owner, name, owner.__dict__.get(name, _INHERITED)))
-        setattr(owner, name, _wrapper(label, getattr(owner, name), _effect_wrapper))
+    for name, captured in list(vars(accessor).items()) if accessor is not None else ():
+        if type(captured) in _SWAPPABLE_TYPES and captured in swaps:
+            entries.append((accessor, name, captured, staticmethod(swaps[captured])))
+    methods = list(_EFFECT_METHODS)
+    for module_name, class_name, name, label in _LOADED_EFFECT_METHODS:
+        owner = getattr(sys.modules.get(module_name), class_name, None)
+        if isinstance(owner, type) and hasattr(owner, name):
+            methods.append((owner, name, label))
+    for owner, name, label in methods:
+        # connect/send/… are inherited from the C base class: restored by deleting the override.
+        patch(owner, name, label, _effect_wrapper)
+    swaps.update(_datetime_proxies())
+    return entries, optional, swaps
+
+
+def _install() -> None:
+    global _plan
+    optional = tuple(sys.modules.get(name) for name in _OPTIONAL_MODULES)
+    plan = _plan
+    if (
+        plan is None
+        or any(loaded is not planned for loaded, planned in zip(optional, plan[1]))
+        or any(_held(owner, name) is not previous for owner, name, previous, _ in plan[0])
+    ):
+        plan = _plan = _make_plan(optional)
+    for owner, name, previous, guard in plan[0]:
+        _installed.append((owner, name, previous))
+        setattr(owner, name, guard)
+    _install_audit_hook()
+
+
+# --- the audit layer -------------------------------------------------------------------------------
+# The patches above name the call at its line; they cannot see a route that does not go through the
+# patched attribute (``posix.system``, ``io.FileIO``, ``_io.open``, a name unwrapped or captured before
+# the replay, a socket's ``sendto`` from C). Under them, a PEP 578 audit hook — installed once, never
+# removable — stops the interpreter's own audit events that are effects, with the same rule: raised on
+# a replaying thread for orchestration code (through any library), stopped before anything happens.
+
+_SQLITE_MEMORY = (":memory:", "")
+
+
+def _opens_a_file_for_writing(args: tuple[Any, ...]) -> bool:
+    mode, flags = (args[1], args[2]) if len(args) >= 3 else (None, 0)
+    if isinstance(flags, int) and flags & _WRITE_FLAGS:
+        return True
+    return isinstance(mode, str) and not _WRITE_MODES.isdisjoint(mode)
+
+
+def _connects_to_a_database_file(args: tuple[Any, ...]) -> bool:
+    try:
+        database = os.fsdecode(args[0]) if args else ""
+    except TypeError:
+        return True
+    if database in _SQLITE_MEMORY:
+        return False
+    return not (database.startswith("file:") and ("mode=memory" in database or database.startswith("file::memory:")))
+
+
+# audit event -> (the call named in the report, what decides from the event's arguments that it is an
+# effect — None: always). Events of the standard library's own modules (``shutil.copyfile``) come with
+# the patches' names too, so a route the patches miss reads the same in the report.
+_AUDIT_EFFECTS: dict[str, tuple[str, Callable[[tuple[Any, ...]], bool] | None]] = {
+    "open": ("open", _opens_a_file_for_writing),
+    "sqlite3.connect": ("sqlite3.connect", _connects_to_a_database_file),
+    **{event: (event, None) for event in (
+        # processes and signals to them
+        "os.system", "os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "subprocess.Popen",
+        "os.kill", "os.killpg", "signal.pthread_kill",
+        # threads (3.12+ raise these; Thread.start is patched for every version)
+        "_thread.start_new_thread", "_thread.start_joinable_thread",
+        # the network, at every layer that raises an event
+        "socket.__new__", "socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg",
+        "http.client.connect", "http.client.send", "smtplib.connect", "smtplib.send", "ftplib.connect",
+        "ftplib.sendcmd", "imaplib.open", "imaplib.send", "poplib.connect", "poplib.putline", "nntplib.connect",
+        "nntplib.putline", "telnetlib.Telnet.open", "telnetlib.Telnet.write", "urllib.Request", "webbrowser.open",
+        # changes to the file system besides opening for writing
+        "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.link", "os.symlink", "os.truncate", "os.chmod",
+        "os.chown", "os.chflags", "os.lchflags", "os.utime", "os.setxattr", "os.removexattr", "os.mkfifo",
+        "os.mknod", "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree", "shutil.move",
+        "shutil.rmtree", "shutil.chown", "shutil.make_archive", "shutil.unpack_archive",
+        # foreign code: a library loaded or a symbol looked up from orchestration code
+        "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.call_function",
+    )},
+}  # fmt: skip
+_audit_hook_installed = False
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    # Called for every audited event of the process from now on (``sys._getframe``, reading a frame's
+    # ``f_code``, ``id()``, ...): one lookup for an event that is no effect.
+    effect = _AUDIT_EFFECTS.get(event)
+    if effect is None or not _active:
+        return
+    state = _active.get(threading.get_ident())
+    if state is None:
+        return
+    name, is_effect = effect
+    if is_effect is not None and not is_effect(args):
+        return
+    caller = _effect_caller(state, sys._getframe(1), file_write=event in _FILE_EVENTS, stdlib_only=name in _THREAD_STARTS)
+    if caller is not None:
+        _trip(state, name, caller, "effect")
+
+
+_FILE_EVENTS = frozenset(event for event in _AUDIT_EFFECTS if event == "open" or event.startswith(("os.", "shutil.")))
+
+
+def _install_audit_hook() -> None:
+    global _audit_hook_installed
+    if not _audit_hook_installed:
+        sys.addaudithook(_audit)
+        _audit_hook_installed = True
 
 
 def _uninstall() -> None:
@@ -442,19 +624,113 @@ def _uninstall() -> None:
             delattr(owner, name)
         else:
             setattr(owner, name, original)
-    _originals.clear()
+
+
+class _DatabaseProxy:
+    """Stands in for a ``sqlite3`` connection or cursor an orchestration module made at import (``DB =
+    sqlite3.connect("app.db")``): no audit event marks a statement, so the guard must hold the object.
+    A statement that writes (anything but ``SELECT``/``WITH`` without a write/``EXPLAIN``/``VALUES``/a
+    ``PRAGMA`` without ``=``), ``executemany``, ``executescript`` and a ``commit`` with changes pending are
+    stopped; a read is recorded like a clock read (a real value returned). Cursors it hands out are
+    guarded too; ``isinstance`` still sees the real class."""
+
+    def __init__(self, real: Any) -> None:
+        object.__setattr__(self, "_real", real)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # so isinstance(DB, sqlite3.Connection) holds
+        return type(self._real)
+
+    def _check(self, call: str, writes: bool) -> None:
+        state = _active.get(threading.get_ident())
+        if state is not None:
+            caller = _effect_caller(state, sys._getframe(2))
+            if caller is not None:
+                _trip(state, call, caller, "effect" if writes else "value")
+
+    def __getattr__(self, name: str) -> Any:
+        real = self._real
+        attribute = getattr(real, name)
+        label = f"sqlite3.{type(real).__name__}.{name}"
+        if name == "execute":
+            def execute(sql: Any, *args: Any, **kwargs: Any) -> Any:
+                self._check(label, _sql_writes(sql))
+                result = attribute(sql, *args, **kwargs)
+                return _DatabaseProxy(result) if result is not real else self
+            return execute
+        if name in ("executemany", "executescript"):
+            def execute_writes(*args: Any, **kwargs: Any) -> Any:
+                self._check(label, True)
+                result = attribute(*args, **kwargs)
+                return _DatabaseProxy(result) if result is not real else self
+            return execute_writes
+        if name == "commit":
+            def commit() -> Any:
+                if getattr(real, "in_transaction", False):
+                    self._check(label, True)
+                return attribute()
+            return commit
+        if name == "cursor":
+            return lambda *args, **kwargs: _DatabaseProxy(attribute(*args, **kwargs))
+        return attribute
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._real, name, value)
+
+    def __enter__(self) -> _DatabaseProxy:
+        self._real.__enter__()
+        return self  # ``with DB as conn:`` keeps the guarded stand-in
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._real.__exit__(*exc)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._real)
+
+    def __repr__(self) -> str:
+        return repr(self._real)
+
+
+_SQL_COMMENTS = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.S)
+_SQL_KEYWORD = re.compile(r"[A-Za-z]+")
+_SQL_WRITE_WORDS = re.compile(r"\b(?:INSERT|UPDATE|DELETE|REPLACE|UPSERT)\b", re.I)
+
+
+def _sql_writes(sql: Any) -> bool:
+    """Whether a statement may change the database (conservative: unknown means it may)."""
+    if not isinstance(sql, str):
+        return True
+    text = sql[_SQL_COMMENTS.match(sql).end():]  # type: ignore[union-attr]
+    first = _SQL_KEYWORD.match(text)
+    keyword = first.group(0).upper() if first else ""
+    if keyword in ("SELECT", "EXPLAIN", "VALUES"):
+        return False
+    if keyword == "WITH":
+        return bool(_SQL_WRITE_WORDS.search(text))
+    if keyword == "PRAGMA":
+        return "=" in text
+    return True
 
 
 def _swap_globals(modules: Iterable[types.ModuleType]) -> list[tuple[dict[str, Any], str, Any]]:
-    """Replace names an orchestration module imported directly (``from time import time``) by guards."""
-    proxies = _datetime_proxies()
+    """Replace names an orchestration module imported directly (``from time import time``) by guards,
+    and the sqlite3 connections and cursors it made at import by guarded stand-ins."""
+    assert _plan is not None, "the guards are installed first"
+    swaps = _plan[2]
+    sqlite3 = sys.modules.get("sqlite3")  # an app holding a connection has imported it
+    databases: tuple[type, ...] = (sqlite3.Connection, sqlite3.Cursor) if sqlite3 is not None else ()
     swapped: list[tuple[dict[str, Any], str, Any]] = []
     for module in modules:
         namespace = module.__dict__
         for name, value in list(namespace.items()):
-            replacement = proxies.get(id(value))
-            if replacement is None and id(value) in _originals:
-                replacement = _originals[id(value)][1]
+            # Looked up by the object itself (``id`` raises an audit event: the hook would run for each
+            # global), only for the kinds of object that are swapped, whose hash and equality are plain.
+            if type(value) in _SWAPPABLE_TYPES:
+                replacement = swaps.get(value)
+            elif databases and isinstance(value, databases):
+                replacement = _DatabaseProxy(value)
+            else:
+                continue
             if replacement is not None:
                 swapped.append((namespace, name, value))
                 namespace[name] = replacement
@@ -503,7 +779,7 @@ def _body_called(key: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
     state = _active.get(threading.get_ident())
     if state is not None:
         frame = sys._getframe(2)  # the caller of the body (the trampoline is frame 1)
-        caller = _project_caller(state, frame) or frame
+        caller = _effect_caller(state, frame) or frame
         _trip(state, entry[2], caller, "step-body")
     return entry[3](*args, **kwargs)
 

@@ -233,7 +233,7 @@ def test_the_same_write_asked_for_by_project_code_is_stopped(tmp_path) -> None:
         (lambda folder: (folder / "new").mkdir(), "os.mkdir"),
         (lambda folder: (folder / "ledger.csv").unlink(), "os.unlink"),
         (lambda folder: (folder / "ledger.csv").rename(folder / "old.csv"), "os.rename"),
-        (lambda folder: (folder / "new.txt").touch(), "os.open"),
+        (lambda folder: (folder / "new.txt").touch(), "os.utime"),  # touch sets the time first
     ],
     ids=["write_bytes", "mkdir", "unlink", "rename", "touch"],
 )
@@ -246,3 +246,72 @@ def test_pathlib_changes_are_stopped_on_every_supported_python(tmp_path, change,
     assert caught.value.call == name and [trip.call for trip in state.trips] == [name]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.csv"]
     assert (tmp_path / "ledger.csv").read_text() == "A-17\n"
+
+
+def test_a_database_connection_made_at_import_is_guarded_in_the_module_globals(tmp_path) -> None:
+    """No audit event marks a statement: the connection in the workflow module's globals is swapped."""
+    import sqlite3
+    import types
+
+    module = types.ModuleType("refund_ledger")
+    module.__file__ = __file__
+    module.DB = sqlite3.connect(tmp_path / "ledger.db")
+    module.DB.execute("CREATE TABLE refunds (id TEXT)")
+    module.DB.execute("INSERT INTO refunds VALUES ('r-0')")
+    module.DB.commit()
+    real = module.DB
+    with guarded([module]) as state:
+        assert isinstance(module.DB, sqlite3.Connection)
+        assert module.DB.execute("SELECT count(*) FROM refunds").fetchone() == (1,)  # a read: a real value
+        with pytest.raises(NondeterministicCall):
+            module.DB.execute("INSERT INTO refunds VALUES ('r-1')")
+        with pytest.raises(NondeterministicCall):
+            with module.DB as connection:
+                connection.execute("  -- a comment first\n DELETE FROM refunds")
+        with pytest.raises(NondeterministicCall):
+            module.DB.cursor().execute("WITH old AS (SELECT 1) UPDATE refunds SET id = 'x'")
+        with pytest.raises(NondeterministicCall):
+            module.DB.executescript("DROP TABLE refunds")
+    assert module.DB is real
+    assert [(trip.call, trip.kind) for trip in state.trips] == [
+        ("sqlite3.Connection.execute", "value"),
+        ("sqlite3.Connection.execute", "effect"),
+        ("sqlite3.Connection.execute", "effect"),
+        ("sqlite3.Cursor.execute", "effect"),
+        ("sqlite3.Connection.executescript", "effect"),
+    ]
+    assert real.execute("SELECT id FROM refunds").fetchall() == [("r-0",)]
+    real.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "writes"),
+    [
+        ("SELECT 1", False), ("  select * from t", False), ("/* c */ SELECT 1", False), ("-- c\nEXPLAIN SELECT 1", False),
+        ("WITH a AS (SELECT 1) SELECT * FROM a", False), ("PRAGMA table_info(t)", False), ("VALUES (1)", False),
+        ("INSERT INTO t VALUES (1)", True), ("WITH a AS (SELECT 1) INSERT INTO t SELECT * FROM a", True),
+        ("PRAGMA journal_mode = WAL", True), ("CREATE TABLE t (x)", True), ("", True), (b"SELECT 1", True),
+    ],
+)  # fmt: skip
+def test_which_statements_count_as_writes(sql, writes: bool) -> None:
+    assert guards._sql_writes(sql) is writes
+
+
+def test_the_audit_layer_stops_what_no_patch_sees_and_lets_other_threads_through(tmp_path) -> None:
+    import _io
+    import inspect
+
+    with guarded() as state:
+        with pytest.raises(NondeterministicCall):
+            _io.FileIO(str(tmp_path / "raw"), "w")
+        with pytest.raises(NondeterministicCall):
+            inspect.unwrap(open)(tmp_path / "unwrapped", "w")
+        other = threading.Thread(target=lambda: (tmp_path / "other-thread").write_text("ok"))
+        guards._active.pop(threading.get_ident())  # start the helper thread unguarded, then guard again
+        try:
+            other.start()
+            other.join()
+        finally:
+            guards._active[threading.get_ident()] = state
+    assert [trip.call for trip in state.trips] == ["open", "open"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other-thread"]
