@@ -5,7 +5,8 @@ caches, node_modules and the history files, which are replayed where they are), 
 workflow type against it in a child process (``python -m replaytest replay --format json --workflows …``
 with the copy's workflow folder as working directory and first on ``PYTHONPATH``), so the guarded module
 is the one imported and nothing of the current process's imports leaks in. Bytecode is not written, so a
-rewritten file is never served from a stale ``.pyc``.
+rewritten file is never served from a stale ``.pyc``. The child runs in a process group of its own, and a
+SIGTERM while the copy exists is handled as Ctrl-C: copy removed, child's group ended (``impact.termination``).
 
 At most one replay per history per candidate: all guards of a workflow type are verified together first;
 only when that fails is each replayed alone, to say which one does not hold. A history of a group that has
@@ -30,6 +31,7 @@ from typing import Any
 
 from replaytest.impact.guards import compose_guards
 from replaytest.impact.model import Guard, ImpactGroup, Verification, WorkflowImpact
+from replaytest.impact.termination import run_child, sigterm_as_interrupt, uninterrupted
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.report import display_path
 
@@ -64,10 +66,16 @@ class ProjectCopy:
 
     def __init__(self, root: Path, histories: Iterable[Path] = ()) -> None:
         self.root = root.resolve()
-        self._scratch = tempfile.TemporaryDirectory(prefix="replaytest-impact-")
-        self.path = Path(self._scratch.name) / self.root.name
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
         left_out = {str(path.resolve()) for path in histories}
-        shutil.copytree(self.root, self.path, ignore=_ignorer(left_out), symlinks=True)
+        try:
+            with uninterrupted():
+                self._scratch = tempfile.TemporaryDirectory(prefix="replaytest-impact-")
+            self.path = Path(self._scratch.name) / self.root.name
+            shutil.copytree(self.root, self.path, ignore=_ignorer(left_out), symlinks=True)
+        except BaseException:
+            self.close()  # cut short (SIGTERM, Ctrl-C, a file that cannot be copied): no half copy stays
+            raise
         self._written: dict[Path, str] = {}  # relative path -> the current text to restore
 
     def inside(self, path: Path) -> Path:
@@ -85,7 +93,9 @@ class ProjectCopy:
             target.write_text(text, encoding="utf-8")
 
     def close(self) -> None:
-        self._scratch.cleanup()
+        with uninterrupted():
+            if self._scratch is not None:
+                self._scratch.cleanup()
 
 
 def replay_in_copy(
@@ -108,7 +118,7 @@ def replay_in_copy(
             command += ["--workflows", spec]
         command += [str(path) for path in batch]
         try:
-            run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+            run = run_child(command, cwd=cwd, env=env, timeout_s=timeout_s)
         except subprocess.TimeoutExpired:
             outcome.update({path: f"the verification replay took longer than {timeout_s} s" for path in batch})
             continue
@@ -256,45 +266,55 @@ def verify_impacts(
     pending = [impact for impact in impacts if _unique_guards(impact)]
     if not pending:
         return
-    copy = ProjectCopy(root, (r.history_path for r in results))
-    try:
-        for impact in pending:
-            of_type = [r for r in results if r.workflow_type == impact.workflow_type and r.engine == impact.engine]
-            # A history whose replay could not run before (error, stale) proves nothing about a guard.
-            histories = [r.history_path for r in of_type if r.status in ("passed", "diverged")]
-            in_flight = [r.history_path for r in of_type if r.status in ("passed", "diverged") and r.in_flight]
-            unchecked = len(of_type) - len(histories)
-            first_failure: Verification | None = None
-            held = False
-            for level, choice in enumerate(_levels(impact)):
-                guards = _distinct([guard for _, guard in choice])
-                copy.write(compose_guards(guards))
-                rehearsals: dict[Path, dict[str, Any]] = {}
-                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
-                together = _verification(choice, impact, histories, outcome, unchecked, rehearsals, in_flight)
-                if together.verified:
-                    if level and first_failure is not None:
-                        together.notes.insert(0, _widened_note(first_failure))
-                    for group, guard in choice:
-                        group.guard = guard
-                        guard.verification = together
-                    held = True
-                    break
-                first_failure = first_failure or together
-            narrowest = _unique_guards(impact)
-            if held:
-                continue
-            if len(narrowest) == 1 and first_failure is not None:
-                narrowest[0].verification = first_failure  # already replayed alone, at level 0
-                continue
-            for guard in narrowest:
-                copy.write(compose_guards([guard]))
-                rehearsals = {}
-                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
-                alone = [(group, guard) for group in impact.groups if group.guard is guard]
-                guard.verification = _verification(alone, impact, histories, outcome, unchecked, rehearsals, in_flight)
-    finally:
-        copy.close()
+    # SIGTERM (a cancelled CI job) unwinds like Ctrl-C while the copy exists: the copy is removed and the
+    # running child replay ended before the process ends by the signal.
+    with sigterm_as_interrupt():
+        copy = ProjectCopy(root, (r.history_path for r in results))
+        try:
+            _verify_each(pending, results, copy, workflow_specs, workflows_base, timeout_s)
+        finally:
+            copy.close()
+
+
+def _verify_each(
+    pending: Sequence[WorkflowImpact], results: Sequence[ReplayResult], copy: ProjectCopy,
+    workflow_specs: Sequence[str], workflows_base: Path, timeout_s: float | None,
+) -> None:
+    for impact in pending:
+        of_type = [r for r in results if r.workflow_type == impact.workflow_type and r.engine == impact.engine]
+        # A history whose replay could not run before (error, stale) proves nothing about a guard.
+        histories = [r.history_path for r in of_type if r.status in ("passed", "diverged")]
+        in_flight = [r.history_path for r in of_type if r.status in ("passed", "diverged") and r.in_flight]
+        unchecked = len(of_type) - len(histories)
+        first_failure: Verification | None = None
+        held = False
+        for level, choice in enumerate(_levels(impact)):
+            guards = _distinct([guard for _, guard in choice])
+            copy.write(compose_guards(guards))
+            rehearsals: dict[Path, dict[str, Any]] = {}
+            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
+            together = _verification(choice, impact, histories, outcome, unchecked, rehearsals, in_flight)
+            if together.verified:
+                if level and first_failure is not None:
+                    together.notes.insert(0, _widened_note(first_failure))
+                for group, guard in choice:
+                    group.guard = guard
+                    guard.verification = together
+                held = True
+                break
+            first_failure = first_failure or together
+        narrowest = _unique_guards(impact)
+        if held:
+            continue
+        if len(narrowest) == 1 and first_failure is not None:
+            narrowest[0].verification = first_failure  # already replayed alone, at level 0
+            continue
+        for guard in narrowest:
+            copy.write(compose_guards([guard]))
+            rehearsals = {}
+            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
+            alone = [(group, guard) for group in impact.groups if group.guard is guard]
+            guard.verification = _verification(alone, impact, histories, outcome, unchecked, rehearsals, in_flight)
 
 
 def _widened_note(narrow: Verification) -> str:
