@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import re
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -826,12 +826,14 @@ def attach_guards(
     workflows_base: Path | None = None,
     verify: bool = True,
     timeout_s: float | None = None,
+    reads: Collection[str] = (),
 ) -> None:
     """Fill every group's ``guard`` (groups broken by one change share one) or ``guard_note`` (why there is
     none: LangGraph's guidance, no base file, a function new since the base, change not found, an engine
     without guards), then replay every history of each workflow type against a temporary copy of the code
-    with its guards applied (``impact.verify``). ``base_rev`` None means ``default_base(root)``.
-    ``GuardSetupError`` when git or the revision is missing."""
+    with its guards applied (``impact.verify``; ``reads``: the files the replay of ``results`` read, which the
+    copy takes too). ``base_rev`` None means ``default_base(root)``. ``GuardSetupError`` when git or the
+    revision is missing."""
     rev = resolve_revision(root, base_rev) if base_rev else default_base(root)
     synthesizer = _Synthesizer(root, rev)
     for impact in impacts:
@@ -850,7 +852,7 @@ def attach_guards(
         from replaytest.impact.verify import verify_impacts
 
         verify_impacts(impacts, results, root=root, workflow_specs=workflow_specs,
-                       workflows_base=workflows_base or root, timeout_s=timeout_s)
+                       workflows_base=workflows_base or root, timeout_s=timeout_s, reads=reads)
 
 
 def _langgraph_guidance(impact: WorkflowImpact) -> None:
