@@ -1040,7 +1040,7 @@ def impact(
 
     Exit 0 no in-flight run breaks and no finished run diverges (with --in-flight-only: finished runs do not
     count), 1 otherwise, 2 a history that could not be checked (error, stale) or a configuration error
-    (also: no git or an unknown --base revision with --base, --diff or --fix)."""
+    (also: no git, an unknown --base revision or a shallow clone without the base with --base, --diff or --fix)."""
 
     from replaytest.impact.grouping import exit_code
     from replaytest.impact.guards import GuardApplyError, GuardSetupError, apply_guards, guards_diff
