@@ -21,6 +21,7 @@ Never in the copy, whatever the above says:
 - the folders of tools rather than of the project (``TOOL_FOLDERS``) and virtual environments (a folder
   holding ``pyvenv.cfg``);
 - the history files replayed and the ``blobs`` folders beside them: the child replays them where they are;
+- the copy's own folder, when the temporary folder is inside the project;
 - a file over ``COPY_SIZE_CAP`` bytes of apparent size (a sparse file counts whole), and anything that is
   not a regular file, a folder or a symlink (a FIFO, a socket, a device).
 
@@ -106,6 +107,7 @@ class ProjectCopy:
         try:
             with uninterrupted():
                 self._scratch = tempfile.TemporaryDirectory(prefix="replaytest-impact-")
+            self._own_folder = Path(self._scratch.name).resolve()
             self.path = Path(self._scratch.name) / self.root.name
             self.path.mkdir()
             self._link(self._walk())
@@ -146,6 +148,8 @@ class ProjectCopy:
                 path = Path(entry.path)
                 if path in self._histories or path in self._blobs:
                     continue  # replayed where they are, not needed in the copy: no note either
+                if path == self._own_folder:
+                    continue  # the copy itself, when the temporary folder is inside the project
                 if never_copied(entry.name):
                     self.left_out[path] = "never copied: it may hold secrets"
                 elif entry.is_symlink():

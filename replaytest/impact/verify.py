@@ -225,6 +225,7 @@ def _verify_each(
     pending: Sequence[WorkflowImpact], results: Sequence[ReplayResult], copy: ProjectCopy,
     workflow_specs: Sequence[str], workflows_base: Path, timeout_s: float | None,
 ) -> None:
+    copy_notes = copy.notes()
     for impact in pending:
         of_type = [r for r in results if r.workflow_type == impact.workflow_type and r.engine == impact.engine]
         # A history whose replay could not run before (error, stale) proves nothing about a guard.
@@ -238,7 +239,7 @@ def _verify_each(
             copy.write(compose_guards(guards))
             rehearsals: dict[Path, dict[str, Any]] = {}
             outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
-            together = _verification(choice, impact, histories, outcome, unchecked, rehearsals, in_flight, copy.notes())
+            together = _verification(choice, impact, histories, outcome, unchecked, rehearsals, in_flight, copy_notes)
             if together.verified:
                 if level and first_failure is not None:
                     together.notes.insert(0, _widened_note(first_failure))
@@ -260,7 +261,7 @@ def _verify_each(
             outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
             alone = [(group, guard) for group in impact.groups if group.guard is guard]
             guard.verification = _verification(alone, impact, histories, outcome, unchecked, rehearsals, in_flight,
-                                                copy.notes())
+                                                copy_notes)
 
 
 def _widened_note(narrow: Verification) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -232,3 +233,16 @@ def test_a_file_the_replay_reads_over_the_cap_is_named_in_the_verification(tmp_p
             "the replay read: the guarded code was replayed without it") in lines, run.stdout
     # Here the replay cannot do without it: the guard is not called verified.
     assert "NOT verified" in run.stdout and "FileNotFoundError" in run.stdout
+
+
+def test_a_temporary_folder_inside_the_project_is_not_copied_into_itself(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch = project / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    copy = ProjectCopy(project, [])
+    try:
+        assert copy.path.parent.parent == scratch
+        assert "main.py" in _files(copy.path)
+        assert not any(name.startswith("tmp/") for name in _files(copy.path))
+    finally:
+        copy.close()
