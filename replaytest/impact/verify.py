@@ -3,11 +3,12 @@
 ``verify_impacts`` copies what the replay needs of the project into a temporary folder (``impact.project_copy``:
 Python files, configuration, package data, the files the replay read; never secrets, version control, tools'
 folders, files over the size cap, or the histories, which are replayed where they are), writes the guarded
-files into the copy, and replays every history of the workflow type against it in a child process (``python -m replaytest replay --format json --workflows …``
-with the copy's workflow folder as working directory and first on ``PYTHONPATH``), so the guarded module
-is the one imported and nothing of the current process's imports leaks in. Bytecode is not written, so a
-rewritten file is never served from a stale ``.pyc``. The child runs in a process group of its own, and a
-SIGTERM while the copy exists is handled as Ctrl-C: copy removed, child's group ended (``impact.termination``).
+files into the copy, and replays every history of the workflow type against it in a child process
+(``python -m replaytest replay --format json --workflows …`` with the copy's workflow folder as working
+directory and first on ``PYTHONPATH``), so the guarded module is the one imported and nothing of the current
+process's imports leaks in. Bytecode is not written, so a rewritten file is never served from a stale ``.pyc``.
+The child runs in a process group of its own, and a SIGTERM while the copy exists is handled as Ctrl-C: copy
+removed, child's group ended (``impact.termination``).
 
 At most one replay per history per candidate: all guards of a workflow type are verified together first;
 only when that fails is each replayed alone, to say which one does not hold. A history of a group that has
