@@ -117,11 +117,11 @@ class ProjectCopy:
 
     def _read_files(self, reads: Iterable[str]) -> set[Path]:
         """The project files read, each as it was named (a link's own path) and as it resolves."""
-        leave_out = (*self._histories, *self._blobs)
         read: set[Path] = set()
         for name in reads:
-            resolved = relevant(name, leave_out)
-            if resolved is None:
+            resolved = relevant(name)
+            # The histories and their blobs by set lookups: thousands of them, as many reads.
+            if resolved is None or resolved in self._histories or not self._blobs.isdisjoint(resolved.parents):
                 continue
             # A read through a link left out names the link only: its target may lie outside the project.
             named = Path(os.path.abspath(name)) if not name.endswith(".pyc") else resolved
