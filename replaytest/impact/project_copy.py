@@ -161,24 +161,26 @@ class ProjectCopy:
                         self._folders.add(path)
                         pending.append((path, package))
                 elif entry.is_file(follow_symlinks=False):
-                    self._copy_file(path, entry.stat(follow_symlinks=False).st_size, package)
+                    self._copy_file(path, entry, package)
                 else:
                     self.left_out[path] = "not a regular file (a FIFO, a socket or a device)"
         return links
 
-    def _copy_file(self, path: Path, size: int, in_package: bool) -> None:
+    def _copy_file(self, path: Path, entry: os.DirEntry[str], in_package: bool) -> None:
         wanted = path.suffix in PYTHON_SUFFIXES or path.name in CONFIG_NAMES or in_package or path in self._read
         if not wanted:
             return
-        if size > COPY_SIZE_CAP:
-            self.left_out[path] = f"{_size(size)}, over the {_size(COPY_SIZE_CAP)} copy size cap"
-            return
         target = self._target(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
         try:
+            size = entry.stat(follow_symlinks=False).st_size
+            if size > COPY_SIZE_CAP:
+                self.left_out[path] = f"{_size(size)}, over the {_size(COPY_SIZE_CAP)} copy size cap"
+                return
+            target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
-        except OSError as error:
+        except OSError as error:  # unreadable, or gone meanwhile: like any file left out, noted if it was read
             self.left_out[path] = f"cannot be copied: {error.strerror or error}"
+            target.unlink(missing_ok=True)
             return
         self._copied.add(path)
 

@@ -6,6 +6,7 @@ copy, every other link is left out; a left-out file the replay read is named in 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -244,5 +245,27 @@ def test_a_temporary_folder_inside_the_project_is_not_copied_into_itself(project
         assert copy.path.parent.parent == scratch
         assert "main.py" in _files(copy.path)
         assert not any(name.startswith("tmp/") for name in _files(copy.path))
+    finally:
+        copy.close()
+
+
+def test_a_file_that_cannot_be_copied_is_left_out_with_why(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy_file = shutil.copy2
+
+    def refusing(source: Path, target: Path) -> object:
+        if Path(source).name == "flow.py":
+            Path(target).write_text("half")
+            raise PermissionError(13, "Permission denied")
+        return copy_file(source, target)
+
+    monkeypatch.setattr(shutil, "copy2", refusing)
+    copy = ProjectCopy(project, [], [str(project / "app" / "flow.py")])
+    try:
+        assert not (copy.path / "app" / "flow.py").exists(), "no half-copied file stays"
+        assert (copy.path / "app" / "__init__.py").exists()
+        assert copy.notes() == [
+            "not in the verification copy: app/flow.py (cannot be copied: Permission denied), which the replay read: "
+            "the guarded code was replayed without it",
+        ]
     finally:
         copy.close()
