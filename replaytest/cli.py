@@ -9,7 +9,7 @@ divergences, 2 usage/configuration error or input that could not be checked).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from replaytest.replay.corpus import CorpusEntry, CorpusOutcome
     from replaytest.replay.divergence import ReplayResult
     from replaytest.replay.exclusion import ExcludeSetting, HistorySelection
+    from replaytest.replay.reads import FileReads
     from replaytest.replay.shard import Shard, ShardSelection
 
 def _safe(text: str) -> str:
@@ -451,7 +452,7 @@ def _run_replay(
     hazards: HazardPolicy | None = None,
     exclude: tuple[str, ...] = (), force_exclude: bool | None = None, selected: list[HistorySelection] | None = None,
     loaded: list[WorkflowSet] | None = None, shard: Shard | None = None, sharded: list[ShardSelection] | None = None,
-    rehearse: bool = False,
+    rehearse: bool = False, reads: FileReads | None = None,
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
@@ -460,7 +461,10 @@ def _run_replay(
     nothing their replay depended on changed (the incremental replay cache, ``replay.cache``). ``exclude``
     globs (``--exclude``) add to the configured ones; which histories they left out is appended to ``selected``;
     the current code replayed against is appended to ``loaded``. With ``shard`` only that shard's share of
-    the histories left after exclusion replays (``replay.shard``); what it took is appended to ``sharded``."""
+    the histories left after exclusion replays (``replay.shard``); what it took is appended to ``sharded``.
+    ``reads`` gets the files the workflows' imports and the replays read (``impact`` copies them)."""
+    from contextlib import nullcontext
+
     from replaytest.config import ConfigError, load_config
     from replaytest.gate import progress
     from replaytest.plugins import PluginError, load_plugins
@@ -534,11 +538,15 @@ def _run_replay(
             config.cache_folder(), config.root, workflows, options, import_reads, skip=coverage is None, shard=shard
         )
     try:
-        with progress(len(files), "replaying", show_progress) as advance:
+        with progress(len(files), "replaying", show_progress) as advance, \
+                (reads.recording() if reads is not None else nullcontext()):
             results = replay_many(files, replayers, workflows, options, measure=measure, cache=cache, advance=advance)
     finally:
         if coverage is not None:
             coverage.stop()
+    if reads is not None:
+        for name in import_reads.files:
+            reads.files.setdefault(name, set())
     if cache is not None and skipped is not None:
         cache.save()
         skipped.append(cache.skipped)
@@ -971,10 +979,11 @@ _IMPACT_FORMATS = ("text", "json", "markdown", "github")
 
 def build_impact(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], details: bool, exclude: tuple[str, ...],
-    show_progress: bool = False,
+    show_progress: bool = False, reads: FileReads | None = None,
 ) -> ImpactReport:
     """Replay every history once (the settings ``replay`` and ``check`` read) and group the results; the
-    guards and patch verdicts are attached to the returned report before it is rendered."""
+    guards and patch verdicts are attached to the returned report before it is rendered. ``reads`` gets the
+    files the replay read (the guards' verification copy takes them)."""
     from replaytest.gate import workflow_files
     from replaytest.impact.grouping import build_report
     from replaytest.impact.model import UNKNOWN_WORKFLOW_TYPE
@@ -983,7 +992,7 @@ def build_impact(
     selected: list[HistorySelection] = []
     loaded: list[WorkflowSet] = []
     results = _run_replay(paths, workflow_specs, None, None, details, show_progress=show_progress,
-                          exclude=exclude, selected=selected, loaded=loaded, rehearse=True)
+                          exclude=exclude, selected=selected, loaded=loaded, rehearse=True, reads=reads)
     report = build_report(results)
     attach_patches(report.workflows, results, workflow_files(loaded[0]))
     # What the patch verdicts could not count is said once, with the report's other notes; calls no
@@ -1031,25 +1040,27 @@ def impact(
 
     Exit 0 no in-flight run breaks and no finished run diverges (with --in-flight-only: finished runs do not
     count), 1 otherwise, 2 a history that could not be checked (error, stale) or a configuration error
-    (also: no git or an unknown --base revision with --base, --diff or --fix)."""
+    (also: no git, an unknown --base revision or a shallow clone without the base with --base, --diff or --fix)."""
 
     from replaytest.impact.grouping import exit_code
     from replaytest.impact.guards import GuardApplyError, GuardSetupError, apply_guards, guards_diff
     from replaytest.impact.report import impact_data, render_github, render_markdown, render_text
     from replaytest.replay.progress import wanted
+    from replaytest.replay.reads import FileReads
 
     if show_diff and fix:
         click.echo("error: --diff and --fix do not go together: --diff prints the guards, --fix writes them", err=True)
         sys.exit(EXIT_ERROR)
     try:
-        report = build_impact(paths, workflow_specs, details, exclude, show_progress=wanted(quiet))
+        reads = FileReads()
+        report = build_impact(paths, workflow_specs, details, exclude, show_progress=wanted(quiet), reads=reads)
     except _ReplaySetupError as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
     try:
         # Nothing breaks, nothing to guard: git is not needed then (unless asked for).
         if base_rev or show_diff or fix or any(impact.groups for impact in report.workflows):
-            _attach_impact_guards(report, workflow_specs, base_rev)
+            _attach_impact_guards(report, workflow_specs, base_rev, reads.files.keys())
     except GuardSetupError as error:
         if base_rev or show_diff or fix:
             click.echo(f"error: {_safe(str(error))}", err=True)
@@ -1091,9 +1102,11 @@ def impact(
     sys.exit(exit_code(report, in_flight_only))
 
 
-def _attach_impact_guards(report: ImpactReport, workflow_specs: tuple[str, ...], base_rev: str | None) -> None:
+def _attach_impact_guards(
+    report: ImpactReport, workflow_specs: tuple[str, ...], base_rev: str | None, reads: Collection[str],
+) -> None:
     """Guards for the report's groups from the code at ``base_rev``, verified against the same current code
-    and histories the report replayed."""
+    and histories the report replayed (in a copy that holds the files that replay ``reads``)."""
     from replaytest.config import load_config
     from replaytest.impact.guards import attach_guards
     from replaytest.replay.settings import replay_plan
@@ -1111,7 +1124,7 @@ def _attach_impact_guards(report: ImpactReport, workflow_specs: tuple[str, ...],
                        *impact.not_reached, *impact.unaffected)
     ]
     attach_guards(report.workflows, results, root=config.root, base_rev=base_rev, workflow_specs=specs,
-                  workflows_base=workflows_base)
+                  workflows_base=workflows_base, reads=reads)
 
 
 # --- corpus: a small history set that covers what the full set covers ---------------------------

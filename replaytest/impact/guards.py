@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import re
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,11 +81,28 @@ def git_toplevel(root: Path) -> Path:
     return Path(run.stdout.strip())
 
 
+# What a shallow clone (a CI checkout's default) is told when its history cannot give the base revision.
+SHALLOW_ADVICE = "fetch more history (git fetch --unshallow) or pass --base REV"
+
+
+def _shallow(root: Path) -> bool:
+    run = _git(root, "rev-parse", "--is-shallow-repository")
+    return run.returncode == 0 and run.stdout.strip() == "true"
+
+
+def _what_to_do(root: Path, problem: str) -> str:
+    """``problem`` and what to do about it: pass --base, or, in a shallow clone (its history cut off, where
+    the problem may only be that), fetch more history first."""
+    return f"{problem}: this is a shallow clone: {SHALLOW_ADVICE}" if _shallow(root) else f"{problem}: pass --base REV"
+
+
 def default_base(root: Path) -> str:
     """The merge base of HEAD with the default branch (``origin/HEAD``, else ``main``, ``master``,
     ``origin/main``, ``origin/master``):
     the code the deployed runs were recorded with, as far as a branch can tell. On the default branch
-    itself that is HEAD. ``GuardSetupError`` (exit 2 at the command line) when there is none."""
+    itself that is HEAD. ``GuardSetupError`` (exit 2 at the command line with --base, --diff or --fix) when
+    there is none, and in a shallow clone when it is HEAD: there HEAD is all the history there is, whatever
+    the runs were recorded with (``--base HEAD`` says HEAD is meant)."""
     git_toplevel(root)
     branch = None
     remote = _git(root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
@@ -99,12 +116,19 @@ def default_base(root: Path) -> str:
                 branch = name
                 break
     if branch is None:
-        raise GuardSetupError("no default branch to take the base revision from (neither origin/HEAD, main, "
-                              "master, origin/main nor origin/master): pass --base REV")
+        raise GuardSetupError(_what_to_do(root, (
+            "no default branch to take the base revision from (neither origin/HEAD, main, master, origin/main nor "
+            "origin/master)")))
     merge_base = _git(root, "merge-base", "HEAD", branch)
     if merge_base.returncode != 0:
-        raise GuardSetupError(f"no merge base of HEAD and {branch}: pass --base REV ({merge_base.stderr.strip()})")
-    return merge_base.stdout.strip()
+        why = f" ({merge_base.stderr.strip()})" if merge_base.stderr.strip() else ""
+        raise GuardSetupError(_what_to_do(root, f"no merge base of HEAD and {branch}{why}"))
+    base = merge_base.stdout.strip()
+    if _shallow(root) and base == _git(root, "rev-parse", "HEAD").stdout.strip():
+        raise GuardSetupError(
+            f"the base revision (the merge base of HEAD and {branch}) is HEAD itself, {base[:12]}, in a shallow clone, "
+            f"so the code the runs were recorded with is not in it: {SHALLOW_ADVICE} (--base HEAD if HEAD is meant)")
+    return base
 
 
 def resolve_revision(root: Path, rev: str) -> str:
@@ -112,7 +136,9 @@ def resolve_revision(root: Path, rev: str) -> str:
     run = _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     if run.returncode != 0:
         git_toplevel(root)
-        raise GuardSetupError(f"--base {rev}: no such revision in {root}")
+        message = f"--base {rev}: no such revision in {root}"
+        raise GuardSetupError(f"{message}: this is a shallow clone: fetch more history (git fetch --unshallow)"
+                              if _shallow(root) else message)
     return run.stdout.strip()
 
 
@@ -826,12 +852,14 @@ def attach_guards(
     workflows_base: Path | None = None,
     verify: bool = True,
     timeout_s: float | None = None,
+    reads: Collection[str] = (),
 ) -> None:
     """Fill every group's ``guard`` (groups broken by one change share one) or ``guard_note`` (why there is
     none: LangGraph's guidance, no base file, a function new since the base, change not found, an engine
     without guards), then replay every history of each workflow type against a temporary copy of the code
-    with its guards applied (``impact.verify``). ``base_rev`` None means ``default_base(root)``.
-    ``GuardSetupError`` when git or the revision is missing."""
+    with its guards applied (``impact.verify``; ``reads``: the files the replay of ``results`` read, which the
+    copy takes too). ``base_rev`` None means ``default_base(root)``. ``GuardSetupError`` when git or the
+    revision is missing."""
     rev = resolve_revision(root, base_rev) if base_rev else default_base(root)
     synthesizer = _Synthesizer(root, rev)
     for impact in impacts:
@@ -850,7 +878,7 @@ def attach_guards(
         from replaytest.impact.verify import verify_impacts
 
         verify_impacts(impacts, results, root=root, workflow_specs=workflow_specs,
-                       workflows_base=workflows_base or root, timeout_s=timeout_s)
+                       workflows_base=workflows_base or root, timeout_s=timeout_s, reads=reads)
 
 
 def _langgraph_guidance(impact: WorkflowImpact) -> None:

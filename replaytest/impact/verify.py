@@ -1,11 +1,14 @@
 """Proof before offer: a version guard is replayed before a report calls it verified.
 
-``verify_impacts`` copies the project into a temporary folder (without .git, virtual environments,
-caches, node_modules and the history files, which are replayed where they are), writes the guarded files into the copy, and replays every history of the
-workflow type against it in a child process (``python -m replaytest replay --format json --workflows …``
-with the copy's workflow folder as working directory and first on ``PYTHONPATH``), so the guarded module
-is the one imported and nothing of the current process's imports leaks in. Bytecode is not written, so a
-rewritten file is never served from a stale ``.pyc``.
+``verify_impacts`` copies what the replay needs of the project into a temporary folder (``impact.project_copy``:
+Python files, configuration, package data, the files the replay read; never secrets, version control, tools'
+folders, files over the size cap, or the histories, which are replayed where they are), writes the guarded
+files into the copy, and replays every history of the workflow type against it in a child process
+(``python -m replaytest replay --format json --workflows …`` with the copy's workflow folder as working
+directory and first on ``PYTHONPATH``), so the guarded module is the one imported and nothing of the current
+process's imports leaks in. Bytecode is not written, so a rewritten file is never served from a stale ``.pyc``.
+The child runs in a process group of its own, and a SIGTERM while the copy exists is handled as Ctrl-C: copy
+removed, child's group ended (``impact.termination``).
 
 At most one replay per history per candidate: all guards of a workflow type are verified together first;
 only when that fails is each replayed alone, to say which one does not hold. A history of a group that has
@@ -20,72 +23,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from replaytest.impact.guards import compose_guards
 from replaytest.impact.model import Guard, ImpactGroup, Verification, WorkflowImpact
+from replaytest.impact.project_copy import ProjectCopy
+from replaytest.impact.termination import run_child, sigterm_as_interrupt
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.report import display_path
 
-# Folders never copied: version control, virtual environments, caches, JavaScript dependencies.
-_SKIPPED_FOLDERS = frozenset({
-    ".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", ".replaytest_cache", ".eggs",
-})
 # Command lines stay well below the kernel's limit (a few MB); more histories take more child replays.
 _MAX_ARGUMENT_BYTES = 512 * 1024
-
-
-def _ignorer(histories: set[str]) -> Callable[[str, list[str]], set[str]]:
-    """What ``copytree`` leaves out: the folders above, and the history files (they are replayed where
-    they are, so a project holding thousands of them is not copied for nothing)."""
-
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        skipped = set()
-        for name in names:
-            full = os.path.join(folder, name)
-            if name in _SKIPPED_FOLDERS or full in histories:
-                skipped.add(name)
-            elif os.path.isdir(full) and os.path.exists(os.path.join(full, "pyvenv.cfg")):
-                skipped.add(name)
-        return skipped
-
-    return ignore
-
-
-class ProjectCopy:
-    """A temporary copy of the project into which guarded files are written, one candidate at a time."""
-
-    def __init__(self, root: Path, histories: Iterable[Path] = ()) -> None:
-        self.root = root.resolve()
-        self._scratch = tempfile.TemporaryDirectory(prefix="replaytest-impact-")
-        self.path = Path(self._scratch.name) / self.root.name
-        left_out = {str(path.resolve()) for path in histories}
-        shutil.copytree(self.root, self.path, ignore=_ignorer(left_out), symlinks=True)
-        self._written: dict[Path, str] = {}  # relative path -> the current text to restore
-
-    def inside(self, path: Path) -> Path:
-        return self.path / path.resolve().relative_to(self.root)
-
-    def write(self, texts: dict[Path, str]) -> None:
-        """Make the copy the current code plus ``texts`` (guarded files), undoing an earlier candidate."""
-        for relative, original in self._written.items():
-            (self.path / relative).write_text(original, encoding="utf-8")
-        self._written = {}
-        for path, text in texts.items():
-            relative = path.resolve().relative_to(self.root)
-            target = self.path / relative
-            self._written[relative] = target.read_text(encoding="utf-8")
-            target.write_text(text, encoding="utf-8")
-
-    def close(self) -> None:
-        self._scratch.cleanup()
 
 
 def replay_in_copy(
@@ -98,6 +50,7 @@ def replay_in_copy(
     the child's failure). ``rehearsals`` receives each rehearsal's JSON by history."""
     base = workflows_base.resolve()
     cwd = copy.inside(base) if base.is_relative_to(copy.root) else copy.path
+    cwd.mkdir(parents=True, exist_ok=True)  # a folder the copy took nothing from is not in it
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(cwd), *filter(None, [env.get("PYTHONPATH")])])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -108,7 +61,7 @@ def replay_in_copy(
             command += ["--workflows", spec]
         command += [str(path) for path in batch]
         try:
-            run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+            run = run_child(command, cwd=cwd, env=env, timeout_s=timeout_s)
         except subprocess.TimeoutExpired:
             outcome.update({path: f"the verification replay took longer than {timeout_s} s" for path in batch})
             continue
@@ -189,10 +142,11 @@ def _resume_paths(
 def _verification(
     choice: Sequence[tuple[ImpactGroup, Guard]], impact: WorkflowImpact, histories: Sequence[Path],
     outcome: dict[Path, str | None], unchecked: int = 0, rehearsals: dict[Path, dict[str, Any]] | None = None,
-    in_flight: Sequence[Path] = (),
+    in_flight: Sequence[Path] = (), copy_notes: Sequence[str] = (),
 ) -> Verification:
     """Count the replays of ``histories`` with the guards of ``choice`` (group, the guard tried for it)
-    applied; histories of groups no guard of the choice covers that still break are left out, with a note."""
+    applied; histories of groups no guard of the choice covers that still break are left out, with a note.
+    ``copy_notes``: what the copy lacks that the replay read (``ProjectCopy.notes``)."""
     covered = {id(group) for group, _guard in choice}
     expected_to_break: set[Path] = set()
     for group in impact.groups:
@@ -217,6 +171,7 @@ def _verification(
     if unchecked:
         notes.append(f"{unchecked} {'history' if unchecked == 1 else 'histories'} of this workflow type could not be "
                      "checked before (error, stale) and were not replayed against the guard")
+    notes.extend(copy_notes)
     resume = _resume_paths(choice, in_flight, rehearsals or {})
     return Verification(histories=counted, passed=passed, failing=failing, notes=notes, resume=resume)
 
@@ -247,54 +202,67 @@ def _distinct(guards: Sequence[Guard]) -> list[Guard]:
 
 def verify_impacts(
     impacts: Sequence[WorkflowImpact], results: Sequence[ReplayResult], *, root: Path,
-    workflow_specs: Sequence[str], workflows_base: Path, timeout_s: float | None = None,
+    workflow_specs: Sequence[str], workflows_base: Path, timeout_s: float | None = None, reads: Collection[str] = (),
 ) -> None:
     """Set ``verification`` on every guard of ``impacts``. Per workflow type, all guards are replayed
     together against every history of that type; if that fails, the next wider guards of the same changes
     (the span of every changed statement, then the whole function body), until one level holds. If none
-    does, each narrowest guard is replayed alone, so the report names what still fails."""
+    does, each narrowest guard is replayed alone, so the report names what still fails. ``reads``: the files
+    the replay of ``results`` read, which the copy takes too (``impact.project_copy``)."""
     pending = [impact for impact in impacts if _unique_guards(impact)]
     if not pending:
         return
-    copy = ProjectCopy(root, (r.history_path for r in results))
-    try:
-        for impact in pending:
-            of_type = [r for r in results if r.workflow_type == impact.workflow_type and r.engine == impact.engine]
-            # A history whose replay could not run before (error, stale) proves nothing about a guard.
-            histories = [r.history_path for r in of_type if r.status in ("passed", "diverged")]
-            in_flight = [r.history_path for r in of_type if r.status in ("passed", "diverged") and r.in_flight]
-            unchecked = len(of_type) - len(histories)
-            first_failure: Verification | None = None
-            held = False
-            for level, choice in enumerate(_levels(impact)):
-                guards = _distinct([guard for _, guard in choice])
-                copy.write(compose_guards(guards))
-                rehearsals: dict[Path, dict[str, Any]] = {}
-                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
-                together = _verification(choice, impact, histories, outcome, unchecked, rehearsals, in_flight)
-                if together.verified:
-                    if level and first_failure is not None:
-                        together.notes.insert(0, _widened_note(first_failure))
-                    for group, guard in choice:
-                        group.guard = guard
-                        guard.verification = together
-                    held = True
-                    break
-                first_failure = first_failure or together
-            narrowest = _unique_guards(impact)
-            if held:
-                continue
-            if len(narrowest) == 1 and first_failure is not None:
-                narrowest[0].verification = first_failure  # already replayed alone, at level 0
-                continue
-            for guard in narrowest:
-                copy.write(compose_guards([guard]))
-                rehearsals = {}
-                outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
-                alone = [(group, guard) for group in impact.groups if group.guard is guard]
-                guard.verification = _verification(alone, impact, histories, outcome, unchecked, rehearsals, in_flight)
-    finally:
-        copy.close()
+    # SIGTERM (a cancelled CI job) unwinds like Ctrl-C while the copy exists: the copy is removed and the
+    # running child replay ended before the process ends by the signal.
+    with sigterm_as_interrupt():
+        copy = ProjectCopy(root, (r.history_path for r in results), reads)
+        try:
+            _verify_each(pending, results, copy, workflow_specs, workflows_base, timeout_s)
+        finally:
+            copy.close()
+
+
+def _verify_each(
+    pending: Sequence[WorkflowImpact], results: Sequence[ReplayResult], copy: ProjectCopy,
+    workflow_specs: Sequence[str], workflows_base: Path, timeout_s: float | None,
+) -> None:
+    copy_notes = copy.notes()
+    for impact in pending:
+        of_type = [r for r in results if r.workflow_type == impact.workflow_type and r.engine == impact.engine]
+        # A history whose replay could not run before (error, stale) proves nothing about a guard.
+        histories = [r.history_path for r in of_type if r.status in ("passed", "diverged")]
+        in_flight = [r.history_path for r in of_type if r.status in ("passed", "diverged") and r.in_flight]
+        unchecked = len(of_type) - len(histories)
+        first_failure: Verification | None = None
+        held = False
+        for level, choice in enumerate(_levels(impact)):
+            guards = _distinct([guard for _, guard in choice])
+            copy.write(compose_guards(guards))
+            rehearsals: dict[Path, dict[str, Any]] = {}
+            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
+            together = _verification(choice, impact, histories, outcome, unchecked, rehearsals, in_flight, copy_notes)
+            if together.verified:
+                if level and first_failure is not None:
+                    together.notes.insert(0, _widened_note(first_failure))
+                for group, guard in choice:
+                    group.guard = guard
+                    guard.verification = together
+                held = True
+                break
+            first_failure = first_failure or together
+        narrowest = _unique_guards(impact)
+        if held:
+            continue
+        if len(narrowest) == 1 and first_failure is not None:
+            narrowest[0].verification = first_failure  # already replayed alone, at level 0
+            continue
+        for guard in narrowest:
+            copy.write(compose_guards([guard]))
+            rehearsals = {}
+            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
+            alone = [(group, guard) for group in impact.groups if group.guard is guard]
+            guard.verification = _verification(alone, impact, histories, outcome, unchecked, rehearsals, in_flight,
+                                                copy_notes)
 
 
 def _widened_note(narrow: Verification) -> str:
