@@ -1160,7 +1160,8 @@ def corpus(
 
     Exit 0 the kept set covers what the full set covers, 1 it does not (nothing deleted) or a history
     diverges from the current code (it is kept), 2 a history that could not be replayed (error, stale; it
-    is kept), or a usage/configuration error."""
+    is kept), a dropped history --prune could not delete (the others are deleted; each one is named with
+    the reason), or a usage/configuration error."""
 
     from replaytest.replay.corpus_files import CorpusOutputError
     from replaytest.replay.progress import wanted
@@ -1236,7 +1237,8 @@ def _build_corpus(
             raise _ReplaySetupError(f"the kept set could not be replayed again to measure it (its process "
                                     f"ended: {error}); nothing was deleted") from error
     if prune and outcome.covers_everything:
-        outcome.deleted = delete_dropped([entry.path for selection in selections for entry in selection.dropped])
+        pruned = delete_dropped([entry.path for selection in selections for entry in selection.dropped])
+        outcome.deleted, outcome.not_deleted = pruned.deleted, pruned.not_deleted
     elif prune:
         outcome.notes.append("--prune deleted nothing: the kept set does not cover what the full set covers")
     return outcome

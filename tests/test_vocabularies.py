@@ -188,6 +188,17 @@ def test_the_design_document_names_exactly_the_redactors_credential_rules() -> N
     assert len(RULE_IDS) == len(set(RULE_IDS))
 
 
+def test_raw_fields_are_of_engines_replay_knows_and_the_design_names_each() -> None:
+    from replaytest.history.redact import RAW_FIELDS, parse_json_path
+
+    assert set(RAW_FIELDS) <= {plugin.name for plugin in load_plugins()}
+    section = DESIGN.split("*Raw fields*", 1)[1].split("Temporal JSON is redacted whole", 1)[0]
+    for engine, paths in RAW_FIELDS.items():
+        for path in paths:
+            name = parse_json_path(path)[-1][1]
+            assert re.search(rf"\b{re.escape(name)}\b", section), f"docs/design.md does not name {engine}'s raw field {path}"
+
+
 # --- configuration keys ------------------------------------------------------------------------------
 
 

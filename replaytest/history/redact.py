@@ -17,7 +17,10 @@ What is selected:
 
 Every string of a history is looked at: the run's input, result and error, each event's result, error
 and unknown (importer) fields, and the workflow and run ids (values only: the ids are not payloads).
-Names, ``args_digest``, idempotency keys and prompt versions are never changed.
+Names, ``args_digest``, idempotency keys and prompt versions are never changed, nor are an engine's
+**raw fields** (``RAW_FIELDS``): protocol bytes, event ids and positions, engine-made ids and payload
+layouts, which the engine's replayer decodes or derives from. Whatever key names, JSON paths and value
+patterns select, those stay as recorded, so redaction changes payload values only.
 
 Replacements are **pseudonyms**, deterministic within one history and shape-preserving, so code that
 branches on a redacted value still takes the recorded path: a keyed hash (HMAC-SHA256, one random key
@@ -73,6 +76,67 @@ DEFAULT_KEY_NAMES: tuple[str, ...] = (
     "ssn",
 )
 DEFAULT_REPLACEMENT = "[redacted]"
+
+# Per engine (``workflow.engine``), the fields of its histories that are not values but the engine's own
+# encoding, as JSON paths of the dialect below from the history's ``$`` (a node inside one is raw too).
+# Redaction never changes them, whatever it is configured to select: changed, the history no longer
+# decodes or no longer lines up with what the engine derives from it. (A Restate journal entry's message
+# bytes are hex; ASCII text in hex is mostly decimal digits, so an id or key there could pass for a
+# Luhn-valid card number, and the rewritten bytes failed replay with "cannot decode protocol message".)
+# Temporal documents are redacted by ``plugins/temporal/redact.py``, which leaves every payload's
+# ``metadata`` and the bytes of payloads it cannot read as they are.
+RAW_FIELDS: dict[str, tuple[str, ...]] = {
+    # plugins/restate/values.py: each journal entry's type, index and protocol message without its
+    # payload fields (``rest``, hex), each payload's field number and JSON layout (``style``, ``empty``;
+    # only ``json`` is a value); the input's layout; the invocation id, which the start message carries.
+    "restate": (
+        "$.workflow.id",
+        "$.input.argument.style",
+        "$.input.argument.empty",
+        "$.events[*].journal[*].type",
+        "$.events[*].journal[*].index",
+        "$.events[*].journal[*].rest",
+        "$.events[*].journal[*].payloads[*].field",
+        "$.events[*].journal[*].payloads[*].style",
+        "$.events[*].journal[*].payloads[*].empty",
+    ),
+    # plugins/azure_durable/dtfx_history.py: what rebuilds the Durable Task history the SDK replays
+    # (event types and ids, row positions, episodes, timestamps); a sub-orchestration's ``instance_id``
+    # and a failure's ``details`` are values.
+    "azure_durable": (
+        "$.events[*].azure.event_type",
+        "$.events[*].azure.event_id",
+        "$.events[*].azure.index",
+        "$.events[*].azure.episode",
+        "$.events[*].azure.timestamp",
+        "$.events[*].azure.fire_at",
+        "$.events[*].azure.condensed",
+        "$.events[*].azure.input_not_stored",
+        "$.events[*].azure.completion.event_type",
+        "$.events[*].azure.completion.index",
+        "$.events[*].azure.completion.episode",
+        "$.events[*].azure.completion.timestamp",
+    ),
+    # plugins/dbos: the function id the replayer finds each recorded operation by.
+    "dbos": ("$.events[*].function_id",),
+    # plugins/langgraph: the input checkpoint's id (``run_id``), from which LangGraph derives the task ids
+    # the replay compares with the recorded ``task_id``; call and interrupt positions, node and task names,
+    # super-steps, Send and branch markers.
+    "langgraph": (
+        "$.workflow.run_id",
+        "$.events[*].task_id",
+        "$.events[*].call_index",
+        "$.events[*].interrupt_index",
+        "$.events[*].pending",
+        "$.events[*].task",
+        "$.events[*].node",
+        "$.events[*].super_step",
+        "$.events[*].send",
+        "$.events[*].goes_to",
+    ),
+    # the journal runtime: a deprecated patch's marker.
+    "journal": ("$.events[*].deprecated",),
+}
 
 
 class RedactError(ValueError):
@@ -153,6 +217,48 @@ DEFAULT_KEY_PATTERN = re.compile(
 
 _EMAIL = re.compile(r"(?<![\w.%+-])([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![\w-])")
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+
+# Raw fields as a tree of steps, walked beside the document: a node's subtree says which steps below it
+# lead to a raw field (``_ANY`` any key or index, ``_END`` the field itself), so the walk costs one lookup
+# per node and none at all away from raw fields.
+RawTree = dict[Any, Any]
+_ANY = ("any",)
+_END = ("end",)
+
+
+def raw_tree(paths: Iterable[str]) -> RawTree:
+    """The tree of JSON ``paths`` (``$``, ``.name``, ``['name']``, ``[n]``, ``[*]``, ``.*``; no ``..``)."""
+    root: RawTree = {}
+    for path in paths:
+        node = root
+        for segment in parse_json_path(path):
+            if segment[0] == "deep":
+                raise RedactError(f"raw field {path!r}: '..' is not allowed, a raw field is at one place")
+            node = node.setdefault(_ANY if segment[0] == "wild" else segment[1], {})
+        node[_END] = True
+    return root
+
+
+def _raw_below(tree: RawTree | None, step: Any) -> RawTree | None:
+    """The subtree of the child ``step`` (a key or an index); None when no raw field is at or below it."""
+    if tree is None:
+        return None
+    named, anything = tree.get(step), tree.get(_ANY)
+    if named is None or anything is None:
+        return named if anything is None else anything
+    return _merge(named, anything)
+
+
+def _merge(one: RawTree, other: RawTree) -> RawTree:
+    merged = dict(one)
+    for key, subtree in other.items():
+        merged[key] = _merge(merged[key], subtree) if isinstance(merged.get(key), dict) and isinstance(subtree, dict) else subtree
+    return merged
+
+
+_RAW_TREES: dict[str, RawTree] = {engine: raw_tree(paths) for engine, paths in RAW_FIELDS.items()}
+
+
 class RedactionSettings(Protocol):
     """What ``[tool.replaytest.redact]`` configures (``replaytest.config.RedactSettings``)."""
 
@@ -200,10 +306,12 @@ class Redactor:
         keys, json_paths = tuple(keys), tuple(json_paths)
         return cls.build(keys or settings.key_names or DEFAULT_KEY_NAMES, json_paths or settings.json_paths, settings.replacement)
 
-    def session(self, encoded: EncodedValues | None = None) -> RedactionSession:
-        """State for one history: its pseudonym key, the paths replaced so far, and how the engine's
-        document encodes values (``EncodedValues``; none for neutral histories)."""
-        return RedactionSession(self, self.secret if self.secret is not None else secrets.token_bytes(32), encoded=encoded)
+    def session(self, encoded: EncodedValues | None = None, raw: RawTree | None = None) -> RedactionSession:
+        """State for one history: its pseudonym key, the paths replaced so far, how the engine's document
+        encodes values (``EncodedValues``; none for neutral histories) and its raw fields (``raw_tree`` of
+        the engine's ``RAW_FIELDS``), never changed."""
+        key = self.secret if self.secret is not None else secrets.token_bytes(32)
+        return RedactionSession(self, key, encoded=encoded, raw=raw or None)
 
     def value(self, value: Any, base: str = "$") -> tuple[Any, int]:
         """Redact a plain JSON value (``$`` is the value): the new value and how many values were
@@ -240,27 +348,44 @@ class RedactionSession:
     key: bytes
     paths: list[str] = field(default_factory=list)
     encoded: EncodedValues | None = None
+    raw: RawTree | None = None  # the engine's raw fields (``RAW_FIELDS``) as a tree
 
     def scrub(self, value: Any, path: str, sensitive: bool = False, steps: Sequence[Any] = ()) -> Any:
         """``value`` redacted; ``path`` and ``steps`` (its keys and indices from ``$``) say where it sits."""
-        return self._walk(value, path, sensitive, list(steps) if self.redactor.paths else None, 0)
+        return self._walk(value, path, sensitive, list(steps) if self.redactor.paths else None, 0, self._raw_at(steps))
 
     def _encoded(self, value: Any) -> bool:
         return self.encoded is not None and isinstance(value, dict) and self.encoded.holds(value)
 
-    def _whole(self, value: Any) -> bool:
-        """Whether a literal replacement may replace ``value`` whole: not a container of an engine's
-        document (its structure, and the encoded values in it, must survive for the engine to read it)."""
+    def _raw_at(self, steps: Sequence[Any]) -> RawTree | None:
+        tree = self.raw
+        for step in steps:
+            tree = _raw_below(tree, step)
+        return tree
+
+    def is_raw(self, steps: Sequence[Any]) -> bool:
+        """Whether the node at ``steps`` is one of the engine's raw fields (left as it is)."""
+        tree = self._raw_at(steps)
+        return tree is not None and _END in tree
+
+    def _whole(self, value: Any, raw: RawTree | None) -> bool:
+        """Whether a literal replacement may replace ``value`` whole: not a raw field nor a container
+        holding one (``raw``: its subtree of raw fields), nor a container of an engine's document (its
+        structure, and the encoded values in it, must survive for the engine to read it)."""
+        if raw is not None:
+            return False
         return self.encoded is None or not isinstance(value, (dict, list))
 
     def selected(self, steps: Sequence[Any]) -> bool:
         return any(_path_matches(selector, steps) for selector in self.redactor.paths)
 
-    def _walk(self, value: Any, path: str, sensitive: bool, steps: list[Any] | None, depth: int) -> Any:
+    def _walk(self, value: Any, path: str, sensitive: bool, steps: list[Any] | None, depth: int, raw: RawTree | None) -> Any:
+        if raw is not None and _END in raw:
+            return value
         encoded = self._encoded(value)
         if steps is not None and not sensitive and any(_path_matches(selector, steps) for selector in self.redactor.paths):
             sensitive = True
-            if not self.redactor.pseudonyms and self._whole(value):  # a literal replaces the whole selection
+            if not self.redactor.pseudonyms and self._whole(value, raw):  # a literal replaces the whole selection
                 return self._replace_whole(value, path)
         if depth > MAX_DEPTH:  # never leak what is too deep to look at
             self.paths.append(path)
@@ -272,14 +397,16 @@ class RedactionSession:
             out = {}
             for key, item in value.items():
                 child = sensitive or (isinstance(key, str) and self.redactor.key_matches(key))
-                if child and not sensitive and not self.redactor.pseudonyms and self._whole(item):
+                below = _raw_below(raw, key)
+                if child and not sensitive and not self.redactor.pseudonyms and self._whole(item, below):
                     out[key] = self._replace_whole(item, join_path(path, key))
                     continue
-                out[key] = self._walk(item, join_path(path, key), child, None if steps is None else [*steps, key], depth + 1)
+                out[key] = self._walk(item, join_path(path, key), child, None if steps is None else [*steps, key], depth + 1, below)
             return out
         if isinstance(value, list):
             return [
-                self._walk(item, f"{path}[{index}]", sensitive, None if steps is None else [*steps, index], depth + 1)
+                self._walk(item, f"{path}[{index}]", sensitive, None if steps is None else [*steps, index], depth + 1,
+                           _raw_below(raw, index))
                 for index, item in enumerate(value)
             ]
         if isinstance(value, str):
@@ -420,17 +547,23 @@ def redact_value(
 
 
 def redact_history(history: History, redactor: Redactor) -> tuple[History, int]:
-    """A copy of ``history`` with its payloads, messages, unknown event fields and ids redacted, and
-    how many values were replaced; the history's ``redacted`` list gains the JSON paths changed.
+    """A copy of ``history`` with its payloads, messages, unknown event fields and ids redacted (its
+    engine's ``RAW_FIELDS`` left as they are), and how many values were replaced; the history's
+    ``redacted`` list gains the JSON paths changed.
 
     Results stored by reference are read, redacted and, when changed, held inline again (saving puts
     them back in the blob store under their new hash).
     """
-    session = redactor.session()
+    session = redactor.session(raw=_RAW_TREES.get(history.workflow.engine or ""))
+
+    def scrubbed_id(name: str, value: str) -> str:
+        return value if not value or session.is_raw(("workflow", name)) else session.text(value)
+
+    run_id = history.workflow.run_id
     workflow = dataclasses.replace(
         history.workflow,
-        id=session.text(history.workflow.id) if history.workflow.id else history.workflow.id,
-        run_id=session.text(history.workflow.run_id) if history.workflow.run_id else history.workflow.run_id,
+        id=scrubbed_id("id", history.workflow.id),
+        run_id=scrubbed_id("run_id", run_id) if run_id is not None else None,
     )
     if workflow.id != history.workflow.id:
         session.paths.append("$.workflow.id")

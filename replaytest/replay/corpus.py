@@ -267,7 +267,8 @@ def must_keep(status: str, run_status: str | None) -> tuple[str | None, str]:
 @dataclass
 class CorpusOutcome:
     """What ``replaytest corpus`` did: the selections, the kept set measured again (``after``, per
-    workflow type), what was written or deleted, and notes for checks that could not apply."""
+    workflow type), what was written or deleted (and what ``--prune`` could not delete), and notes for
+    checks that could not apply."""
 
     selections: list[WorkflowSelection]
     notes: list[str] = field(default_factory=list)
@@ -275,6 +276,7 @@ class CorpusOutcome:
     out_dir: Path | None = None
     written: CopyReport | None = None
     deleted: list[Path] = field(default_factory=list)
+    not_deleted: list[tuple[Path, str]] = field(default_factory=list)  # dropped, but --prune could not delete it: why
 
     def measure_after(self, entries: Iterable[CorpusEntry]) -> None:
         by_type: dict[str, list[CorpusEntry]] = defaultdict(list)
@@ -303,9 +305,9 @@ class CorpusOutcome:
 
     def exit_code(self) -> int:
         """0 the kept set covers everything, 1 it does not or a history diverges, 2 a history could not be
-        replayed (error, stale)."""
+        replayed (error, stale) or a dropped history could not be deleted (``--prune`` did not finish)."""
         statuses = {entry.replay_status for selection in self.selections for entry in selection.entries}
-        if statuses & {"error", "stale"}:
+        if statuses & {"error", "stale"} or self.not_deleted:
             return 2
         return 1 if not self.covers_everything or "diverged" in statuses else 0
 
@@ -335,6 +337,10 @@ class CorpusOutcome:
             lines.append(f"wrote {len(self.written.histories)} histories and {self.written.blobs} blob(s) to "
                          f"{self.out_dir}; the original histories are untouched")
             lines.extend(f"note: {text}" for text in self.written.missing_blobs)
+        elif self.not_deleted:
+            lines.append(f"deleted {len(self.deleted)} of {len(self.deleted) + len(self.not_deleted)} dropped histories "
+                         f"(--prune); {len(self.not_deleted)} could not be deleted; blob stores are left as they are")
+            lines.extend(f"  not deleted {display_path(path)}: {reason}" for path, reason in self.not_deleted)
         elif self.deleted:
             lines.append(f"deleted {len(self.deleted)} dropped histories (--prune); blob stores are left as they are")
         elif not self.covers_everything:
@@ -359,6 +365,7 @@ class CorpusOutcome:
                     "missing_blobs": self.written.missing_blobs,
                 },
                 "deleted": [display_path(path) for path in self.deleted],
+                "not_deleted": [{"path": display_path(path), "error": reason} for path, reason in self.not_deleted],
                 "notes": list(self.notes),
             },
             "workflows": [self._workflow_data(selection) for selection in self.selections],

@@ -3,6 +3,8 @@ there with the blobs it names, and deleting dropped histories (``--prune``).
 
 Nothing here deletes or overwrites anything unless asked: ``plan_copies`` refuses an output folder that
 already holds histories and two kept histories that would land on one name, before a file is written.
+``delete_dropped`` goes on past a history it cannot delete (a read-only folder, say) and reports each
+one with the reason (``PruneReport``), so a prune stopped halfway is never taken for a finished one.
 """
 
 from __future__ import annotations
@@ -104,10 +106,22 @@ def copy_kept(targets: dict[Path, Path]) -> CopyReport:
     return report
 
 
-def delete_dropped(dropped: Sequence[Path]) -> list[Path]:
-    """Delete the dropped histories (``--prune``); the blob stores are left as they are."""
-    deleted = []
+@dataclass
+class PruneReport:
+    deleted: list[Path] = field(default_factory=list)
+    not_deleted: list[tuple[Path, str]] = field(default_factory=list)  # (history, why it was not deleted)
+
+
+def delete_dropped(dropped: Sequence[Path]) -> PruneReport:
+    """Delete the dropped histories (``--prune``); the blob stores are left as they are. A history that
+    cannot be deleted is listed with the reason and the others are still deleted: stopping at the first
+    would leave the rest of the prune undone for no gain, and every failure is reported either way."""
+    report = PruneReport()
     for path in dropped:
-        path.unlink()
-        deleted.append(path)
-    return deleted
+        try:
+            path.unlink()
+        except OSError as error:
+            report.not_deleted.append((path, error.strerror or str(error)))
+            continue
+        report.deleted.append(path)
+    return report

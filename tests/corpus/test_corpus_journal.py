@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -114,7 +115,7 @@ def test_keeps_the_parked_run_and_the_three_histories_adding_coverage_and_says_w
     document = json.loads(run.stdout)
     assert document["summary"] | {"notes": None} == {
         "histories": 8, "kept": 4, "dropped": 4, "smaller_percent": 50.0, "coverage_equal": True,
-        "written": None, "deleted": [], "notes": None,
+        "written": None, "deleted": [], "not_deleted": [], "notes": None,
     }
     (workflow,) = document["workflows"]
     outage = _kept_outage(project / "histories")
@@ -202,6 +203,69 @@ def test_prune_deletes_only_the_dropped_histories_and_the_kept_set_selects_itsel
     second = _corpus(project, "--output-format", "json")
     assert second.returncode == 0, second.stdout + second.stderr
     assert json.loads(second.stdout)["summary"]["dropped"] == 0
+
+
+# ``python -m replaytest`` with ``Path.unlink`` refusing one file as a read-only folder would: root ignores
+# file permissions, so under root this is how a history that cannot be deleted is had at all.
+_REFUSING_ONE = """
+import os, pathlib, sys
+refused = os.path.realpath(sys.argv.pop(1))
+unlink = pathlib.Path.unlink
+def refusing(self, *args, **kwargs):
+    if os.path.realpath(self) == refused:
+        raise PermissionError(13, "Permission denied", str(self))
+    return unlink(self, *args, **kwargs)
+pathlib.Path.unlink = refusing
+sys.argv[0] = "replaytest"
+from replaytest.cli import main
+main()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_prune_goes_on_past_a_history_it_cannot_delete_names_it_and_exits_2(project: Path, output_format: str) -> None:
+    outage = _kept_outage(project / "histories")
+    dropped = sorted(name for name in ALL if name not in ("outage-waiting", "question-eve", "outage-before-paging", outage))
+    refused = project / "histories" / "question-ada.json"
+    assert "question-ada" in dropped
+    run = subprocess.run([sys.executable, "-c", _REFUSING_ONE, str(refused), "corpus", "-q", "--prune",
+                          "--output-format", output_format], cwd=project, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+    # The other dropped histories were still deleted; the refused one and the kept set are there.
+    assert _files(project / "histories") == sorted(["outage-waiting", "question-eve", "outage-before-paging", outage,
+                                                    "question-ada"])
+    if output_format == "json":
+        summary = json.loads(run.stdout)["summary"]
+        assert summary["not_deleted"] == [{"path": "histories/question-ada.json", "error": "Permission denied"}]
+        assert sorted(summary["deleted"]) == [f"histories/{name}.json" for name in dropped if name != "question-ada"]
+    else:
+        lines = run.stdout.splitlines()
+        assert ("deleted 3 of 4 dropped histories (--prune); 1 could not be deleted; blob stores are left as they are"
+                in lines), run.stdout
+        assert "  not deleted histories/question-ada.json: Permission denied" in lines
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() == 0, reason="root deletes files in a read-only folder: see the test above")
+def test_prune_in_a_read_only_folder_deletes_nothing_names_every_history_and_exits_2(project: Path) -> None:
+    histories = project / "histories"
+    histories.chmod(0o555)
+    try:
+        run = _corpus(project, "--prune", "--output-format", "json")
+    finally:
+        histories.chmod(0o755)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+    summary = json.loads(run.stdout)["summary"]
+    assert summary["deleted"] == []
+    outage = _kept_outage(histories)
+    assert sorted(item["path"] for item in summary["not_deleted"]) == [
+        f"histories/{name}.json" for name in ALL if name not in ("outage-waiting", "question-eve", "outage-before-paging", outage)
+    ]
+    assert {item["error"] for item in summary["not_deleted"]} == {"Permission denied"}
+    assert _files(histories) == ALL
 
 
 @pytest.mark.slow

@@ -67,6 +67,16 @@ class Recording:
     ids: dict[str, str] = field(default_factory=dict)  # role -> invocation id
     completed_answer: Any = None  # what the ingress answered the completed invocation's caller
     import_output: str = ""
+    digit_key: Path | None = None  # the "digit key" order imported as recorded (``--no-redact``)
+    digit_key_redacted: Path | None = None  # the same order imported with the default redaction
+
+
+# An order for a customer whose key is digits between underscores. The key is part of the ledger call's
+# protocol message, kept as hex in the journal entry's ``rest``: its hex is a run of 15 decimal digits
+# (``DIGIT_RUN``, "_" being 5f) that passes the Luhn check, so redaction's card-number rule takes it for a
+# card number wherever it reads it as text. The order carries the same digits as a payload value (``ref``).
+DIGIT_KEY = "_1000001_"
+DIGIT_RUN = DIGIT_KEY[1:-1].encode("ascii").hex() + "5"
 
 
 class _Processes:
@@ -172,6 +182,13 @@ def record(folder: Path) -> Recording:
         _import(admin, folder / "one", "--invocation", recording.ids["completed"])
         _import(admin, folder / "suspended-only", "--status", "suspended")
         _import(admin, folder / "cancel-only", "--service", "orders", "--handler", "cancel")
+        # After the imports above, which it must not join: they are counted by other tests.
+        recording.ids["digit key"], _ = _call(ingress, "orders/place", {"item": "lamp", "customer": DIGIT_KEY, "ref": DIGIT_RUN})
+        _wait_for_status(admin, recording.ids["digit key"], "completed")
+        _import(admin, folder / "digit-key", "--invocation", recording.ids["digit key"])
+        _import(admin, folder / "digit-key-redacted", "--invocation", recording.ids["digit key"], redact=True)
+        recording.digit_key = folder / "digit-key" / f"{recording.ids['digit key']}.json"
+        recording.digit_key_redacted = folder / "digit-key-redacted" / f"{recording.ids['digit key']}.json"
         return recording
 
 
@@ -217,10 +234,12 @@ def _step_result(admin: str, invocation_id: str, step: str) -> str:
     raise AssertionError(f"no result of step {step!r} in the journal of {invocation_id}")
 
 
-def _import(admin: str, out: Path, *selection: str) -> str:
+def _import(admin: str, out: Path, *selection: str, redact: bool = False) -> str:
     completed = subprocess.run(
-        [sys.executable, "-m", "replaytest", "import", "restate", "--admin-url", admin, *selection, "--out", str(out), "--no-redact"],
-        capture_output=True, text=True, timeout=_WAIT_SECONDS,
+        [sys.executable, "-m", "replaytest", "import", "restate", "--admin-url", admin, *selection, "--out", str(out),
+         *(() if redact else ("--no-redact",))],
+        # Beside the output folder, where no project's [tool.replaytest.redact] applies: the default redaction.
+        capture_output=True, text=True, timeout=_WAIT_SECONDS, cwd=out.parent,
     )
     if completed.returncode != 0:
         raise AssertionError(f"import restate failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
