@@ -75,7 +75,10 @@ def request_json(
     """The JSON value of the answer to ``method url`` (a 2xx status), read within ``max_bytes`` and
     ``deadline_seconds``; ``HTTPReadError`` for anything else (see the module docstring)."""
     deadline = time.monotonic() + deadline_seconds
-    start = _origin(url, url)
+    try:
+        start = _origin(url, url)
+    except ValueError:
+        raise HTTPReadError(f"{_shown(url)}: not a URL") from None
     current = url
     for _ in range(MAX_REDIRECTS + 1):
         where = url if current == url else f"{url} (redirected to {current})"
@@ -87,8 +90,14 @@ def request_json(
             ) from None
         if location is None:
             return _parsed(where, data)
-        target = urljoin(current, location)
-        if _origin(target, where) != start:
+        try:
+            target = urljoin(current, location)
+            elsewhere = _origin(target, where)
+        except ValueError:  # an IPv6 address without its closing bracket
+            raise HTTPReadError(
+                f"{where}: the server redirects (HTTP {status}) to {_shown(location)}, which is no URL; not followed"
+            ) from None
+        if elsewhere != start:
             raise HTTPReadError(
                 f"{where}: the server redirects (HTTP {status}) to {_shown(target)}, another origin than "
                 f"{_origin_text(start)}; not followed: an import reads only from the server it is given"
@@ -299,7 +308,7 @@ class _Watchdog:
 
 
 def _origin(url: str, where: str) -> tuple[str, str, int]:
-    """(scheme, host, port) of a URL, the default port filled in."""
+    """(scheme, host, port) of a URL, the default port filled in; ``ValueError`` for a host that is no URL's."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     try:

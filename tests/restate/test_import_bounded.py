@@ -136,6 +136,13 @@ def test_a_same_origin_302_of_the_post_and_a_redirect_loop_are_refused(tmp_path:
     assert asked == 6
 
 
+def test_a_redirect_to_no_url_is_refused(tmp_path: Path) -> None:
+    """Found by the fuzz benchmark: an IPv6 host without its closing bracket was a ValueError out of the import."""
+    with ha.hostile_admin(ha.redirect(307, "http://[::1/query")) as admin:
+        completed = _import(admin.url, tmp_path)
+    _refused(completed, tmp_path, "the server redirects (HTTP 307) to http://[::1/query, which is no URL; not followed")
+
+
 @pytest.mark.parametrize(
     ("answer", "said"),
     [
