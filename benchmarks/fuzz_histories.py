@@ -19,13 +19,26 @@ copies it, mutates the serialized msgpack bytes of one thread's checkpoints and 
 bad extension values) and runs the importer over the whole database. The mutated thread must be
 imported or refused; the two untouched threads must always be imported (a *lost* thread otherwise).
 
+Restate (``--restate-runs``): hostile answers of a stand-in admin API on 127.0.0.1
+(``tests/restate/hostile_admin.py``) to ``import restate``'s two queries: the valid rows of three invocations
+mutated byte by byte or truncated, nested up to 200,000 deep, under a huge, absent, smaller, larger or
+nonsense Content-Length, trickled, never ending (plain or chunked), redirected (to another origin, the same
+one, a loop, no URL), random bytes, error statuses, broken chunks, and valid-looking rows with values of the
+wrong type (``mutate_json``). Azure (``--azure-runs``): hostile ``--http-json`` files: two valid statuses
+mutated as JSON (``mutate_json``) or as bytes, nested deep, sparse giants, bad UTF-8 (UTF-16, UTF-32, lone
+bytes), random bytes, other shapes. Both import with a 1 MiB size limit (and Restate a 0.5 s deadline) so
+the bounds are what is exercised; each outcome must be an import (runs refused one by one, if so) or a
+``ClickException`` of one line naming the URL or file with nothing written (``PartialImport`` otherwise, as
+for a redirect to another server followed or a valid input not imported whole).
+
 An *uncaught exception* is anything but a ``HistoryError``/``DiffError``, a replay result or an import
-refusal (for DBOS: a ``PickleRefused`` or a refused run); a *hang* is a run that does not finish within
-``--timeout`` seconds (SIGALRM). Peak memory is the process's maximum resident set size (``ru_maxrss``),
-printed at the end (and before and after the LangGraph runs).
+refusal (for DBOS: a ``PickleRefused`` or a refused run; for Restate and Azure: a ``ClickException``); a
+*hang* is a run that does not finish within ``--timeout`` seconds (an importer run: ``--import-timeout``;
+SIGALRM). Peak memory is the process's maximum resident set size (``ru_maxrss``), printed at the end (and
+before and after the LangGraph, Restate and Azure runs).
 
 Usage: ``python benchmarks/fuzz_histories.py [--runs 2000] [--temporal-runs 150] [--langgraph-runs 0]
-[--dbos-runs 0] [--seed 1] [--timeout 120]``
+[--dbos-runs 0] [--restate-runs 0] [--azure-runs 0] [--seed 1] [--timeout 120] [--import-timeout 10]``
 """
 
 from __future__ import annotations
@@ -376,12 +389,287 @@ class DBOSFuzzTarget:
         return "dbos-import-written" if written else "dbos-import-refused"
 
 
+# --- Restate admin API answers and Azure --http-json files ---------------------------------------------
+
+# The importers run with a small size limit and a short deadline, so that a never-ending answer or a trickle
+# costs a fraction of a second: the bounds are what is fuzzed, not their defaults (512 MiB, 60 s).
+IMPORT_LIMIT = 1024 * 1024
+IMPORT_DEADLINE = 0.5
+# Values of the wrong type (or the right type and a hostile value) for a field of a row or a status.
+WRONG_VALUES: list[Any] = [
+    None, True, False, 0, -1, 1.5, 10**30, "", "x", "\u202e\x1b[31m", "zz", "0" * 7, "Command: Run", "Notification: Run",
+    "ExecutionStarted", "TaskCompleted", "ExecutionFailed", "completed", "suspended", "Failed", [], {}, [1, "a"],
+    {"a": {"b": []}}, json.loads("[" * 300 + "]" * 300), "y" * 100_000,
+]
+
+
+def _json_nodes(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every value in ``value`` (the root's is ``()``)."""
+    found = [at]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found.extend(_json_nodes(item, (*at, key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(_json_nodes(item, (*at, index)))
+    return found
+
+
+def mutate_json(rng: random.Random, document: Any) -> Any:
+    """One to three changes at random places of a JSON value: a value replaced by one of ``WRONG_VALUES``, a key
+    dropped, a list element duplicated or dropped, hex text damaged."""
+    document = copy.deepcopy(document)
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        nodes = [path for path in _json_nodes(document) if path]
+        if not nodes:
+            return rng.choice(WRONG_VALUES)
+        path = rng.choice(nodes)
+        parent = document
+        for part in path[:-1]:
+            parent = parent[part]
+        last = path[-1]
+        action = rng.choice(["replace", "replace", "replace", "drop", "duplicate", "hex"])
+        if action == "replace":
+            parent[last] = copy.deepcopy(rng.choice(WRONG_VALUES))
+        elif action == "drop":
+            del parent[last]
+        elif action == "duplicate" and isinstance(parent, list):
+            parent.insert(last, copy.deepcopy(parent[last]))
+        elif action == "hex" and isinstance(parent[last], str) and parent[last]:
+            text = parent[last]
+            at = rng.randrange(len(text))
+            parent[last] = text[:at] + rng.choice(["", "0", "f", "g", "00", "ffffffff", "80" * 12]) + text[at + 1 :]
+    return document
+
+
+def hostile_answer(rng: random.Random, elsewhere: str) -> tuple[str, Any]:
+    """One hostile answer of the Restate admin API: (its kind, the ``hostile_admin`` answer function).
+    ``elsewhere`` is another server (another origin) a redirect may point to."""
+    import hostile_admin as ha
+
+    def valid_body(sql: str) -> bytes:
+        return json.dumps({"rows": ha.valid_rows(sql)}).encode("utf-8")
+
+    def body_of(change: Any) -> Any:
+        return lambda sql, out: out.write(ha.response(200, change(valid_body(sql))))
+
+    kind = rng.choice(["valid", "bytes", "bytes", "truncated", "deep", "content-length", "content-length", "trickle",
+                       "never-ending", "redirect", "redirect", "random", "rows", "rows", "rows", "rows", "status", "chunked"])
+    if kind == "valid":
+        return kind, ha.valid_answer
+    if kind == "bytes":
+        return kind, body_of(lambda body: mutate_bytes(rng, body))
+    if kind == "truncated":
+        cut = rng.random()
+        length = rng.choice(["announced", "absent", "honest"])
+
+        def answer(sql: str, out: Any) -> None:
+            body = valid_body(sql)
+            short = body[: int(len(body) * cut)]
+            headers = {"content-length": str(len(body))} if length == "announced" else None
+            out.write(ha.response(200, short, headers, length=length != "absent"))
+
+        return f"truncated-{length}", answer
+    if kind == "deep":
+        depth = rng.choice([401, 1_000, 20_000, 200_000])
+        opener, closer = rng.choice([(b"[", b"]"), (b'{"a":', b"}")])
+        return kind, ha.fixed(200, b'{"rows": ' + opener * depth + b"1" + closer * depth + b"}")
+    if kind == "content-length":
+        lie = rng.choice(["huge", "smaller", "larger", "nonsense", "negative", "two"])
+
+        def answer(sql: str, out: Any) -> None:
+            body = valid_body(sql)
+            value = {"huge": str(3 * 1024**3), "smaller": str(max(0, len(body) - rng.randint(1, 50))),
+                     "larger": str(len(body) + rng.randint(1, 5000)), "nonsense": "12abc", "negative": "-5",
+                     "two": f"{len(body)}, {len(body)}"}[lie]
+            out.write(ha.response(200, body, {"content-length": value}))
+
+        return f"content-length-{lie}", answer
+    if kind == "trickle":
+        every = rng.choice([0.02, 0.05, 0.2])
+        return kind, ha.trickle(valid_body("sys_invocation"), every, head_at_once=rng.random() < 0.5)
+    if kind == "never-ending":
+        if rng.random() < 0.5:
+            return kind, ha.never_ending()
+
+        def chunked_forever(sql: str, out: Any) -> None:
+            out.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{\"ro\r\n")
+            while True:
+                out.write(b"4000\r\n" + b"[" * 0x4000 + b"\r\n")
+
+        return "never-ending-chunked", chunked_forever
+    if kind == "redirect":
+        status = rng.choice([301, 302, 303, 307, 308])
+        location = rng.choice([f"{elsewhere}/query", elsewhere.replace("127.0.0.1", "localhost") + "/query", "/query",
+                               "/other", "//127.0.0.2/query", "ftp://x/", "http://[::1", "", "https://127.0.0.1/query",
+                               "http://127.0.0.1:0/query", "\r\nx: y"])
+        return f"redirect-{status}", ha.redirect(status, location)
+    if kind == "random":
+        data = rng.randbytes(rng.choice([0, 1, 40, 4000]))
+        prefix = rng.choice([b"", b"HTTP/1.1 200 OK\r\n", b"HTTP/1.1 200 OK\r\n\r\n", b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n"])
+        return "random-bytes", lambda sql, out: out.write(prefix + data)
+    if kind == "rows":
+        which = rng.choice(["sys_invocation", "sys_journal", "both"])
+
+        def answer(sql: str, out: Any) -> None:
+            document: Any = {"rows": ha.valid_rows(sql)}
+            if which == "both" or which in sql:
+                document = mutate_json(rng, document)
+            out.write(ha.response(200, json.dumps(document).encode("utf-8")))
+
+        return f"rows-{which}", answer
+    if kind == "status":
+        status = rng.choice([204, 400, 404, 500, 503, 599, 100])
+        body = rng.choice([b"", b"query failed", rng.randbytes(2000), b"\x1b[2J" * 100])
+        return f"status-{status}", ha.fixed(status, body)
+    # chunked encoding gone wrong: a size that is no number, a chunk longer than said, no last chunk
+    broken = rng.choice([b"zz\r\n", b"ffffffffffffffff\r\n", b"5\r\n{\"rows\": []}\r\n0\r\n\r\n", b"c\r\n{\"rows\": []}\r\n"])
+    return "chunked", lambda sql, out: out.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + broken)
+
+
+class PartialImport(Exception):
+    """An import that failed as a whole yet left files behind, or followed a redirect to another server."""
+
+
+class RestateFuzzTarget:
+    """The stand-in admin API (``tests/restate/hostile_admin.py``) and another server on another port."""
+
+    def __init__(self) -> None:
+        sys.path.insert(0, str(REPO / "tests" / "restate"))
+        import hostile_admin as ha
+
+        self.admin = ha.HostileAdmin(ha.valid_answer).start()
+        self.elsewhere = ha.HostileAdmin(ha.valid_answer).start()
+        self.kinds: Counter[str] = Counter()
+
+    def import_once(self, rng: random.Random, out: Path) -> str:
+        """``import restate`` of one hostile answer: ``restate-imported`` (some or all invocations refused, if
+        so said) or ``restate-error`` (a ``ClickException``: exit 2, one line, nothing written)."""
+        import click
+
+        from replaytest.plugins.restate.importer import import_invocations
+
+        kind, answer = hostile_answer(rng, self.elsewhere.url)
+        self.kinds[kind] += 1
+        self.admin.answer = answer
+        asked_elsewhere = len(self.elsewhere.requests)
+        shutil.rmtree(out, ignore_errors=True)
+        try:
+            written, notes = import_invocations(self.admin.url, out, max_bytes=IMPORT_LIMIT, deadline_seconds=IMPORT_DEADLINE)
+            outcome = "restate-imported" + ("-some-refused" if notes.refused else "")
+            if kind == "valid" and (written, notes.refused) != (3, []):
+                raise PartialImport(f"the valid answer gave {written} histories, refusals {notes.refused}")
+        except click.ClickException as error:
+            if out.exists():
+                raise PartialImport(f"{kind}: {error.message!r} yet {out} was made") from None
+            if "\n" in error.message or not error.message.startswith(self.admin.url):
+                raise PartialImport(f"{kind}: the error is not one line naming the URL: {error.message!r}") from None
+            outcome = "restate-error"
+        if len(self.elsewhere.requests) != asked_elsewhere:
+            raise PartialImport(f"{kind}: a redirect to another server was followed")
+        return outcome
+
+    def close(self) -> None:
+        self.admin.stop()
+        self.elsewhere.stop()
+
+
+def _azure_event(kind: str, minute: int, **fields: Any) -> dict[str, Any]:
+    return {"EventType": kind, "Timestamp": f"2026-03-01T09:{minute:02d}:00Z", **fields}
+
+
+# What the durable HTTP API reports with showHistory=true&showHistoryOutput=true: a completed run with every
+# event kind the import reads, and a failed one.
+AZURE_STATUSES: list[dict[str, Any]] = [
+    {"name": "order_approval", "instanceId": "order-1", "runtimeStatus": "Completed", "input": {"item": "lamp"},
+     "output": "shipped", "createdTime": "2026-03-01T09:00:00Z", "lastUpdatedTime": "2026-03-01T09:09:00Z",
+     "historyEvents": [
+         _azure_event("ExecutionStarted", 0, FunctionName="order_approval", Input={"item": "lamp"}),
+         _azure_event("TaskCompleted", 2, FunctionName="check_stock", Result=True, ScheduledTime="2026-03-01T09:01:00Z"),
+         _azure_event("TimerFired", 3, FireAt="2026-03-01T09:03:00Z"),
+         _azure_event("EventRaised", 4, Name="approval", Input="approved"),
+         _azure_event("SubOrchestrationInstanceCompleted", 6, FunctionName="ship_order", Result="shipped",
+                      ScheduledTime="2026-03-01T09:05:00Z"),
+         _azure_event("TaskFailed", 8, FunctionName="notify", Reason="smtp down", Details="timeout",
+                      FailureDetails={"ErrorType": "SmtpError", "ErrorMessage": "smtp down"}, ScheduledTime="2026-03-01T09:07:00Z"),
+         _azure_event("ExecutionCompleted", 9, OrchestrationStatus="Completed", Result="shipped"),
+     ]},
+    {"name": "order_approval", "instanceId": "order-2", "runtimeStatus": "Failed", "input": {"item": "desk"},
+     "output": None, "createdTime": "2026-03-01T09:00:00Z", "lastUpdatedTime": "2026-03-01T09:02:00Z",
+     "historyEvents": [
+         _azure_event("ExecutionStarted", 0, FunctionName="order_approval", Input={"item": "desk"}),
+         _azure_event("TaskFailed", 1, FunctionName="check_stock", FailureDetails={"ErrorMessage": "no stock"},
+                      ScheduledTime="2026-03-01T09:00:30Z"),
+         _azure_event("ExecutionFailed", 2, FailureDetails={"ErrorType": "Exception", "ErrorMessage": "no stock"}),
+     ]},
+]
+
+
+def hostile_status_file(rng: random.Random, path: Path) -> str:
+    """Write a hostile ``--http-json`` file to ``path``; returns its kind."""
+    path.unlink(missing_ok=True)
+    kind = rng.choice(["valid", "json", "json", "json", "bytes", "bytes", "deep", "huge", "utf8", "random", "shape"])
+    document: Any = copy.deepcopy(AZURE_STATUSES)
+    if kind == "json":
+        document = mutate_json(rng, document)
+    if kind in ("valid", "json"):
+        path.write_text(json.dumps(document), encoding="utf-8")
+    elif kind == "bytes":
+        path.write_bytes(mutate_bytes(rng, json.dumps(document).encode("utf-8")))
+    elif kind == "deep":
+        depth = rng.choice([401, 900, 5_000, 200_000])
+        text = json.dumps(document)
+        at = text.index('"input": ') + len('"input": ')
+        path.write_text(text[:at] + "[" * depth + text[at:].replace(', "output"', "]" * depth + ', "output"', 1), encoding="utf-8")
+    elif kind == "huge":
+        with open(path, "wb") as handle:  # sparse: costs nothing unless it is read
+            handle.truncate(rng.choice([IMPORT_LIMIT + 1, 64 * 1024**2, 3 * 1024**3]))
+    elif kind == "utf8":
+        encoded = json.dumps(document, ensure_ascii=False).encode("utf-8")
+        at = rng.randrange(len(encoded))
+        bad = rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"\x00"])
+        path.write_bytes(rng.choice([encoded[:at] + bad + encoded[at:], json.dumps(document).encode("utf-16"),
+                                     json.dumps(document).encode("utf-32"), b"\xef\xbb\xbf" + encoded]))
+    elif kind == "random":
+        path.write_bytes(rng.randbytes(rng.choice([0, 1, 100, 10_000])))
+    else:  # a top level or a status of another shape
+        path.write_text(json.dumps(rng.choice([document[0], 42, "order-1", [document[0], [document[1]]], {"statuses": document},
+                                               [dict(document[0], historyEvents=document[0]["historyEvents"] * 200)]])),
+                        encoding="utf-8")
+    return kind
+
+
+def import_status_file(path: Path, out: Path, kind: str = "") -> str:
+    """``import azure-durable --http-json`` of one file: ``azure-imported`` (some instances refused, if so
+    said) or ``azure-error`` (a ``ClickException`` naming the file, nothing written)."""
+    import click
+
+    from replaytest.plugins.azure_durable.importer import ImportNotes, http_runs, write_runs
+
+    shutil.rmtree(out, ignore_errors=True)
+    notes = ImportNotes()
+    try:
+        written = write_runs(http_runs(path, notes, IMPORT_LIMIT), out, notes, None, lambda line: None)
+        if kind == "valid" and (written, notes.refused) != (len(AZURE_STATUSES), []):
+            raise PartialImport(f"the valid file gave {written} histories, refusals {notes.refused}")
+    except click.ClickException as error:
+        if out.exists():
+            raise PartialImport(f"{error.message!r} yet {out} was made") from None
+        if "\n" in error.message or not error.message.startswith(str(path)):
+            raise PartialImport(f"the error is not one line naming the file: {error.message!r}") from None
+        return "azure-error"
+    return "azure-imported" + ("-some-refused" if notes.refused else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=2000, help="neutral history runs")
     parser.add_argument("--temporal-runs", type=int, default=150)
     parser.add_argument("--langgraph-runs", type=int, default=0, help="mutated LangGraph msgpack checkpoint runs")
     parser.add_argument("--dbos-runs", type=int, default=0, help="mutated DBOS pickles, each decoded and imported")
+    parser.add_argument("--restate-runs", type=int, default=0, help="hostile admin API answers, each imported")
+    parser.add_argument("--azure-runs", type=int, default=0, help="hostile --http-json files, each imported")
+    parser.add_argument("--import-timeout", type=float, default=10.0, help="the hang bound of one Restate or Azure import")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=120.0)
     options = parser.parse_args()
@@ -397,8 +685,8 @@ def main() -> None:
     hangs: list[str] = []
     started = time.perf_counter()
 
-    def attempt(label: str, path: Path, work) -> None:  # type: ignore[no-untyped-def]
-        signal.setitimer(signal.ITIMER_REAL, options.timeout)
+    def attempt(label: str, path: Path, work, timeout: float | None = None) -> None:  # type: ignore[no-untyped-def]
+        signal.setitimer(signal.ITIMER_REAL, timeout or options.timeout)
         try:
             outcomes[work()] += 1
         except Hang:
@@ -470,12 +758,44 @@ def main() -> None:
             attempt("dbos-decode", path, lambda: target.decode(raw))
             attempt("dbos-import", path, lambda: target.import_run(workflow_id, function_id, raw))
 
+    if options.restate_runs:
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        restate = RestateFuzzTarget()
+        section_started = time.perf_counter()
+        try:
+            for run in range(options.restate_runs):
+                # The answer is drawn inside the attempt from a generator of its own, so a case is reproducible
+                # from the seed and its number alone.
+                case_rng = random.Random(f"{options.seed}-restate-{run}")
+                attempt("restate-import", Path(f"restate case {run}"),
+                        lambda: restate.import_once(case_rng, folder / "restate-out"), options.import_timeout)
+        finally:
+            restate.close()
+        print(f"restate: {options.restate_runs} answers in {time.perf_counter() - section_started:.0f} s; peak RSS "
+              f"{rss_before / 1024:.0f} MiB before, {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB after; "
+              "kinds: " + ", ".join(f"{key} {value}" for key, value in sorted(restate.kinds.items())))
+    if options.azure_runs:
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        azure_kinds: Counter[str] = Counter()
+        section_started = time.perf_counter()
+        for run in range(options.azure_runs):
+            path = folder / f"a{run}.json"
+            kind = hostile_status_file(random.Random(f"{options.seed}-azure-{run}"), path)
+            azure_kinds[kind] += 1
+            attempt("azure-import", path, lambda: import_status_file(path, folder / "azure-out", kind), options.import_timeout)
+            if path.stat().st_size > IMPORT_LIMIT:
+                path.unlink()  # a sparse giant: its size is all there is to it
+        print(f"azure: {options.azure_runs} files in {time.perf_counter() - section_started:.0f} s; peak RSS "
+              f"{rss_before / 1024:.0f} MiB before, {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB after; "
+              "kinds: " + ", ".join(f"{key} {value}" for key, value in sorted(azure_kinds.items())))
+
     elapsed = time.perf_counter() - started
     total = sum(outcomes.values()) + len(uncaught) + len(hangs)
     print(f"runs: {total} ({options.runs} neutral files x 4 faces, {options.temporal_runs} Temporal files x 2, "
-          f"{options.langgraph_runs} LangGraph databases, {options.dbos_runs} DBOS pickles x 2) in {elapsed:.0f} s")
+          f"{options.langgraph_runs} LangGraph databases, {options.dbos_runs} DBOS pickles x 2, "
+          f"{options.restate_runs} Restate answers, {options.azure_runs} Azure files) in {elapsed:.0f} s")
     print(f"peak resident memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
-    print(f"uncaught exceptions: {len(uncaught)}; hangs (> {options.timeout:.0f} s): {len(hangs)}")
+    print(f"uncaught exceptions: {len(uncaught)}; hangs (> {options.timeout:.0f} s, an import > {options.import_timeout:g} s): {len(hangs)}")
     print("outcomes: " + ", ".join(f"{key} {value}" for key, value in sorted(outcomes.items())))
     for item in uncaught[:10] + hangs[:10]:
         print("---\n" + item)

@@ -135,3 +135,39 @@ def test_mutated_dbos_pickles_are_decoded_or_refused_and_each_imports_or_refuses
         assert (decoded, imported) in {("dbos-decoded", "dbos-import-written"), ("dbos-decode-refused", "dbos-import-refused")}, raw
         outcomes[decoded] = outcomes.get(decoded, 0) + 1
     assert outcomes["dbos-decoded"] > 10 and outcomes["dbos-decode-refused"] > 10  # both paths were exercised
+
+
+# --- importers: Restate admin API answers, Azure --http-json files ----------------------------------------
+
+
+def test_hostile_restate_answers_are_imported_or_one_line_errors_and_never_write_half(tmp_path: Path) -> None:
+    """200 seeded hostile answers of a stand-in admin API (truncations, deep nesting, lying Content-Lengths,
+    trickles, never-ending bodies, redirects, random bytes, rows of the wrong types) through ``import restate``
+    with a 1 MiB limit and a 0.5 s deadline: each is imported (invocations refused one by one, if so) or a
+    one-line error naming the URL with nothing written; no other exception, no redirect to another server."""
+    fuzz = _fuzz_benchmark()
+    target = fuzz.RestateFuzzTarget()
+    outcomes: Counter[str] = Counter()
+    try:
+        for run in range(200):
+            outcomes[target.import_once(random.Random(f"18-restate-{run}"), tmp_path / "out")] += 1
+    finally:
+        target.close()
+    assert outcomes["restate-error"] > 50 and outcomes["restate-imported"] > 10, outcomes
+    assert {"trickle", "never-ending", "deep", "content-length-huge", "rows-sys_journal"} <= set(target.kinds), target.kinds
+
+
+def test_hostile_azure_status_files_are_imported_or_one_line_errors_and_never_write_half(tmp_path: Path) -> None:
+    """500 seeded hostile ``--http-json`` files (mutated statuses, wrong types, deep nesting, sparse giants,
+    bad UTF-8, random bytes) through ``import azure-durable`` with a 1 MiB limit: each is imported (instances
+    refused one by one, if so) or a one-line error naming the file with nothing written."""
+    fuzz = _fuzz_benchmark()
+    outcomes: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
+    for run in range(500):
+        path = tmp_path / "status.json"
+        kind = fuzz.hostile_status_file(random.Random(f"18-azure-{run}"), path)
+        kinds[kind] += 1
+        outcomes[fuzz.import_status_file(path, tmp_path / "out", kind)] += 1
+    assert outcomes["azure-error"] > 100 and outcomes["azure-imported-some-refused"] > 50, outcomes
+    assert {"huge", "deep", "utf8", "json", "valid"} <= set(kinds), kinds

@@ -1,7 +1,8 @@
 """The steps every ``replaytest import <engine>`` command shares, so each engine's importer holds only what reads
 its engine: the redactor built from the configuration and the flags (a bad one is exit 2 before anything is
-read), the refusal of one run (``ImportRefused``) and what the import noticed (``ImportNotes``), and the
-closing summary with its refusals. Naming and claiming the files written is ``import_files``.
+read), the size limit of what it reads in one piece (``import_byte_limit``), the refusal of one run
+(``ImportRefused``) and what the import noticed (``ImportNotes``), and the closing summary with its refusals.
+Naming and claiming the files written is ``import_files``.
 
 The summary is one line on stdout, ``imported N histories into OUT (M value(s) redacted); K run(s) refused``,
 and one ``refused: …`` line per refused run on stderr; a command that refused anything exits 2 after it."""
@@ -56,6 +57,18 @@ def import_redactor(
     try:
         return Redactor.configured(settings if settings is not None else load_config().redact, keys, paths)
     except (ConfigError, RedactError) as error:
+        fail(str(error))
+
+
+def import_byte_limit() -> int:
+    """The most bytes an import reads in one piece (a server's answer, a status file): the history size
+    limit, ``[tool.replaytest.replay] max-history-bytes``, since what is read becomes histories. A
+    configuration error stops with exit 2."""
+    from replaytest.config import ConfigError, load_config
+
+    try:
+        return load_config().replay.max_history_bytes
+    except ConfigError as error:
         fail(str(error))
 
 

@@ -191,7 +191,7 @@ def _status(runtime_status: str | None, ending: AzureEvent | None) -> tuple[str,
         recorded = ending.status or {"ExecutionTerminated": TERMINATED, "ExecutionFailed": "Failed"}.get(ending.type, "Completed")
     if recorded is None:
         recorded = "Running"
-    status = RUNTIME_STATUSES.get(recorded)
+    status = RUNTIME_STATUSES.get(recorded) if isinstance(recorded, str) else None
     if status is None:
         raise AzureHistoryError(f"unknown runtime status {recorded!r} (known: {', '.join(RUNTIME_STATUSES)})")
     if status == "completed":

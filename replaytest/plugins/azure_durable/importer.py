@@ -224,19 +224,39 @@ def table_service(connection_string: str | None, account_url: str | None, sas_to
 # -- HTTP API output -------------------------------------------------------------------------------
 
 
-def http_runs(path: Path, notes: ImportNotes) -> Iterable[tuple[str, History | None]]:
-    """The runs in a file of the HTTP API's status output (one object or a list of them)."""
-    from replaytest.fileio import read_regular
+def http_runs(path: Path, notes: ImportNotes, max_bytes: int | None = None) -> Iterable[tuple[str, History | None]]:
+    """The runs in a file of the HTTP API's status output (one object or a list of them). The file is read
+    and parsed here, before the first run is handed on (so a file that cannot be read writes nothing): at
+    most ``max_bytes`` (default: the history size limit), as strict JSON."""
+    return _http_statuses(read_http_json(path, max_bytes), path, notes)
+
+
+def read_http_json(path: Path, max_bytes: int | None = None) -> Any:
+    """The parsed document of an ``--http-json`` file; ``click.ClickException`` (one line naming the file) for
+    a file over ``max_bytes`` (refused before it is read), not a regular file, not UTF-8 or not strict JSON
+    (nesting deeper than the history format allows included)."""
+    from replaytest.config import DEFAULT_MAX_HISTORY_BYTES
+    from replaytest.fileio import FileTooLargeError, read_regular
     from replaytest.history.errors import HistoryError
     from replaytest.history.io import decode_history, parse_text
-    from replaytest.plugins.azure_durable.dtfx_history import AzureHistoryError, neutral_history
 
+    limit = DEFAULT_MAX_HISTORY_BYTES if max_bytes is None else max_bytes
     try:
-        document = parse_text(decode_history(read_regular(path), path), path)
+        return parse_text(decode_history(read_regular(path, max_size=limit), path), path)
     except HistoryError as error:
         raise click.ClickException(str(error)) from None
+    except FileTooLargeError as error:
+        raise click.ClickException(
+            f"{path}: is {error.size:,} bytes, more than the limit of {error.max_size:,} bytes; not read. If it is "
+            "genuine, split it or raise [tool.replaytest.replay] max-history-bytes"
+        ) from None
     except OSError as error:
-        raise click.ClickException(f"{path}: cannot be read: {error}") from None
+        raise click.ClickException(f"{path}: cannot be read: {error.strerror or error}") from None
+
+
+def _http_statuses(document: Any, path: Path, notes: ImportNotes) -> Iterable[tuple[str, History | None]]:
+    from replaytest.plugins.azure_durable.dtfx_history import AzureHistoryError, neutral_history
+
     statuses = document if isinstance(document, list) else [document]
     listed: dict[str, list[str]] = {}  # instance id -> where its statuses are ($[n])
     for number, status in enumerate(statuses):
@@ -263,7 +283,8 @@ def http_runs(path: Path, notes: ImportNotes) -> Iterable[tuple[str, History | N
         try:
             events = condensed_events(status, path, at)
             history = neutral_history(
-                events, instance_id, status.get("runtimeStatus"), where=f"{path}: {at}", orchestration_name=status.get("name"),
+                events, instance_id, _text(status, "runtimeStatus", f"{path}: {at}"), where=f"{path}: {at}",
+                orchestration_name=_text(status, "name", f"{path}: {at}"),
             )
         except (ImportRefused, AzureHistoryError) as refused:
             notes.refused.append(str(refused))
@@ -291,14 +312,16 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
             raise ImportRefused(f"{where}: not a history event (no EventType string)")
         kind = raw["EventType"]
         time = str(raw.get("Timestamp") or previous_time)
-        name = raw.get("FunctionName") or raw.get("Name")
+        name = _text(raw, "FunctionName", where) or _text(raw, "Name", where)
         if kind == "ExecutionStarted":
-            started = AzureEvent(kind, where, timestamp=time, name=name or status.get("name"), input=raw.get("Input", status.get("input")))
+            started = AzureEvent(kind, where, timestamp=time, name=name or _text(status, "name", f"{path}: {at}"),
+                                 input=raw.get("Input", status.get("input")))
         elif kind in ("TaskCompleted", "TaskFailed", "SubOrchestrationInstanceCompleted", "SubOrchestrationInstanceFailed"):
             created = "TaskScheduled" if kind.startswith("Task") else "SubOrchestrationInstanceCreated"
-            failure = _failure_details(raw)
+            failure = _failure_details(raw, where)
             completion = AzureEvent(kind, where, timestamp=time, result=raw.get("Result"),
-                                    reason=raw.get("Reason") or failure.get("ErrorMessage"), details=raw.get("Details"))
+                                    reason=_text(raw, "Reason", where) or _text(failure, "ErrorMessage", f"{where}.FailureDetails"),
+                                    details=_text(raw, "Details", where))
             schedule = AzureEvent(created, where, timestamp=str(raw.get("ScheduledTime") or previous_time), name=name)
             scheduling.append((schedule, completion))
             timed.append((completion.timestamp or "", 0, position, completion))
@@ -309,9 +332,10 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
         elif kind == "EventRaised":
             timed.append((time, 0, position, AzureEvent(kind, where, timestamp=time, name=name, input=raw.get("Input"))))
         elif kind in ("ExecutionCompleted", "ExecutionFailed", "ExecutionTerminated"):
-            failure = _failure_details(raw)
+            failure = _failure_details(raw, where)
             ending = AzureEvent(kind, where, timestamp=time, result=raw.get("Result", status.get("output")),
-                                status=raw.get("OrchestrationStatus"), reason=failure.get("ErrorMessage"))
+                                status=_text(raw, "OrchestrationStatus", where),
+                                reason=_text(failure, "ErrorMessage", f"{where}.FailureDetails"))
         previous_time = time
     scheduling.sort(key=lambda pair: pair[0].timestamp or "")  # stable: equal times keep the listed order
     for event_id, (schedule, completion) in enumerate(scheduling):
@@ -336,9 +360,30 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
     return out
 
 
-def _failure_details(raw: dict[str, Any]) -> dict[str, Any]:
+def _failure_details(raw: dict[str, Any], where: str) -> dict[str, Any]:
     details = raw.get("FailureDetails")
-    return details if isinstance(details, dict) else {}
+    if details is not None and not isinstance(details, dict):
+        raise ImportRefused(f"{where}.FailureDetails is {_json_type(details)}, not an object")
+    return details or {}
+
+
+def _text(raw: dict[str, Any], key: str, where: str) -> str | None:
+    """``raw[key]``, a string (or absent, null); another type refuses the run: names, statuses and messages
+    become parts of the history that must be text."""
+    value = raw.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise ImportRefused(f"{where}.{key} is {_json_type(value)}, not a string")
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, dict):
+        return "an object"
+    return "an array" if isinstance(value, list) else type(value).__name__
 
 
 def _condensed(history: History) -> History:
@@ -411,7 +456,14 @@ def import_command(
     out_dir: Path, keys: tuple[str, ...], paths: tuple[str, ...], no_redact: bool,
 ) -> None:
     """Read Azure Durable Functions runs into OUT as <instance id>.json (JSON payloads only, never pickle)."""
-    from replaytest.plugins.importing import EXIT_ERROR, fail, import_redactor, redaction_said, report_import
+    from replaytest.plugins.importing import (
+        EXIT_ERROR,
+        fail,
+        import_byte_limit,
+        import_redactor,
+        redaction_said,
+        report_import,
+    )
 
     canonical = {choice.lower(): choice for choice in RUNTIME_STATUS_CHOICES}
     statuses = tuple(canonical[status.lower()] for status in statuses)
@@ -426,7 +478,7 @@ def import_command(
     source = str(http_json) if http_json is not None else f"task hub {task_hub}"
     try:
         if http_json is not None:
-            runs = http_runs(http_json, notes)
+            runs = http_runs(http_json, notes, import_byte_limit())
         else:
             service = table_service(connection_string, account_url, sas_token)
             runs = table_runs(service, str(task_hub), instances, statuses, created_after, notes)

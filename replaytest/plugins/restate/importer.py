@@ -1,6 +1,7 @@
 """``replaytest import restate``: invocations and their journals from a Restate server into neutral histories.
 
-Reads the admin API's SQL endpoint (``POST <admin-url>/query``, the standard library's urllib only):
+Reads the admin API's SQL endpoint (``POST <admin-url>/query``, the standard library's HTTP client, each
+answer within the history size limit and a deadline, no redirect to another server: ``history.http_read``):
 ``sys_invocation`` selects the invocations (by id, service, handler, status) and ``sys_journal`` gives each
 one's entries in index order, as the protocol messages the SDK exchanged (``raw``). One history per
 invocation, ``<invocation id>.json``, engine ``restate``, type ``<service>/<handler>``:
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from replaytest.plugins.import_files import RunKey
 
 ENGINE = "restate"
-_TIMEOUT_SECONDS = 60
 _CHUNK = 200  # invocation ids per journal query
 
 RESTATE_STATUSES = ("pending", "scheduled", "ready", "running", "backing-off", "paused", "suspended", "completed")
@@ -103,38 +103,43 @@ class ImportNotes(BaseImportNotes):
 
 
 class AdminQuery:
-    """``POST /query`` on a Restate admin API, JSON rows back."""
+    """``POST /query`` on a Restate admin API, JSON rows back; each answer read within ``max_bytes`` and
+    ``deadline_seconds`` (``None``: the reader's default), no redirect to another server followed
+    (``history.http_read``)."""
 
-    def __init__(self, admin_url: str) -> None:
+    def __init__(self, admin_url: str, *, max_bytes: int | None = None, deadline_seconds: float | None = None) -> None:
         if not admin_url.startswith(("http://", "https://")):
             raise click.ClickException(f"--admin-url {admin_url!r}: expected http://host:port (the admin API, port 9070 by default)")
         self.url = admin_url.rstrip("/") + "/query"
+        if max_bytes is None:
+            from replaytest.config import DEFAULT_MAX_HISTORY_BYTES
+
+            max_bytes = DEFAULT_MAX_HISTORY_BYTES
+        self.max_bytes = max_bytes
+        self.deadline_seconds = deadline_seconds
 
     def rows(self, sql: str) -> list[dict[str, Any]]:
-        import urllib.error
-        import urllib.request  # here, not at the top: every lint run loads this module for the command
+        from replaytest.history.http_read import AnswerTooLargeError, DeadlineError, HTTPReadError, request_json
 
-        request = urllib.request.Request(
-            self.url,
-            data=json.dumps({"query": sql}).encode("utf-8"),
-            headers={"content-type": "application/json", "accept": "application/json"},
-            method="POST",
-        )
+        bounds = {} if self.deadline_seconds is None else {"deadline_seconds": self.deadline_seconds}
         try:
-            with urllib.request.urlopen(request, timeout=_TIMEOUT_SECONDS) as response:
-                body = response.read()
-        except urllib.error.HTTPError as error:
-            detail = error.read()[:500].decode("utf-8", "replace")
-            raise click.ClickException(f"{self.url}: HTTP {error.code}: {detail}") from None
-        except (urllib.error.URLError, OSError) as error:
-            raise click.ClickException(f"{self.url}: {getattr(error, 'reason', error)}") from None
-        try:
-            document = json.loads(body)
-        except ValueError as error:
-            raise click.ClickException(f"{self.url}: the answer is not JSON ({error})") from None
+            document = request_json(
+                self.url, method="POST", body=json.dumps({"query": sql}).encode("utf-8"),
+                headers={"content-type": "application/json", "accept": "application/json"},
+                max_bytes=self.max_bytes, **bounds,
+            )
+        except AnswerTooLargeError as error:
+            raise click.ClickException(
+                f"{error}; nothing was written. If the answer is genuine, select fewer invocations (--service, "
+                "--status, --limit) or raise [tool.replaytest.replay] max-history-bytes"
+            ) from None
+        except DeadlineError as error:
+            raise click.ClickException(f"{error}; nothing was written. A slow server needs a longer --timeout") from None
+        except HTTPReadError as error:
+            raise click.ClickException(f"{error}; nothing was written") from None
         rows = document.get("rows") if isinstance(document, dict) else None
         if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-            raise click.ClickException(f"{self.url}: the answer has no list of rows at $.rows")
+            raise click.ClickException(f"{self.url}: the answer has no list of rows at $.rows; nothing was written")
         return rows
 
 
@@ -280,13 +285,17 @@ def import_invocations(
     limit: int | None = None,
     redactor: Redactor | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    max_bytes: int | None = None,
+    deadline_seconds: float | None = None,
 ) -> tuple[int, ImportNotes]:
-    """Write one history per selected invocation into ``out``; returns how many were written and the notes."""
+    """Write one history per selected invocation into ``out``; returns how many were written and the notes.
+    Every answer of the admin API is read (within ``max_bytes`` and ``deadline_seconds`` each, see
+    ``AdminQuery``) before the first file is written, so an answer that cannot be read writes nothing."""
     from replaytest.history import save_history
     from replaytest.history.redact import redact_history
     from replaytest.plugins.import_files import ImportCollision, ImportFolder, history_file_name, neutral_key
 
-    query = AdminQuery(admin_url)
+    query = AdminQuery(admin_url, max_bytes=max_bytes, deadline_seconds=deadline_seconds)
     notes = ImportNotes()
     invocations = select_invocations(query, invocation_id, service, handler, statuses, limit)
     by_id = journals(query, [str(row.get("id")) for row in invocations])
@@ -336,6 +345,7 @@ def import_invocations(
 @click.option("--status", "statuses", multiple=True, type=click.Choice(RESTATE_STATUSES, case_sensitive=False), help="Only invocations in this Restate status (repeatable).")
 @click.option("--limit", type=click.IntRange(min=1), help="Import at most N invocations (oldest first).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the history files.")
+@click.option("--timeout", "timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="The most one answer of the admin API may take, whole: connecting to its last byte (default 60).")
 @click.option("--redact-key", "keys", multiple=True, metavar="NAME", help="Key name to scrub in payloads (repeatable; default: [tool.replaytest.redact] or common secret fields).")
 @click.option("--redact-path", "paths", multiple=True, metavar="JSONPATH", help="JSON path to scrub (repeatable).")
 @click.option("--no-redact", is_flag=True, help="Write payloads as recorded.")
@@ -347,12 +357,20 @@ def import_command(
     statuses: tuple[str, ...],
     limit: int | None,
     out_dir: Path,
+    timeout: float | None,
     keys: tuple[str, ...],
     paths: tuple[str, ...],
     no_redact: bool,
 ) -> None:
     """Read Restate invocations and their journals into OUT as <invocation id>.json (payloads JSON only)."""
-    from replaytest.plugins.importing import EXIT_ERROR, fail, import_redactor, redaction_said, report_import
+    from replaytest.plugins.importing import (
+        EXIT_ERROR,
+        fail,
+        import_byte_limit,
+        import_redactor,
+        redaction_said,
+        report_import,
+    )
 
     if invocation_id is not None and (service or handler or statuses or limit):
         fail("--invocation selects one invocation; it does not combine with --service, --handler, --status or --limit")
@@ -361,7 +379,7 @@ def import_command(
         written, notes = import_invocations(
             admin_url, out_dir, invocation_id=invocation_id, service=service, handler=handler,
             statuses=tuple(status.lower() for status in statuses), limit=limit, redactor=redactor,
-            progress=lambda line: click.echo(line, err=True),
+            progress=lambda line: click.echo(line, err=True), max_bytes=import_byte_limit(), deadline_seconds=timeout,
         )
     except click.ClickException as error:
         fail(error.message)
