@@ -70,7 +70,8 @@ class Listeners:
         self.udp.bind(("127.0.0.1", 0))
         self.received: list[bytes] = []
         self.readers: list[threading.Thread] = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.acceptor = threading.Thread(target=self._accept, daemon=True)
+        self.acceptor.start()
 
     @property
     def ports(self) -> dict[str, str]:
@@ -105,7 +106,15 @@ class Listeners:
         return self.received + datagrams
 
     def close(self) -> None:
+        # shutdown wakes the blocked accept (close alone does not on Linux): no thread outlives the test,
+        # which would keep other tests in this process from forking.
+        try:
+            self.tcp.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.tcp.close()
+        self.acceptor.join(timeout=30)
+        assert not self.acceptor.is_alive()
         self.udp.close()
 
 
