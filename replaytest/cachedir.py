@@ -9,6 +9,11 @@ replaytest creates it, when it is empty, or when replaytest's own ``README`` mar
 earlier; anything else is refused (``CacheDirError``, a configuration error: exit 2), and the markers
 are only ever written into a folder taken that way.
 
+Several processes may take the folder at once (pytest-xdist workers, parallel CI jobs on one checkout).
+Each marker is written whole under a temporary name and then linked into place, so another process never
+reads a half-written README and refuses the folder; the temporary names (``.replaytest-marker-*``) count
+as replaytest's while they exist.
+
 The cache folder is trusted input (see the README's security notes): an entry in it can hide a finding
 or a divergence, which is what ``--no-cache`` is for.
 """
@@ -16,6 +21,7 @@ or a divergence, which is what ``--no-cache`` is for.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 README_TEXT = "Created by replaytest for its lint and replay caches. Safe to delete.\n"
@@ -27,6 +33,10 @@ MARKERS: dict[str, str] = {
     "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",
     ".gitignore": "*\n",
 }
+
+
+# A marker being written by another process right now: see ``_write_marker``.
+_TEMPORARY_MARKER_PREFIX = ".replaytest-marker-"
 
 
 class CacheDirError(Exception):
@@ -68,8 +78,9 @@ def check(directory: Path) -> None:
         raise CacheDirError(directory, "is a file, not a folder; choose a folder of its own for the cache") from None
     except OSError:
         return  # unreadable: writing fails later and lint goes on without a cache, as for a read-only checkout
-    if entries and not is_replaytest_folder(directory):
-        shown = ", ".join(entries[:3]) + (", …" if len(entries) > 3 else "")
+    others = [name for name in entries if not name.startswith(_TEMPORARY_MARKER_PREFIX)]
+    if others and not is_replaytest_folder(directory):
+        shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
         raise CacheDirError(
             directory,
             f"already holds files that are not replaytest's ({shown}); replaytest would hide them from git "
@@ -84,9 +95,29 @@ def claim(directory: Path) -> None:
     check(directory)
     directory.mkdir(parents=True, exist_ok=True)
     for name, text in MARKERS.items():
-        marker = directory / name
-        if not marker.exists():
-            marker.write_text(text, encoding="utf-8")
+        if not (directory / name).exists():
+            _write_marker(directory, name, text)
+
+
+def _write_marker(directory: Path, name: str, text: str) -> None:
+    """Write a marker whole, then link it into place: a process checking the folder meanwhile sees either
+    no marker or the complete one, never an empty README (it would refuse the folder). A marker another
+    process linked first is kept."""
+    handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_MARKER_PREFIX, dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        try:
+            os.link(temporary, directory / name)
+        except FileExistsError:
+            pass
+        except OSError:  # a filesystem without hard links: a rename is atomic too
+            os.replace(temporary, directory / name)
+    finally:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
 
 
 def remove(directory: Path) -> bool:

@@ -107,3 +107,50 @@ def test_an_entry_copied_over_another_files_key_is_a_miss(make_project) -> None:
     assert again.returncode == 1, again.describe()
     assert again.stdout == first.stdout, "the poisoned entry hid the finding"
     assert "app/clean.py" not in dirty_entry.read_text(), "the recomputed summary was not written back"
+
+
+# Eight processes take the same fresh folder at once, 600 times over (what pytest-xdist workers do on a
+# first run). Writing the README in place let a second process read it empty and refuse the folder.
+_CLAIM_RACE = """
+import multiprocessing, sys, tempfile
+from pathlib import Path
+from replaytest import cachedir
+
+def claim_every_folder(base, rounds, barrier, refusals):
+    for round_number in range(rounds):
+        barrier.wait()
+        try:
+            cachedir.claim(Path(base) / f"cache-{round_number}")
+        except cachedir.CacheDirError as error:
+            (Path(refusals) / f"{round_number}-{multiprocessing.current_process().pid}").write_text(str(error))
+
+if __name__ == "__main__":
+    base, refusals = sys.argv[1], sys.argv[2]
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(8)
+    workers = [context.Process(target=claim_every_folder, args=(base, 600, barrier, refusals)) for _ in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    sys.exit(max(worker.exitcode for worker in workers))
+"""
+
+
+def test_processes_taking_one_new_cache_folder_at_once_never_refuse_it(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from replaytest import cachedir
+
+    script, base, refusals = tmp_path / "race.py", tmp_path / "caches", tmp_path / "refusals"
+    script.write_text(_CLAIM_RACE)
+    base.mkdir()
+    refusals.mkdir()
+    run = subprocess.run([sys.executable, str(script), str(base), str(refusals)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert [path.read_text() for path in refusals.iterdir()] == []
+    for folder in base.iterdir():
+        # Every folder ends whole: the three markers, complete, and no temporary marker left behind.
+        assert sorted(path.name for path in folder.iterdir()) == sorted(cachedir.MARKERS)
+        assert cachedir.is_replaytest_folder(folder)
