@@ -1,7 +1,16 @@
 """``Prompt`` — a named, versioned prompt template any engine's code can use — and prompt manifests.
 
-A ``Prompt``'s version is the SHA-256 of its template unless one is given (``version="v2"``). What a
-model call used is recorded per engine (the journal's ``ctx.model(..., prompt=P)``, a header on a
+A ``Prompt``'s text version is the SHA-256 of its template unless one is given (``version="v2"``). A
+model call's output depends on the model and its sampling parameters as much as on the text, so a
+``Prompt`` may also declare them (``model="gpt-4o-mini", params={"temperature": 0.2}``): what is
+recorded and compared is then its ``full_version``, the text version with the model and a digest of the
+parameters appended (``sha256:… model=gpt-4o-mini params=3f2a9c1b0d4e5f60``), readable in a manifest
+and in a report without any other record. A prompt that declares neither has ``full_version ==
+version``, so histories recorded before models were part of a version compare as they did.
+``describe_version_change`` says what changed between two full versions ("model gpt-4o-mini →
+gpt-4.1"). ``Prompt.fetched`` builds one at run time from a registry's text.
+
+What a model call used is recorded per engine (the journal's ``ctx.model(..., prompt=P)``, a header on a
 Temporal activity through ``replaytest.plugins.temporal.prompts``); replay compares it with the
 current ``Prompt`` of that name (``prompt-drift``).
 
@@ -25,11 +34,13 @@ import contextlib
 import contextvars
 import functools
 import hashlib
+import json
+import re
 import sys
 import types
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -43,34 +54,184 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Prompt:
-    """A prompt template with a name and a version (by default ``sha256:`` of the template text)."""
+    """A prompt template with a name, a text version (by default ``sha256:`` of the template text) and,
+    optionally, the model and the output-changing parameters (temperature, top_p, max tokens, tools,
+    response schema: any JSON) the call that renders it uses."""
 
     name: str
     template: str
     version: str = ""
+    model: str | None = None
+    # Not hashed (a dict); ``full_version`` carries its digest, so equal versions mean equal parameters.
+    params: Mapping[str, Any] | None = field(default=None, hash=False)
+    # Where a ``fetched`` prompt's text came from (a registry reference), for reports; not versioned.
+    source: str | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not self.version:
             # ``replaytest.history.digest.sha256_text``, spelled out: workflow code imports this module
             # (in Temporal's sandbox, once per run), so it stays free of the history package.
             object.__setattr__(self, "version", "sha256:" + hashlib.sha256(self.template.encode("utf-8")).hexdigest())
+        if self.model is not None and (not isinstance(self.model, str) or not self.model.strip() or " " in self.model):
+            raise ValueError(f"Prompt {self.name!r}: model must be a model name without spaces, not {self.model!r}")
+        if self.params is not None:
+            if not isinstance(self.params, Mapping):
+                raise TypeError(f"Prompt {self.name!r}: params must be a mapping of parameter names to JSON values")
+            # A private copy: a caller changing its dict later must not change a recorded version.
+            object.__setattr__(self, "params", json.loads(_params_json(self.name, self.params)))
+
+    @classmethod
+    def fetched(
+        cls,
+        name: str,
+        text: str,
+        *,
+        version: str = "",
+        model: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        source: str | None = None,
+    ) -> Prompt:
+        """A prompt whose text comes from a registry or is built at run time (LangSmith's hub, a
+        database, a feature flag). Make it where the model call renders it, inside the step, task or
+        activity: it is not in the run's start manifest, so its version is known only from the call
+        that records it (``use_prompt`` or ``render`` on engines that record per call). ``source``
+        names where the text came from (``"hub:acme/reply:3f2a"``) for reports."""
+        return cls(name, text, version=version, model=model, params=params, source=source)
+
+    @property
+    def full_version(self) -> str:
+        """What is recorded and compared: ``version``, plus the model and a digest of the parameters
+        when the prompt declares them (see the module docstring)."""
+        return compose_version(self.version, self.model, self.params)
+
+    def with_model(self, model: str | None, **params: Any) -> Prompt:
+        """This prompt with another model and parameters (``P.with_model("gpt-4.1", temperature=0)``)."""
+        return replace(self, model=model, params=params or None)
 
     def render(self, **values: Any) -> str:
-        """The template with ``{placeholders}`` filled (``str.format`` syntax)."""
+        """The template with ``{placeholders}`` filled (``str.format`` syntax). Engines that record
+        prompt versions per call (see each engine's ``prompts`` module) record this prompt's version
+        for the step or task rendering it."""
+        for hook in tuple(_RENDER_HOOKS):
+            hook(self)
         return self.template.format(**values)
 
     @property
     def ref(self) -> PromptRef:
         from replaytest.history.model import PromptRef
 
-        return PromptRef(name=self.name, version=self.version)
+        return PromptRef(name=self.name, version=self.full_version, params=self.params)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON an engine stores for a call that used this prompt: name, full version, and the
+        model and parameters when declared (so a report can say "temperature 0.2 → 0.9")."""
+        out: dict[str, Any] = {"name": self.name, "version": self.full_version}
+        if self.model is not None:
+            out["model"] = self.model
+        if self.params:
+            out["params"] = dict(self.params)
+        if self.source is not None:
+            out["source"] = self.source
+        return out
+
+
+# Called with every ``Prompt`` rendered; engines that record per call register one (their ``prompts``
+# module) and record only when the rendering code runs inside one of their steps or tasks.
+_RENDER_HOOKS: list[Callable[[Prompt], None]] = []
+
+
+def add_render_hook(hook: Callable[[Prompt], None]) -> None:
+    """Register ``hook`` to be called with each ``Prompt`` rendered (once per hook)."""
+    if hook not in _RENDER_HOOKS:
+        _RENDER_HOOKS.append(hook)
+
+
+def _params_json(name: str, params: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(dict(params), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"Prompt {name!r}: params must be JSON values (numbers, strings, lists, maps): {error}") from None
+
+
+def compose_version(version: str, model: str | None, params: Mapping[str, Any] | None) -> str:
+    """A full version: ``version`` alone, or with `` model=…`` and `` params=<16 hex>`` appended."""
+    full = version
+    if model is not None:
+        full += f" model={model}"
+    if params:
+        digest = hashlib.sha256(_params_json("", params).encode("utf-8")).hexdigest()[:16]
+        full += f" params={digest}"
+    return full
+
+
+_FULL_VERSION = re.compile(r"^(?P<text>.*?)(?: model=(?P<model>\S+))?(?: params=(?P<params>[0-9a-f]{16}))?$", re.DOTALL)
+
+
+def split_version(full: str) -> tuple[str, str | None, str | None]:
+    """``(text version, model, parameter digest)`` of a full version (see ``compose_version``)."""
+    match = _FULL_VERSION.match(full)
+    assert match is not None  # the pattern matches every string
+    return match["text"], match["model"], match["params"]
+
+
+def _short_text(version: str) -> str:
+    return version[:19] if version.startswith("sha256:") else version
+
+
+def describe_version_change(
+    old: str | None,
+    new: str | None,
+    old_params: Mapping[str, Any] | None = None,
+    new_params: Mapping[str, Any] | None = None,
+) -> str:
+    """What changed from ``old`` to ``new`` (full versions), in words: ``text v1 → v2``, ``model
+    gpt-4o-mini → gpt-4.1``, ``temperature 0.2 → 0.9`` (when both calls' parameters are known, else
+    ``parameters changed``), joined with ``; ``."""
+    if old is None or new is None:
+        return f"{short_version(old)} → {short_version(new)}"
+    old_text, old_model, old_digest = split_version(old)
+    new_text, new_model, new_digest = split_version(new)
+    parts = []
+    if old_text != new_text:
+        parts.append(f"text {_short_text(old_text)} → {_short_text(new_text)}")
+    if old_model != new_model:
+        parts.append(f"model {old_model or 'not declared'} → {new_model or 'not declared'}")
+    if old_digest != new_digest:
+        if old_params is not None and new_params is not None:
+            changed = [
+                f"{key} {json.dumps(old_params.get(key)) if key in old_params else 'unset'} → "
+                f"{json.dumps(new_params.get(key)) if key in new_params else 'unset'}"
+                for key in sorted(set(old_params) | set(new_params))
+                if old_params.get(key, _UNSET) != new_params.get(key, _UNSET)
+            ]
+            parts.extend(changed or ["parameters changed"])
+        elif old_digest is None:
+            parts.append("parameters declared")
+        elif new_digest is None:
+            parts.append("parameters no longer declared")
+        else:
+            parts.append("parameters changed")
+    return "; ".join(parts) or f"{short_version(old)} → {short_version(new)}"
+
+
+_UNSET = object()
+
+
+def model_or_params_changed(old: str | None, new: str | None) -> bool:
+    """True when two full versions differ in the model or the parameters (not only in the text)."""
+    if old is None or new is None:
+        return False
+    return split_version(old)[1:] != split_version(new)[1:]
 
 
 def short_version(version: str | None) -> str:
-    """A version as reports print it: explicit versions whole, content hashes cut to 12 hex digits."""
+    """A version as reports print it: explicit versions whole, content hashes cut to 12 hex digits, the
+    model (when declared) in brackets: ``sha256:3f2a9c1b0d4e (gpt-4o-mini, params 3f2a9c1b)``."""
     if version is None:
         return "none"
-    return version[:19] if version.startswith("sha256:") else version
+    text, model, digest = split_version(version)
+    extras = [part for part in (model, f"params {digest[:8]}" if digest else None) if part]
+    return _short_text(text) + (f" ({', '.join(extras)})" if extras else "")
 
 
 def uses_prompts(*prompts: Prompt) -> Callable[[T], T]:
@@ -95,7 +256,7 @@ _IN_USE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.Conte
 @contextlib.contextmanager
 def use_prompt(prompt: Prompt) -> Iterator[Prompt]:
     """In workflow code: the step, task or model calls made in this block use ``prompt`` (nestable)."""
-    token = _IN_USE.set((*_IN_USE.get(), (str(prompt.name), str(prompt.version))))
+    token = _IN_USE.set((*_IN_USE.get(), (str(prompt.name), _full_version(prompt))))
     try:
         yield prompt
     finally:
@@ -249,11 +410,17 @@ def _prompt_fields(obj: Any) -> tuple[str, str] | None:
     """``(name, version)`` if ``obj`` is a ``Prompt`` — also one made by another copy of this module
     (Temporal's workflow sandbox imports a workflow's modules afresh), recognised by its type's name."""
     if isinstance(obj, Prompt):
-        return obj.name, obj.version
+        return obj.name, obj.full_version
     kind = type(obj)
     if kind.__name__ == "Prompt" and kind.__module__ == __name__ and not isinstance(obj, type):
-        return str(obj.name), str(obj.version)
+        return str(obj.name), _full_version(obj)
     return None
+
+
+def _full_version(prompt: Any) -> str:
+    """The full version of a ``Prompt`` of this module or of another copy of it (Temporal's sandbox)."""
+    full = getattr(prompt, "full_version", None)
+    return str(full if full is not None else prompt.version)
 
 
 def describe_changes(recorded: Mapping[str, str], current: Mapping[str, str], skip: Iterable[str] = ()) -> list[str]:
@@ -270,6 +437,9 @@ def describe_changes(recorded: Mapping[str, str], current: Mapping[str, str], sk
         if old is None:
             phrases.append(f"will use {name} {short_version(new)}, which did not exist when it started")
         else:
-            phrases.append(f"will use {name} {short_version(new)}, started under {short_version(old)}")
+            phrases.append(
+                f"will use {name} {short_version(new)}, started under {short_version(old)} "
+                f"({describe_version_change(old, new)})"
+            )
     return phrases
 

@@ -383,10 +383,15 @@ class _Validator:
         prompt = None
         if obj.get("prompt") is not None:
             prompt_obj = self.object(obj["prompt"], f"{path}.prompt")
-            self.keys(prompt_obj, f"{path}.prompt", ("name", "version"), ("name", "version"))
+            self.keys(prompt_obj, f"{path}.prompt", ("name", "version", "params"), ("name", "version"))
+            params = prompt_obj.get("params")
+            if params is not None:
+                self.object(params, f"{path}.prompt.params")
+                self.json_value(params, f"{path}.prompt.params")
             prompt = PromptRef(
                 name=self.string(prompt_obj["name"], f"{path}.prompt.name", nonempty=True),
                 version=self.string(prompt_obj["version"], f"{path}.prompt.version", nonempty=True),
+                params=params,
             )
         result_ref = self.digest(obj.get("result_ref"), f"{path}.result_ref")
         if result_ref is not None and obj.get("result") is not None:
@@ -440,7 +445,8 @@ class _Validator:
             return None
         prompt = get("prompt")
         if prompt is not None:
-            # Model events: the same checks as the full path (an object with exactly two non-empty strings).
+            # Model events: the same checks as the full path (an object with exactly two non-empty strings;
+            # one recording parameters takes the full path).
             if type(prompt) is not dict or prompt.keys() != _PROMPT_KEYS:
                 return None
             prompt_name, prompt_version = prompt["name"], prompt["version"]
@@ -566,6 +572,8 @@ def _event_dict(history: History, event: Event, blobs: BlobStore | None) -> dict
         out["args_digest"] = event.args_digest
     if event.prompt is not None:
         out["prompt"] = {"name": event.prompt.name, "version": event.prompt.version}
+        if event.prompt.params is not None:
+            out["prompt"]["params"] = dict(event.prompt.params)
     if event.idempotency_key is not None:
         out["idempotency_key"] = event.idempotency_key
     json_path = f"$.events[{event.seq - 1}]"

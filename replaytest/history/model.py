@@ -44,10 +44,14 @@ class WorkflowInfo:
 
 @dataclass(frozen=True)
 class PromptRef:
-    """The prompt a model event was issued with; ``version`` is ``sha256:`` of the template text."""
+    """The prompt a model event was issued with: its name and full version (``replaytest.prompts``:
+    the text version, plus the model and a digest of the parameters when the prompt declares them), and
+    those parameters as recorded (None when not recorded), so a report can say what changed."""
 
     name: str
     version: str
+    # Not compared: ``version`` carries their digest.
+    params: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
 
 @dataclass(frozen=True)

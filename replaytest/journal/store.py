@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS events (
     args_digest TEXT,
     prompt_name TEXT,
     prompt_version TEXT,
+    prompt_params TEXT,
     idempotency_key TEXT,
     patch_id TEXT,
     patch_deprecated INTEGER,
@@ -166,6 +167,11 @@ class Journal:
                 event_columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
                 if "patch_deprecated" not in event_columns:
                     self._db.execute("ALTER TABLE events ADD COLUMN patch_deprecated INTEGER")
+        if "prompt_params" not in event_columns:
+            with self._write():
+                event_columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
+                if "prompt_params" not in event_columns:
+                    self._db.execute("ALTER TABLE events ADD COLUMN prompt_params TEXT")
 
     @property
     def shareable(self) -> bool:
@@ -324,11 +330,12 @@ class Journal:
             result_json = dumps(event.result)
         self._db.execute(
             "INSERT OR REPLACE INTO events (run_id, seq, kind, name, state, args_digest, prompt_name, prompt_version,"
-            " idempotency_key, patch_id, patch_deprecated, result, error, duration_s, due_at, epoch)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " prompt_params, idempotency_key, patch_id, patch_deprecated, result, error, duration_s, due_at, epoch)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run_id, event.seq, event.kind, event.name, state, event.args_digest,
                 event.prompt.name if event.prompt else None, event.prompt.version if event.prompt else None,
+                dumps(dict(event.prompt.params)) if event.prompt and event.prompt.params is not None else None,
                 event.idempotency_key, event.patch_id, 1 if event.extra.get("deprecated") is True else None, result_json, _error_json(event.error), event.duration_s, due_at,
                 claim.epoch,
             ),
@@ -452,13 +459,13 @@ class Journal:
         prompts: dict[str, str] = {}
         rows = self._db.execute(
             "SELECT seq, kind, name, args_digest, prompt_name, prompt_version, idempotency_key, patch_id, result, error,"
-            " duration_s, patch_deprecated FROM events WHERE run_id = ? AND state = 'done' ORDER BY seq",
+            " duration_s, patch_deprecated, prompt_params FROM events WHERE run_id = ? AND state = 'done' ORDER BY seq",
             (run_id,),
         )
         for row in rows:
             if row[0] != len(events) + 1:
                 break
-            prompt = PromptRef(row[4], row[5]) if row[4] is not None else None
+            prompt = PromptRef(row[4], row[5], _loads(row[12]) if row[12] is not None else None) if row[4] is not None else None
             if prompt is not None:
                 prompts[prompt.name] = prompt.version
             events.append(

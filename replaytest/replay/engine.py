@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar, overload
 
-from replaytest.prompts import describe_changes, short_version
+from replaytest.prompts import describe_changes, describe_version_change, model_or_params_changed, short_version
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.divergence import (
     CommandView,
@@ -92,6 +92,7 @@ class Recorded:
     patch_id: str | None = None
     payload: Any = None
     deprecated: bool = False  # a patch marker recorded by deprecate_patch
+    prompt_params: Mapping[str, Any] | None = None  # the model parameters recorded with the prompt, if any
 
     def view(self) -> CommandView:
         detail = {"patch_id": self.patch_id} if self.patch_id else {}
@@ -147,6 +148,7 @@ class Issued:
     patch_id: str | None = None
     source: Any = None
     prompt_name: str | None = None  # the prompt's name where ``prompt_version`` is set (for reports)
+    prompt_params: Mapping[str, Any] | None = None  # its model parameters, when it declares them
 
     def view(self, position: int | None, with_source: bool = False) -> CommandView:
         """``with_source``: the issuing line in ``detail["source"]`` (``file.py:12``), which the report's
@@ -226,9 +228,17 @@ class Matcher:
         # prompt is the cause worth reporting.
         if command.prompt_version and event.prompt_version and command.prompt_version != event.prompt_version:
             policy = self.options.prompt_policy(self.status)
+            what = [f"prompt {command.prompt_name}"] if command.prompt_name else []
+            if model_or_params_changed(event.prompt_version, command.prompt_version):
+                what.append(
+                    describe_version_change(
+                        event.prompt_version, command.prompt_version, event.prompt_params, command.prompt_params
+                    )
+                )
             message = (
-                f"{command.kind} {command.name!r} now uses prompt version {command.prompt_version[:19]} "
-                f"but the history recorded {event.prompt_version[:19]}"
+                f"{command.kind} {command.name!r} now uses prompt version {short_version(command.prompt_version)} "
+                f"but the history recorded {short_version(event.prompt_version)}"
+                + (f" ({': '.join(what)})" if what else "")
             )
             if policy == "fail" and self.resumable:
                 # The run keeps this call's recorded result; what matters is the prompt it uses next,
@@ -519,7 +529,11 @@ def check_manifest_prompts(
         if new is None or old == new or options.prompt_policy(status) == "ignore":
             continue
         step = called[name]
-        before = f"started under {short_version(old)}" if old is not None else "started before it existed"
+        before = (
+            f"started under {short_version(old)}, {describe_version_change(old, new)}"
+            if old is not None
+            else "started before it existed"
+        )
         message = (
             f"{step} already called prompt {name}: the run {before} ({MANIFEST_VERSION_NOTE.format(engine=engine)}), "
             f"the code now has {short_version(new)}; the {status} run keeps that call's recorded result"

@@ -298,7 +298,7 @@ def test_prompt_drift_fails_a_parked_history_and_warns_for_completed_ones(pytest
             "*support_agent-refund-waiting.json: support_agent id ticket-refund-waiting: diverged (2 recorded events), "
             "in-flight run (parked)",
             "  prompt-drift at event #1: model 'plan' now uses prompt version * but the history recorded sha256:0db5898c4575 "
-            "(this parked run keeps the result of model 'plan' recorded under sha256:0db5898c4575 and resumes at signal "
+            "(prompt planner) (this parked run keeps the result of model 'plan' recorded under sha256:0db5898c4575 and resumes at signal "
             "'approved'; the next prompt it uses is writer sha256:4a9762bd164c, the only one of its prompts no "
             "recorded call used)",
             "replayed 3 histories: 2 passed, 1 diverged, 0 stale",

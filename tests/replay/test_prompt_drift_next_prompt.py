@@ -49,7 +49,7 @@ def test_a_parked_run_names_the_prompt_it_uses_after_its_wait(tmp_path: Path) ->
     assert result.divergence is not None and result.divergence.kind == "prompt-drift"
     assert result.divergence.position == 1
     assert result.divergence.message == (
-        "model 'summarise receipts' now uses prompt version v2 but the history recorded v1 "
+        "model 'summarise receipts' now uses prompt version v2 but the history recorded v1 (prompt expense-summary) "
         "(this parked run keeps the result of model 'summarise receipts' recorded under v1 and resumes at "
         "signal 'manager decision'; the next prompt it uses is approval-notice v1, the only one of its prompts "
         "no recorded call used)"
@@ -72,7 +72,7 @@ def test_a_completed_run_still_only_warns(tmp_path: Path) -> None:
     result = replay(path, expense_agent(summary_version="v2"))
     assert result.status == "passed"
     assert [warning.message for warning in result.warnings if warning.kind == "prompt-drift"] == [
-        "model 'summarise receipts' now uses prompt version v2 but the history recorded v1"
+        "model 'summarise receipts' now uses prompt version v2 but the history recorded v1 (prompt expense-summary)"
     ]
 
 
@@ -123,7 +123,7 @@ def test_a_running_run_names_the_model_call_it_resumes_at(tmp_path: Path) -> Non
     result = replay(path, triage_agent(triage_version="v2"))
     assert result.divergence is not None and result.divergence.kind == "prompt-drift"
     assert result.divergence.message == (
-        "model 'classify' now uses prompt version v2 but the history recorded v1 "
+        "model 'classify' now uses prompt version v2 but the history recorded v1 (prompt triage) "
         "(this running run keeps the result of model 'classify' recorded under v1 and resumes at "
         "model 'draft reply'; the next prompt it uses is reply v1, at model 'draft reply')"
     )

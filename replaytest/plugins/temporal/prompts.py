@@ -64,7 +64,9 @@ def use_prompt(prompt: Any) -> Iterator[Any]:
     if variable is None:
         yield prompt
         return
-    token = variable.set((str(prompt.name), str(prompt.version)))
+    # The full version (text, model, parameters): a model switch is drift too (``replaytest.prompts``).
+    full = getattr(prompt, "full_version", None)
+    token = variable.set((str(prompt.name), str(full if full is not None else prompt.version)))
     try:
         yield prompt
     finally:

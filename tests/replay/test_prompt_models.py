@@ -1,0 +1,133 @@
+"""A prompt's version covers its model and the parameters that change the model's output: a switch of
+model or temperature is prompt drift, reported as such ("model gpt-4o-mini → gpt-4.1"), on the real
+journal runtime; a prompt declaring neither keeps the version it always had, so older histories compare
+as before."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from replaykit import record, replay
+
+from replaytest.history import load_history
+from replaytest.journal import workflow
+from replaytest.prompts import Prompt, describe_version_change, prompt_manifest, short_version, split_version
+
+TEMPLATE = "Answer the customer's question politely:\n{question}"
+
+
+def test_a_prompt_without_a_model_keeps_its_text_version() -> None:
+    prompt = Prompt("reply", TEMPLATE)
+    expected = "sha256:" + hashlib.sha256(TEMPLATE.encode()).hexdigest()
+    assert prompt.version == prompt.full_version == prompt.ref.version == expected
+    assert Prompt("reply", TEMPLATE, version="v3").full_version == "v3"
+
+
+def test_model_and_parameters_are_part_of_the_full_version() -> None:
+    base = Prompt("reply", TEMPLATE, version="v1", model="gpt-4o-mini", params={"temperature": 0.2, "max_tokens": 400})
+    text, model, digest = split_version(base.full_version)
+    assert (text, model) == ("v1", "gpt-4o-mini") and digest is not None and len(digest) == 16
+    # Key order does not matter; every value does.
+    same = Prompt("reply", TEMPLATE, version="v1", model="gpt-4o-mini", params={"max_tokens": 400, "temperature": 0.2})
+    assert same.full_version == base.full_version and same == base
+    assert base.with_model("gpt-4.1", temperature=0.2, max_tokens=400).full_version != base.full_version
+    assert base.with_model("gpt-4o-mini", temperature=0.9, max_tokens=400).full_version != base.full_version
+    assert short_version(base.full_version) == f"v1 (gpt-4o-mini, params {digest[:8]})"
+
+
+def test_parameters_are_copied_when_the_prompt_is_made() -> None:
+    params: dict[str, Any] = {"temperature": 0.2}
+    prompt = Prompt("reply", TEMPLATE, model="gpt-4o-mini", params=params)
+    before = prompt.full_version
+    params["temperature"] = 1.0
+    assert prompt.full_version == before and prompt.params == {"temperature": 0.2}
+
+
+@pytest.mark.parametrize(
+    ("model", "params", "problem"),
+    [("gpt 4o", None, "model must be a model name"), ("", None, "model must be"), (None, {"t": object()}, "JSON values")],
+)
+def test_a_model_or_parameters_that_cannot_be_recorded_are_refused(model, params, problem) -> None:
+    with pytest.raises((ValueError, TypeError), match=problem):
+        Prompt("reply", TEMPLATE, model=model, params=params)
+
+
+def test_what_changed_is_said_in_words() -> None:
+    old = Prompt("reply", TEMPLATE, version="v1", model="gpt-4o-mini", params={"temperature": 0.2})
+    assert describe_version_change(old.full_version, old.with_model("gpt-4.1", temperature=0.2).full_version) == (
+        "model gpt-4o-mini → gpt-4.1"
+    )
+    warmer = old.with_model("gpt-4o-mini", temperature=0.9)
+    assert describe_version_change(old.full_version, warmer.full_version, old.params, warmer.params) == (
+        "temperature 0.2 → 0.9"
+    )
+    # Without the recorded parameters only their digest is known.
+    assert describe_version_change(old.full_version, warmer.full_version) == "parameters changed"
+    assert describe_version_change("v1", old.full_version) == "model not declared → gpt-4o-mini; parameters declared"
+
+
+def test_fetched_prompts_version_their_text_and_name_their_source() -> None:
+    fetched = Prompt.fetched("reply", TEMPLATE, model="gpt-4o-mini", source="hub:acme/reply:3f2a")
+    assert fetched.version == Prompt("reply", TEMPLATE).version
+    assert fetched.record() == {
+        "name": "reply", "version": fetched.full_version, "model": "gpt-4o-mini", "source": "hub:acme/reply:3f2a",
+    }
+
+
+def answer(text: str) -> str:
+    return "Your parcel ships on Monday."
+
+
+def support_agent(model: str, **params: Any) -> Any:
+    prompt = Prompt("reply", TEMPLATE, version="v1", model=model, params=params or None)
+
+    @workflow(name="support_agent")
+    def run(ctx: Any, question: str) -> str:
+        reply = ctx.model("draft reply", answer, prompt.render(question=question), prompt=prompt)
+        ctx.wait_signal("agent review", timeout=7 * 86400)
+        return str(reply)
+
+    return run
+
+
+def test_a_model_switch_at_a_recorded_call_is_prompt_drift_naming_both_models(tmp_path: Path) -> None:
+    path = record(tmp_path, support_agent("gpt-4o-mini", temperature=0.2), "Where is my parcel?", name="parked")
+    recorded = load_history(path)
+    assert recorded.status == "parked"
+    assert recorded.events[0].prompt is not None and recorded.events[0].prompt.params == {"temperature": 0.2}
+    assert recorded.prompt_manifest == {"reply": recorded.events[0].prompt.version}
+
+    same = replay(path, support_agent("gpt-4o-mini", temperature=0.2))
+    assert same.status == "passed" and not same.warnings
+
+    switched = replay(path, support_agent("gpt-4.1", temperature=0.2))
+    assert switched.status == "diverged" and switched.divergence is not None
+    assert switched.divergence.kind == "prompt-drift"
+    assert "(prompt reply: model gpt-4o-mini → gpt-4.1)" in switched.divergence.message
+
+    warmer = replay(path, support_agent("gpt-4o-mini", temperature=0.9))
+    assert warmer.divergence is not None and warmer.divergence.kind == "prompt-drift"
+    assert "(prompt reply: temperature 0.2 → 0.9)" in warmer.divergence.message
+
+
+def test_a_model_switch_a_parked_run_has_not_reached_is_named_in_the_pending_check(tmp_path: Path) -> None:
+    first = Prompt("classify", "Classify: {question}", version="v1")
+    later = Prompt("reply", TEMPLATE, version="v1", model="gpt-4o-mini")
+
+    def agent(reply: Prompt) -> Any:
+        @workflow(name="support_agent")
+        def run(ctx: Any, question: str) -> str:
+            ctx.model("classify", answer, first.render(question=question), prompt=first)
+            ctx.wait_signal("agent review", timeout=7 * 86400)
+            return str(ctx.model("draft reply", answer, reply.render(question=question), prompt=reply))
+
+        return run
+
+    assert "reply" in prompt_manifest(agent(later))
+    path = record(tmp_path, agent(later), "Where is my parcel?", name="parked")
+    result = replay(path, agent(later.with_model("gpt-4.1")))
+    messages = [w.message for w in result.warnings] + ([result.divergence.message] if result.divergence else [])
+    assert any("model gpt-4o-mini → gpt-4.1" in message for message in messages), messages
