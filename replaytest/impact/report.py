@@ -103,7 +103,15 @@ def _describe(view: CommandView | None) -> str:
     return command_text(view)
 
 
+def _no_command(group: ImpactGroup) -> bool:
+    """A group no command of the history stands for: a prompt the runs have not reached yet changed
+    (``prompt-drift`` by the pending-prompt check); the message names the prompt and its versions."""
+    return all(view is None for view in group.recorded) and group.issued is None
+
+
 def _where(group: ImpactGroup) -> str:
+    if group.source is None and _no_command(group):
+        return "at the resume point (a prompt the runs use after it changed)"
     if group.source is None:
         return "line unknown (the engine does not say which line issued this command)"
     text = f"{display_path(group.source.path)}:{group.source.line}"
@@ -193,8 +201,9 @@ def _impact_text(impact: WorkflowImpact, details: bool) -> list[str]:
     lines = [head]
     for group in impact.groups:
         lines.append(f"  {group.key.kind}{_position(group)}, {_where(group)}")
-        lines.append(f"    recorded  {'; '.join(_describe(view) for view in group.recorded) or 'nothing'}")
-        lines.append(f"    code now  {_describe(group.issued)}")
+        if not _no_command(group):
+            lines.append(f"    recorded  {'; '.join(_describe(view) for view in group.recorded) or 'nothing'}")
+            lines.append(f"    code now  {_describe(group.issued)}")
         lines.append(f"    why       {group.message}")
         for title, runs in (("in-flight", group.in_flight), ("finished", group.finished),
                             ("status unknown", group.unknown_status)):
@@ -343,10 +352,11 @@ def render_markdown(report: ImpactReport, details: bool = False) -> str:
 
 def _group_markdown(number: int, group: ImpactGroup, details: bool) -> list[str]:
     lines = [f"#### {number}. {_md(group.key.kind)}{_position(group)} — {_code(_where(group))}", "",
-             "| | |", "|---|---|",
-             f"| recorded | {', '.join(_code(_describe(view)) for view in group.recorded) or 'nothing'} |",
-             f"| code now | {_code(_describe(group.issued))} |",
-             f"| why | {_md(group.message)} |"]
+             "| | |", "|---|---|"]
+    if not _no_command(group):
+        lines += [f"| recorded | {', '.join(_code(_describe(view)) for view in group.recorded) or 'nothing'} |",
+                  f"| code now | {_code(_describe(group.issued))} |"]
+    lines.append(f"| why | {_md(group.message)} |")
     for title, runs in (("in-flight", group.in_flight), ("finished", group.finished),
                         ("status unknown", group.unknown_status)):
         if runs:
@@ -398,8 +408,10 @@ def render_github(report: ImpactReport, cwd: Path | None = None) -> str:
             verb = "break" if level == "error" else "diverge"
             message = (f"{impact.workflow_type}: {' and '.join(counts)} "
                        f"{'run' if len(runs) == 1 else 'runs'} {verb}{_position(group)} ({group.key.kind}): "
-                       f"{group.message}\nrecorded: {'; '.join(_describe(v) for v in group.recorded)}; "
-                       f"code now: {_describe(group.issued)}\nruns: {', '.join(run_id(r) for r in runs)}")
+                       f"{group.message}\n"
+                       + ("" if _no_command(group) else f"recorded: {'; '.join(_describe(v) for v in group.recorded)}; "
+                                                         f"code now: {_describe(group.issued)}\n")
+                       + f"runs: {', '.join(run_id(r) for r in runs)}")
             if group.guard is not None:
                 message += f"\nguard: {_guard_head(group.guard)}: {verification_text(group.guard.verification)}"
             elif group.guard_note:

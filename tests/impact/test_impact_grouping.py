@@ -254,3 +254,27 @@ def test_an_in_flight_run_the_engine_refuses_to_resume_breaks_though_it_replays_
     assert ("  on resume (1 in flight, rehearsed on the engine): the engine refuses the resume: the workflow task "
             "failed: ValueError: no decision: p-1") in text.splitlines()
     assert exit_code(build_report([accepted])) == 0
+
+
+def test_a_prompt_the_parked_runs_have_not_reached_is_named_without_an_empty_command_pair() -> None:
+    """Under ``prompts-pending = fail`` a parked run fails on a prompt it uses after its wait; no recorded command
+    differs, so the group says where (the resume point) and the message names the prompt and both versions,
+    never "recorded nothing / code now nothing / line unknown"."""
+    from replaytest.impact.report import render_markdown, render_text
+    from replaytest.replay.adapter import ReplayOptions
+    from replaytest.replay.engine import check_pending_prompts
+
+    results = []
+    for workflow_id in ("notice-1", "notice-2"):
+        result = ReplayResult(Path(f"/h/{workflow_id}.json"), "journal", "billing", workflow_id, run_status="parked", events=3)
+        check_pending_prompts(result, "parked", {"notice": "v1"}, {"notice": "v2"}, (), ReplayOptions(prompts_pending="fail"))
+        results.append(result)
+    report = build_report(results)
+    [impact] = report.workflows
+    [group] = impact.groups
+    assert ids(group.in_flight) == ["notice-1", "notice-2"]
+    text, markdown = render_text(report), render_markdown(report)
+    for rendered in (text, markdown):
+        assert "nothing" not in rendered and "line unknown" not in rendered, rendered
+        assert "at the resume point (a prompt the runs use after it changed)" in rendered
+        assert "will use notice v2, started under v1 (text v1 → v2)" in rendered
