@@ -423,10 +423,19 @@ def _full_version(prompt: Any) -> str:
     return str(full if full is not None else prompt.version)
 
 
+def renamed_prompts(recorded: Mapping[str, str], current: Mapping[str, str]) -> dict[str, str]:
+    """``{new name: old name}`` for each prompt the current code has under a name the run's manifest
+    lacks, at a version the manifest holds under a name the current code lacks: the same prompt renamed,
+    which changes nothing a run does."""
+    gone = {version: name for name, version in sorted(recorded.items()) if name not in current}
+    return {name: gone[version] for name, version in sorted(current.items()) if name not in recorded and version in gone}
+
+
 def describe_changes(recorded: Mapping[str, str], current: Mapping[str, str], skip: Iterable[str] = ()) -> list[str]:
     """One phrase per prompt whose current version differs from the manifest a run started under
-    (``skip``: names already compared at a recorded model call)."""
-    skipped = set(skip)
+    (``skip``: names already compared at a recorded model call). A renamed prompt (``renamed_prompts``)
+    is no change."""
+    skipped = set(skip) | set(renamed_prompts(recorded, current))
     phrases = []
     for name in sorted(set(recorded) | set(current)):
         if name in skipped:
@@ -437,9 +446,7 @@ def describe_changes(recorded: Mapping[str, str], current: Mapping[str, str], sk
         if old is None:
             phrases.append(f"will use {name} {short_version(new)}, which did not exist when it started")
         else:
-            phrases.append(
-                f"will use {name} {short_version(new)}, started under {short_version(old)} "
-                f"({describe_version_change(old, new)})"
-            )
+            change = f" ({describe_version_change(old, new)})" if model_or_params_changed(old, new) else ""
+            phrases.append(f"will use {name} {short_version(new)}, started under {short_version(old)}{change}")
     return phrases
 

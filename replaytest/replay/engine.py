@@ -39,7 +39,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar, overload
 
-from replaytest.prompts import describe_changes, describe_version_change, model_or_params_changed, short_version
+from replaytest.prompts import (
+    describe_changes,
+    describe_version_change,
+    model_or_params_changed,
+    renamed_prompts,
+    short_version,
+)
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.divergence import (
     CommandView,
@@ -459,6 +465,11 @@ def check_pending_prompts(
     if recorded is None:
         result.notes.append(NO_MANIFEST_NOTE)
         return
+    for new_name, old_name in renamed_prompts(recorded, current).items():
+        result.notes.append(
+            f"prompt {old_name} is now named {new_name} at the same version {short_version(current[new_name])}: "
+            "a rename, not a change"
+        )
     phrases = describe_changes(recorded, current, reached)
     if not phrases:
         return
@@ -481,8 +492,11 @@ def prompt_changes(
     names to versions) or started under (``recorded``, the manifest), sorted by name. A prompt the
     current code no longer has is left out: nothing will run it."""
     used = dict(reached) if isinstance(reached, Mapping) else {name: None for name in reached}
+    renamed = renamed_prompts(recorded, current) if recorded is not None else {}
     changes = []
     for name in sorted(current):
+        if name in renamed and name not in used:
+            continue  # the same prompt under a new name: nothing changes for the run
         version = used.get(name)
         called = name in used
         if version is not None:
@@ -524,20 +538,26 @@ def check_manifest_prompts(
     if recorded is None:
         result.notes.append(NO_PROMPTS_NOTE)
         return
+    renamed = renamed_prompts(recorded, current)
     for name in sorted(called):
         old, new = recorded.get(name), current.get(name)
-        if new is None or old == new or options.prompt_policy(status) == "ignore":
+        if new is None or old == new or name in renamed or options.prompt_policy(status) == "ignore":
             continue
         step = called[name]
-        before = (
-            f"started under {short_version(old)}, {describe_version_change(old, new)}"
-            if old is not None
-            else "started before it existed"
-        )
-        message = (
-            f"{step} already called prompt {name}: the run {before} ({MANIFEST_VERSION_NOTE.format(engine=engine)}), "
-            f"the code now has {short_version(new)}; the {status} run keeps that call's recorded result"
-        )
+        if old is None:
+            # The run started before this prompt existed: its recorded call used whatever the code had then.
+            message = (
+                f"{step} now uses prompt {name} {short_version(new)}, which did not exist when the run started: "
+                f"the call it recorded used another prompt ({MANIFEST_VERSION_NOTE.format(engine=engine)}); "
+                f"the {status} run keeps that call's recorded result"
+            )
+        else:
+            message = (
+                f"{step} already called prompt {name}: the run started under {short_version(old)} "
+                f"({MANIFEST_VERSION_NOTE.format(engine=engine)}), the code now has {short_version(new)}"
+                + (f" ({describe_version_change(old, new)})" if model_or_params_changed(old, new) else "")
+                + f"; the {status} run keeps that call's recorded result"
+            )
         result.warnings.append(Divergence("prompt-drift", position, message, severity="warning"))
     versions = {name: recorded[name] for name in called if name in recorded}
     check_pending_prompts(result, status, recorded, current, versions, options, position, compared="manifest")

@@ -277,4 +277,4 @@ def test_a_prompt_the_parked_runs_have_not_reached_is_named_without_an_empty_com
     for rendered in (text, markdown):
         assert "nothing" not in rendered and "line unknown" not in rendered, rendered
         assert "at the resume point (a prompt the runs use after it changed)" in rendered
-        assert "will use notice v2, started under v1 (text v1 → v2)" in rendered
+        assert "will use notice v2, started under v1" in rendered

@@ -131,3 +131,24 @@ def test_a_model_switch_a_parked_run_has_not_reached_is_named_in_the_pending_che
     result = replay(path, agent(later.with_model("gpt-4.1")))
     messages = [w.message for w in result.warnings] + ([result.divergence.message] if result.divergence else [])
     assert any("model gpt-4o-mini → gpt-4.1" in message for message in messages), messages
+
+
+def test_a_renamed_prompt_a_parked_run_has_not_reached_is_a_rename_not_a_change(tmp_path: Path) -> None:
+    classify = Prompt("classify", "Classify: {question}", version="v1")
+
+    def agent(reply: Prompt) -> Any:
+        @workflow(name="support_agent")
+        def run(ctx: Any, question: str) -> str:
+            ctx.model("classify", answer, classify.render(question=question), prompt=classify)
+            ctx.wait_signal("agent review", timeout=7 * 86400)
+            return str(ctx.model("draft reply", answer, reply.render(question=question), prompt=reply))
+
+        return run
+
+    path = record(tmp_path, agent(Prompt("reply", TEMPLATE, version="v1")), "Where is my parcel?", name="parked")
+    renamed = replay(path, agent(Prompt("customer-reply", TEMPLATE, version="v1")), prompts_pending="fail")
+    assert renamed.status == "passed" and renamed.warnings == [] and renamed.prompt_changes == []
+    assert "prompt reply is now named customer-reply at the same version v1: a rename, not a change" in renamed.notes
+    # The same new name at another version is a new prompt, reported as one.
+    reworded = replay(path, agent(Prompt("customer-reply", TEMPLATE + "!", version="v2")), prompts_pending="fail")
+    assert reworded.divergence is not None and "did not exist when it started" in reworded.divergence.message
