@@ -152,3 +152,24 @@ def test_a_renamed_prompt_a_parked_run_has_not_reached_is_a_rename_not_a_change(
     # The same new name at another version is a new prompt, reported as one.
     reworded = replay(path, agent(Prompt("customer-reply", TEMPLATE + "!", version="v2")), prompts_pending="fail")
     assert reworded.divergence is not None and "did not exist when it started" in reworded.divergence.message
+
+
+def test_the_readme_model_aware_example_runs() -> None:
+    """README's "Prompt versions" block for models and fetched prompts runs as written (with a stand-in
+    registry client and model call), and what it says it records is what it records."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "Prompt.fetched(" in b]
+    rendered: list[str] = []
+
+    class Hub:
+        def pull(self, name: str) -> str:
+            return "Answer politely and briefly: {ticket}"
+
+    namespace: dict[str, Any] = {"hub": Hub(), "call_model": lambda text: rendered.append(text) or "ok"}
+    exec(compile(block, "README.md", "exec"), namespace)
+    reply = namespace["REPLY"]
+    assert split_version(reply.full_version)[1] == "gpt-4o-mini"
+    assert namespace["reply_step"]("where is my parcel?") == "ok"
+    assert rendered == ["Answer politely and briefly: where is my parcel?"]
