@@ -559,5 +559,7 @@ def check_manifest_prompts(
                 + f"; the {status} run keeps that call's recorded result"
             )
         result.warnings.append(Divergence("prompt-drift", position, message, severity="warning"))
-    versions = {name: recorded[name] for name in called if name in recorded}
+    # Every called prompt counts as reached, one added since the run started too: the run is past that call,
+    # and telling it both "already called" and "not reached yet" of one prompt would contradict itself.
+    versions = {name: recorded.get(name) for name in called}
     check_pending_prompts(result, status, recorded, current, versions, options, position, compared="manifest")
