@@ -448,6 +448,8 @@ def check_pending_prompts(
     options: ReplayOptions,
     position: int | None = None,
     compared: Literal["call", "manifest"] = "call",
+    *,
+    pending_message: str | None = None,
 ) -> None:
     """Prompt drift a running/parked run will meet after it resumes: prompts of its manifest (``recorded``)
     that the current code (``current``) has at another version and that no recorded model call used
@@ -458,7 +460,9 @@ def check_pending_prompts(
 
     Whatever the status and policy, every changed prompt is listed on ``result.prompt_changes`` (for
     the deploy-impact report): ``reached`` as ``{name: version used}`` gives the recorded calls'
-    versions, which ``compared`` says come from each call (``call``) or from the start manifest."""
+    versions, which ``compared`` says come from each call (``call``) or from the start manifest.
+    ``pending_message``: the drift's message in the engine's own words (where the run resumes, say),
+    used instead of the generic one when there is drift to report."""
     result.prompt_changes.extend(prompt_changes(recorded, current, reached, compared))
     if status not in ("running", "parked") or options.prompts_pending == "ignore":
         return
@@ -473,7 +477,7 @@ def check_pending_prompts(
     phrases = describe_changes(recorded, current, reached)
     if not phrases:
         return
-    message = f"the {status} run has not reached these prompts yet: " + "; ".join(phrases)
+    message = pending_message or f"the {status} run has not reached these prompts yet: " + "; ".join(phrases)
     if options.prompts_pending == "fail":
         if result.divergence is None:
             result.status = "diverged"
@@ -524,6 +528,8 @@ def check_manifest_prompts(
     called: Mapping[str, str],
     options: ReplayOptions,
     position: int | None = None,
+    *,
+    pending_message: str | None = None,
 ) -> None:
     """The prompt checks of an engine whose runs record only the start manifest. ``called``: the prompts
     the run's recorded calls used, ``{prompt name: the step or task that called it}`` (what the current
@@ -534,7 +540,7 @@ def check_manifest_prompts(
     differs from the manifest's is a ``prompt-drift`` warning naming both versions (the run keeps that
     call's result; the version it used is the one it started under, not recorded per call, so it does
     not fail the run), silenced by a prompt policy of ``ignore``; prompts not called yet go to
-    ``check_pending_prompts``."""
+    ``check_pending_prompts`` (with ``pending_message``)."""
     if recorded is None:
         result.notes.append(NO_PROMPTS_NOTE)
         return
@@ -562,4 +568,6 @@ def check_manifest_prompts(
     # Every called prompt counts as reached, one added since the run started too: the run is past that call,
     # and telling it both "already called" and "not reached yet" of one prompt would contradict itself.
     versions = {name: recorded.get(name) for name in called}
-    check_pending_prompts(result, status, recorded, current, versions, options, position, compared="manifest")
+    check_pending_prompts(
+        result, status, recorded, current, versions, options, position, compared="manifest", pending_message=pending_message
+    )

@@ -26,6 +26,8 @@ from graph_kit import (
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
+from replaytest.replay.engine import NO_PROMPTS_NOTE
+
 APPS = Path(__file__).parent / "graph_apps"
 
 
@@ -121,12 +123,14 @@ def test_finished_threads_say_what_was_checked(recorded: Recorded) -> None:
         assert results[thread_id]["notes"] == [
             "completed thread: its state channels were checked against the current graph; no node waits, so none was re-run",
             "later edges and nodes are not compared: LangGraph runs them from the current code on resume",
+            NO_PROMPTS_NOTE,  # started without with_prompts: never a silent pass
         ]
     # A renamed state key breaks a completed thread too: its next invocation reads the state.
     assert verdict(check(recorded.histories, "support_key_renamed")["refund-B-90"])[:2] == ("graph-channel-missing", "refund")
     assert results["refund-A-17"]["notes"] == [
         "a parked node's code after its interrupt() was not run (the answer is not known yet)",
         "later edges and nodes are not compared: LangGraph runs them from the current code on resume",
+        NO_PROMPTS_NOTE,  # started without with_prompts: never a silent pass
     ]
 
 
@@ -156,6 +160,7 @@ def test_a_graph_with_send_and_a_subgraph_is_checked(
             "node 'review' runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not "
             "re-run (its checkpoints live in their own namespace, which the import does not read)",
             "later edges and nodes are not compared: LangGraph runs them from the current code on resume",
+            NO_PROMPTS_NOTE,  # started without with_prompts: never a silent pass
         ]
     assert effect_lines(effects_log) == []
 
@@ -273,6 +278,7 @@ def test_a_task_called_before_the_interrupt_stops_the_re_run_with_a_note(tmp_pat
         "node 'human_review' calls @task 'look_up_customer' before its interrupt(): a graph history holds no task "
         "results, so the re-run stopped there and its interrupt was not compared",
         "later edges and nodes are not compared: LangGraph runs them from the current code on resume",
+        NO_PROMPTS_NOTE,  # started without with_prompts: never a silent pass
     ]
     assert result["hazards"] == []
     assert effect_lines(effects_log) == []  # neither the task's body nor the node's ran
@@ -304,5 +310,5 @@ def test_a_task_called_by_a_send_task_before_its_interrupt_stops_each_re_run(tmp
     assert result["notes"] == [
         "node 'approve_line' calls @task 'stock_of' before its interrupt(): a graph history holds no task results, so "
         "the re-run stopped there and its interrupt was not compared",
-    ] * 2 + ["later edges and nodes are not compared: LangGraph runs them from the current code on resume"]
+    ] * 2 + ["later edges and nodes are not compared: LangGraph runs them from the current code on resume", NO_PROMPTS_NOTE]
     assert effect_lines(effects_log) == []

@@ -21,6 +21,17 @@ edges. So the check, in this order:
   (``KeyError``: LangGraph fails the same way on resume), ``interrupt-mismatch`` when it now asks another
   question (or none) than the one the reviewer answers, ``result-mismatch`` when it raises anything else.
 
+Prompts (``check_graph_prompts``): a thread started with ``langgraph.prompts.with_prompts(config, graph)`` has
+its prompt manifest in the history. The prompts a node uses are those its code reaches (its function, the
+conditional edges leaving it, the nodes of a subgraph it runs: ``langgraph.prompts.node_prompts``).
+``engine.check_manifest_prompts`` then applies the same policies as to a functional thread: a changed prompt of a
+node the thread already ran (and does not wait in) is a ``prompt-drift`` warning; a changed prompt of the node(s) the
+thread resumes at — a parked node runs again from its top — or of a node it has not reached is ``prompt-drift``
+by ``prompts-pending`` ("the parked thread resumes at node 'draft', which uses prompt reply: started under v1,
+code now has v2"); a history without a manifest gets the note that prompt drift was not checked. A node running
+a subgraph counts every prompt of the subgraph's nodes (its own checkpoints, which say where inside it the thread
+waits, are not read).
+
 Later edges and nodes are not compared (LangGraph runs them from the current code, which is correct). A
 thread that is not parked is checked for what applies, and the result's notes say what was and was not
 checked. A node running a subgraph is checked for existence only: the subgraph's checkpoints are not read.
@@ -39,8 +50,10 @@ from replaytest.history import Event, History
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.replayer import project_caller, project_raise_site, same_as_recorded
 from replaytest.plugins.langgraph.values import normal_form, revive
+from replaytest.prompts import describe_changes, short_version
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition, short_value
+from replaytest.replay.engine import check_manifest_prompts
 from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
@@ -101,7 +114,77 @@ def check_graph_history(history: History, workflows: WorkflowSet, options: Repla
     if divergence is not None:
         result.status = "diverged"
         result.divergence = divergence
+    check_graph_prompts(result, history, chosen[0], options)
     return result
+
+
+def check_graph_prompts(result: ReplayResult, history: History, compiled: Any, options: ReplayOptions) -> None:
+    """Prompt drift of a graph thread (see the module docstring): ``engine.check_manifest_prompts`` with the
+    prompts of the nodes the thread already ran as the called ones, and the drift it has not reached yet
+    worded by where the thread resumes."""
+    from replaytest.plugins.langgraph.prompts import manifest_of, node_prompts
+
+    graph = history.graph or {}
+    per_node = node_prompts(compiled)
+    current = manifest_of(compiled)
+    waiting = [str(name) for name in graph.get("next", [])]
+    upcoming = {prompt for name in waiting for prompt in per_node.get(name, {})}
+    called: dict[str, str] = {}
+    for name in (str(name) for name in graph.get("nodes_seen", [])):
+        if name in waiting:
+            continue  # it runs again from its top when the thread resumes
+        for prompt in sorted(per_node.get(name, {})):
+            if prompt not in upcoming:
+                called.setdefault(prompt, f"node {name!r}")
+    message, position = _pending_prompts(history, compiled, waiting, per_node, current, called)
+    check_manifest_prompts(
+        result, "LangGraph", history.status, history.prompt_manifest, current, called, options, position,
+        pending_message=message,
+    )
+
+
+def _pending_prompts(
+    history: History, compiled: Any, waiting: list[str], per_node: dict[str, dict[str, str]], current: dict[str, str],
+    called: dict[str, str],
+) -> tuple[str | None, int | None]:
+    """The message for the changed prompts the thread has not used yet (None when there are none): first those
+    of the node(s) it resumes at, then those later nodes may use; and the position of the first such node's
+    pending interrupt."""
+    recorded = history.prompt_manifest
+    if recorded is None or history.status not in ("running", "parked"):
+        return None, None
+    changed = {name: recorded.get(name) for name, version in current.items()
+               if name not in called and recorded.get(name) != version}
+    if not changed:
+        return None, None
+    nodes = lg.graph_nodes(compiled)
+    pending = {str(e.extra.get("node")): e.seq for e in history.events if e.kind == "signal" and e.extra.get("pending")}
+    parts: list[str] = []
+    at_next: set[str] = set()
+    position: int | None = None
+    for name in waiting:
+        uses = [prompt for prompt in sorted(per_node.get(name, {})) if prompt in changed]
+        if not uses:
+            continue
+        at_next.update(uses)
+        if position is None:
+            position = pending.get(name)
+        subgraph = " (a subgraph: the prompts of all its nodes)" if name in nodes and lg.is_subgraph_node(nodes[name]) else ""
+        versions = "; ".join(f"{prompt}: {_versions(changed[prompt], current[prompt])}" for prompt in uses)
+        parts.append(f"node {name!r}{subgraph}, which uses prompt{'s' if len(uses) > 1 else ''} {versions}")
+    later = describe_changes(recorded, current, [*called, *at_next])
+    thread = f"the {history.status} thread"
+    if not parts:
+        return f"{thread} has not reached these prompts yet: " + "; ".join(later), None
+    message = f"{thread} resumes at " + "; and at ".join(parts)
+    if later:
+        message += "; nodes after it may use prompts it has not reached yet: " + "; ".join(later)
+    return message, position
+
+
+def _versions(started: str | None, now: str) -> str:
+    before = f"started under {short_version(started)}" if started is not None else "new since the thread started"
+    return f"{before}, code now has {short_version(now)}"
 
 
 class _Check:

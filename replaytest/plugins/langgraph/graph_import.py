@@ -31,6 +31,9 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
   history cannot hold their value, so the check says what it could not do with them;
 * status ``parked`` (an interrupt pending), ``failed`` (a task's error pending), ``running`` (nodes
   still to run) or ``completed``.
+* ``prompt_manifest`` from the metadata of the input checkpoint of the thread's latest invocation, when
+  it was started with ``langgraph.prompts.with_prompts(config, graph)`` (``importer.recorded_manifest``; a
+  malformed one refuses the thread).
 
 Shapes are JSON type names (``string``, ``number``, ``integer``, ``boolean``, ``null``, ``array``,
 ``object``) or, for a value LangGraph serialized as a class instance, the class's dotted name. Values
@@ -46,7 +49,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from replaytest.plugins.langgraph import internals as lg
-from replaytest.plugins.langgraph.importer import ENGINE, CheckpointRow, ImportedThread, ImportRefused, WriteRow
+from replaytest.plugins.langgraph.importer import (
+    ENGINE,
+    CheckpointRow,
+    ImportedThread,
+    ImportRefused,
+    WriteRow,
+    recorded_manifest,
+)
 
 UNKNOWN_NODE = "?"
 DEFAULT_GRAPH_NAME = "LangGraph"  # what LangGraph names a compiled graph that was given no name
@@ -220,6 +230,12 @@ def build_graph_history(
     }
     if failed is not None and status == "failed":
         document["error"] = failed
+    # The manifest the thread's latest invocation started under: ``with_prompts`` put it in the metadata of
+    # that invocation's input checkpoint (a resume with ``Command(resume=…)`` writes no input checkpoint).
+    start = next((checkpoint for checkpoint in reversed(chain) if checkpoint.source == "input"), None)
+    manifest = recorded_manifest(thread_id, start) if start is not None else None
+    if manifest is not None:
+        document["prompt_manifest"] = manifest
     if status == "parked":
         notes.append("parked in " + ", ".join(sorted({p["node"] for p in pending_interrupts})))
     if called:

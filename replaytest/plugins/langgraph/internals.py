@@ -384,6 +384,50 @@ def is_subgraph_node(node: Any) -> bool:
     return bool(getattr(node, "subgraphs", None))
 
 
+def is_graph(obj: Any) -> bool:
+    """True for a compiled graph of either API (a ``Pregel``: ``builder.compile()``, an ``@entrypoint``)."""
+    from langgraph.pregel import Pregel
+
+    return isinstance(obj, Pregel)
+
+
+def node_code(graph: Any) -> dict[str, list[Any]]:
+    """What each node of a compiled graph runs, by node name (``__start__`` left out): the node's function
+    (``RunnableCallable.func``, else ``afunc``; the bound runnable itself for any other runnable), the
+    functions of the conditional edges leaving it (they run in the node's task), and — for a node that runs a
+    subgraph or whose function calls one (``PregelNode.subgraphs``) — the same of every node of that subgraph,
+    recursively (an ``@entrypoint`` subgraph: its function). Each graph is walked once."""
+    seen: set[int] = set()
+
+    def of_graph(compiled: Any) -> dict[str, list[Any]]:
+        seen.add(id(compiled))
+        branches = getattr(getattr(compiled, "builder", None), "branches", None) or {}
+        code: dict[str, list[Any]] = {}
+        for name, node in compiled.nodes.items():
+            if name == START:
+                continue
+            objects: list[Any] = []
+            bound = node.bound
+            if not is_graph(bound):
+                function = node_function(node)
+                objects.append(function if function is not None else bound)
+            for spec in (branches.get(name) or {}).values():
+                path = getattr(spec, "path", None)
+                function = getattr(path, "func", None) or getattr(path, "afunc", None)
+                if function is not None:
+                    objects.append(function)
+            # A subgraph compiled with ``checkpointer=False`` is not among ``subgraphs``: the bound graph is walked too.
+            for subgraph in [*(getattr(node, "subgraphs", None) or ()), bound]:
+                if id(subgraph) in seen or not is_graph(subgraph):
+                    continue
+                for inner in of_graph(subgraph).values():
+                    objects.extend(inner)
+            code[name] = objects
+        return code
+
+    return of_graph(graph)
+
+
 def state_schema(compiled: Any) -> Any | None:
     builder = getattr(compiled, "builder", None)
     return getattr(builder, "state_schema", None)
