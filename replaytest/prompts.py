@@ -268,30 +268,65 @@ def prompts_in_use() -> tuple[tuple[str, str], ...]:
     return _IN_USE.get()
 
 
+class PromptManifest(dict[str, str]):
+    """A prompt manifest (``{name: version}``) that also knows where the code uses each prompt:
+    ``sites[name]`` is ``(file, line, function)`` of the first line found loading it, so a report about a
+    prompt a run has not reached yet can name the line. A plain ``dict`` everywhere else."""
+
+    sites: dict[str, tuple[str, int, str]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sites = {}
+
+
 # Weak keys: Temporal's sandbox makes a fresh class per run, which must not be kept alive by the cache.
-_CACHE: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[Any, PromptManifest] = weakref.WeakKeyDictionary()
 
 
-def prompt_manifest(*roots: Any) -> dict[str, str]:
-    """``{name: version}`` of every ``Prompt`` reachable from ``roots`` (workflow functions or classes).
+def prompt_manifest(*roots: Any) -> PromptManifest:
+    """``{name: version}`` of every ``Prompt`` reachable from ``roots`` (workflow functions or classes),
+    with the line using each (``PromptManifest.sites``).
 
     Two different prompts with one name keep the first found; walking order is deterministic."""
-    manifest: dict[str, str] = {}
+    manifest = PromptManifest()
     for root in roots:
         try:
             found = _CACHE.get(root)
         except TypeError:  # not weakly referenceable (a list, say): walked every time
             found = None
         if found is None:
-            found = {}
+            found = PromptManifest()
             _Walk(found).visit(root)
             try:
                 _CACHE[root] = found
             except TypeError:
                 pass
         for name, version in found.items():
-            manifest.setdefault(name, version)
+            if name not in manifest:
+                manifest[name] = version
+                if name in found.sites:
+                    manifest.sites[name] = found.sites[name]
     return manifest
+
+
+def _loading_line(code: types.CodeType, name: str) -> int:
+    """The line of the first instruction of ``code`` loading ``name`` (a global, or an attribute such as
+    ``prompts.REPLY``); the function's first line when none is found."""
+    import dis
+
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _LOADS and instruction.argval == name:
+            positions = getattr(instruction, "positions", None)
+            line = positions.lineno if positions is not None else None
+            if line is None:
+                line = instruction.starts_line if isinstance(instruction.starts_line, int) else None
+            if line:
+                return int(line)
+    return code.co_firstlineno
+
+
+_LOADS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD", "LOAD_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"))
 
 
 def _is_application_module(name: str | None) -> bool:
@@ -306,9 +341,11 @@ def _is_application_module(name: str | None) -> bool:
 
 
 class _Walk:
-    def __init__(self, found: dict[str, str]) -> None:
+    def __init__(self, found: PromptManifest) -> None:
         self.found = found
         self.seen: set[int] = set()
+        # The code object whose name is being followed, and that name: where a prompt found is used.
+        self._using: tuple[types.CodeType, str] | None = None
 
     def visit(self, obj: Any) -> None:
         if id(obj) in self.seen:
@@ -316,10 +353,18 @@ class _Walk:
         self.seen.add(id(obj))
         prompt_type = _prompt_fields(obj)
         if prompt_type is not None:
-            self.found.setdefault(*prompt_type)
+            name, version = prompt_type
+            if name not in self.found:
+                self.found[name] = version
+                if self._using is not None:
+                    code, loaded = self._using
+                    self.found.sites[name] = (code.co_filename, _loading_line(code, loaded), code.co_qualname
+                                              if hasattr(code, "co_qualname") else code.co_name)
             return
         for declared in getattr(obj, DECLARED, ()) if not isinstance(obj, types.ModuleType) else ():
+            outer, self._using = self._using, None  # declared, not loaded by a line of code
             self.visit(declared)
+            self._using = outer
         if isinstance(obj, (staticmethod, classmethod, types.MethodType)):
             self.visit(obj.__func__)
         elif isinstance(obj, functools.partial):
@@ -369,30 +414,39 @@ class _Walk:
             self.visit(wrapped)
         if not _is_application_module(fn.__module__):
             return
-        for cell in fn.__closure__ or ():
+        outer = self._using
+        for variable, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            self._using = (fn.__code__, variable)
             try:
                 self.visit(cell.cell_contents)
             except ValueError:  # an empty cell (a name assigned later)
                 pass
+        self._using = (fn.__code__, "")  # a default value: the function's first line
         self._items(fn.__defaults__ or ())
         self._items((fn.__kwdefaults__ or {}).values())
+        self._using = outer
         self._code(fn.__code__, fn.__globals__)
 
     def _code(self, code: types.CodeType, namespace: Mapping[str, Any]) -> None:
         names = code.co_names
+        outer = self._using
         for name in names:
             if name not in namespace:
                 continue
             value = namespace[name]
+            self._using = (code, name)
             if isinstance(value, types.ModuleType):
-                self._module(value, names)
+                self._module(value, names, code=code)
                 continue
             self.visit(value)
+        self._using = outer
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 self._code(const, namespace)
 
-    def _module(self, module: types.ModuleType, names: tuple[str, ...], depth: int = 0) -> None:
+    def _module(
+        self, module: types.ModuleType, names: tuple[str, ...], depth: int = 0, code: types.CodeType | None = None
+    ) -> None:
         """``prompts.WRITER``, ``app.prompts.WRITER``: the attribute names the code loads are among its
         ``co_names`` too, so the module's members of those names are followed (submodules likewise)."""
         # Not marked as seen: another function may load other names of the same module.
@@ -400,8 +454,10 @@ class _Walk:
             return
         for attribute in names:
             member = module.__dict__.get(attribute)
+            if code is not None:
+                self._using = (code, attribute)
             if isinstance(member, types.ModuleType):
-                self._module(member, names, depth + 1)
+                self._module(member, names, depth + 1, code)
             elif member is not None:
                 self.visit(member)
 

@@ -463,7 +463,8 @@ def check_pending_prompts(
     versions, which ``compared`` says come from each call (``call``) or from the start manifest.
     ``pending_message``: the drift's message in the engine's own words (where the run resumes, say),
     used instead of the generic one when there is drift to report."""
-    result.prompt_changes.extend(prompt_changes(recorded, current, reached, compared))
+    changes = prompt_changes(recorded, current, reached, compared)
+    result.prompt_changes.extend(changes)
     if status not in ("running", "parked") or options.prompts_pending == "ignore":
         return
     if recorded is None:
@@ -478,12 +479,24 @@ def check_pending_prompts(
     if not phrases:
         return
     message = pending_message or f"the {status} run has not reached these prompts yet: " + "; ".join(phrases)
+    source = _prompt_site(current, [change.name for change in changes if not change.called])
     if options.prompts_pending == "fail":
         if result.divergence is None:
             result.status = "diverged"
-            result.divergence = Divergence("prompt-drift", position, message + " (fails by prompts-pending)")
+            result.divergence = Divergence("prompt-drift", position, message + " (fails by prompts-pending)", source=source)
         return
-    result.warnings.append(Divergence("prompt-drift", position, message, severity="warning"))
+    result.warnings.append(Divergence("prompt-drift", position, message, source=source, severity="warning"))
+
+
+def _prompt_site(current: Mapping[str, str], names: Iterable[str]) -> SourcePosition | None:
+    """Where the current code uses the first of ``names`` that the manifest walk placed
+    (``replaytest.prompts.PromptManifest.sites``), for the report's line."""
+    sites = getattr(current, "sites", None) or {}
+    for name in names:
+        site = sites.get(name)
+        if site is not None:
+            return SourcePosition(site[0], site[1], site[2])
+    return None
 
 
 def prompt_changes(

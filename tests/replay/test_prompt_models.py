@@ -173,3 +173,27 @@ def test_the_readme_model_aware_example_runs() -> None:
     assert split_version(reply.full_version)[1] == "gpt-4o-mini"
     assert namespace["reply_step"]("where is my parcel?") == "ok"
     assert rendered == ["Answer politely and briefly: where is my parcel?"]
+
+
+def test_a_prompt_a_parked_run_has_not_reached_is_reported_at_the_line_using_it(tmp_path: Path) -> None:
+    import inspect
+
+    classify = Prompt("classify", "Classify: {question}", version="v1")
+
+    def agent(reply: Prompt) -> Any:
+        @workflow(name="support_agent")
+        def run(ctx: Any, question: str) -> str:
+            ctx.model("classify", answer, classify.render(question=question), prompt=classify)
+            ctx.wait_signal("agent review", timeout=7 * 86400)
+            text = reply.render(question=question)  # [renders reply]
+            return str(ctx.model("draft reply", answer, text, prompt=reply))
+
+        return run
+
+    path = record(tmp_path, agent(Prompt("reply", TEMPLATE, version="v1")), "Where is my parcel?", name="parked")
+    result = replay(path, agent(Prompt("reply", TEMPLATE, version="v2")), prompts_pending="fail")
+    assert result.divergence is not None and result.divergence.kind == "prompt-drift"
+    source = result.divergence.source
+    lines, first = inspect.getsourcelines(agent)
+    tagged = first + next(i for i, line in enumerate(lines) if line.rstrip().endswith("# [renders reply]"))
+    assert source is not None and (Path(source.path).name, source.line) == ("test_prompt_models.py", tagged)
