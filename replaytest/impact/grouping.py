@@ -120,6 +120,8 @@ def _add_prompt_changes(impact: WorkflowImpact, result: ReplayResult) -> None:
         (group.called if change.called else group.not_called).append(result)
         if change.compared not in group.compared:
             group.compared.append(change.compared)
+        if group.source is None:
+            group.source = change.source
 
 
 def build_report(results: Sequence[ReplayResult]) -> ImpactReport:

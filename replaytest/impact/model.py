@@ -141,6 +141,7 @@ class PromptGroup:
     not_called: list[ReplayResult] = field(default_factory=list)
     called: list[ReplayResult] = field(default_factory=list)
     compared: list[str] = field(default_factory=list)
+    source: SourcePosition | None = None  # the line of the current code using the prompt, when known
 
 
 @dataclass

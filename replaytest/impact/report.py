@@ -236,7 +236,8 @@ def _prompt_head(group: PromptGroup) -> str:
     runs = len(group.not_called) + len(group.called)
     started = short_version(group.started) if group.started is not None else "(none: added since)"
     compared = " and ".join(_COMPARED.get(source, source) for source in group.compared)
-    return (f"prompt {group.prompt}: {started} -> {short_version(group.current)} (compared with {compared}), "
+    where = f", used at {display_path(group.source.path)}:{group.source.line}" if group.source is not None else ""
+    return (f"prompt {group.prompt}: {started} -> {short_version(group.current)} (compared with {compared}{where}), "
             f"{_count(runs, 'in-flight run', 'in-flight runs')}")
 
 
@@ -464,6 +465,7 @@ def _impact_data(impact: WorkflowImpact) -> dict[str, Any]:
             {
                 "prompt": group.prompt, "from": group.started, "to": group.current, "compared": list(group.compared),
                 "runs": {"not_called": [run_id(r) for r in group.not_called], "called": [run_id(r) for r in group.called]},
+                "source": None if group.source is None else {"path": group.source.path, "line": group.source.line},
             }
             for group in impact.prompt_groups
         ],

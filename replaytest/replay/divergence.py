@@ -185,6 +185,8 @@ class PromptChange:
     current: str
     called: bool
     compared: Literal["call", "manifest"] = "manifest"
+    # Where the current code uses the prompt (the manifest walk's line), when known.
+    source: SourcePosition | None = None
 
 
 @dataclass

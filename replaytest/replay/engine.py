@@ -463,7 +463,8 @@ def check_pending_prompts(
     versions, which ``compared`` says come from each call (``call``) or from the start manifest.
     ``pending_message``: the drift's message in the engine's own words (where the run resumes, say),
     used instead of the generic one when there is drift to report."""
-    changes = prompt_changes(recorded, current, reached, compared)
+    changes = [replace(change, source=_prompt_site(current, [change.name])) for change in
+               prompt_changes(recorded, current, reached, compared)]
     result.prompt_changes.extend(changes)
     if status not in ("running", "parked") or options.prompts_pending == "ignore":
         return

@@ -172,13 +172,15 @@ def test_a_reworded_prompt_the_parked_runs_already_called_is_a_prompt_group_of_t
         "recommend", RECOMMEND.version, RECOMMEND_V2.version, ["call"])
     assert (ids(group.called), group.not_called) == (PARKED, [])
     [data] = impact_data(report)["workflows"]
+    # The line of the current code using the prompt: where the reworded prompt is rendered.
+    line = tagged_line(agent.reworded_recommendation, "reworded") - 1
     assert data["prompt_groups"] == [{
         "prompt": "recommend", "from": RECOMMEND.version, "to": RECOMMEND_V2.version, "compared": ["call"],
-        "runs": {"not_called": [], "called": PARKED},
+        "runs": {"not_called": [], "called": PARKED}, "source": {"path": AGENT_FILE, "line": line},
     }]
     assert (
         f"  prompt recommend: {RECOMMEND.version[:19]} -> {RECOMMEND_V2.version[:19]} (compared with the version its "
-        "recorded calls used), 2 in-flight runs\n"
+        f"recorded calls used, used at tests/impact/impact_agent.py:{line}), 2 in-flight runs\n"
         "    already called it, keep that result; a later call uses the new version (2): dispute-parked-1, dispute-parked-2\n"
     ) in render_text(report)
 
