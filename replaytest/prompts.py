@@ -251,16 +251,36 @@ def uses_prompts(*prompts: Prompt) -> Callable[[T], T]:
 
 # A ContextVar, so that concurrent coroutines of one workflow each have their own prompts in use.
 _IN_USE: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar("replaytest_prompts_in_use", default=())
+# The ``Prompt`` objects of those blocks (same order), for recorders that store the model and parameters.
+_IN_USE_OBJECTS: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar("replaytest_prompt_objects", default=())
+# Called with each ``Prompt`` a ``use_prompt`` block is entered with (inside the block); engines that
+# record per call register one (LangGraph: ``replaytest.plugins.langgraph.recording``).
+_USE_HOOKS: list[Callable[[Prompt], None]] = []
+
+
+def add_use_hook(hook: Callable[[Prompt], None]) -> None:
+    """Register ``hook`` to be called with the prompt of each ``use_prompt`` block entered (once per hook)."""
+    if hook not in _USE_HOOKS:
+        _USE_HOOKS.append(hook)
 
 
 @contextlib.contextmanager
 def use_prompt(prompt: Prompt) -> Iterator[Prompt]:
     """In workflow code: the step, task or model calls made in this block use ``prompt`` (nestable)."""
     token = _IN_USE.set((*_IN_USE.get(), (str(prompt.name), _full_version(prompt))))
+    objects = _IN_USE_OBJECTS.set((*_IN_USE_OBJECTS.get(), prompt))
     try:
+        for hook in tuple(_USE_HOOKS):
+            hook(prompt)
         yield prompt
     finally:
+        _IN_USE_OBJECTS.reset(objects)
         _IN_USE.reset(token)
+
+
+def prompt_objects_in_use() -> tuple[Prompt, ...]:
+    """The ``Prompt`` of every ``use_prompt`` block around the running code, outermost first."""
+    return _IN_USE_OBJECTS.get()
 
 
 def prompts_in_use() -> tuple[tuple[str, str], ...]:

@@ -1,7 +1,8 @@
 """Prompt versions of LangGraph threads, recorded for real on a SqliteSaver: the support agent
 (``lg_apps/prompt_agent.py``) calls the model under the triage prompt, asks a reviewer (``interrupt``),
 then writes the reply under the reply prompt. Threads ``done`` and ``parked`` were started with
-``with_prompts`` (the manifest in the checkpoint metadata), ``plain`` without it. The histories are
+``with_prompts`` (the manifest in the checkpoint metadata), ``plain`` without it; every thread records the
+version each task call used (``langgraph.recording``). The histories are
 imported and replayed against a copy of the agent whose prompts are as recorded or edited; no task body
 may run during replay."""
 
@@ -19,6 +20,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from lg_apps.prompt_runs import REPLY_TEXT, TRIAGE_TEXT, record_support_threads, replay, sha
 
 from replaytest.cli import cli
+from replaytest.plugins.langgraph.replayer import NO_CALL_PROMPTS_NOTE
 from replaytest.replay.engine import NO_MANIFEST_NOTE, NO_PROMPTS_NOTE
 
 
@@ -55,10 +57,11 @@ def test_unchanged_prompts_pass(tmp_path: Path, histories: Path, monkeypatch: py
     assert {k: (r["status"], r["run_status"]) for k, r in results.items()} == {
         "done": ("passed", "completed"), "parked": ("passed", "parked"), "plain": ("passed", "completed"),
     }
-    for thread_id in ("done", "parked"):
+    for thread_id in ("done", "parked", "plain"):
         assert results[thread_id]["warnings"] == [] and results[thread_id]["prompt_changes"] == []
-        assert NO_PROMPTS_NOTE not in results[thread_id]["notes"] and NO_MANIFEST_NOTE not in results[thread_id]["notes"]
-    assert results["plain"]["notes"].count(NO_PROMPTS_NOTE) == 1
+        # Every thread recorded per call (``plain`` too: the recorder does not need with_prompts).
+        assert NO_PROMPTS_NOTE not in results[thread_id]["notes"] and NO_CALL_PROMPTS_NOTE not in results[thread_id]["notes"]
+    assert NO_MANIFEST_NOTE not in results["parked"]["notes"]
 
 
 def test_a_changed_prompt_not_reached_yet_fails_the_parked_thread_and_warns_the_completed_one(
@@ -71,7 +74,7 @@ def test_a_changed_prompt_not_reached_yet_fails_the_parked_thread_and_warns_the_
     assert parked["divergence"]["kind"] == "prompt-drift"
     assert parked["divergence"]["message"] == (
         f"the parked run has not reached these prompts yet: will use reply {sha(new_text)[:19]}, started under "
-        f"{sha(REPLY_TEXT)[:19]} (fails by prompts-pending)"
+        f"{sha(REPLY_TEXT)[:19]} (text {sha(REPLY_TEXT)[:19]} → {sha(new_text)[:19]}) (fails by prompts-pending)"
     )
     assert parked["prompt_changes"] == [
         {"prompt": "reply", "started": sha(REPLY_TEXT), "current": sha(new_text), "called": False, "compared": "manifest"}
@@ -79,30 +82,32 @@ def test_a_changed_prompt_not_reached_yet_fails_the_parked_thread_and_warns_the_
     done = results["done"]
     assert done["status"] == "passed"
     [warning] = done["warnings"]
+    # Compared with the version the call recorded (a completed thread: a warning by the prompts policy).
     assert warning["message"] == (
-        f"step 'write_reply' already called prompt reply: the run started under {sha(REPLY_TEXT)[:19]} (from the "
-        f"run's start manifest; LangGraph records no prompt version per call), the code now has {sha(new_text)[:19]}; "
-        f"the completed run keeps that call's recorded result"
+        f"task 'write_reply' now uses prompt version {sha(new_text)[:19]} but the history recorded "
+        f"{sha(REPLY_TEXT)[:19]} (prompt reply)"
     )
-    assert results["plain"]["status"] == "passed" and results["plain"]["warnings"] == []
+    assert results["plain"]["status"] == "passed"
+    assert [w["message"] for w in results["plain"]["warnings"]] == [warning["message"]]
 
 
-def test_a_changed_prompt_already_used_warns_the_parked_thread_with_both_versions(
+def test_a_changed_prompt_already_used_fails_the_parked_thread_with_both_versions(
     tmp_path: Path, histories: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     new_text = "Classify this ticket into billing, shipping or other: {ticket}"
     results = replay(tmp_path, histories, monkeypatch, (TRIAGE_TEXT, new_text))
     parked = results["parked"]
-    assert parked["status"] == "passed"
-    [warning] = parked["warnings"]
-    assert warning["kind"] == "prompt-drift"
-    assert warning["message"] == (
-        f"step 'call_model' already called prompt triage: the run started under {sha(TRIAGE_TEXT)[:19]} (from the "
-        f"run's start manifest; LangGraph records no prompt version per call), the code now has {sha(new_text)[:19]}; "
-        f"the parked run keeps that call's recorded result"
+    # The version the call recorded, compared as on the journal: a parked thread fails (prompts policy).
+    assert parked["status"] == "diverged" and parked["warnings"] == []
+    assert parked["divergence"]["kind"] == "prompt-drift"
+    assert parked["divergence"]["message"] == (
+        f"task 'call_model' now uses prompt version {sha(new_text)[:19]} but the history recorded "
+        f"{sha(TRIAGE_TEXT)[:19]} (prompt triage) (this parked thread keeps the result of task 'call_model' recorded "
+        f"under {sha(TRIAGE_TEXT)[:19]}; the next prompt it uses is reply {sha(REPLY_TEXT)[:19]}, the only one of its "
+        f"prompts no recorded call used)"
     )
     assert parked["prompt_changes"] == [
-        {"prompt": "triage", "started": sha(TRIAGE_TEXT), "current": sha(new_text), "called": True, "compared": "manifest"}
+        {"prompt": "triage", "started": sha(TRIAGE_TEXT), "current": sha(new_text), "called": True, "compared": "call"}
     ]
 
 
@@ -138,7 +143,7 @@ def test_impact_lists_the_parked_thread_under_the_prompt_it_already_called(
         "impact", "-q", str(histories), "--workflows", f"{package}.agent:support_agent", "--format", "text",
     ])
     assert (
-        f"  prompt triage: {sha(TRIAGE_TEXT)[:19]} -> {sha(new_text)[:19]} (compared with the run's start manifest), "
-        "1 in-flight run\n"
+        f"  prompt triage: {sha(TRIAGE_TEXT)[:19]} -> {sha(new_text)[:19]} (compared with the version its recorded "
+        "calls used), 1 in-flight run\n"
         "    already called it, keep that result; a later call uses the new version (1): parked\n"
     ) in result.output, result.output

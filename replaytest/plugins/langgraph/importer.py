@@ -360,7 +360,8 @@ class SaverThreads:
 
 
 def build_history(
-    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], code: CurrentCode
+    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], code: CurrentCode,
+    prompt_records: Sequence[PromptRecord] = (),
 ) -> ImportedThread:
     """The neutral history of ``thread_id``'s latest invocation (see the module docstring)."""
     candidates = sorted(code.tasks)
@@ -433,12 +434,19 @@ def build_history(
     previous = start.channel_values.get(lg.PREVIOUS)
     if previous is not None:
         events.append({"kind": "side-effect", "name": "previous", "result": previous})
+    used = calls_prompts(start, entrypoint, entry_id, calls, own, prompt_records)
     for index, name, write in calls:
         event: dict[str, Any] = {"kind": "step", "name": name}
         if write.channel == lg.ERROR:
             event["error"] = _error_info(write.value)
         elif write.value is not None:
             event["result"] = write.value
+        if used is not None:
+            # Every call of a thread with records says what it used (an empty list: no prompt).
+            prompts = used.get(index, [])
+            if prompts:
+                event["prompt"] = {key: prompts[0][key] for key in ("name", "version", "params") if key in prompts[0]}
+            event["prompts"] = prompts
         event["task_id"] = write.task_id
         event["call_index"] = index
         events.append(event)
@@ -502,6 +510,109 @@ def build_history(
             + f" (task ids {', '.join(sorted(unknown))})"
         )
     return ImportedThread(thread_id, document, notes, unknown_tasks=len(unknown))
+
+
+# --- per-call prompt records (``langgraph.recording``) --------------------------------------------
+
+# ``langgraph.recording.RECORD_CHANNEL`` / ``RECORD_TASK_PREFIX``, repeated so that importing does not
+# load the recorder.
+PROMPT_RECORD_CHANNEL = "__replaytest_prompt__"
+PROMPT_RECORD_PREFIX = "replaytest-prompt:"
+
+
+@dataclass(frozen=True)
+class PromptRecord:
+    """One per-call prompt record, as the recorder wrote it (checked)."""
+
+    checkpoint_id: str
+    name: str
+    version: str
+    via: str  # "render" or "use_prompt" inside a task or node, "call" around a task call
+    at: int
+    params: dict[str, Any] | None = None
+    namespace: str | None = None  # inside a task or node: its checkpoint namespace
+    scope: str | None = None  # around a call: the caller's namespace, and the call's index
+    call_index: int | None = None
+    model: str | None = None
+    source: str | None = None
+
+
+def split_prompt_records(thread_id: str, writes: Sequence[WriteRow]) -> tuple[list[PromptRecord], list[WriteRow]]:
+    """The thread's per-call prompt records and its other writes. A malformed record refuses the thread."""
+    records: list[PromptRecord] = []
+    rest: list[WriteRow] = []
+    for write in writes:
+        if write.channel != PROMPT_RECORD_CHANNEL:
+            rest.append(write)
+            continue
+        where = f"thread {thread_id!r}: checkpoint {_shown(write.checkpoint_id)}: prompt record {_shown(write.task_id)}"
+        value = write.value
+        if not isinstance(value, dict):
+            raise ImportRefused(f"{where} is {type(value).__name__}, not a map")
+        fields: dict[str, Any] = {}
+        for key, kinds, required in (
+            ("name", str, True), ("version", str, True), ("via", str, True), ("at", int, True),
+            ("params", dict, False), ("namespace", str, False), ("scope", str, False), ("call_index", int, False),
+            ("model", str, False), ("source", str, False),
+        ):
+            item = value.get(key)
+            if item is None and not required:
+                continue
+            if not isinstance(item, kinds) or isinstance(item, bool) or (kinds is str and required and not item):
+                raise ImportRefused(f"{where}: $.{key} is {item!r}, not a {kinds.__name__}")
+            fields[key] = item
+        if ("namespace" in fields) == ("scope" in fields and "call_index" in fields):
+            raise ImportRefused(f"{where}: names neither a task (namespace) nor a task call (scope, call_index)")
+        records.append(PromptRecord(checkpoint_id=write.checkpoint_id, **fields))
+    return records, rest
+
+
+def calls_prompts(
+    start: CheckpointRow, entrypoint: str, entry_id: str, calls: Sequence[tuple[int, str, WriteRow]],
+    writes: Sequence[WriteRow], records: Sequence[PromptRecord],
+) -> dict[int, list[dict[str, Any]]] | None:
+    """{call index: the prompts that call used} from the records of this invocation (None: the thread
+    has none, recorded before per-call records). Per prompt name, a record made inside the task's run
+    wins over one made around its call; among those made inside, the latest (a task that ran again after
+    an interrupt in its body); among those made around the call, the earliest (the entrypoint makes its
+    calls again on every resume, answered from the stored results), or the latest for a call whose body
+    was interrupted and ran again."""
+    if not records:
+        return None
+    entry_ns = f"{entrypoint}:{entry_id}"
+    by_task = {write.task_id: index for index, _, write in calls}
+    rerun = {w.task_id for w in writes if w.channel == lg.INTERRUPT and w.task_id in by_task}
+    chosen: dict[tuple[int, str], tuple[int, int, PromptRecord]] = {}
+    for record in records:
+        if record.checkpoint_id != start.id:
+            continue
+        index: int | None = None
+        if record.namespace is not None:
+            levels = lg.namespace_tasks(record.namespace)
+            if len(levels) >= 2 and f"{levels[0][0]}:{levels[0][1]}" == entry_ns:
+                index = by_task.get(levels[1][1])
+            rank = (1, record.at)  # made inside the run: wins, latest first
+        elif record.scope == entry_ns:
+            index = record.call_index
+            task_id = next((tid for tid, i in by_task.items() if i == index), None)
+            rank = (0, record.at if task_id in rerun else -record.at)
+        if index is None:
+            continue
+        key = (index, record.name)
+        if key not in chosen or rank > chosen[key][:2]:
+            chosen[key] = (*rank, record)
+    used: dict[int, list[dict[str, Any]]] = {}
+    for (index, _), (_, _, record) in sorted(chosen.items(), key=lambda item: (item[0][0], item[1][2].at)):
+        entry: dict[str, Any] = {"name": record.name, "version": record.version}
+        if record.params is not None:
+            entry["params"] = record.params
+        if record.model is not None:
+            entry["model"] = record.model
+        if record.source is not None:
+            entry["source"] = record.source
+        entry["via"] = record.via
+        used.setdefault(index, []).append(entry)
+    return used
 
 
 def _entrypoint_name(
@@ -697,10 +808,12 @@ def iter_threads(
             checkpoints, writes = source.read(thread_id)
             if not checkpoints:
                 raise ImportRefused(f"thread {thread_id!r}: no checkpoints")
+            # Per-call prompt records are no task's writes: kept apart before anything reads the writes.
+            records, writes = split_prompt_records(thread_id, writes)
             if is_graph_thread(checkpoints, writes):
                 yield build_graph_history(thread_id, checkpoints, writes, graphs)
                 continue
-            yield build_history(thread_id, checkpoints, writes, code)
+            yield build_history(thread_id, checkpoints, writes, code, prompt_records=records)
         except ImportRefused as error:
             yield error
         except RecursionError:

@@ -532,3 +532,112 @@ def checkpoint_version() -> int:
     from langgraph.pregel._checkpoint import LATEST_VERSION
 
     return int(LATEST_VERSION)
+
+
+# --- per-call prompt records (``langgraph.recording``) ------------------------------------------------
+
+# The runnable-config keys a running task's config carries (``langgraph._internal._constants``): the
+# saver of the run, the task's id, its scratchpad, and the checkpoint id of each graph namespace.
+_CONFIG_CHECKPOINTER = "__pregel_checkpointer"
+_CONFIG_TASK_ID = "__pregel_task_id"
+_CONFIG_SCRATCHPAD = "__pregel_scratchpad"
+_CONFIG_CHECKPOINT_MAP = "checkpoint_map"
+
+
+class RunningTask:
+    """What the recorder needs of the LangGraph task whose code is running (from its runnable config)."""
+
+    __slots__ = ("saver", "thread_id", "task_id", "namespace", "kind", "scratchpad", "checkpoint_ns", "checkpoint_id")
+
+    def __init__(
+        self, saver: Any, thread_id: Any, task_id: str, namespace: str, kind: str, scratchpad: Any,
+        checkpoint_ns: str, checkpoint_id: str,
+    ) -> None:
+        self.saver = saver
+        self.thread_id = thread_id
+        self.task_id = task_id
+        self.namespace = namespace  # the task's checkpoint namespace (``ep:<id>|task:<id>``)
+        self.kind = kind  # "entrypoint" (re-runs on every resume), "task" (a @task call) or "node"
+        self.scratchpad = scratchpad
+        self.checkpoint_ns = checkpoint_ns  # the namespace and checkpoint the task's own writes go to
+        self.checkpoint_id = checkpoint_id
+
+    def write_config(self) -> dict[str, Any]:
+        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.checkpoint_ns,
+                                 "checkpoint_id": self.checkpoint_id}}
+
+
+def running_task() -> RunningTask | None:
+    """The LangGraph task (an ``@entrypoint``'s own task, a ``@task`` call or a graph node) whose code is
+    running in this context, when it runs under a checkpointer; None anywhere else (replaytest's own
+    replay passes no checkpointer)."""
+    from langgraph.config import get_config
+
+    try:
+        config = get_config()
+    except RuntimeError:  # not inside a runnable
+        return None
+    configurable = config.get("configurable") or {}
+    saver = configurable.get(_CONFIG_CHECKPOINTER)
+    task_id = configurable.get(_CONFIG_TASK_ID)
+    namespace = configurable.get("checkpoint_ns")
+    checkpoints = configurable.get(_CONFIG_CHECKPOINT_MAP) or {}
+    if saver is None or not isinstance(task_id, str) or not isinstance(namespace, str) or not checkpoints:
+        return None
+    metadata = config.get("metadata") or {}
+    triggers = tuple(metadata.get("langgraph_triggers") or ())
+    if triggers == (PUSH,):
+        kind = "task"
+    elif triggers == (START,) and metadata.get("langgraph_node") != START:
+        kind = "entrypoint"
+    else:
+        kind = "node"
+    # The graph whose step runs the task (where its own writes go): the map holds that graph's namespace
+    # and, for a task called by another task, the caller's, at the same checkpoint; the shallowest of
+    # those the task's namespace lies in.
+    around = [ns for ns in checkpoints if ns == "" or namespace == ns or namespace.startswith(ns + _NS_SEP)]
+    if not around:
+        return None
+    current = checkpoints[max(around, key=len)]
+    owner = min((ns for ns in around if checkpoints[ns] == current), key=len)
+    if not isinstance(current, str):
+        return None
+    return RunningTask(saver, configurable.get("thread_id"), task_id, namespace, kind,
+                       configurable.get(_CONFIG_SCRATCHPAD), owner, checkpoints[owner])
+
+
+def namespace_tasks(namespace: str) -> list[tuple[str, str]]:
+    """(name, task id) of each level of a task's checkpoint namespace, outermost first."""
+    levels = []
+    for part in namespace.split(_NS_SEP):
+        name, _, task_id = part.rpartition(_NS_END)
+        levels.append((name, task_id))
+    return levels
+
+
+def watch_task_calls(scratchpad: Any, on_call: Callable[[int], None]) -> bool:
+    """Have ``on_call(index)`` called with the call index of each ``@task`` call the scratchpad's task
+    makes from now on (in the calling context), the index LangGraph derives the call's task id from.
+    The scratchpad's call counter is wrapped once; it returns the same indexes as before. False when
+    this langgraph's scratchpad has no call counter to wrap."""
+    counter = getattr(scratchpad, "call_counter", None)
+    if counter is None:
+        return False
+    if getattr(counter, "__replaytest_watched__", False):
+        return True
+
+    def counted() -> int:
+        index = counter()
+        try:
+            on_call(index)
+        except Exception:  # noqa: BLE001 - a failed record never breaks the run
+            pass
+        return index
+
+    counted.__replaytest_watched__ = True  # type: ignore[attr-defined]
+    try:
+        # The scratchpad is a frozen dataclass: set the field the way its own __init__ does.
+        object.__setattr__(scratchpad, "call_counter", counted)
+    except (AttributeError, TypeError):
+        return False
+    return True

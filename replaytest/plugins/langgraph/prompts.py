@@ -30,6 +30,14 @@ A task's stored result is all LangGraph keeps of its call, so per-call versions 
 call used which prompt, and the version that call used is taken from the manifest. For a graph thread,
 the prompts a node uses are those its code reaches (the same walk, per node): the check reports a changed
 prompt of the node a parked thread resumes at (``langgraph.graph_check``).
+
+Per-call records (threads recorded since): importing this module registers the recorder of
+``replaytest.plugins.langgraph.recording``. ``Prompt.render()`` (or ``use_prompt(P)``) inside a running
+``@task`` or node, and ``use_prompt(P)`` around a task call, write the version the call actually used
+into the thread's checkpoint writes (channel ``__replaytest_prompt__``, a task id of its own, so the
+run itself does not change). ``replaytest import langgraph`` puts each on its task's event
+(``Event.prompt``), and replay compares it with the current code's version at that call, as on the
+journal (``--prompts fail|warn``). Threads without records fall back to the manifest, with a note.
 """
 
 from __future__ import annotations
@@ -140,3 +148,10 @@ def with_prompts(config: Mapping[str, Any] | None, *workflows: Any) -> dict[str,
     metadata[METADATA_KEY] = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
     copied["metadata"] = metadata
     return copied
+
+
+# The per-call recorder: registered by importing this module (what application code using
+# ``with_prompts``/``use_prompt`` from here does).
+from replaytest.plugins.langgraph import recording as _recording  # noqa: E402
+
+_recording.install()

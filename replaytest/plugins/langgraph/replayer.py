@@ -39,6 +39,7 @@ import concurrent.futures
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.values import normal_form, revive
-from replaytest.prompts import prompt_manifest, prompts_in_use
+from replaytest.prompts import Prompt, prompt_manifest, prompt_objects_in_use, prompts_in_use
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, Rehearsal, ReplayResult, SourcePosition, short_value, value_text
 from replaytest.replay.engine import (
@@ -58,6 +59,7 @@ from replaytest.replay.engine import (
     Recorded,
     RecordedEvents,
     check_manifest_prompts,
+    check_pending_prompts,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -94,6 +96,10 @@ UNREAD_VALUE_NOTE = (
     "the value the code gave interrupt() could not be read from this langgraph version: interrupt values were not compared"
 )
 GRAPH_NOT_REHEARSED_NOTE = "resume not rehearsed: graph-API (StateGraph) threads are not rehearsed yet"
+NO_CALL_PROMPTS_NOTE = (
+    "no per-call prompt versions recorded (thread recorded before replaytest recorded them per task call): the "
+    "versions its task calls used are taken from the start manifest"
+)
 INTERRUPT_IN_TASK_NOTE = (
     "the run is parked at an interrupt inside a task body, which replay never runs: that interrupt's value was not compared"
 )
@@ -154,10 +160,16 @@ class LangGraphReplayer(NeutralReplayer):
             result.status = "diverged"
             result.divergence = divergence
         result.notes.append(NO_ARGUMENTS_NOTE)
-        check_manifest_prompts(
-            result, "LangGraph", history.status, history.prompt_manifest, prompt_manifest(run.function), run.called,
-            options, run.matcher.next_position(),
-        )
+        current = prompt_manifest(run.function)
+        if run.per_call:
+            check_recorded_prompts(result, history, run, current, options)
+        else:
+            if history.prompt_manifest is not None:
+                result.notes.append(NO_CALL_PROMPTS_NOTE)
+            check_manifest_prompts(
+                result, "LangGraph", history.status, history.prompt_manifest, current, run.called,
+                options, run.matcher.next_position(),
+            )
         result.notes.extend(run.notes)
         if options.rehearse:
             from replaytest.plugins.langgraph.rehearsal import remember_answers
@@ -166,6 +178,36 @@ class LangGraphReplayer(NeutralReplayer):
             if result.status == "passed" and history.status in ("running", "parked"):
                 _rehearse(result, history, run, workflows)
         return result
+
+
+def has_call_prompts(history: History) -> bool:
+    """True when the thread was recorded with per-call prompt records (``langgraph.recording``): the
+    importer then lists, on every task call, the prompts it used (``prompts``, maybe empty)."""
+    return any(event.kind == "step" and "prompts" in event.extra for event in history.events)
+
+
+def check_recorded_prompts(
+    result: ReplayResult, history: History, run: _Run, current: dict[str, str], options: ReplayOptions
+) -> None:
+    """The prompt checks of a thread with per-call records: each recorded call was compared by the
+    matcher (``Matcher.issue``, as on the journal); prompts no recorded call used are compared with the
+    start manifest by ``prompts-pending``. Messages use LangGraph's words."""
+    if result.divergence is not None:
+        result.divergence = _langgraph_words(result.divergence)
+    result.warnings = [_langgraph_words(warning) for warning in result.warnings]
+    check_pending_prompts(
+        result, history.status, history.prompt_manifest, current, run.reached, options, run.matcher.next_position()
+    )
+
+
+def _langgraph_words(divergence: Divergence) -> Divergence:
+    """A prompt-drift message in LangGraph's words: task calls, threads."""
+    if divergence.kind != "prompt-drift":
+        return divergence
+    message = divergence.message.replace("step '", "task '")
+    for status in ("parked", "running"):
+        message = message.replace(f"this {status} run ", f"this {status} thread ")
+    return replace(divergence, message=message)
 
 
 def _rehearse(result: ReplayResult, history: History, run: _Run, workflows: WorkflowSet) -> None:
@@ -248,7 +290,19 @@ class _Run:
                 self.previous = revive(history.event_result(event))
             else:
                 raise _Unsupported(f"event #{event.seq} is a {event.kind} {event.name!r}, which LangGraph histories do not hold")
-        self.matcher = Matcher(RecordedEvents(tasks, _recorded), history.status, options)
+        # Threads recorded with per-call prompt records (``langgraph.recording``): the version each call
+        # used is on its event and compared by the matcher; else inferred from the start manifest.
+        self.per_call = has_call_prompts(history)
+        self.reached: dict[str, str] = {}
+        for event in tasks:
+            for used in event.extra.get("prompts") or ():
+                if isinstance(used, dict) and isinstance(used.get("name"), str) and isinstance(used.get("version"), str):
+                    self.reached.setdefault(used["name"], used["version"])
+        ahead = None
+        if self.per_call and self.function is not None:
+            ahead = {name: version for name, version in prompt_manifest(self.function).items() if name not in self.reached}
+        self.matcher = Matcher(RecordedEvents(tasks, _recorded), history.status, options, prompts_ahead=ahead)
+        self.task_events = tasks
         self.interrupts = 0  # interrupt() calls the code made
         self.interrupt_source: SourcePosition | None = None
         self.nested: tuple[str, SourcePosition | None] | None = None  # a graph the entrypoint started
@@ -260,7 +314,11 @@ class _Run:
         self.project_prefixes = tuple(sorted({os.path.dirname(f) + os.sep for f in files if f}))
         # {task name: the prompts its body names}, and {prompt: the first recorded call that used it}.
         self.task_prompts = {
-            lg.task_name_of(body): sorted(prompt_manifest(body))
+            lg.task_name_of(body): prompt_manifest(body)
+            for body in lg.task_bodies([module.__dict__ for module in self.modules])
+        }
+        self.task_prompt_objects = {
+            lg.task_name_of(body): _prompt_objects(body)
             for body in lg.task_bodies([module.__dict__ for module in self.modules])
         }
         self.called: dict[str, str] = {}
@@ -270,11 +328,13 @@ class _Run:
     def call(self, func: Any, arguments: Any, **options: Any) -> Any:
         """A ``@task`` call: match it, answer it with the recorded outcome; the task never runs."""
         issued = Issued("step", lg.task_name_of(func), source=project_caller(self.project_prefixes))
+        if self.per_call:
+            self._prompt_of(issued)
         if self.history.status == "parked" and self.matcher.index >= len(self.matcher.events):
             self._check_past_the_park(issued)
         event: Event = self.matcher.issue(issued).payload
         for prompt in [*(name for name, _ in prompts_in_use()), *self.task_prompts.get(issued.name, ())]:
-            self.called.setdefault(prompt, f"step {issued.name!r}")
+            self.called.setdefault(prompt, f"task {issued.name!r}")
         future: Any
         try:
             future = asyncio.get_running_loop().create_future()
@@ -286,6 +346,25 @@ class _Run:
         else:
             future.set_result(revive(self.history.event_result(event)))
         return future
+
+    def _prompt_of(self, issued: Issued) -> None:
+        """Set the prompt the current code's call uses on ``issued``: a ``use_prompt`` block around the
+        call, else a prompt its task's body names. Of several, the one the recorded call used first
+        (compared by the matcher); a recorded call that used none compares nothing."""
+        uses: dict[str, str] = {name: version for name, version in prompts_in_use()}
+        for name, version in self.task_prompts.get(issued.name, {}).items():
+            uses.setdefault(name, version)
+        if not uses:
+            return
+        objects = {prompt.name: prompt for prompt in self.task_prompt_objects.get(issued.name, ())}
+        objects.update({prompt.name: prompt for prompt in prompt_objects_in_use()})
+        index = self.matcher.index
+        recorded = self.task_events[index].prompt if index < len(self.task_events) else None
+        name = recorded.name if recorded is not None and recorded.name in uses else next(iter(uses))
+        issued.prompt_name, issued.prompt_version = name, uses[name]
+        prompt = objects.get(name)
+        if prompt is not None and prompt.full_version == uses[name]:
+            issued.prompt_params = prompt.params
 
     def on_interrupt(self, value: Any) -> int:
         """An ``interrupt(value)`` call: its index, once its value matches the recorded one."""
@@ -383,6 +462,10 @@ class _Run:
                 outcome = "interrupted" if lg.is_graph_interrupt(error) else "raised"
                 raised = error
         self.trips = guard.trips
+        if divergence is None:
+            # A changed prompt at a recorded call (kept for the resume point) comes before whatever
+            # ended the code: the park, a stopped effect, the end.
+            divergence = self.matcher.unreported_drift()
         if divergence is not None or outcome in ("reached-end", "guard"):
             return divergence
         if outcome == "interrupted":
@@ -493,7 +576,22 @@ def _signal(event: Event) -> Recorded:
 
 
 def _recorded(event: Event) -> Recorded:
-    return Recorded(seq=event.seq, kind=event.kind, name=event.name, args_digest=event.args_digest, payload=event)
+    prompt = event.prompt
+    return Recorded(
+        seq=event.seq, kind=event.kind, name=event.name, args_digest=event.args_digest, payload=event,
+        prompt_version=prompt.version if prompt is not None else None,
+        prompt_params=prompt.params if prompt is not None else None,
+    )
+
+
+def _prompt_objects(body: Any) -> list[Prompt]:
+    """The ``Prompt`` objects a task body's module holds under the names its code loads (for the
+    parameters a drift message names; the versions come from ``prompt_manifest``)."""
+    code = getattr(body, "__code__", None)
+    namespace = getattr(body, "__globals__", None)
+    if code is None or not isinstance(namespace, dict):
+        return []
+    return [value for name in code.co_names if isinstance(value := namespace.get(name), Prompt)]
 
 
 def project_caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
