@@ -305,7 +305,6 @@ def prompt_change_data(change: PromptChange) -> dict[str, Any]:
     return {
         "prompt": change.name, "started": change.started, "current": change.current, "called": change.called,
         "compared": change.compared,
-        "source": None if change.source is None else {"path": change.source.path, "line": change.source.line},
     }
 
 

@@ -74,7 +74,7 @@ def test_a_changed_prompt_not_reached_yet_fails_the_parked_thread_and_warns_the_
     assert parked["divergence"]["kind"] == "prompt-drift"
     assert parked["divergence"]["message"] == (
         f"the parked run has not reached these prompts yet: will use reply {sha(new_text)[:19]}, started under "
-        f"{sha(REPLY_TEXT)[:19]} (text {sha(REPLY_TEXT)[:19]} → {sha(new_text)[:19]}) (fails by prompts-pending)"
+        f"{sha(REPLY_TEXT)[:19]} (fails by prompts-pending)"
     )
     assert parked["prompt_changes"] == [
         {"prompt": "reply", "started": sha(REPLY_TEXT), "current": sha(new_text), "called": False, "compared": "manifest"}
@@ -144,6 +144,14 @@ def test_impact_lists_the_parked_thread_under_the_prompt_it_already_called(
     ])
     assert (
         f"  prompt triage: {sha(TRIAGE_TEXT)[:19]} -> {sha(new_text)[:19]} (compared with the version its recorded "
-        "calls used), 1 in-flight run\n"
+        f"calls used, used at {tmp_path / package / 'agent.py'}:{_line_using('use_prompt(TRIAGE)', tmp_path / package)}), "
+        "1 in-flight run\n"
         "    already called it, keep that result; a later call uses the new version (1): parked\n"
     ) in result.output, result.output
+
+
+def _line_using(code: str, package: Path) -> int:
+    """The line of the copied agent holding ``code``: the first line loading a prompt is where the impact
+    report says the prompt is used."""
+    lines = (package / "agent.py").read_text().splitlines()
+    return next(number for number, text in enumerate(lines, 1) if code in text)
