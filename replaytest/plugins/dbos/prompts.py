@@ -77,7 +77,6 @@ def with_prompts(*workflows: Any, attributes: Mapping[str, Any] | None = None) -
     ``attributes``, since DBOS keeps the innermost ``SetWorkflowAttributes`` block's map only)."""
     from dbos import SetWorkflowAttributes
 
-    record_calls()
     with SetWorkflowAttributes(prompt_attributes(*workflows, attributes=attributes)):
         yield
 
