@@ -206,6 +206,10 @@ def test_a_run_recorded_before_per_call_versions_falls_back_to_its_manifest_and_
         result = replay(tmp_path / name, histories, prompts)
         assert result["status"] == "passed", result
         assert NO_CALL_VERSIONS_NOTE in result["notes"], name
+    # Against v2 the version is inferred from the manifest (v1), and the warning says where it came from.
+    [warning] = replay(tmp_path / "v2-again", histories, V2)["warnings"]
+    assert warning["message"].startswith("step 'write_reply' already called prompt reply: the run started under")
+    assert "(from the run's start manifest; this run recorded no prompt version per call)" in warning["message"]
 
 
 def test_recording_does_not_change_the_run(tmp_path: Path) -> None:

@@ -714,10 +714,17 @@ def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, op
         # Recorded before per-call versions (or with no step that used a prompt yet): the start manifest.
         if prompts.unrecorded and history.prompt_manifest is not None:
             result.notes.append(NO_CALL_VERSIONS_NOTE)
+        before = len(result.warnings)
         check_manifest_prompts(
             result, "DBOS", status, history.prompt_manifest, prompts.current, prompts.called, options,
             prompts.resume_position,
         )
+        # DBOS does record per call now: what is missing is this run's record.
+        result.warnings[before:] = [
+            dataclasses.replace(warning, message=warning.message.replace(
+                "DBOS records no prompt version per call", "this run recorded no prompt version per call"))
+            for warning in result.warnings[before:]
+        ]
         return
     if prompts.unrecorded:
         result.notes.append(NO_CALL_VERSIONS_NOTE)
