@@ -282,8 +282,8 @@ class _Operations:
         """Pair the recorded call's prompt with the current call's prompt of that name, on ``upcoming`` (the
         event the matcher compares next) and ``command``: of several recorded prompts, the first whose
         version changed (the matcher reports one prompt per call), else the first the code still uses."""
-        event: Event = upcoming.payload
-        recorded = _recorded_prompts(event)
+        event = upcoming.payload
+        recorded = _recorded_prompts(event) if isinstance(event, Event) else []
         shared = [ref for ref in recorded if ref.name in current]
         changed = [ref for ref in shared if current[ref.name][0] != ref.version]
         chosen: PromptRef | None = (changed or shared)[0] if shared else None
