@@ -385,6 +385,11 @@ class Matcher:
             return found.divergence
         return None
 
+    def resume_at(self, next_command: Issued | None) -> None:
+        """A replayer that finds the resume point itself (DBOS: no row at a function id) calls this
+        there: the kept prompt drift of a recorded call, if any, is raised naming ``next_command``."""
+        self._raise_recorded_drift(next_command)
+
     def _raise_recorded_drift(self, next_command: Issued | None) -> None:
         """Raise the kept prompt drift of a recorded call (if any), saying what the run resumes at and
         the prompt it uses next: that of ``next_command`` (the first command past the recorded events)

@@ -1,8 +1,10 @@
 """Prompt versions of DBOS runs, recorded for real: the prompt desk's support agent (``prompt_desk``) calls
 the model under the triage prompt, waits for a reviewer in ``DBOS.recv``, then writes the reply under the
 reply prompt. ``desk-done`` and ``desk-parked`` were started inside ``with_prompts`` (the manifest in the
-workflow attributes), ``desk-plain`` without it. The histories are imported and replayed in a fresh
-process against the prompts as recorded and edited; no step body may run during replay."""
+workflow attributes), ``desk-plain`` without it; every step records the prompt version it used in the side
+table (the application imports ``dbos.prompts``). The histories are imported and replayed in a fresh
+process against the prompts as recorded and edited; no step body may run during replay. The per-call
+recording itself, across a deploy and a rollback, is ``test_dbos_prompt_calls.py``."""
 
 from __future__ import annotations
 
@@ -98,7 +100,7 @@ def test_the_manifest_is_in_the_workflow_attributes_and_the_history(recording: R
     assert "prompt_manifest" not in json.loads((recording.histories / "desk-plain.json").read_text())
 
 
-def test_unchanged_prompts_pass_and_a_run_without_the_helper_says_so_once(tmp_path: Path, recording: Recording) -> None:
+def test_unchanged_prompts_pass(tmp_path: Path, recording: Recording) -> None:
     results = replay(tmp_path, recording)
     assert {workflow_id: result["status"] for workflow_id, result in results.items()} == {
         "desk-done": "passed", "desk-parked": "passed", "desk-plain": "passed", "desk-async": "passed",
@@ -109,7 +111,8 @@ def test_unchanged_prompts_pass_and_a_run_without_the_helper_says_so_once(tmp_pa
         assert NO_PROMPTS_NOTE not in results[workflow_id]["notes"]
         assert NO_MANIFEST_NOTE not in results[workflow_id]["notes"]
         assert results[workflow_id]["prompt_changes"] == []
-    assert results["desk-plain"]["notes"].count(NO_PROMPTS_NOTE) == 1
+    # Started without the helper: no manifest, but each step recorded the version it used.
+    assert NO_PROMPTS_NOTE not in results["desk-plain"]["notes"]
 
 
 def test_a_changed_prompt_the_parked_run_has_not_reached_fails_it_and_warns_the_completed_one(
@@ -121,8 +124,8 @@ def test_a_changed_prompt_the_parked_run_has_not_reached_fails_it_and_warns_the_
     assert parked["status"] == "diverged"
     assert parked["divergence"]["kind"] == "prompt-drift"
     assert parked["divergence"]["message"] == (
-        f"the running run has not reached these prompts yet: will use reply {sha(new_text)[:19]}, started under "
-        f"{sha(REPLY_TEXT)[:19]} (fails by prompts-pending)"
+        f"the parked run has not reached these prompts yet: will use reply {sha(new_text)[:19]}, started under "
+        f"{sha(REPLY_TEXT)[:19]} (text {sha(REPLY_TEXT)[:19]} → {sha(new_text)[:19]}) (fails by prompts-pending)"
     )
     assert parked["prompt_changes"] == [
         {"prompt": "reply", "started": sha(REPLY_TEXT), "current": sha(new_text), "called": False, "compared": "manifest"}
@@ -131,32 +134,45 @@ def test_a_changed_prompt_the_parked_run_has_not_reached_fails_it_and_warns_the_
     assert done["status"] == "passed"
     [warning] = done["warnings"]
     assert warning["kind"] == "prompt-drift"
-    assert "step 'write_reply' already called prompt reply" in warning["message"]
-    assert sha(REPLY_TEXT)[:19] in warning["message"] and sha(new_text)[:19] in warning["message"]
-    assert "from the run's start manifest; DBOS records no prompt version per call" in warning["message"]
-    # Recorded without the helper: nothing to compare, said in a note, never a pass that checked it.
-    assert results["desk-plain"]["status"] == "passed" and results["desk-plain"]["warnings"] == []
-    assert NO_PROMPTS_NOTE in results["desk-plain"]["notes"]
+    assert warning["message"] == (
+        f"step 'write_reply' now uses prompt version {sha(new_text)[:19]} but the history recorded "
+        f"{sha(REPLY_TEXT)[:19]} (prompt reply)"
+    )
+    assert warning["source"]["line"] == line_of("reply = write_reply(")
+    # Started without the helper: no manifest, but the step's own record is compared all the same.
+    [warning] = results["desk-plain"]["warnings"]
+    assert warning["message"].startswith("step 'write_reply' now uses prompt version")
 
 
-def test_a_changed_prompt_the_parked_run_already_used_warns_with_both_versions(tmp_path: Path, recording: Recording) -> None:
+def test_a_changed_prompt_the_parked_run_already_used_fails_it_with_both_versions(tmp_path: Path, recording: Recording) -> None:
     new_text = "Classify this ticket into billing, shipping or other: {ticket}"
     results = replay(tmp_path, recording, PROMPTS.replace(TRIAGE_TEXT, new_text))
     parked = results["desk-parked"]
-    assert parked["status"] == "passed"
-    [warning] = parked["warnings"]
-    assert warning["kind"] == "prompt-drift"
-    assert warning["message"] == (
-        f"step 'call_model' already called prompt triage: the run started under {sha(TRIAGE_TEXT)[:19]} (from the "
-        f"run's start manifest; DBOS records no prompt version per call), the code now has {sha(new_text)[:19]}; "
-        f"the running run keeps that call's recorded result"
+    # The version the step used is its own record (not inferred): a parked run fails by --prompts (fail).
+    assert parked["status"] == "diverged"
+    divergence = parked["divergence"]
+    assert (divergence["kind"], divergence["position"]) == ("prompt-drift", 1)
+    assert divergence["message"] == (
+        f"step 'call_model' now uses prompt version {sha(new_text)[:19]} but the history recorded "
+        f"{sha(TRIAGE_TEXT)[:19]} (prompt triage) (this parked run keeps the result of step 'call_model' recorded "
+        f"under {sha(TRIAGE_TEXT)[:19]} and resumes at signal 'DBOS.recv'; the next prompt it uses is reply "
+        f"{sha(REPLY_TEXT)[:19]}, the only one of its prompts no recorded call used) (function id 1)"
     )
+    assert divergence["source"]["line"] == line_of("queue = call_model(TRIAGE.render")
     assert parked["prompt_changes"] == [
-        {"prompt": "triage", "started": sha(TRIAGE_TEXT), "current": sha(new_text), "called": True, "compared": "manifest"}
+        {"prompt": "triage", "started": sha(TRIAGE_TEXT), "current": sha(new_text), "called": True, "compared": "call"}
     ]
-    # The async workflow's use_prompt block is seen where DBOS checks its step (a worker thread).
+    # The async workflow's use_prompt block is seen where DBOS checks its step (a worker thread), both
+    # when the step ran (recorded) and in replay.
     [warning] = results["desk-async"]["warnings"]
-    assert warning["message"].startswith("step 'call_model_async' already called prompt triage")
+    assert warning["message"].startswith("step 'call_model_async' now uses prompt version")
+    assert "(prompt triage)" in warning["message"]
+
+
+def line_of(text: str) -> int:
+    lines = [number for number, line in enumerate((HERE / "prompt_desk/app.py").read_text().splitlines(), 1) if text in line]
+    assert len(lines) == 1, lines
+    return lines[0]
 
 
 def test_a_malformed_manifest_refuses_the_run_naming_the_json_path(tmp_path: Path, recording: Recording) -> None:

@@ -15,6 +15,9 @@ row naming a child workflow → child-workflow, anything else (steps, transactio
 ``DBOS.send``, …) → step. Payloads become typed JSON (``dbos.values``) under one ``DecodeBudget`` per
 run; a pickle the restricted decoder refuses, or a run whose payloads pass the budget, stops that run's
 import (never the others') with a message naming the workflow, the function id and the type or budget.
+Each step's prompt versions, recorded when it ran in the side table ``replaytest_prompt_calls``
+(``dbos.prompts``), go on its event (``Event.prompt``; all of them in the event's ``prompts`` when the
+step used several); a run without rows there keeps its events without prompts.
 The run's prompt manifest, when ``dbos.prompts.with_prompts`` put it in the workflow attributes, becomes the
 history's ``prompt_manifest`` (``recorded_manifest``; a malformed one refuses the run, naming its JSON path).
 """
@@ -36,7 +39,7 @@ from replaytest.plugins.importing import ImportNotes as BaseImportNotes
 from replaytest.plugins.importing import ImportRefused
 
 if TYPE_CHECKING:
-    from replaytest.history import ErrorInfo, Event, History
+    from replaytest.history import ErrorInfo, Event, History, PromptRef
     from replaytest.history.redact import Redactor
     from replaytest.plugins.dbos.values import DecodeBudget
     from replaytest.plugins.import_files import RunKey
@@ -376,6 +379,7 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes, budget: Deco
 
     payloads = _Payloads(run, notes, budget)
     events: list[Event] = []
+    prompts = prompt_calls(db, run.workflow_id)
     for function_id, function_name, output, error, child_id, serialization in operations(db, run.workflow_id):
         kind = event_kind(function_name, child_id is not None)
         extra: dict[str, Any] = {"function_id": function_id}
@@ -388,6 +392,9 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes, budget: Deco
             result = None
         if failure is not None:
             extra["exception"] = failure[1]
+        used = prompts.get(function_id, [])
+        if len(used) > 1:
+            extra["prompts"] = [_prompt_json(ref) for ref in used]
         events.append(
             Event(
                 seq=len(events) + 1,
@@ -396,6 +403,7 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes, budget: Deco
                 result=result,
                 error=failure[0] if failure else None,
                 patch_id=function_name[len(PATCH_PREFIX) :] if kind == "marker" else None,
+                prompt=used[0] if used else None,
                 extra=extra,
             )
         )
@@ -411,6 +419,46 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes, budget: Deco
         code_version=run.application_version,
         prompt_manifest=recorded_manifest(run),
     )
+
+
+# ``dbos.prompts.TABLE``: the side table where each step's prompt versions are recorded when it runs.
+PROMPT_CALLS_TABLE = "replaytest_prompt_calls"
+
+
+def prompt_calls(db: SystemDatabase, workflow_id: str) -> dict[int, list[PromptRef]]:
+    """``{function id: the prompts that step used}`` from the side table ``dbos.prompts`` writes (by
+    name; empty for a database without it, a run recorded before it). A malformed row refuses the run."""
+    from replaytest.history import PromptRef
+
+    if not db.columns(PROMPT_CALLS_TABLE):
+        return {}
+    rows = db.rows(
+        f"SELECT function_id, name, prompt FROM {db.table(PROMPT_CALLS_TABLE)} "
+        "WHERE workflow_uuid = :workflow_id ORDER BY function_id, name",
+        {"workflow_id": workflow_id},
+    )
+    found: dict[int, list[PromptRef]] = {}
+    for function_id, name, text in rows:
+        where = f"workflow {workflow_id!r}: {PROMPT_CALLS_TABLE} row for function id {function_id}, prompt {name!r}"
+        try:
+            record = json.loads(text)
+        except (TypeError, ValueError) as error:
+            raise ImportRefused(f"{where}: not JSON ({error})") from None
+        version = record.get("version") if isinstance(record, dict) else None
+        params = record.get("params") if isinstance(record, dict) else None
+        if not isinstance(version, str) or not version or not isinstance(name, str) or not name:
+            raise ImportRefused(f"{where}: no prompt version in {text[:80]!r}")
+        if params is not None and not isinstance(params, dict):
+            raise ImportRefused(f"{where}: params is {type(params).__name__}, not a map")
+        found.setdefault(int(function_id), []).append(PromptRef(name=name, version=version, params=params))
+    return found
+
+
+def _prompt_json(ref: PromptRef) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": ref.name, "version": ref.version}
+    if ref.params is not None:
+        out["params"] = dict(ref.params)
+    return out
 
 
 # ``dbos.prompts.ATTRIBUTE``, repeated so that importing does not load the recording helpers.

@@ -493,3 +493,80 @@ def _offline(cls: type, url: str, engine: Any, serializer: Any, sessionmaker: An
     if "sessionmaker" in inspect.signature(cls).parameters:
         arguments["sessionmaker"] = sessionmaker
     return cls(**arguments)
+
+
+# -- recording prompt versions per step call (``dbos.prompts``) ------------------------------------------
+#
+# DBOS has no public hook for "a step starts running". Every step asks its system database whether it
+# already ran (``SystemDatabase.check_operation_execution``, inside the step's context) before its body
+# runs: an empty answer means the body runs now, at that function id. The class method is wrapped once to
+# call ``on_start`` then; a recorded answer (a completed step on recovery) calls nothing. Tested with dbos
+# 3.4.0 (``RECORDING_TESTED``); outside that range, or if the names below are missing, nothing is recorded
+# and the reason is logged once.
+
+RECORDING_TESTED = ((3, 4), (3, 5))  # [oldest, first untested) for per-call prompt recording
+_WRAPPED = "__replaytest_step_start__"
+_step_start_hooks: list[Callable[[Any, str, int, str], None]] = []
+
+
+def recording_problem() -> str | None:
+    """Why per-call prompt recording cannot hook this dbos, or ``None``."""
+    try:
+        current = dbos_version()
+        from dbos._context import get_local_dbos_context  # noqa: F401
+        from dbos._sys_db import SystemDatabase
+    except Exception as error:
+        return f"dbos is not importable ({type(error).__name__}: {error})"
+    low, high = RECORDING_TESTED
+    if not low <= current < high:
+        return (
+            f"dbos {installed_version('dbos')} is outside the range per-call prompt recording was tested with "
+            f"(>= {low[0]}.{low[1]}, < {high[0]}.{high[1]})"
+        )
+    if not callable(getattr(SystemDatabase, "check_operation_execution", None)):
+        return "dbos has no SystemDatabase.check_operation_execution"
+    return None
+
+
+def on_step_start(hook: Callable[[Any, str, int, str], None]) -> None:
+    """Call ``hook(system_database, workflow_id, function_id, step_name)`` in the step's own context each
+    time a step's body is about to run (not when DBOS returns its recorded result). The hook must not raise."""
+    from dbos._context import get_local_dbos_context
+    from dbos._sys_db import SystemDatabase
+
+    if hook not in _step_start_hooks:
+        _step_start_hooks.append(hook)
+    original = SystemDatabase.check_operation_execution
+    if getattr(original, _WRAPPED, False):
+        return
+
+    def check_operation_execution(self: Any, workflow_id: str, function_id: int, function_name: str, *args: Any, **kwargs: Any) -> Any:
+        recorded = original(self, workflow_id, function_id, function_name, *args, **kwargs)
+        if not recorded:
+            ctx = get_local_dbos_context()
+            # Inside the step's context at its own id: a step about to run (child workflow starts and
+            # DBOS's own operations ask from the workflow's context).
+            if ctx is not None and ctx.is_step() and ctx.workflow_id == workflow_id and ctx.function_id == function_id:
+                for each in tuple(_step_start_hooks):
+                    each(self, workflow_id, function_id, function_name)
+        return recorded
+
+    setattr(check_operation_execution, _WRAPPED, True)
+    check_operation_execution.__wrapped__ = original  # type: ignore[attr-defined]
+    SystemDatabase.check_operation_execution = check_operation_execution  # type: ignore[method-assign]
+
+
+def live_system_database() -> Any:
+    """The running DBOS's system database (``DBOS._sys_db``), or ``None`` (not launched, or replay's
+    stand-in in its place)."""
+    from dbos import _dbos as dbos_module
+    from dbos._sys_db import SystemDatabase
+
+    instance = dbos_module._dbos_global_instance
+    database = None if instance is None else instance.__dict__.get("_sys_db_field")
+    return database if isinstance(database, SystemDatabase) else None
+
+
+def system_database_engine(database: Any) -> tuple[Any, str | None]:
+    """The SQLAlchemy engine of a DBOS system database and its schema (``None`` on SQLite)."""
+    return database.engine, database.schema

@@ -25,10 +25,14 @@ Rehearsal (``ReplayOptions.rehearse``): an in-flight run that replays green goes
 answers them, and the first new operation is stopped before it runs; ``ReplayResult.rehearsal`` says what
 DBOS does at the resume point.
 
-Prompts: a run started inside ``dbos.prompts.with_prompts`` has its prompt manifest in the history; the
-prompts a recorded step used (a ``use_prompt`` block around its call, or its body naming the prompt) are
-compared at the manifest's versions and the prompts not reached yet by ``prompts-pending``
-(``engine.check_manifest_prompts``); a history without a manifest gets a note.
+Prompts: a step that used a prompt carries the version it used, recorded when it ran
+(``dbos.prompts``' side table, ``Event.prompt``). The current code's call uses the prompts of the
+``use_prompt`` blocks around it and those its body names; the one of the recorded name is compared by the
+matcher, as on the journal (``prompt-drift`` by ``--prompts``: a parked run that already used a changed
+prompt fails under ``fail``, reported where it resumes). Prompts no recorded step used are compared with
+the start manifest by ``prompts-pending``. A run with no per-call record (recorded before them) falls
+back to the manifest for the steps that used a prompt (``engine.check_manifest_prompts``), with a note;
+a history without a manifest gets a note too. A pending DBOS run is called *parked* in these messages.
 
 The run executes under the runtime guards, as journal replays do: a clock, random or uuid read in the
 workflow is a ``nondeterministic-call`` hazard and the replay goes on; a socket, process, file write, or
@@ -48,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replaytest.history import Event, History
+from replaytest.history.model import PromptRef
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
 from replaytest.prompts import prompt_manifest, prompts_in_use
@@ -71,6 +76,7 @@ from replaytest.replay.engine import (
     RecordedEvents,
     as_position,
     check_manifest_prompts,
+    check_pending_prompts,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -97,6 +103,9 @@ class DBOSReplayConfig:
 
     modules: Sequence[str] = ()
 
+
+# A run whose steps used prompts but carry no per-call version (recorded before ``dbos.prompts`` kept them).
+NO_CALL_VERSIONS_NOTE = "prompt versions per call not recorded for this run: compared with its start manifest"
 
 # DBOS records no step arguments (operation_outputs has no input column).
 NO_ARGUMENTS_NOTE = "DBOS stores no step arguments: step arguments were not compared"
@@ -176,7 +185,7 @@ class _Operations:
 
     def __init__(
         self, history: History, matcher: Matcher, workflow_names: set[str], rebuilder: Rebuilder,
-        step_prompts: dict[str, list[str]] | None = None,
+        step_prompts: dict[str, dict[str, str]] | None = None,
     ) -> None:
         self.history = history
         # In a rehearsal: the message a pending wait returns (typed JSON another run of the type received).
@@ -184,9 +193,12 @@ class _Operations:
         self.matcher = matcher
         self.workflow_names = workflow_names
         self.rebuilder = rebuilder
-        # {step name: the prompts its body names}, and {prompt: the first recorded call that used it}.
+        # {step name: {prompt: version} its body names}, and {prompt: the first recorded call that used it}.
         self.step_prompts = step_prompts or {}
         self.called: dict[str, str] = {}
+        # {prompt: the first recorded call that used it, per the current code} for calls whose event
+        # carries no recorded prompt version (a run recorded before per-call versions).
+        self.called_unrecorded: dict[str, str] = {}
         # Set when the replay goes on past the end of an in-flight history (``ReplayOptions.rehearse``).
         self.rehearsal: _Rehearsing | None = None
         # The last ``DBOS.patch`` answered True where nothing is recorded (DBOS writes its marker there):
@@ -252,6 +264,38 @@ class _Operations:
             return Issued(kind, PATCH_MARKER, patch_id=function_name[len(PATCH_PREFIX) :], source=_issuing_line())
         return Issued(kind, function_name, source=_issuing_line())
 
+    def _current_prompts(self, function_name: str) -> dict[str, tuple[str, Any]]:
+        """``{name: (version, params)}`` of the prompts the current code's call uses: the ``use_prompt``
+        blocks around it (innermost last) and those its step body names."""
+        from replaytest.plugins.dbos.prompts import prompt_objects_in_use
+
+        objects = prompt_objects_in_use()
+        found: dict[str, tuple[str, Any]] = dict(
+            (name, (version, objects[name].params if name in objects and objects[name].full_version == version else None))
+            for name, version in prompts_in_use()
+        )
+        for name, version in self.step_prompts.get(function_name, {}).items():
+            found.setdefault(name, (version, None))
+        return found
+
+    def _with_prompt(self, command: Issued, upcoming: Recorded, current: dict[str, tuple[str, Any]]) -> None:
+        """Pair the recorded call's prompt with the current call's prompt of that name, on ``upcoming`` (the
+        event the matcher compares next) and ``command``: of several recorded prompts, the first whose
+        version changed (the matcher reports one prompt per call), else the first the code still uses."""
+        event = upcoming.payload
+        recorded = _recorded_prompts(event) if isinstance(event, Event) else []
+        shared = [ref for ref in recorded if ref.name in current]
+        changed = [ref for ref in shared if current[ref.name][0] != ref.version]
+        chosen: PromptRef | None = (changed or shared)[0] if shared else None
+        upcoming.prompt_version = chosen.version if chosen is not None else None
+        upcoming.prompt_params = chosen.params if chosen is not None else None
+        if chosen is not None:
+            command.prompt_name = chosen.name
+            command.prompt_version, command.prompt_params = current[chosen.name]
+        elif not recorded and current:
+            for name in current:
+                self.called_unrecorded.setdefault(name, f"{command.kind} {command.name!r}")
+
     def _next(self) -> Recorded | None:
         matcher = self.matcher
         return matcher.events[matcher.index] if matcher.index < len(matcher.events) else None
@@ -260,18 +304,26 @@ class _Operations:
         """The recorded event at ``function_id`` (consumed), or raise; None only in a rehearsal, for the
         pending wait the run resumes at (answered by its timeout)."""
         command = self._command(function_id, function_name)
+        # Steps only: DBOS's own operations (sleep, recv, send …) call no model.
+        calls_model = command.kind == "step" and not function_name.startswith("DBOS.")
+        current = self._current_prompts(function_name) if calls_model else {}
         self._probed_marker(function_id)
         upcoming = self._next()
         if upcoming is None or function_id < upcoming.seq:
+            if current:  # the next prompt the run uses, for a kept drift reported at the resume point
+                name, (version, params) = next(reversed(current.items()))
+                command.prompt_name, command.prompt_version, command.prompt_params = name, version, params
             self._nothing_recorded(command, function_id)
             return None
         elif function_id > upcoming.seq:
             self._skipped(command, function_id, upcoming)
         elif self.inserted is not None and (upcoming.kind, upcoming.name) != (command.kind, command.name):
             self._unexpected_after_patch(command, function_id, upcoming, self.inserted)
+        if (upcoming.kind, upcoming.name) == (command.kind, command.name):
+            self._with_prompt(command, upcoming, current)
         recorded = self.matcher.issue(command)
         self.inserted = None  # the new path met what was recorded: a later mismatch is not the patch's
-        for prompt in [*(name for name, _ in prompts_in_use()), *self.step_prompts.get(function_name, ())]:
+        for prompt in current:
             self.called.setdefault(prompt, f"{command.kind} {command.name!r}")
         event: Event = recorded.payload
         return event
@@ -288,6 +340,7 @@ class _Operations:
         if later is None:
             later = [event for event in self.matcher.events[self.matcher.index :] if event.seq > function_id]
         if self.matcher.resumable and (not later or _own_timeout(command, function_id, later)):
+            self.matcher.resume_at(command)  # a changed prompt a recorded step used comes first
             self.matcher.last_source = command.source
             if self.rehearsal is None:
                 raise ReachedEnd()
@@ -383,6 +436,7 @@ class _Operations:
         self.matcher.patch_decisions.append(decision)
         if upcoming is None:
             # The end of a pending history: the run resumes at this check and takes the new path.
+            self.matcher.resume_at(Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source))
             self.matcher.last_source = source
             if self.rehearsal is None:
                 raise ReachedEnd()
@@ -499,6 +553,8 @@ class _Prompts:
     current: dict[str, str]
     called: dict[str, str]
     resume_position: int | None = None  # the function id where the replay stopped (a pending prompt's position)
+    unrecorded: dict[str, str] = dataclasses.field(default_factory=dict)  # called, no per-call version recorded
+    reached: dict[str, str] = dataclasses.field(default_factory=dict)  # {prompt: version} recorded per call
 
 
 class DBOSReplayer(NeutralReplayer):
@@ -555,10 +611,7 @@ class DBOSReplayer(NeutralReplayer):
             result.divergence = divergence
         # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
         result.notes.append(NO_ARGUMENTS_NOTE)
-        check_manifest_prompts(
-            result, "DBOS", history.status, history.prompt_manifest, prompts.current, prompts.called, options,
-            prompts.resume_position,
-        )
+        _check_prompts(result, history, prompts, options)
         not_rebuilt = rebuilder.note()
         if not_rebuilt is not None:
             result.notes.append(not_rebuilt)
@@ -585,13 +638,17 @@ class DBOSReplayer(NeutralReplayer):
         from replaytest.plugins.dbos.values import RebuildError
 
         events = RecordedEvents(history.events, _recorded)
-        matcher = Matcher(events, history.status, options)
         original = getattr(function, "__wrapped__", function)
+        current = prompt_manifest(original)
+        reached = recorded_prompt_versions(history)
+        ahead = {name: version for name, version in current.items() if name not in reached}
+        # DBOS's words: a pending run is resumed from its checkpoints (parked), whatever ran it before.
+        matcher = Matcher(events, _in_words(history.status), options, prompts_ahead=ahead)
         modules = orchestration_modules([original, *[o for o in workflows.objects if not isinstance(o, DBOSReplayConfig)]])
         steps = internals.step_bodies([module.__dict__ for module in modules])
-        step_prompts = {body.dbos_function_name: sorted(prompt_manifest(body)) for body in steps}
+        step_prompts = {body.dbos_function_name: prompt_manifest(body) for body in steps}
         operations = _Operations(history, matcher, set(internals.registered_workflow_names()), rebuilder, step_prompts)
-        prompts = _Prompts(prompt_manifest(original), operations.called)
+        prompts = _Prompts(current, operations.called, unrecorded=operations.called_unrecorded, reached=reached)
         document = history.input if isinstance(history.input, dict) else {}
         try:
             args = rebuilder.rebuild(document.get("args", []))
@@ -621,6 +678,9 @@ class DBOSReplayer(NeutralReplayer):
                 except Exception as error:  # the workflow's own failure (recorded or new)
                     raised = error
                     finished = True
+        if divergence is None:
+            # A changed prompt at a recorded step comes before whatever ended the code (a stopped effect).
+            divergence = matcher.unreported_drift()
         rehearsal = operations.rehearsal if operations.rehearsal is not None and operations.rehearsal.resumed else None
         trips = guard.trips if rehearsal is None else guard.trips[: trips_before[0]]
         stopped = next((trip for trip in trips if trip.stopped), None)
@@ -635,6 +695,44 @@ class DBOSReplayer(NeutralReplayer):
                 rehearsal.outcome = "continues"  # the guards stopped its first new effect
             result.rehearsal = rehearsal.result(history, internals.installed_dbos(), _past_resume(guard.trips[len(trips) :], raised))
         return divergence, prompts
+
+
+def _in_words(status: str) -> str:
+    return "parked" if status in ("running", "parked") else status
+
+
+def recorded_prompt_versions(history: History) -> dict[str, str]:
+    """``{prompt: version}`` the run's steps recorded when they ran (the last step's, per name)."""
+    return {ref.name: ref.version for event in history.events for ref in _recorded_prompts(event)}
+
+
+def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, options: ReplayOptions) -> None:
+    """The prompt checks past the recorded steps (those are the matcher's): prompts no recorded step used
+    against the start manifest, and a run with no per-call versions against its manifest only."""
+    status = _in_words(history.status)
+    if not prompts.reached:
+        # Recorded before per-call versions (or with no step that used a prompt yet): the start manifest.
+        if prompts.unrecorded and history.prompt_manifest is not None:
+            result.notes.append(NO_CALL_VERSIONS_NOTE)
+        before = len(result.warnings)
+        check_manifest_prompts(
+            result, "DBOS", status, history.prompt_manifest, prompts.current, prompts.called, options,
+            prompts.resume_position,
+        )
+        # DBOS does record per call now: what is missing is this run's record.
+        result.warnings[before:] = [
+            dataclasses.replace(warning, message=warning.message.replace(
+                "DBOS records no prompt version per call", "this run recorded no prompt version per call"))
+            for warning in result.warnings[before:]
+        ]
+        return
+    if prompts.unrecorded:
+        result.notes.append(NO_CALL_VERSIONS_NOTE)
+    reached: dict[str, str | None] = {name: None for name in prompts.unrecorded}
+    reached.update(prompts.reached)
+    check_pending_prompts(
+        result, status, history.prompt_manifest, prompts.current, reached, options, prompts.resume_position  # type: ignore[arg-type]
+    )
 
 
 def _past_resume(trips: list[NondeterministicCall], raised: BaseException | None) -> str:
@@ -655,7 +753,24 @@ def _recorded(event: Event) -> Recorded:
         name=event.name,
         patch_id=event.patch_id,
         payload=event,
+        prompt_version=event.prompt.version if event.prompt is not None else None,
+        prompt_params=event.prompt.params if event.prompt is not None else None,
     )
+
+
+def _recorded_prompts(event: Event) -> list[PromptRef]:
+    """The prompts a recorded step used, as it recorded them when it ran (``Event.prompt``; all of them
+    in the event's ``prompts`` when it used several)."""
+    several = event.extra.get("prompts")
+    if isinstance(several, list):
+        refs = [
+            PromptRef(str(item["name"]), str(item["version"]), item.get("params") if isinstance(item.get("params"), dict) else None)
+            for item in several
+            if isinstance(item, dict) and item.get("name") and item.get("version")
+        ]
+        if refs:
+            return refs
+    return [event.prompt] if event.prompt is not None else []
 
 
 # Why the fix for a value read needs a version guard, and which one (see ``hazard_message``).
