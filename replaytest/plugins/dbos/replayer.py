@@ -646,7 +646,7 @@ class DBOSReplayer(NeutralReplayer):
         matcher = Matcher(events, _in_words(history.status), options, prompts_ahead=ahead)
         modules = orchestration_modules([original, *[o for o in workflows.objects if not isinstance(o, DBOSReplayConfig)]])
         steps = internals.step_bodies([module.__dict__ for module in modules])
-        step_prompts = {body.dbos_function_name: prompt_manifest(body) for body in steps}
+        step_prompts: dict[str, dict[str, str]] = {body.dbos_function_name: prompt_manifest(body) for body in steps}
         operations = _Operations(history, matcher, set(internals.registered_workflow_names()), rebuilder, step_prompts)
         prompts = _Prompts(current, operations.called, unrecorded=operations.called_unrecorded, reached=reached)
         document = history.input if isinstance(history.input, dict) else {}
