@@ -30,7 +30,7 @@ PROMPTS = '''"""The prompts of the support agent."""
 from replaytest.prompts import Prompt
 
 DRAFTER = Prompt("drafter", "Draft a plan for: {{ticket}}{drafter_extra}", version="{drafter}")
-WRITER = Prompt("writer", "Write the reply to: {{ticket}}{writer_extra}", version="{writer}")
+WRITER = Prompt("writer", "Write the reply to: {{ticket}}{writer_extra}", version="{writer}"{writer_model})
 '''
 
 WORKFLOW = '''"""A support agent: drafts a plan with a model, waits for approval, writes the reply with a model."""
@@ -80,11 +80,14 @@ INTERCEPTOR = PromptInterceptor(WORKFLOWS)
 '''
 
 
-def _source(drafter: str = "v1", writer: str = "v1", ticket_arg: str = "ticket") -> tuple[str, str]:
+def _source(
+    drafter: str = "v1", writer: str = "v1", ticket_arg: str = "ticket", writer_model: str = "", temperature: str = "0.2"
+) -> tuple[str, str]:
     prompts = PROMPTS.format(
         drafter=drafter, writer=writer,
         drafter_extra="" if drafter == "v1" else " Think step by step.",
         writer_extra="" if writer == "v1" else " Be brief.",
+        writer_model=f', model="{writer_model}", params={{"temperature": {temperature}}}' if writer_model else "",
     )
     return prompts, WORKFLOW.format(ticket_arg=ticket_arg)
 
@@ -101,7 +104,7 @@ def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
         yield server
 
 
-async def _record(address: str, module: Any, histories: Path) -> None:
+async def _record(address: str, module: Any, histories: Path, prefix: str = "") -> None:
     from temporalio.api.enums.v1 import EventType
     from temporalio.client import Client
     from temporalio.worker import Worker
@@ -109,8 +112,8 @@ async def _record(address: str, module: Any, histories: Path) -> None:
     client = await Client.connect(address, interceptors=[module.INTERCEPTOR])
     queue = f"support-{uuid.uuid4()}"
     async with Worker(client, task_queue=queue, workflows=module.WORKFLOWS, activities=[module.call_model]):
-        done = await client.start_workflow("SupportAgent", "refund", id="agent-completed", task_queue=queue)
-        waiting = await client.start_workflow("SupportAgent", "refund", id="agent-waiting", task_queue=queue)
+        done = await client.start_workflow("SupportAgent", "refund", id=f"{prefix}agent-completed", task_queue=queue)
+        waiting = await client.start_workflow("SupportAgent", "refund", id=f"{prefix}agent-waiting", task_queue=queue)
         await done.signal("approve", "ops")
         await done.result()
         # The waiting run has made its first model call and is parked on the signal once its last
@@ -198,6 +201,7 @@ def test_prompt_versions_and_inputs_on_a_real_server(dev_server: DevServer, tmp_
     assert _impact_prompt_groups(project) == [{
         "prompt": "drafter", "from": "v1", "to": "v2", "compared": ["call"],
         "runs": {"not_called": [], "called": ["agent-waiting"]},
+        "source": {"path": str(project / "support_workflow.py"), "line": _line(project, "with use_prompt(prompts.DRAFTER)")},
     }]
 
     # Only the prompt used after the wait: the waiting run fails naming it, the completed one passes.
@@ -213,6 +217,7 @@ def test_prompt_versions_and_inputs_on_a_real_server(dev_server: DevServer, tmp_
     assert _impact_prompt_groups(project) == [{
         "prompt": "writer", "from": "v1", "to": "v2", "compared": ["manifest"],
         "runs": {"not_called": ["agent-waiting"], "called": []},
+        "source": {"path": str(project / "support_workflow.py"), "line": _line(project, "with use_prompt(prompts.WRITER)")},
     }]
 
     # A changed activity argument: a warning on both, a failure with --strict-args.
@@ -227,3 +232,54 @@ def test_prompt_versions_and_inputs_on_a_real_server(dev_server: DevServer, tmp_
     for result in results.values():
         assert result["status"] == "diverged"
         assert result["divergence"]["kind"] == "args-mismatch"
+
+
+def _line(project: Path, code: str) -> int:
+    lines = (project / "support_workflow.py").read_text().splitlines()
+    return next(number for number, text in enumerate(lines, 1) if code in text)
+
+
+def _record_project(dev_server: DevServer, project: Path, **changes: str) -> None:
+    (project / "histories").mkdir(parents=True)
+    _write(project, **changes)
+    sys.path.insert(0, str(project))
+    try:
+        module = importlib.import_module("support_workflow")
+        asyncio.run(_record(dev_server.address, module, project / "histories", prefix="model-"))
+    finally:
+        sys.path.remove(str(project))
+        for name in ("support_workflow", "support_prompts"):
+            sys.modules.pop(name, None)
+
+
+def test_a_model_or_temperature_change_is_prompt_drift_on_a_real_server(dev_server: DevServer, tmp_path: Path) -> None:
+    """The writer prompt declares its model and temperature: the activity header records them with the version,
+    so the completed run (which called the writer) hears which parameter changed, and the waiting run (which
+    has not) fails on the model switch its next call would make."""
+    project = tmp_path / "support"
+    _record_project(dev_server, project, writer_model="gpt-4o-mini", temperature="0.2")
+    completed = json.loads((project / "histories" / "completed.json").read_text())
+    headers = [
+        event["activityTaskScheduledEventAttributes"]["header"]["fields"]["replaytest-prompt"]
+        for event in completed["events"] if "activityTaskScheduledEventAttributes" in event
+    ]
+    assert len(headers) == 2  # drafter and writer, each with its prompt header
+
+    _write(project, writer_model="gpt-4o-mini", temperature="0.2")
+    code, results = _replay(project)
+    assert code == 0 and all(r["warnings"] == [] for r in results.values()), results
+
+    _write(project, writer_model="gpt-4o-mini", temperature="0.9")
+    code, results = _replay(project)
+    [warning] = [w for w in results["completed"]["warnings"] if w["kind"] == "prompt-drift"]
+    assert warning["message"].endswith("(prompt writer: temperature 0.2 → 0.9)"), warning["message"]
+    assert results["waiting"]["status"] == "diverged"
+    assert "(parameters changed)" in results["waiting"]["divergence"]["message"]
+
+    _write(project, writer_model="gpt-4.1", temperature="0.2")
+    code, results = _replay(project)
+    assert code == 1
+    [warning] = [w for w in results["completed"]["warnings"] if w["kind"] == "prompt-drift"]
+    assert warning["message"].endswith("(prompt writer: model gpt-4o-mini → gpt-4.1)"), warning["message"]
+    waiting = results["waiting"]["divergence"]
+    assert waiting["kind"] == "prompt-drift" and "(model gpt-4o-mini → gpt-4.1)" in waiting["message"], waiting

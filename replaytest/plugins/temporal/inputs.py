@@ -66,6 +66,7 @@ class RecordedCall:
     payloads: Sequence[Any]  # temporalio.api.common.v1.Payload, as stored (codec-encoded)
     prompt: tuple[str, str] | None
     digest: str | None = None
+    prompt_params: dict[str, Any] | None = None  # the model parameters the header recorded, if any
 
 
 @dataclass
@@ -90,15 +91,22 @@ def read_run(history: Any, status: str) -> RecordedRun:
         if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
             calls.append(RecordedCall(
-                event.event_id, "activity", attrs.activity_type.name, list(attrs.input.payloads), _prompt(attrs.header.fields)
+                event.event_id, "activity", attrs.activity_type.name, list(attrs.input.payloads), _prompt(attrs.header.fields),
+                prompt_params=_prompt_params(attrs.header.fields),
             ))
         elif kind == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
             attrs = event.start_child_workflow_execution_initiated_event_attributes
             calls.append(RecordedCall(
                 event.event_id, "child-workflow", attrs.workflow_type.name, list(attrs.input.payloads),
-                _prompt(attrs.header.fields),
+                _prompt(attrs.header.fields), prompt_params=_prompt_params(attrs.header.fields),
             ))
     return RecordedRun(status, manifest, calls)
+
+
+def _prompt_params(headers: Mapping[str, Any]) -> dict[str, Any] | None:
+    value = read_json_header(headers, PROMPT_HEADER)
+    params = value.get("params") if isinstance(value, dict) else None
+    return params if isinstance(params, dict) else None
 
 
 def _prompt(headers: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -148,7 +156,8 @@ def compare(
     ``issued``: ``temporal.trace.IssuedCommand`` objects in the order the code started them (with
     ``digest`` and ``prompt``)."""
     recorded = [
-        Recorded(call.position, call.kind, call.name, call.digest, _version(call.prompt), payload=call)
+        Recorded(call.position, call.kind, call.name, call.digest, _version(call.prompt), payload=call,
+                 prompt_params=call.prompt_params)
         for call in run.calls
     ]
     commands = [command for command in issued if command.kind in COMPARED_KINDS]
@@ -160,6 +169,7 @@ def compare(
             matcher.issue(Issued(
                 command.kind, command.name, command.digest, _version(command.prompt), source=command.source,
                 prompt_name=command.prompt[0] if command.prompt is not None else None,
+                prompt_params=getattr(command, "prompt_params", None),
             ))
         drift = matcher.unreported_drift()  # a changed prompt at a recorded call, no command past the end
         if drift is not None:

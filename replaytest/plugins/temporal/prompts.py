@@ -6,7 +6,8 @@ first event (``WorkflowExecutionStarted``). ``PromptInterceptor`` — a client a
 in one — writes two headers there, so no activity signature changes:
 
 * ``replaytest-prompt`` on an activity or child workflow scheduled inside ``with use_prompt(P):``:
-  ``{"name": …, "version": …}`` of the prompt that call used;
+  ``{"name": …, "version": …, "params": …}`` of the prompt that call used (its full version: text,
+  model and parameters; ``params`` only when it declares them);
 * ``replaytest-prompts`` on the start of a run (and on continue-as-new and child workflows): the
   run's prompt manifest, ``{name: version}`` of every prompt its workflow class can use
   (``replaytest.prompts.prompt_manifest``; give the interceptor the workflow classes to know them).
@@ -41,7 +42,7 @@ MANIFEST_HEADER = "replaytest-prompts"
 _VARIABLE = "__replaytest_prompt_variable__"
 
 
-def _variable(create: bool) -> contextvars.ContextVar[tuple[str, str] | None] | None:
+def _variable(create: bool) -> contextvars.ContextVar[tuple[str, str, Any] | None] | None:
     try:
         instance = workflow.instance()
     except Exception:  # not in workflow code (a test calling the helper directly)
@@ -66,7 +67,8 @@ def use_prompt(prompt: Any) -> Iterator[Any]:
         return
     # The full version (text, model, parameters): a model switch is drift too (``replaytest.prompts``).
     full = getattr(prompt, "full_version", None)
-    token = variable.set((str(prompt.name), str(full if full is not None else prompt.version)))
+    params = getattr(prompt, "params", None)
+    token = variable.set((str(prompt.name), str(full if full is not None else prompt.version), params))
     try:
         yield prompt
     finally:
@@ -76,7 +78,26 @@ def use_prompt(prompt: Any) -> Iterator[Any]:
 def current_prompt() -> tuple[str, str] | None:
     """``(name, version)`` set by the innermost ``use_prompt`` around the running workflow code."""
     variable = _variable(create=False)
-    return None if variable is None else variable.get()
+    value = None if variable is None else variable.get()
+    return None if value is None else (value[0], value[1])
+
+
+def current_prompt_params() -> dict[str, Any] | None:
+    """The model parameters the innermost ``use_prompt``'s prompt declares (None when none)."""
+    variable = _variable(create=False)
+    value = None if variable is None else variable.get()
+    return None if value is None or not value[2] else dict(value[2])
+
+
+def _prompt_header() -> Payload | None:
+    prompt = current_prompt()
+    if prompt is None:
+        return None
+    record: dict[str, Any] = {"name": prompt[0], "version": prompt[1]}
+    params = current_prompt_params()
+    if params is not None:
+        record["params"] = params
+    return json_payload(record)
 
 
 def json_payload(value: Any) -> Payload:
@@ -152,16 +173,16 @@ class _WorkflowOutbound(temporal_worker.WorkflowOutboundInterceptor):
         self._owner = owner
 
     def start_activity(self, input: temporal_worker.StartActivityInput) -> Any:
-        prompt = current_prompt()
-        if prompt is not None:
-            input.headers = {**input.headers, PROMPT_HEADER: json_payload({"name": prompt[0], "version": prompt[1]})}
+        header = _prompt_header()
+        if header is not None:
+            input.headers = {**input.headers, PROMPT_HEADER: header}
         return super().start_activity(input)
 
     async def start_child_workflow(self, input: temporal_worker.StartChildWorkflowInput) -> Any:
         headers = dict(input.headers)
-        prompt = current_prompt()
-        if prompt is not None:
-            headers[PROMPT_HEADER] = json_payload({"name": prompt[0], "version": prompt[1]})
+        header = _prompt_header()
+        if header is not None:
+            headers[PROMPT_HEADER] = header
         manifest = self._owner.manifest_for(input.workflow)
         if manifest is not None:
             headers[MANIFEST_HEADER] = json_payload(manifest)

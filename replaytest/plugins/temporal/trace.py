@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -29,7 +29,7 @@ from temporalio.converter import DataConverter
 
 from replaytest.plugins.temporal import internals as temporal_internals
 from replaytest.plugins.temporal.inputs import values_digest
-from replaytest.plugins.temporal.prompts import current_prompt
+from replaytest.plugins.temporal.prompts import current_prompt, current_prompt_params
 from replaytest.replay.divergence import SourcePosition
 
 _SKIPPED_PARTS = (f"{os.sep}temporalio{os.sep}", f"{os.sep}asyncio{os.sep}")
@@ -65,6 +65,7 @@ class IssuedCommand:
     source: SourcePosition | None
     digest: str | None = None  # of the decoded arguments; None if they could not be encoded
     prompt: tuple[str, str] | None = None  # (name, version) of the enclosing use_prompt
+    prompt_params: Mapping[str, Any] | None = field(default=None, compare=False)  # its prompt's model parameters
     # Whether the activation that issued it replayed a recorded workflow task (False: a task past the
     # history, as a resumed run's); None where unknown (the outbound interceptor's commands).
     replaying: bool | None = None
@@ -199,7 +200,7 @@ class CommandRecorder(worker.Interceptor):
                 digest = values_digest(self.payload_converter.from_payloads(payloads, None) if payloads else [], payloads)
             except Exception:  # the converter cannot encode them: the real worker would fail the same way
                 digest = None
-        self.commands.append(IssuedCommand(kind, name, _caller(), digest, current_prompt()))
+        self.commands.append(IssuedCommand(kind, name, _caller(), digest, current_prompt(), prompt_params=current_prompt_params()))
 
 
 class _Outbound(worker.WorkflowOutboundInterceptor):
