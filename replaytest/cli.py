@@ -803,10 +803,15 @@ _CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
               help="Also leave out histories matching these globs (relative to the project root; repeatable).")
 @click.option("--shard", "shard_spec", metavar="I/N",
               help="Replay only shard I (1-based) of N: histories split by content digest, for a CI matrix of N jobs.")
+@click.option("--prompts", type=click.Choice(PROMPT_POLICIES),
+              help="Prompt drift policy for every history status, as for replay (default: the configured "
+                   "prompts-running / prompts-completed).")
+@click.option("--prompts-pending", type=click.Choice(PROMPT_POLICIES),
+              help="A prompt a running/parked run has not reached yet that changed since it started, as for replay.")
 def check(
     paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool, quiet: bool, measure_coverage: bool,
     coverage_html: Path | None, diff_base: str | None, fail_under: float | None, exclude: tuple[str, ...],
-    shard_spec: str | None,
+    shard_spec: str | None, prompts: PromptPolicy | None, prompts_pending: PromptPolicy | None,
 ) -> None:
     """The CI gate: lint PATHS (default: the current directory), then replay the configured histories
     against the current code; one report, one exit code. Histories and code come from the same settings
@@ -858,9 +863,9 @@ def check(
         skipped: list[int] | None = None if no_cache else []
         selected: list[HistorySelection] = []
         results = (
-            _run_replay((), (), None, None, details, require_configured=True, coverage=coverage,
+            _run_replay((), (), prompts, None, details, require_configured=True, coverage=coverage,
                         show_progress=show_progress(quiet), skipped=skipped, exclude=exclude, selected=selected,
-                        shard=shard, sharded=sharded)
+                        shard=shard, sharded=sharded, prompts_pending=prompts_pending)
             if replay_configured else []
         )
         coverage_text, coverage_failed, uncovered = "", False, []

@@ -104,3 +104,21 @@ def test_without_histories_configured_only_lint_runs(tmp_path: Path) -> None:
     run = _check(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "replay skipped" in run.stdout
+
+
+def test_prompts_policy_options_apply_to_check_as_to_replay(project: Path) -> None:
+    """A reworded planner prompt: the parked history fails the gate by default (it already called the planner
+    and uses the writer next); `--prompts warn` makes the called prompt a warning, and `--prompts-pending` is
+    accepted alongside, as on `replay`."""
+    agent = project / "agent.py"
+    source = agent.read_text(encoding="utf-8")
+    old = '"You are a support agent. Decide the next steps for this ticket:\\n{ticket}"'
+    assert old in source
+    agent.write_text(source.replace(old, '"You are a careful support agent. Decide the next steps:\\n{ticket}"'),
+                     encoding="utf-8")
+    assert _check(project).returncode == 1
+    relaxed = _check(project, "--prompts", "warn", "--prompts-pending", "warn")
+    assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr
+    assert "prompt-drift" in relaxed.stdout or "warning" in relaxed.stdout
+    wrong = _check(project, "--prompts", "sometimes")
+    assert wrong.returncode == 2 and "--prompts" in wrong.stderr
