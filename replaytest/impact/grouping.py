@@ -267,16 +267,28 @@ def summary_lines(points: Iterable[Mapping[str, Any]]) -> list[str]:
         members.sort(key=lambda m: (-(m[1][1] + m[1][3]), -m[1][2], m[1][0] if m[1][0] is not None else 1 << 62,
                                     m[0][5] or 0, str(m[0][2])))
         for key, (position, in_flight, finished, unknown) in members:
-            lines.append(group_line(str(key[1]), in_flight, finished, unknown, position, key[4], key[5]))
+            lines.append(group_line(str(key[1]), in_flight, finished, unknown, position, key[4], key[5], kind=key[2]))
     return lines
 
 
 def group_line(
     workflow_type: str, in_flight: int, finished: int, unknown: int, position: int | None, path: str | None,
-    line: int | None,
+    line: int | None, kind: str | None = None,
 ) -> str:
     """``3 in-flight runs of invoice_dispute break at event #4 (app/agent.py:52); run `replaytest impact` for
-    the guard``; a group of finished runs only says they diverge."""
+    the guard``; a group of finished runs only says they diverge. A prompt drift has no guard to offer:
+    its hint points at what impact does say about it (the prompt groups)."""
+    line_text = _group_line(workflow_type, in_flight, finished, unknown, position, path, line)
+    if kind == "prompt-drift":
+        return line_text.replace("run `replaytest impact` for the guard",
+                                 "a prompt change: run `replaytest impact` for the runs that use it")
+    return line_text
+
+
+def _group_line(
+    workflow_type: str, in_flight: int, finished: int, unknown: int, position: int | None, path: str | None,
+    line: int | None,
+) -> str:
     where = f" at event #{position}" if position is not None else ""
     at = f" ({display_path(path)}:{line})" if path is not None and line is not None else " (line unknown)"
     also = []

@@ -280,3 +280,16 @@ def test_a_prompt_the_parked_runs_have_not_reached_is_named_without_an_empty_com
         assert "nothing" not in rendered and "line unknown" not in rendered, rendered
         assert "at the resume point (a prompt the runs use after it changed)" in rendered
         assert "will use notice v2, started under v1" in rendered
+
+
+def test_the_summary_line_of_a_prompt_drift_offers_no_guard() -> None:
+    """impact has no guard for a changed prompt; the one-line summary points at what it does report."""
+    from replaytest.impact.grouping import summary_lines
+
+    point = {"engine": "journal", "type": "billing", "kind": "prompt-drift", "command": None, "path": "app.py",
+             "line": 12, "position": None, "in_flight": True}
+    [line] = summary_lines([point])
+    assert line == ("1 in-flight run of billing breaks (app.py:12); a prompt change: run `replaytest impact` "
+                    "for the runs that use it")
+    [step] = summary_lines([{**point, "kind": "command-mismatch", "command": ["step", "a"], "position": 3}])
+    assert step.endswith("; run `replaytest impact` for the guard")
