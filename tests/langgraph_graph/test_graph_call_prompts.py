@@ -338,3 +338,56 @@ def test_the_records_do_not_change_the_run(kind: str, tmp_path: Path, monkeypatc
     assert outcomes["recorded"] == outcomes["off"]
     assert outcomes["recorded"][-1] == {**TICKET, "queue": "billing", "route": "billing", "reply": "[gpt-4.1] billing",
                                         "sent": "yes"}
+
+
+# --- a node running a subgraph ------------------------------------------------------------------------
+
+
+def test_a_node_running_a_subgraph_is_compared_at_the_start_manifest_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prompt desk's ``writer`` node runs a subgraph whose ``draft`` renders REPLY: that record goes to the
+    subgraph's own checkpoints, which the import does not read. A completed thread whose writer ran is then
+    compared at the start manifest's version for that node (never silently "used no prompt"), and says so."""
+    from graph_apps import prompt_desk
+
+    monkeypatch.setattr(effects, "EFFECTS", tmp_path / "effects.log")
+    db = tmp_path / "nested.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        nested = prompt_desk.nested_graph.copy(update={"checkpointer": SqliteSaver(conn)})
+        assert "__interrupt__" in nested.invoke(TICKET, with_prompts(thread("nested-done"), nested))
+        assert nested.invoke(Command(resume="approve"), thread("nested-done"))["sent"] == "yes"
+    finally:
+        conn.close()
+    code, output = import_histories(db, tmp_path / "histories", "--workflows", "graph_apps.prompt_desk:nested_graph")
+    assert code == 0, output
+    events = json.loads((tmp_path / "histories" / "nested_desk-nested-done.json").read_text())["events"]
+    assert [(e["name"], e.get("prompts")) for e in events if e["kind"] == "step" and e["name"] in ("triage", "writer")] == [
+        ("triage", [{"name": "triage", "version": prompt_desk.TRIAGE.full_version, "via": "render"}]), ("writer", []),
+    ]
+    package = f"prompt_desk_copy_subgraph_{next(_copies)}"
+    target = tmp_path / package
+    target.mkdir()
+    (target / "__init__.py").write_text("")
+    shutil.copy(APPS / "prompt_desk.py", target / "prompt_desk.py")
+    texts = (APPS / "prompt_desk_texts.py").read_text()
+    (target / "prompt_desk_texts.py").write_text(texts.replace("Write a friendly reply", "Write a short reply"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(effects, "EFFECTS", tmp_path / "replay-effects.log")
+    code, stdout, stderr = run_cli("replay", str(tmp_path / "histories"), "--workflows", f"{package}.prompt_desk:nested_graph",
+                                   "--format", "json")
+    sys.modules.pop(f"{package}.prompt_desk", None)
+    assert code == 0, stderr
+    assert not (tmp_path / "replay-effects.log").exists()
+    [result] = json.loads(stdout)["results"]
+    [warning] = result["warnings"]
+    old = Prompt("r", prompt_desk.REPLY.template).version[:19]
+    new = Prompt("r", prompt_desk.REPLY.template.replace("friendly", "short")).version[:19]
+    assert warning["message"] == (
+        f"node 'writer' used prompt reply {old} (at the start manifest's version); the code now has {new}; the completed "
+        "thread keeps what that node wrote"
+    )
+    assert ("node 'writer' runs a subgraph, whose nodes record their prompt versions in the subgraph's own checkpoints "
+            "(not read): its prompt reply was taken at the start manifest's version") in result["notes"]
+    assert [(c["prompt"], c["compared"]) for c in result["prompt_changes"]] == [("reply", "manifest")]
