@@ -282,3 +282,12 @@ def test_langgraph_resumes_the_parked_thread_under_the_edited_prompt(
         conn.close()
         sys.modules.pop(f"{package}.prompt_desk", None)
     assert final["reply"] == NEW_REPLY.format(ticket="my invoice was charged twice").upper()
+    # draft rendered the reply prompt before its interrupt (v1) and again when it ran from its top on resume (v2):
+    # the import keeps the latest, the one its writes came from.
+    code, output = import_histories(copy, tmp_path / "resumed", "--thread-id", "parked",
+                                    "--workflows", "graph_apps.prompt_desk:graph", "--no-redact")
+    assert code == 0, output
+    events = json.loads((tmp_path / "resumed" / "desk-parked.json").read_text())["events"]
+    [draft] = [e for e in events if e["name"] == "draft"]
+    assert draft["prompt"] == {"name": "reply", "version": Prompt("r", NEW_REPLY).version}
+    assert [p["version"] for p in draft["prompts"]] == [Prompt("r", NEW_REPLY).version]
