@@ -391,3 +391,19 @@ def test_a_node_running_a_subgraph_is_compared_at_the_start_manifest_with_a_note
     assert ("node 'writer' runs a subgraph, whose nodes record their prompt versions in the subgraph's own checkpoints "
             "(not read): its prompt reply was taken at the start manifest's version") in result["notes"]
     assert [(c["prompt"], c["compared"]) for c in result["prompt_changes"]] == [("reply", "manifest")]
+
+
+def test_a_saver_without_task_paths_gives_the_same_node_versions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """InMemorySaver, read through its API (no task paths): the records name the node's task, so the same
+    versions land on the same nodes."""
+    from replaytest.plugins.langgraph.importer import histories_from_saver
+
+    monkeypatch.setattr(effects, "EFFECTS", tmp_path / "effects.log")
+    saver = InMemorySaver()
+    record(saver, deployed_only=True)
+    written, refused = histories_from_saver(saver, tmp_path / "histories", workflows=[model_desk.graph])
+    assert refused == [] and len(written) == 1
+    assert node_prompts(tmp_path / "histories", "deployed") == [
+        ("triage", TRIAGE_V1, [TRIAGE_V1["version"]]), ("review", None, []),
+        ("draft", REPLY_V2_REF, [REPLY_V2_REF["version"]]), ("confirm", None, []),
+    ]
