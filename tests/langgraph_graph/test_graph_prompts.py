@@ -26,7 +26,7 @@ from langgraph.types import Command
 
 from replaytest.plugins.langgraph.prompts import manifest_of, node_prompts, with_prompts
 from replaytest.prompts import Prompt, uses_prompts
-from replaytest.replay.engine import NO_PROMPTS_NOTE
+from replaytest.replay.engine import NO_MANIFEST_NOTE, NO_PROMPTS_NOTE
 
 APPS = Path(__file__).parent / "graph_apps"
 SPECS = ("--workflows", "{package}.prompt_desk:graph", "--workflows", "{package}.prompt_desk:nested_graph")
@@ -167,8 +167,9 @@ def test_unchanged_prompts_pass_without_drift(tmp_path: Path, desk: Desk, monkey
     for thread_id in ("parked", "done", "nested"):
         assert results[thread_id]["warnings"] == [] and results[thread_id]["prompt_changes"] == []
         assert NO_PROMPTS_NOTE not in results[thread_id]["notes"]
-    # Started without with_prompts: never a silent pass.
-    assert results["plain"]["notes"].count(NO_PROMPTS_NOTE) == 1
+    # Started without with_prompts: never a silent pass. Its nodes recorded the versions they used (the recorder
+    # is on), but nothing tells the versions of the prompts it has not reached yet.
+    assert results["plain"]["notes"].count(NO_MANIFEST_NOTE) == 1
 
 
 def test_a_changed_prompt_of_the_node_a_parked_thread_resumes_at_fails_it_naming_node_and_versions(
@@ -196,19 +197,18 @@ def test_a_changed_prompt_of_the_node_a_parked_thread_resumes_at_fails_it_naming
         f"the parked thread resumes at node 'writer' (a subgraph: the prompts of all its nodes), which uses prompt "
         f"reply: started under {v(REPLY_TEXT)}, code now has {v(NEW_REPLY)} (fails by prompts-pending)"
     )
-    # The completed thread only documents the change: its node already ran.
+    # The completed thread only documents the change: its node already ran (the version it used was recorded).
     done = results["done"]
     assert done["status"] == "passed"
     [warning] = done["warnings"]
     assert warning["message"] == (
-        f"node 'draft' already called prompt reply: the run started under {v(REPLY_TEXT)} (from the run's start "
-        f"manifest; LangGraph records no prompt version per call), the code now has {v(NEW_REPLY)}; the completed run "
-        "keeps that call's recorded result"
+        f"node 'draft' used prompt reply {v(REPLY_TEXT)} (recorded when it ran); the code now has {v(NEW_REPLY)}; "
+        "the completed thread keeps what that node wrote"
     )
-    # Without a manifest nothing can be compared, and the result says so.
+    # Without a manifest the prompt of the node it resumes at cannot be compared, and the result says so.
     plain = results["plain"]
     assert (plain["status"], plain["warnings"], plain["prompt_changes"]) == ("passed", [], [])
-    assert NO_PROMPTS_NOTE in plain["notes"]
+    assert NO_MANIFEST_NOTE in plain["notes"]
 
 
 def test_the_warn_policy_reports_the_same_drift_as_a_warning(tmp_path: Path, desk: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -224,19 +224,28 @@ def test_the_warn_policy_reports_the_same_drift_as_a_warning(tmp_path: Path, des
         )
 
 
-def test_a_changed_prompt_of_a_node_the_thread_already_ran_warns(
+def test_a_changed_prompt_of_a_node_a_parked_thread_already_ran_fails_it_and_warns_under_warn(
     tmp_path: Path, desk: Desk, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``triage`` recorded the version it used when it ran: a parked thread that already used a prompt that changed
+    fails by the default policy for in-flight threads (as on the journal), a warning under ``--prompts warn``."""
+    expected = (
+        f"node 'triage' used prompt triage {v(TRIAGE_TEXT)} (recorded when it ran); the code now has {v(NEW_TRIAGE)}; "
+        "the parked thread keeps what that node wrote and resumes at node '{node}'"
+    )
     results = replay(tmp_path, desk, monkeypatch, (TRIAGE_TEXT, NEW_TRIAGE))
-    for thread_id in ("parked", "nested"):
+    for thread_id, node in (("parked", "draft"), ("nested", "writer")):
         result = results[thread_id]
+        assert (result["status"], result["divergence"]["kind"]) == ("diverged", "prompt-drift"), thread_id
+        assert result["divergence"]["message"] == expected.format(node=node)
+        triage = next(e for e in document(desk, f"{'desk' if thread_id == 'parked' else 'nested_desk'}-{thread_id}.json")["events"]
+                      if e["name"] == "triage")
+        assert result["divergence"]["position"] == triage["seq"]
+    warned = replay(tmp_path, desk, monkeypatch, (TRIAGE_TEXT, NEW_TRIAGE), "--prompts", "warn")
+    for thread_id, node in (("parked", "draft"), ("nested", "writer")):
+        result = warned[thread_id]
         assert result["status"] == "passed"
-        [warning] = result["warnings"]
-        assert warning["message"] == (
-            f"node 'triage' already called prompt triage: the run started under {v(TRIAGE_TEXT)} (from the run's start "
-            f"manifest; LangGraph records no prompt version per call), the code now has {v(NEW_TRIAGE)}; the parked run "
-            "keeps that call's recorded result"
-        )
+        assert [w["message"] for w in result["warnings"]] == [expected.format(node=node)]
 
 
 def test_check_reports_the_drift_too(tmp_path: Path, desk: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -273,3 +282,12 @@ def test_langgraph_resumes_the_parked_thread_under_the_edited_prompt(
         conn.close()
         sys.modules.pop(f"{package}.prompt_desk", None)
     assert final["reply"] == NEW_REPLY.format(ticket="my invoice was charged twice").upper()
+    # draft rendered the reply prompt before its interrupt (v1) and again when it ran from its top on resume (v2):
+    # the import keeps the latest, the one its writes came from.
+    code, output = import_histories(copy, tmp_path / "resumed", "--thread-id", "parked",
+                                    "--workflows", "graph_apps.prompt_desk:graph", "--no-redact")
+    assert code == 0, output
+    events = json.loads((tmp_path / "resumed" / "desk-parked.json").read_text())["events"]
+    [draft] = [e for e in events if e["name"] == "draft"]
+    assert draft["prompt"] == {"name": "reply", "version": Prompt("r", NEW_REPLY).version}
+    assert [p["version"] for p in draft["prompts"]] == [Prompt("r", NEW_REPLY).version]

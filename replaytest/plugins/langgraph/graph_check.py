@@ -21,16 +21,27 @@ edges. So the check, in this order:
   (``KeyError``: LangGraph fails the same way on resume), ``interrupt-mismatch`` when it now asks another
   question (or none) than the one the reviewer answers, ``result-mismatch`` when it raises anything else.
 
-Prompts (``check_graph_prompts``): a thread started with ``langgraph.prompts.with_prompts(config, graph)`` has
-its prompt manifest in the history. The prompts a node uses are those its code reaches (its function, the
+Prompts (``check_graph_prompts``): the prompts a node uses are those its code reaches (its function, the
 conditional edges leaving it, the nodes of a subgraph it runs: ``langgraph.prompts.node_prompts``).
-``engine.check_manifest_prompts`` then applies the same policies as to a functional thread: a changed prompt of a
-node the thread already ran (and does not wait in) is a ``prompt-drift`` warning; a changed prompt of the node(s) the
-thread resumes at — a parked node runs again from its top — or of a node it has not reached is ``prompt-drift``
-by ``prompts-pending`` ("the parked thread resumes at node 'draft', which uses prompt reply: started under v1,
-code now has v2"); a history without a manifest gets the note that prompt drift was not checked. A node running
-a subgraph counts every prompt of the subgraph's nodes (its own checkpoints, which say where inside it the thread
-waits, are not read).
+
+* A thread recorded with per-call records (``langgraph.recording``; the importer lists on each node's step the
+  versions it used) is compared per node execution: a node the thread already ran (not the one it waits in)
+  that used a prompt whose current version differs is ``prompt-drift`` by the prompt policy of the thread's
+  status (``--prompts``; default: fails a parked or running thread, warns a completed one), at that node's
+  event, naming the node, the prompt, both versions, what changed when the model or parameters did ("model
+  gpt-4.1 → gpt-4o-mini") and the line of the current code using the prompt: "node 'draft' used prompt reply
+  v2 (recorded when it ran); the code now has v1 (…); the parked thread keeps what that node wrote and resumes
+  at node 'confirm'". A node running a subgraph records in the subgraph's own checkpoints, which the import does
+  not read: its prompts are taken at the start manifest's versions, with a note.
+* A thread recorded before per-call records, with a manifest (``with_prompts(config, graph)``), gets the note
+  ``NO_NODE_PROMPTS_NOTE`` and ``engine.check_manifest_prompts``: a changed prompt of a node the thread already
+  ran (and does not wait in) is a ``prompt-drift`` warning worded from the manifest.
+* Either way, a changed prompt of the node(s) the thread resumes at — a parked node runs again from its top — or
+  of a node it has not reached is ``prompt-drift`` by ``prompts-pending``, against the start manifest ("the parked
+  thread resumes at node 'draft', which uses prompt reply: started under v1, code now has v2"); a history
+  without a manifest gets a note that prompt drift (or, with per-call records, the prompts not reached yet) was
+  not checked. A node running a subgraph counts every prompt of the subgraph's nodes (its own checkpoints, which
+  say where inside it the thread waits, are not read).
 
 Later edges and nodes are not compared (LangGraph runs them from the current code, which is correct). A
 thread that is not parked is checked for what applies, and the result's notes say what was and was not
@@ -43,6 +54,7 @@ import inspect
 import re
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +62,16 @@ from replaytest.history import Event, History
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.replayer import project_caller, project_raise_site, same_as_recorded
 from replaytest.plugins.langgraph.values import normal_form, revive
-from replaytest.prompts import describe_changes, short_version
+from replaytest.prompts import (
+    Prompt,
+    describe_changes,
+    describe_version_change,
+    model_or_params_changed,
+    short_version,
+)
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition, short_value
-from replaytest.replay.engine import check_manifest_prompts
+from replaytest.replay.engine import check_manifest_prompts, check_pending_prompts
 from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
@@ -68,6 +86,10 @@ LATER_NODES_NOTE = (
 )
 AFTER_INTERRUPT_NOTE = "a parked node's code after its interrupt() was not run (the answer is not known yet)"
 _INSTEAD = "a @task called from the node (its result is checkpointed), or do it after the interrupt()"
+NO_NODE_PROMPTS_NOTE = (
+    "no per-call prompt versions recorded (thread recorded before replaytest recorded them per node): the "
+    "versions its nodes used are taken from the start manifest"
+)
 _VERSION_GUARD = "LangGraph has no version guard: stamp a version into the state and branch on it for threads that carry it"
 
 
@@ -118,16 +140,28 @@ def check_graph_history(history: History, workflows: WorkflowSet, options: Repla
     return result
 
 
+def has_node_prompts(history: History) -> bool:
+    """True when the graph thread was recorded with per-call prompt records (``langgraph.recording``): the
+    importer then lists, on every node's step, the prompts it used (``prompts``, maybe empty)."""
+    return any(event.kind == "step" and "prompts" in event.extra for event in history.events)
+
+
 def check_graph_prompts(result: ReplayResult, history: History, compiled: Any, options: ReplayOptions) -> None:
-    """Prompt drift of a graph thread (see the module docstring): ``engine.check_manifest_prompts`` with the
-    prompts of the nodes the thread already ran as the called ones, and the drift it has not reached yet
-    worded by where the thread resumes."""
+    """Prompt drift of a graph thread (see the module docstring): with per-call records, the version each
+    node execution used compared with the current code's (``_check_node_calls``); without them,
+    ``engine.check_manifest_prompts`` with the prompts of the nodes the thread already ran as the called ones.
+    Either way the drift it has not reached yet is worded by where the thread resumes."""
     from replaytest.plugins.langgraph.prompts import manifest_of, node_prompts
 
     graph = history.graph or {}
     per_node = node_prompts(compiled)
     current = manifest_of(compiled)
     waiting = [str(name) for name in graph.get("next", [])]
+    if has_node_prompts(history):
+        _check_node_calls(result, history, compiled, options, waiting, per_node, current)
+        return
+    if history.prompt_manifest is not None:
+        result.notes.append(NO_NODE_PROMPTS_NOTE)
     upcoming = {prompt for name in waiting for prompt in per_node.get(name, {})}
     called: dict[str, str] = {}
     for name in (str(name) for name in graph.get("nodes_seen", [])):
@@ -141,6 +175,120 @@ def check_graph_prompts(result: ReplayResult, history: History, compiled: Any, o
         result, "LangGraph", history.status, history.prompt_manifest, current, called, options, position,
         pending_message=message,
     )
+
+
+def _check_node_calls(
+    result: ReplayResult, history: History, compiled: Any, options: ReplayOptions, waiting: list[str],
+    per_node: dict[str, dict[str, str]], current: dict[str, str],
+) -> None:
+    """The prompt checks of a graph thread with per-call records. Each node execution the thread keeps (not
+    the parked ones: a parked node runs again from its top on resume) is compared at the versions it recorded
+    with the current code's: a difference is ``prompt-drift`` by the prompt policy of the thread's status
+    (``--prompts``: a failure, a warning or nothing), at the node's event, naming the node, the prompt, both
+    versions (and the model or parameters that changed) and the line of the current code using the prompt.
+    A node running a subgraph records nothing in the thread's own checkpoints: its prompts are taken at the
+    start manifest's versions, with a note. The prompts no kept execution used go to ``prompts-pending``,
+    worded by where the thread resumes, as for a thread without records."""
+    status = history.status
+    policy = options.prompt_policy(status)
+    nodes = lg.graph_nodes(compiled)
+    last_step = max((int(e.extra.get("super_step", 0)) for e in history.events if e.kind == "step"), default=0)
+    reached: dict[str, str] = {}
+    found: list[Divergence] = []
+    from_manifest: dict[str, str] = {}  # prompt -> the subgraph node whose use was taken from the manifest
+    for event in history.events:
+        if event.kind != "step" or "prompts" not in event.extra:
+            continue
+        node = event.name
+        if node in waiting and int(event.extra.get("super_step", 0)) == last_step:
+            continue  # parked (or still to finish): it runs again from its top when the thread resumes
+        uses = [used for used in event.extra.get("prompts") or () if isinstance(used, dict)
+                and isinstance(used.get("name"), str) and isinstance(used.get("version"), str)]
+        if not uses and node in nodes and lg.is_subgraph_node(nodes[node]) and history.prompt_manifest is not None:
+            for prompt in sorted(per_node.get(node, {})):
+                if prompt in history.prompt_manifest:
+                    uses.append({"name": prompt, "version": history.prompt_manifest[prompt]})
+                    from_manifest.setdefault(prompt, node)
+        for used in uses:
+            name, old = used["name"], used["version"]
+            reached[name] = old
+            new = per_node.get(node, {}).get(name, current.get(name))
+            if new is None or new == old or policy == "ignore":
+                continue
+            found.append(_node_drift(history, compiled, event, node, used, new, waiting, per_node, current,
+                                     manifest=name in from_manifest and from_manifest[name] == node))
+    for prompt, node in sorted(from_manifest.items()):
+        result.notes.append(
+            f"node {node!r} runs a subgraph, whose nodes record their prompt versions in the subgraph's own checkpoints "
+            f"(not read): its prompt {prompt} was taken at the start manifest's version"
+        )
+    for index, drift in enumerate(found):
+        if policy == "fail" and index == 0 and result.divergence is None:
+            result.status = "diverged"
+            result.divergence = drift
+        else:
+            result.warnings.append(replace(drift, severity="warning"))
+    message, position = _pending_prompts(history, compiled, waiting, per_node, current, reached)
+    check_pending_prompts(
+        result, status, history.prompt_manifest, current, reached, options, position, compared="call",
+        pending_message=message,
+    )
+    if from_manifest:
+        result.prompt_changes[:] = [
+            replace(change, compared="manifest") if change.name in from_manifest else change for change in result.prompt_changes
+        ]
+
+
+def _node_drift(
+    history: History, compiled: Any, event: Event, node: str, used: dict[str, Any], new: str, waiting: list[str],
+    per_node: dict[str, dict[str, str]], current: dict[str, str], *, manifest: bool,
+) -> Divergence:
+    """The ``prompt-drift`` of one node execution that used prompt ``used`` at another version than ``new``."""
+    name, old = used["name"], used["version"]
+    change = ""
+    if model_or_params_changed(old, new):
+        params = used.get("params") if isinstance(used.get("params"), dict) else None
+        prompt = _current_prompt(compiled, node, name, new)
+        change = f" ({describe_version_change(old, new, params, prompt.params if prompt is not None else None)})"
+    how = "at the start manifest's version" if manifest else "recorded when it ran"
+    status = history.status
+    keeps = f"the {status} thread keeps what that node wrote"
+    if status in ("parked", "running"):
+        at = ", ".join(repr(node_name) for node_name in waiting)
+        keeps += f" and resumes at node{'s' if len(waiting) > 1 else ''} {at}" if waiting else ""
+    message = (
+        f"node {node!r} used prompt {name} {short_version(old)} ({how}); the code now has {short_version(new)}"
+        f"{change}; {keeps}"
+    )
+    source = _site(per_node.get(node, {}), name) or _site(current, name)
+    detail = {"source": f"{Path(source.path).name}:{source.line}"} if source is not None else {}
+    return Divergence(
+        "prompt-drift", event.seq, message,
+        recorded=CommandView("node", node, event.seq, prompt_version=old),
+        issued=CommandView("node", node, prompt_version=new, detail=detail),
+        source=source,
+    )
+
+
+def _site(manifest: dict[str, str], name: str) -> SourcePosition | None:
+    """Where the code walked for ``manifest`` uses prompt ``name`` (``PromptManifest.sites``)."""
+    site = (getattr(manifest, "sites", None) or {}).get(name)
+    return SourcePosition(site[0], site[1], site[2]) if site is not None else None
+
+
+def _current_prompt(compiled: Any, node: str, name: str, version: str) -> Prompt | None:
+    """The current ``Prompt`` object named ``name`` at ``version`` that node ``node``'s code loads (for the
+    parameters a drift message names), when one of its functions loads it by a global name."""
+    for obj in lg.node_code(compiled).get(node, ()):
+        code = getattr(obj, "__code__", None)
+        namespace = getattr(obj, "__globals__", None)
+        if code is None or not isinstance(namespace, dict):
+            continue
+        for loaded in code.co_names:
+            value = namespace.get(loaded)
+            if isinstance(value, Prompt) and value.name == name and value.full_version == version:
+                return value
+    return None
 
 
 def _pending_prompts(

@@ -34,6 +34,16 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
 * ``prompt_manifest`` from the metadata of the input checkpoint of the thread's latest invocation, when
   it was started with ``langgraph.prompts.with_prompts(config, graph)`` (``importer.recorded_manifest``; a
   malformed one refuses the thread).
+* per node execution, the prompt versions it actually used (``langgraph.recording``: records written while
+  the node ran, on the checkpoint its step started from, naming the node's task in their namespace): on a
+  thread with records on its current chain, every node's ``step`` event lists them in ``prompts`` (an empty
+  list: the node rendered none) and carries the first as ``prompt`` (``Event.prompt``). Per prompt name, a
+  record made inside a ``@task`` the node called wins (written only when the task ran: its stored result
+  came from it), then the latest one made in the node's own code (a node interrupted and resumed runs again
+  from its top, and its writes come from the last run), then the earliest one made around a ``@task`` call.
+  A node running a subgraph has its nodes' records in the subgraph's own checkpoints, which are not read:
+  its event lists none. Threads without records have no ``prompts`` (the check then takes the versions
+  from the start manifest, with a note).
 
 Shapes are JSON type names (``string``, ``number``, ``integer``, ``boolean``, ``null``, ``array``,
 ``object``) or, for a value LangGraph serialized as a class instance, the class's dotted name. Values
@@ -54,6 +64,7 @@ from replaytest.plugins.langgraph.importer import (
     CheckpointRow,
     ImportedThread,
     ImportRefused,
+    PromptRecord,
     WriteRow,
     recorded_manifest,
 )
@@ -120,7 +131,8 @@ def shape(value: Any) -> str:
 
 
 def build_graph_history(
-    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], graphs: Sequence[GraphCode] = ()
+    thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], graphs: Sequence[GraphCode] = (),
+    prompt_records: Sequence[PromptRecord] = (),
 ) -> ImportedThread:
     """The history of graph thread ``thread_id`` (see the module docstring)."""
     chain = _current_chain(thread_id, checkpoints)
@@ -139,6 +151,7 @@ def build_graph_history(
     nodes_seen: list[str] = []
     applied: set[str] = set()  # state keys written by a task whose step ended before the latest checkpoint
     called: dict[str, set[str]] = {}  # node -> ids of the @task calls its code made
+    node_events: dict[tuple[str, str], dict[str, Any]] = {}  # (checkpoint id, task id) -> the node's step event
     for checkpoint in chain:
         tasks: dict[str, list[WriteRow]] = {}
         for write in by_checkpoint.get(checkpoint.id, ()):
@@ -185,7 +198,17 @@ def build_graph_history(
                 event["goes_to"] = goes_to
             if "error" in event and checkpoint is latest:
                 failed = event["error"]
+            if name != lg.START:
+                node_events[(checkpoint.id, task_id)] = event
             events.append(event)
+    used = node_prompts_used(chain, prompt_records)
+    if used is not None:
+        # Every node of a thread with records says what it used (an empty list: no prompt).
+        for key, event in node_events.items():
+            prompts = used.get(key, [])
+            if prompts:
+                event["prompt"] = {field: prompts[0][field] for field in ("name", "version", "params") if field in prompts[0]}
+            event["prompts"] = prompts
     events.extend(pending_interrupts)
     state = {name: value for name, value in latest.channel_values.items() if not lg.is_internal_channel(name)}
     next_nodes = _next_nodes(latest, by_checkpoint.get(latest.id, ()), candidates, naming)
@@ -249,6 +272,49 @@ def build_graph_history(
         notes.append(f"{len(checkpoints) - len(chain)} checkpoint(s) off the current chain (forks, earlier invocations' "
                      "replaced branches) are left out")
     return ImportedThread(thread_id, document, notes, unknown_tasks=unknown)
+
+
+def node_prompts_used(
+    chain: Sequence[CheckpointRow], records: Sequence[PromptRecord]
+) -> dict[tuple[str, str], list[dict[str, Any]]] | None:
+    """{(checkpoint id, node task id): the prompts that node execution used}, from the records on the current
+    chain (None: the chain has none, recorded before per-call records). A record names the node's task in the
+    first level of its namespace (made in the node's code or in a ``@task`` it called) or of its scope (made
+    around a ``@task`` call in the node); the choice among several per prompt is the module docstring's."""
+    on_chain = {checkpoint.id for checkpoint in chain}
+    chosen: dict[tuple[str, str, str], tuple[int, int, PromptRecord]] = {}
+    for record in records:
+        if record.checkpoint_id not in on_chain:
+            continue
+        if record.namespace is not None:
+            levels = lg.namespace_tasks(record.namespace)
+            # Inside a @task the node called (written only when the task ran), else in the node's own code.
+            rank = (2 if len(levels) > 1 else 1, record.at)
+        elif record.scope is not None:
+            levels = lg.namespace_tasks(record.scope)
+            rank = (0, -record.at)  # around a @task call: the node makes it again on every run
+        else:
+            continue
+        task_id = levels[0][1]
+        if not task_id:
+            continue
+        key = (record.checkpoint_id, task_id, record.name)
+        if key not in chosen or rank > chosen[key][:2]:
+            chosen[key] = (*rank, record)
+    if not chosen:
+        return None
+    used: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for (checkpoint_id, task_id, _), (_, _, record) in sorted(chosen.items(), key=lambda item: (item[0][:2], item[1][2].at)):
+        entry: dict[str, Any] = {"name": record.name, "version": record.version}
+        if record.params is not None:
+            entry["params"] = record.params
+        if record.model is not None:
+            entry["model"] = record.model
+        if record.source is not None:
+            entry["source"] = record.source
+        entry["via"] = record.via
+        used.setdefault((checkpoint_id, task_id), []).append(entry)
+    return used
 
 
 def _merged(graphs: Sequence[GraphCode]) -> GraphCode:

@@ -811,7 +811,7 @@ def iter_threads(
             # Per-call prompt records are no task's writes: kept apart before anything reads the writes.
             records, writes = split_prompt_records(thread_id, writes)
             if is_graph_thread(checkpoints, writes):
-                yield build_graph_history(thread_id, checkpoints, writes, graphs)
+                yield build_graph_history(thread_id, checkpoints, writes, graphs, prompt_records=records)
                 continue
             yield build_history(thread_id, checkpoints, writes, code, prompt_records=records)
         except ImportRefused as error:

@@ -25,19 +25,19 @@ must be ``replaytest.prompts.Prompt`` objects reachable from the nodes' code, or
 function or the graph with ``@uses_prompts(P, …)``; a graph that uses no ``Prompt`` is started without
 ``with_prompts`` (replay then notes that no prompt versions were recorded).
 
-A task's stored result is all LangGraph keeps of its call, so per-call versions are not recorded:
-``use_prompt(P)`` around a task call (or the task's own body naming ``P``) tells replay which recorded
-call used which prompt, and the version that call used is taken from the manifest. For a graph thread,
-the prompts a node uses are those its code reaches (the same walk, per node): the check reports a changed
-prompt of the node a parked thread resumes at (``langgraph.graph_check``).
+For threads recorded before per-call records (below), ``use_prompt(P)`` around a task call (or the task's own
+body naming ``P``) tells replay which recorded call used which prompt, and the version that call used is taken
+from the manifest. For a graph thread, the prompts a node uses are those its code reaches (the same walk, per
+node): the check reports a changed prompt of the node a parked thread resumes at (``langgraph.graph_check``).
 
 Per-call records (threads recorded since): importing this module registers the recorder of
 ``replaytest.plugins.langgraph.recording``. ``Prompt.render()`` (or ``use_prompt(P)``) inside a running
 ``@task`` or node, and ``use_prompt(P)`` around a task call, write the version the call actually used
 into the thread's checkpoint writes (channel ``__replaytest_prompt__``, a task id of its own, so the
-run itself does not change). ``replaytest import langgraph`` puts each on its task's event
-(``Event.prompt``), and replay compares it with the current code's version at that call, as on the
-journal (``--prompts fail|warn``). Threads without records fall back to the manifest, with a note.
+run itself does not change). ``replaytest import langgraph`` puts each on its task's event, or its graph
+node's step event (``Event.prompt``), and replay compares it with the current code's version at that call
+or node execution, as on the journal (``--prompts fail|warn``). Threads without records fall back to the
+manifest, with a note.
 """
 
 from __future__ import annotations
