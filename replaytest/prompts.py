@@ -330,6 +330,30 @@ def prompt_manifest(*roots: Any) -> PromptManifest:
     return manifest
 
 
+_OBJECTS_CACHE: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def prompt_objects(*roots: Any) -> dict[str, Prompt]:
+    """``{name: Prompt}`` of the ``Prompt`` objects ``prompt_manifest(*roots)`` finds (the first of a
+    name, as there), for a report that needs a prompt's model and parameters, not only its version."""
+    objects: dict[str, Prompt] = {}
+    for root in roots:
+        try:
+            found = _OBJECTS_CACHE.get(root)
+        except TypeError:
+            found = None
+        if found is None:
+            found = {}
+            _Walk(PromptManifest(), found).visit(root)
+            try:
+                _OBJECTS_CACHE[root] = found
+            except TypeError:
+                pass
+        for name, prompt in found.items():
+            objects.setdefault(name, prompt)
+    return objects
+
+
 def _loading_line(code: types.CodeType, name: str) -> int:
     """The line of the first instruction of ``code`` loading ``name`` (a global, or an attribute such as
     ``prompts.REPLY``); the function's first line when none is found."""
@@ -361,8 +385,9 @@ def _is_application_module(name: str | None) -> bool:
 
 
 class _Walk:
-    def __init__(self, found: PromptManifest) -> None:
+    def __init__(self, found: PromptManifest, objects: dict[str, Any] | None = None) -> None:
         self.found = found
+        self.objects = objects  # {name: the Prompt object}, when asked for (``prompt_objects``)
         self.seen: set[int] = set()
         # The code object whose name is being followed, and that name: where a prompt found is used.
         self._using: tuple[types.CodeType, str] | None = None
@@ -376,6 +401,8 @@ class _Walk:
             name, version = prompt_type
             if name not in self.found:
                 self.found[name] = version
+                if self.objects is not None:
+                    self.objects[name] = obj
                 if self._using is not None:
                     code, loaded = self._using
                     self.found.sites[name] = (code.co_filename, _loading_line(code, loaded), code.co_qualname
@@ -507,10 +534,21 @@ def renamed_prompts(recorded: Mapping[str, str], current: Mapping[str, str]) -> 
     return {name: gone[version] for name, version in sorted(current.items()) if name not in recorded and version in gone}
 
 
-def describe_changes(recorded: Mapping[str, str], current: Mapping[str, str], skip: Iterable[str] = ()) -> list[str]:
+def describe_changes(
+    recorded: Mapping[str, str],
+    current: Mapping[str, str],
+    skip: Iterable[str] = (),
+    *,
+    params: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] | None = None,
+    used: Iterable[str] = (),
+) -> list[str]:
     """One phrase per prompt whose current version differs from the manifest a run started under
     (``skip``: names already compared at a recorded model call). A renamed prompt (``renamed_prompts``)
-    is no change."""
+    is no change. ``params``: ``{name: (old parameters, new parameters)}`` where known, so a change says
+    ``temperature 0.2 → 0.9``; ``used``: names whose ``recorded`` version is the one a recorded call of the
+    run used (the run will use them again), said so."""
+    params = params or {}
+    used = set(used)
     skipped = set(skip) | set(renamed_prompts(recorded, current))
     phrases = []
     for name in sorted(set(recorded) | set(current)):
@@ -522,7 +560,10 @@ def describe_changes(recorded: Mapping[str, str], current: Mapping[str, str], sk
         if old is None:
             phrases.append(f"will use {name} {short_version(new)}, which did not exist when it started")
         else:
-            change = f" ({describe_version_change(old, new)})" if model_or_params_changed(old, new) else ""
-            phrases.append(f"will use {name} {short_version(new)}, started under {short_version(old)}{change}")
+            change = f" ({describe_version_change(old, new, *params.get(name, (None, None)))})" if model_or_params_changed(old, new) else ""
+            if name in used:
+                phrases.append(f"will use {name} {short_version(new)} again, used under {short_version(old)} by a recorded step{change}")
+            else:
+                phrases.append(f"will use {name} {short_version(new)}, started under {short_version(old)}{change}")
     return phrases
 

@@ -208,7 +208,8 @@ def command_text(view: CommandView | None) -> str:
     if view.detail.get("patch_id"):
         text += f" {view.detail['patch_id']!r}"
     if view.prompt_version:
-        text += f" prompt {view.prompt_version[:19]}"
+        named = f"{view.detail['prompt']} " if view.detail.get("prompt") else ""
+        text += f" prompt {named}{view.prompt_version[:19]}"
     return text
 
 

@@ -290,6 +290,6 @@ def replay_neutral_file(
     except HistoryError as error:
         return ReplayResult(path, engine, "?", status="error", error=str(error))
     result = replay_history(history, path)
-    result.run_status = history.status
+    result.run_status = result.run_status or history.status  # a replayer may name it in its engine's words
     result.duration_s = time.perf_counter() - started
     return result

@@ -62,7 +62,8 @@ class CommandView:
         if self.detail.get("patch_id"):
             text += f" {self.detail['patch_id']!r}"
         if self.prompt_version:
-            text += f" prompt {self.prompt_version[:19]}"
+            named = f"{self.detail['prompt']} " if self.detail.get("prompt") else ""
+            text += f" prompt {named}{self.prompt_version[:19]}"
         if self.args_digest:
             text += f" args {self.args_digest[:19]}"
         return text

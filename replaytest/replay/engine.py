@@ -99,9 +99,12 @@ class Recorded:
     payload: Any = None
     deprecated: bool = False  # a patch marker recorded by deprecate_patch
     prompt_params: Mapping[str, Any] | None = None  # the model parameters recorded with the prompt, if any
+    prompt_name: str | None = None  # the name of the prompt ``prompt_version`` is of, when known (for reports)
 
     def view(self) -> CommandView:
-        detail = {"patch_id": self.patch_id} if self.patch_id else {}
+        detail: dict[str, Any] = {"patch_id": self.patch_id} if self.patch_id else {}
+        if self.prompt_name and self.prompt_version:
+            detail["prompt"] = self.prompt_name
         return CommandView(self.kind, self.name, self.seq, self.args_digest, self.prompt_version, detail)
 
 
@@ -155,11 +158,16 @@ class Issued:
     source: Any = None
     prompt_name: str | None = None  # the prompt's name where ``prompt_version`` is set (for reports)
     prompt_params: Mapping[str, Any] | None = None  # its model parameters, when it declares them
+    # Other prompts of the same call whose version changed too, each as a phrase the drift message
+    # appends (a call that used several prompts: the matcher compares one, the replayer the others).
+    prompt_also: tuple[str, ...] = ()
 
     def view(self, position: int | None, with_source: bool = False) -> CommandView:
         """``with_source``: the issuing line in ``detail["source"]`` (``file.py:12``), which the report's
         side-by-side table shows so two calls of one kind and name are told apart."""
         detail: dict[str, Any] = {"patch_id": self.patch_id} if self.patch_id else {}
+        if self.prompt_name and self.prompt_version:
+            detail["prompt"] = self.prompt_name
         if with_source and self.source is not None:
             where = as_position(self.source)
             if where is not None:
@@ -189,6 +197,9 @@ class Matcher:
     # when the replay reaches the resume point, so the report can name the prompt the run uses next
     # instead of the one whose result it already holds.
     _recorded_drift: tuple[Issued, Recorded, Divergence] | None = None
+    # The engine's own words for where a run resumes and what it uses next, replacing the generic
+    # `` and resumes at …; the next prompt it uses is …`` of a kept drift (given the command resumed at).
+    resume_hint: Callable[[Issued | None], str] | None = None
 
     @property
     def resumable(self) -> bool:
@@ -245,6 +256,7 @@ class Matcher:
                 f"{command.kind} {command.name!r} now uses prompt version {short_version(command.prompt_version)} "
                 f"but the history recorded {short_version(event.prompt_version)}"
                 + (f" ({': '.join(what)})" if what else "")
+                + "".join(f"; {also}" for also in command.prompt_also)
             )
             if policy == "fail" and self.resumable:
                 # The run keeps this call's recorded result; what matters is the prompt it uses next,
@@ -398,6 +410,12 @@ class Matcher:
             return
         command, event, divergence = self._recorded_drift
         self._recorded_drift = None
+        if self.resume_hint is not None:
+            why = (
+                f" (this {self.status} run keeps the result of {command.kind} {command.name!r} recorded under "
+                f"{short_version(event.prompt_version)}{self.resume_hint(next_command)})"
+            )
+            raise DivergenceFound(replace(divergence, message=divergence.message + why))
         if next_command is not None:
             resume = f" and resumes at {next_command.kind} {next_command.name!r}"
         elif self.waiting is not None and self.index >= len(self.events):
@@ -455,6 +473,9 @@ def check_pending_prompts(
     compared: Literal["call", "manifest"] = "call",
     *,
     pending_message: str | None = None,
+    reused: Mapping[str, str] | None = None,
+    params: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]] | None = None,
+    where: str = "",
 ) -> None:
     """Prompt drift a running/parked run will meet after it resumes: prompts of its manifest (``recorded``)
     that the current code (``current``) has at another version and that no recorded model call used
@@ -467,7 +488,11 @@ def check_pending_prompts(
     the deploy-impact report): ``reached`` as ``{name: version used}`` gives the recorded calls'
     versions, which ``compared`` says come from each call (``call``) or from the start manifest.
     ``pending_message``: the drift's message in the engine's own words (where the run resumes, say),
-    used instead of the generic one when there is drift to report."""
+    used instead of the generic one when there is drift to report. ``reused``: ``{name: version}`` of
+    prompts in ``reached`` that a step the run has not recorded yet uses too: compared as pending, with the
+    version the run used. ``params``: ``{name: (old, new parameters)}`` where known (``temperature 0.2 →
+    0.9``). ``where``: said after "has not reached these prompts yet" (the resume point, in the engine's
+    words)."""
     changes = [replace(change, source=_prompt_site(current, [change.name])) for change in
                prompt_changes(recorded, current, reached, compared)]
     result.prompt_changes.extend(changes)
@@ -481,11 +506,13 @@ def check_pending_prompts(
             f"prompt {old_name} is now named {new_name} at the same version {short_version(current[new_name])}: "
             "a rename, not a change"
         )
-    phrases = describe_changes(recorded, current, reached)
+    reused = {name: version for name, version in (reused or {}).items() if name in current}
+    base = {**recorded, **reused}
+    phrases = describe_changes(base, current, [name for name in reached if name not in reused], params=params, used=reused)
     if not phrases:
         return
-    message = pending_message or f"the {status} run has not reached these prompts yet: " + "; ".join(phrases)
-    source = _prompt_site(current, [change.name for change in changes if not change.called])
+    message = pending_message or f"the {status} run has not reached these prompts yet{where}: " + "; ".join(phrases)
+    source = _prompt_site(current, [change.name for change in changes if not change.called or change.name in reused])
     if options.prompts_pending == "fail":
         if result.divergence is None:
             result.status = "diverged"
@@ -549,6 +576,7 @@ def check_manifest_prompts(
     position: int | None = None,
     *,
     pending_message: str | None = None,
+    where: str = "",
 ) -> None:
     """The prompt checks of an engine whose runs record only the start manifest. ``called``: the prompts
     the run's recorded calls used, ``{prompt name: the step or task that called it}`` (what the current
@@ -588,5 +616,6 @@ def check_manifest_prompts(
     # and telling it both "already called" and "not reached yet" of one prompt would contradict itself.
     versions = {name: recorded.get(name) for name in called}
     check_pending_prompts(
-        result, status, recorded, current, versions, options, position, compared="manifest", pending_message=pending_message
+        result, status, recorded, current, versions, options, position, compared="manifest", pending_message=pending_message,
+        where=where,
     )

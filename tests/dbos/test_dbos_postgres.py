@@ -108,7 +108,7 @@ def test_a_changed_workflow_diverges_on_finished_and_in_flight_runs(pytester: py
     text = report(result)
     assert "histories/order-ok.json: place_order id order-ok: diverged" in text
     assert "histories/order-pending.json: place_order id order-pending: diverged" in text
-    assert ", in-flight run (running)" in text and ", finished run (completed)" in text
+    assert ", in-flight run (parked)" in text and ", finished run (completed)" in text
     assert "    recorded  step 'send_receipt'\n    issued    step 'email_receipt'\n" in text
     no_effects(root)
 

@@ -168,7 +168,8 @@ def test_the_parked_run_fails_on_the_model_switch_it_has_not_reached(tmp_path: P
     assert result["status"] == "diverged"
     assert result["divergence"]["kind"] == "prompt-drift"
     assert result["divergence"]["message"] == (
-        f"the parked run has not reached these prompts yet: will use reply {short_version(REPLY_V2.full_version)}, "
+        "the parked run has not reached these prompts yet (it resumes at DBOS.recv, waiting for a message; its history "
+        f"ends at function id 3): will use reply {short_version(REPLY_V2.full_version)}, "
         f"started under {short_version(REPLY_V1.full_version)} (model gpt-4o-mini → gpt-4.1) (fails by prompts-pending)"
     )
 
@@ -186,8 +187,9 @@ def test_a_parked_run_that_already_used_a_changed_prompt_follows_the_prompts_pol
         assert result["status"] == "diverged"
         divergence = result["divergence"]
         assert (divergence["kind"], divergence["position"]) == ("prompt-drift", 1)
-        assert divergence["message"].startswith(message + " (this parked run keeps the result of step 'call_model'")
-        assert "resumes at signal 'DBOS.recv'; the next prompt it uses is reply" in divergence["message"]
+        lead = "step 'call_model' "
+        assert divergence["message"].startswith(lead + "at function id 1 " + message[len(lead):] + " (this parked run keeps the result of step 'call_model'")
+        assert "resumes at DBOS.recv (waiting for a message); the prompts it uses after that: reply" in divergence["message"]
         assert divergence["source"]["line"] == line_of("queue = call_model(")
     else:
         assert result["status"] == "passed"

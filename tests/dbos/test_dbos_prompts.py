@@ -105,7 +105,7 @@ def test_unchanged_prompts_pass(tmp_path: Path, recording: Recording) -> None:
     assert {workflow_id: result["status"] for workflow_id, result in results.items()} == {
         "desk-done": "passed", "desk-parked": "passed", "desk-plain": "passed", "desk-async": "passed",
     }
-    assert results["desk-parked"]["run_status"] == "running"
+    assert results["desk-parked"]["run_status"] == "parked"  # PENDING in recv: DBOS recovers it, said parked
     for workflow_id in ("desk-done", "desk-parked"):
         assert results[workflow_id]["warnings"] == []
         assert NO_PROMPTS_NOTE not in results[workflow_id]["notes"]
@@ -124,9 +124,11 @@ def test_a_changed_prompt_the_parked_run_has_not_reached_fails_it_and_warns_the_
     assert parked["status"] == "diverged"
     assert parked["divergence"]["kind"] == "prompt-drift"
     assert parked["divergence"]["message"] == (
-        f"the parked run has not reached these prompts yet: will use reply {sha(new_text)[:19]}, started under "
+        f"the parked run has not reached these prompts yet (it resumes at DBOS.recv, waiting for a message; its "
+        f"history ends at function id 3): will use reply {sha(new_text)[:19]}, started under "
         f"{sha(REPLY_TEXT)[:19]} (fails by prompts-pending)"
     )
+    assert parked["divergence"]["position"] is None  # no event is recorded where it resumes
     assert parked["prompt_changes"] == [
         {"prompt": "reply", "started": sha(REPLY_TEXT), "current": sha(new_text), "called": False, "compared": "manifest"}
     ]
@@ -153,10 +155,10 @@ def test_a_changed_prompt_the_parked_run_already_used_fails_it_with_both_version
     divergence = parked["divergence"]
     assert (divergence["kind"], divergence["position"]) == ("prompt-drift", 1)
     assert divergence["message"] == (
-        f"step 'call_model' now uses prompt version {sha(new_text)[:19]} but the history recorded "
+        f"step 'call_model' at function id 1 now uses prompt version {sha(new_text)[:19]} but the history recorded "
         f"{sha(TRIAGE_TEXT)[:19]} (prompt triage) (this parked run keeps the result of step 'call_model' recorded "
-        f"under {sha(TRIAGE_TEXT)[:19]} and resumes at signal 'DBOS.recv'; the next prompt it uses is reply "
-        f"{sha(REPLY_TEXT)[:19]}, the only one of its prompts no recorded call used) (function id 1)"
+        f"under {sha(TRIAGE_TEXT)[:19]} and resumes at DBOS.recv (waiting for a message); the prompts it uses after "
+        f"that: reply {sha(REPLY_TEXT)[:19]})"
     )
     assert divergence["source"]["line"] == line_of("queue = call_model(TRIAGE.render")
     assert parked["prompt_changes"] == [

@@ -55,7 +55,14 @@ from replaytest.history import Event, History
 from replaytest.history.model import PromptRef
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
-from replaytest.prompts import prompt_manifest, prompts_in_use
+from replaytest.prompts import (
+    describe_version_change,
+    model_or_params_changed,
+    prompt_manifest,
+    prompt_objects,
+    prompts_in_use,
+    short_version,
+)
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import (
     Divergence,
@@ -186,6 +193,8 @@ class _Operations:
     def __init__(
         self, history: History, matcher: Matcher, workflow_names: set[str], rebuilder: Rebuilder,
         step_prompts: dict[str, dict[str, str]] | None = None,
+        step_objects: dict[str, dict[str, Any]] | None = None,
+        chosen: dict[int, PromptRef] | None = None,
     ) -> None:
         self.history = history
         # In a rehearsal: the message a pending wait returns (typed JSON another run of the type received).
@@ -195,6 +204,12 @@ class _Operations:
         self.rebuilder = rebuilder
         # {step name: {prompt: version} its body names}, and {prompt: the first recorded call that used it}.
         self.step_prompts = step_prompts or {}
+        # {step name: {prompt: the Prompt object its body names}}: the current code's model and parameters.
+        self.step_objects = step_objects or {}
+        # {function id: the recorded prompt a report shows for that step} (of several, the one compared).
+        self.chosen = chosen if chosen is not None else {}
+        # The operation the run resumes at (where the replay of a parked history stopped), when known.
+        self.resume_command: Issued | None = None
         self.called: dict[str, str] = {}
         # {prompt: the first recorded call that used it, per the current code} for calls whose event
         # carries no recorded prompt version (a run recorded before per-call versions).
@@ -268,20 +283,25 @@ class _Operations:
         """``{name: (version, params)}`` of the prompts the current code's call uses: the ``use_prompt``
         blocks around it (innermost last) and those its step body names."""
         from replaytest.plugins.dbos.prompts import prompt_objects_in_use
+        from replaytest.prompts import prompt_objects_in_use as core_objects_in_use
 
-        objects = prompt_objects_in_use()
+        objects = {prompt.name: prompt for prompt in core_objects_in_use()}
+        objects.update(prompt_objects_in_use())
         found: dict[str, tuple[str, Any]] = dict(
             (name, (version, objects[name].params if name in objects and objects[name].full_version == version else None))
             for name, version in prompts_in_use()
         )
+        in_body = self.step_objects.get(function_name, {})
         for name, version in self.step_prompts.get(function_name, {}).items():
-            found.setdefault(name, (version, None))
+            prompt = in_body.get(name)
+            found.setdefault(name, (version, prompt.params if prompt is not None and prompt.full_version == version else None))
         return found
 
     def _with_prompt(self, command: Issued, upcoming: Recorded, current: dict[str, tuple[str, Any]]) -> None:
         """Pair the recorded call's prompt with the current call's prompt of that name, on ``upcoming`` (the
         event the matcher compares next) and ``command``: of several recorded prompts, the first whose
-        version changed (the matcher reports one prompt per call), else the first the code still uses."""
+        version changed (the matcher compares one prompt per call; every other changed one is named in
+        the same message, ``Issued.prompt_also``), else the first the code still uses."""
         event = upcoming.payload
         recorded = _recorded_prompts(event) if isinstance(event, Event) else []
         shared = [ref for ref in recorded if ref.name in current]
@@ -289,9 +309,12 @@ class _Operations:
         chosen: PromptRef | None = (changed or shared)[0] if shared else None
         upcoming.prompt_version = chosen.version if chosen is not None else None
         upcoming.prompt_params = chosen.params if chosen is not None else None
+        upcoming.prompt_name = chosen.name if chosen is not None else None
         if chosen is not None:
+            self.chosen[upcoming.seq] = chosen  # the report's rows show the prompt compared, by name
             command.prompt_name = chosen.name
             command.prompt_version, command.prompt_params = current[chosen.name]
+            command.prompt_also = tuple(_also_changed(ref, *current[ref.name]) for ref in changed[1:])
         elif not recorded and current:
             for name in current:
                 self.called_unrecorded.setdefault(name, f"{command.kind} {command.name!r}")
@@ -340,6 +363,8 @@ class _Operations:
         if later is None:
             later = [event for event in self.matcher.events[self.matcher.index :] if event.seq > function_id]
         if self.matcher.resumable and (not later or _own_timeout(command, function_id, later)):
+            if self.resume_command is None:
+                self.resume_command = command
             self.matcher.resume_at(command)  # a changed prompt a recorded step used comes first
             self.matcher.last_source = command.source
             if self.rehearsal is None:
@@ -436,6 +461,8 @@ class _Operations:
         self.matcher.patch_decisions.append(decision)
         if upcoming is None:
             # The end of a pending history: the run resumes at this check and takes the new path.
+            if self.resume_command is None:
+                self.resume_command = Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source)
             self.matcher.resume_at(Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source))
             self.matcher.last_source = source
             if self.rehearsal is None:
@@ -555,6 +582,11 @@ class _Prompts:
     resume_position: int | None = None  # the function id where the replay stopped (a pending prompt's position)
     unrecorded: dict[str, str] = dataclasses.field(default_factory=dict)  # called, no per-call version recorded
     reached: dict[str, str] = dataclasses.field(default_factory=dict)  # {prompt: version} recorded per call
+    # {prompt: version the run used} of prompts a recorded step used that a step not recorded yet uses too.
+    reused: dict[str, str] = dataclasses.field(default_factory=dict)
+    # {prompt: (parameters the run used, the current code's)} where known, for "temperature 0.2 → 0.9".
+    params: dict[str, tuple[Any, Any]] = dataclasses.field(default_factory=dict)
+    where: str = ""  # the resume point, in words, for the pending check's message
 
 
 class DBOSReplayer(NeutralReplayer):
@@ -604,10 +636,12 @@ class DBOSReplayer(NeutralReplayer):
         except internals.UnsupportedOperation as error:
             result.status, result.error = "error", f"cannot replay: {error}"
             return result
+        if history.status == "running":
+            result.run_status = "parked"  # DBOS's words: a pending run waits to be recovered (see _in_words)
         if divergence is not None:
             result.status = "diverged"
             if divergence.position is not None and "function id" not in divergence.message and divergence.kind != "result-mismatch":
-                divergence = dataclasses.replace(divergence, message=f"{divergence.message} (function id {divergence.position})")
+                divergence = dataclasses.replace(divergence, message=_with_function_id(divergence))
             result.divergence = divergence
         # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
         result.notes.append(NO_ARGUMENTS_NOTE)
@@ -641,14 +675,34 @@ class DBOSReplayer(NeutralReplayer):
         original = getattr(function, "__wrapped__", function)
         current = prompt_manifest(original)
         reached = recorded_prompt_versions(history)
-        ahead = {name: version for name, version in current.items() if name not in reached}
-        # DBOS's words: a pending run is resumed from its checkpoints (parked), whatever ran it before.
-        matcher = Matcher(events, _in_words(history.status), options, prompts_ahead=ahead)
         modules = orchestration_modules([original, *[o for o in workflows.objects if not isinstance(o, DBOSReplayConfig)]])
         steps = internals.step_bodies([module.__dict__ for module in modules])
         step_prompts: dict[str, dict[str, str]] = {body.dbos_function_name: prompt_manifest(body) for body in steps}
-        operations = _Operations(history, matcher, set(internals.registered_workflow_names()), rebuilder, step_prompts)
-        prompts = _Prompts(current, operations.called, unrecorded=operations.called_unrecorded, reached=reached)
+        step_objects: dict[str, dict[str, Any]] = {body.dbos_function_name: prompt_objects(body) for body in steps}
+        # The prompts the run still uses: those not reached yet, and those of the current code's steps (this
+        # workflow's) it has not recorded yet, even when an earlier step used them already.
+        recorded_names = {event.name for event in history.events}
+        loaded = _names_loaded(original)
+        pending_steps = [body for body in steps if body.dbos_function_name not in recorded_names and body.__name__ in loaded]
+        ahead = {name: version for name, version in current.items() if name not in reached}
+        current = _with_sites(current, pending_steps)
+        for body in pending_steps:
+            for name, version in step_prompts[body.dbos_function_name].items():
+                ahead.setdefault(name, version)
+        reused = {name: reached[name] for name in ahead if name in reached}
+        params = _prompt_params(history, reached, {**prompt_objects(original), **{
+            name: prompt for body in pending_steps for name, prompt in step_objects[body.dbos_function_name].items()}})
+        chosen: dict[int, PromptRef] = {}
+        events = RecordedEvents(history.events, lambda event: _recorded(event, chosen))
+        # DBOS's words: a pending run is resumed from its checkpoints (parked), whatever ran it before.
+        matcher = Matcher(events, _in_words(history.status), options, prompts_ahead=ahead)
+        matcher.resume_hint = lambda command: _resume_hint(command, ahead, reused)
+        operations = _Operations(
+            history, matcher, set(internals.registered_workflow_names()), rebuilder, step_prompts, step_objects, chosen
+        )
+        prompts = _Prompts(
+            current, operations.called, unrecorded=operations.called_unrecorded, reached=reached, reused=reused, params=params
+        )
         document = history.input if isinstance(history.input, dict) else {}
         try:
             args = rebuilder.rebuild(document.get("args", []))
@@ -688,7 +742,9 @@ class DBOSReplayer(NeutralReplayer):
         result.patch_decisions = matcher.patch_decisions if rehearsal is None else matcher.patch_decisions[: rehearsal.decisions_before]
         if divergence is None and finished and stopped is None and rehearsal is None:
             divergence = _check_end(matcher, history, output, raised)
-        prompts = dataclasses.replace(prompts, resume_position=matcher.next_position())
+        prompts = dataclasses.replace(
+            prompts, resume_position=matcher.next_position(), where=_resume_point(history, operations.resume_command)
+        )
         divergence = settle_hazards(result, divergence, trips, lambda trip: _hazard(matcher, trip), options.hazards)
         if rehearsal is not None and divergence is None:
             if rehearsal.outcome is None and any(trip.stopped for trip in guard.trips[len(trips) :]):
@@ -715,9 +771,10 @@ def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, op
         if prompts.unrecorded and history.prompt_manifest is not None:
             result.notes.append(NO_CALL_VERSIONS_NOTE)
         before = len(result.warnings)
+        # A pending drift is reported at the resume point, in words (no event number: none is recorded there).
         check_manifest_prompts(
-            result, "DBOS", status, history.prompt_manifest, prompts.current, prompts.called, options,
-            prompts.resume_position,
+            result, "DBOS", status, history.prompt_manifest, prompts.current, prompts.called, options, None,
+            where=prompts.where,
         )
         # DBOS does record per call now: what is missing is this run's record.
         result.warnings[before:] = [
@@ -731,7 +788,8 @@ def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, op
     reached: dict[str, str | None] = {name: None for name in prompts.unrecorded}
     reached.update(prompts.reached)
     check_pending_prompts(
-        result, status, history.prompt_manifest, prompts.current, reached, options, prompts.resume_position  # type: ignore[arg-type]
+        result, status, history.prompt_manifest, prompts.current, reached, options, None,  # type: ignore[arg-type]
+        reused=prompts.reused, params=prompts.params, where=prompts.where,
     )
 
 
@@ -745,17 +803,140 @@ def _past_resume(trips: list[NondeterministicCall], raised: BaseException | None
     return text
 
 
-def _recorded(event: Event) -> Recorded:
+def _recorded(event: Event, chosen: dict[int, PromptRef] | None = None) -> Recorded:
+    """``chosen``: the prompt compared at a step that used several (``_Operations._with_prompt``), shown
+    in reports instead of the first recorded."""
     function_id = event.extra.get("function_id")
+    seq = function_id if isinstance(function_id, int) else event.seq
+    prompt = (chosen or {}).get(seq, event.prompt)
     return Recorded(
-        seq=function_id if isinstance(function_id, int) else event.seq,
+        seq=seq,
         kind=event.kind,
         name=event.name,
         patch_id=event.patch_id,
         payload=event,
-        prompt_version=event.prompt.version if event.prompt is not None else None,
-        prompt_params=event.prompt.params if event.prompt is not None else None,
+        prompt_version=prompt.version if prompt is not None else None,
+        prompt_params=prompt.params if prompt is not None else None,
+        prompt_name=prompt.name if prompt is not None else None,
     )
+
+
+def _also_changed(ref: PromptRef, version: str, params: Any) -> str:
+    """Another changed prompt of a step call, as the drift message names it."""
+    change = (
+        f" ({describe_version_change(ref.version, version, ref.params, params)})"
+        if model_or_params_changed(ref.version, version) else ""
+    )
+    return f"also prompt {ref.name}: now {short_version(version)}, recorded {short_version(ref.version)}{change}"
+
+
+def _names_loaded(function: Any) -> set[str]:
+    """The names the workflow's code loads (globals, attributes), through the plain functions of the
+    application it calls (its own module's globals), transitively: a step whose name is not among them is
+    not this workflow's."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    stack = [function]
+    while stack:
+        current = stack.pop()
+        current = getattr(current, "__func__", current)
+        code = getattr(current, "__code__", None)
+        if code is None or id(code) in seen:
+            continue
+        seen.add(id(code))
+        namespace = getattr(current, "__globals__", {})
+        codes = [code]
+        while codes:
+            one = codes.pop()
+            names.update(one.co_names)
+            names.update(one.co_freevars)
+            codes.extend(const for const in one.co_consts if isinstance(const, types.CodeType))
+            for name in one.co_names:
+                value = namespace.get(name)
+                if isinstance(value, types.FunctionType) and is_project_file(value.__code__.co_filename):
+                    stack.append(getattr(value, "__wrapped__", value))
+                elif isinstance(value, type) and is_project_file(getattr(sys.modules.get(value.__module__), "__file__", "") or ""):
+                    stack.extend(member for member in vars(value).values() if isinstance(member, (types.FunctionType, staticmethod, classmethod)))
+    return names
+
+
+def _with_sites(current: Any, pending_steps: list[Any]) -> Any:
+    """The current manifest, with each prompt a pending step uses placed at that step's line (the manifest
+    walk places it where the workflow first loads it, maybe in a step the run already ran)."""
+    if not pending_steps or not hasattr(current, "sites"):
+        return current
+    placed = type(current)(current)
+    placed.sites = dict(current.sites)
+    for body in reversed(pending_steps):
+        found = prompt_manifest(body)
+        placed.sites.update({name: site for name, site in found.sites.items() if name in placed})
+    return placed
+
+
+def _prompt_params(history: History, reached: dict[str, str], objects: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """``{prompt: (the parameters the run used, the current code's)}`` for the prompts whose recorded
+    step carried its parameters (the last call per name, as ``recorded_prompt_versions``)."""
+    used: dict[str, Any] = {}
+    for event in history.events:
+        for ref in _recorded_prompts(event):
+            used[ref.name] = ref.params
+    params: dict[str, tuple[Any, Any]] = {}
+    for name, old in used.items():
+        prompt = objects.get(name)
+        if old is not None and prompt is not None:
+            params[name] = (old, prompt.params or {})
+    return params
+
+
+_WAITING = {
+    "DBOS.recv": "waiting for a message",
+    "DBOS.getEvent": "waiting for another workflow's event",
+    "DBOS.sleep": "a durable sleep",
+    "DBOS.getResult": "waiting for a child workflow",
+}
+
+
+def _resume_words(command: Issued, separator: str = " (") -> str:
+    """``DBOS.recv (waiting for a message)`` (``separator=", "``: ``DBOS.recv, waiting for a message``)."""
+    if command.name in _WAITING:
+        return f"{command.name}{separator}{_WAITING[command.name]}" + (")" if separator == " (" else "")
+    if command.kind == "marker":
+        return f'DBOS.patch("{command.patch_id}")'
+    return f"{command.kind} {command.name!r}"
+
+
+def _resume_point(history: History, command: Issued | None) -> str:
+    """`` (it resumes at DBOS.recv (waiting for a message); its history ends at function id 3)``: where
+    a parked run's pending prompt drift applies, without an event number the history does not have."""
+    last = history.events[-1].extra.get("function_id") if history.events else None
+    ends = f"its history ends at function id {last}" if isinstance(last, int) else "nothing is recorded yet"
+    if command is None:
+        return f" (at the resume point; {ends})"
+    return f" (it resumes at {_resume_words(command, ', ')}; {ends})"
+
+
+def _resume_hint(command: Issued | None, ahead: dict[str, str], reused: dict[str, str]) -> str:
+    """What a kept drift says of the resume point: where the run resumes and the prompts it uses after it."""
+    text = f" and resumes at {_resume_words(command)}" if command is not None else ""
+    if not ahead:
+        return text + "; it uses no prompt after that"
+    listed = [
+        f"{name} {short_version(version)}" + (" (used by a recorded step too)" if name in reused else "")
+        for name, version in sorted(ahead.items())
+    ]
+    return text + "; the prompts it uses after that: " + ", ".join(listed)
+
+
+def _with_function_id(divergence: Divergence) -> str:
+    """The message with the function id after the command it names (``step 'triage' at function id 1
+    now uses …``), else at its end."""
+    message = divergence.message
+    issued = divergence.issued
+    if issued is not None and issued.name:
+        lead = f"{issued.kind} {issued.name!r}"
+        if message.startswith(lead + " "):
+            return f"{lead} at function id {divergence.position}{message[len(lead):]}"
+    return f"{message} (function id {divergence.position})"
 
 
 def _recorded_prompts(event: Event) -> list[PromptRef]:
