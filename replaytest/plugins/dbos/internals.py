@@ -501,10 +501,10 @@ def _offline(cls: type, url: str, engine: Any, serializer: Any, sessionmaker: An
 # already ran (``SystemDatabase.check_operation_execution``, inside the step's context) before its body
 # runs: an empty answer means the body runs now, at that function id. The class method is wrapped once to
 # call ``on_start`` then; a recorded answer (a completed step on recovery) calls nothing. Tested with dbos
-# 3.4.0 (``RECORDING_TESTED``); outside that range, or if the names below are missing, nothing is recorded
+# 2.31.1 (the oldest line of the CI matrix) and 3.4.0 (``RECORDING_TESTED``); outside that range, or if the names below are missing, nothing is recorded
 # and the reason is logged once.
 
-RECORDING_TESTED = ((3, 4), (3, 5))  # [oldest, first untested) for per-call prompt recording
+RECORDING_TESTED = ((2, 31), (3, 5))  # [oldest, first untested) for per-call prompt recording
 _WRAPPED = "__replaytest_step_start__"
 _step_start_hooks: list[Callable[[Any, str, int, str], None]] = []
 
