@@ -291,3 +291,19 @@ def test_langgraph_resumes_the_parked_thread_under_the_edited_prompt(
     [draft] = [e for e in events if e["name"] == "draft"]
     assert draft["prompt"] == {"name": "reply", "version": Prompt("r", NEW_REPLY).version}
     assert [p["version"] for p in draft["prompts"]] == [Prompt("r", NEW_REPLY).version]
+
+
+def test_the_readme_stategraph_example_runs_and_records_its_manifest() -> None:
+    """README's "Prompt versions" StateGraph block runs as written: the thread parks in draft, the manifest
+    with_prompts walked from the compiled graph is in the input checkpoint's metadata, and the resume finishes."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "builder = StateGraph(Desk)" in b]
+    namespace: dict[str, Any] = {"__name__": "readme_example"}  # as the user's own module
+    exec(compile(block, "README.md", "exec"), namespace)
+    graph, config, reply = namespace["graph"], namespace["config"], namespace["REPLY"]
+    history = list(graph.get_state_history(config))
+    first = history[-1]
+    assert json.loads(first.metadata["replaytest_prompts"]) == {"reply": reply.full_version}
+    assert graph.get_state(config).values["reply"] == reply.render(ticket="my invoice was charged twice")
