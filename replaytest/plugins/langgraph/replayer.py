@@ -24,10 +24,13 @@ tasks the entrypoint's modules hold in their globals) is stopped and reported at
 
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
 
-Prompts: a thread started with ``langgraph.prompts.with_prompts`` has its prompt manifest in the history;
-the prompts a recorded task call used (a ``use_prompt`` block around the call, or the task's body naming
-the prompt) are compared at the manifest's versions and the prompts not reached yet by ``prompts-pending``
-(``engine.check_manifest_prompts``); a history without a manifest gets a note.
+Prompts: a thread recorded with per-call records (``langgraph.recording``) lists on each task call every
+prompt it used; each is compared by the matcher with the current code's version at that call (the task
+body's prompts and the ``use_prompt`` blocks around the call; the call's other changes in the same message,
+``Issued.prompt_also``), and the prompts of the tasks the thread has not recorded yet by ``prompts-pending``
+(``check_recorded_prompts``). A thread recorded before them has only its start manifest
+(``langgraph.prompts.with_prompts``): the prompts a recorded call uses by the current code are compared at the
+manifest's versions, with a note (``engine.check_manifest_prompts``); a history without a manifest gets a note.
 
 A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph.graph_check``.
 """
