@@ -534,6 +534,15 @@ def renamed_prompts(recorded: Mapping[str, str], current: Mapping[str, str]) -> 
     return {name: gone[version] for name, version in sorted(current.items()) if name not in recorded and version in gone}
 
 
+def also_changed(
+    name: str, old: str, new: str, old_params: Mapping[str, Any] | None = None, new_params: Mapping[str, Any] | None = None
+) -> str:
+    """Another changed prompt of one recorded call, as a drift message names it after the compared one
+    (``Issued.prompt_also``): ``also prompt tone: now …, recorded … (temperature 0.2 → 0.9)``."""
+    change = f" ({describe_version_change(old, new, old_params, new_params)})" if model_or_params_changed(old, new) else ""
+    return f"also prompt {name}: now {short_version(new)}, recorded {short_version(old)}{change}"
+
+
 def describe_changes(
     recorded: Mapping[str, str],
     current: Mapping[str, str],

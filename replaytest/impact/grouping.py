@@ -204,7 +204,7 @@ def command_text(view: CommandView | None) -> str:
     differs from run to run)."""
     if view is None:
         return "nothing"
-    text = f"{view.kind} {view.name!r}" if view.name else view.kind
+    text = f"{view.kind_text} {view.name!r}" if view.name else view.kind_text
     if view.detail.get("patch_id"):
         text += f" {view.detail['patch_id']!r}"
     if view.prompt_version:

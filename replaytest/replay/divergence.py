@@ -56,9 +56,16 @@ class CommandView:
     prompt_version: str | None = None
     detail: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def kind_text(self) -> str:
+        """The kind as reports word it: the engine's own word where it set one (``detail["kind_label"]``:
+        LangGraph's ``task`` for the neutral ``step``), else the neutral kind."""
+        label = self.detail.get("kind_label")
+        return label if isinstance(label, str) and label else self.kind
+
     def describe(self) -> str:
         """Short text for reports: kind, name, patch id, and digests cut to 12 hex digits."""
-        text = f"{self.kind} {self.name!r}" if self.name else self.kind
+        text = f"{self.kind_text} {self.name!r}" if self.name else self.kind_text
         if self.detail.get("patch_id"):
             text += f" {self.detail['patch_id']!r}"
         if self.prompt_version:

@@ -158,8 +158,10 @@ class Issued:
     source: Any = None
     prompt_name: str | None = None  # the prompt's name where ``prompt_version`` is set (for reports)
     prompt_params: Mapping[str, Any] | None = None  # its model parameters, when it declares them
-    # Other prompts of the same call whose version changed too, each as a phrase the drift message
-    # appends (a call that used several prompts: the matcher compares one, the replayer the others).
+    # Other prompts of the same call whose version changed too, or that the call now uses and the recorded
+    # call did not, each as a phrase the drift message appends (a call that used several prompts: the
+    # matcher compares one, the replayer the others). When the compared prompt itself is unchanged, these
+    # phrases alone are the call's drift (``kind 'name' <phrase>``: LangGraph's prompt added since).
     prompt_also: tuple[str, ...] = ()
 
     def view(self, position: int | None, with_source: bool = False) -> CommandView:
@@ -243,21 +245,25 @@ class Matcher:
             )
         # Prompt first: a reworded prompt usually changes the model call's arguments too, and the
         # prompt is the cause worth reporting.
-        if command.prompt_version and event.prompt_version and command.prompt_version != event.prompt_version:
+        changed = bool(command.prompt_version and event.prompt_version and command.prompt_version != event.prompt_version)
+        if changed or command.prompt_also:
             policy = self.options.prompt_policy(self.status)
-            what = [f"prompt {command.prompt_name}"] if command.prompt_name else []
-            if model_or_params_changed(event.prompt_version, command.prompt_version):
-                what.append(
-                    describe_version_change(
-                        event.prompt_version, command.prompt_version, event.prompt_params, command.prompt_params
+            if changed:
+                what = [f"prompt {command.prompt_name}"] if command.prompt_name else []
+                if model_or_params_changed(event.prompt_version, command.prompt_version):
+                    what.append(
+                        describe_version_change(
+                            event.prompt_version, command.prompt_version, event.prompt_params, command.prompt_params
+                        )
                     )
+                message = (
+                    f"{command.kind} {command.name!r} now uses prompt version {short_version(command.prompt_version)} "
+                    f"but the history recorded {short_version(event.prompt_version)}"
+                    + (f" ({': '.join(what)})" if what else "")
+                    + "".join(f"; {also}" for also in command.prompt_also)
                 )
-            message = (
-                f"{command.kind} {command.name!r} now uses prompt version {short_version(command.prompt_version)} "
-                f"but the history recorded {short_version(event.prompt_version)}"
-                + (f" ({': '.join(what)})" if what else "")
-                + "".join(f"; {also}" for also in command.prompt_also)
-            )
+            else:  # the compared prompt is unchanged: the call's other prompts are its drift
+                message = f"{command.kind} {command.name!r} " + "; ".join(command.prompt_also)
             if policy == "fail" and self.resumable:
                 # The run keeps this call's recorded result; what matters is the prompt it uses next,
                 # known once the replay reaches the resume point.
@@ -410,10 +416,11 @@ class Matcher:
             return
         command, event, divergence = self._recorded_drift
         self._recorded_drift = None
+        under = f"under {short_version(event.prompt_version)}" if event.prompt_version else "without a prompt"
         if self.resume_hint is not None:
             why = (
-                f" (this {self.status} run keeps the result of {command.kind} {command.name!r} recorded under "
-                f"{short_version(event.prompt_version)}{self.resume_hint(next_command)})"
+                f" (this {self.status} run keeps the result of {command.kind} {command.name!r} recorded "
+                f"{under}{self.resume_hint(next_command)})"
             )
             raise DivergenceFound(replace(divergence, message=divergence.message + why))
         if next_command is not None:
@@ -423,8 +430,8 @@ class Matcher:
         else:
             resume = ""
         why = (
-            f" (this {self.status} run keeps the result of {command.kind} {command.name!r} recorded under "
-            f"{short_version(event.prompt_version)}{resume}; {self._next_prompt(next_command)})"
+            f" (this {self.status} run keeps the result of {command.kind} {command.name!r} recorded "
+            f"{under}{resume}; {self._next_prompt(next_command)})"
         )
         # Reported at the recorded call, with the context the report showed there.
         raise DivergenceFound(replace(divergence, message=divergence.message + why))

@@ -103,8 +103,8 @@ def test_a_changed_prompt_already_used_fails_the_parked_thread_with_both_version
     assert parked["divergence"]["message"] == (
         f"task 'call_model' now uses prompt version {sha(new_text)[:19]} but the history recorded "
         f"{sha(TRIAGE_TEXT)[:19]} (prompt triage) (this parked thread keeps the result of task 'call_model' recorded "
-        f"under {sha(TRIAGE_TEXT)[:19]}; the next prompt it uses is reply {sha(REPLY_TEXT)[:19]}, the only one of its "
-        f"prompts no recorded call used)"
+        f"under {sha(TRIAGE_TEXT)[:19]}; the next prompt it uses is reply {sha(REPLY_TEXT)[:19]}, the only prompt of "
+        f"the tasks it has not run yet)"
     )
     assert parked["prompt_changes"] == [
         {"prompt": "triage", "started": sha(TRIAGE_TEXT), "current": sha(new_text), "called": True, "compared": "call"}

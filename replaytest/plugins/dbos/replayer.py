@@ -56,8 +56,7 @@ from replaytest.history.model import PromptRef
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
 from replaytest.prompts import (
-    describe_version_change,
-    model_or_params_changed,
+    also_changed,
     prompt_manifest,
     prompt_objects,
     prompts_in_use,
@@ -823,11 +822,7 @@ def _recorded(event: Event, chosen: dict[int, PromptRef] | None = None) -> Recor
 
 def _also_changed(ref: PromptRef, version: str, params: Any) -> str:
     """Another changed prompt of a step call, as the drift message names it."""
-    change = (
-        f" ({describe_version_change(ref.version, version, ref.params, params)})"
-        if model_or_params_changed(ref.version, version) else ""
-    )
-    return f"also prompt {ref.name}: now {short_version(version)}, recorded {short_version(ref.version)}{change}"
+    return also_changed(ref.name, ref.version, version, ref.params, params)
 
 
 def _names_loaded(function: Any) -> set[str]:

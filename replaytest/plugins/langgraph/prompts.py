@@ -25,19 +25,31 @@ must be ``replaytest.prompts.Prompt`` objects reachable from the nodes' code, or
 function or the graph with ``@uses_prompts(P, …)``; a graph that uses no ``Prompt`` is started without
 ``with_prompts`` (replay then notes that no prompt versions were recorded).
 
-For threads recorded before per-call records (below), ``use_prompt(P)`` around a task call (or the task's own
-body naming ``P``) tells replay which recorded call used which prompt, and the version that call used is taken
-from the manifest. For a graph thread, the prompts a node uses are those its code reaches (the same walk, per
-node): the check reports a changed prompt of the node a parked thread resumes at (``langgraph.graph_check``).
-
 Per-call records (threads recorded since): importing this module registers the recorder of
 ``replaytest.plugins.langgraph.recording``. ``Prompt.render()`` (or ``use_prompt(P)``) inside a running
-``@task`` or node, and ``use_prompt(P)`` around a task call, write the version the call actually used
-into the thread's checkpoint writes (channel ``__replaytest_prompt__``, a task id of its own, so the
-run itself does not change). ``replaytest import langgraph`` puts each on its task's event, or its graph
-node's step event (``Event.prompt``), and replay compares it with the current code's version at that call
-or node execution, as on the journal (``--prompts fail|warn``). Threads without records fall back to the
-manifest, with a note.
+``@task`` or ``StateGraph`` node, and ``use_prompt(P)`` around a task call, write the full version the call
+actually used (text, model, parameters) into the thread's checkpoint writes (channel
+``__replaytest_prompt__``, a task id of its own, so the run itself does not change). ``replaytest import
+langgraph`` lists them on the task call's event, or on the graph node execution's step event (``prompts``;
+the first also as ``Event.prompt``). What is compared:
+
+* functional API (``langgraph.replayer``): every prompt a recorded task call used, with the current code's
+  version at that call (the task body's prompts and the ``use_prompt`` blocks around the call), as on the
+  journal (``--prompts fail|warn``): one ``prompt-drift`` per call, for its first changed prompt, the call's
+  other changed prompts and any prompt it now uses that was added since named in the same message. The
+  prompts a parked thread will still use are those of the tasks it has not recorded yet (their bodies, and
+  ``use_prompt`` around their calls in the entrypoint): one whose version differs from what the thread used,
+  or else started under, is pending drift (``prompts-pending``), even when an earlier task used it;
+* graph API (``langgraph.graph_check``): the prompts each node execution the thread already ran used, with
+  the current version, by ``--prompts``; the node(s) it resumes at (a parked node runs again from its top)
+  and those not reached yet by ``prompts-pending`` against the start manifest. A node running a subgraph
+  records into the subgraph's own checkpoints, which the import does not read: it is compared at the start
+  manifest's versions, with a note.
+
+Threads recorded before per-call records have only the manifest, and get a note: for a functional thread
+``use_prompt(P)`` around a task call (or the task's own body naming ``P``) tells replay which recorded call
+used which prompt, and the version that call used is taken from the manifest; for a graph thread the prompts
+a node uses are those its code reaches (the same walk, per node), compared at the manifest's versions.
 """
 
 from __future__ import annotations

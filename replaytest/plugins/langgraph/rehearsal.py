@@ -34,6 +34,8 @@ not derive from its checkpoint.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from replaytest.history import Event, History
@@ -45,6 +47,8 @@ from replaytest.replay.rehearsal import recorded_signal, remember_signal
 ENGINE = "langgraph"
 NEUTRAL_ANSWER = ""
 _THREAD = "replaytest-rehearsal"
+# How reports word a functional-API task call (its neutral kind stays ``step``; see ``CommandView.kind_text``).
+TASK_LABEL: Mapping[str, Any] = MappingProxyType({"kind_label": "task"})
 # Input checkpoint steps tried when the thread had earlier invocations (the step is not in the history).
 _MAX_STEP = 512
 
@@ -200,7 +204,7 @@ def rehearse(history: History, graph: Any, bound: Any, entrypoint: str, namespac
             raised = error
     source: SourcePosition | None = project_raise_site(raised, project_prefixes) if raised is not None else None
     if scheduled:
-        commands = tuple(CommandView("step", name) for name in dict.fromkeys(scheduled))
+        commands = tuple(CommandView("step", name, detail=TASK_LABEL) for name in dict.fromkeys(scheduled))
         return Rehearsal("continues", delivered, commands, (), None, source, driver()), None
     if raised is not None and not isinstance(raised, Exception):
         raise raised  # a guard's stop (NondeterministicCall), KeyboardInterrupt: the caller's

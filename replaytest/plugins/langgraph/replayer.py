@@ -24,20 +24,27 @@ tasks the entrypoint's modules hold in their globals) is stopped and reported at
 
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
 
-Prompts: a thread started with ``langgraph.prompts.with_prompts`` has its prompt manifest in the history;
-the prompts a recorded task call used (a ``use_prompt`` block around the call, or the task's body naming
-the prompt) are compared at the manifest's versions and the prompts not reached yet by ``prompts-pending``
-(``engine.check_manifest_prompts``); a history without a manifest gets a note.
+Prompts: a thread recorded with per-call records (``langgraph.recording``) lists on each task call every
+prompt it used; each is compared by the matcher with the current code's version at that call (the task
+body's prompts and the ``use_prompt`` blocks around the call; the call's other changes in the same message,
+``Issued.prompt_also``), and the prompts of the tasks the thread has not recorded yet by ``prompts-pending``
+(``check_recorded_prompts``). A thread recorded before them has only its start manifest
+(``langgraph.prompts.with_prompts``): the prompts a recorded call uses by the current code are compared at the
+manifest's versions, with a note (``engine.check_manifest_prompts``); a history without a manifest gets a note.
 
 A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph.graph_check``.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import concurrent.futures
+import inspect
 import os
 import sys
+import textwrap
+import types
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -47,10 +54,30 @@ from replaytest.history import Event, History
 from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
 from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.rehearsal import TASK_LABEL
 from replaytest.plugins.langgraph.values import normal_form, revive
-from replaytest.prompts import Prompt, prompt_manifest, prompt_objects_in_use, prompts_in_use
+from replaytest.prompts import (
+    Prompt,
+    PromptManifest,
+    also_changed,
+    prompt_manifest,
+    prompt_objects,
+    prompt_objects_in_use,
+    prompts_in_use,
+    renamed_prompts,
+    short_version,
+    use_prompt,
+)
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, Rehearsal, ReplayResult, SourcePosition, short_value, value_text
+from replaytest.replay.divergence import (
+    CommandView,
+    Divergence,
+    Rehearsal,
+    ReplayResult,
+    SourcePosition,
+    short_value,
+    value_text,
+)
 from replaytest.replay.engine import (
     DivergenceFound,
     Issued,
@@ -160,7 +187,7 @@ class LangGraphReplayer(NeutralReplayer):
             result.status = "diverged"
             result.divergence = divergence
         result.notes.append(NO_ARGUMENTS_NOTE)
-        current = prompt_manifest(run.function)
+        current = run.current
         if run.per_call:
             check_recorded_prompts(result, history, run, current, options)
         else:
@@ -171,6 +198,7 @@ class LangGraphReplayer(NeutralReplayer):
                 options, run.matcher.next_position(),
             )
         result.notes.extend(run.notes)
+        _task_views(result)
         if options.rehearse:
             from replaytest.plugins.langgraph.rehearsal import remember_answers
 
@@ -189,25 +217,66 @@ def has_call_prompts(history: History) -> bool:
 def check_recorded_prompts(
     result: ReplayResult, history: History, run: _Run, current: dict[str, str], options: ReplayOptions
 ) -> None:
-    """The prompt checks of a thread with per-call records: each recorded call was compared by the
-    matcher (``Matcher.issue``, as on the journal); prompts no recorded call used are compared with the
-    start manifest by ``prompts-pending``. Messages use LangGraph's words."""
+    """The prompt checks of a thread with per-call records: every prompt each recorded call used was
+    compared by the matcher (``Matcher.issue``, as on the journal; the call's other changed prompts in the
+    same message, ``Issued.prompt_also``) with the current code's version at that call; the prompts the
+    thread will still use (``_prompts_ahead``: those of the tasks it has not recorded yet) are compared by
+    ``prompts-pending`` with the version the thread last used (``reused``), else the one it started under,
+    even when an earlier task used them; any other prompt is out of that check. Messages use LangGraph's
+    words."""
+    reached: dict[str, str | None] = dict(run.reached)
+    reused: dict[str, str] = {}
+    if run.ahead is not None:
+        # A pending prompt is named at the line of a task the thread has not run yet.
+        current = PromptManifest(current)
+        current.sites = {**getattr(run.current, "sites", {}), **run.ahead.sites}
+        reused = {name: run.reached[name] for name in run.ahead if name in run.reached}
+        # Prompts neither a recorded call used nor a task the thread has not run yet uses: not pending.
+        for name in {*(history.prompt_manifest or {}), *current}:
+            if name not in run.ahead:
+                reached.setdefault(name, None)
+    params = {
+        name: (run.last_used[name].get("params") if name in run.last_used else None, prompt.params)
+        for name, prompt in run.current_objects.items() if prompt.full_version == current.get(name)
+    }
+    check_pending_prompts(
+        result, history.status, history.prompt_manifest, current, reached, options,  # type: ignore[arg-type]
+        run.matcher.next_position(), reused=reused, params=params,
+    )
     if result.divergence is not None:
         result.divergence = _langgraph_words(result.divergence)
     result.warnings = [_langgraph_words(warning) for warning in result.warnings]
-    check_pending_prompts(
-        result, history.status, history.prompt_manifest, current, run.reached, options, run.matcher.next_position()
-    )
 
 
 def _langgraph_words(divergence: Divergence) -> Divergence:
     """A prompt-drift message in LangGraph's words: task calls, threads."""
     if divergence.kind != "prompt-drift":
         return divergence
-    message = divergence.message.replace("step '", "task '")
+    message = divergence.message.replace("step '", "task '").replace(" by a recorded step", " by a recorded task")
     for status in ("parked", "running"):
         message = message.replace(f"this {status} run ", f"this {status} thread ")
     return replace(divergence, message=message)
+
+
+def _task_views(result: ReplayResult) -> None:
+    """Task calls shown as LangGraph calls them (``task 'triage'``) in the divergence's and warnings'
+    detail lines and side-by-side rows; the neutral kind (``step``) stays what reports and JSON carry."""
+
+    def relabel(view: CommandView | None) -> CommandView | None:
+        if view is None or view.kind != "step":
+            return view
+        return replace(view, detail={**view.detail, **TASK_LABEL})
+
+    def relabelled(divergence: Divergence) -> Divergence:
+        return replace(
+            divergence, recorded=relabel(divergence.recorded), issued=relabel(divergence.issued),
+            recorded_context=tuple(relabel(view) or view for view in divergence.recorded_context),
+            issued_context=tuple(relabel(view) or view for view in divergence.issued_context),
+        )
+
+    if result.divergence is not None:
+        result.divergence = relabelled(result.divergence)
+    result.warnings = [relabelled(warning) for warning in result.warnings]
 
 
 def _rehearse(result: ReplayResult, history: History, run: _Run, workflows: WorkflowSet) -> None:
@@ -293,15 +362,13 @@ class _Run:
         # Threads recorded with per-call prompt records (``langgraph.recording``): the version each call
         # used is on its event and compared by the matcher; else inferred from the start manifest.
         self.per_call = has_call_prompts(history)
+        # {prompt: the version the latest recorded call using it used}, and that call's record of it.
         self.reached: dict[str, str] = {}
+        self.last_used: dict[str, dict[str, Any]] = {}
         for event in tasks:
-            for used in event.extra.get("prompts") or ():
-                if isinstance(used, dict) and isinstance(used.get("name"), str) and isinstance(used.get("version"), str):
-                    self.reached.setdefault(used["name"], used["version"])
-        ahead = None
-        if self.per_call and self.function is not None:
-            ahead = {name: version for name, version in prompt_manifest(self.function).items() if name not in self.reached}
-        self.matcher = Matcher(RecordedEvents(tasks, _recorded), history.status, options, prompts_ahead=ahead)
+            for used in _call_prompts(event):
+                self.reached[used["name"]] = used["version"]
+                self.last_used[used["name"]] = used
         self.task_events = tasks
         self.interrupts = 0  # interrupt() calls the code made
         self.interrupt_source: SourcePosition | None = None
@@ -312,15 +379,26 @@ class _Run:
         # The folders of the entrypoint's package: its code, even when installed into site-packages.
         files = [getattr(module, "__file__", None) for module in self.modules]
         self.project_prefixes = tuple(sorted({os.path.dirname(f) + os.sep for f in files if f}))
-        # {task name: the prompts its body names}, and {prompt: the first recorded call that used it}.
-        self.task_prompts = {
-            lg.task_name_of(body): prompt_manifest(body)
-            for body in lg.task_bodies([module.__dict__ for module in self.modules])
-        }
-        self.task_prompt_objects = {
-            lg.task_name_of(body): _prompt_objects(body)
-            for body in lg.task_bodies([module.__dict__ for module in self.modules])
-        }
+        # {task name: the prompts its body names} (versions, and the Prompt objects for their parameters).
+        bodies = lg.task_bodies([module.__dict__ for module in self.modules])
+        self.task_prompts = {lg.task_name_of(body): prompt_manifest(body) for body in bodies}
+        self.task_prompt_objects = {lg.task_name_of(body): prompt_objects(body) for body in bodies}
+        self.current = prompt_manifest(self.function) if self.function is not None else PromptManifest()
+        self.current_objects = prompt_objects(self.function) if self.function is not None else {}
+        # The prompts the thread will still use: those of the current code's tasks it has not recorded yet.
+        self.ahead: PromptManifest | None = None
+        if self.per_call and self.function is not None:
+            self.ahead = _prompts_ahead(self.function, {event.name for event in tasks}, self.task_prompts,
+                                        self.current, self.reached)
+        # {event seq: the name of the recorded prompt compared at that call, None for none} (of several, the
+        # first that changed), so report rows show the prompt compared (``_recorded``).
+        self.chosen: dict[int, str | None] = {}
+        self.matcher = Matcher(
+            RecordedEvents(tasks, lambda event: _recorded(event, self.chosen)), history.status, options,
+            prompts_ahead=self.ahead,
+        )
+        if self.per_call:
+            self.matcher.resume_hint = self._resume_hint
         self.called: dict[str, str] = {}
 
     # --- hooks LangGraph calls ---
@@ -348,23 +426,83 @@ class _Run:
         return future
 
     def _prompt_of(self, issued: Issued) -> None:
-        """Set the prompt the current code's call uses on ``issued``: a ``use_prompt`` block around the
-        call, else a prompt its task's body names. Of several, the one the recorded call used first
-        (compared by the matcher); a recorded call that used none compares nothing."""
+        """Set the prompts the current code's call uses on ``issued``: a ``use_prompt`` block around the
+        call, and those its task's body names. The prompt the matcher compares (``prompt_*``, and the
+        recorded call's on the event it compares next): of the prompts the recorded call used that the call
+        still uses, the first whose version changed, else the first. Every other change of the call is a
+        phrase of the same drift message (``Issued.prompt_also``): another prompt the recorded call used at
+        another version, and a prompt the call now uses that the recorded call could not have used (added
+        since the thread started, not a rename). A prompt of the task's body the thread had when it started
+        and the recorded call did not render (another branch) is not compared. Past the recorded calls, the
+        first prompt the call uses is set (the next-prompt text of a kept drift)."""
         uses: dict[str, str] = {name: version for name, version in prompts_in_use()}
         for name, version in self.task_prompts.get(issued.name, {}).items():
             uses.setdefault(name, version)
-        if not uses:
-            return
-        objects = {prompt.name: prompt for prompt in self.task_prompt_objects.get(issued.name, ())}
+        objects = dict(self.task_prompt_objects.get(issued.name, {}))
         objects.update({prompt.name: prompt for prompt in prompt_objects_in_use()})
+
+        def params(name: str) -> Any:
+            prompt = objects.get(name)
+            return prompt.params if prompt is not None and prompt.full_version == uses[name] else None
+
         index = self.matcher.index
-        recorded = self.task_events[index].prompt if index < len(self.task_events) else None
-        name = recorded.name if recorded is not None and recorded.name in uses else next(iter(uses))
-        issued.prompt_name, issued.prompt_version = name, uses[name]
-        prompt = objects.get(name)
-        if prompt is not None and prompt.full_version == uses[name]:
-            issued.prompt_params = prompt.params
+        if index >= len(self.task_events):
+            if uses:
+                name = next(iter(uses))
+                issued.prompt_name, issued.prompt_version, issued.prompt_params = name, uses[name], params(name)
+            return
+        event = self.task_events[index]
+        records = _call_prompts(event)
+        shared = [record for record in records if record["name"] in uses]
+        changed = [record for record in shared if uses[record["name"]] != record["version"]]
+        chosen = (changed or shared)[0] if shared else None
+        self.chosen[event.seq] = chosen["name"] if chosen is not None else None
+        upcoming = self.matcher.events[index]  # the event the matcher compares next (kept while it looks at it)
+        upcoming.prompt_name = chosen["name"] if chosen is not None else None
+        upcoming.prompt_version = chosen["version"] if chosen is not None else None
+        upcoming.prompt_params = chosen.get("params") if chosen is not None else None
+        if chosen is not None:
+            name = chosen["name"]
+            issued.prompt_name, issued.prompt_version, issued.prompt_params = name, uses[name], params(name)
+        manifest = self.history.prompt_manifest
+        used = {record["name"]: record["version"] for record in records}
+        renamed = set(renamed_prompts(used, uses))
+        if manifest is not None:
+            renamed |= set(renamed_prompts(manifest, self.current))
+        added = [name for name in uses if name not in used and manifest is not None and name not in manifest
+                 and name not in renamed]
+        issued.prompt_also = (
+            *(also_changed(record["name"], record["version"], uses[record["name"]], record.get("params"),
+                           params(record["name"])) for record in changed[1:]),
+            *(f"now also uses prompt {name} {short_version(uses[name])}, which the recorded call did not use"
+              for name in added),
+        )
+
+    def _resume_hint(self, command: Issued | None) -> str:
+        """What a kept prompt drift says of the resume point, in LangGraph's words: the task the thread
+        resumes at and the prompt it uses next (that task's, else those of the tasks it has not run yet;
+        one an earlier task used too is said so)."""
+        if command is None:
+            resume = ""
+        elif command.kind == "step":
+            resume = f" and resumes at task {command.name!r}"
+        else:
+            resume = f" and resumes at {command.kind} {command.name!r}"
+        if command is not None and command.prompt_version:
+            name = f"{command.prompt_name} " if command.prompt_name else ""
+            return (f"{resume}; the next prompt it uses is {name}{short_version(command.prompt_version)}, "
+                    f"at task {command.name!r}")
+        if self.ahead is None:
+            return f"{resume}; which prompt it uses next is past what the replay sees"
+        ahead = [
+            f"{name} {short_version(version)}" + (" (used by a recorded task too)" if name in self.reached else "")
+            for name, version in sorted(self.ahead.items())
+        ]
+        if not ahead:
+            return f"{resume}; the tasks it has not run yet use no prompt"
+        if len(ahead) == 1:
+            return f"{resume}; the next prompt it uses is {ahead[0]}, the only prompt of the tasks it has not run yet"
+        return f"{resume}; the next prompt it uses is one of those of the tasks it has not run yet: " + ", ".join(ahead)
 
     def on_interrupt(self, value: Any) -> int:
         """An ``interrupt(value)`` call: its index, once its value matches the recorded one."""
@@ -575,23 +713,127 @@ def _signal(event: Event) -> Recorded:
     return Recorded(seq=event.seq, kind=event.kind, name=event.name, payload=event)
 
 
-def _recorded(event: Event) -> Recorded:
+def _recorded(event: Event, chosen: dict[int, str | None] | None = None) -> Recorded:
+    """A recorded task call; ``chosen``: the name of the recorded prompt compared at that call
+    (``_Run._prompt_of``, None for none), shown and compared instead of the first recorded."""
     prompt = event.prompt
+    if chosen is not None and event.seq in chosen:
+        name = chosen[event.seq]
+        record = next((record for record in _call_prompts(event) if record["name"] == name), None)
+        version = record["version"] if record is not None else None
+        params = record.get("params") if record is not None else None
+    else:
+        name = prompt.name if prompt is not None else None
+        version = prompt.version if prompt is not None else None
+        params = prompt.params if prompt is not None else None
     return Recorded(
         seq=event.seq, kind=event.kind, name=event.name, args_digest=event.args_digest, payload=event,
-        prompt_version=prompt.version if prompt is not None else None,
-        prompt_params=prompt.params if prompt is not None else None,
+        prompt_version=version, prompt_params=params, prompt_name=name,
     )
 
 
-def _prompt_objects(body: Any) -> list[Prompt]:
-    """The ``Prompt`` objects a task body's module holds under the names its code loads (for the
-    parameters a drift message names; the versions come from ``prompt_manifest``)."""
-    code = getattr(body, "__code__", None)
-    namespace = getattr(body, "__globals__", None)
-    if code is None or not isinstance(namespace, dict):
+def _call_prompts(event: Event) -> list[dict[str, Any]]:
+    """The per-call records of a task call's event (``prompts``: every prompt the call used, in the
+    order it used them), the well-formed ones."""
+    records = event.extra.get("prompts")
+    if not isinstance(records, list):
         return []
-    return [value for name in code.co_names if isinstance(value := namespace.get(name), Prompt)]
+    return [
+        record for record in records
+        if isinstance(record, dict) and isinstance(record.get("name"), str) and isinstance(record.get("version"), str)
+        and (record.get("params") is None or isinstance(record.get("params"), dict))
+    ]
+
+
+def _prompts_ahead(
+    function: Any, recorded_tasks: set[str], task_prompts: dict[str, PromptManifest], current: PromptManifest,
+    reached: dict[str, str],
+) -> PromptManifest:
+    """The prompts a thread will still use, at their current versions (with the lines using them): those of
+    the tasks the entrypoint calls that the thread has not recorded yet (the task's body, and ``use_prompt``
+    blocks around its calls in the entrypoint), plus any prompt of the current code that no recorded call
+    used and no recorded task names. A prompt only the recorded tasks use is not among them."""
+    planned = _planned_calls(function)
+    ahead = PromptManifest()
+    attributed: set[str] = set()
+    for task in planned if planned is not None else task_prompts:
+        body = task_prompts.get(task, PromptManifest())
+        around = planned.get(task, {}) if planned is not None else {}
+        if task in recorded_tasks:
+            attributed.update(body, around)
+            continue
+        for name, version in body.items():
+            if name not in ahead:
+                ahead[name] = version
+                if name in body.sites:
+                    ahead.sites[name] = body.sites[name]
+        for name, (prompt, site) in around.items():
+            if name not in ahead:
+                ahead[name] = prompt.full_version
+                ahead.sites[name] = site
+    for name, version in current.items():
+        if name not in ahead and name not in reached and name not in attributed:
+            ahead[name] = version
+            if name in current.sites:
+                ahead.sites[name] = current.sites[name]
+    return ahead
+
+
+def _planned_calls(function: Any) -> dict[str, dict[str, tuple[Prompt, tuple[str, int, str]]]] | None:
+    """``{task name: {prompt name: (Prompt, the line of its use_prompt block)}}`` for every ``@task`` the
+    entrypoint's own code calls by name, with the ``use_prompt(P)`` blocks around each call (read from the
+    source: calls the replay does not reach, past the park, are never run). None when the source cannot be
+    read."""
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    code = function.__code__
+    namespace: dict[str, Any] = dict(getattr(function, "__globals__", {}))
+    for variable, cell in zip(code.co_freevars, function.__closure__ or ()):
+        try:
+            namespace[variable] = cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
+
+    def resolve(node: ast.AST) -> Any:
+        if isinstance(node, ast.Name):
+            return namespace.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = resolve(node.value)
+            if isinstance(base, types.ModuleType):
+                return base.__dict__.get(node.attr)
+        return None
+
+    planned: dict[str, dict[str, tuple[Prompt, tuple[str, int, str]]]] = {}
+    qualname = getattr(function, "__qualname__", code.co_name)
+
+    def visit(node: ast.AST, around: tuple[tuple[Prompt, int], ...]) -> None:
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inner = around
+            for item in node.items:
+                visit(item.context_expr, around)
+                expression = item.context_expr
+                if (isinstance(expression, ast.Call) and len(expression.args) == 1
+                        and resolve(expression.func) is use_prompt):
+                    prompt = resolve(expression.args[0])
+                    if isinstance(prompt, Prompt):
+                        inner = (*inner, (prompt, node.lineno))
+            for statement in node.body:
+                visit(statement, inner)
+            return
+        if isinstance(node, ast.Call):
+            target = resolve(node.func)
+            if lg.is_task_function(target):
+                uses = planned.setdefault(lg.task_name_of(target), {})
+                for prompt, line in around:
+                    uses.setdefault(prompt.name, (prompt, (code.co_filename, code.co_firstlineno + line - 1, qualname)))
+        for child in ast.iter_child_nodes(node):
+            visit(child, around)
+
+    visit(tree, ())
+    return planned
 
 
 def project_caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
