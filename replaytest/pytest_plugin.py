@@ -392,6 +392,14 @@ class ReplaySession:
         return options
 
 
+# What differs between the pytest versions the plugin supports (``pytest>=7.4,<10``; the oldest is tested by
+# .ci/compat-matrix, the newest by the main suite), detected by feature rather than by version number.
+# ``Config.ArgsSource``'s member for "no arguments: the invocation directory" is spelt INCOVATION_DIR up to
+# pytest 7.4; from 8.0 it is INVOCATION_DIR, the old spelling kept as an alias.
+_ARGS_FROM_INVOCATION_DIR = getattr(pytest.Config.ArgsSource, "INVOCATION_DIR", None) or getattr(
+    pytest.Config.ArgsSource, "INCOVATION_DIR"
+)
+
 _SESSION = pytest.StashKey[ReplaySession]()
 _MARKED_RESULT = pytest.StashKey[ReplayResult]()
 
@@ -583,7 +591,7 @@ def _default_run(config: pytest.Config) -> bool:
     source = config.args_source
     if source == pytest.Config.ArgsSource.TESTPATHS:
         return True
-    return source == pytest.Config.ArgsSource.INVOCATION_DIR and config.invocation_params.dir == config.rootpath
+    return source == _ARGS_FROM_INVOCATION_DIR and config.invocation_params.dir == config.rootpath
 
 
 def _add_default_args(config: pytest.Config, session: ReplaySession) -> None:

@@ -33,7 +33,7 @@ def test_table_ranges_are_pyprojects() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     everywhere = _requirements(project["dependencies"]) + _requirements(project["optional-dependencies"])
     table = _table()
-    assert {"libcst", "temporalio", "dbos", "langgraph"} <= set(table)
+    assert {"libcst", "temporalio", "dbos", "langgraph", "pytest"} <= set(table)
 
     for name, (low, high) in table.items():
         wanted = f"{name}>={low},<{high}"
@@ -47,7 +47,7 @@ def test_table_ranges_are_pyprojects() -> None:
 def test_compat_matrix_tests_each_oldest_version() -> None:
     matrix = (ROOT / ".ci" / "compat-matrix").read_text(encoding="utf-8")
     pins = dict(re.findall(r"([A-Za-z0-9_.-]+)==([0-9.]+)", matrix))
-    for name in ("libcst", "temporalio", "dbos", "langgraph"):
+    for name in ("libcst", "temporalio", "dbos", "langgraph", "pytest"):
         low = _table()[name][0]
         assert name in pins, f"{name}: no oldest-version line in .ci/compat-matrix"
         assert pins[name].split(".")[: len(low.split("."))] == low.split("."), (name, pins[name], low)

@@ -75,6 +75,19 @@ def test_running_from_a_subdirectory_runs_only_that_subdirectory(pytester: pytes
         assert collected(pytester.runpytest("--collect-only", "-q")) == ["tests/test_unit.py::test_unit"]
 
 
+def test_a_run_without_arguments_from_the_rootdir_adds_replay_paths_outside_it(pytester: pytest.Pytester) -> None:
+    # No testpaths: pytest's arguments come from the invocation directory, an ``ArgsSource`` member spelt
+    # INCOVATION_DIR up to pytest 7.4 and INVOCATION_DIR since 8.0; on either, the run is the project's and
+    # histories outside the rootdir's tree are added; from a subdirectory they are not.
+    make_project(pytester, ini=INI.replace('testpaths = ["tests"]\n', "").replace('"histories"', '"../shared"'),
+                 histories="../shared")
+    assert [line.rsplit("/", 1)[-1] for line in collected(pytester.runpytest("--collect-only", "-q"))] == [
+        "test_unit.py::test_unit", *(f"{name}::replay" for name in HISTORY_NAMES)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(pytester.path / "tests")
+        assert collected(pytester.runpytest("--collect-only", "-q")) == ["tests/test_unit.py::test_unit"]
+
+
 def test_keyword_selection(pytester: pytest.Pytester) -> None:
     make_project(pytester)
     result = pytester.runpytest("-k", "refund", "--collect-only", "-q")
