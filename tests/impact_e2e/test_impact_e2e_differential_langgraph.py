@@ -53,7 +53,7 @@ def langgraph_outcome(kit: ScenarioKit, tmp_path: Path, thread: str, body: str) 
 def predicted(workflow: dict, thread: str, task: str) -> str:
     """impact's verdict; a resume on which the engine issues the changed task next is the new path."""
     verdict = predicted_resume(workflow, thread)
-    if verdict == "old" and any(thread in entry["runs"] and f"the engine issues step {task!r} next" in entry["text"]
+    if verdict == "old" and any(thread in entry["runs"] and f"the engine issues task {task!r} next" in entry["text"]
                                 for entry in workflow["resume"]):
         return "new"
     return verdict

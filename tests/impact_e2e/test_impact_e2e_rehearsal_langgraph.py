@@ -53,7 +53,7 @@ def test_parked_threads_resume_into_the_step_langgraph_runs(
     assert not effects.exists(), effects.read_text()  # the rehearsal ran no task body
     [resume] = workflow["resume"]
     assert (resume["path"], sorted(resume["runs"])) == (path, sorted(langgraph_kit.in_flight))
-    assert f"the engine issues step {step!r} next" in resume["text"]
+    assert f"the engine issues task {step!r} next" in resume["text"]  # LangGraph's word for the call
     for thread, invoice, amount in (("dispute-4", "INV-104", 300.0), ("dispute-5", "INV-105", 1500.0)):
         ran = really_resumed(langgraph_kit, tmp_path, thread, "approve")
         assert ran[0] == first_body.format(invoice=invoice, amount=amount)
