@@ -281,30 +281,26 @@ def _copy_metadata(guard: Callable[..., Any], name: str, original: Callable[...,
     return guard
 
 
-def _value_wrapper(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-    def guard(*args: Any, **kwargs: Any) -> Any:
-        state = _active.get(threading.get_ident())
-        if state is not None:
-            caller = sys._getframe(1)
-            if state.is_orchestration(caller.f_code.co_filename):
-                _trip(state, name, caller, "value")
-        return original(*args, **kwargs)
+def _caller_wrapper(kind: TripKind) -> Callable[[str, Callable[..., Any]], Callable[..., Any]]:
+    """Wrappers stopped when the *immediate* caller is orchestration code: a value read (``kind="value"``:
+    a clock, random) or a direct effect (``"effect"``: ``signal.signal``, ``atexit.register``)."""
 
-    return _copy_metadata(guard, name, original)
+    def wrap(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        def guard(*args: Any, **kwargs: Any) -> Any:
+            state = _active.get(threading.get_ident())
+            if state is not None:
+                caller = sys._getframe(1)
+                if state.is_orchestration(caller.f_code.co_filename):
+                    _trip(state, name, caller, kind)
+            return original(*args, **kwargs)
+
+        return _copy_metadata(guard, name, original)
+
+    return wrap
 
 
-def _direct_effect_wrapper(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-    """Stopped when the *immediate* caller is orchestration code (``signal.signal``, ``atexit.register``)."""
-
-    def guard(*args: Any, **kwargs: Any) -> Any:
-        state = _active.get(threading.get_ident())
-        if state is not None:
-            caller = sys._getframe(1)
-            if state.is_orchestration(caller.f_code.co_filename):
-                _trip(state, name, caller, "effect")
-        return original(*args, **kwargs)
-
-    return _copy_metadata(guard, name, original)
+_value_wrapper = _caller_wrapper("value")
+_direct_effect_wrapper = _caller_wrapper("effect")
 
 
 _IMPORT_MACHINERY = ("<frozen importlib.", "<frozen zipimport>")
