@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+from graph_apps import research, support
 from graph_kit import (
     NO_TASK_PATHS,
     SUPPORT_SPEC,
@@ -20,7 +23,6 @@ from graph_kit import (
     thread,
     ticket,
 )
-from graph_apps import research, support
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -60,6 +62,8 @@ def test_a_parked_graph_thread_is_a_graph_history_waiting_in_its_node(recorded: 
         {"seq": 5, "kind": "signal", "name": "interrupt", "pending": True, "node": "human_review",
          "interrupt_value": {"question": "approve this refund?", "order_id": "A-17", "amount": 900.0}},
     ]
+    schema = json.loads(files("replaytest.history").joinpath("schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(doc)
     kept = doc["graph"].pop("checkpoint")
     assert doc["graph"] == {
         "api": "graph",

@@ -11,7 +11,7 @@ import json
 import shutil
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from graph_apps import support
@@ -219,3 +219,43 @@ def test_a_thread_parked_inside_a_subgraph_says_why_it_is_not_rehearsed(recorded
     assert ("resume not rehearsed: the thread is parked in node 'review', which runs a subgraph: its checkpoints live "
             "in their own namespace, which the import does not read") in result["notes"]
 
+
+
+class Parallel(TypedDict, total=False):
+    order_id: str
+    stock: int
+    approved: bool
+
+
+def check_stock(state: Parallel) -> dict:
+    return {"stock": 3}
+
+
+def approve(state: Parallel) -> dict:
+    return {"approved": interrupt({"approve": state["order_id"]}) == "yes"}
+
+
+def test_a_node_that_finished_beside_the_parked_one_is_not_rehearsed(tmp_path: Path) -> None:
+    """``check_stock`` finishes in the super-step where ``approve`` parks: its write waits on the latest checkpoint
+    with a value the history does not keep, so the restore would not be LangGraph's and the note says so."""
+    builder = StateGraph(Parallel)
+    builder.add_node("check_stock", check_stock)
+    builder.add_node("approve", approve)
+    builder.add_edge(START, "check_stock")
+    builder.add_edge(START, "approve")
+    builder.add_edge(["check_stock", "approve"], END)
+    graph = builder.compile(name="parallel_desk")
+    db = tmp_path / "parallel.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        assert "__interrupt__" in graph.copy(update={"checkpointer": SqliteSaver(conn)}).invoke({"order_id": "P-1"}, thread("p-1"))
+    finally:
+        conn.close()
+    code, stdout, stderr = run_cli("import", "langgraph", "--checkpointer", f"sqlite:///{db}", "--out", str(tmp_path / "h"),
+                                   "--no-redact")
+    assert code == 0, stdout + stderr
+    [path] = sorted((tmp_path / "h").glob("*.json"))
+    result = LangGraphReplayer().replay_history(load_history(path), WorkflowSet(objects=[graph]), ReplayOptions(rehearse=True))
+    assert result.status == "passed" and result.rehearsal is None, result.divergence
+    assert ("resume not rehearsed: the thread's checkpoint could not be restored faithfully (its latest checkpoint holds "
+            "a write to channel 'stock' by node 'check_stock' whose value the history does not keep") in " ".join(result.notes)

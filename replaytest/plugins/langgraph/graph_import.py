@@ -28,7 +28,10 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
   was (the code the threads were recorded with, if the import runs before the deploy) — and
   ``unstored_channels``, the state keys the thread wrote whose value no checkpoint stores (a
   ``DeltaChannel``, which LangGraph rebuilds from earlier writes on resume, or an untracked value): the
-  history cannot hold their value, so the check says what it could not do with them;
+  history cannot hold their value, so the check says what it could not do with them; and, for a parked
+  thread, ``checkpoint`` (``resume_bookkeeping``): the latest checkpoint's step, channel versions,
+  ``versions_seen``, edge channels and writes, what LangGraph schedules the resume from beyond the state (for
+  the resume rehearsal, ``langgraph.graph_rehearsal``; names, versions and markers, no payload);
 * status ``parked`` (an interrupt pending), ``failed`` (a task's error pending), ``running`` (nodes
   still to run) or ``completed``.
 * ``prompt_manifest`` from the metadata of the input checkpoint of the thread's latest invocation, when

@@ -32,7 +32,8 @@ body's prompts and the ``use_prompt`` blocks around the call; the call's other c
 (``langgraph.prompts.with_prompts``): the prompts a recorded call uses by the current code are compared at the
 manifest's versions, with a note (``engine.check_manifest_prompts``); a history without a manifest gets a note.
 
-A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph.graph_check``.
+A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph.graph_check``, and a
+parked one that checks green is resume-rehearsed by ``langgraph.graph_rehearsal``.
 """
 
 from __future__ import annotations
