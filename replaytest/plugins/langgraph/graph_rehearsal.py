@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -207,8 +208,7 @@ def rehearse(history: History, compiled: Any, namespaces: list[dict[str, Any]], 
     if rehearsal is not None and again is None:
         taken = (f"{named}: {stopped}, which the rehearsal does not run: taken to finish with no update (the edges "
                  "leaving it do not depend on it)")
-        rehearsal = Rehearsal(rehearsal.outcome, rehearsal.delivered, rehearsal.commands, (), rehearsal.error,
-                              rehearsal.source, rehearsal.driver, note="; ".join(filter(None, (rehearsal.note, taken))))
+        rehearsal = replace(rehearsal, note="; ".join(filter(None, (rehearsal.note, taken))))
     return rehearsal, note
 
 
