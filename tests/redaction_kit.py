@@ -60,3 +60,40 @@ def assert_same_verdicts(
     after = {path.name: verdict(replay(path)) for path in redacted}
     assert after == before
     return [before[path.name] for path in recorded]
+
+
+def verdict_data(item: dict[str, Any]) -> tuple[Any, ...]:
+    """``verdict`` of one result of ``replaytest replay --format json``."""
+    divergence = item.get("divergence")
+    shown: tuple[Any, ...] = ()
+    if divergence is not None:
+        recorded, issued, source = divergence.get("recorded"), divergence.get("issued"), divergence.get("source")
+        shown = (
+            divergence["kind"],
+            divergence["position"],
+            None if recorded is None else (recorded["kind"], recorded["name"]),
+            None if issued is None else (issued["kind"], issued["name"]),
+            None if source is None else (Path(source["path"]).name, source["line"]),
+        )
+    return (item["status"], item["run_status"], item["error"] is None, shown)
+
+
+def replay_cli(folder: Path, specs: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, tuple[Any, ...]]:
+    """``replaytest replay --format json folder -w spec…`` in a fresh process (an engine that keeps one
+    registry of workflows per process gets each version of the code in its own); the verdicts by file name."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "replaytest", "replay", "--format", "json", str(folder), *(f"--workflows={spec}" for spec in specs)],
+        cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT, env=env,
+    )
+    assert completed.returncode in (0, 1), completed.stdout + completed.stderr
+    return {Path(item["history"]).name: verdict_data(item) for item in json.loads(completed.stdout)["results"]}
+
+
+def assert_same_cli_verdicts(
+    recorded: Path, redacted: Path, specs: Sequence[str], cwd: Path, env: dict[str, str] | None = None
+) -> dict[str, tuple[Any, ...]]:
+    """``assert_same_verdicts`` for two folders replayed by ``replay_cli``."""
+    before = replay_cli(recorded, specs, cwd, env)
+    after = replay_cli(redacted, specs, cwd, env)
+    assert before and after == before
+    return before
