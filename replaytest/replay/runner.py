@@ -153,14 +153,14 @@ def is_module_name(spec: str) -> bool:
 
 
 def import_object(spec: str, base: Path | None = None) -> Any:
-    """Import ``module:attr`` (``attr`` may be dotted), or a whole module named without ``:attr`` (Restate
-    replay takes every service in it). ``base`` is put on ``sys.path`` first if it is not there, so a
+    """Import ``module:attr`` (``attr`` may be dotted), or a whole module named without ``:attr`` (Temporal
+    and Restate replay take every workflow or service in it). ``base`` is put on ``sys.path`` first if it is not there, so a
     project's own packages import the way ``celery -A`` / ``uvicorn`` find them."""
     module_name, sep, attr = spec.partition(":")
     whole_module = not sep and is_module_name(spec)
     if not whole_module and (not sep or not module_name or not attr):
         raise WorkflowImportError(
-            f"{spec!r} must be module:attribute (e.g. app.workflows:support_agent), or a module name (Restate)"
+            f"{spec!r} must be module:attribute (e.g. app.workflows:support_agent) or a module name (app.workflows)"
         )
     if base is not None:
         base_text = str(base.resolve())

@@ -164,4 +164,4 @@ def test_a_configured_module_name_replays_and_a_malformed_name_is_refused(record
         )
         output = completed.stdout + completed.stderr
         assert completed.returncode == code, output
-    assert "'restate_shop/orders.py' must be module:attribute, or a module name (Restate)" in output
+    assert "'restate_shop/orders.py' must be module:attribute or a module name" in output
