@@ -165,3 +165,28 @@ def test_a_configured_module_name_replays_and_a_malformed_name_is_refused(record
         output = completed.stdout + completed.stderr
         assert completed.returncode == code, output
     assert "'restate_shop/orders.py' must be module:attribute or a module name" in output
+
+
+def test_check_takes_the_app_and_a_module_name_and_its_cache_sees_the_code_change(recording: Recording, tmp_path: Path) -> None:
+    """The incremental cache keys a verdict on the code the app or module name reaches: a second run skips
+    the green histories, an edit of the served module replays them again (and the renamed step diverges)."""
+
+    def check(folder: Path) -> tuple[int, str]:
+        completed = subprocess.run(
+            [sys.executable, "-m", "replaytest", "check", "restate_shop", "-q"], cwd=folder, capture_output=True, text=True, timeout=_TIMEOUT
+        )
+        return completed.returncode, completed.stdout + completed.stderr
+
+    for number, workflows in enumerate(('["restate_shop.orders"]', '["restate_shop.orders:app"]')):
+        folder = tmp_path / f"project-{number}"
+        shutil.copytree(HERE / "restate_shop", folder / "restate_shop", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(recording.histories, folder / "histories")
+        (folder / "pyproject.toml").write_text(f'[tool.replaytest.replay]\npaths = ["histories"]\nworkflows = {workflows}\n')
+        code, output = check(folder)
+        assert code == 0 and "replayed 11 histories: 11 passed" in output, output
+        code, output = check(folder)
+        assert code == 0 and "skipped 11 histories that replayed green before" in output, output
+        served = folder / "restate_shop" / "orders.py"
+        served.write_text(served.read_text().replace('ctx.run_typed("charge"', 'ctx.run_typed("bill"'))
+        code, output = check(folder)
+        assert code == 1 and "3 diverged" in output, output
