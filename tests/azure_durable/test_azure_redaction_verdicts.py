@@ -58,7 +58,7 @@ def test_redacted_azure_histories_replay_as_the_recorded_ones(imported: Imported
     unchanged = assert_same_verdicts(recorded, redacted, _replayer(redaction_desk))
     assert [verdict[:2] for verdict in unchanged] == [("passed", "completed"), ("passed", "running")], unchanged
     swapped = _variant(
-        tmp_path, "redaction_desk_swapped",
+        tmp_path, "azure_redaction_desk_swapped",
         '    token = yield context.call_activity("new_token", ticket["customer"])\n'
         '    profile = yield context.call_activity("load_profile", ticket["customer"])\n',
         '    profile = yield context.call_activity("load_profile", ticket["customer"])\n'
@@ -68,7 +68,7 @@ def test_redacted_azure_histories_replay_as_the_recorded_ones(imported: Imported
     assert [verdict[0] for verdict in changed] == ["diverged", "diverged"], changed
     # One more deterministic uuid drawn: the reference changes, in both alike: the completed run returned it
     # (another result), the waiting one has not returned yet and its activity inputs are not compared.
-    drawn = _variant(tmp_path, "redaction_desk_drawn", "    reference = str(context.new_uuid())\n",
+    drawn = _variant(tmp_path, "azure_redaction_desk_drawn", "    reference = str(context.new_uuid())\n",
                      "    context.new_uuid()\n    reference = str(context.new_uuid())\n")
     by_draw = assert_same_verdicts(recorded, redacted, _replayer(drawn))
     assert [(verdict[0], verdict[3][:1]) for verdict in by_draw] == [("diverged", ("result-mismatch",)), ("passed", ())], by_draw

@@ -8,7 +8,7 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
-import redaction_desk
+import journal_redaction_desk as redaction_desk
 from redaction_kit import assert_same_verdicts, redact, redacted_paths
 
 from replaytest.history import save_history
@@ -35,9 +35,9 @@ def _record(folder: Path) -> list[Path]:
 
 
 def _variant(folder: Path, old: str, new: str) -> ModuleType:
-    source = (HERE / "redaction_desk.py").read_text(encoding="utf-8")
+    source = (HERE / "journal_redaction_desk.py").read_text(encoding="utf-8")
     assert source.count(old) == 1
-    path = folder / "redaction_desk_changed.py"
+    path = folder / "journal_redaction_desk_changed.py"
     path.write_text(source.replace(old, new), encoding="utf-8")
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None

@@ -152,7 +152,7 @@ def test_redacted_temporal_histories_replay_as_the_recorded_ones(dev_server: Dev
     project = tmp_path / "desk"
     (project / "histories").mkdir(parents=True)
     sys.path.insert(0, str(project))  # the sandbox re-imports a workflow's module by its name
-    names = ("redaction_desk", "redaction_desk_swapped", "redaction_desk_drawn")
+    names = ("temporal_redaction_desk", "temporal_redaction_desk_swapped", "temporal_redaction_desk_drawn")
     replayers: list[TemporalReplayer] = []
     try:
         desk = _module(project, names[0], DESK)
