@@ -517,8 +517,9 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
                 " strict-args, hazards, exclude, max-history-bytes, max-blob-bytes"
             )
     for key in values.get("workflows", ()):
-        if ":" not in key:
-            raise ConfigError(path, "replay.workflows", f"{key!r} must be module:attribute")
+        # A module name alone names the whole module (Temporal and Restate replay every workflow or service in it).
+        if ":" not in key and not all(part.isidentifier() for part in key.split(".")):
+            raise ConfigError(path, "replay.workflows", f"{key!r} must be module:attribute or a module name")
     return ReplaySettings(**values)
 
 
