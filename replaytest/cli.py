@@ -503,6 +503,13 @@ def _run_replay(
             "no history paths given, and none configured: neither replay_paths in [tool.pytest.ini_options] "
             "nor paths in [tool.replaytest.replay]"
         )
+    if not workflow_specs and not plan.workflows:
+        # Every history would come out stale, one block each, for one missing setting: say it once.
+        raise _ReplaySetupError(
+            "no current code to replay against: give --workflows MODULE:ATTR, or set replay_workflows in "
+            "[tool.pytest.ini_options] or workflows in [tool.replaytest.replay] (the pytest hook "
+            "pytest_replaytest_workflows is not called outside pytest)"
+        )
     options = ReplayOptions(
         prompts_running=prompts or plan.prompts_running,
         prompts_completed=prompts or plan.prompts_completed,
@@ -853,11 +860,16 @@ def check(
         replay_config = load_config()
         plan = replay_plan(replay_config, Path.cwd())
         replay_configured = plan.configured
-        if measure_coverage or coverage_html is not None or diff_base is not None or fail_under is not None:
+        coverage_flags = [flag for flag, given in (
+            ("--coverage", measure_coverage), ("--coverage-html", coverage_html is not None),
+            ("--diff-base", diff_base is not None), ("--fail-under", fail_under is not None)) if given]
+        if coverage_flags:
             if not replay_configured:
+                # Named as the user typed it: --diff-base implies --coverage, but "--coverage needs…" names
+                # a flag that was never given.
                 raise _ReplaySetupError(
-                    "--coverage needs histories: neither replay_paths in [tool.pytest.ini_options] nor paths in "
-                    "[tool.replaytest.replay] is set"
+                    f"{'/'.join(coverage_flags)} needs histories (replay coverage): neither replay_paths in "
+                    "[tool.pytest.ini_options] nor paths in [tool.replaytest.replay] is set"
                 )
             coverage = CoverageRun(replay_config, html_dir=coverage_html, diff_base=diff_base, fail_under=fail_under)
         skipped: list[int] | None = None if no_cache else []

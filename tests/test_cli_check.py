@@ -122,3 +122,14 @@ def test_prompts_policy_options_apply_to_check_as_to_replay(project: Path) -> No
     assert "prompt-drift" in relaxed.stdout or "warning" in relaxed.stdout
     wrong = _check(project, "--prompts", "sometimes")
     assert wrong.returncode == 2 and "--prompts" in wrong.stderr
+
+
+@pytest.mark.parametrize("flags", [("--diff-base", "HEAD"), ("--fail-under", "50"), ("--coverage",)])
+def test_coverage_flags_without_histories_name_the_flag_given(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    shutil.copy(AGENT, tmp_path / "agent.py")
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    run = _check(tmp_path, *flags)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"error: {flags[0]} needs histories" in run.stderr
+    if flags[0] != "--coverage":
+        assert "--coverage" not in run.stderr
