@@ -815,10 +815,13 @@ _CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
                    "prompts-running / prompts-completed).")
 @click.option("--prompts-pending", type=click.Choice(PROMPT_POLICIES),
               help="A prompt a running/parked run has not reached yet that changed since it started, as for replay.")
+@click.option("--no-lint", is_flag=True,
+              help="Replay only: leave the lint to a job of its own (a CI matrix of --shard jobs would otherwise "
+                   "report every finding once per shard). The report says the lint did not run.")
 def check(
     paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool, quiet: bool, measure_coverage: bool,
     coverage_html: Path | None, diff_base: str | None, fail_under: float | None, exclude: tuple[str, ...],
-    shard_spec: str | None, prompts: PromptPolicy | None, prompts_pending: PromptPolicy | None,
+    shard_spec: str | None, prompts: PromptPolicy | None, prompts_pending: PromptPolicy | None, no_lint: bool,
 ) -> None:
     """The CI gate: lint PATHS (default: the current directory), then replay the configured histories
     against the current code; one report, one exit code. Histories and code come from the same settings
@@ -856,10 +859,19 @@ def check(
                     f"--shard {shard.label} with --diff-base/--fail-under: the uncovered-lines verdict needs the coverage "
                     "of every history, and a shard replays 1/N of them; run the --diff-base gate without --shard"
                 )
-        lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None, show_progress(quiet))
+        if no_lint:
+            from replaytest.lint.model import LintResult
+
+            lint_result, rules = LintResult(diagnostics=[], files_checked=0), {}
+        else:
+            lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None, show_progress(quiet))
         replay_config = load_config()
         plan = replay_plan(replay_config, Path.cwd())
         replay_configured = plan.configured
+        if no_lint and not replay_configured:
+            raise _ReplaySetupError("--no-lint without configured histories would check nothing: neither "
+                                    "replay_paths in [tool.pytest.ini_options] nor paths in [tool.replaytest.replay] "
+                                    "is set")
         coverage_flags = [flag for flag, given in (
             ("--coverage", measure_coverage), ("--coverage-html", coverage_html is not None),
             ("--diff-base", diff_base is not None), ("--fail-under", fail_under is not None)) if given]
@@ -904,8 +916,11 @@ def check(
         lint_code = EXIT_FINDINGS if lint_result.diagnostics else EXIT_CLEAN
     replay_code = _replay_exit_code(results) if results else EXIT_CLEAN
     if output_format == "json":
+        lint_document = json.loads(REPORTERS["json"](lint_result, rules))
+        if no_lint:
+            lint_document["skipped"] = "--no-lint"
         document = {
-            "lint": json.loads(REPORTERS["json"](lint_result, rules)),
+            "lint": lint_document,
             "replay": {**_with_exclusion(report_data(results), selected), "skipped": sum(skipped or ()),
                        "shard": sharded[0].data() if sharded else None}
             if replay_configured else None,
@@ -928,8 +943,13 @@ def check(
         if not replay_configured:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped", err=True)
+        if no_lint:
+            click.echo(_LINT_SKIPPED, err=True)
     else:
-        click.echo(escape_controls(REPORTERS["text"](lint_result, rules), keep_newlines=True), nl=False)
+        if no_lint:  # never "All checks passed" for a lint that did not run
+            click.echo(_LINT_SKIPPED)
+        else:
+            click.echo(escape_controls(REPORTERS["text"](lint_result, rules), keep_newlines=True), nl=False)
         if replay_configured:
             _echo_replay_text(results, details, quiet=True, skipped=sum(skipped or ()))
             _echo_exclusion_text(selected, details)
@@ -949,6 +969,9 @@ def check(
             click.echo(line)
     coverage_code = EXIT_FINDINGS if coverage_failed else EXIT_CLEAN
     sys.exit(max(lint_code, replay_code, coverage_code))
+
+
+_LINT_SKIPPED = "lint not run (--no-lint): a job of its own lints"
 
 
 @cli.command("merge-results")
