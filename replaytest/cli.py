@@ -862,7 +862,8 @@ def check(
         if no_lint:
             from replaytest.lint.model import LintResult
 
-            lint_result, rules = LintResult(diagnostics=[], files_checked=0), {}
+            no_rules: Mapping[str, Rule] = {}
+            lint_result, rules = LintResult(diagnostics=[], files_checked=0), no_rules
         else:
             lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None, show_progress(quiet))
         replay_config = load_config()
