@@ -512,7 +512,8 @@ def _selection(config: pytest.Config, project: Config, ini_base: Path, paths: Se
         where = f"{ini_table(config.inipath)} replay_exclude in {config.inipath}" if config.inipath else "replay_exclude"
         settings = [ExcludeSetting(ini_exclude, ini_base, where)]
     elif project.replay.exclude:
-        where = f"[tool.replaytest.replay] exclude in {project.path}" if project.path else "[tool.replaytest.replay] exclude"
+        where = (f"[{project.table_name('replay')}] exclude in {project.path}" if project.path
+                 else "[tool.replaytest.replay] exclude")
         settings = [ExcludeSetting(project.replay.exclude, project.root, where)]
     else:
         return HistorySelection()

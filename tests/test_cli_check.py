@@ -156,3 +156,14 @@ def test_no_lint_without_histories_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
     run = _check(tmp_path, "--no-lint")
     assert run.returncode == 2 and "would check nothing" in run.stderr
+
+
+def test_replay_settings_from_replaytest_toml(project: Path) -> None:
+    """The `[replay]` table of a replaytest.toml (keys at the top level) is what check replays, as the
+    `[tool.replaytest.replay]` table of pyproject.toml is; the file in the same folder wins over pyproject's."""
+    (project / "pyproject.toml").write_text('[tool.replaytest.replay]\npaths = ["nowhere"]\n', encoding="utf-8")
+    (project / "replaytest.toml").write_text('[replay]\npaths = ["histories"]\nworkflows = ["agent:support_agent"]\n',
+                                             encoding="utf-8")
+    run = _check(project)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "replayed 3 histories: 3 passed" in run.stdout
