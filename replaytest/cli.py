@@ -1135,10 +1135,10 @@ def check(
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped", err=True)
         if no_lint:
-            click.echo(_LINT_SKIPPED, err=True)
+            click.echo(_LINT_NOT_RUN, err=True)
     else:
         if no_lint:  # never "All checks passed" for a lint that did not run
-            click.echo(_LINT_SKIPPED)
+            click.echo(_LINT_NOT_RUN)
         else:
             click.echo(escape_controls(REPORTERS["text"](lint_result, rules), keep_newlines=True), nl=False)
         if replay_configured:
@@ -1162,7 +1162,7 @@ def check(
     sys.exit(max(lint_code, replay_code, coverage_code))
 
 
-_LINT_SKIPPED = "lint not run (--no-lint): a job of its own lints"
+_LINT_NOT_RUN = "lint not run (--no-lint): a job of its own lints"
 
 
 @cli.command("merge-results")
