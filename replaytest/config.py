@@ -326,7 +326,12 @@ def keys_at_top_level(path: Path) -> bool:
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.replaytest]`` table,
-    else the nearest one at all (so ``root`` still means the project), else None."""
+    else the nearest one at all, else None. Deprecated: it does not see ``replaytest.toml``; discovery is
+    ``find_config_file``. Kept for a release for code that imported it."""
+    import warnings
+
+    warnings.warn("replaytest.config.find_pyproject is deprecated: use find_config_file, which also finds "
+                  "replaytest.toml and .replaytest.toml", DeprecationWarning, stacklevel=2)
     start = start.resolve()
     if start.is_file():
         start = start.parent

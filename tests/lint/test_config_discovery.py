@@ -125,3 +125,14 @@ def test_show_settings_without_any_file_says_so(tmp_path: Path) -> None:
     assert run.returncode == 0
     assert run.stdout.startswith("# configuration file: none found")
     assert "select = []  # default" in run.stdout
+
+
+def test_find_pyproject_still_works_and_warns_that_discovery_moved(tmp_path: Path) -> None:
+    import pytest
+
+    from replaytest.config import find_config_file, find_pyproject
+
+    write_files(tmp_path, {"pyproject.toml": "[tool.replaytest]\n", "replaytest.toml": "", "app/wf.py": WORKFLOW})
+    with pytest.warns(DeprecationWarning, match="find_config_file"):
+        assert find_pyproject(tmp_path / "app") == tmp_path.resolve() / "pyproject.toml"
+    assert find_config_file(tmp_path / "app") == tmp_path.resolve() / "replaytest.toml"
