@@ -136,3 +136,11 @@ def test_find_pyproject_still_works_and_warns_that_discovery_moved(tmp_path: Pat
     with pytest.warns(DeprecationWarning, match="find_config_file"):
         assert find_pyproject(tmp_path / "app") == tmp_path.resolve() / "pyproject.toml"
     assert find_config_file(tmp_path / "app") == tmp_path.resolve() / "replaytest.toml"
+
+
+def test_errors_name_tables_as_a_replaytest_toml_spells_them(tmp_path: Path) -> None:
+    write_files(tmp_path, {"replaytest.toml": "[rules.RT104]\nkey-names = 3\n", "app/wf.py": WORKFLOW})
+    run = run_replaytest("lint", "--no-cache", "app", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "replaytest.toml: [rules.RT104] key-names: must be a list of strings" in run.stderr, run.stderr
+    assert "tool.replaytest" not in run.stderr
