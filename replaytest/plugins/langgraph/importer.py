@@ -31,6 +31,9 @@ the input checkpoint's id) describes the thread's latest invocation:
   value the entrypoint receives as ``previous``.
 * status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``
   (waiting at an interrupt) or ``running``.
+* for each graph the entrypoint invoked from its own code (a nested run, read from its own checkpoint
+  namespace; SQLite databases only), a ``child-workflow`` event and the nested run's task calls
+  (``langgraph.nested``).
 * ``prompt_manifest`` from the input checkpoint's metadata, when the thread was started with
   ``langgraph.prompts.with_prompts`` (``recorded_manifest``; a malformed one refuses the thread).
 
@@ -108,6 +111,9 @@ class ImportedThread:
     document: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     unknown_tasks: int = 0
+    # The checkpoint namespace of the latest invocation's entrypoint task, where LangGraph checkpoints the
+    # graphs its code invokes (``langgraph.nested``); None for a graph-API thread.
+    entry_ns: str | None = None
 
 
 # --- reading a checkpointer -------------------------------------------------------------------------
@@ -211,6 +217,13 @@ class SqliteThreads:
         """Threads, most recently checkpointed first."""
         rows = self.conn.execute(SQLITE_THREADS_SQL + (" LIMIT ?" if limit else ""), (limit,) if limit else ())
         return [row[0] for row in rows]
+
+    def nested_runs(self, thread_id: str, imported: ImportedThread) -> Any:
+        """The graph runs the thread's latest invocation started from its entrypoint's code
+        (``langgraph.nested.NestedRun``s, read from their own checkpoint namespaces)."""
+        from replaytest.plugins.langgraph.nested import sqlite_nested_runs
+
+        return sqlite_nested_runs(self.conn, self.path, thread_id, imported)
 
     def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
         from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
@@ -361,9 +374,10 @@ class SaverThreads:
 
 def build_history(
     thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], code: CurrentCode,
-    prompt_records: Sequence[PromptRecord] = (),
+    prompt_records: Sequence[PromptRecord] = (), parent_ns: str = "",
 ) -> ImportedThread:
-    """The neutral history of ``thread_id``'s latest invocation (see the module docstring)."""
+    """The neutral history of ``thread_id``'s latest invocation (see the module docstring); ``parent_ns``:
+    the checkpoint namespace of a nested run's checkpoints (``langgraph.nested``), which its task ids hash."""
     candidates = sorted(code.tasks)
     inputs = [c for c in checkpoints if c.source == "input"]
     if not inputs:
@@ -374,8 +388,8 @@ def build_history(
         notes.append(f"thread has {len(inputs)} invocations; the history is the latest one")
     own = [w for w in writes if w.checkpoint_id == start.id]
     step = start.step + 1
-    entrypoint = _entrypoint_name(thread_id, checkpoints, own, start, step, code.entrypoints)
-    entry_id = lg.entry_task_id(start.id, start.version, entrypoint, step)
+    entrypoint = _entrypoint_name(thread_id, checkpoints, own, start, step, code.entrypoints, parent_ns)
+    entry_id = lg.entry_task_id(start.id, start.version, entrypoint, step, parent_ns)
     entry_writes = [w for w in own if w.task_id == entry_id]
     foreign = {w.task_id for w in own if w.task_path is not None and lg.parse_task_path(w.task_path)[0] == 0}
     foreign -= {entry_id, lg.NULL_TASK_ID}
@@ -396,7 +410,7 @@ def build_history(
     nested = 0
     unknown: list[str] = []
     unplaced = 0  # unknown calls of a saver without task paths: neither their index nor their depth is known
-    ids = _CallIds(start, entrypoint, entry_id, step, candidates, len(task_writes) + _SPARE_CALL_INDEXES)
+    ids = _CallIds(start, entrypoint, entry_id, step, candidates, len(task_writes) + _SPARE_CALL_INDEXES, parent_ns)
     outcomes = {task_id: next((r for r in rows if r.channel == lg.RETURN), rows[0]) for task_id, rows in task_writes.items()}
     pathless = ids.search({task_id for task_id, write in outcomes.items() if write.task_path is None})
     for task_id, outcome in outcomes.items():
@@ -509,7 +523,8 @@ def build_history(
                "left out: this saver stores no task paths, so their call order is unknown too")
             + f" (task ids {', '.join(sorted(unknown))})"
         )
-    return ImportedThread(thread_id, document, notes, unknown_tasks=len(unknown))
+    return ImportedThread(thread_id, document, notes, unknown_tasks=len(unknown),
+                          entry_ns=lg.entry_scope(entrypoint, entry_id, parent_ns)[0])
 
 
 # --- per-call prompt records (``langgraph.recording``) --------------------------------------------
@@ -617,7 +632,7 @@ def calls_prompts(
 
 def _entrypoint_name(
     thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], start: CheckpointRow, step: int,
-    candidates: Iterable[str],
+    candidates: Iterable[str], parent_ns: str = "",
 ) -> str:
     """From the task paths, else the node a later checkpoint saw consume the input (never the first key
     of ``versions_seen``: it lists the @task names too, in no reliable order), else the current entrypoint
@@ -633,7 +648,7 @@ def _entrypoint_name(
             names.update(checkpoint.started_nodes)
     if not names:
         task_ids = {write.task_id for write in writes}
-        names.update(name for name in candidates if lg.entry_task_id(start.id, start.version, name, step) in task_ids)
+        names.update(name for name in candidates if lg.entry_task_id(start.id, start.version, name, step, parent_ns) in task_ids)
     if len(names) != 1 or lg.START in names:
         raise ImportRefused(
             f"thread {thread_id!r}: cannot tell the entrypoint's name from the checkpoints "
@@ -648,11 +663,12 @@ class _CallIds:
     ``max_index`` is tried, from the entrypoint and then from inside each task found (nested calls)."""
 
     def __init__(
-        self, start: CheckpointRow, entrypoint: str, entry_id: str, step: int, candidates: Sequence[str], max_index: int
+        self, start: CheckpointRow, entrypoint: str, entry_id: str, step: int, candidates: Sequence[str], max_index: int,
+        parent_ns: str = "",
     ) -> None:
         self.checkpoint = (start.id, start.version)
         self.step = step
-        self.root = lg.entry_scope(entrypoint, entry_id)
+        self.root = lg.entry_scope(entrypoint, entry_id, parent_ns)
         self.candidates = candidates
         self.max_index = max_index
 
@@ -813,7 +829,14 @@ def iter_threads(
             if is_graph_thread(checkpoints, writes):
                 yield build_graph_history(thread_id, checkpoints, writes, graphs, prompt_records=records)
                 continue
-            yield build_history(thread_id, checkpoints, writes, code, prompt_records=records)
+            imported = build_history(thread_id, checkpoints, writes, code, prompt_records=records)
+            # Graphs the entrypoint's own code invoked: read where the source can say where they ran.
+            nested_runs = getattr(source, "nested_runs", None)
+            if nested_runs is not None:
+                from replaytest.plugins.langgraph.nested import attach_nested_runs
+
+                attach_nested_runs(imported, nested_runs(thread_id, imported), code)
+            yield imported
         except ImportRefused as error:
             yield error
         except RecursionError:

@@ -1,0 +1,161 @@
+"""Graphs an ``@entrypoint`` invokes from its own code (nested runs): read from their checkpoint
+namespaces and written into the parent thread's history.
+
+``editor.invoke(doc)`` (or ``await editor.ainvoke(doc)``) inside an entrypoint runs ``editor`` as a
+nested run of the same thread: LangGraph checkpoints it under the entrypoint task's namespace
+(``<entrypoint>:<task id>``; the k-th graph after the first under ``…|k``), with its own input checkpoint
+and task writes, and resumes it from there. A resumed parent does not run a finished nested run again:
+LangGraph hands the parent the nested run's recorded output, whatever input the code gives it now.
+
+The parent's history gets, for each nested run k (in the order the code started them):
+
+* a ``child-workflow`` event named after the nested entrypoint, with ``nested`` = k, the nested run's
+  ``input``, its ``run_status`` (``completed``, ``failed``, ``parked``, ``running``) and its return value as
+  ``result`` (or its failure as ``error``);
+* right after it, one ``step`` event per task call the nested entrypoint made, as the importer writes the
+  parent's (``task_id``, ``call_index``), with ``nested`` = k.
+
+The block stands after the last task call of the parent whose result was written before the nested
+run's first write (SQLite keeps the order of writes); replay matches nested runs by their number, as
+LangGraph finds them, not by this position. Only SQLite databases (``SqliteThreads``) are read for nested
+runs; other readers import the parent alone, and its replay stops at the nested call saying so.
+
+Values are decoded by ``langgraph.values`` (never unpickled). Nested runs inside a nested run, and
+StateGraph threads' subgraphs, are not imported here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from replaytest.plugins.langgraph import internals as lg
+
+if TYPE_CHECKING:  # the replayer reads the field names below without loading the importer
+    from replaytest.plugins.langgraph.importer import CheckpointRow, CurrentCode, ImportedThread, WriteRow
+
+CHILD_KIND = "child-workflow"
+NESTED_FIELD = "nested"  # the nested run's number (0-based) on its child-workflow event and its task calls
+
+
+@dataclass
+class NestedRun:
+    """One nested run's rows, and where its writes started among the parent's."""
+
+    index: int
+    namespace: str
+    checkpoints: list[CheckpointRow]
+    writes: list[WriteRow]
+    first_write: int | None  # the row number of its first write (None: no write, or unknown)
+    parent_writes: dict[str, int]  # {parent task id: the row number of its first write in the invocation}
+
+
+# Parameters: the thread id.
+_NAMESPACES_SQL = "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? AND checkpoint_ns != ''"
+# Parameters: the decode budget twice, the thread id, the namespace.
+_CHECKPOINTS_SQL = (
+    "SELECT checkpoint_id, parent_checkpoint_id, type, CASE WHEN length(checkpoint) <= ? THEN checkpoint END, "
+    "length(checkpoint), CASE WHEN length(metadata) <= ? THEN metadata END, length(metadata) "
+    "FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id"
+)
+# Parameters: the thread id, the parent's input checkpoint id.
+_PARENT_ORDER_SQL = (
+    "SELECT task_id, MIN(rowid) FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? "
+    "GROUP BY task_id"
+)
+
+
+def _writes_sql(columns: Sequence[str]) -> str:
+    """The nested namespace's writes (parameters: the decode budget, the thread id, the namespace), the
+    row number last."""
+    task_path = "task_path" if "task_path" in columns else "NULL"
+    return (
+        f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, CASE WHEN length(value) <= ? THEN value END, "
+        "length(value), rowid FROM writes WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY rowid"
+    )
+
+
+def sqlite_nested_runs(conn: sqlite3.Connection, label: object, thread_id: str, imported: ImportedThread) -> list[NestedRun]:
+    """The nested runs of ``imported``'s invocation in a SqliteSaver database, by number."""
+    from replaytest.plugins.langgraph.importer import sqlite_checkpoint_rows, sqlite_write_rows
+    from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
+
+    entry_ns = imported.entry_ns
+    if not entry_ns:
+        return []
+    found = sorted(
+        (index, namespace)
+        for (namespace,) in conn.execute(_NAMESPACES_SQL, (thread_id,))
+        if isinstance(namespace, str) and (index := lg.nested_run_index(entry_ns, namespace)) is not None
+    )
+    if not found:
+        return []
+    limit = DEFAULT_BUDGET.max_stored_bytes
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(writes)")]
+    run_id = imported.document["workflow"]["run_id"]
+    parent_writes = {task_id: row for task_id, row in conn.execute(_PARENT_ORDER_SQL, (thread_id, run_id))}
+    runs = []
+    for index, namespace in found:
+        rows = conn.execute(_CHECKPOINTS_SQL, (limit, limit, thread_id, namespace))
+        checkpoints = sqlite_checkpoint_rows(label, thread_id, rows)
+        raw = list(conn.execute(_writes_sql(columns), (limit, thread_id, namespace)))
+        writes = sqlite_write_rows(label, thread_id, [row[:-1] for row in raw])
+        first = min((row[-1] for row in raw), default=None)
+        runs.append(NestedRun(index, namespace, checkpoints, writes, first, parent_writes))
+    return runs
+
+
+def attach_nested_runs(imported: ImportedThread, runs: Sequence[NestedRun], code: CurrentCode) -> None:
+    """Write each nested run into ``imported``'s history (see the module docstring); a nested run that
+    cannot be imported refuses the thread, naming the run."""
+    from replaytest.plugins.importing import ImportRefused
+    from replaytest.plugins.langgraph.importer import build_history
+
+    if not runs:
+        return
+    document = imported.document
+    events: list[dict[str, Any]] = list(document["events"])
+    thread_id = imported.thread_id
+    for run in sorted(runs, key=lambda r: r.index, reverse=True):  # the later first: positions stay valid
+        if not run.checkpoints:
+            continue
+        try:
+            nested = build_history(thread_id, run.checkpoints, run.writes, code, parent_ns=run.namespace)
+        except ImportRefused as error:
+            raise ImportRefused(f"nested run #{run.index + 1} (checkpoint namespace {run.namespace!r}): {error}") from None
+        child = nested.document
+        event: dict[str, Any] = {"kind": CHILD_KIND, "name": child["workflow"]["type"], NESTED_FIELD: run.index,
+                                 "input": child.get("input"), "run_status": child["status"]}
+        if "result" in child:
+            event["result"] = child["result"]
+        if "error" in child:
+            event["error"] = child["error"]
+        block = [event]
+        for step in child["events"]:
+            if step["kind"] == "step":
+                block.append({**{k: v for k, v in step.items() if k != "seq"}, NESTED_FIELD: run.index})
+        at = _position(events, run)
+        events[at:at] = block
+        imported.unknown_tasks += nested.unknown_tasks
+        imported.notes.extend(f"nested run #{run.index + 1} ({event['name']}): {note}" for note in nested.notes)
+    for seq, event in enumerate(events, start=1):
+        event["seq"] = seq
+    document["events"] = [{"seq": e.pop("seq"), **e} for e in events]
+    count = len(runs)
+    imported.notes.append(f"{count} graph run(s) started from the entrypoint's code imported from their own namespaces")
+
+
+def _position(events: Sequence[dict[str, Any]], run: NestedRun) -> int:
+    """Where the nested run's block goes: after the parent's last task call written before it, else after
+    the leading ``previous`` value; with no write order known, after the parent's task calls."""
+    parent_steps = [i for i, e in enumerate(events) if e["kind"] == "step" and NESTED_FIELD not in e]
+    if run.first_write is None or not run.parent_writes:
+        return (max(parent_steps) + 1) if parent_steps else _after_previous(events)
+    before = [i for i in parent_steps if run.parent_writes.get(events[i].get("task_id", ""), run.first_write + 1) < run.first_write]
+    return (max(before) + 1) if before else _after_previous(events)
+
+
+def _after_previous(events: Sequence[dict[str, Any]]) -> int:
+    return 1 if events and events[0]["kind"] == "side-effect" and events[0]["name"] == "previous" else 0
