@@ -48,8 +48,9 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
 Shapes are JSON type names (``string``, ``number``, ``integer``, ``boolean``, ``null``, ``array``,
 ``object``) or, for a value LangGraph serialized as a class instance, the class's dotted name. Values
 were decoded by ``langgraph.values`` (never unpickled). A thread whose chain is neither a graph's nor an
-entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are not read: a node
-that runs a subgraph is recorded as that node.
+entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are not read here: a
+node that runs a subgraph is recorded as that node (the SQLite reader then gives a parked one the
+subgraph's own history, ``langgraph.nested``).
 """
 
 from __future__ import annotations

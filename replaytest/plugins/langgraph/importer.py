@@ -218,6 +218,12 @@ class SqliteThreads:
         rows = self.conn.execute(SQLITE_THREADS_SQL + (" LIMIT ?" if limit else ""), (limit,) if limit else ())
         return [row[0] for row in rows]
 
+    def subgraph_runs(self, imported: ImportedThread) -> None:
+        """Give the parked nodes of a graph thread that run a subgraph the subgraph's own history."""
+        from replaytest.plugins.langgraph.nested import sqlite_subgraph_runs
+
+        sqlite_subgraph_runs(self.conn, self.path, imported)
+
     def nested_runs(self, thread_id: str, imported: ImportedThread) -> Any:
         """The graph runs the thread's latest invocation started from its entrypoint's code
         (``langgraph.nested.NestedRun``s, read from their own checkpoint namespaces)."""
@@ -827,7 +833,12 @@ def iter_threads(
             # Per-call prompt records are no task's writes: kept apart before anything reads the writes.
             records, writes = split_prompt_records(thread_id, writes)
             if is_graph_thread(checkpoints, writes):
-                yield build_graph_history(thread_id, checkpoints, writes, graphs, prompt_records=records)
+                graph_thread = build_graph_history(thread_id, checkpoints, writes, graphs, prompt_records=records)
+                # The subgraphs its parked nodes run: read where the source can (``langgraph.nested``).
+                subgraph_runs = getattr(source, "subgraph_runs", None)
+                if subgraph_runs is not None and graph_thread.document["status"] == "parked":
+                    subgraph_runs(graph_thread)
+                yield graph_thread
                 continue
             imported = build_history(thread_id, checkpoints, writes, code, prompt_records=records)
             # Graphs the entrypoint's own code invoked: read where the source can say where they ran.

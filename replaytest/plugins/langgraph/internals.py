@@ -465,6 +465,15 @@ def is_subgraph_node(node: Any) -> bool:
     return bool(getattr(node, "subgraphs", None))
 
 
+def node_subgraph(node: Any) -> Any | None:
+    """The compiled graph a node runs as its whole body (``add_node("review", review_graph)``), None for a
+    node whose function calls graphs, or several (only the first would be the one checkpointed alone)."""
+    subgraphs = list(getattr(node, "subgraphs", None) or ())
+    if is_graph(node.bound):
+        return node.bound
+    return subgraphs[0] if len(subgraphs) == 1 and is_graph(subgraphs[0]) and node_function(node) is None else None
+
+
 def is_graph(obj: Any) -> bool:
     """True for a compiled graph of either API (a ``Pregel``: ``builder.compile()``, an ``@entrypoint``)."""
     from langgraph.pregel import Pregel

@@ -1,5 +1,6 @@
-"""Graphs an ``@entrypoint`` invokes from its own code (nested runs): read from their checkpoint
-namespaces and written into the parent thread's history.
+"""Runs LangGraph checkpoints in namespaces of their own, read with the thread that started them: graphs
+an ``@entrypoint`` invokes from its own code (nested runs), written into the parent thread's history, and
+the subgraph a parked StateGraph node runs.
 
 ``editor.invoke(doc)`` (or ``await editor.ainvoke(doc)``) inside an entrypoint runs ``editor`` as a
 nested run of the same thread: LangGraph checkpoints it under the entrypoint task's namespace
@@ -20,8 +21,13 @@ run's first write (SQLite keeps the order of writes); replay matches nested runs
 LangGraph finds them, not by this position. Only SQLite databases (``SqliteThreads``) are read for nested
 runs; other readers import the parent alone, and its replay stops at the nested call saying so.
 
-Values are decoded by ``langgraph.values`` (never unpickled). Nested runs inside a nested run, and
-StateGraph threads' subgraphs, are not imported here.
+A parked StateGraph thread whose waiting node runs a subgraph gets, on that pending interrupt, the
+subgraph's own history (``subgraph``: status, state, events, graph section, built by
+``graph_import.build_graph_history`` from the subgraph's namespace ``<node>:<task id>``, recursively),
+which ``graph_check`` checks against the current subgraph.
+
+Values are decoded by ``langgraph.values`` (never unpickled). Nested runs inside a nested run are not
+imported.
 """
 
 from __future__ import annotations
@@ -159,3 +165,63 @@ def _position(events: Sequence[dict[str, Any]], run: NestedRun) -> int:
 
 def _after_previous(events: Sequence[dict[str, Any]]) -> int:
     return 1 if events and events[0]["kind"] == "side-effect" and events[0]["name"] == "previous" else 0
+
+
+# --- subgraphs of a StateGraph thread ----------------------------------------------------------------
+
+SUBGRAPH_FIELD = "subgraph"  # on a pending interrupt of a node running a subgraph: the subgraph's own history
+
+
+def sqlite_subgraph_runs(conn: sqlite3.Connection, label: object, imported: ImportedThread) -> None:
+    """Give each pending interrupt of ``imported`` (a graph thread) whose node runs a subgraph the subgraph's
+    own history, read from the subgraph's checkpoint namespace (``<node>:<the node's task id>``), recursively
+    for subgraphs inside it. LangGraph resumes such a thread by running the node again, which resumes the
+    subgraph from those checkpoints: the subgraph's parked node is what the check re-runs."""
+    namespaces = {
+        namespace for (namespace,) in conn.execute(_NAMESPACES_SQL, (imported.thread_id,)) if isinstance(namespace, str)
+    }
+    if namespaces:
+        _attach_subgraphs(conn, label, imported, namespaces, "")
+
+
+def _attach_subgraphs(
+    conn: sqlite3.Connection, label: object, imported: ImportedThread, namespaces: set[str], parent_ns: str
+) -> None:
+    from replaytest.plugins.langgraph.graph_import import build_graph_history
+    from replaytest.plugins.langgraph.importer import sqlite_checkpoint_rows, sqlite_write_rows, sqlite_writes_sql
+    from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
+
+    document = imported.document
+    events = document["events"]
+    latest_step = max((e.get("super_step", -1) for e in events if e["kind"] == "step"), default=-1)
+    limit = DEFAULT_BUDGET.max_stored_bytes
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(writes)")]
+    for event in events:
+        if not (event["kind"] == "signal" and event.get("pending") and isinstance(event.get("node"), str)):
+            continue
+        node = event["node"]
+        # The node's task in the latest super-step: its id names the namespace its subgraph checkpoints in.
+        task_ids = [e["task_id"] for e in events
+                    if e["kind"] == "step" and e["name"] == node and e.get("super_step") == latest_step and "task_id" in e]
+        found = [ns for ns in (f"{parent_ns}{'|' if parent_ns else ''}{node}:{task_id}" for task_id in task_ids) if ns in namespaces]
+        if len(found) != 1:
+            continue
+        namespace = found[0]
+        rows = conn.execute(_CHECKPOINTS_SQL, (limit, limit, imported.thread_id, namespace))
+        checkpoints = sqlite_checkpoint_rows(label, imported.thread_id, rows)
+        sql = sqlite_writes_sql(columns).replace("checkpoint_ns = ''", "checkpoint_ns = ?")
+        writes = sqlite_write_rows(label, imported.thread_id, conn.execute(sql, (limit, imported.thread_id, namespace)))
+        if not checkpoints:
+            continue
+        sub = build_graph_history(imported.thread_id, checkpoints, writes)
+        if sub.unknown_tasks:
+            imported.notes.append(f"the subgraph node {node!r} runs: its tasks name no node this importer could recover "
+                                  "(no task paths); its own history is left out")
+            continue
+        _attach_subgraphs(conn, label, sub, namespaces, namespace)
+        event[SUBGRAPH_FIELD] = {key: sub.document[key] for key in ("status", "input", "events", "graph") if key in sub.document}
+        imported.notes.append(
+            f"node {node!r} runs a subgraph, {sub.document['status']} in "
+            + (", ".join(sub.document["graph"].get("next", [])) or "no node")
+            + ": its own history imported from its namespace"
+        )
