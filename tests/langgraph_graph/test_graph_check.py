@@ -217,6 +217,25 @@ def test_a_thread_parked_inside_a_subgraph_is_checked_as_langgraph_resumes_it(
     assert effect_lines(effects_log) == []
 
 
+def test_a_subgraph_read_through_the_saver_api_is_checked_to_exist_only(tmp_path: Path, effects_log: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from replaytest.plugins.langgraph.importer import histories_from_saver
+
+    research = importlib.import_module("graph_apps.research")
+    saver = InMemorySaver()
+    research.graph.copy(update={"checkpointer": saver}).invoke({"question": "standing desks"}, thread("desks"))
+    [(path, _)], refused = histories_from_saver(saver, tmp_path, workflows=[research.graph])
+    assert refused == [] and "subgraph" not in json.loads(path.read_text())["events"][-1]
+    result = check(tmp_path, "research_sign_off_renamed")["desks"]
+    assert result["status"] == "passed"  # the renamed node inside is not seen: said in the note
+    assert (
+        "node 'review' runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not re-run "
+        "(the history holds no history of the subgraph: only a SQLite database's subgraph checkpoints are read, for a "
+        "node whose whole body is one compiled graph)"
+    ) in result["notes"]
+
+
 def test_a_renamed_subgraph_node_is_named_only_against_the_graph_given_at_import(
     recorded_research: Recorded, tmp_path: Path
 ) -> None:

@@ -488,7 +488,8 @@ class _Check:
                 return self._check_subgraph(name, event, subgraph)
             self.notes.append(
                 f"node {name!r} runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not "
-                "re-run (its checkpoints live in their own namespace, which the import does not read)"
+                "re-run (the history holds no history of the subgraph: only a SQLite database's subgraph checkpoints are "
+                "read, for a node whose whole body is one compiled graph)"
             )
             return None
         function = lg.node_function(node)
