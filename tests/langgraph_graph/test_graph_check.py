@@ -231,8 +231,8 @@ def test_a_subgraph_read_through_the_saver_api_is_checked_to_exist_only(tmp_path
     assert result["status"] == "passed"  # the renamed node inside is not seen: said in the note
     assert (
         "node 'review' runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not re-run "
-        "(the history holds no history of the subgraph: only a SQLite database's subgraph checkpoints are read, for a "
-        "node whose whole body is one compiled graph)"
+        "(the history holds no history of the subgraph: a subgraph's checkpoints are read from SQLite and Postgres "
+        "databases, for a node whose whole body is one compiled graph)"
     ) in result["notes"]
 
 

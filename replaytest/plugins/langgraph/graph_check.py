@@ -488,8 +488,8 @@ class _Check:
                 return self._check_subgraph(name, event, subgraph)
             self.notes.append(
                 f"node {name!r} runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not "
-                "re-run (the history holds no history of the subgraph: only a SQLite database's subgraph checkpoints are "
-                "read, for a node whose whole body is one compiled graph)"
+                "re-run (the history holds no history of the subgraph: a subgraph's checkpoints are read from SQLite and "
+                "Postgres databases, for a node whose whole body is one compiled graph)"
             )
             return None
         function = lg.node_function(node)

@@ -49,7 +49,7 @@ Shapes are JSON type names (``string``, ``number``, ``integer``, ``boolean``, ``
 ``object``) or, for a value LangGraph serialized as a class instance, the class's dotted name. Values
 were decoded by ``langgraph.values`` (never unpickled). A thread whose chain is neither a graph's nor an
 entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are not read here: a
-node that runs a subgraph is recorded as that node (the SQLite reader then gives a parked one the
+node that runs a subgraph is recorded as that node (the SQL readers then give a parked one the
 subgraph's own history, ``langgraph.nested``).
 """
 

@@ -32,7 +32,7 @@ the input checkpoint's id) describes the thread's latest invocation:
 * status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``
   (waiting at an interrupt) or ``running``.
 * for each graph the entrypoint invoked from its own code (a nested run, read from its own checkpoint
-  namespace; SQLite databases only), a ``child-workflow`` event and the nested run's task calls
+  namespace; SQLite and Postgres databases), a ``child-workflow`` event and the nested run's task calls
   (``langgraph.nested``).
 * ``prompt_manifest`` from the input checkpoint's metadata, when the thread was started with
   ``langgraph.prompts.with_prompts`` (``recorded_manifest``; a malformed one refuses the thread).
@@ -218,18 +218,21 @@ class SqliteThreads:
         rows = self.conn.execute(SQLITE_THREADS_SQL + (" LIMIT ?" if limit else ""), (limit,) if limit else ())
         return [row[0] for row in rows]
 
-    def subgraph_runs(self, imported: ImportedThread) -> None:
-        """Give the parked nodes of a graph thread that run a subgraph the subgraph's own history."""
-        from replaytest.plugins.langgraph.nested import sqlite_subgraph_runs
+    # Runs in namespaces of their own (nested runs, subgraphs): ``langgraph.nested.NamespaceSource``.
+    def namespaces(self, thread_id: str) -> list[str]:
+        from replaytest.plugins.langgraph.nested import sqlite_namespaces
 
-        sqlite_subgraph_runs(self.conn, self.path, imported)
+        return sqlite_namespaces(self.conn, thread_id)
 
-    def nested_runs(self, thread_id: str, imported: ImportedThread) -> Any:
-        """The graph runs the thread's latest invocation started from its entrypoint's code
-        (``langgraph.nested.NestedRun``s, read from their own checkpoint namespaces)."""
-        from replaytest.plugins.langgraph.nested import sqlite_nested_runs
+    def read_namespace(self, thread_id: str, namespace: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
+        from replaytest.plugins.langgraph.nested import sqlite_read_namespace
 
-        return sqlite_nested_runs(self.conn, self.path, thread_id, imported)
+        return sqlite_read_namespace(self.conn, self.path, thread_id, namespace)
+
+    def write_order(self, thread_id: str, namespace: str, checkpoint_id: str | None) -> dict[str, int] | None:
+        from replaytest.plugins.langgraph.nested import sqlite_write_order
+
+        return sqlite_write_order(self.conn, thread_id, namespace, checkpoint_id)
 
     def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
         from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
@@ -835,18 +838,18 @@ def iter_threads(
             if is_graph_thread(checkpoints, writes):
                 graph_thread = build_graph_history(thread_id, checkpoints, writes, graphs, prompt_records=records)
                 # The subgraphs its parked nodes run: read where the source can (``langgraph.nested``).
-                subgraph_runs = getattr(source, "subgraph_runs", None)
-                if subgraph_runs is not None and graph_thread.document["status"] == "parked":
-                    subgraph_runs(graph_thread)
+                if hasattr(source, "read_namespace") and graph_thread.document["status"] == "parked":
+                    from replaytest.plugins.langgraph.nested import attach_subgraph_runs
+
+                    attach_subgraph_runs(source, graph_thread)  # type: ignore[arg-type]
                 yield graph_thread
                 continue
             imported = build_history(thread_id, checkpoints, writes, code, prompt_records=records)
-            # Graphs the entrypoint's own code invoked: read where the source can say where they ran.
-            nested_runs = getattr(source, "nested_runs", None)
-            if nested_runs is not None:
-                from replaytest.plugins.langgraph.nested import attach_nested_runs
+            # Graphs the entrypoint's own code invoked, read where the source can (``langgraph.nested``).
+            if hasattr(source, "read_namespace"):
+                from replaytest.plugins.langgraph.nested import attach_nested_runs, nested_runs
 
-                attach_nested_runs(imported, nested_runs(thread_id, imported), code)
+                attach_nested_runs(imported, nested_runs(source, imported), code)  # type: ignore[arg-type]
             yield imported
         except ImportRefused as error:
             yield error

@@ -17,9 +17,11 @@ The parent's history gets, for each nested run k (in the order the code started 
   parent's (``task_id``, ``call_index``), with ``nested`` = k.
 
 The block stands after the last task call of the parent whose result was written before the nested
-run's first write (SQLite keeps the order of writes); replay matches nested runs by their number, as
-LangGraph finds them, not by this position. Only SQLite databases (``SqliteThreads``) are read for nested
-runs; other readers import the parent alone, and its replay stops at the nested call saying so.
+run's first write where the store keeps the order of writes (SQLite), else after the parent's task calls
+(Postgres); replay matches nested runs by their number, as LangGraph finds them, not by this position. The
+SQL readers (``SqliteThreads``, ``PostgresThreads``: a ``NamespaceSource``) read nested runs and subgraphs;
+the others (a saver's API, the async savers) import the parent alone, and its replay stops at the nested
+call saying so.
 
 A parked StateGraph thread whose waiting node runs a subgraph gets, on that pending interrupt, the
 subgraph's own history (``subgraph``: status, state, events, graph section, built by
@@ -35,7 +37,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from replaytest.plugins.langgraph import internals as lg
 
@@ -46,6 +48,23 @@ CHILD_KIND = "child-workflow"
 NESTED_FIELD = "nested"  # the nested run's number (0-based) on its child-workflow event and its task calls
 
 
+class NamespaceSource(Protocol):
+    """What a reader offers to read runs in namespaces of their own (``SqliteThreads``, ``PostgresThreads``)."""
+
+    def namespaces(self, thread_id: str) -> list[str]:
+        """The thread's checkpoint namespaces other than the root one."""
+        ...
+
+    def read_namespace(self, thread_id: str, namespace: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
+        """The checkpoints and writes of one namespace, as ``read`` gives the root one's."""
+        ...
+
+    def write_order(self, thread_id: str, namespace: str, checkpoint_id: str | None) -> dict[str, int] | None:
+        """{task id: the position of its first write} in the namespace (of one checkpoint, or all), where the
+        store keeps the order writes were made in; None where it does not."""
+        ...
+
+
 @dataclass
 class NestedRun:
     """One nested run's rows, and where its writes started among the parent's."""
@@ -54,9 +73,33 @@ class NestedRun:
     namespace: str
     checkpoints: list[CheckpointRow]
     writes: list[WriteRow]
-    first_write: int | None  # the row number of its first write (None: no write, or unknown)
-    parent_writes: dict[str, int]  # {parent task id: the row number of its first write in the invocation}
+    first_write: int | None  # the position of its first write (None: no write, or the order is unknown)
+    parent_writes: dict[str, int] | None  # {parent task id: the position of its first write in the invocation}
 
+
+def nested_runs(source: NamespaceSource, imported: ImportedThread) -> list[NestedRun]:
+    """The nested runs of ``imported``'s invocation, by number."""
+    entry_ns = imported.entry_ns
+    if not entry_ns:
+        return []
+    thread_id = imported.thread_id
+    found = sorted(
+        (index, namespace) for namespace in source.namespaces(thread_id)
+        if (index := lg.nested_run_index(entry_ns, namespace)) is not None
+    )
+    if not found:
+        return []
+    parent_writes = source.write_order(thread_id, "", imported.document["workflow"]["run_id"])
+    runs = []
+    for index, namespace in found:
+        checkpoints, writes = source.read_namespace(thread_id, namespace)
+        order = source.write_order(thread_id, namespace, None) if parent_writes is not None else None
+        runs.append(NestedRun(index, namespace, checkpoints, writes, min(order.values(), default=None) if order else None,
+                              parent_writes))
+    return runs
+
+
+# --- SQLite: namespaces read with plain SQL; the order of writes is their row number --------------------
 
 # Parameters: the thread id.
 _NAMESPACES_SQL = "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? AND checkpoint_ns != ''"
@@ -66,51 +109,32 @@ _CHECKPOINTS_SQL = (
     "length(checkpoint), CASE WHEN length(metadata) <= ? THEN metadata END, length(metadata) "
     "FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id"
 )
-# Parameters: the thread id, the parent's input checkpoint id.
-_PARENT_ORDER_SQL = (
-    "SELECT task_id, MIN(rowid) FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? "
-    "GROUP BY task_id"
-)
+# Parameters: the thread id, the namespace.
+_ORDER_SQL = "SELECT task_id, MIN(rowid) FROM writes WHERE thread_id = ? AND checkpoint_ns = ?"
 
 
-def _writes_sql(columns: Sequence[str]) -> str:
-    """The nested namespace's writes (parameters: the decode budget, the thread id, the namespace), the
-    row number last."""
-    task_path = "task_path" if "task_path" in columns else "NULL"
-    return (
-        f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, CASE WHEN length(value) <= ? THEN value END, "
-        "length(value), rowid FROM writes WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY rowid"
-    )
+def sqlite_namespaces(conn: sqlite3.Connection, thread_id: str) -> list[str]:
+    return [ns for (ns,) in conn.execute(_NAMESPACES_SQL, (thread_id,)) if isinstance(ns, str)]
 
 
-def sqlite_nested_runs(conn: sqlite3.Connection, label: object, thread_id: str, imported: ImportedThread) -> list[NestedRun]:
-    """The nested runs of ``imported``'s invocation in a SqliteSaver database, by number."""
-    from replaytest.plugins.langgraph.importer import sqlite_checkpoint_rows, sqlite_write_rows
+def sqlite_read_namespace(
+    conn: sqlite3.Connection, label: object, thread_id: str, namespace: str
+) -> tuple[list[CheckpointRow], list[WriteRow]]:
+    from replaytest.plugins.langgraph.importer import sqlite_checkpoint_rows, sqlite_write_rows, sqlite_writes_sql
     from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
 
-    entry_ns = imported.entry_ns
-    if not entry_ns:
-        return []
-    found = sorted(
-        (index, namespace)
-        for (namespace,) in conn.execute(_NAMESPACES_SQL, (thread_id,))
-        if isinstance(namespace, str) and (index := lg.nested_run_index(entry_ns, namespace)) is not None
-    )
-    if not found:
-        return []
     limit = DEFAULT_BUDGET.max_stored_bytes
+    checkpoints = sqlite_checkpoint_rows(label, thread_id, conn.execute(_CHECKPOINTS_SQL, (limit, limit, thread_id, namespace)))
     columns = [row[1] for row in conn.execute("PRAGMA table_info(writes)")]
-    run_id = imported.document["workflow"]["run_id"]
-    parent_writes = {task_id: row for task_id, row in conn.execute(_PARENT_ORDER_SQL, (thread_id, run_id))}
-    runs = []
-    for index, namespace in found:
-        rows = conn.execute(_CHECKPOINTS_SQL, (limit, limit, thread_id, namespace))
-        checkpoints = sqlite_checkpoint_rows(label, thread_id, rows)
-        raw = list(conn.execute(_writes_sql(columns), (limit, thread_id, namespace)))
-        writes = sqlite_write_rows(label, thread_id, [row[:-1] for row in raw])
-        first = min((row[-1] for row in raw), default=None)
-        runs.append(NestedRun(index, namespace, checkpoints, writes, first, parent_writes))
-    return runs
+    sql = sqlite_writes_sql(columns).replace("checkpoint_ns = ''", "checkpoint_ns = ?")
+    return checkpoints, sqlite_write_rows(label, thread_id, conn.execute(sql, (limit, thread_id, namespace)))
+
+
+def sqlite_write_order(conn: sqlite3.Connection, thread_id: str, namespace: str, checkpoint_id: str | None) -> dict[str, int]:
+    sql, params = _ORDER_SQL, [thread_id, namespace]
+    if checkpoint_id is not None:
+        sql, params = sql + " AND checkpoint_id = ?", [*params, checkpoint_id]
+    return {task_id: row for task_id, row in conn.execute(sql + " GROUP BY task_id", params)}
 
 
 def attach_nested_runs(imported: ImportedThread, runs: Sequence[NestedRun], code: CurrentCode) -> None:
@@ -157,7 +181,7 @@ def _position(events: Sequence[dict[str, Any]], run: NestedRun) -> int:
     """Where the nested run's block goes: after the parent's last task call written before it, else after
     the leading ``previous`` value; with no write order known, after the parent's task calls."""
     parent_steps = [i for i, e in enumerate(events) if e["kind"] == "step" and NESTED_FIELD not in e]
-    if run.first_write is None or not run.parent_writes:
+    if run.first_write is None or run.parent_writes is None:
         return (max(parent_steps) + 1) if parent_steps else _after_previous(events)
     before = [i for i in parent_steps if run.parent_writes.get(events[i].get("task_id", ""), run.first_write + 1) < run.first_write]
     return (max(before) + 1) if before else _after_previous(events)
@@ -172,30 +196,21 @@ def _after_previous(events: Sequence[dict[str, Any]]) -> int:
 SUBGRAPH_FIELD = "subgraph"  # on a pending interrupt of a node running a subgraph: the subgraph's own history
 
 
-def sqlite_subgraph_runs(conn: sqlite3.Connection, label: object, imported: ImportedThread) -> None:
+def attach_subgraph_runs(source: NamespaceSource, imported: ImportedThread) -> None:
     """Give each pending interrupt of ``imported`` (a graph thread) whose node runs a subgraph the subgraph's
     own history, read from the subgraph's checkpoint namespace (``<node>:<the node's task id>``), recursively
     for subgraphs inside it. LangGraph resumes such a thread by running the node again, which resumes the
     subgraph from those checkpoints: the subgraph's parked node is what the check re-runs."""
-    namespaces = {
-        namespace for (namespace,) in conn.execute(_NAMESPACES_SQL, (imported.thread_id,)) if isinstance(namespace, str)
-    }
+    namespaces = set(source.namespaces(imported.thread_id))
     if namespaces:
-        _attach_subgraphs(conn, label, imported, namespaces, "")
+        _attach_subgraphs(source, imported, namespaces, "")
 
 
-def _attach_subgraphs(
-    conn: sqlite3.Connection, label: object, imported: ImportedThread, namespaces: set[str], parent_ns: str
-) -> None:
+def _attach_subgraphs(source: NamespaceSource, imported: ImportedThread, namespaces: set[str], parent_ns: str) -> None:
     from replaytest.plugins.langgraph.graph_import import build_graph_history
-    from replaytest.plugins.langgraph.importer import sqlite_checkpoint_rows, sqlite_write_rows, sqlite_writes_sql
-    from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
 
-    document = imported.document
-    events = document["events"]
+    events = imported.document["events"]
     latest_step = max((e.get("super_step", -1) for e in events if e["kind"] == "step"), default=-1)
-    limit = DEFAULT_BUDGET.max_stored_bytes
-    columns = [row[1] for row in conn.execute("PRAGMA table_info(writes)")]
     for event in events:
         if not (event["kind"] == "signal" and event.get("pending") and isinstance(event.get("node"), str)):
             continue
@@ -206,11 +221,7 @@ def _attach_subgraphs(
         found = [ns for ns in (f"{parent_ns}{'|' if parent_ns else ''}{node}:{task_id}" for task_id in task_ids) if ns in namespaces]
         if len(found) != 1:
             continue
-        namespace = found[0]
-        rows = conn.execute(_CHECKPOINTS_SQL, (limit, limit, imported.thread_id, namespace))
-        checkpoints = sqlite_checkpoint_rows(label, imported.thread_id, rows)
-        sql = sqlite_writes_sql(columns).replace("checkpoint_ns = ''", "checkpoint_ns = ?")
-        writes = sqlite_write_rows(label, imported.thread_id, conn.execute(sql, (limit, imported.thread_id, namespace)))
+        checkpoints, writes = source.read_namespace(imported.thread_id, found[0])
         if not checkpoints:
             continue
         sub = build_graph_history(imported.thread_id, checkpoints, writes)
@@ -218,7 +229,7 @@ def _attach_subgraphs(
             imported.notes.append(f"the subgraph node {node!r} runs: its tasks name no node this importer could recover "
                                   "(no task paths); its own history is left out")
             continue
-        _attach_subgraphs(conn, label, sub, namespaces, namespace)
+        _attach_subgraphs(source, sub, namespaces, found[0])
         event[SUBGRAPH_FIELD] = {key: sub.document[key] for key in ("status", "input", "events", "graph") if key in sub.document}
         imported.notes.append(
             f"node {node!r} runs a subgraph, {sub.document['status']} in "

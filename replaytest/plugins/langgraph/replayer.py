@@ -821,7 +821,7 @@ class _NestedRuns:
                 f"the history holds no graph run #{index + 1} started from the entrypoint's code: either the code "
                 f"now starts one the recorded run did not (LangGraph would run it and its task calls for real) or "
                 f"the thread was imported without its nested runs (before replaytest imported them, or from a "
-                f"saver other than SqliteSaver)"
+                f"saver whose database replaytest does not read with SQL)"
             ))
         issued = Issued(CHILD_KIND, name, source=source)
         if event.name != name:
