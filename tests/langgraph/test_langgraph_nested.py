@@ -156,3 +156,24 @@ def test_an_unsupported_form_stops_at_the_call_after_the_earlier_calls_were_chec
     found = result_of(report)["divergence"]
     assert (code, found["kind"], found["position"], found["issued"]["name"]) == (1, "command-mismatch", 1, "check_stock")
     assert not effects.exists()
+
+
+def test_a_nested_entrypoint_from_another_package_stops_the_replay_at_the_call(tmp_path: Path, effects: Path) -> None:
+    """The runtime guards watch the replayed entrypoint's package: code from elsewhere is not run."""
+    from lg_apps import newsroom_vendor
+
+    db = tmp_path / "vendor.sqlite"
+    record(db, newsroom_vendor.vendor_newsroom, [("v", TOPIC)])
+    assert effect_lines(effects) == ["write_part intro owls", "proofread intro on owls"]
+    code, output = import_histories(db, tmp_path / "histories", "--workflows", "lg_apps.newsroom_vendor:vendor_newsroom",
+                                    "--workflows", "lg_vendor.proofreader:proofreader")
+    assert code == 0, output
+    effects.unlink()
+    code, report = replay([tmp_path / "histories/vendor_newsroom-v.json"], "lg_apps.newsroom_vendor:vendor_newsroom")
+    assert code == 2, report
+    error = result_of(report)["error"]
+    line = line_of("newsroom_vendor", "return proofreader.invoke(intro)")
+    assert f"lg_apps/newsroom_vendor.py:{line} from its own code in a way replay does not support: an entrypoint " in error
+    assert "defined outside the replayed entrypoint's package (its code would run without the runtime guards)" in error
+    assert "Replay checked the 1 task call(s) before it and stopped at this call" in error
+    assert not effects.exists()

@@ -20,7 +20,7 @@ on is an ``extra-command``. A graph the entrypoint invokes from its own code (``
 editor.ainvoke(…)``: a nested run) is answered from the nested run the history recorded (``_NestedRuns``;
 ``langgraph.nested``): its code is replayed against its own recorded task calls, and the recorded output is
 handed back. Any other way of starting a graph there (``stream``, a compiled ``StateGraph``, a nested run
-inside a nested run, one the history does not hold) stops the replay at that call, after the calls before
+inside a nested run, an entrypoint of another package, one the history does not hold) stops the replay at that call, after the calls before
 it were checked, with an ``error`` naming what is not supported. The run executes under
 the runtime guards: a clock, random or uuid read in the entrypoint is a ``nondeterministic-call`` hazard
 and the replay goes on; a socket, process, file write, or a ``@task``'s function called directly (the
@@ -806,6 +806,11 @@ class _NestedRuns:
             raise lg.NestedGraphRun(name, "a graph invoked from a nested entrypoint's own code (a nested run inside a nested run)")
         if node is None:
             raise lg.NestedGraphRun(name, "a compiled StateGraph (its nodes would run as a graph of their own)")
+        function = getattr(node[1], "func", None) or getattr(node[1], "afunc", None)
+        if getattr(function, "__module__", None) not in {module.__name__ for module in run.modules}:
+            # The runtime guards watch the replayed entrypoint's package only: this code would run unwatched.
+            raise lg.NestedGraphRun(name, "an entrypoint defined outside the replayed entrypoint's package (its "
+                                          "code would run without the runtime guards)")
         given = sorted(key for key, option in options.items() if option is not None)
         if given or (isinstance(config, dict) and set(config) - {"callbacks", "tags", "metadata", "run_name"}):
             raise lg.NestedGraphRun(name, f"invoke() given {', '.join(given or sorted(config))}")
