@@ -177,3 +177,20 @@ def test_a_nested_entrypoint_from_another_package_stops_the_replay_at_the_call(t
     assert "defined outside the replayed entrypoint's package (its code would run without the runtime guards)" in error
     assert "Replay checked the 1 task call(s) before it and stopped at this call" in error
     assert not effects.exists()
+
+
+def test_a_redacted_nested_run_replays_as_the_unredacted_one(newsroom_db: Path, tmp_path: Path, effects: Path) -> None:
+    """The nested run's input key ``body`` imported as a pseudonym: the same verdicts as without redaction."""
+    out = tmp_path / "redacted"
+    code, output = import_histories(newsroom_db, out, "--workflows", SPEC, "--workflows", "lg_apps.newsroom:editor",
+                                    "--redact-key", "body")
+    assert code == 0, output
+    child = load_history(out / "newsroom-parked.json").events[2]
+    assert child.extra["input"]["body"] != "body on owls" and child.extra["input"]["intro"] == "intro on owls"
+    code, report = replay([out], SPEC)
+    assert code == 0, report
+    code, report = replay([out], "lg_apps.newsroom_swapped:newsroom")
+    assert code == 1, report
+    assert [(r["workflow"]["id"], r["divergence"]["kind"], r["divergence"]["position"]) for r in report["results"]] == [
+        ("done", "args-mismatch", 3), ("parked", "args-mismatch", 3)]
+    assert not effects.exists()
