@@ -194,3 +194,27 @@ def test_a_redacted_nested_run_replays_as_the_unredacted_one(newsroom_db: Path, 
     assert [(r["workflow"]["id"], r["divergence"]["kind"], r["divergence"]["position"]) for r in report["results"]] == [
         ("done", "args-mismatch", 3), ("parked", "args-mismatch", 3)]
     assert not effects.exists()
+
+
+def test_another_nested_entrypoint_diverges_the_completed_thread_and_warns_the_parked_one(
+    newsroom_db: Path, effects: Path
+) -> None:
+    """LangGraph resumes the parked thread with the editor's recorded output although the code now invokes a
+    ``reviewer`` entrypoint there: the reviewer's code and tasks never run."""
+    from lg_apps import newsroom_reviewer
+
+    spec = "lg_apps.newsroom_reviewer:newsroom"
+    line = line_of("newsroom_reviewer", 'edit = reviewer.invoke({"intro": intro, "body": body})')
+    code, report = replay([histories(newsroom_db) / "newsroom-done.json"], spec)
+    found = result_of(report)["divergence"]
+    assert (code, found["kind"], found["position"], found["source"]["line"]) == (1, "command-mismatch", 3, line)
+    assert found["message"] == (
+        "the code now starts graph 'reviewer' as graph run #1 from the entrypoint, where the history recorded 'editor'")
+    code, report = replay([histories(newsroom_db) / "newsroom-parked.json"], spec)
+    assert code == 0, report
+    [warning] = result_of(report)["warnings"]
+    assert (warning["kind"], warning["source"]["line"]) == ("command-mismatch", line)
+    assert not effects.exists()
+    resumed = resume_copy(newsroom_db, newsroom_reviewer.newsroom, "print")
+    assert resumed["post"] == {"printed": "intro on owls, tightened | intro on owls | body on owls"}
+    assert effect_lines(effects) == ["print_article intro on owls, tightened | intro on owls | body on owls"]

@@ -435,17 +435,7 @@ class _Run:
         event: Event = self.matcher.issue(issued).payload
         for prompt in [*(name for name, _ in prompts_in_use()), *self.task_prompts.get(issued.name, ())]:
             self.called.setdefault(prompt, f"task {issued.name!r}")
-        future: Any
-        try:
-            future = asyncio.get_running_loop().create_future()
-        except RuntimeError:
-            future = concurrent.futures.Future()
-        if event.error is not None:
-            # LangGraph stores repr(exception) and its own resume raises Exception(that text).
-            future.set_exception(Exception(f"{event.error.type}({event.error.message!r})"))
-        else:
-            future.set_result(revive(self.history.event_result(event)))
-        return future
+        return _answer(self.history, event)
 
     def _prompt_of(self, issued: Issued) -> None:
         """Set the prompts the current code's call uses on ``issued``: a ``use_prompt`` block around the
@@ -730,8 +720,9 @@ class _NestedRuns:
     and input are compared with the recorded run's, its code is replayed against the run's own recorded task
     calls as the entrypoint's is (no task body runs), its return value compared, and the recorded output is
     handed back, as LangGraph does on resume. A thread in flight is resumed by LangGraph without running a
-    finished nested run's code again: a change found inside it is then a warning, not a divergence, while a
-    changed input stays a divergence (the code would go on with an output made from another input).
+    finished nested run's code again (whichever entrypoint the code names for it): a change found inside it, or
+    another entrypoint name, is then a warning, not a divergence, while a changed input stays a divergence (the
+    code would go on with an output made from another input).
     Forms replay does not support stop the replay at the call (``lg.NestedGraphRun``)."""
 
     def __init__(self, run: _Run, events: list[Event]) -> None:
@@ -756,6 +747,8 @@ class _NestedRuns:
 
     def invoke(self, graph: Any, value: Any, config: Any, options: dict[str, Any]) -> Any:
         event, bound, source = self._begin(graph, value, config, options)
+        if bound is None:  # another graph than the recorded one, on a thread in flight: its code is not run
+            return revive(self.run.history.event_result(event))
         if lg.is_async_entrypoint(bound):
             raise lg.NestedGraphRun(event.name, "an async @entrypoint invoked with invoke() from synchronous code")
         matcher, call, scratchpad, namespace = self._hooks(event)
@@ -776,6 +769,8 @@ class _NestedRuns:
         if not lg.is_async_entrypoint(self._bound(graph)):
             return self.invoke(graph, value, config, options)
         event, bound, source = self._begin(graph, value, config, options)
+        if bound is None:  # another graph than the recorded one, on a thread in flight: its code is not run
+            return revive(self.run.history.event_result(event))
         matcher, call, scratchpad, namespace = self._hooks(event)
         self.inside = True
         try:
@@ -797,7 +792,9 @@ class _NestedRuns:
     # --- the checks ---
 
     def _begin(self, graph: Any, value: Any, config: Any, options: dict[str, Any]) -> tuple[Event, Any, SourcePosition | None]:
-        """The recorded nested run the code's call stands for, once its name and input match."""
+        """The recorded nested run the code's call stands for, once its input matches, and the node runnable of
+        the nested entrypoint to replay (None: the code names another graph than the recorded one, which is a
+        warning on a thread in flight — LangGraph hands it the recorded run's output without running it)."""
         run = self.run
         source = project_caller(run.project_prefixes)
         node = lg.entrypoint_node(graph)
@@ -829,13 +826,6 @@ class _NestedRuns:
                 f"saver whose database replaytest does not read with SQL)"
             ))
         issued = Issued(CHILD_KIND, name, source=source)
-        if event.name != name:
-            raise DivergenceFound(run.matcher.divergence(
-                "command-mismatch",
-                f"the code now starts graph {name!r} as graph run #{index + 1} from the entrypoint, where the history "
-                f"recorded {event.name!r}; LangGraph would hand it the recorded run's checkpoints",
-                issued, _child(event), source=source,
-            ))
         status = event.extra.get("run_status")
         if status != "completed":
             raise lg.NestedGraphRun(name, f"a nested run that is {status} (LangGraph resumes it from its own checkpoints)")
@@ -854,6 +844,15 @@ class _NestedRuns:
                 f"the history recorded {short_value(recorded, 160, str)} ({went_on})",
                 issued, _child(event), source=source,
             ))
+        if event.name != name:
+            # The run in that namespace is the recorded one, whichever graph the code names now.
+            self._found_inside(DivergenceFound(run.matcher.divergence(
+                "command-mismatch",
+                f"the code now starts graph {name!r} as graph run #{index + 1} from the entrypoint, where the history "
+                f"recorded {event.name!r}",
+                issued, _child(event), source=source,
+            )))
+            return event, None, source
         return event, node[1], source
 
     @staticmethod
@@ -905,8 +904,9 @@ class _NestedRuns:
             ))
 
     def _found_inside(self, found: DivergenceFound) -> None:
-        """A change inside a finished nested run: the thread's divergence, or — for a thread in flight,
-        which LangGraph resumes without running that code again — a warning, and the replay goes on."""
+        """A change inside a finished nested run (or of the graph the code names for it): the thread's divergence,
+        or — for a thread in flight, which LangGraph resumes with the recorded run's output without running any
+        code for it — a warning, and the replay goes on."""
         if self.run.history.status not in ("running", "parked"):
             raise found
         divergence = found.divergence
@@ -942,6 +942,7 @@ def _answer(history: History, event: Event) -> Any:
     except RuntimeError:
         future = concurrent.futures.Future()
     if event.error is not None:
+        # LangGraph stores repr(exception) and its own resume raises Exception(that text).
         future.set_exception(Exception(f"{event.error.type}({event.error.message!r})"))
     else:
         future.set_result(revive(history.event_result(event)))
