@@ -218,3 +218,15 @@ def test_another_nested_entrypoint_diverges_the_completed_thread_and_warns_the_p
     resumed = resume_copy(newsroom_db, newsroom_reviewer.newsroom, "print")
     assert resumed["post"] == {"printed": "intro on owls, tightened | intro on owls | body on owls"}
     assert effect_lines(effects) == ["print_article intro on owls, tightened | intro on owls | body on owls"]
+
+
+def test_a_nested_run_the_code_no_longer_starts_is_missing(newsroom_db: Path, effects: Path) -> None:
+    for thread_id in ("parked", "done"):
+        code, report = replay([histories(newsroom_db) / f"newsroom-{thread_id}.json"], "lg_apps.newsroom_unedited:newsroom")
+        found = result_of(report)["divergence"]
+        assert (code, found["kind"], found["position"]) == (1, "missing-command", 3), thread_id
+        assert (found["recorded"]["kind"], found["recorded"]["name"]) == ("child-workflow", "editor")
+        assert found["message"] == (
+            "the history recorded graph run #1 ('editor') started from the entrypoint's code, which the code no "
+            "longer starts")
+    assert not effects.exists()
