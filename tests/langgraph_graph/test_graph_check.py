@@ -217,6 +217,13 @@ def test_a_thread_parked_inside_a_subgraph_is_checked_as_langgraph_resumes_it(
     assert effect_lines(effects_log) == []
 
 
+NOT_INSIDE_SUBGRAPH_NOTE = (
+    "node 'review' runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not re-run "
+    "(the history holds no history of the subgraph: a subgraph's checkpoints are read from SQLite and Postgres "
+    "databases, for a node whose whole body is one compiled graph)"
+)
+
+
 def test_a_subgraph_read_through_the_saver_api_is_checked_to_exist_only(tmp_path: Path, effects_log: Path) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -229,11 +236,7 @@ def test_a_subgraph_read_through_the_saver_api_is_checked_to_exist_only(tmp_path
     assert refused == [] and "subgraph" not in json.loads(path.read_text())["events"][-1]
     result = check(tmp_path, "research_sign_off_renamed")["desks"]
     assert result["status"] == "passed"  # the renamed node inside is not seen: said in the note
-    assert (
-        "node 'review' runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not re-run "
-        "(the history holds no history of the subgraph: a subgraph's checkpoints are read from SQLite and Postgres "
-        "databases, for a node whose whole body is one compiled graph)"
-    ) in result["notes"]
+    assert NOT_INSIDE_SUBGRAPH_NOTE in result["notes"]
 
 
 def test_a_renamed_subgraph_node_is_named_only_against_the_graph_given_at_import(

@@ -404,16 +404,23 @@ def is_internal_channel(name: str) -> bool:
     return name.startswith(_EDGE_CHANNEL_PREFIXES) or (name.startswith("__") and name.endswith("__")) or name == PREGEL_TASKS
 
 
-def pull_task_id(checkpoint_id: str, checkpoint_version: int, step: int, node: str, triggers: tuple[str, ...]) -> str:
-    """The id of the task that runs ``node`` in the root graph's step ``step`` from ``checkpoint_id``,
-    triggered by the channels ``triggers`` (``prepare_single_task``, PULL branch)."""
-    return _task_id_hash(checkpoint_id, checkpoint_version, node, str(step), node, PULL, *sorted(triggers))
+def pull_task_id(
+    checkpoint_id: str, checkpoint_version: int, step: int, node: str, triggers: tuple[str, ...], graph_ns: str = ""
+) -> str:
+    """The id of the task that runs ``node`` in the graph's step ``step`` from ``checkpoint_id``, triggered by
+    the channels ``triggers`` (``prepare_single_task``, PULL branch); ``graph_ns``: a subgraph's checkpoint
+    namespace (the root graph's is empty)."""
+    node_ns = f"{graph_ns}{_NS_SEP}{node}" if graph_ns else node
+    return _task_id_hash(checkpoint_id, checkpoint_version, node_ns, str(step), node, PULL, *sorted(triggers))
 
 
-def send_task_id(checkpoint_id: str, checkpoint_version: int, step: int, node: str, packet_index: int) -> str:
-    """The id of the task that runs the ``packet_index``-th ``Send`` packet (to ``node``) of the root
-    graph's step ``step`` from ``checkpoint_id`` (``prepare_single_task``, PUSH branch for packets)."""
-    return _task_id_hash(checkpoint_id, checkpoint_version, node, str(step), node, PUSH, str(packet_index))
+def send_task_id(
+    checkpoint_id: str, checkpoint_version: int, step: int, node: str, packet_index: int, graph_ns: str = ""
+) -> str:
+    """The id of the task that runs the ``packet_index``-th ``Send`` packet (to ``node``) of the graph's step
+    ``step`` from ``checkpoint_id`` (``prepare_single_task``, PUSH branch for packets)."""
+    node_ns = f"{graph_ns}{_NS_SEP}{node}" if graph_ns else node
+    return _task_id_hash(checkpoint_id, checkpoint_version, node_ns, str(step), node, PUSH, str(packet_index))
 
 
 def parse_graph_task_path(path: str) -> tuple[str, str | int] | None:

@@ -224,7 +224,7 @@ def _attach_subgraphs(source: NamespaceSource, imported: ImportedThread, namespa
         checkpoints, writes = source.read_namespace(imported.thread_id, found[0])
         if not checkpoints:
             continue
-        sub = build_graph_history(imported.thread_id, checkpoints, writes)
+        sub = build_graph_history(imported.thread_id, checkpoints, writes, graph_ns=found[0])
         if sub.unknown_tasks:
             imported.notes.append(f"the subgraph node {node!r} runs: its tasks name no node this importer could recover "
                                   "(no task paths); its own history is left out")
