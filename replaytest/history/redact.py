@@ -121,9 +121,10 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     "dbos": ("$.events[*].function_id",),
     # plugins/langgraph: the input checkpoint's id (``run_id``), from which LangGraph derives the task ids
     # the replay compares with the recorded ``task_id``; call and interrupt positions, node and task names,
-    # super-steps, Send and branch markers.
+    # super-steps, Send and branch markers; the number of a nested run (``plugins/langgraph/nested.py``).
     "langgraph": (
         "$.workflow.run_id",
+        "$.events[*].nested",
         "$.events[*].task_id",
         "$.events[*].call_index",
         "$.events[*].interrupt_index",

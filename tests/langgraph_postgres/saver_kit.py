@@ -101,9 +101,15 @@ def without_record_time_ids(document: dict) -> dict:
     each step's ``task_id`` (LangGraph's hash of that id) replaced: the ids two recordings cannot share."""
     document = copy.deepcopy(document)
     document["workflow"]["run_id"] = RECORD_TIME_IDS
-    for event in document["events"]:
-        if "task_id" in event:
-            event["task_id"] = RECORD_TIME_IDS
+
+    def replaced(events: list) -> None:
+        for event in events:
+            if "task_id" in event:
+                event["task_id"] = RECORD_TIME_IDS
+            if "subgraph" in event:  # the subgraph a parked node runs: its own history, its own task ids
+                replaced(event["subgraph"]["events"])
+
+    replaced(document["events"])
     kept = (document.get("graph") or {}).get("checkpoint")
     if kept is not None:
         # A parked thread's bookkeeping: the task ids of its writes, and each channel version's random part

@@ -45,7 +45,9 @@ conditional edges leaving it, the nodes of a subgraph it runs: ``langgraph.promp
 
 Later edges and nodes are not compared (LangGraph runs them from the current code, which is correct). A
 thread that is not parked is checked for what applies, and the result's notes say what was and was not
-checked. A node running a subgraph is checked for existence only: the subgraph's checkpoints are not read.
+checked. A parked node running a subgraph is checked inside the subgraph when the import read the subgraph's
+own history (``subgraph`` on the pending interrupt, ``langgraph.nested``): the same checks against the current
+subgraph, reported at the thread's pending interrupt; otherwise it is checked for existence only, with a note.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from typing import Any
 
 from replaytest.history import Event, History
 from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.nested import SUBGRAPH_FIELD
 from replaytest.plugins.langgraph.replayer import project_caller, project_raise_site, same_as_recorded
 from replaytest.plugins.langgraph.values import normal_form, revive
 from replaytest.prompts import (
@@ -356,6 +359,7 @@ class _Check:
         self.interrupts = 0
         self.asked: list[Any] = []
         self.prefixes: tuple[str, ...] = ()
+        self.subgraph_of: str | None = None  # checking the subgraph this node of the thread's graph runs
 
     # --- the checks ---
 
@@ -411,9 +415,14 @@ class _Check:
                 "on resume LangGraph ends the thread silently: the reviewer's answer is dropped and nothing more runs"
                 if event is not None else "on resume LangGraph skips it silently"
             )
+            waits = "the thread waits"
+            if self.subgraph_of is not None:  # a subgraph's run ends, and the graph around it goes on
+                waits = "the subgraph waits"
+                outcome = outcome.replace("ends the thread silently", "ends the subgraph's run silently").replace(
+                    "nothing more runs", f"nothing more of the subgraph runs; the graph goes on past node {self.subgraph_of!r}")
             return Divergence(
                 "graph-node-missing", event.seq if event else None,
-                f"the thread waits in node {name!r}, which the current graph no longer has (its nodes: "
+                f"{waits} in node {name!r}, which the current graph no longer has (its nodes: "
                 f"{', '.join(self.nodes)}){hint}; {outcome}",
                 recorded=CommandView("node", name, event.seq if event else None),
                 issued=CommandView("node", renamed[0]) if renamed else None,
@@ -479,9 +488,13 @@ class _Check:
         name = str(event.extra.get("node"))
         node = self.nodes[name]
         if lg.is_subgraph_node(node):
+            subgraph = lg.node_subgraph(node)
+            if subgraph is not None and isinstance(event.extra.get(SUBGRAPH_FIELD), dict):
+                return self._check_subgraph(name, event, subgraph)
             self.notes.append(
                 f"node {name!r} runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not "
-                "re-run (its checkpoints live in their own namespace, which the import does not read)"
+                "re-run (the history holds no history of the subgraph: a subgraph's checkpoints are read from SQLite and "
+                "Postgres databases, for a node whose whole body is one compiled graph)"
             )
             return None
         function = lg.node_function(node)
@@ -552,6 +565,38 @@ class _Check:
             "end and the reviewer's answer is never read",
             recorded=CommandView("signal", "interrupt", event.seq), source=definition_of(function),
         )
+
+    def _check_subgraph(self, name: str, event: Event, subgraph: Any) -> Divergence | None:
+        """The parked node runs a subgraph whose own history the import read (``langgraph.nested``): LangGraph
+        resumes the node by resuming the subgraph from its checkpoints, so the subgraph's history is checked
+        against the current subgraph as a thread's is (its parked node re-run, its state keys and nodes
+        compared), and what it finds is reported at this node's interrupt."""
+        from replaytest.history import history_from_dict
+
+        prefix = f"$.events[{event.seq - 1}].{SUBGRAPH_FIELD}"
+        document = {
+            "format": "replaytest-history", "format_version": 1, **event.extra[SUBGRAPH_FIELD],
+            "workflow": {"type": str(subgraph.get_name()), "id": self.history.workflow.id, "engine": "langgraph"},
+            # What the import redacted inside the subgraph's history, at its paths there.
+            "redacted": ["$" + path[len(prefix):] for path in self.history.redacted if path.startswith(prefix + ".")],
+        }
+        try:
+            inner = _Check(history_from_dict(document, self.history.source), subgraph)
+            inner.subgraph_of = name
+        except Exception as error:  # noqa: BLE001 - a malformed subgraph history is said, not checked
+            self.notes.append(f"node {name!r} runs a subgraph whose recorded history cannot be read ({error}): "
+                              "it was checked to exist only")
+            return None
+        found = inner.run()
+        self.trips.extend(inner.trips)
+        self.compared += inner.compared
+        where = f"inside the subgraph node {name!r} runs"
+        self.notes.extend(f"{where}: {note}" for note in inner.notes if note not in (LATER_NODES_NOTE, AFTER_INTERRUPT_NOTE))
+        if found is None:
+            return None
+        self.interrupt_source = inner.interrupt_source
+        return replace(found, position=event.seq, message=f"{where}: {found.message} (LangGraph resumes node {name!r} by "
+                                                          "resuming its subgraph from the subgraph's own checkpoints)")
 
     def _on_interrupt(self, value: Any) -> int:
         index = self.interrupts

@@ -51,8 +51,9 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
 Shapes are JSON type names (``string``, ``number``, ``integer``, ``boolean``, ``null``, ``array``,
 ``object``) or, for a value LangGraph serialized as a class instance, the class's dotted name. Values
 were decoded by ``langgraph.values`` (never unpickled). A thread whose chain is neither a graph's nor an
-entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are not read: a node
-that runs a subgraph is recorded as that node.
+entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are not read here: a
+node that runs a subgraph is recorded as that node (the SQL readers then give a parked one the
+subgraph's own history, ``langgraph.nested``).
 """
 
 from __future__ import annotations
@@ -135,9 +136,10 @@ def shape(value: Any) -> str:
 
 def build_graph_history(
     thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], graphs: Sequence[GraphCode] = (),
-    prompt_records: Sequence[PromptRecord] = (),
+    prompt_records: Sequence[PromptRecord] = (), graph_ns: str = "",
 ) -> ImportedThread:
-    """The history of graph thread ``thread_id`` (see the module docstring)."""
+    """The history of graph thread ``thread_id`` (see the module docstring); ``graph_ns``: the checkpoint
+    namespace of a subgraph's run (``langgraph.nested``), which its task ids hash."""
     chain = _current_chain(thread_id, checkpoints)
     latest = chain[-1]
     notes: list[str] = []
@@ -163,7 +165,8 @@ def build_graph_history(
                 called.setdefault(caller, set()).add(write.task_id)
             elif write.task_id != lg.NULL_TASK_ID:
                 tasks.setdefault(write.task_id, []).append(write)
-        named = [(task_id, rows, *_task_node(checkpoint, task_id, rows[0], candidates, naming)) for task_id, rows in tasks.items()]
+        named = [(task_id, rows, *_task_node(checkpoint, task_id, rows[0], candidates, naming, graph_ns))
+                 for task_id, rows in tasks.items()]
         # Tasks of one step run concurrently and write in any order: the history lists them by node, then by
         # Send packet, so the same thread always gives the same history.
         named.sort(key=lambda task: (task[2], -1 if task[4] is None else task[4], task[0]))
@@ -214,7 +217,7 @@ def build_graph_history(
             event["prompts"] = prompts
     events.extend(pending_interrupts)
     state = {name: value for name, value in latest.channel_values.items() if not lg.is_internal_channel(name)}
-    next_nodes = _next_nodes(latest, by_checkpoint.get(latest.id, ()), candidates, naming)
+    next_nodes = _next_nodes(latest, by_checkpoint.get(latest.id, ()), candidates, naming, graph_ns)
     for name in (p["node"] for p in pending_interrupts):
         if name not in next_nodes:
             next_nodes.append(name)
@@ -378,7 +381,8 @@ def _branch_targets(channel_values: dict[str, Any]) -> str:
 
 
 def _task_node(
-    checkpoint: CheckpointRow, task_id: str, write: WriteRow, candidates: Sequence[str], code: GraphCode
+    checkpoint: CheckpointRow, task_id: str, write: WriteRow, candidates: Sequence[str], code: GraphCode,
+    graph_ns: str = "",
 ) -> tuple[str, Any, int | None]:
     """(node name, the Send packet's argument or None, the packet's index or None) of the task ``task_id``
     of ``checkpoint``'s step."""
@@ -396,13 +400,13 @@ def _task_node(
     step = checkpoint.step + 1
     for index, packet in enumerate(_as_list(checkpoint.channel_values.get(lg.PREGEL_TASKS))):
         node = _send_node(packet)
-        if lg.send_task_id(checkpoint.id, checkpoint.version, step, node, index) == task_id:
+        if lg.send_task_id(checkpoint.id, checkpoint.version, step, node, index, graph_ns) == task_id:
             return node, _send_arg(packet), index
     for name in (lg.START, *candidates):
         triggers = code.triggers.get(name, (f"{lg.BRANCH_TO}{name}",))
         if name == lg.START:
             triggers = (lg.START,)
-        if lg.pull_task_id(checkpoint.id, checkpoint.version, step, name, triggers) == task_id:
+        if lg.pull_task_id(checkpoint.id, checkpoint.version, step, name, triggers, graph_ns) == task_id:
             return name, None, None
     return UNKNOWN_NODE, None, None
 
@@ -425,7 +429,7 @@ def _calling_node(checkpoint: CheckpointRow, write: WriteRow) -> str | None:
 
 
 def _next_nodes(
-    latest: CheckpointRow, pending: Sequence[WriteRow], candidates: Sequence[str], code: GraphCode
+    latest: CheckpointRow, pending: Sequence[WriteRow], candidates: Sequence[str], code: GraphCode, graph_ns: str = ""
 ) -> list[str]:
     """The nodes the step after ``latest`` runs: those its edge channels trigger and its Send packets name."""
     names = [name[len(lg.BRANCH_TO):] for name in latest.channel_values if name.startswith(lg.BRANCH_TO)]
@@ -435,7 +439,7 @@ def _next_nodes(
     done_nodes = set()
     for task_id in finished:
         row = next(w for w in pending if w.task_id == task_id)
-        done_nodes.add(_task_node(latest, task_id, row, candidates, code)[0])
+        done_nodes.add(_task_node(latest, task_id, row, candidates, code, graph_ns)[0])
     out: list[str] = []
     for name in names:
         if name not in out and name not in done_nodes:

@@ -16,8 +16,12 @@ will answer, another question). A parked history records the interrupt it waits 
 it having made every recorded task call and no other one — a task call past the recorded ones before
 that is an ``extra-command`` (LangGraph would run it for real on resume), a code that parks before calls
 the history made is ``missing-command``, and a code that now interrupts where a completed history went
-on is an ``extra-command``. An entrypoint that starts another graph from its own code is refused before
-that graph runs: its task calls are not in the history and would run for real. The run executes under
+on is an ``extra-command``. A graph the entrypoint invokes from its own code (``editor.invoke(…)``, ``await
+editor.ainvoke(…)``: a nested run) is answered from the nested run the history recorded (``_NestedRuns``;
+``langgraph.nested``): its code is replayed against its own recorded task calls, and the recorded output is
+handed back. Any other way of starting a graph there (``stream``, a compiled ``StateGraph``, a nested run
+inside a nested run, an entrypoint of another package, one the history does not hold) stops the replay at that call, after the calls before
+it were checked, with an ``error`` naming what is not supported. The run executes under
 the runtime guards: a clock, random or uuid read in the entrypoint is a ``nondeterministic-call`` hazard
 and the replay goes on; a socket, process, file write, or a ``@task``'s function called directly (the
 tasks the entrypoint's modules hold in their globals) is stopped and reported at its line.
@@ -41,6 +45,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import concurrent.futures
+import contextvars
 import inspect
 import os
 import sys
@@ -55,6 +60,7 @@ from replaytest.history import Event, History
 from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
 from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.nested import CHILD_KIND, NESTED_FIELD
 from replaytest.plugins.langgraph.rehearsal import TASK_LABEL
 from replaytest.plugins.langgraph.values import normal_form, revive
 from replaytest.prompts import (
@@ -127,6 +133,11 @@ NO_CALL_PROMPTS_NOTE = (
     "no per-call prompt versions recorded (thread recorded before replaytest recorded them per task call): the "
     "versions its task calls used are taken from the start manifest"
 )
+NESTED_RUNS_NOTE = (
+    "graphs started from the entrypoint's code were replayed against their recorded nested runs, matched by the "
+    "order the code starts them; the prompts of their task calls were not compared"
+)
+NESTED_NOT_REHEARSED_NOTE = "resume not rehearsed: the thread's nested runs are not restored for a rehearsal yet"
 INTERRUPT_IN_TASK_NOTE = (
     "the run is parked at an interrupt inside a task body, which replay never runs: that interrupt's value was not compared"
 )
@@ -169,15 +180,16 @@ class LangGraphReplayer(NeutralReplayer):
             result.status, result.error = "error", str(error)
             return result
         divergence = run.execute()
-        if run.nested is not None:
-            graph, where = run.nested
+        if run.stopped_at_graph is not None:
+            graph, reason, where = run.stopped_at_graph
             at = f" at {_display(where.path)}:{where.line}" if where is not None else ""
             result.status = "error"
             result.error = (
-                f"the entrypoint starts another LangGraph graph ({graph!r}){at} from its own code: a nested graph "
-                f"runs its own task calls, which the history does not hold (LangGraph checkpoints them in the "
-                f"nested run's namespace) and replay must not run; replay stopped before it ran anything. Call it "
-                f"from inside a @task (whose recorded result replay feeds back) to make this history replayable"
+                f"the entrypoint starts another LangGraph graph ({graph!r}){at} from its own code in a way replay "
+                f"does not support: {reason}. Replay checked the {run.matcher.index} task call(s) before it and "
+                f"stopped at this call, before the graph ran anything; the rest of the thread is not checked. "
+                f"Call it with invoke()/ainvoke() from the entrypoint, or from inside a @task (whose recorded "
+                f"result replay feeds back), to make this history replayable"
             )
             return result
         result.warnings = run.matcher.warnings
@@ -198,8 +210,13 @@ class LangGraphReplayer(NeutralReplayer):
                 options, run.matcher.next_position(),
             )
         result.notes.extend(run.notes)
+        if run.nested_runs.children:
+            result.notes.append(NESTED_RUNS_NOTE)
         _task_views(result)
-        if options.rehearse:
+        if options.rehearse and run.nested_runs.children:
+            if result.status == "passed" and history.status in ("running", "parked"):
+                result.notes.append(NESTED_NOT_REHEARSED_NOTE)
+        elif options.rehearse:
             from replaytest.plugins.langgraph.rehearsal import remember_answers
 
             remember_answers(history)
@@ -367,8 +384,11 @@ class _Run:
         self.interrupt_events: list[Event] = []  # the resumed interrupts, then the pending one (if parked)
         self.pending: Event | None = None
         self.previous: Any = None
+        nested_events: list[Event] = []
         for event in history.events:
-            if event.kind == "step":
+            if event.extra.get(NESTED_FIELD) is not None:  # a graph the entrypoint's code ran (``langgraph.nested``)
+                nested_events.append(event)
+            elif event.kind == "step":
                 tasks.append(event)
             elif event.kind == "signal" and event.name == "interrupt" and event.extra.get("pending") is True:
                 self.pending = event
@@ -393,7 +413,8 @@ class _Run:
         self.task_events = tasks
         self.interrupts = 0  # interrupt() calls the code made
         self.interrupt_source: SourcePosition | None = None
-        self.nested: tuple[str, SourcePosition | None] | None = None  # a graph the entrypoint started
+        # A graph the entrypoint started in a way replay does not support: (its name, why, the line).
+        self.stopped_at_graph: tuple[str, str, SourcePosition | None] | None = None
         self.notes = _interrupt_notes(history.status, self.interrupt_events, self.pending)
         self.trips: list[NondeterministicCall] = []  # what the runtime guards caught during ``execute``
         self.modules = orchestration_modules([self.function])
@@ -421,6 +442,7 @@ class _Run:
         if self.per_call:
             self.matcher.resume_hint = self._resume_hint
         self.called: dict[str, str] = {}
+        self.nested_runs = _NestedRuns(self, nested_events)
 
     # --- hooks LangGraph calls ---
 
@@ -434,17 +456,7 @@ class _Run:
         event: Event = self.matcher.issue(issued).payload
         for prompt in [*(name for name, _ in prompts_in_use()), *self.task_prompts.get(issued.name, ())]:
             self.called.setdefault(prompt, f"task {issued.name!r}")
-        future: Any
-        try:
-            future = asyncio.get_running_loop().create_future()
-        except RuntimeError:
-            future = concurrent.futures.Future()
-        if event.error is not None:
-            # LangGraph stores repr(exception) and its own resume raises Exception(that text).
-            future.set_exception(Exception(f"{event.error.type}({event.error.message!r})"))
-        else:
-            future.set_result(revive(self.history.event_result(event)))
-        return future
+        return _answer(self.history, event)
 
     def _prompt_of(self, issued: Issued) -> None:
         """Set the prompts the current code's call uses on ``issued``: a ``use_prompt`` block around the
@@ -600,7 +612,7 @@ class _Run:
         outcome = "returned"
         divergence: Divergence | None = None
         bodies = plain_functions(lg.task_bodies([module.__dict__ for module in self.modules]))
-        with guarded(self.modules, self.matcher.next_position, bodies) as guard:
+        with guarded(self.modules, self.matcher.next_position, bodies) as guard, lg.nested_invokes(self.nested_runs):
             try:
                 if lg.is_async_entrypoint(self.bound):
                     returned = asyncio.run(self._arun(scratchpad, namespace))
@@ -613,7 +625,9 @@ class _Run:
             except ReachedEnd:
                 outcome = "reached-end"
             except lg.NestedGraphRun as started:
-                self.nested = (started.graph_name, project_raise_site(started, self.project_prefixes))
+                self.stopped_at_graph = (
+                    started.graph_name, started.reason, project_raise_site(started, self.project_prefixes)
+                )
                 return None
             except NondeterministicCall:
                 outcome = "guard"  # a stopped effect, recorded on the guard state
@@ -628,7 +642,7 @@ class _Run:
         if divergence is not None or outcome in ("reached-end", "guard"):
             return divergence
         if outcome == "interrupted":
-            return self._check_parked()
+            return self._check_parked() or self.nested_runs.unstarted()
         if self.interrupts < len(self.resumes):
             return self.matcher.divergence(
                 "missing-command",
@@ -640,6 +654,9 @@ class _Run:
             self.matcher.finish()
         except DivergenceFound as found:
             return found.divergence
+        unstarted = self.nested_runs.unstarted()
+        if unstarted is not None:
+            return unstarted
         if raised is not None:
             return self._check_failed(raised)
         return self._check_result(returned)
@@ -712,6 +729,245 @@ class _Run:
                 source=self.matcher.last_source,
             )
         return None
+
+
+# --- graphs the entrypoint invokes from its own code (nested runs, ``langgraph.nested``) -------------------
+
+
+class _NestedRuns:
+    """Answers ``graph.invoke(value)`` / ``await graph.ainvoke(value)`` made by the replayed entrypoint's
+    code (``lg.nested_invokes``) from the nested runs its history recorded, matched by the order the code
+    starts them (LangGraph finds a nested run's checkpoints by that number): the nested entrypoint's name
+    and input are compared with the recorded run's, its code is replayed against the run's own recorded task
+    calls as the entrypoint's is (no task body runs), its return value compared, and the recorded output is
+    handed back, as LangGraph does on resume. A thread in flight is resumed by LangGraph without running a
+    finished nested run's code again (whichever entrypoint the code names for it): a change found inside it, or
+    another entrypoint name, is then a warning, not a divergence, while a changed input stays a divergence (the
+    code would go on with an output made from another input).
+    Forms replay does not support stop the replay at the call (``lg.NestedGraphRun``)."""
+
+    def __init__(self, run: _Run, events: list[Event]) -> None:
+        self.run = run
+        self.children: dict[int, Event] = {}
+        self.tasks: dict[int, list[Event]] = {}
+        for event in events:
+            index = event.extra.get(NESTED_FIELD)
+            if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+                raise _Unsupported(f"event #{event.seq}: {NESTED_FIELD} is {index!r}, not a nested run's number")
+            if event.kind == CHILD_KIND and index not in self.children:
+                self.children[index] = event
+            elif event.kind == "step":
+                self.tasks.setdefault(index, []).append(event)
+            else:
+                raise _Unsupported(f"event #{event.seq} is a {event.kind} {event.name!r} of nested run #{index + 1}, "
+                                   "which LangGraph histories do not hold")
+        self.started = 0  # graphs the code started so far
+        self.inside = False  # a nested run's code is running
+
+    # --- what ``lg.nested_invokes`` calls ---
+
+    def invoke(self, graph: Any, value: Any, config: Any, options: dict[str, Any]) -> Any:
+        event, bound, source = self._begin(graph, value, config, options)
+        if bound is None:  # another graph than the recorded one, on a thread in flight: its code is not run
+            return revive(self.run.history.event_result(event))
+        if lg.is_async_entrypoint(bound):
+            raise lg.NestedGraphRun(event.name, "an async @entrypoint invoked with invoke() from synchronous code")
+        matcher, call, scratchpad, namespace = self._hooks(event)
+        self.inside = True
+        try:
+            try:
+                returned = lg.run_entrypoint(bound, value, call, scratchpad, namespace, None)
+                self._check_returned(event, lg.final_value(returned), matcher, source)
+            except DivergenceFound as found:
+                self._found_inside(found)
+            except Exception as error:  # noqa: BLE001 - the nested code raised where its recorded run returned
+                self._found_inside(self._raised(event, error, matcher))
+        finally:
+            self.inside = False
+        return revive(self.run.history.event_result(event))
+
+    async def ainvoke(self, graph: Any, value: Any, config: Any, options: dict[str, Any]) -> Any:
+        if not lg.is_async_entrypoint(self._bound(graph)):
+            return self.invoke(graph, value, config, options)
+        event, bound, source = self._begin(graph, value, config, options)
+        if bound is None:  # another graph than the recorded one, on a thread in flight: its code is not run
+            return revive(self.run.history.event_result(event))
+        matcher, call, scratchpad, namespace = self._hooks(event)
+        self.inside = True
+        try:
+            try:
+                # In a context of its own: LangGraph's runner sets the nested run's config in the context it runs in.
+                # (A task copies the context it is created in.)
+                returned = await contextvars.copy_context().run(
+                    asyncio.ensure_future, lg.arun_entrypoint(bound, value, call, scratchpad, namespace, None)
+                )
+                self._check_returned(event, lg.final_value(returned), matcher, source)
+            except DivergenceFound as found:
+                self._found_inside(found)
+            except Exception as error:  # noqa: BLE001 - the nested code raised where its recorded run returned
+                self._found_inside(self._raised(event, error, matcher))
+        finally:
+            self.inside = False
+        return revive(self.run.history.event_result(event))
+
+    # --- the checks ---
+
+    def _begin(self, graph: Any, value: Any, config: Any, options: dict[str, Any]) -> tuple[Event, Any, SourcePosition | None]:
+        """The recorded nested run the code's call stands for, once its input matches, and the node runnable of
+        the nested entrypoint to replay (None: the code names another graph than the recorded one, which is a
+        warning on a thread in flight — LangGraph hands it the recorded run's output without running it)."""
+        run = self.run
+        source = project_caller(run.project_prefixes)
+        node = lg.entrypoint_node(graph)
+        name = node[0] if node is not None else str(graph.get_name())
+        if self.inside:
+            raise lg.NestedGraphRun(name, "a graph invoked from a nested entrypoint's own code (a nested run inside a nested run)")
+        if node is None:
+            raise lg.NestedGraphRun(name, "a compiled StateGraph (its nodes would run as a graph of their own)")
+        function = getattr(node[1], "func", None) or getattr(node[1], "afunc", None)
+        if getattr(function, "__module__", None) not in {module.__name__ for module in run.modules}:
+            # The runtime guards watch the replayed entrypoint's package only: this code would run unwatched.
+            raise lg.NestedGraphRun(name, "an entrypoint defined outside the replayed entrypoint's package (its "
+                                          "code would run without the runtime guards)")
+        given = sorted(key for key, option in options.items() if option is not None)
+        if given or (isinstance(config, dict) and set(config) - {"callbacks", "tags", "metadata", "run_name"}):
+            raise lg.NestedGraphRun(name, f"invoke() given {', '.join(given or sorted(config))}")
+        from langgraph.types import Command
+
+        if isinstance(value, Command):
+            raise lg.NestedGraphRun(name, "invoke() given a Command")
+        index = self.started
+        self.started += 1
+        event = self.children.get(index)
+        if event is None:
+            raise lg.NestedGraphRun(name, (
+                f"the history holds no graph run #{index + 1} started from the entrypoint's code: either the code "
+                f"now starts one the recorded run did not (LangGraph would run it and its task calls for real) or "
+                f"the thread was imported without its nested runs (before replaytest imported them, or from a "
+                f"saver whose database replaytest does not read with SQL)"
+            ))
+        issued = Issued(CHILD_KIND, name, source=source)
+        status = event.extra.get("run_status")
+        if status != "completed":
+            raise lg.NestedGraphRun(name, f"a nested run that is {status} (LangGraph resumes it from its own checkpoints)")
+        recorded = event.extra.get("input")
+        now = normal_form(value)
+        if not same_as_recorded(recorded, now, frozenset(run.history.redacted), f"$.events[{event.seq - 1}].input"):
+            went_on = (
+                "on resume LangGraph hands back the recorded run's output without running it again, so the code "
+                "would go on with an output made from the recorded input"
+                if run.history.status in ("running", "parked")
+                else "the recorded output was made from the recorded input"
+            )
+            raise DivergenceFound(run.matcher.divergence(
+                "args-mismatch",
+                f"graph {name!r} (graph run #{index + 1} from the entrypoint) is now given {short_value(now, 160, str)}; "
+                f"the history recorded {short_value(recorded, 160, str)} ({went_on})",
+                issued, _child(event), source=source,
+            ))
+        if event.name != name:
+            # The run in that namespace is the recorded one, whichever graph the code names now.
+            self._found_inside(DivergenceFound(run.matcher.divergence(
+                "command-mismatch",
+                f"the code now starts graph {name!r} as graph run #{index + 1} from the entrypoint, where the history "
+                f"recorded {event.name!r}",
+                issued, _child(event), source=source,
+            )))
+            return event, None, source
+        return event, node[1], source
+
+    @staticmethod
+    def _bound(graph: Any) -> Any:
+        node = lg.entrypoint_node(graph)
+        return node[1] if node is not None else None
+
+    def _hooks(self, event: Event) -> tuple[Matcher, Any, Any, str]:
+        """The nested run's matcher over its recorded task calls, its task-call hook (answers from the
+        history; no task body runs), its scratchpad and checkpoint namespace."""
+        run = self.run
+        index = event.extra[NESTED_FIELD]
+        matcher = Matcher(RecordedEvents(self.tasks.get(index, []), _recorded), "completed", run.matcher.options)
+
+        def call(func: Any, arguments: Any, **options: Any) -> Any:
+            issued = Issued("step", lg.task_name_of(func), source=project_caller(run.project_prefixes))
+            return _answer(run.history, matcher.issue(issued).payload)
+
+        def on_interrupt(value: Any) -> int:
+            raise DivergenceFound(matcher.divergence(
+                "extra-command",
+                f"graph {event.name!r} (graph run #{index + 1} from the entrypoint) now waits at an interrupt, which "
+                f"its recorded run never reached",
+                Issued("signal", "interrupt", source=project_caller(run.project_prefixes)),
+            ))
+
+        return matcher, call, lg.Scratchpad.build(on_interrupt, []), f"{event.name}:nested-{index}"
+
+    def _raised(self, event: Event, error: BaseException, matcher: Matcher) -> DivergenceFound:
+        return DivergenceFound(matcher.divergence(
+            "result-mismatch",
+            f"graph {event.name!r} (graph run #{event.extra[NESTED_FIELD] + 1} from the entrypoint) now fails with "
+            f"{type(error).__name__}: {error}; its recorded run completed",
+            source=project_raise_site(error, self.run.project_prefixes) or matcher.last_source,
+        ))
+
+    def _check_returned(self, event: Event, returned: Any, matcher: Matcher, source: Any) -> None:
+        """Every recorded task call made, and the recorded value returned."""
+        matcher.finish()
+        index = event.extra[NESTED_FIELD]
+        recorded = self.run.history.event_result(event)
+        now = normal_form(returned)
+        if not same_as_recorded(recorded, now, frozenset(self.run.history.redacted), f"$.events[{event.seq - 1}].result"):
+            raise DivergenceFound(matcher.divergence(
+                "result-mismatch",
+                f"graph {event.name!r} (graph run #{index + 1} from the entrypoint) now returns "
+                f"{short_value(now, 80, str)}; the history recorded {short_value(recorded, 80, str)}",
+                source=matcher.last_source or source,
+            ))
+
+    def _found_inside(self, found: DivergenceFound) -> None:
+        """A change inside a finished nested run (or of the graph the code names for it): the thread's divergence,
+        or — for a thread in flight, which LangGraph resumes with the recorded run's output without running any
+        code for it — a warning, and the replay goes on."""
+        if self.run.history.status not in ("running", "parked"):
+            raise found
+        divergence = found.divergence
+        self.run.matcher.warnings.append(replace(
+            divergence, severity="warning",
+            message=f"{divergence.message} (not a divergence of this {self.run.history.status} thread: LangGraph "
+                    f"resumes it with the nested run's recorded output, without running its code again)",
+        ))
+
+    def unstarted(self) -> Divergence | None:
+        """A recorded nested run the code no longer starts (the code finished, or reached its park, first)."""
+        if self.started >= len(self.children):
+            return None
+        event = self.children[min(index for index in self.children if index >= self.started)]
+        return self.run.matcher.divergence(
+            "missing-command",
+            f"the history recorded graph run #{event.extra[NESTED_FIELD] + 1} ({event.name!r}) started from the "
+            f"entrypoint's code, which the code no longer starts",
+            None, _child(event), source=self.run.interrupt_source or self.run.matcher.last_source,
+        )
+
+
+def _child(event: Event) -> Recorded:
+    """A recorded nested run as the report shows it (it is not one of the matcher's task calls)."""
+    return Recorded(seq=event.seq, kind=event.kind, name=event.name, payload=event)
+
+
+def _answer(history: History, event: Event) -> Any:
+    """A recorded task call's outcome as the future LangGraph's call hook returns."""
+    future: Any
+    try:
+        future = asyncio.get_running_loop().create_future()
+    except RuntimeError:
+        future = concurrent.futures.Future()
+    if event.error is not None:
+        # LangGraph stores repr(exception) and its own resume raises Exception(that text).
+        future.set_exception(Exception(f"{event.error.type}({event.error.message!r})"))
+    else:
+        future.set_result(revive(history.event_result(event)))
+    return future
 
 
 def _interrupt_notes(status: str, interrupts: list[Event], pending: Event | None) -> list[str]:
