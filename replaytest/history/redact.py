@@ -127,6 +127,7 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
         "$.events[*].aws.status",
         "$.events[*].aws.tag",
         "$.events[*].aws.lossy",
+        "$.events[*].aws.unnamed",
     ),
     # plugins/dbos: the function id the replayer finds each recorded operation by.
     "dbos": ("$.events[*].function_id",),

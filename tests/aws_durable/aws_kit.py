@@ -113,3 +113,41 @@ def record_orders(folder: Path) -> Recording:
         else:
             os.environ["ORDERS_MARKER"] = saved
     return Recording(files, marker)
+
+
+class _RecordingServiceClient:
+    """A service client that accepts every checkpoint and has no further pages (for ``sdk_verdict``)."""
+
+    def checkpoint(self, durable_execution_arn: str, checkpoint_token: str, updates: list[Any], client_token: str | None) -> Any:
+        from aws_durable_execution_sdk_python.lambda_service import CheckpointOutput, CheckpointUpdatedExecutionState
+
+        return CheckpointOutput(checkpoint_token=checkpoint_token, new_execution_state=CheckpointUpdatedExecutionState())
+
+    def get_execution_state(self, *args: Any, **kwargs: Any) -> Any:
+        from aws_durable_execution_sdk_python.lambda_service import StateOutput
+
+        return StateOutput()
+
+
+def sdk_verdict(handler: Callable[..., Any], documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """The SDK's own judgement of ``handler`` on a recorded execution, without replaytest: the saved history
+    page turned into checkpoint operations by the testing SDK's own converter and handed to the handler as
+    Lambda re-invokes it. The invocation output (``Status``, ``Error``)."""
+    from types import SimpleNamespace
+
+    from aws_durable_execution_sdk_python.execution import DurableExecutionInvocationInputWithClient, InitialExecutionState
+    from aws_durable_execution_sdk_python_testing.model import GetDurableExecutionHistoryResponse, events_to_operations
+
+    execution, page = documents
+    operations = events_to_operations(GetDurableExecutionHistoryResponse.from_dict(page).events)
+    event = DurableExecutionInvocationInputWithClient(
+        durable_execution_arn=execution["DurableExecutionArn"], checkpoint_token="verdict",
+        initial_execution_state=InitialExecutionState(operations=operations, next_marker=""),
+        service_client=_RecordingServiceClient(),
+    )
+    context = SimpleNamespace(
+        aws_request_id="verdict", function_name=FUNCTION_NAME, invoked_function_arn="", function_version="$LATEST",
+        tenant_id=None, log_group_name=None, log_stream_name=None, memory_limit_in_mb=None, client_context=None,
+        identity=None, get_remaining_time_in_millis=lambda: 900_000,
+    )
+    return dict(handler(event, context))

@@ -30,14 +30,14 @@ def test_each_execution_is_one_history_with_its_operations_in_order(imported) ->
     assert [(e["kind"], e["name"]) for e in big["events"]] == [
         ("step", "check_stock"), ("step", "check_stock"), ("step", "check_stock"), ("step", "price_order"),
         ("step", "approval"), ("signal", "approval create callback id"), ("step", "approval submitter"),
-        ("step", "pack"), ("step", "print_label"), ("step", "book_courier"),
+        ("step", "print_label"), ("step", "book_courier"), ("step", "pack"), ("step", "weigh_box"), ("timer", "seal"),
     ]
     # The SDK's typed envelope unwrapped into JSON data.
     assert big["events"][3]["result"] == {"total": 150, "lines": 3}
     assert big["events"][5]["result"] == "yes"
-    pack = big["events"][7]["aws"]
+    pack = big["events"][9]["aws"]
     assert (pack["type"], pack["sub_type"], pack["status"]) == ("CONTEXT", "RunInChildContext", "SUCCEEDED")
-    assert big["events"][8]["aws"]["parent_id"] == pack["id"]
+    assert big["events"][10]["aws"]["parent_id"] == pack["id"]
 
 
 def test_statuses_running_parks_at_the_callback_and_a_wait_has_its_duration(imported) -> None:  # type: ignore[no-untyped-def]

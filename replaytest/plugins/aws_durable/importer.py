@@ -279,6 +279,8 @@ def neutral_history(execution: Execution, workflow_type: str | None = None) -> H
                 aws[key] = value
         if operation.lossy:
             aws["lossy"] = list(operation.lossy)
+        if operation.name is None:
+            aws["unnamed"] = True  # the event's name is its subtype; the SDK compares the name it has (none)
         failure = ErrorInfo(*operation.error) if operation.error is not None and operation.status != "SUCCEEDED" else None
         events.append(Event(
             seq=seq, kind=NEUTRAL_KINDS[operation.type], name=operation.name or operation.sub_type or operation.type.lower(),

@@ -1,5 +1,5 @@
 """The order handler the AWS durable functions tests record and replay: steps, a durable wait, a callback
-(``wait_for_callback``) on big orders, a child context. Every step body appends its name to the file named
+(``wait_for_callback``) on big orders, a child context with a step and a wait. Every step body appends its name to the file named
 by ``ORDERS_MARKER``, so a test can prove a replay ran none."""
 
 import os
@@ -49,10 +49,16 @@ def ask_approver(callback_id: str, callback_context: object) -> None:
     _mark("ask_approver")
 
 
-def pack(child: DurableContext, order_id: str) -> str:
-    label = child.step(print_label(order_id))
-    tracking = child.step(book_courier(order_id))
-    return f"{label}/{tracking}"
+@durable_step
+def weigh_box(step_context: StepContext, lines: int) -> float:
+    _mark("weigh_box")
+    return 0.5 * lines
+
+
+def pack(child: DurableContext, lines: int) -> str:
+    weight = child.step(weigh_box(lines))
+    child.wait(Duration.from_seconds(1), name="seal")
+    return f"{weight}kg"
 
 
 @durable_execution
@@ -64,5 +70,11 @@ def handler(event: dict, context: DurableContext) -> dict:
     else:
         context.wait(Duration.from_seconds(2), name="cool_off")
         approval = "auto"
-    shipment = context.run_in_child_context(lambda child: pack(child, event["id"]), name="pack")
-    return {"status": "shipped", "total": price["total"], "approval": approval, "shipment": shipment}
+    label = context.step(print_label(event["id"]))
+    tracking = context.step(book_courier(event["id"]))
+    box = context.run_in_child_context(lambda child: pack(child, price["lines"]), name="pack")
+    return {"status": "shipped", "total": price["total"], "approval": approval, "label": label, "tracking": tracking, "box": box}
+
+
+# The Lambda function's name -> its handler: how replay finds the code for a history (its workflow type).
+FUNCTIONS = {"orders": handler}
