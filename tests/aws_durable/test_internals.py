@@ -82,3 +82,21 @@ def test_a_changed_name_at_a_position_is_the_sdks_non_determinism() -> None:
         output = internals.invoke(doubler.__wrapped__, "arn/exec", _recorded(5, "triple"), "doubler", None)  # type: ignore[attr-defined]
     assert output["Status"] == "FAILED"
     assert refusals and "name checkpoint='triple' current='double'" in refusals[0]
+
+
+def test_a_replay_polls_the_checkpoint_threads_stop_faster_and_restores_it() -> None:
+    from aws_durable_execution_sdk_python import state
+
+    before = state._STOP_SIGNAL_POLL_SECONDS
+    assert isinstance(before, float) and before > internals._REPLAY_STOP_POLL_SECONDS
+    seen: list[float] = []
+
+    @durable_execution
+    def probe(event: dict, context: DurableContext) -> int:
+        seen.append(state._STOP_SIGNAL_POLL_SECONDS)
+        return 1
+
+    output = internals.invoke(probe.__wrapped__, "arn/exec", _recorded(1)[:1], "probe", None)  # type: ignore[attr-defined]
+    assert output["Status"] == "SUCCEEDED"
+    assert seen == [internals._REPLAY_STOP_POLL_SECONDS]
+    assert state._STOP_SIGNAL_POLL_SECONDS == before
