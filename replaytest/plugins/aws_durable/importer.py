@@ -1,12 +1,13 @@
 """``replaytest import aws-durable``: AWS Lambda durable executions into neutral histories.
 
-The source is what the Lambda API returns, saved as JSON (read only; no credentials needed): for each
-execution, the ``GetDurableExecution`` response (``aws lambda get-durable-execution``) followed by every
-page of its ``GetDurableExecutionHistory`` with ``IncludeExecutionData=true`` (``aws lambda
-get-durable-execution-history --include-execution-data``: ``{"Events": [...], "NextMarker": ...}``). Files
-are read in the order given and so are the documents of a file that holds a JSON list of them: each
-execution document starts an execution and the history pages after it are its events. A history page
-before any execution, or a file that is neither, stops the import (exit 2).
+The source is what the Lambda API returns for each execution: the ``GetDurableExecution`` response and every
+page of its ``GetDurableExecutionHistory`` with ``IncludeExecutionData=true``. Either saved as JSON (no
+credentials needed: ``aws lambda get-durable-execution`` and ``aws lambda get-durable-execution-history
+--include-execution-data``, ``{"Events": [...], "NextMarker": ...}``), read in the order given, as are the
+documents of a file that holds a JSON list of them: each execution document starts an execution and the
+history pages after it are its events (a history page before any execution, or a file that is neither, stops
+the import, exit 2); or, with ``--arn``, straight from the API with boto3 and the environment's credentials,
+read only (those two calls, every page followed by ``Marker``).
 
 One neutral history per execution, engine ``aws_durable``, file named after the execution's name and id:
 
@@ -141,6 +142,54 @@ def group_executions(documents: Iterable[tuple[Any, str]]) -> Iterator[Execution
             )
     if current is not None:
         yield current
+
+
+def lambda_client(region: str | None) -> Any:
+    """A boto3 Lambda client with the environment's credentials (exit 2 when boto3 is not installed)."""
+    try:
+        import boto3
+    except ImportError:
+        raise click.ClickException("--arn reads the Lambda API with boto3, which is not installed (pip install boto3)") from None
+    return boto3.client("lambda", region_name=region)
+
+
+def _as_json(value: Any) -> Any:
+    """A boto3 response as the JSON the CLI prints (timestamps as ISO-8601 text, no response metadata)."""
+    import datetime
+
+    if isinstance(value, dict):
+        return {key: _as_json(item) for key, item in value.items() if key != "ResponseMetadata"}
+    if isinstance(value, list):
+        return [_as_json(item) for item in value]
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return value.isoformat()
+    return value
+
+
+def api_executions(client: Any, arns: Sequence[str]) -> Iterator[Execution]:
+    """Each execution read from the API: ``GetDurableExecution``, then every ``GetDurableExecutionHistory``
+    page (read only; an API error stops the import with the call and the service's message)."""
+    for arn in arns:
+        where = f"the Lambda API, execution {arn}"
+        try:
+            document = _as_json(client.get_durable_execution(DurableExecutionArn=arn, IncludeExecutionData=True))
+            execution = Execution(document, where)
+            marker: str | None = None
+            while True:
+                request: dict[str, Any] = {"DurableExecutionArn": arn, "IncludeExecutionData": True}
+                if marker:
+                    request["Marker"] = marker
+                page = _as_json(client.get_durable_execution_history(**request))
+                execution.events.extend(page.get("Events") or [])
+                execution.pages += 1
+                marker = page.get("NextMarker")
+                if not marker:
+                    break
+        except click.ClickException:
+            raise
+        except Exception as error:  # botocore's ClientError, NoCredentialsError, an endpoint that cannot be reached
+            raise click.ClickException(f"reading {where} failed: {type(error).__name__}: {error}") from None
+        yield execution
 
 
 def _text(value: Any, where: str, key: str, required: bool = False) -> str | None:
@@ -332,20 +381,24 @@ def recorded_run(document: Any) -> RunKey | None:
 
 
 @click.command("aws-durable")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--arn", "arns", multiple=True, metavar="ARN", help="Instead of FILES: read this execution from the Lambda API with boto3 (repeatable; read only).")
+@click.option("--region", help="The AWS region of --arn (default: the environment's).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the history files.")
 @click.option("--workflow-type", metavar="NAME", help="The workflow type to record (default: the Lambda function's name); replay looks the handler up by it.")
 @click.option("--redact-key", "keys", multiple=True, metavar="NAME", help="Key name to scrub in payloads (repeatable; default: [tool.replaytest.redact] or common secret fields).")
 @click.option("--redact-path", "paths", multiple=True, metavar="JSONPATH", help="JSON path to scrub (repeatable).")
 @click.option("--no-redact", is_flag=True, help="Write payloads as recorded.")
 def import_command(
-    files: tuple[Path, ...], out_dir: Path, workflow_type: str | None, keys: tuple[str, ...], paths: tuple[str, ...], no_redact: bool,
+    files: tuple[Path, ...], arns: tuple[str, ...], region: str | None, out_dir: Path, workflow_type: str | None,
+    keys: tuple[str, ...], paths: tuple[str, ...], no_redact: bool,
 ) -> None:
     """Read AWS Lambda durable executions from FILES into OUT, one history per execution.
 
     FILES are saved `aws lambda get-durable-execution` output, each followed by every page of that
     execution's `aws lambda get-durable-execution-history --include-execution-data` (or one file holding a
-    JSON list of those documents in that order). Payloads are JSON only, never unpickled."""
+    JSON list of those documents in that order); or, with --arn, the same read from the Lambda API. Payloads
+    are JSON only, never unpickled."""
     from replaytest.history import save_history
     from replaytest.history.redact import redact_history
     from replaytest.plugins.import_files import ImportCollision, ImportFolder, neutral_key
@@ -361,8 +414,13 @@ def import_command(
     redactor = import_redactor(no_redact, keys, paths)
     notes = ImportNotes()
     written = 0
+    if bool(files) == bool(arns):
+        fail("give the saved JSON FILES or --arn ARN (reading the Lambda API), one of the two")
     try:
-        executions = list(group_executions(read_documents(files, import_byte_limit())))
+        if arns:
+            executions = list(api_executions(lambda_client(region), arns))
+        else:
+            executions = list(group_executions(read_documents(files, import_byte_limit())))
     except click.ClickException as error:
         fail(error.message)
     if not executions:
