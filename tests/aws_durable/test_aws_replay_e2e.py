@@ -156,3 +156,17 @@ def test_a_handler_under_another_name_is_stale_not_passed(imported, tmp_path: Pa
     results = json.loads(done.stdout)["results"]
     assert {r["status"] for r in results} == {"stale"}
     assert "no current @durable_execution handler named 'orders'" in results[0]["error"]
+
+
+def test_a_file_write_in_the_handler_is_stopped_before_it_happens(imported, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    written = tmp_path / "written-by-the-handler.txt"
+    app = _project(tmp_path, [(
+        "    price = context.step(price_order(stock))\n",
+        f"    price = context.step(price_order(stock))\n    open({str(written)!r}, 'w').write('x')  # effect\n",
+    )])
+    result = _replay(imported, tmp_path)["o-small"]
+    assert result["status"] == "diverged"
+    assert result["divergence"]["kind"] == "nondeterministic-call"
+    assert result["divergence"]["source"]["line"] == line_of(app, "# effect")
+    assert "stopped" in result["divergence"]["message"]
+    assert not written.exists()
