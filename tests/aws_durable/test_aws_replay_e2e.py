@@ -170,3 +170,20 @@ def test_a_file_write_in_the_handler_is_stopped_before_it_happens(imported, tmp_
     assert result["divergence"]["source"]["line"] == line_of(app, "# effect")
     assert "stopped" in result["divergence"]["message"]
     assert not written.exists()
+
+
+def test_a_child_context_made_virtual_is_the_sdks_own_refusal_where_the_hook_does_not_see_it(imported, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The SDK refuses a recorded (checkpointed) child context that is now virtual in a check of its own,
+    after the identity check; the replay reports that refusal as a divergence."""
+    app = _project(tmp_path, [
+        ("from aws_durable_execution_sdk_python.config import Duration\n",
+         "from aws_durable_execution_sdk_python.config import ChildConfig, Duration\n"),
+        ('name="pack")', 'name="pack", config=ChildConfig(is_virtual=True))'),
+    ])
+    result = _replay(imported, tmp_path)["o-big"]
+    assert result["status"] == "diverged", result
+    assert result["divergence"]["kind"] == "command-mismatch"
+    assert "NonDeterministicExecutionError" in result["divergence"]["message"]
+    assert "virtual" in result["divergence"]["message"]
+    verdict = sdk_verdict(_edited_handler(app), _documents(imported, "order-big"))
+    assert verdict["Status"] == "FAILED" and verdict["Error"]["ErrorType"].endswith("NonDeterministicExecutionError")

@@ -364,15 +364,17 @@ class AwsDurableReplayer(NeutralReplayer):
             if history.status in ("running", "parked"):
                 return None
             return matcher.divergence("missing-command", f"the code waits on an operation where the {history.status} execution ends", source=where)
+        error = output.get("Error") if status == "FAILED" else None
+        error = error if isinstance(error, Mapping) else {}
+        error_type, error_message = str(error.get("ErrorType", "Error")), str(error.get("ErrorMessage", ""))
+        if error_type.endswith("NonDeterministicExecutionError"):
+            # Raised where the identity hook does not see it (a virtual child context, a batch's branches).
+            return matcher.divergence("command-mismatch", f"the SDK refuses the replay: NonDeterministicExecutionError: {error_message}", source=where)
         try:
             matcher.finish()
         except DivergenceFound as found:
             return found.divergence
         if status == "FAILED":
-            error = output.get("Error") or {}
-            error_type, error_message = str(error.get("ErrorType", "Error")), str(error.get("ErrorMessage", ""))
-            if error_type.endswith("NonDeterministicExecutionError"):
-                return matcher.divergence("command-mismatch", f"the SDK refuses the replay: NonDeterministicExecutionError: {error_message}", source=where)
             if history.status != "failed":
                 return matcher.divergence(
                     "result-mismatch",
