@@ -2,7 +2,7 @@
 orchestration code; ``@durable_step`` functions and the callables handed to ``context.step``, ``map``,
 ``parallel``, ``run_in_child_context`` and ``wait_for_callback`` are steps (their results are checkpointed)."""
 
-from replaytest.lint.profile import FixTemplate, FrameworkProfile
+from replaytest.lint.profile import FrameworkProfile
 
 _SDK = "aws_durable_execution_sdk_python"
 _CONTEXT = f"{_SDK}.DurableContext"
@@ -48,9 +48,7 @@ PROFILE = FrameworkProfile(
         "environment": f"handler input or {_STEP}",
         "concurrency": "context.map() / context.parallel()",
     },
-    fixes={
-        "time.sleep": FixTemplate(
-            "{ctx}.wait(Duration.from_seconds({args}))", False, import_from=(f"{_SDK}.config", "Duration"), arguments="one"
-        ),
-    },
+    # No automatic fixes: the SDK's replacements are operations (a step, a durable wait) that add a checkpoint,
+    # which changes what replays for executions already in flight; the messages name them.
+
 )
