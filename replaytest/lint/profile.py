@@ -133,6 +133,9 @@ class FrameworkProfile:
     context_types: tuple[str, ...] = ()
     context_param_names: tuple[str, ...] = ()
     context_class: str = ""
+    # Which parameter of an orchestration function is the context when it is not annotated (0: the first
+    # after ``self``; AWS durable handlers take ``(event, context)``, so theirs is 1).
+    context_param_position: int = 0
     # Calls that are never findings in this framework's orchestration code (its deterministic APIs).
     safe_calls: frozenset[str] = frozenset()
     # Calls that are findings only in this framework (qualified name -> category).
