@@ -87,11 +87,16 @@ def verdict_text(patch: PatchUse) -> str:
         number = len(patch.replayed_old_by)
         return (f"still needed: no in-flight run needs it, but {number} retained finished "
                 f"{'history replays' if number == 1 else 'histories replay'} its old branch (first: "
-                f"{run_id(patch.replayed_old_by[0])}); removing it makes them diverge")
+                f"{run_id(patch.replayed_old_by[0])}); removing it sends them down the new branch, which they "
+                f"did not record")
     if verdict == "deprecate-now":
         number = len(patch.marked_by)
-        return (f"deprecate now: no in-flight run needs the old branch; {number} retained "
-                f"{'history records' if number == 1 else 'histories record'} the marker")
+        records = f"{number} retained {'history records' if number == 1 else 'histories record'} the marker"
+        if patch.deprecated:
+            # Already a deprecate_patch: "deprecate now" would ask for what is done. It still consumes the
+            # markers those histories hold, so it stays until none is retained.
+            return f"already deprecated: keep it while retained histories record the marker ({records}); remove it once none does"
+        return f"deprecate now: no in-flight run needs the old branch; {records}"
     return "remove now: no retained history needs either branch"
 
 
