@@ -350,6 +350,23 @@ class _Operations:
         event: Event = recorded.payload
         return event
 
+    def _guard_advice_for_gap(self, function_id: int) -> str:
+        """Where a version guard for an operation put into a gap of the recorded ids must go. A
+        ``DBOS.patch`` at ``function_id`` finds nothing recorded there either, so DBOS answers it True
+        (and records its marker): wrapping only the new operation still sends the run down the new path.
+        The check answers False only where the run recorded another operation, so it must come before one
+        the run has already run."""
+        earlier = [event for event in self.matcher.events[: self.matcher.index] if event.seq < function_id]
+        where = ""
+        if earlier:
+            last = earlier[-1]
+            where = f" (function id {last.seq}, {last.kind} {last.name!r}, or earlier)"
+        return (f'a `DBOS.patch("<change-id>")` check put right there finds nothing recorded at function id '
+                f"{function_id} either, so DBOS answers it True and the run still takes the new path: put the "
+                f"check before an operation the run has already recorded{where} and wrap from there through "
+                f"the change (`if DBOS.patch(...): <new> else: <old>`), or move the new code past the wait, "
+                f"so runs started before the change take the old path")
+
     def _nothing_recorded(self, command: Issued, function_id: int, later: list[Recorded] | None = None) -> None:
         """The history has no row at ``function_id``: where a running run resumes, else an extra command.
 
@@ -390,8 +407,8 @@ class _Operations:
                     f"{self.history.status} history has no operation, before {following.kind} "
                     f"{following.name!r} recorded at function id {following.seq}: DBOS recovery would run "
                     f"{command.name!r} for real and then fail with DBOSUnexpectedStepError where the code's "
-                    f"next operation meets the recorded {following.name!r}; put the change under "
-                    f'`if DBOS.patch("<change-id>"):` so runs started before it take the old path',
+                    f"next operation meets the recorded {following.name!r}; "
+                    + self._guard_advice_for_gap(function_id),
                     command,
                     following,
                     position=function_id,
