@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from replaytest.history import Event, History
 from replaytest.history.model import PromptRef
+from replaytest.model_clients import model_call_site
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
 from replaytest.prompts import (
@@ -83,6 +84,7 @@ from replaytest.replay.engine import (
     as_position,
     check_manifest_prompts,
     check_pending_prompts,
+    note_unrecorded_model_calls,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -586,6 +588,8 @@ class _Prompts:
     # {prompt: (parameters the run used, the current code's)} where known, for "temperature 0.2 → 0.9".
     params: dict[str, tuple[Any, Any]] = dataclasses.field(default_factory=dict)
     where: str = ""  # the resume point, in words, for the pending check's message
+    # (step, where its body calls a model) of recorded steps that call a model and recorded no prompt.
+    unprompted: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
 
 
 class DBOSReplayer(NeutralReplayer):
@@ -700,7 +704,8 @@ class DBOSReplayer(NeutralReplayer):
             history, matcher, set(internals.registered_workflow_names()), rebuilder, step_prompts, step_objects, chosen
         )
         prompts = _Prompts(
-            current, operations.called, unrecorded=operations.called_unrecorded, reached=reached, reused=reused, params=params
+            current, operations.called, unrecorded=operations.called_unrecorded, reached=reached, reused=reused, params=params,
+            unprompted=_unprompted_model_steps(history, steps) if reached else [],
         )
         document = history.input if isinstance(history.input, dict) else {}
         try:
@@ -761,9 +766,25 @@ def recorded_prompt_versions(history: History) -> dict[str, str]:
     return {ref.name: ref.version for event in history.events for ref in _recorded_prompts(event)}
 
 
+def _unprompted_model_steps(history: History, steps: Sequence[Any]) -> list[tuple[str, Any]]:
+    """The recorded steps whose body calls a model client but that recorded no prompt version (asked only
+    of runs that recorded versions per call: for older ones every step lacks one)."""
+    bodies = {body.dbos_function_name: body for body in steps}
+    found: list[tuple[str, Any]] = []
+    for event in history.events:
+        body = bodies.get(event.name)
+        if body is None or _recorded_prompts(event):
+            continue
+        site = model_call_site(body)
+        if site is not None:
+            found.append((f"step {event.name!r} (function id {event.seq})", site))
+    return found
+
+
 def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, options: ReplayOptions) -> None:
     """The prompt checks past the recorded steps (those are the matcher's): prompts no recorded step used
     against the start manifest, and a run with no per-call versions against its manifest only."""
+    note_unrecorded_model_calls(result, prompts.unprompted)
     status = _in_words(history.status)
     if not prompts.reached:
         # Recorded before per-call versions (or with no step that used a prompt yet): the start manifest.
