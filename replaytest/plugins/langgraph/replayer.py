@@ -45,7 +45,7 @@ import os
 import sys
 import textwrap
 import types
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from typing import Any
 from replaytest.history import Event, History
 from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
+from replaytest.model_clients import model_call_site
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.rehearsal import TASK_LABEL
 from replaytest.plugins.langgraph.values import normal_form, revive
@@ -87,6 +88,7 @@ from replaytest.replay.engine import (
     RecordedEvents,
     check_manifest_prompts,
     check_pending_prompts,
+    note_unrecorded_model_calls,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -189,6 +191,7 @@ class LangGraphReplayer(NeutralReplayer):
         result.notes.append(NO_ARGUMENTS_NOTE)
         current = run.current
         if run.per_call:
+            note_unrecorded_model_calls(result, unprompted_model_tasks(run.task_events, run.task_bodies))
             check_recorded_prompts(result, history, run, current, options)
         else:
             if history.prompt_manifest is not None:
@@ -206,6 +209,20 @@ class LangGraphReplayer(NeutralReplayer):
             if result.status == "passed" and history.status in ("running", "parked"):
                 _rehearse(result, history, run, workflows)
         return result
+
+
+def unprompted_model_tasks(events: Iterable[Event], bodies: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(task call, where its body calls a model) of the recorded task calls, in a thread recorded with
+    per-call records, whose body calls a model client but that recorded no prompt version."""
+    found: list[tuple[str, Any]] = []
+    for event in events:
+        body = bodies.get(event.name)
+        if body is None or _call_prompts(event):
+            continue
+        site = model_call_site(body)
+        if site is not None:
+            found.append((f"task {event.name!r}", site))
+    return found
 
 
 def has_call_prompts(history: History) -> bool:
@@ -382,6 +399,7 @@ class _Run:
         # {task name: the prompts its body names} (versions, and the Prompt objects for their parameters).
         bodies = lg.task_bodies([module.__dict__ for module in self.modules])
         self.task_prompts = {lg.task_name_of(body): prompt_manifest(body) for body in bodies}
+        self.task_bodies = {lg.task_name_of(body): body for body in bodies}
         self.task_prompt_objects = {lg.task_name_of(body): prompt_objects(body) for body in bodies}
         self.current = prompt_manifest(self.function) if self.function is not None else PromptManifest()
         self.current_objects = prompt_objects(self.function) if self.function is not None else {}

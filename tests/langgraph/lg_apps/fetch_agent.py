@@ -1,0 +1,33 @@
+"""An agent on LangGraph's functional API with two model tasks on a LangChain chat model (a fake one,
+answering offline): ``triage`` renders a ``Prompt`` of the code, ``follow_up`` sends a text fetched at run
+time as a plain string, which nothing records."""
+
+from __future__ import annotations
+
+from langgraph.func import entrypoint, task
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+import replaytest.plugins.langgraph.prompts  # noqa: F401  (importing it records per call)
+from replaytest.prompts import Prompt
+
+TRIAGE = Prompt("triage", "Sort this ticket into billing, shipping or other: {ticket}", model="fake-chat")
+MODEL = FakeListChatModel(responses=["billing"])
+# The prompt registry (LangSmith's hub, a database) stands here as a table read at run time.
+REGISTRY = {"acme/follow-up": "Ask whether {ticket} is solved"}
+
+
+@task
+def triage(ticket: str) -> str:
+    return str(MODEL.invoke(TRIAGE.render(ticket=ticket)).content)
+
+
+@task
+def follow_up(ticket: str) -> str:
+    text = REGISTRY["acme/follow-up"].format(ticket=ticket)
+    return str(MODEL.invoke(text).content)
+
+
+@entrypoint()
+def fetch_agent(ticket: str) -> dict:
+    queue = triage(ticket).result()
+    return {"queue": queue, "follow_up": follow_up(ticket).result()}
