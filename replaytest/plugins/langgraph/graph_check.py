@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from replaytest.history import Event, History
+from replaytest.model_clients import model_call_site
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.replayer import project_caller, project_raise_site, same_as_recorded
 from replaytest.plugins.langgraph.values import normal_form, revive
@@ -71,7 +72,7 @@ from replaytest.prompts import (
 )
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition, short_value
-from replaytest.replay.engine import check_manifest_prompts, check_pending_prompts
+from replaytest.replay.engine import check_manifest_prompts, check_pending_prompts, note_unrecorded_model_calls
 from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
@@ -196,6 +197,8 @@ def _check_node_calls(
     reached: dict[str, str] = {}
     found: list[Divergence] = []
     from_manifest: dict[str, str] = {}  # prompt -> the subgraph node whose use was taken from the manifest
+    code = lg.node_code(compiled)
+    unprompted_nodes: dict[str, Any] = {}  # node -> where its code calls a model, for a run that recorded no prompt
     for event in history.events:
         if event.kind != "step" or "prompts" not in event.extra:
             continue
@@ -209,6 +212,10 @@ def _check_node_calls(
                 if prompt in history.prompt_manifest:
                     uses.append({"name": prompt, "version": history.prompt_manifest[prompt]})
                     from_manifest.setdefault(prompt, node)
+        if not uses and node in nodes and not lg.is_subgraph_node(nodes[node]) and node not in unprompted_nodes:
+            site = next(filter(None, (model_call_site(obj) for obj in code.get(node, ()))), None)
+            if site is not None:
+                unprompted_nodes[node] = site
         for used in uses:
             name, old = used["name"], used["version"]
             reached[name] = old
@@ -217,6 +224,7 @@ def _check_node_calls(
                 continue
             found.append(_node_drift(history, compiled, event, node, used, new, waiting, per_node, current,
                                      manifest=name in from_manifest and from_manifest[name] == node))
+    note_unrecorded_model_calls(result, [(f"node {node!r}", site) for node, site in unprompted_nodes.items()])
     for prompt, node in sorted(from_manifest.items()):
         result.notes.append(
             f"node {node!r} runs a subgraph, whose nodes record their prompt versions in the subgraph's own checkpoints "
