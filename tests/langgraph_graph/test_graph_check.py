@@ -158,7 +158,7 @@ def test_a_graph_with_send_and_a_subgraph_is_checked(
     if expected[0] == "passed":
         assert result["notes"] == [
             "node 'review' runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not "
-            "re-run (its checkpoints live in their own namespace, which the import does not read)",
+            "re-run (its checkpoints live in their own namespace, which the import reads only for its nodes' prompt records)",
             "later edges and nodes are not compared: LangGraph runs them from the current code on resume",
             NO_PROMPTS_NOTE,  # started without with_prompts: never a silent pass
         ]

@@ -31,8 +31,10 @@ conditional edges leaving it, the nodes of a subgraph it runs: ``langgraph.promp
   event, naming the node, the prompt, both versions, what changed when the model or parameters did ("model
   gpt-4.1 → gpt-4o-mini") and the line of the current code using the prompt: "node 'draft' used prompt reply
   v2 (recorded when it ran); the code now has v1 (…); the parked thread keeps what that node wrote and resumes
-  at node 'confirm'". A node running a subgraph records in the subgraph's own checkpoints, which the import does
-  not read: its prompts are taken at the start manifest's versions, with a note.
+  at node 'confirm'". A node running a subgraph is compared at what its subgraph's nodes recorded (the import
+  reads them from the subgraph's own checkpoints), also while the thread is parked inside the subgraph: its
+  finished subgraph nodes keep their results ("(in its subgraph's node 'triage', recorded when it ran)"), the
+  rest is pending. Without such records its prompts are taken at the start manifest's versions, with a note.
 * A thread recorded before per-call records, with a manifest (``with_prompts(config, graph)``), gets the note
   ``NO_NODE_PROMPTS_NOTE`` and ``engine.check_manifest_prompts``: a changed prompt of a node the thread already
   ran (and does not wait in) is a ``prompt-drift`` warning worded from the manifest.
@@ -203,10 +205,14 @@ def _check_node_calls(
         if event.kind != "step" or "prompts" not in event.extra:
             continue
         node = event.name
-        if node in waiting and int(event.extra.get("super_step", 0)) == last_step:
-            continue  # parked (or still to finish): it runs again from its top when the thread resumes
         uses = [used for used in event.extra.get("prompts") or () if isinstance(used, dict)
                 and isinstance(used.get("name"), str) and isinstance(used.get("version"), str)]
+        if node in waiting and int(event.extra.get("super_step", 0)) == last_step:
+            # Parked (or still to finish): it runs again from its top when the thread resumes — but a subgraph
+            # resumes from its own checkpoint, so what its finished nodes used (the import kept only theirs) stays.
+            uses = [used for used in uses if used.get("subgraph_node")]
+            if not uses:
+                continue
         if not uses and node in nodes and lg.is_subgraph_node(nodes[node]) and history.prompt_manifest is not None:
             for prompt in sorted(per_node.get(node, {})):
                 if prompt in history.prompt_manifest:
@@ -227,8 +233,9 @@ def _check_node_calls(
     note_unrecorded_model_calls(result, [(f"node {node!r}", site) for node, site in unprompted_nodes.items()])
     for prompt, node in sorted(from_manifest.items()):
         result.notes.append(
-            f"node {node!r} runs a subgraph, whose nodes record their prompt versions in the subgraph's own checkpoints "
-            f"(not read): its prompt {prompt} was taken at the start manifest's version"
+            f"node {node!r} runs a subgraph, and no prompt record of its nodes was found in the subgraph's own checkpoints "
+            "(recorded before per-call records, or read from a checkpointer whose subgraph checkpoints replaytest does "
+            f"not read: PostgresSaver, the async savers): its prompt {prompt} was taken at the start manifest's version"
         )
     for index, drift in enumerate(found):
         if policy == "fail" and index == 0 and result.divergence is None:
@@ -260,7 +267,11 @@ def _node_drift(
         change = f" ({describe_version_change(old, new, params, prompt.params if prompt is not None else None)})"
     how = "at the start manifest's version" if manifest else "recorded when it ran"
     status = history.status
+    inner = used.get("subgraph_node")
     keeps = f"the {status} thread keeps what that node wrote"
+    if isinstance(inner, str):
+        how = f"in its subgraph's node {inner!r}, recorded when it ran"
+        keeps = f"the {status} thread keeps what that subgraph node wrote"
     if status in ("parked", "running"):
         at = ", ".join(repr(node_name) for node_name in waiting)
         keeps += f" and resumes at node{'s' if len(waiting) > 1 else ''} {at}" if waiting else ""
@@ -484,7 +495,7 @@ class _Check:
         if lg.is_subgraph_node(node):
             self.notes.append(
                 f"node {name!r} runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not "
-                "re-run (its checkpoints live in their own namespace, which the import does not read)"
+                "re-run (its checkpoints live in their own namespace, which the import reads only for its nodes' prompt records)"
             )
             return None
         function = lg.node_function(node)
