@@ -409,7 +409,7 @@ def test_a_node_running_a_subgraph_is_compared_at_what_its_subgraph_recorded(
     )
     assert ("node 'writer' runs a subgraph, and no prompt record of its nodes was found in the subgraph's own "
             "checkpoints (recorded before per-call records, or read from a checkpointer whose subgraph checkpoints "
-            "replaytest does not read: PostgresSaver, the async savers): its prompt reply was taken at the start "
+            "replaytest does not read: AsyncSqliteSaver, AsyncPostgresSaver): its prompt reply was taken at the start "
             "manifest's version") in result["notes"]
     assert [(c["prompt"], c["compared"]) for c in result["prompt_changes"]] == [("reply", "manifest")]
 

@@ -42,3 +42,28 @@ def test_postgres_threads_carry_the_manifest_and_fail_the_parked_one_on_a_prompt
     )
     [warning] = results["done"]["warnings"]
     assert warning["message"].startswith("task 'write_reply' now uses prompt version")  # compared per call
+
+
+def test_postgres_threads_carry_what_a_subgraph_recorded(tmp_path: Path, postgres: PostgresServer) -> None:
+    """The team desk (a node running a subgraph whose nodes render the prompts) recorded on PostgresSaver:
+    the import reads the subgraph's records from its own checkpoints, as on SQLite."""
+    import sys
+
+    graph_tests = Path(__file__).resolve().parents[1] / "langgraph_graph"
+    sys.path.insert(0, str(graph_tests))
+    try:
+        from graph_apps import team_desk
+        from test_graph_subgraph_prompts import REPLY_V2, record, team_prompts
+    finally:
+        sys.path.remove(str(graph_tests))
+    url = fresh_database(postgres)
+    with postgres_saver(url) as saver:
+        record(saver)
+    histories = tmp_path / "histories"
+    result = CliRunner().invoke(cli, [
+        "import", "langgraph", "--checkpointer", url, "--out", str(histories), "--workflows", "graph_apps.team_desk:graph",
+    ])
+    assert result.exit_code == 0, result.output
+    triage = team_desk.TRIAGE.full_version
+    assert team_prompts(histories, "deployed") == [("triage", "triage", triage), ("reply", "write", REPLY_V2.full_version)]
+    assert team_prompts(histories, "parked") == [("triage", "triage", triage)]

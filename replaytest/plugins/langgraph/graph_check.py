@@ -235,7 +235,7 @@ def _check_node_calls(
         result.notes.append(
             f"node {node!r} runs a subgraph, and no prompt record of its nodes was found in the subgraph's own checkpoints "
             "(recorded before per-call records, or read from a checkpointer whose subgraph checkpoints replaytest does "
-            f"not read: PostgresSaver, the async savers): its prompt {prompt} was taken at the start manifest's version"
+            f"not read: AsyncSqliteSaver, AsyncPostgresSaver): its prompt {prompt} was taken at the start manifest's version"
         )
     for index, drift in enumerate(found):
         if policy == "fail" and index == 0 and result.divergence is None:

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.importer import (
+    SUBGRAPH_CHANNELS,
     CheckpointRow,
     ImportRefused,
     WriteRow,
@@ -236,6 +237,12 @@ class PostgresThreads:
     def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
         checkpoints, blobs, writes = self._fetch_all(_thread_queries(thread_id, self.has_task_path))
         return self.decoder.checkpoints(thread_id, checkpoints, blobs), self.decoder.writes(thread_id, writes)
+
+    def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """The prompt records, interrupts and resumes in the thread's subgraph namespaces
+        (``importer.SqliteThreads.subgraph_writes``)."""
+        sql = _writes_sql(self.has_task_path).replace("checkpoint_ns = ''", "checkpoint_ns != '' AND channel = ANY(%s)")
+        return self.decoder.writes(thread_id, self._fetch(sql, (_budget(), thread_id, list(SUBGRAPH_CHANNELS))))
 
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
         return self._fetch_all([(sql, params)])[0]
