@@ -799,59 +799,84 @@ def _prompts_ahead(
 
 def _planned_calls(function: Any) -> dict[str, dict[str, tuple[Prompt, tuple[str, int, str]]]] | None:
     """``{task name: {prompt name: (Prompt, the line of its use_prompt block)}}`` for every ``@task`` the
-    entrypoint's own code calls by name, with the ``use_prompt(P)`` blocks around each call (read from the
-    source: calls the replay does not reach, past the park, are never run). None when the source cannot be
-    read."""
-    try:
-        source = textwrap.dedent(inspect.getsource(function))
-        tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError):
-        return None
-    code = function.__code__
-    namespace: dict[str, Any] = dict(getattr(function, "__globals__", {}))
-    for variable, cell in zip(code.co_freevars, function.__closure__ or ()):
-        try:
-            namespace[variable] = cell.cell_contents
-        except ValueError:  # an empty cell
-            pass
-
-    def resolve(node: ast.AST) -> Any:
-        if isinstance(node, ast.Name):
-            return namespace.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = resolve(node.value)
-            if isinstance(base, types.ModuleType):
-                return base.__dict__.get(node.attr)
-        return None
-
+    entrypoint's code calls by name — in its own body or in a project helper function it calls (followed
+    ``_HELPER_DEPTH`` levels down, with the ``use_prompt`` blocks around the helper's call) — with the
+    ``use_prompt(P)`` blocks around each call (read from the source: calls the replay does not reach, past the
+    park, are never run). None when the entrypoint's source cannot be read."""
     planned: dict[str, dict[str, tuple[Prompt, tuple[str, int, str]]]] = {}
-    qualname = getattr(function, "__qualname__", code.co_name)
+    seen: set[int] = set()
 
-    def visit(node: ast.AST, around: tuple[tuple[Prompt, int], ...]) -> None:
-        if isinstance(node, (ast.With, ast.AsyncWith)):
-            inner = around
-            for item in node.items:
-                visit(item.context_expr, around)
-                expression = item.context_expr
-                if (isinstance(expression, ast.Call) and len(expression.args) == 1
-                        and resolve(expression.func) is use_prompt):
-                    prompt = resolve(expression.args[0])
-                    if isinstance(prompt, Prompt):
-                        inner = (*inner, (prompt, node.lineno))
-            for statement in node.body:
-                visit(statement, inner)
-            return
-        if isinstance(node, ast.Call):
-            target = resolve(node.func)
-            if lg.is_task_function(target):
-                uses = planned.setdefault(lg.task_name_of(target), {})
-                for prompt, line in around:
-                    uses.setdefault(prompt.name, (prompt, (code.co_filename, code.co_firstlineno + line - 1, qualname)))
-        for child in ast.iter_child_nodes(node):
-            visit(child, around)
+    def scan(fn: Any, around: tuple[tuple[Prompt, tuple[str, int, str]], ...], depth: int) -> bool:
+        try:
+            source = textwrap.dedent(inspect.getsource(fn))
+            tree = ast.parse(source)
+        except (OSError, TypeError, SyntaxError):
+            return False
+        code = fn.__code__
+        seen.add(id(code))
+        namespace: dict[str, Any] = dict(getattr(fn, "__globals__", {}))
+        for variable, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                namespace[variable] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        qualname = getattr(fn, "__qualname__", code.co_name)
 
-    visit(tree, ())
-    return planned
+        def resolve(node: ast.AST) -> Any:
+            if isinstance(node, ast.Name):
+                return namespace.get(node.id)
+            if isinstance(node, ast.Attribute):
+                base = resolve(node.value)
+                if isinstance(base, types.ModuleType):
+                    return base.__dict__.get(node.attr)
+            return None
+
+        def site(line: int) -> tuple[str, int, str]:
+            return (code.co_filename, code.co_firstlineno + line - 1, qualname)
+
+        def visit(node: ast.AST, around: tuple[tuple[Prompt, tuple[str, int, str]], ...]) -> None:
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                inner = around
+                for item in node.items:
+                    visit(item.context_expr, around)
+                    expression = item.context_expr
+                    if (isinstance(expression, ast.Call) and len(expression.args) == 1
+                            and resolve(expression.func) is use_prompt):
+                        prompt = resolve(expression.args[0])
+                        if isinstance(prompt, Prompt):
+                            inner = (*inner, (prompt, site(node.lineno)))
+                for statement in node.body:
+                    visit(statement, inner)
+                return
+            if isinstance(node, ast.Call):
+                target = resolve(node.func)
+                if lg.is_task_function(target):
+                    uses = planned.setdefault(lg.task_name_of(target), {})
+                    for prompt, where in around:
+                        uses.setdefault(prompt.name, (prompt, where))
+                elif (depth > 0 and isinstance(target, types.FunctionType) and id(target.__code__) not in seen
+                        and _is_project_function(target)):
+                    # A helper of the project that calls tasks: its calls are the entrypoint's.
+                    scan(target, around, depth - 1)
+            for child in ast.iter_child_nodes(node):
+                visit(child, around)
+
+        visit(tree, around)
+        return True
+
+    return planned if scan(function, (), _HELPER_DEPTH) else None
+
+
+# How deep ``_planned_calls`` follows project helper functions from the entrypoint.
+_HELPER_DEPTH = 3
+
+
+def _is_project_function(fn: types.FunctionType) -> bool:
+    """Application code (not the standard library, installed packages or replaytest)."""
+    top = (fn.__module__ or "").partition(".")[0]
+    if not top or top in ("replaytest", "langgraph", "langchain_core") or top in sys.stdlib_module_names:
+        return False
+    return is_project_file(fn.__code__.co_filename)
 
 
 def project_caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
