@@ -197,3 +197,14 @@ def test_a_prompt_a_parked_run_has_not_reached_is_reported_at_the_line_using_it(
     lines, first = inspect.getsourcelines(agent)
     tagged = first + next(i for i, line in enumerate(lines) if line.rstrip().endswith("# [renders reply]"))
     assert source is not None and (Path(source.path).name, source.line) == ("test_prompt_models.py", tagged)
+
+
+def test_report_rows_show_the_whole_version(tmp_path: Path) -> None:
+    """A model switch keeps the text version: the rows of the report must show the models, or both sides
+    read the same."""
+    path = record(tmp_path, support_agent("gpt-4o-mini", temperature=0.2), "Where is my parcel?", name="parked")
+    switched = replay(path, support_agent("gpt-4.1", temperature=0.2))
+    assert switched.divergence is not None and switched.divergence.recorded is not None
+    assert switched.divergence.issued is not None
+    recorded, issued = switched.divergence.recorded.describe(), switched.divergence.issued.describe()
+    assert "(gpt-4o-mini, params " in recorded and "(gpt-4.1, params " in issued and recorded != issued
