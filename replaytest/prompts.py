@@ -185,8 +185,9 @@ def describe_version_change(
     new_params: Mapping[str, Any] | None = None,
 ) -> str:
     """What changed from ``old`` to ``new`` (full versions), in words: ``text v1 → v2``, ``model
-    gpt-4o-mini → gpt-4.1``, ``temperature 0.2 → 0.9`` (when both calls' parameters are known, else
-    ``parameters changed``), joined with ``; ``."""
+    gpt-4o-mini → gpt-4.1``, ``temperature 0.2 → 0.9`` (when both calls' parameters are known; when only
+    the new ones are — a start manifest keeps only a digest — ``parameters now temperature 0.9; the run
+    recorded only their digest …``; else the two digests), joined with ``; ``."""
     if old is None or new is None:
         return f"{short_version(old)} → {short_version(new)}"
     old_text, old_model, old_digest = split_version(old)
@@ -209,8 +210,12 @@ def describe_version_change(
             parts.append("parameters declared")
         elif new_digest is None:
             parts.append("parameters no longer declared")
+        elif new_params is not None:
+            # The old side is a manifest (or a record) that keeps only the digest: say what the code has now.
+            now = ", ".join(f"{key} {json.dumps(value)}" for key, value in sorted(new_params.items()))
+            parts.append(f"parameters now {now}; the run recorded only their digest {old_digest[:8]}")
         else:
-            parts.append("parameters changed")
+            parts.append(f"parameters digest {old_digest[:8]} → {new_digest[:8]} (their values were not recorded)")
     return "; ".join(parts) or f"{short_version(old)} → {short_version(new)}"
 
 

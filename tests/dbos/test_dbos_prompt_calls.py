@@ -174,6 +174,16 @@ def test_the_parked_run_fails_on_the_model_switch_it_has_not_reached(tmp_path: P
     )
 
 
+def test_the_parked_run_names_the_parameters_of_a_prompt_it_has_not_reached(tmp_path: Path, deploy: Deploy) -> None:
+    """The start manifest keeps the parameters' digest only: the message names the current ones."""
+    warmer = V1.replace(REPLY_V1_MODEL, 'model="gpt-4o-mini", params={"temperature": 0.9}')
+    result = replay(tmp_path, deploy.parked, warmer)
+    assert result["status"] == "diverged"
+    message = result["divergence"]["message"]
+    assert "(parameters now temperature 0.9; the run recorded only their digest " in message, message
+    assert "parameters changed" not in message
+
+
 @pytest.mark.parametrize("policy", ["fail", "warn"])
 def test_a_parked_run_that_already_used_a_changed_prompt_follows_the_prompts_policy(
     tmp_path: Path, deploy: Deploy, policy: str

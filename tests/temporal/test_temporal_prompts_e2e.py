@@ -274,7 +274,7 @@ def test_a_model_or_temperature_change_is_prompt_drift_on_a_real_server(dev_serv
     [warning] = [w for w in results["completed"]["warnings"] if w["kind"] == "prompt-drift"]
     assert warning["message"].endswith("(prompt writer: temperature 0.2 → 0.9)"), warning["message"]
     assert results["waiting"]["status"] == "diverged"
-    assert "(parameters changed)" in results["waiting"]["divergence"]["message"]
+    assert "(parameters now temperature 0.9; the run recorded only their digest " in results["waiting"]["divergence"]["message"]
 
     _write(project, writer_model="gpt-4.1", temperature="0.2")
     code, results = _replay(project)

@@ -891,7 +891,8 @@ def _with_sites(current: Any, pending_steps: list[Any]) -> Any:
 
 def _prompt_params(history: History, reached: dict[str, str], objects: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """``{prompt: (the parameters the run used, the current code's)}`` for the prompts whose recorded
-    step carried its parameters (the last call per name, as ``recorded_prompt_versions``)."""
+    step carried its parameters (the last call per name, as ``recorded_prompt_versions``); for the other
+    current prompts ``(None, the current code's)``: the start manifest keeps only their digest."""
     used: dict[str, Any] = {}
     for event in history.events:
         for ref in _recorded_prompts(event):
@@ -901,6 +902,9 @@ def _prompt_params(history: History, reached: dict[str, str], objects: dict[str,
         prompt = objects.get(name)
         if old is not None and prompt is not None:
             params[name] = (old, prompt.params or {})
+    for name, prompt in objects.items():
+        if name not in params and getattr(prompt, "params", None):
+            params[name] = (None, prompt.params)
     return params
 
 

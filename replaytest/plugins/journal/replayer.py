@@ -28,7 +28,7 @@ from replaytest.journal.commands import Thunk
 from replaytest.journal.workflow import Outcome, definition_of
 from replaytest.model_clients import model_call_site
 from replaytest.plugins.journal import PROFILE
-from replaytest.prompts import prompt_manifest
+from replaytest.prompts import prompt_manifest, prompt_objects
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, Rehearsal, ReplayResult, short_value, value_text
 from replaytest.replay.engine import (
@@ -168,8 +168,12 @@ class JournalReplayer(NeutralReplayer):
         # that calls a model sent a prompt nothing compares.
         sites = ((step, model_call_site(fn)) for step, fn in backend.unprompted)
         note_unrecorded_model_calls(result, [(step, site) for step, site in sites if site is not None])
+        # The manifest keeps only the parameters' digest; the current code's are named ("parameters now …").
+        params = {name: (None, prompt.params) for name, prompt in prompt_objects(definition.fn).items()
+                  if prompt.params and prompt.full_version == current.get(name)}
         check_pending_prompts(
-            result, history.status, history.prompt_manifest, current, reached, options, matcher.next_position()
+            result, history.status, history.prompt_manifest, current, reached, options, matcher.next_position(),
+            params=params,
         )
         if options.rehearse:
             from replaytest.plugins.journal.rehearsal import remember_signals

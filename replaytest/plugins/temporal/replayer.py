@@ -44,7 +44,7 @@ from replaytest.plugins.temporal.failure import (
 from replaytest.plugins.temporal.history import run_status, sequence_problem, short_type_name, sniff_temporal_json
 from replaytest.plugins.temporal.internals import workflow_definition
 from replaytest.plugins.temporal.payloads import corrupt_json_payload
-from replaytest.prompts import prompt_manifest
+from replaytest.prompts import prompt_manifest, prompt_objects
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import IN_FLIGHT_STATUSES, PatchDecision, ReplayResult
 
@@ -225,7 +225,8 @@ class TemporalReplayer:
         decoded = _loop().submit(digest_recorded(run.calls, _data_converter(group))).result(REPLAY_TIMEOUT_S)
         if outcome.replay_failure is None:
             current = prompt_manifest(defn.cls) if defn is not None else {}
-            compare(result, run, issued, options, current, decoded, group.config.data_converter is not None)
+            compare(result, run, issued, options, current, decoded, group.config.data_converter is not None,
+                    current_prompts=prompt_objects(defn.cls) if defn is not None else None)
             if recorded_status in IN_FLIGHT_STATUSES:
                 from replaytest.plugins.temporal.rehearsal import changed_sleeps
 
