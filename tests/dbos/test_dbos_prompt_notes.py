@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from replaytest.cli import cli
+from replaytest.prompts import fetched_ahead_note
 from replaytest.replay.engine import UNRECORDED_MODEL_CALL_NOTE
 
 HERE = Path(__file__).resolve().parent
@@ -41,24 +42,25 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = subprocess.run([sys.executable, str(RECORDER), str(system_db), str(root / "effects.log")],
                          capture_output=True, text=True, timeout=180, cwd=root)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert (root / "effects.log").read_text().splitlines() == ["triage", "answer", "follow-up"]
+    assert (root / "effects.log").read_text().splitlines() == ["triage", "answer", "follow-up", "triage"]
     out = root / "histories"
     result = CliRunner().invoke(cli, ["import", "dbos", "--database-url", f"sqlite:///{system_db}", "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
 
 
-def replay(root: Path, histories: Path, app: str = APP) -> dict:
+def replay(root: Path, histories: Path, app: str = APP, run: str = "fd-1") -> dict:
     project(root, app)
     shutil.copytree(histories, root / "histories")
     environment = {**os.environ, "FETCH_DESK_EFFECTS": str(root / "replay-effects.log")}
+    run_id = run
     run = subprocess.run(
         [sys.executable, "-m", "replaytest", "replay", "--format", "json", "-w", "fetch_desk.replay:CONFIG", "histories"],
         capture_output=True, text=True, timeout=180, cwd=root, env=environment,
     )
     assert not (root / "replay-effects.log").exists(), "replay ran a step body"
     assert run.stdout, run.stderr
-    [result] = json.loads(run.stdout)["results"]
+    [result] = [r for r in json.loads(run.stdout)["results"] if r["workflow"]["id"] == run_id]
     return result
 
 
@@ -89,3 +91,14 @@ def test_a_step_that_calls_no_model_gets_no_note(tmp_path: Path, histories: Path
     result = replay(tmp_path, histories, without_model)
     assert result["status"] == "passed", result
     assert not [note for note in result["notes"] if "recorded no prompt version:" in note]
+
+
+def test_a_parked_runs_next_step_that_fetches_its_prompt_is_named_in_a_note(tmp_path: Path, histories: Path) -> None:
+    """fd-2 waits in DBOS.recv; its next step renders a prompt fetched at run time: replay cannot know what
+    the registry will hold, and says so instead of passing silently."""
+    result = replay(tmp_path, histories, run="fd-2")
+    assert result["status"] == "passed", result
+    line = line_of('prompt = Prompt.fetched("answer"')
+    assert fetched_ahead_note("step 'answer'", ("app.py", line), "parked") in result["notes"]
+    # The completed run will not run it again: no such note.
+    assert not [n for n in replay(tmp_path / "done", histories)["notes"] if "fetched at run time" in n]

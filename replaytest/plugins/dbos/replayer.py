@@ -58,6 +58,8 @@ from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
 from replaytest.prompts import (
     also_changed,
+    fetched_ahead_note,
+    fetched_prompt_site,
     prompt_manifest,
     prompt_objects,
     prompts_in_use,
@@ -590,6 +592,8 @@ class _Prompts:
     where: str = ""  # the resume point, in words, for the pending check's message
     # (step, where its body calls a model) of recorded steps that call a model and recorded no prompt.
     unprompted: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
+    # (step, where its body calls Prompt.fetched) of the steps an unfinished run has not recorded yet.
+    fetched_ahead: list[tuple[str, tuple[str, int]]] = dataclasses.field(default_factory=list)
 
 
 class DBOSReplayer(NeutralReplayer):
@@ -706,6 +710,8 @@ class DBOSReplayer(NeutralReplayer):
         prompts = _Prompts(
             current, operations.called, unrecorded=operations.called_unrecorded, reached=reached, reused=reused, params=params,
             unprompted=_unprompted_model_steps(history, steps) if reached else [],
+            fetched_ahead=[(f"step {body.dbos_function_name!r}", site) for body in pending_steps
+                           if (site := fetched_prompt_site(body)) is not None],
         )
         document = history.input if isinstance(history.input, dict) else {}
         try:
@@ -786,6 +792,8 @@ def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, op
     against the start manifest, and a run with no per-call versions against its manifest only."""
     note_unrecorded_model_calls(result, prompts.unprompted)
     status = _in_words(history.status)
+    if status == "parked":
+        result.notes.extend(fetched_ahead_note(step, site, status) for step, site in prompts.fetched_ahead)
     if not prompts.reached:
         # Recorded before per-call versions (or with no step that used a prompt yet): the start manifest.
         if prompts.unrecorded and history.prompt_manifest is not None:

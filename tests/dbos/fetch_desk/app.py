@@ -1,7 +1,7 @@
 """A DBOS agent with three model steps on a LangChain chat model (a fake one, answering offline): triage
 renders a ``Prompt`` of the code, ``answer`` renders a prompt fetched at run time with
 ``Prompt.fetched``, and ``follow_up`` sends a text it fetched as a plain string, which nothing records.
-Step bodies append a line to the file named by ``FETCH_DESK_EFFECTS`` whenever they really run."""
+``review_agent`` waits for a reviewer between triage and the fetched answer. Step bodies append a line to the file named by ``FETCH_DESK_EFFECTS`` whenever they really run."""
 
 from __future__ import annotations
 
@@ -42,6 +42,14 @@ def follow_up(ticket: str) -> str:
     effect("follow-up")
     text = REGISTRY["acme/follow-up"].format(ticket=ticket)
     return str(MODEL.invoke(text).content)
+
+
+@DBOS.workflow()
+def review_agent(ticket: str) -> dict:
+    """Triage, a wait for a reviewer, then the answer under a prompt fetched at run time."""
+    queue = triage(ticket)
+    review = DBOS.recv("review", timeout_seconds=600)
+    return {"queue": queue, "review": review, "reply": answer(ticket)}
 
 
 @DBOS.workflow()
