@@ -15,6 +15,7 @@ from lg_apps import fetch_agent
 
 from replaytest.cli import cli
 from replaytest.plugins.langgraph.prompts import with_prompts
+from replaytest.prompts import fetched_ahead_note
 from replaytest.replay.engine import UNRECORDED_MODEL_CALL_NOTE
 
 SPEC = "lg_apps.fetch_agent:fetch_agent"
@@ -67,3 +68,25 @@ def test_without_per_call_records_no_such_note(histories: Path, tmp_path: Path) 
     (tmp_path / "old.json").write_text(json.dumps(document))
     result = replay(tmp_path)
     assert not [note for note in result["notes"] if "recorded no prompt version:" in note]
+
+
+def test_a_parked_threads_next_task_that_fetches_its_prompt_is_named_in_a_note(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False)
+    try:
+        graph = fetch_agent.review_agent.copy(update={"checkpointer": SqliteSaver(conn)})
+        assert "__interrupt__" in graph.invoke("my invoice", with_prompts({"configurable": {"thread_id": "t-2"}}, graph))
+    finally:
+        conn.close()
+    spec = "lg_apps.fetch_agent:review_agent"
+    result = CliRunner().invoke(cli, ["import", "langgraph", "--checkpointer", f"sqlite:///{tmp_path / 'threads.sqlite'}",
+                                      "--out", str(tmp_path / "histories"), "--workflows", spec])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(cli, ["replay", str(tmp_path / "histories"), "--workflows", spec, "--format", "json"])
+    [found] = json.loads(result.output)["results"]
+    assert found["status"] == "passed", found
+    [line] = [n for n, text in enumerate(SOURCE.splitlines(), 1) if 'prompt = Prompt.fetched("answer"' in text]
+    assert fetched_ahead_note("task 'answer'", ("fetch_agent.py", line), "parked") in found["notes"]
+    # triage, already run, renders a Prompt of the code: no such note for it.
+    assert [n for n in found["notes"] if "fetched at run time" in n] == [
+        fetched_ahead_note("task 'answer'", ("fetch_agent.py", line), "parked")
+    ]

@@ -14,6 +14,7 @@ from graph_kit import import_histories, run_cli, thread
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from replaytest.plugins.langgraph.prompts import with_prompts
+from replaytest.prompts import fetched_ahead_note
 from replaytest.replay.engine import UNRECORDED_MODEL_CALL_NOTE
 
 SPEC = "graph_apps.fetch_graph:graph"
@@ -43,3 +44,21 @@ def test_a_model_node_with_no_recorded_prompt_is_named_in_a_note(histories: Path
     expected = UNRECORDED_MODEL_CALL_NOTE.format(what="node 'follow_up'", site=f"MODEL.invoke at fetch_graph.py:{line}")
     # Only the node that sent an unrecorded prompt: triage's prompt was recorded and compared.
     assert [note for note in result["notes"] if "recorded no prompt version:" in note] == [expected]
+
+
+def test_a_parked_threads_next_node_that_fetches_its_prompt_is_named_in_a_note(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False)
+    try:
+        graph = fetch_graph.review_graph.copy(update={"checkpointer": SqliteSaver(conn)})
+        assert "__interrupt__" in graph.invoke({"ticket": "my invoice"}, with_prompts(thread("t-2"), graph))
+    finally:
+        conn.close()
+    spec = "graph_apps.fetch_graph:review_graph"
+    code, output = import_histories(tmp_path / "threads.sqlite", tmp_path / "histories", "--workflows", spec)
+    assert code == 0, output
+    code, stdout, stderr = run_cli("replay", str(tmp_path / "histories"), "--workflows", spec, "--format", "json")
+    [result] = json.loads(stdout)["results"]
+    assert result["status"] == "passed", result
+    [line] = [n for n, text in enumerate(SOURCE.splitlines(), 1) if 'prompt = Prompt.fetched("answer"' in text]
+    expected = fetched_ahead_note("node 'answer'", ("fetch_graph.py", line), "parked")
+    assert [n for n in result["notes"] if "fetched at run time" in n] == [expected]

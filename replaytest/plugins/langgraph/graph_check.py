@@ -69,6 +69,8 @@ from replaytest.prompts import (
     Prompt,
     describe_changes,
     describe_version_change,
+    fetched_ahead_note,
+    fetched_prompt_site,
     model_or_params_changed,
     short_version,
 )
@@ -160,6 +162,14 @@ def check_graph_prompts(result: ReplayResult, history: History, compiled: Any, o
     per_node = node_prompts(compiled)
     current = manifest_of(compiled)
     waiting = [str(name) for name in graph.get("next", [])]
+    if history.status in ("parked", "running"):
+        # The nodes it resumes at (a parked node runs again from its top) and those it has not run yet.
+        seen = {str(name) for name in graph.get("nodes_seen", [])}
+        code = lg.node_code(compiled)
+        for node in [*waiting, *(name for name in code if name not in seen and name not in waiting)]:
+            site = next(filter(None, (fetched_prompt_site(obj) for obj in code.get(node, ()))), None)
+            if site is not None:
+                result.notes.append(fetched_ahead_note(f"node {node!r}", site, history.status))
     if has_node_prompts(history):
         _check_node_calls(result, history, compiled, options, waiting, per_node, current)
         return

@@ -61,6 +61,8 @@ from replaytest.prompts import (
     Prompt,
     PromptManifest,
     also_changed,
+    fetched_ahead_note,
+    fetched_prompt_site,
     prompt_manifest,
     prompt_objects,
     prompt_objects_in_use,
@@ -201,6 +203,9 @@ class LangGraphReplayer(NeutralReplayer):
                 options, run.matcher.next_position(),
             )
         result.notes.extend(run.notes)
+        if history.status in ("parked", "running") and run.function is not None:
+            result.notes.extend(fetched_ahead_note(f"task {name!r}", site, history.status)
+                                for name, site in _fetched_tasks_ahead(run))
         _task_views(result)
         if options.rehearse:
             from replaytest.plugins.langgraph.rehearsal import remember_answers
@@ -222,6 +227,20 @@ def unprompted_model_tasks(events: Iterable[Event], bodies: Mapping[str, Any]) -
         site = model_call_site(body)
         if site is not None:
             found.append((f"task {event.name!r}", site))
+    return found
+
+
+def _fetched_tasks_ahead(run: _Run) -> list[tuple[str, tuple[str, int]]]:
+    """(task, where its body calls ``Prompt.fetched``) of the tasks the entrypoint calls that the thread has
+    not recorded yet (all the module's tasks when the entrypoint's source cannot be read)."""
+    planned = _planned_calls(run.function)
+    recorded = {event.name for event in run.task_events}
+    found = []
+    for name in planned if planned is not None else run.task_bodies:
+        body = run.task_bodies.get(name)
+        site = fetched_prompt_site(body) if body is not None and name not in recorded else None
+        if site is not None:
+            found.append((name, site))
     return found
 
 

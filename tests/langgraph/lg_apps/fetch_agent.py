@@ -1,10 +1,12 @@
 """An agent on LangGraph's functional API with two model tasks on a LangChain chat model (a fake one,
 answering offline): ``triage`` renders a ``Prompt`` of the code, ``follow_up`` sends a text fetched at run
-time as a plain string, which nothing records."""
+time as a plain string, which nothing records. ``review_agent`` parks at a reviewer's ``interrupt`` before
+``answer``, which renders a prompt fetched at run time (``Prompt.fetched``)."""
 
 from __future__ import annotations
 
 from langgraph.func import entrypoint, task
+from langgraph.types import interrupt
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 import replaytest.plugins.langgraph.prompts  # noqa: F401  (importing it records per call)
@@ -13,7 +15,7 @@ from replaytest.prompts import Prompt
 TRIAGE = Prompt("triage", "Sort this ticket into billing, shipping or other: {ticket}", model="fake-chat")
 MODEL = FakeListChatModel(responses=["billing"])
 # The prompt registry (LangSmith's hub, a database) stands here as a table read at run time.
-REGISTRY = {"acme/follow-up": "Ask whether {ticket} is solved"}
+REGISTRY = {"acme/follow-up": "Ask whether {ticket} is solved", "acme/answer": "Answer the customer about: {ticket}"}
 
 
 @task
@@ -31,3 +33,17 @@ def follow_up(ticket: str) -> str:
 def fetch_agent(ticket: str) -> dict:
     queue = triage(ticket).result()
     return {"queue": queue, "follow_up": follow_up(ticket).result()}
+
+
+@task
+def answer(ticket: str) -> str:
+    prompt = Prompt.fetched("answer", REGISTRY["acme/answer"], model="fake-chat", source="registry:acme/answer")
+    return str(MODEL.invoke(prompt.render(ticket=ticket)).content)
+
+
+@entrypoint()
+def review_agent(ticket: str) -> dict:
+    """Triage, a reviewer's answer (``interrupt``), then the answer under a prompt fetched at run time."""
+    queue = triage(ticket).result()
+    verdict = interrupt({"queue": queue})
+    return {"queue": queue, "verdict": verdict, "reply": answer(ticket).result()}
