@@ -163,6 +163,12 @@ def test_a_rollback_is_drift_at_the_call_that_used_v2(tmp_path: Path, deploy: De
     assert "(prompt reply: model gpt-4.1 → gpt-4o-mini)" in failed["divergence"]["message"]
 
 
+def test_the_parked_run_replays_green_against_the_code_it_was_recorded_with(tmp_path: Path, deploy: Deploy) -> None:
+    result = replay(tmp_path, deploy.parked, V1)
+    assert (result["status"], result["warnings"], result["prompt_changes"]) == ("passed", [], [])
+    assert NO_CALL_VERSIONS_NOTE not in result["notes"]
+
+
 def test_the_parked_run_fails_on_the_model_switch_it_has_not_reached(tmp_path: Path, deploy: Deploy) -> None:
     result = replay(tmp_path, deploy.parked, V2)
     assert result["status"] == "diverged"
