@@ -111,6 +111,7 @@ def test_against_the_deployed_code(tmp_path: Path, histories: Path, monkeypatch:
     assert message.startswith("the parked thread resumes at node 'team' (a subgraph: the prompts of all its nodes), "
                               "which uses prompt reply:")
     assert "triage" not in message  # triage finished inside the subgraph: not pending
+    assert message.endswith("(model gpt-4o-mini → gpt-4.1) (fails by prompts-pending)"), message
     # The finished thread used v1 in its subgraph's write: a warning naming that node and the model switch.
     [warning] = results["done"]["warnings"]
     assert warning["message"].startswith("node 'team' used prompt reply")

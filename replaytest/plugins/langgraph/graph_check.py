@@ -347,7 +347,10 @@ def _pending_prompts(
         if position is None:
             position = pending.get(name)
         subgraph = " (a subgraph: the prompts of all its nodes)" if name in nodes and lg.is_subgraph_node(nodes[name]) else ""
-        versions = "; ".join(f"{prompt}: {_versions(changed[prompt], current[prompt])}" for prompt in uses)
+        versions = "; ".join(
+            f"{prompt}: {_versions(changed[prompt], current[prompt], _current_prompt(compiled, name, prompt, current[prompt]))}"
+            for prompt in uses
+        )
         parts.append(f"node {name!r}{subgraph}, which uses prompt{'s' if len(uses) > 1 else ''} {versions}")
     later = describe_changes(recorded, current, [*called, *at_next])
     thread = f"the {history.status} thread"
@@ -359,9 +362,14 @@ def _pending_prompts(
     return message, position
 
 
-def _versions(started: str | None, now: str) -> str:
+def _versions(started: str | None, now: str, prompt: Prompt | None = None) -> str:
+    """``started under v1, code now has v2``, with what changed when the model or the parameters did (the
+    start manifest keeps the parameters' digest only: ``prompt`` — the current one — names them)."""
     before = f"started under {short_version(started)}" if started is not None else "new since the thread started"
-    return f"{before}, code now has {short_version(now)}"
+    change = ""
+    if started is not None and model_or_params_changed(started, now):
+        change = f" ({describe_version_change(started, now, None, prompt.params if prompt is not None else None)})"
+    return f"{before}, code now has {short_version(now)}{change}"
 
 
 class _Check:
