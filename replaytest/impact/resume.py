@@ -3,7 +3,8 @@ code rehearsed it (``ReplayResult.rehearsal``), rather than as replaytest's mode
 
 ``resume_verdict(result, impact)`` reads one run's rehearsal against the changes of its workflow type:
 
-- ``new``: the engine issues a command the change introduced (a group's issued command) past the history;
+- ``new``: the engine issues a command the change introduced (a group's issued command, or one the engine
+  marks ``detail["added"]``: not in the code the run was recorded with) past the history;
 - ``old``: a patch check the rehearsal answered False (the run keeps the old path), with the engine's reason;
 - ``breaks``: the engine refused the resume (its own nondeterminism / unexpected-step error);
 - ``further``: the engine resumes cleanly and the change lies further on;
@@ -47,6 +48,12 @@ def resume_verdict(result: ReplayResult, impact: WorkflowImpact, not_reached: bo
     new = next((view for view in rehearsal.commands if (view.kind, view.name) in changed or view.kind in unnamed), None)
     if new is not None:
         return ResumeVerdict("new", f"take the new path: the engine issues {command_text(new)} next")
+    # A command the engine marks as absent from the code the run was recorded with (a LangGraph node added to
+    # the graph since the import): the run takes the new path though no replay diverged.
+    added = next((view for view in rehearsal.commands if view.detail.get("added") is True), None)
+    if added is not None:
+        return ResumeVerdict("new", f"take the new path: the engine issues {command_text(added)} next, which the code "
+                                    "the run was recorded with did not have")
     refused = [decision for decision in rehearsal.patch_decisions if not decision.taken and not decision.deprecated]
     if refused:
         because = rehearsal.note or f"the engine answers patch {refused[-1].patch_id!r} False for them"

@@ -147,12 +147,21 @@ def iter_history_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             yield path
 
 
+def is_module_name(spec: str) -> bool:
+    """True for a dotted module name (``app.services``): a spec naming a whole module."""
+    return bool(spec) and all(part.isidentifier() for part in spec.split("."))
+
+
 def import_object(spec: str, base: Path | None = None) -> Any:
-    """Import ``module:attr`` (``attr`` may be dotted). ``base`` is put on ``sys.path`` first if it is
-    not there, so a project's own packages import the way ``celery -A`` / ``uvicorn`` find them."""
+    """Import ``module:attr`` (``attr`` may be dotted), or a whole module named without ``:attr`` (Temporal
+    and Restate replay take every workflow or service in it). ``base`` is put on ``sys.path`` first if it is not there, so a
+    project's own packages import the way ``celery -A`` / ``uvicorn`` find them."""
     module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise WorkflowImportError(f"{spec!r} must be module:attribute (e.g. app.workflows:support_agent)")
+    whole_module = not sep and is_module_name(spec)
+    if not whole_module and (not sep or not module_name or not attr):
+        raise WorkflowImportError(
+            f"{spec!r} must be module:attribute (e.g. app.workflows:support_agent) or a module name (app.workflows)"
+        )
     if base is not None:
         base_text = str(base.resolve())
         if base_text not in sys.path:
@@ -169,7 +178,7 @@ def import_object(spec: str, base: Path | None = None) -> Any:
         raise WorkflowImportError(f"cannot import {spec!r}: importing it called sys.exit({error.code!r})") from None
     except Exception as error:  # the module raised while it was imported
         raise WorkflowImportError(f"cannot import {spec!r}: importing it raised {type(error).__name__}: {error}") from None
-    for part in attr.split("."):
+    for part in attr.split(".") if attr else ():
         try:
             obj = getattr(obj, part)
         except AttributeError:

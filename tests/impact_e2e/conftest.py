@@ -18,6 +18,7 @@ for folder in (HERE, TEMPORAL_TESTS):  # the kits, and the Temporal suite's dev-
 
 import impact_dbos_kit  # noqa: E402
 import impact_langgraph_kit  # noqa: E402
+import impact_stategraph_kit  # noqa: E402
 import impact_temporal_kit  # noqa: E402
 from impact_kit import ScenarioKit  # noqa: E402
 from temporal_devserver import DevServer, running_dev_server  # noqa: E402
@@ -57,3 +58,13 @@ def langgraph_recording(tmp_path_factory: pytest.TempPathFactory) -> ScenarioKit
 @pytest.fixture
 def langgraph_kit(langgraph_recording: ScenarioKit, tmp_path: Path) -> ScenarioKit:
     return langgraph_recording.copied_to(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def stategraph_recording(tmp_path_factory: pytest.TempPathFactory) -> ScenarioKit:
+    return impact_stategraph_kit.record(tmp_path_factory.mktemp("impact-stategraph") / "refund-desk")
+
+
+@pytest.fixture
+def stategraph_kit(stategraph_recording: ScenarioKit, tmp_path: Path) -> ScenarioKit:
+    return stategraph_recording.copied_to(tmp_path)

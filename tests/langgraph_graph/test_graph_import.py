@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+from graph_apps import research, support
 from graph_kit import (
     NO_TASK_PATHS,
     SUPPORT_SPEC,
@@ -20,7 +23,6 @@ from graph_kit import (
     thread,
     ticket,
 )
-from graph_apps import research, support
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -60,6 +62,9 @@ def test_a_parked_graph_thread_is_a_graph_history_waiting_in_its_node(recorded: 
         {"seq": 5, "kind": "signal", "name": "interrupt", "pending": True, "node": "human_review",
          "interrupt_value": {"question": "approve this refund?", "order_id": "A-17", "amount": 900.0}},
     ]
+    schema = json.loads(files("replaytest.history").joinpath("schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    kept = doc["graph"].pop("checkpoint")
     assert doc["graph"] == {
         "api": "graph",
         "next": ["human_review"],
@@ -67,6 +72,15 @@ def test_a_parked_graph_thread_is_a_graph_history_waiting_in_its_node(recorded: 
         "nodes_seen": ["classify", "draft_refund", "human_review"],
         "recorded_code": SUPPORT_CODE,
     }
+    # What LangGraph schedules the resume from, for the rehearsal: versions, edge channels and the parked task's
+    # interrupt write, and no payload (the values are in ``input`` and the interrupt event, which redaction sees).
+    assert (kept["step"], kept["edge_channels"]) == (2, {"branch:to:human_review": None})
+    assert sorted(kept["channel_versions"]) == ["__start__", "branch:to:classify", "branch:to:draft_refund",
+                                                "branch:to:human_review", "category", "refund", "ticket"]
+    assert sorted(kept["versions_seen"]) == ["__input__", "__start__", "classify", "draft_refund"]
+    assert kept["writes"] == [{"task_id": doc["events"][3]["task_id"], "task_path": kept["writes"][0]["task_path"],
+                               "idx": kept["writes"][0]["idx"], "channel": "__interrupt__"}]
+    assert "A-17" not in json.dumps(kept) and "refund?" not in json.dumps(kept)
 
 
 def test_completed_graph_threads_record_every_super_step_and_the_final_state(recorded: Recorded) -> None:

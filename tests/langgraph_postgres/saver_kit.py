@@ -104,4 +104,16 @@ def without_record_time_ids(document: dict) -> dict:
     for event in document["events"]:
         if "task_id" in event:
             event["task_id"] = RECORD_TIME_IDS
+    kept = (document.get("graph") or {}).get("checkpoint")
+    if kept is not None:
+        # A parked thread's bookkeeping: the task ids of its writes, and each channel version's random part
+        # (``<counter>.<random>``, drawn by the saver when it wrote the checkpoint).
+        def counter(version: object) -> object:
+            return version.split(".")[0] if isinstance(version, str) else version
+
+        kept["channel_versions"] = {name: counter(v) for name, v in kept["channel_versions"].items()}
+        kept["versions_seen"] = {node: {name: counter(v) for name, v in seen.items()}
+                                 for node, seen in kept["versions_seen"].items()}
+        for write in kept["writes"]:
+            write["task_id"] = RECORD_TIME_IDS
     return document

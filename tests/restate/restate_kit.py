@@ -69,6 +69,8 @@ class Recording:
     import_output: str = ""
     digit_key: Path | None = None  # the "digit key" order imported as recorded (``--no-redact``)
     digit_key_redacted: Path | None = None  # the same order imported with the default redaction
+    draws: Path | None = None  # the lottery draws (``ctx.random()``), each imported as recorded
+    draws_redacted: Path | None = None  # the same draws imported with the default redaction
 
 
 # An order for a customer whose key is digits between underscores. The key is part of the ledger call's
@@ -187,6 +189,11 @@ def record(folder: Path) -> Recording:
         _wait_for_status(admin, recording.ids["digit key"], "completed")
         _import(admin, folder / "digit-key", "--invocation", recording.ids["digit key"])
         _import(admin, folder / "digit-key-redacted", "--invocation", recording.ids["digit key"], redact=True)
+        for player in ("ann", "bob", "cat", "dan"):
+            recording.ids[f"draw {player}"], _ = _call(ingress, "lottery/draw", player)
+        recording.draws, recording.draws_redacted = folder / "draws", folder / "draws-redacted"
+        _import(admin, recording.draws, "--service", "lottery")
+        _import(admin, recording.draws_redacted, "--service", "lottery", redact=True)
         recording.digit_key = folder / "digit-key" / f"{recording.ids['digit key']}.json"
         recording.digit_key_redacted = folder / "digit-key-redacted" / f"{recording.ids['digit key']}.json"
         return recording

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from redaction_kit import assert_same_verdicts, redact, redacted_paths
 from restate_kit import DIGIT_KEY, DIGIT_RUN, Recording
 from restate_shop import orders
 
@@ -80,3 +81,34 @@ def test_redact_command_leaves_the_protocol_fields_and_the_history_replays_green
     redacted = tmp_path / "clean" / recording.digit_key.name
     _check_redacted(json.loads(recording.digit_key.read_text()), json.loads(redacted.read_text()))
     _replays_green(redacted)
+
+
+def _replayer(*services: object):  # type: ignore[no-untyped-def]
+    return lambda path: RestateReplayer().replay(path, WorkflowSet(services), ReplayOptions())
+
+
+def test_redacted_invocations_replay_as_the_recorded_ones_with_unchanged_and_changed_code(
+    recording: Recording, variant, tmp_path: Path  # type: ignore[no-untyped-def]
+) -> None:
+    """Every recorded invocation and the lottery draws, whose step names and branch come from the seeded
+    ``ctx.random()`` / ``ctx.uuid()``: ``replaytest redact`` copies (and the draws redacted at import) get the
+    verdicts of the recorded files, for the code that recorded them and for changed code."""
+    assert recording.draws is not None and recording.draws_redacted is not None
+    recorded = sorted(recording.histories.glob("*.json")) + sorted(recording.draws.glob("*.json"))
+    redacted = redact(recorded, tmp_path / "clean" / "histories")
+    assert any(redacted_paths(redacted).values())  # the customers' e-mail addresses, at least
+    at_import = sorted(recording.draws_redacted.glob("*.json"))
+    draws = sorted(recording.draws.glob("*.json"))
+    assert [path.name for path in at_import] == [path.name for path in draws]
+    everything = (orders.orders, orders.ledger, orders.pricing, orders.signup, orders.lottery)
+    unchanged = assert_same_verdicts(recorded, redacted, _replayer(*everything))
+    assert {verdict[0] for verdict in unchanged} == {"passed"}
+    assert_same_verdicts(draws, at_import, _replayer(*everything))
+    renamed, _ = variant('ctx.run_typed("charge"', 'ctx.run_typed("bill"')
+    changed = assert_same_verdicts(recorded, redacted, _replayer(renamed.orders, renamed.ledger, renamed.pricing, renamed.signup, renamed.lottery))
+    assert sum(verdict[0] == "diverged" for verdict in changed) == 3  # the three placed orders charge
+    draw = "    number = ctx.random().randint(1, 1_000_000)\n"
+    drawn, _ = variant(draw, "    ctx.random().random()\n" + draw)
+    by_draw = assert_same_verdicts(draws, at_import, _replayer(drawn.lottery))
+    assert [verdict[0] for verdict in by_draw] == ["diverged"] * 4
+    assert assert_same_verdicts(draws, redact(draws, tmp_path / "clean" / "draws"), _replayer(drawn.lottery)) == by_draw

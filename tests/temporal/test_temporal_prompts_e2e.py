@@ -41,7 +41,7 @@ from temporalio import activity, workflow
 
 with workflow.unsafe.imports_passed_through():
     import support_prompts as prompts
-    from replaytest.plugins.temporal.prompts import PromptInterceptor, use_prompt
+    from replaytest.temporal import PromptInterceptor, use_prompt
 
 _TIMEOUT = timedelta(seconds=10)
 

@@ -121,12 +121,17 @@ def _graphs(workflows: WorkflowSet) -> Iterator[Any]:
                 yield compiled
 
 
+def current_graphs(history: History, workflows: WorkflowSet) -> list[Any]:
+    """The current compiled graph(s) a graph history is checked against: those named as its type, else all."""
+    graphs = list(_graphs(workflows))
+    named = [graph for graph in graphs if graph.get_name() == history.workflow.type]
+    return named if named else graphs
+
+
 def check_graph_history(history: History, workflows: WorkflowSet, options: ReplayOptions, path: Path) -> ReplayResult:
     """The verdict for one graph history (see the module docstring)."""
     result = ReplayResult(path, "langgraph", history.workflow.type, history.workflow.id, events=len(history.events))
-    graphs = list(_graphs(workflows))
-    named = [graph for graph in graphs if graph.get_name() == history.workflow.type]
-    chosen = named if named else graphs
+    chosen = current_graphs(history, workflows)
     if len(chosen) != 1:
         result.status = "stale"
         result.error = (
@@ -459,7 +464,7 @@ class _Check:
         for module_name in dict.fromkeys(getattr(f, "__module__", None) for f in functions):
             candidate = vars(sys.modules[module_name]).get(name) if module_name in sys.modules else None
             if inspect.isfunction(candidate):
-                return _definition(candidate)
+                return definition_of(candidate)
         return None
 
     def _subgraph_node_renamed_from(self, name: str) -> tuple[str, SourcePosition | None] | None:
@@ -473,13 +478,13 @@ class _Check:
             return None
         subgraphs = getattr(self.nodes[new[0]], "subgraphs", None) or []
         inner = [node for graph in subgraphs for node in lg.graph_nodes(graph).values()]
-        return new[0], _added_at(new[0], [*self.nodes.values(), *inner])
+        return new[0], added_at(new[0], [*self.nodes.values(), *inner])
 
     def _node_named_like(self, name: str) -> tuple[str, SourcePosition | None] | None:
         for current, node in self.nodes.items():
             function = lg.node_function(node)
             if function is not None and getattr(function, "__name__", None) == name:
-                return current, _definition(function)
+                return current, definition_of(function)
         return None
 
     def _missing_channels(self) -> Divergence | None:
@@ -530,7 +535,7 @@ class _Check:
                 return Divergence(
                     "graph-channel-required", event.seq,
                     f"node {name!r}'s input cannot be made from the recorded state: {type(error).__name__}: {error}",
-                    recorded=CommandView("node", name, event.seq), source=_definition(lg.state_schema(self.compiled)),
+                    recorded=CommandView("node", name, event.seq), source=definition_of(lg.state_schema(self.compiled)),
                 )
         modules = orchestration_modules([function])
         bodies = plain_functions(lg.task_bodies([module.__dict__ for module in modules]))
@@ -582,7 +587,7 @@ class _Check:
             "interrupt-mismatch", event.seq,
             f"node {name!r}, where the thread waits, now returns without calling interrupt(): on resume it runs to its "
             "end and the reviewer's answer is never read",
-            recorded=CommandView("signal", "interrupt", event.seq), source=_definition(function),
+            recorded=CommandView("signal", "interrupt", event.seq), source=definition_of(function),
         )
 
     def _on_interrupt(self, value: Any) -> int:
@@ -618,7 +623,7 @@ class _Check:
         )
 
 
-def _definition(obj: Any) -> SourcePosition | None:
+def definition_of(obj: Any) -> SourcePosition | None:
     try:
         filename = inspect.getsourcefile(obj)
         _, line = inspect.getsourcelines(obj)
@@ -627,7 +632,7 @@ def _definition(obj: Any) -> SourcePosition | None:
     return SourcePosition(filename, line, getattr(obj, "__name__", None)) if filename else None
 
 
-def _added_at(name: str, nodes: list[Any]) -> SourcePosition | None:
+def added_at(name: str, nodes: list[Any]) -> SourcePosition | None:
     """The line that adds node ``name`` to a graph (``.add_node("name", ...)`` on one line), searched in the
     modules defining the functions of ``nodes``; None unless exactly one line does."""
     pattern = re.compile(rf"""\.add_node\(\s*(['"]){re.escape(name)}\1""")
@@ -650,7 +655,7 @@ def _added_at(name: str, nodes: list[Any]) -> SourcePosition | None:
 
 def _schema_line(schema: Any, key: str | None) -> SourcePosition | None:
     """Where the state schema declares ``key`` (or the schema itself when the key is not found)."""
-    where = _definition(schema)
+    where = definition_of(schema)
     if where is None or key is None:
         return where
     try:

@@ -28,7 +28,10 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
   was (the code the threads were recorded with, if the import runs before the deploy) — and
   ``unstored_channels``, the state keys the thread wrote whose value no checkpoint stores (a
   ``DeltaChannel``, which LangGraph rebuilds from earlier writes on resume, or an untracked value): the
-  history cannot hold their value, so the check says what it could not do with them;
+  history cannot hold their value, so the check says what it could not do with them; and, for a parked
+  thread, ``checkpoint`` (``resume_bookkeeping``): the latest checkpoint's step, channel versions,
+  ``versions_seen``, edge channels and writes, what LangGraph schedules the resume from beyond the state (for
+  the resume rehearsal, ``langgraph.graph_rehearsal``; names, versions and markers, no payload);
 * status ``parked`` (an interrupt pending), ``failed`` (a task's error pending), ``running`` (nodes
   still to run) or ``completed``.
 * ``prompt_manifest`` from the metadata of the input checkpoint of the thread's latest invocation, when
@@ -248,6 +251,8 @@ def build_graph_history(
                      "which LangGraph rebuilds from earlier writes, or an untracked value); the history has no value for them")
     if code is not None:
         graph["recorded_code"] = {"name": code.name, "nodes": list(code.nodes), "channels": list(code.channels)}
+    if status == "parked":
+        graph["checkpoint"] = resume_bookkeeping(latest, by_checkpoint.get(latest.id, ()))
     document: dict[str, Any] = {
         "format": "replaytest-history",
         "format_version": 1,
@@ -278,6 +283,36 @@ def build_graph_history(
         notes.append(f"{len(checkpoints) - len(chain)} checkpoint(s) off the current chain (forks, earlier invocations' "
                      "replaced branches) are left out")
     return ImportedThread(thread_id, document, notes, unknown_tasks=unknown)
+
+
+def resume_bookkeeping(latest: CheckpointRow, writes: Sequence[WriteRow]) -> dict[str, Any]:
+    """What LangGraph schedules a parked thread's resume from, beyond its state (``graph.checkpoint``, for the
+    resume rehearsal, ``langgraph.graph_rehearsal``): the latest checkpoint's step, format version, channel
+    versions and ``versions_seen``, the values of its edge and barrier channels (node names and markers, no
+    payload; the ``Send`` packets' arguments and LangGraph's other channels are payload: only their count and
+    names are kept), and every write hanging
+    off it (task id, task path, index, channel), with its value only where it is a marker (None); the
+    values of interrupts are the pending ``interrupt`` events' (which redaction sees)."""
+    internal = {name: value for name, value in latest.channel_values.items() if lg.is_edge_channel(name)}
+    unkept = sorted(name for name in latest.channel_values
+                    if lg.is_internal_channel(name) and not lg.is_edge_channel(name) and name != lg.PREGEL_TASKS)
+    kept: dict[str, Any] = {
+        "step": latest.step, "v": latest.version, "channel_versions": dict(latest.channel_versions),
+        "versions_seen": dict(latest.versions_seen), "edge_channels": internal,
+        "writes": [],
+    }
+    sends = _as_list(latest.channel_values.get(lg.PREGEL_TASKS))
+    if sends:
+        kept["send_packets"] = len(sends)
+    if unkept:
+        kept["unkept_channels"] = unkept  # LangGraph's own channels holding a payload (the input, a return value)
+    for write in sorted(writes, key=lambda w: (w.task_id, w.idx)):
+        row: dict[str, Any] = {"task_id": write.task_id, "task_path": write.task_path, "idx": write.idx,
+                               "channel": write.channel}
+        if write.value is None:
+            row["value"] = None
+        kept["writes"].append(row)
+    return kept
 
 
 def node_prompts_used(

@@ -88,6 +88,11 @@ class CheckpointRow:
     started_nodes: tuple[str, ...] = ()
     # ``metadata.replaytest_prompts`` as stored (``langgraph.prompts.with_prompts``), None when absent.
     prompts: Any = None
+    # LangGraph's bookkeeping as stored: the version of every channel and, per node, the versions of its
+    # triggers it last ran on (what the next super-step is scheduled from; ``graph_import`` keeps the latest
+    # checkpoint's for the resume rehearsal).
+    channel_versions: dict[str, Any] = field(default_factory=dict)
+    versions_seen: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -144,10 +149,11 @@ def _checkpoint_row(
         raise ImportRefused(f"{where}: its metadata decodes to {type(metadata).__name__}, not a map")
     seen = checkpoint.get("versions_seen") or {}
     channel_values = checkpoint.get("channel_values") or {}
+    channel_versions = checkpoint.get("channel_versions") or {}
     step, version = metadata.get("step", -1), checkpoint.get("v", 1)
     for field_name, value, expected in (
         ("versions_seen", seen, dict), ("channel_values", channel_values, dict), ("metadata step", step, int),
-        ("version v", version, int),
+        ("version v", version, int), ("channel_versions", channel_versions, dict),
     ):
         if not isinstance(value, expected) or isinstance(value, bool):
             raise ImportRefused(f"{where}: its {field_name} is {type(value).__name__}, not {expected.__name__}")
@@ -164,6 +170,8 @@ def _checkpoint_row(
             if not name.startswith("__") and isinstance(channels, dict) and lg.START in channels
         )),
         prompts=metadata.get(PROMPTS_METADATA_KEY),
+        channel_versions=dict(channel_versions),
+        versions_seen=dict(seen),
     )
 
 

@@ -323,6 +323,12 @@ def is_internal_channel(name: str) -> bool:
     return name.startswith(_EDGE_CHANNEL_PREFIXES) or (name.startswith("__") and name.endswith("__")) or name == PREGEL_TASKS
 
 
+def is_edge_channel(name: str) -> bool:
+    """An edge or barrier channel (``branch:to:<node>``, ``join:…``, ``split:…``): its value is a marker or a
+    set of node names, never state."""
+    return name.startswith(_EDGE_CHANNEL_PREFIXES)
+
+
 def pull_task_id(checkpoint_id: str, checkpoint_version: int, step: int, node: str, triggers: tuple[str, ...]) -> str:
     """The id of the task that runs ``node`` in the root graph's step ``step`` from ``checkpoint_id``,
     triggered by the channels ``triggers`` (``prepare_single_task``, PULL branch)."""
@@ -525,6 +531,47 @@ def interrupt_for(value: Any, entrypoint: str, entry_id: str) -> Any:
     from langgraph.types import Interrupt
 
     return Interrupt.from_ns(value, f"{entrypoint}{_NS_END}{entry_id}")
+
+
+class NodeStubbed(BaseException):
+    """A graph node whose body LangGraph was about to run during a rehearsal: raised by its stub instead (a
+    ``BaseException``, like ``TaskStubbed``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(name)
+
+
+def graph_with_nodes(compiled: Any, saver: Any, bodies: dict[str, Callable[[Any, Any], Any]],
+                     stop_before: list[str]) -> Any:
+    """A copy of the compiled graph on ``saver`` in which each node named in ``bodies`` runs
+    ``bodies[name](input, config)`` instead of its own runnable (its triggers, input channels and writers —
+    state writes and edges, conditional ones included — are LangGraph's as compiled; ``PregelNode.copy``), and
+    which stops before running any node of ``stop_before`` (LangGraph's ``interrupt_before``)."""
+    from langgraph._internal._runnable import RunnableCallable
+
+    nodes = dict(compiled.nodes)
+    for name, body in bodies.items():
+        nodes[name] = nodes[name].copy(update={"bound": RunnableCallable(body, name=name, trace=False), "subgraphs": []})
+    return compiled.copy(update={"checkpointer": saver, "nodes": nodes, "interrupt_before_nodes": list(stop_before),
+                                 "interrupt_after_nodes": []})
+
+
+def node_routes_by_output(compiled: Any, name: str) -> bool:
+    """True when where the graph goes after node ``name`` depends on what it returns: a conditional edge
+    leaves it (``builder.branches``), or it declares ``Command`` destinations (``ends``)."""
+    builder = getattr(compiled, "builder", None)
+    branches = (getattr(builder, "branches", None) or {}).get(name)
+    spec = (getattr(builder, "nodes", None) or {}).get(name)
+    return bool(branches) or bool(getattr(spec, "ends", None))
+
+
+def node_interrupt(value: Any, node: str, task_id: str) -> Any:
+    """The ``Interrupt`` node ``node``'s task ``task_id`` writes when its code calls ``interrupt(value)`` (its id
+    derived from the task's checkpoint namespace ``<node>:<task id>``, as ``interrupt()`` derives it)."""
+    from langgraph.types import Interrupt
+
+    return Interrupt.from_ns(value, f"{node}{_NS_END}{task_id}")
 
 
 def checkpoint_version() -> int:

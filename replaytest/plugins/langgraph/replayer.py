@@ -32,7 +32,8 @@ body's prompts and the ``use_prompt`` blocks around the call; the call's other c
 (``langgraph.prompts.with_prompts``): the prompts a recorded call uses by the current code are compared at the
 manifest's versions, with a note (``engine.check_manifest_prompts``); a history without a manifest gets a note.
 
-A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph.graph_check``.
+A graph-API history (a ``graph`` section) is not replayed here but checked by ``langgraph.graph_check``, and a
+parked one that checks green is resume-rehearsed by ``langgraph.graph_rehearsal``.
 """
 
 from __future__ import annotations
@@ -126,7 +127,6 @@ NO_PARK_NOTE = (
 UNREAD_VALUE_NOTE = (
     "the value the code gave interrupt() could not be read from this langgraph version: interrupt values were not compared"
 )
-GRAPH_NOT_REHEARSED_NOTE = "resume not rehearsed: graph-API (StateGraph) threads are not rehearsed yet"
 NO_CALL_PROMPTS_NOTE = (
     "no per-call prompt versions recorded (thread recorded before replaytest recorded them per task call): the "
     "versions its task calls used are taken from the start manifest"
@@ -156,7 +156,7 @@ class LangGraphReplayer(NeutralReplayer):
         if is_graph_history(history):
             checked = check_graph_history(history, workflows, options, path)
             if options.rehearse and checked.status == "passed" and history.status in ("running", "parked"):
-                checked.notes.append(GRAPH_NOT_REHEARSED_NOTE)
+                _rehearse_graph(checked, history, workflows)
             return checked
         found = find_entrypoint(workflows, history.workflow.type)
         if found is None:
@@ -334,6 +334,27 @@ def _rehearse(result: ReplayResult, history: History, run: _Run, workflows: Work
             where = f" at {stopped.source.path}:{stopped.source.line}" if stopped is not None and stopped.source else ""
             rehearsal, note = Rehearsal("breaks", error=f"the resumed run made an effect the runtime guards stopped{where}",
                                         driver=driver()), None
+        except Exception as error:  # the restore itself failed inside LangGraph
+            rehearsal, note = None, f"resume not rehearsed: LangGraph could not restore the thread ({type(error).__name__}: {error})"
+    result.rehearsal = rehearsal
+    if note:
+        result.notes.append(note)
+
+
+def _rehearse_graph(result: ReplayResult, history: History, workflows: WorkflowSet) -> None:
+    """Fill ``result.rehearsal`` with the parked graph thread resumed by LangGraph itself
+    (``langgraph.graph_rehearsal``), under the runtime guards, or say in ``result.notes`` why it was not."""
+    from replaytest.plugins.langgraph.graph_check import current_graphs
+    from replaytest.plugins.langgraph.graph_rehearsal import rehearse
+
+    [compiled] = current_graphs(history, workflows)  # the check passed: exactly one
+    functions = [f for f in (lg.node_function(node) for node in lg.graph_nodes(compiled).values()) if f is not None]
+    modules = orchestration_modules(functions)
+    namespaces = [module.__dict__ for module in modules]
+    prefixes = tuple(sorted({str(Path(m.__file__).parent) for m in modules if m.__file__}))
+    with guarded(modules, lambda: 0, plain_functions(lg.task_bodies(namespaces))):
+        try:
+            rehearsal, note = rehearse(history, compiled, namespaces, prefixes)
         except Exception as error:  # the restore itself failed inside LangGraph
             rehearsal, note = None, f"resume not rehearsed: LangGraph could not restore the thread ({type(error).__name__}: {error})"
     result.rehearsal = rehearsal

@@ -15,6 +15,7 @@ The restate-sdk versions this was tested with are ``TESTED_SDK`` (the range in p
 from __future__ import annotations
 
 import asyncio
+import types
 from collections.abc import Callable
 from typing import Any, NoReturn, Protocol, cast
 
@@ -48,6 +49,9 @@ class CommandObserver(Protocol):
         """A ``ctx.run`` body was about to run (never expected: the observer stops at unrecorded runs); it
         does not run, and the handler's wait for it ends the run."""
 
+    def random_drawn(self) -> None:
+        """The handler asked for the invocation's seeded random (``ctx.random()`` or ``ctx.uuid()``)."""
+
 
 def check_version() -> str | None:
     """Why this restate-sdk cannot be used for replay, or None."""
@@ -66,19 +70,88 @@ def check_version() -> str | None:
     return None
 
 
-def find_handler(objects: Any, service_name: str, handler_name: str) -> tuple[Any, list[str]]:
-    """The SDK handler ``service_name/handler_name`` among services, virtual objects, workflows (or objects
-    with ``services``, like an endpoint), and every ``service/handler`` seen, for a stale history's message."""
+def _service_classes() -> tuple[type, ...]:
+    import restate
+
+    return (restate.Service, restate.VirtualObject, restate.Workflow)
+
+
+def _endpoint_class() -> type:
+    from restate.endpoint import Endpoint
+
+    return cast(type, Endpoint)
+
+
+# How deep a served app's closures are searched for its endpoint: the ASGI app holds it directly, the AWS
+# Lambda adapter the SDK wraps it in on Lambda holds the app.
+_CLOSURE_DEPTH = 3
+
+
+def _endpoint_of_app(app: Any, depth: int = 0) -> Any:
+    """The ``Endpoint`` an ASGI app made by ``restate.app(...)`` / ``Endpoint.app()`` serves, or None.
+
+    Private: the SDK keeps no reference from the app to its endpoint but the closure of the ``app``
+    coroutine function ``restate.server.asgi_app`` returns (a free variable ``endpoint``)."""
+    cells = getattr(app, "__closure__", None)
+    if not cells or depth > _CLOSURE_DEPTH:
+        return None
+    endpoint_class = _endpoint_class()
+    inner = []
+    for cell in cells:
+        try:
+            value = cell.cell_contents
+        except ValueError:  # a free variable not bound yet
+            continue
+        if isinstance(value, endpoint_class):
+            return value
+        if callable(value) and getattr(value, "__closure__", None):
+            inner.append(value)
+    for value in inner:
+        found = _endpoint_of_app(value, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def served_services(obj: Any) -> list[Any] | None:
+    """The services, virtual objects and workflows ``obj`` serves, as a user names them: one of them, an
+    ``Endpoint``, the ASGI app ``restate.app(services=[...])`` returns, a module (every one of them among
+    its attributes) or a list or tuple of those; None when ``obj`` (or an item of its list) is none of these."""
+    services = _service_classes()
+    if isinstance(obj, services):
+        return [obj]
+    if isinstance(obj, _endpoint_class()):
+        return list(cast(Any, obj).services.values())
+    if isinstance(obj, types.ModuleType):
+        # Its services, and those of an endpoint or app it holds (services bound in another module).
+        found: list[Any] = []
+        for value in list(vars(obj).values()):
+            if isinstance(value, (types.ModuleType, list, tuple)):
+                continue  # a module it imported is not what it serves, nor is any list it keeps
+            served = served_services(value)
+            found.extend(item for item in served or () if all(item is not seen for seen in found))
+        return found or None
+    if isinstance(obj, (list, tuple)):
+        collected: list[Any] = []
+        for item in obj:
+            served = served_services(item)
+            if served is None:
+                return None
+            collected.extend(served)
+        return collected
+    if callable(obj):
+        endpoint = _endpoint_of_app(obj)
+        if endpoint is not None:
+            return list(endpoint.services.values())
+    return None
+
+
+def find_handler(services: Any, service_name: str, handler_name: str) -> tuple[Any, list[str]]:
+    """The SDK handler ``service_name/handler_name`` among ``services`` (``served_services``), and every
+    ``service/handler`` seen, for a stale history's message."""
     seen: list[str] = []
-    candidates: list[Any] = []
-    for obj in objects:
-        services = getattr(obj, "services", None)
-        if isinstance(services, dict):
-            candidates.extend(services.values())
-        elif isinstance(getattr(obj, "handlers", None), dict):
-            candidates.append(obj)
     found = None
-    for service in candidates:
+    for service in services:
         for name, handler in service.handlers.items():
             seen.append(f"{service.name}/{name}")
             if service.name == service_name and name == handler_name and found is None:
@@ -232,6 +305,14 @@ def run_handler(handler: Any, journal: bytes, protocol_version: int, observer: C
             # Runs in a task of its own, whose exception nobody would see: cancelled, it simply never
             # completes, and the handler waiting for it ends with the closed input.
             raise asyncio.CancelledError()
+
+        def random(self) -> Any:
+            observer.random_drawn()
+            return ServerInvocationContext.random(self)
+
+        def uuid(self) -> Any:
+            observer.random_drawn()
+            return ServerInvocationContext.uuid(self)
 
     headers = [("content-type", f"application/vnd.restate.invocation.v{protocol_version}")]
     from restate._internal import VMException

@@ -1,9 +1,11 @@
 """Replaying Restate histories (neutral histories of engine ``restate``) through the Restate SDK itself.
 
 ``RestateReplayer`` finds the current handler of the history's type (``service/handler``) among the services,
-virtual objects and workflows ``replay_workflows`` names, rebuilds the recorded journal as the protocol
+virtual objects and workflows ``replay_workflows`` names, directly or as served (an endpoint, the ASGI app,
+a module, a list: ``internals.served_services``; a named object serving none is refused), rebuilds the recorded journal as the protocol
 messages the server sent (``values``) and runs the handler on the SDK's own state machine (``internals``),
-input closed, so it answers only from the journal. The state machine decides what diverges, as it would
+input closed, so it answers only from the journal; the start message carries the random seed the server
+derives from the invocation id, so ``ctx.random()`` and ``ctx.uuid()`` draw what the invocation drew. The state machine decides what diverges, as it would
 when the server replays the invocation; ``replaytest.replay.engine.Matcher`` walks the recorded commands
 beside it for the report (positions are commands, 1 = the first after the input):
 
@@ -59,6 +61,10 @@ ENGINE = "restate"
 # Journal messages are the same from service protocol 4 on; 6 is what restate-server 1.7 pins for the SDK.
 PROTOCOL_VERSION = 6
 NO_ARGUMENTS_NOTE = "Restate journals store no ctx.run arguments: step arguments were not compared"
+UNSEEDED_RANDOM_NOTE = (
+    "the history's id is not a Restate invocation id, from which the server seeds ctx.random() and ctx.uuid(): "
+    "the values the handler drew now are not the ones the invocation drew, and were not compared"
+)
 
 
 class CannotReplay(BaseException):
@@ -90,6 +96,7 @@ class _Replay:
         self.matcher = matcher
         self.outcome: tuple[bytes | None, tuple[int, str] | None] | None = None
         self.refused_body: str | None = None  # a ctx.run body the SDK wanted to run (it did not)
+        self.drew_random = False  # the handler used ctx.random() or ctx.uuid()
 
     def _issued(self, entry_type: str | None, text: dict[int, str]) -> Issued | None:
         if entry_type is None:
@@ -161,6 +168,37 @@ class _Replay:
     def step_body(self, name: str) -> None:
         self.refused_body = name
 
+    def random_drawn(self) -> None:
+        self.drew_random = True
+
+
+def _served(workflows: WorkflowSet, internals: Any) -> tuple[list[Any], list[str]]:
+    """The services the named objects serve, and each named object that serves none (its spec and type).
+
+    Objects that serve nothing are refused only when the history's handler is not found among the others:
+    a project replaying several engines names other engines' workflows in the same list."""
+    services: list[Any] = []
+    unserved: list[str] = []
+    origins = list(workflows.origins) + ["?"] * (len(workflows.objects) - len(workflows.origins))
+    for obj, origin in zip(workflows.objects, origins):
+        served = internals.served_services(obj)
+        if served is None:
+            unserved.append(f"{origin!r} ({_kind_of(obj)})")
+        else:
+            services.extend(served)
+    return services, unserved
+
+
+def _kind_of(obj: Any) -> str:
+    """What a named object is, in words: ``a module``, ``a list``, ``a function``, ``a str``."""
+    if isinstance(obj, types.ModuleType):
+        return f"module {obj.__name__!r}, holding no Restate service, endpoint or app"
+    if isinstance(obj, (list, tuple)):
+        return f"a {type(obj).__name__} of {', '.join(sorted({type(item).__name__ for item in obj})) or 'nothing'}"
+    if isinstance(obj, types.FunctionType):
+        return f"function {obj.__qualname__}, not an app restate.app(...) made"
+    return f"a {type(obj).__module__}.{type(obj).__qualname__}"
+
 
 def _recorded(event: Event) -> Recorded:
     return Recorded(seq=event.seq, kind=event.kind, name=event.name, payload=event)
@@ -205,8 +243,18 @@ class RestateReplayer(NeutralReplayer):
         if problem is not None:
             result.status, result.error = "error", problem
             return result
+        services, unserved = _served(workflows, internals)
         service_name, _, handler_name = history.workflow.type.partition("/")
-        handler, known = internals.find_handler(workflows.objects, service_name, handler_name)
+        handler, known = internals.find_handler(services, service_name, handler_name)
+        if handler is None and unserved:
+            # What was named serves nothing Restate knows: a configuration mistake, not a removed handler.
+            result.status = "error"
+            result.error = (
+                f"replay_workflows names {'; '.join(unserved)}, which serves no Restate handler: name the ASGI app "
+                "restate.app(services=[...]) returns, an Endpoint, a Service, VirtualObject or Workflow, a module "
+                "holding them, or a list of those"
+            )
+            return result
         if handler is None:
             result.status = "stale"
             result.error = (
@@ -235,6 +283,8 @@ class RestateReplayer(NeutralReplayer):
         with guarded(modules, matcher.next_position) as guard:
             divergence = self._drive(handler, journal, history, matcher, replay)
         result.warnings = matcher.warnings
+        if replay.drew_random and values.invocation_id_bytes(history.workflow.id) is None:
+            result.notes.append(UNSEEDED_RANDOM_NOTE)
         return settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)
 
     def _drive(self, handler: Any, journal: bytes, history: History, matcher: Matcher, replay: _Replay) -> Divergence | None:

@@ -254,15 +254,95 @@ def join_entry(stored: Any) -> bytes:
     return frame(known.code, bytes(body))
 
 
+# An invocation id as Restate prints it: "inv_", the id scheme version "1", then the partition key (u64) and the
+# invocation's uuid (u128), each in base62 (digits, lower case, upper case) padded to a fixed width.
+_ID_PREFIX = "inv_1"
+_BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_ID_WIDTHS = ((11, 8), (22, 16))  # (characters, bytes) of the partition key, then of the uuid
+_U64 = (1 << 64) - 1
+
+
+def invocation_id_bytes(invocation_id: str) -> bytes | None:
+    """The invocation id's bytes as the server sends them in the start message (partition key then uuid),
+    from its printed form; None when ``invocation_id`` is not one. The printed numbers are the base62 of
+    each part's big-endian bytes read as a little-endian integer, as Restate encodes them."""
+    if not invocation_id.startswith(_ID_PREFIX):
+        return None
+    text = invocation_id[len(_ID_PREFIX):]
+    if len(text) != sum(width for width, _ in _ID_WIDTHS) or any(char not in _BASE62 for char in text):
+        return None
+    raw = b""
+    for width, size in _ID_WIDTHS:
+        number = 0
+        for char in text[:width]:
+            number = number * 62 + _BASE62.index(char)
+        text = text[width:]
+        if number >> (8 * size):
+            return None
+        raw += number.to_bytes(size, "little")
+    return raw
+
+
+def _rotate(value: int, bits: int) -> int:
+    return ((value << bits) | (value >> (64 - bits))) & _U64
+
+
+def _siphash13(data: bytes) -> int:
+    """SipHash-1-3 with a zero key: what Rust's ``DefaultHasher::new()`` computes."""
+    v0, v1, v2, v3 = 0x736F6D6570736575, 0x646F72616E646F6D, 0x6C7967656E657261, 0x7465646279746573
+
+    def sip_round() -> None:
+        nonlocal v0, v1, v2, v3
+        v0 = (v0 + v1) & _U64
+        v1 = _rotate(v1, 13) ^ v0
+        v0 = _rotate(v0, 32)
+        v2 = (v2 + v3) & _U64
+        v3 = _rotate(v3, 16) ^ v2
+        v0 = (v0 + v3) & _U64
+        v3 = _rotate(v3, 21) ^ v0
+        v2 = (v2 + v1) & _U64
+        v1 = _rotate(v1, 17) ^ v2
+        v2 = _rotate(v2, 32)
+
+    whole = len(data) - len(data) % 8
+    for at in range(0, whole, 8):
+        word = int.from_bytes(data[at : at + 8], "little")
+        v3 ^= word
+        sip_round()
+        v0 ^= word
+    last = ((len(data) & 0xFF) << 56) | int.from_bytes(data[whole:], "little")
+    v3 ^= last
+    sip_round()
+    v0 ^= last
+    v2 ^= 0xFF
+    for _ in range(3):
+        sip_round()
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+def random_seed(id_bytes: bytes) -> int:
+    """The seed of the invocation's ``ctx.random()`` as the server derives it from the id's bytes and sends
+    it in the start message: Rust's default hash of the byte array (its length as a u64, then the bytes)."""
+    return _siphash13(len(id_bytes).to_bytes(8, "little") + id_bytes)
+
+
+# The start message's fields (service protocol): id, debug id, known entries, partial state, key, random seed.
+_START_RANDOM_SEED = 9
+
+
 def start_message(invocation_id: str, known_entries: int, key: str | None) -> bytes:
     """The service protocol's start message for replaying ``known_entries`` entries (no eager state: every
-    state read the run made is recorded in its journal)."""
+    state read the run made is recorded in its journal). The id and the random seed are the ones the server
+    sent when ``invocation_id`` is a Restate invocation id; otherwise the text stands for the id and the SDK
+    seeds its random from that (``ctx.random()`` then draws other values than the invocation did)."""
+    id_bytes = invocation_id_bytes(invocation_id)
     body = (
-        length_field(1, invocation_id.encode("utf-8"))
+        length_field(1, id_bytes if id_bytes is not None else invocation_id.encode("utf-8"))
         + length_field(2, invocation_id.encode("utf-8"))
         + varint_field(3, known_entries)
         + varint_field(5, 1)  # partial state
         + (length_field(6, key.encode("utf-8")) if key else b"")
+        + (varint_field(_START_RANDOM_SEED, random_seed(id_bytes)) if id_bytes is not None else b"")
     )
     return frame(START_MESSAGE, body)
 

@@ -9,7 +9,7 @@ import os
 from dbos import DBOS
 
 from prompt_desk.prompts import REPLY, TRIAGE
-from replaytest.plugins.dbos.prompts import use_prompt
+from replaytest.dbos import use_prompt
 
 REVIEW_WAIT_S = 600
 

@@ -10,7 +10,7 @@ import os
 from langgraph.func import entrypoint, task
 from langgraph.types import interrupt
 
-from replaytest.plugins.langgraph.prompts import use_prompt
+from replaytest.langgraph import use_prompt
 
 from .prompt_texts import REPLY, TRIAGE
 

@@ -111,4 +111,21 @@ async def issue(ctx: restate.Context, amount: int) -> str:
     return await ctx.run_typed("print", charge_card, amount=amount)
 
 
-app = restate.app(services=[pricing, ledger, orders, receipts, signup])
+# A draw whose step names and branch come from the invocation's seeded random (``ctx.random()``, ``ctx.uuid()``):
+# it replays green only if replay seeds the SDK's random as the server's invocation did.
+lottery = restate.Service("lottery")
+
+
+@lottery.handler()
+async def draw(ctx: restate.Context, player: str) -> dict:
+    number = ctx.random().randint(1, 1_000_000)
+    ticket = str(ctx.uuid())
+    await ctx.run_typed(f"ticket {ticket}", lambda: _mark("ticket") or player)
+    if number % 2:
+        prize = await ctx.run_typed(f"odd prize {number}", lambda: _mark("prize") or "mug")
+    else:
+        prize = await ctx.run_typed(f"even prize {number}", lambda: _mark("prize") or "pen")
+    return {"number": number, "ticket": ticket, "prize": prize}
+
+
+app = restate.app(services=[pricing, ledger, orders, receipts, signup, lottery])
