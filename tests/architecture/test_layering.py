@@ -20,7 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     # nothing in replaytest imports them.
     "public": {"plugins", "prompts", "journal", "history", "config"},
     # ``python -m replaytest`` (a face) starts the click group (a face); nothing below imports a face.
-    "faces": {"faces", "impact", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
+    "faces": {"faces", "impact", "plugins", "lint", "replay", "journal", "prompts", "history", "config", "settings_report"},
     # Deploy impact works from replay results and the code's syntax; the faces hand it files and replayers.
     "impact": {"impact", "lint", "replay", "journal", "prompts", "history", "config"},
     "plugins": {"plugins", "lint", "replay", "journal", "prompts", "history", "config"},
@@ -35,6 +35,8 @@ ALLOWED: dict[str, set[str]] = {
     "cachedir": set(),
     "entry_points": set(),
     "model_clients": set(),
+    # ``lint --show-settings``: the resolved configuration, for the CLI only.
+    "settings_report": {"config"},
 }
 # Reading input files safely (regular files only), taking the cache folder and reading an entry-point group
 # (stdlib-only leaves) are shared by every layer, and so is the catalogue of model-client calls that lint
