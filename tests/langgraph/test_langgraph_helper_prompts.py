@@ -1,5 +1,5 @@
 """A task the entrypoint reaches through a project helper function counts for the prompts a parked thread
-will still use: the helper agent (``lg_apps/helper_agent.py``) parks after ``draft`` used REPLY; its next
+will still use: the helper agent (``lg_apps/helper_agent.py``) parks after ``first_draft`` used REPLY; its next
 task, ``polish``, called from the helper ``finish``, renders REPLY again. Recorded on the real engine
 (SqliteSaver); a REPLY edited since must fail the parked thread by ``prompts-pending``."""
 
@@ -60,11 +60,11 @@ def test_a_changed_prompt_of_a_task_reached_through_a_helper_fails_the_parked_th
     texts = (APPS / "helper_texts.py").read_text()
     same = replay(tmp_path / "same", histories, monkeypatch, texts)
     assert same["status"] == "passed", same
-    # draft (recorded) used REPLY, a kept result (a warning under --prompts warn); polish, not run yet, uses it
+    # first_draft (recorded) used REPLY, a kept result (a warning under --prompts warn); polish, not run yet, uses it
     # again: the edit is what the thread will meet, which prompts-pending fails.
     edited = replay(tmp_path / "edited", histories, monkeypatch, texts.replace("friendly", "short"), "--prompts", "warn")
     [kept] = edited["warnings"]
-    assert kept["message"].startswith("task 'draft' now uses prompt version")
+    assert kept["message"].startswith("task 'first_draft' now uses prompt version")
     assert edited["status"] == "diverged", edited
     assert edited["divergence"]["kind"] == "prompt-drift"
     assert "will use reply" in edited["divergence"]["message"]

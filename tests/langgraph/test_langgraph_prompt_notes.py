@@ -1,5 +1,5 @@
 """A LangGraph task that calls a model and records no prompt version is named in a note, on a thread
-recorded for real (SqliteSaver) with per-call records: ``triage`` renders a ``Prompt`` (recorded),
+recorded for real (SqliteSaver) with per-call records: ``sort_ticket`` renders a ``Prompt`` (recorded),
 ``follow_up`` sends a registry text as a plain string (nothing to compare)."""
 
 from __future__ import annotations
@@ -48,13 +48,13 @@ def replay(histories: Path) -> dict:
 def test_a_model_task_with_no_recorded_prompt_is_named_in_a_note(histories: Path) -> None:
     document = json.loads(next(histories.glob("*.json")).read_text())
     assert [(e["name"], (e.get("prompt") or {}).get("name")) for e in document["events"]] == [
-        ("triage", "triage"), ("follow_up", None),
+        ("sort_ticket", "triage"), ("follow_up", None),
     ]
     result = replay(histories)
     assert result["status"] == "passed", result
     [line] = [n for n, text in enumerate(SOURCE.splitlines(), 1) if "return str(MODEL.invoke(text).content)" in text]
     expected = UNRECORDED_MODEL_CALL_NOTE.format(what="task 'follow_up'", site=f"MODEL.invoke at fetch_agent.py:{line}")
-    # Only the task that sent an unrecorded prompt: triage's prompt was recorded and compared.
+    # Only the task that sent an unrecorded prompt: sort_ticket's prompt was recorded and compared.
     assert [note for note in result["notes"] if "recorded no prompt version:" in note] == [expected]
 
 
@@ -86,7 +86,7 @@ def test_a_parked_threads_next_task_that_fetches_its_prompt_is_named_in_a_note(t
     assert found["status"] == "passed", found
     [line] = [n for n, text in enumerate(SOURCE.splitlines(), 1) if 'prompt = Prompt.fetched("answer"' in text]
     assert fetched_ahead_note("task 'answer'", ("fetch_agent.py", line), "parked") in found["notes"]
-    # triage, already run, renders a Prompt of the code: no such note for it.
+    # sort_ticket, already run, renders a Prompt of the code: no such note for it.
     assert [n for n in found["notes"] if "fetched at run time" in n] == [
         fetched_ahead_note("task 'answer'", ("fetch_agent.py", line), "parked")
     ]

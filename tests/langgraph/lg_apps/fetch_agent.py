@@ -1,5 +1,5 @@
 """An agent on LangGraph's functional API with two model tasks on a LangChain chat model (a fake one,
-answering offline): ``triage`` renders a ``Prompt`` of the code, ``follow_up`` sends a text fetched at run
+answering offline): ``sort_ticket`` renders a ``Prompt`` of the code, ``follow_up`` sends a text fetched at run
 time as a plain string, which nothing records. ``review_agent`` parks at a reviewer's ``interrupt`` before
 ``answer``, which renders a prompt fetched at run time (``Prompt.fetched``)."""
 
@@ -19,7 +19,7 @@ REGISTRY = {"acme/follow-up": "Ask whether {ticket} is solved", "acme/answer": "
 
 
 @task
-def triage(ticket: str) -> str:
+def sort_ticket(ticket: str) -> str:
     return str(MODEL.invoke(TRIAGE.render(ticket=ticket)).content)
 
 
@@ -31,7 +31,7 @@ def follow_up(ticket: str) -> str:
 
 @entrypoint()
 def fetch_agent(ticket: str) -> dict:
-    queue = triage(ticket).result()
+    queue = sort_ticket(ticket).result()
     return {"queue": queue, "follow_up": follow_up(ticket).result()}
 
 
@@ -43,7 +43,7 @@ def answer(ticket: str) -> str:
 
 @entrypoint()
 def review_agent(ticket: str) -> dict:
-    """Triage, a reviewer's answer (``interrupt``), then the answer under a prompt fetched at run time."""
-    queue = triage(ticket).result()
+    """Sorting, a reviewer's answer (``interrupt``), then the answer under a prompt fetched at run time."""
+    queue = sort_ticket(ticket).result()
     verdict = interrupt({"queue": queue})
     return {"queue": queue, "verdict": verdict, "reply": answer(ticket).result()}

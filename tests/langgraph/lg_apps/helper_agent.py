@@ -1,5 +1,5 @@
 """An agent on LangGraph's functional API that reaches its second task through a project helper function:
-``draft`` renders REPLY, a reviewer answers (``interrupt``), then ``finish`` (a plain function) calls
+``first_draft`` renders REPLY, a reviewer answers (``interrupt``), then ``finish`` (a plain function) calls
 ``polish``, which renders REPLY again."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from .helper_texts import REPLY
 
 
 @task
-def draft(ticket: str) -> str:
+def first_draft(ticket: str) -> str:
     return REPLY.render(summary=ticket)
 
 
@@ -28,6 +28,6 @@ def finish(text: str) -> str:
 
 @entrypoint()
 def helper_agent(ticket: str) -> dict:
-    first = draft(ticket).result()
+    first = first_draft(ticket).result()
     verdict = interrupt({"draft": first})
     return {"reply": finish(first), "verdict": verdict}
