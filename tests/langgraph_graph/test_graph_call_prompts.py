@@ -408,9 +408,8 @@ def test_a_node_running_a_subgraph_is_compared_at_what_its_subgraph_recorded(
         "thread keeps what that node wrote"
     )
     assert ("node 'writer' runs a subgraph, and no prompt record of its nodes was found in the subgraph's own "
-            "checkpoints (recorded before per-call records, or read from a checkpointer whose subgraph checkpoints "
-            "replaytest does not read: AsyncSqliteSaver, AsyncPostgresSaver): its prompt reply was taken at the start "
-            "manifest's version") in result["notes"]
+            "checkpoints (recorded before per-call records, or read from a thread source that does not read subgraph "
+            "checkpoints): its prompt reply was taken at the start manifest's version") in result["notes"]
     assert [(c["prompt"], c["compared"]) for c in result["prompt_changes"]] == [("reply", "manifest")]
 
 

@@ -152,3 +152,28 @@ def test_a_saver_read_through_its_api_gives_the_same_records(tmp_path: Path) -> 
         ("triage", "triage", team_desk.TRIAGE.full_version), ("reply", "write", REPLY_V2.full_version),
     ]
     assert team_prompts(tmp_path / "histories", "parked") == [("triage", "triage", team_desk.TRIAGE.full_version)]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="LangGraph's async graphs find their config in asyncio tasks on 3.11+")
+def test_an_async_saver_gives_the_same_records(tmp_path: Path) -> None:
+    import asyncio
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from replaytest.plugins.langgraph.async_savers import ahistories_from_saver
+
+    async def run() -> tuple[list, list]:
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "async.sqlite")) as saver:
+            graph = team_desk.graph.copy(update={"checkpointer": saver})
+            for thread_id in ("parked", "deployed"):
+                assert "__interrupt__" in await graph.ainvoke(TICKET, with_prompts(thread(thread_id), graph))
+            with pytest.MonkeyPatch.context() as deploy:
+                deploy.setattr(team_desk, "REPLY", REPLY_V2)
+                await graph.ainvoke(Command(resume="approve"), thread("deployed"))
+            return await ahistories_from_saver(saver, tmp_path / "histories", workflows=[team_desk.graph])
+
+    written, refused = asyncio.run(run())
+    assert refused == [] and len(written) == 2
+    triage = team_desk.TRIAGE.full_version
+    assert team_prompts(tmp_path / "histories", "deployed") == [("triage", "triage", triage), ("reply", "write", REPLY_V2.full_version)]
+    assert team_prompts(tmp_path / "histories", "parked") == [("triage", "triage", triage)]

@@ -249,8 +249,8 @@ def _check_node_calls(
     for prompt, node in sorted(from_manifest.items()):
         result.notes.append(
             f"node {node!r} runs a subgraph, and no prompt record of its nodes was found in the subgraph's own checkpoints "
-            "(recorded before per-call records, or read from a checkpointer whose subgraph checkpoints replaytest does "
-            f"not read: AsyncSqliteSaver, AsyncPostgresSaver): its prompt {prompt} was taken at the start manifest's version"
+            "(recorded before per-call records, or read from a thread source that does not read subgraph checkpoints): "
+            f"its prompt {prompt} was taken at the start manifest's version"
         )
     for index, drift in enumerate(found):
         if policy == "fail" and index == 0 and result.divergence is None:

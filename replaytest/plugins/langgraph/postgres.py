@@ -338,6 +338,11 @@ class AsyncPostgresThreads:
         ]
         return self.decoder.checkpoints(thread_id, checkpoints, blobs), self.decoder.writes(thread_id, writes)
 
+    async def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """``PostgresThreads.subgraph_writes``, awaited."""
+        sql = _writes_sql(self.has_task_path).replace("checkpoint_ns = ''", "checkpoint_ns != '' AND channel = ANY(%s)")
+        return self.decoder.writes(thread_id, await self._fetch(sql, (_budget(), thread_id, list(SUBGRAPH_CHANNELS))))
+
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
         import psycopg
 
