@@ -36,11 +36,13 @@ ALLOWED: dict[str, set[str]] = {
     "fileio": set(),
     "cachedir": set(),
     "entry_points": set(),
+    "model_clients": set(),
 }
 # Reading input files safely (regular files only), taking the cache folder and reading an entry-point group
-# (stdlib-only leaves) are shared by every layer.
+# (stdlib-only leaves) are shared by every layer, and so is the catalogue of model-client calls that lint
+# and replay both read.
 for _allowed in ALLOWED.values():
-    _allowed.update(("fileio", "cachedir", "entry_points"))
+    _allowed.update(("fileio", "cachedir", "entry_points", "model_clients"))
 
 
 # The short public modules, one per engine (README "Public names"); the journal runtime and the prompts are

@@ -44,16 +44,17 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
   record made inside a ``@task`` the node called wins (written only when the task ran: its stored result
   came from it), then the latest one made in the node's own code (a node interrupted and resumed runs again
   from its top, and its writes come from the last run), then the earliest one made around a ``@task`` call.
-  A node running a subgraph has its nodes' records in the subgraph's own checkpoints, which are not read:
-  its event lists none. Threads without records have no ``prompts`` (the check then takes the versions
+  A node running a subgraph has its nodes' records in the subgraph's own checkpoints: when the source can
+  read them (``subgraph_writes``), they are listed on its event with the subgraph's node that made them
+  (``subgraph_node``; ``subgraph_prompts_used``), else its event lists none. Threads without records have no ``prompts`` (the check then takes the versions
   from the start manifest, with a note).
 
 Shapes are JSON type names (``string``, ``number``, ``integer``, ``boolean``, ``null``, ``array``,
 ``object``) or, for a value LangGraph serialized as a class instance, the class's dotted name. Values
 were decoded by ``langgraph.values`` (never unpickled). A thread whose chain is neither a graph's nor an
-entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are not read here: a
-node that runs a subgraph is recorded as that node (the SQL readers then give a parked one the
-subgraph's own history, ``langgraph.nested``).
+entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are read here only for
+their nodes' prompt records: a node that runs a subgraph is recorded as that node (the SQL readers then
+give a parked one the subgraph's own history, ``langgraph.nested``).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ from replaytest.plugins.langgraph.importer import (
     PromptRecord,
     WriteRow,
     recorded_manifest,
+    split_prompt_records,
 )
 
 UNKNOWN_NODE = "?"
@@ -136,10 +138,12 @@ def shape(value: Any) -> str:
 
 def build_graph_history(
     thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], graphs: Sequence[GraphCode] = (),
-    prompt_records: Sequence[PromptRecord] = (), graph_ns: str = "",
+    prompt_records: Sequence[PromptRecord] = (), subgraph_writes: Sequence[WriteRow] | None = None,
+    graph_ns: str = "",
 ) -> ImportedThread:
-    """The history of graph thread ``thread_id`` (see the module docstring); ``graph_ns``: the checkpoint
-    namespace of a subgraph's run (``langgraph.nested``), which its task ids hash."""
+    """The history of graph thread ``thread_id`` (see the module docstring). ``subgraph_writes``: the prompt
+    records, interrupts and resumes in the thread's subgraph namespaces (None: the source cannot read them);
+    ``graph_ns``: the checkpoint namespace of a subgraph's run (``langgraph.nested``), which its task ids hash."""
     chain = _current_chain(thread_id, checkpoints)
     latest = chain[-1]
     notes: list[str] = []
@@ -208,10 +212,13 @@ def build_graph_history(
                 node_events[(checkpoint.id, task_id)] = event
             events.append(event)
     used = node_prompts_used(chain, prompt_records)
+    in_subgraphs = subgraph_prompts_used(thread_id, node_events, subgraph_writes or ())
+    if used is None and in_subgraphs:
+        used = {}
     if used is not None:
         # Every node of a thread with records says what it used (an empty list: no prompt).
         for key, event in node_events.items():
-            prompts = used.get(key, [])
+            prompts = [*used.get(key, []), *in_subgraphs.get(key, [])]
             if prompts:
                 event["prompt"] = {field: prompts[0][field] for field in ("name", "version", "params") if field in prompts[0]}
             event["prompts"] = prompts
@@ -351,6 +358,42 @@ def node_prompts_used(
         if record.source is not None:
             entry["source"] = record.source
         entry["via"] = record.via
+        used.setdefault((checkpoint_id, task_id), []).append(entry)
+    return used
+
+
+def subgraph_prompts_used(
+    thread_id: str, node_events: Iterable[tuple[str, str]], writes: Sequence[WriteRow]
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """{(checkpoint id, node task id): the prompts the nodes of the subgraph that node execution ran used}, from
+    the records in the subgraph's own checkpoints: a record names the node's task in the first level of its
+    namespace and the subgraph's node in the second (``subgraph_node``). A subgraph resumes from its own
+    checkpoint, so its nodes that finished keep their results: their records count, the latest per prompt. A
+    subgraph node parked at an interrupt (an interrupt write not resumed) runs again from its top: its
+    records are left out, and its prompts are still to be used."""
+    records, rest = split_prompt_records(thread_id, writes)
+    interrupted = {(w.checkpoint_id, w.task_id) for w in rest if w.channel == lg.INTERRUPT}
+    parked = interrupted - {(w.checkpoint_id, w.task_id) for w in rest if w.channel == lg.RESUME}
+    checkpoint_of = {task_id: checkpoint_id for checkpoint_id, task_id in node_events}
+    chosen: dict[tuple[str, str, str], tuple[PromptRecord, str]] = {}
+    for record in records:
+        if record.namespace is None:
+            continue  # around a @task call inside a subgraph node: that node's own record is the one kept
+        levels = lg.namespace_tasks(record.namespace)
+        checkpoint_id = checkpoint_of.get(levels[0][1]) if len(levels) >= 2 else None
+        if checkpoint_id is None or (record.checkpoint_id, levels[-1][1]) in parked:
+            continue
+        key = (checkpoint_id, levels[0][1], record.name)
+        if key not in chosen or record.at > chosen[key][0].at:
+            chosen[key] = (record, levels[1][0])
+    used: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for (checkpoint_id, task_id, _), (record, inner) in sorted(chosen.items(), key=lambda item: item[1][0].at):
+        entry: dict[str, Any] = {"name": record.name, "version": record.version}
+        for field in ("params", "model", "source"):
+            if getattr(record, field) is not None:
+                entry[field] = getattr(record, field)
+        entry["via"] = record.via
+        entry["subgraph_node"] = inner
         used.setdefault((checkpoint_id, task_id), []).append(entry)
     return used
 

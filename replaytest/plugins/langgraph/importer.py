@@ -253,6 +253,15 @@ class SqliteThreads:
         writes = sqlite_write_rows(self.path, thread_id, self.conn.execute(sqlite_writes_sql(columns), (limit, thread_id)))
         return checkpoints, writes
 
+    def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """The prompt records, interrupts and resumes the thread's subgraphs wrote into their own checkpoints
+        (namespaces other than the thread's), for the prompt versions of a node that runs a subgraph."""
+        from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
+
+        columns = [row[1] for row in self.conn.execute("PRAGMA table_info(writes)")]
+        rows = self.conn.execute(sqlite_subgraph_writes_sql(columns), (DEFAULT_BUDGET.max_stored_bytes, thread_id, *SUBGRAPH_CHANNELS))
+        return sqlite_write_rows(self.path, thread_id, rows)
+
 
 def sqlite_checkpoint_rows(label: object, thread_id: str, rows: Iterable[Sequence[Any]]) -> list[CheckpointRow]:
     """The rows of ``SQLITE_CHECKPOINTS_SQL``, decoded (``label`` names the database in refusals; shared
@@ -299,6 +308,19 @@ def sqlite_writes_sql(columns: Iterable[str]) -> str:
     return (
         f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, CASE WHEN length(value) <= ? THEN value END, "
         "length(value) FROM writes WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid"
+    )
+
+
+# What a subgraph's own checkpoints hold that the graph import reads: its nodes' prompt records, and the
+# interrupts and resumes that say which of those nodes are parked (they run again when the thread resumes).
+SUBGRAPH_CHANNELS = ("__replaytest_prompt__", lg.INTERRUPT, lg.RESUME)
+
+
+def sqlite_subgraph_writes_sql(columns: Iterable[str]) -> str:
+    """``sqlite_writes_sql`` for the writes of the thread's subgraph namespaces on ``SUBGRAPH_CHANNELS``
+    (parameters: the decode budget, the thread id, the channels)."""
+    return sqlite_writes_sql(columns).replace(
+        "checkpoint_ns = ''", "checkpoint_ns != '' AND channel IN (?, ?, ?)"
     )
 
 
@@ -368,6 +390,24 @@ class SaverThreads:
             for index, (task_id, channel, value) in enumerate(item.pending_writes or ()):
                 writes.append(WriteRow(checkpoint_id, task_id, None, index, channel, value))
         return checkpoints, writes
+
+    def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """``SqliteThreads.subgraph_writes`` through the saver's API: the pending writes on
+        ``SUBGRAPH_CHANNELS`` of the thread's checkpoints in other namespaces than its own."""
+        writes: list[WriteRow] = []
+        try:
+            with self._safe():
+                items = list(self.saver.list({"configurable": {"thread_id": thread_id}}))
+        except ImportRefused as error:
+            raise ImportRefused(f"thread {thread_id!r}: {error}") from None
+        for item in items:
+            configurable = item.config["configurable"]
+            if not configurable.get("checkpoint_ns", ""):
+                continue
+            for index, (task_id, channel, value) in enumerate(item.pending_writes or ()):
+                if channel in SUBGRAPH_CHANNELS:
+                    writes.append(WriteRow(configurable["checkpoint_id"], task_id, None, index, channel, value))
+        return writes
 
     def close(self) -> None:
         pass
@@ -844,7 +884,12 @@ def iter_threads(
             # Per-call prompt records are no task's writes: kept apart before anything reads the writes.
             records, writes = split_prompt_records(thread_id, writes)
             if is_graph_thread(checkpoints, writes):
-                graph_thread = build_graph_history(thread_id, checkpoints, writes, graphs, prompt_records=records)
+                # Subgraph checkpoints, where the nodes of a subgraph record their prompts; None: this
+                # source cannot read them (the graph check then says so).
+                read_subgraphs = getattr(source, "subgraph_writes", None)
+                subgraph_writes = read_subgraphs(thread_id) if read_subgraphs is not None else None
+                graph_thread = build_graph_history(thread_id, checkpoints, writes, graphs, prompt_records=records,
+                                                   subgraph_writes=subgraph_writes)
                 # The subgraphs its parked nodes run: read where the source can (``langgraph.nested``).
                 if hasattr(source, "read_namespace") and graph_thread.document["status"] == "parked":
                     from replaytest.plugins.langgraph.nested import attach_subgraph_runs

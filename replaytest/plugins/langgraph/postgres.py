@@ -29,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.importer import (
+    SUBGRAPH_CHANNELS,
     CheckpointRow,
     ImportRefused,
     WriteRow,
@@ -250,6 +251,12 @@ class PostgresThreads:
     def write_order(self, thread_id: str, namespace: str, checkpoint_id: str | None) -> dict[str, int] | None:
         return None  # Postgres keeps no order of writes across tasks
 
+    def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """The prompt records, interrupts and resumes in the thread's subgraph namespaces
+        (``importer.SqliteThreads.subgraph_writes``)."""
+        sql = _writes_sql(self.has_task_path).replace("checkpoint_ns = ''", "checkpoint_ns != '' AND channel = ANY(%s)")
+        return self.decoder.writes(thread_id, self._fetch(sql, (_budget(), thread_id, list(SUBGRAPH_CHANNELS))))
+
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
         return self._fetch_all([(sql, params)])[0]
 
@@ -347,6 +354,11 @@ class AsyncPostgresThreads:
             await self._fetch(sql, params) for sql, params in _thread_queries(thread_id, self.has_task_path)
         ]
         return self.decoder.checkpoints(thread_id, checkpoints, blobs), self.decoder.writes(thread_id, writes)
+
+    async def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """``PostgresThreads.subgraph_writes``, awaited."""
+        sql = _writes_sql(self.has_task_path).replace("checkpoint_ns = ''", "checkpoint_ns != '' AND channel = ANY(%s)")
+        return self.decoder.writes(thread_id, await self._fetch(sql, (_budget(), thread_id, list(SUBGRAPH_CHANNELS))))
 
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
         import psycopg

@@ -51,7 +51,7 @@ import os
 import sys
 import textwrap
 import types
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,7 @@ from typing import Any
 from replaytest.history import Event, History
 from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
+from replaytest.model_clients import model_call_site
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.nested import CHILD_KIND, NESTED_FIELD
 from replaytest.plugins.langgraph.rehearsal import TASK_LABEL
@@ -67,6 +68,8 @@ from replaytest.prompts import (
     Prompt,
     PromptManifest,
     also_changed,
+    fetched_ahead_note,
+    fetched_prompt_site,
     prompt_manifest,
     prompt_objects,
     prompt_objects_in_use,
@@ -94,6 +97,7 @@ from replaytest.replay.engine import (
     RecordedEvents,
     check_manifest_prompts,
     check_pending_prompts,
+    note_unrecorded_model_calls,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -201,6 +205,7 @@ class LangGraphReplayer(NeutralReplayer):
         result.notes.append(NO_ARGUMENTS_NOTE)
         current = run.current
         if run.per_call:
+            note_unrecorded_model_calls(result, unprompted_model_tasks(run.task_events, run.task_bodies))
             check_recorded_prompts(result, history, run, current, options)
         else:
             if history.prompt_manifest is not None:
@@ -212,6 +217,9 @@ class LangGraphReplayer(NeutralReplayer):
         result.notes.extend(run.notes)
         if run.nested_runs.children:
             result.notes.append(NESTED_RUNS_NOTE)
+        if history.status in ("parked", "running") and run.function is not None:
+            result.notes.extend(fetched_ahead_note(f"task {name!r}", site, history.status)
+                                for name, site in _fetched_tasks_ahead(run))
         _task_views(result)
         if options.rehearse and run.nested_runs.children:
             if result.status == "passed" and history.status in ("running", "parked"):
@@ -223,6 +231,34 @@ class LangGraphReplayer(NeutralReplayer):
             if result.status == "passed" and history.status in ("running", "parked"):
                 _rehearse(result, history, run, workflows)
         return result
+
+
+def unprompted_model_tasks(events: Iterable[Event], bodies: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(task call, where its body calls a model) of the recorded task calls, in a thread recorded with
+    per-call records, whose body calls a model client but that recorded no prompt version."""
+    found: list[tuple[str, Any]] = []
+    for event in events:
+        body = bodies.get(event.name)
+        if body is None or _call_prompts(event):
+            continue
+        site = model_call_site(body)
+        if site is not None:
+            found.append((f"task {event.name!r}", site))
+    return found
+
+
+def _fetched_tasks_ahead(run: _Run) -> list[tuple[str, tuple[str, int]]]:
+    """(task, where its body calls ``Prompt.fetched``) of the tasks the entrypoint calls that the thread has
+    not recorded yet (all the module's tasks when the entrypoint's source cannot be read)."""
+    planned = _planned_calls(run.function)
+    recorded = {event.name for event in run.task_events}
+    found = []
+    for name in planned if planned is not None else run.task_bodies:
+        body = run.task_bodies.get(name)
+        site = fetched_prompt_site(body) if body is not None and name not in recorded else None
+        if site is not None:
+            found.append((name, site))
+    return found
 
 
 def has_call_prompts(history: History) -> bool:
@@ -424,6 +460,7 @@ class _Run:
         # {task name: the prompts its body names} (versions, and the Prompt objects for their parameters).
         bodies = lg.task_bodies([module.__dict__ for module in self.modules])
         self.task_prompts = {lg.task_name_of(body): prompt_manifest(body) for body in bodies}
+        self.task_bodies = {lg.task_name_of(body): body for body in bodies}
         self.task_prompt_objects = {lg.task_name_of(body): prompt_objects(body) for body in bodies}
         self.current = prompt_manifest(self.function) if self.function is not None else PromptManifest()
         self.current_objects = prompt_objects(self.function) if self.function is not None else {}
@@ -1058,59 +1095,84 @@ def _prompts_ahead(
 
 def _planned_calls(function: Any) -> dict[str, dict[str, tuple[Prompt, tuple[str, int, str]]]] | None:
     """``{task name: {prompt name: (Prompt, the line of its use_prompt block)}}`` for every ``@task`` the
-    entrypoint's own code calls by name, with the ``use_prompt(P)`` blocks around each call (read from the
-    source: calls the replay does not reach, past the park, are never run). None when the source cannot be
-    read."""
-    try:
-        source = textwrap.dedent(inspect.getsource(function))
-        tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError):
-        return None
-    code = function.__code__
-    namespace: dict[str, Any] = dict(getattr(function, "__globals__", {}))
-    for variable, cell in zip(code.co_freevars, function.__closure__ or ()):
-        try:
-            namespace[variable] = cell.cell_contents
-        except ValueError:  # an empty cell
-            pass
-
-    def resolve(node: ast.AST) -> Any:
-        if isinstance(node, ast.Name):
-            return namespace.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = resolve(node.value)
-            if isinstance(base, types.ModuleType):
-                return base.__dict__.get(node.attr)
-        return None
-
+    entrypoint's code calls by name — in its own body or in a project helper function it calls (followed
+    ``_HELPER_DEPTH`` levels down, with the ``use_prompt`` blocks around the helper's call) — with the
+    ``use_prompt(P)`` blocks around each call (read from the source: calls the replay does not reach, past the
+    park, are never run). None when the entrypoint's source cannot be read."""
     planned: dict[str, dict[str, tuple[Prompt, tuple[str, int, str]]]] = {}
-    qualname = getattr(function, "__qualname__", code.co_name)
+    seen: set[int] = set()
 
-    def visit(node: ast.AST, around: tuple[tuple[Prompt, int], ...]) -> None:
-        if isinstance(node, (ast.With, ast.AsyncWith)):
-            inner = around
-            for item in node.items:
-                visit(item.context_expr, around)
-                expression = item.context_expr
-                if (isinstance(expression, ast.Call) and len(expression.args) == 1
-                        and resolve(expression.func) is use_prompt):
-                    prompt = resolve(expression.args[0])
-                    if isinstance(prompt, Prompt):
-                        inner = (*inner, (prompt, node.lineno))
-            for statement in node.body:
-                visit(statement, inner)
-            return
-        if isinstance(node, ast.Call):
-            target = resolve(node.func)
-            if lg.is_task_function(target):
-                uses = planned.setdefault(lg.task_name_of(target), {})
-                for prompt, line in around:
-                    uses.setdefault(prompt.name, (prompt, (code.co_filename, code.co_firstlineno + line - 1, qualname)))
-        for child in ast.iter_child_nodes(node):
-            visit(child, around)
+    def scan(fn: Any, around: tuple[tuple[Prompt, tuple[str, int, str]], ...], depth: int) -> bool:
+        try:
+            source = textwrap.dedent(inspect.getsource(fn))
+            tree = ast.parse(source)
+        except (OSError, TypeError, SyntaxError):
+            return False
+        code = fn.__code__
+        seen.add(id(code))
+        namespace: dict[str, Any] = dict(getattr(fn, "__globals__", {}))
+        for variable, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                namespace[variable] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        qualname = getattr(fn, "__qualname__", code.co_name)
 
-    visit(tree, ())
-    return planned
+        def resolve(node: ast.AST) -> Any:
+            if isinstance(node, ast.Name):
+                return namespace.get(node.id)
+            if isinstance(node, ast.Attribute):
+                base = resolve(node.value)
+                if isinstance(base, types.ModuleType):
+                    return base.__dict__.get(node.attr)
+            return None
+
+        def site(line: int) -> tuple[str, int, str]:
+            return (code.co_filename, code.co_firstlineno + line - 1, qualname)
+
+        def visit(node: ast.AST, around: tuple[tuple[Prompt, tuple[str, int, str]], ...]) -> None:
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                inner = around
+                for item in node.items:
+                    visit(item.context_expr, around)
+                    expression = item.context_expr
+                    if (isinstance(expression, ast.Call) and len(expression.args) == 1
+                            and resolve(expression.func) is use_prompt):
+                        prompt = resolve(expression.args[0])
+                        if isinstance(prompt, Prompt):
+                            inner = (*inner, (prompt, site(node.lineno)))
+                for statement in node.body:
+                    visit(statement, inner)
+                return
+            if isinstance(node, ast.Call):
+                target = resolve(node.func)
+                if lg.is_task_function(target):
+                    uses = planned.setdefault(lg.task_name_of(target), {})
+                    for prompt, where in around:
+                        uses.setdefault(prompt.name, (prompt, where))
+                elif (depth > 0 and isinstance(target, types.FunctionType) and id(target.__code__) not in seen
+                        and _is_project_function(target)):
+                    # A helper of the project that calls tasks: its calls are the entrypoint's.
+                    scan(target, around, depth - 1)
+            for child in ast.iter_child_nodes(node):
+                visit(child, around)
+
+        visit(tree, around)
+        return True
+
+    return planned if scan(function, (), _HELPER_DEPTH) else None
+
+
+# How deep ``_planned_calls`` follows project helper functions from the entrypoint.
+_HELPER_DEPTH = 3
+
+
+def _is_project_function(fn: types.FunctionType) -> bool:
+    """Application code (not the standard library, installed packages or replaytest)."""
+    top = (fn.__module__ or "").partition(".")[0]
+    if not top or top in ("replaytest", "langgraph", "langchain_core") or top in sys.stdlib_module_names:
+        return False
+    return is_project_file(fn.__code__.co_filename)
 
 
 def project_caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:
