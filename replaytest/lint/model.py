@@ -144,6 +144,9 @@ class ModuleSummary:
     step_targets: tuple[str, ...] = ()
     # Functions this module adds to a graph as nodes.
     graph_nodes: tuple[GraphNode, ...] = ()
+    # The Python whose grammar the file needed ("3.12"), when the running one rejected it and lint read it
+    # rewritten (``newer_grammar``); empty when the running Python parsed it.
+    grammar: str = ""
 
 
 @dataclass(frozen=True)
@@ -262,6 +265,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "error": _effect_json(summary.error) if summary.error else None,
         "step_targets": list(summary.step_targets),
         "graph_nodes": [[n.name, n.target, _span_json(n.span), n.framework] for n in summary.graph_nodes],
+        "grammar": summary.grammar,
     }
 
 
@@ -292,4 +296,5 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
         step_targets=tuple(data["step_targets"]),
         graph_nodes=tuple(GraphNode(name, target, Span(*span), framework)
                           for name, target, span, framework in data["graph_nodes"]),
+        grammar=data.get("grammar", ""),
     )
