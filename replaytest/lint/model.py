@@ -161,6 +161,20 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another line a finding stands for: a further hazard of its rule behind the same helper call, or another
+    call site reaching the same helper line (``also at``; SARIF ``relatedLocations``)."""
+
+    path: str  # as ``Diagnostic.path``
+    line: int
+    column: int
+    message: str  # what is there: "time.time()", "call site in app.wf.Flow.run"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "column": self.column, "message": self.message}
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     path: str  # relative to the working directory, POSIX separators
     line: int
@@ -186,6 +200,8 @@ class Diagnostic:
     # Appended to ``message`` after the fingerprint is taken (it names lines: "and 1 more: os.getenv() at
     # app/config.py:7"), so the fingerprint survives edits elsewhere; not in the JSON contract.
     message_tail: str = ""
+    # Every other line this finding stands for (not in the fingerprint: lines move with edits elsewhere).
+    related: tuple[Related, ...] = ()
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.rule)
@@ -204,6 +220,7 @@ class Diagnostic:
             "framework": self.framework,
             "fix": self.fix.to_json() if self.fix else None,
             "trace": list(self.trace),
+            "also_at": [place.to_json() for place in self.related],
         }
 
 

@@ -76,7 +76,7 @@ def test_json_report_has_every_key_of_the_contract_with_its_type(make_project) -
     assert report["version"] == 1
     assert isinstance(report["diagnostics"], list) and report["diagnostics"]
     keys = {"path", "line", "column", "end_line", "end_column", "rule", "category", "severity", "message",
-            "framework", "fix", "trace"}
+            "framework", "fix", "trace", "also_at"}
     for diagnostic in report["diagnostics"]:
         assert set(diagnostic) == keys, f"keys differ: {sorted(set(diagnostic) ^ keys)}"
         for key in ("line", "column", "end_line", "end_column"):
