@@ -413,6 +413,18 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for hook in self._on_return_hooks:
             hook(self, node)
 
+    def _on_yield(self, node: ast.Yield) -> None:
+        if node.value is None:
+            return
+        self.walk(node.value)
+        function = self.function
+        # ``yield SessionLocal()`` in a session helper (``@contextmanager``, a FastAPI dependency): what
+        # ``with get_session() as session`` binds, so the session's methods are known at the call site.
+        if function is not None and not function.returns and isinstance(node.value, (ast.Call, ast.Await, ast.Name)):
+            binding = self.binding_for_value(node.value)
+            if binding[0] == "inst" and binding[1]:
+                function.returns = binding[1]
+
     def _on_global(self, node: ast.Global) -> None:
         # Declaring a name global writes nothing; assigning it afterwards does (``_assign_target``).
         if self.function is None:
@@ -799,6 +811,7 @@ _HANDLERS: dict[type, Any] = {
     ast.Global: ModuleCollector._on_global,
     ast.Nonlocal: ModuleCollector._on_nonlocal,
     ast.Return: ModuleCollector._on_return,
+    ast.Yield: ModuleCollector._on_yield,
     ast.For: ModuleCollector._on_for,
     ast.AsyncFor: ModuleCollector._on_for,
     ast.While: ModuleCollector._on_while,
