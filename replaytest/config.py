@@ -29,6 +29,7 @@ CATEGORIES: tuple[str, ...] = (
     "random",
     "uuid",
     "idempotency-key",
+    "step-name",
     "model-call",
     "iteration-order",
     "environment",

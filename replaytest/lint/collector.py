@@ -190,6 +190,18 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         summary = self.classes.get(name) if not owner else None
         return summary is not None and any(base in self.ctx.shared_instance_bases for base in summary.bases)
 
+    def step_name(self, node: ast.Call, qualname: str | None) -> tuple[ast.expr, str] | None:
+        argument = self.ctx.step_names.get(qualname) if qualname else None
+        if argument is None:
+            return None
+        position, keyword, names = argument
+        for given in node.keywords:
+            if given.arg == keyword:
+                return given.value, names
+        if 0 <= position < len(node.args) and not any(isinstance(arg, ast.Starred) for arg in node.args[:position + 1]):
+            return node.args[position], names
+        return None
+
     def flag(self, tag: str, node: ast.AST) -> None:
         self.flags.add((tag, id(node)))
 
