@@ -50,11 +50,13 @@ class NamesStepUnstably(Rule):
     A name built from workflow input or a loop counter is the same on every replay and is not reported.
 
     ## Why is this bad?
-    The engines match what a run recorded by that name. When a replay, a recovery in another process or
-    a resumed graph computes another name, the recorded result is not found: Temporal and Azure fail the
-    replay as non-deterministic, DBOS recovery cannot find the step or workflow function, a LangGraph
-    checkpoint points at a node that no longer exists, and Restate and the journal report a journal
-    mismatch.
+    The engines find what a run recorded by that name. When a replay, a recovery in another process or
+    a resumed thread computes another name, the recorded work is not found: Temporal's replay fails the
+    history at that activity as non-deterministic; DBOS recovery stops with `DBOSUnexpectedStepError` (one
+    function was recorded where another was expected); a LangGraph thread paused in a renamed node resumes
+    to nothing — the node does not run and its update is lost, without an error. Azure Durable Functions,
+    Restate and the journal record the name with each task or journal entry, so the recorded entry and
+    the code no longer agree.
 
     ## Example
     ```python
