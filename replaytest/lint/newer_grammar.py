@@ -14,8 +14,9 @@ character at its line and column:
   blanked; the calls in its expressions stay where they are, so their hazards are reported at their lines.
 
 The result parses under the running Python with the same positions, and the collector analyses it like any
-file. What cannot be rewritten that way (a type parameter list spanning lines, syntax newer than 3.13) leaves
-the file unparsed, and lint says it needs a newer Python.
+file. What cannot be rewritten that way (a type parameter list spanning lines, syntax newer than 3.13, a file
+libcst does not give back exactly, so that its positions are not the file's) leaves the file unparsed, and
+lint says it needs a newer Python.
 
 libcst is imported only here, and only for files CPython rejected; a file with a long line is never handed
 to it (its native parser may crash or take minutes on long deep chains: ``parse_guard``).
@@ -72,6 +73,10 @@ def downgrade(data: bytes, text: str) -> Downgraded:
     import libcst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
+    if module.code != text:
+        # libcst does not give this text back exactly (whitespace after an f-string conversion, ``!s  }``), so
+        # its positions are not the file's: nothing is rewritten by them.
+        return Downgraded(True, None, None)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     source = SourceText(text)
     chars = list(text)
@@ -90,12 +95,19 @@ def downgrade(data: bytes, text: str) -> Downgraded:
                 chars[index] = " "
 
     def keep_expressions(parts: Any) -> None:
-        # Each expression part back at its place, followed by a comma where its closing text began.
+        # Each expression part back at its place, its parentheses included (libcst's positions leave them
+        # out), followed by a comma where its closing text (``}``, ``!r``, ``:spec``, ``=``) begins: never on
+        # a line break, which the expression may be followed by inside the braces.
         for part in parts:
             if isinstance(part, libcst.FormattedStringExpression):
-                start, end = bounds(part.expression)
+                expression = part.expression
+                start = bounds(expression.lpar[0])[0] if expression.lpar else bounds(expression)[0]
+                end = bounds(expression.rpar[-1])[1] if expression.rpar else bounds(expression)[1]
                 chars[start:end] = text[start:end]
-                chars[end] = ","
+                closing = end
+                while text[closing].isspace():
+                    closing += 1
+                chars[closing] = ","
                 if part.format_spec:
                     keep_expressions(part.format_spec)
 

@@ -214,3 +214,27 @@ def test_newer_syntax_that_cannot_be_rewritten_is_named_so_not_called_broken(mak
                                           "the project uses")
     assert diagnostic["line"] == HEADER.count("\n") + 1
     assert ("app/wf.py", CLOCK_WORKFLOW_LINE, "clock") in findings(run.json())  # the rest is still checked
+
+
+def test_the_rewrite_keeps_line_breaks_and_parentheses_inside_the_braces() -> None:
+    import ast
+
+    from replaytest.lint.newer_grammar import downgrade
+
+    # A parenthesised expression over lines, followed by a line break inside the braces (PEP 701).
+    source = 'x = f"{(\n    time.time() +\n    1\n)}"\ny = time.monotonic()\n'
+    downgraded = downgrade(source.encode(), source)
+    assert downgraded.text is not None
+    if sys.version_info < (3, 12):
+        assert downgraded.text.count("\n") == source.count("\n")
+        calls = sorted((c.lineno, c.col_offset, ast.unparse(c.func))
+                       for c in ast.walk(ast.parse(downgraded.text)) if isinstance(c, ast.Call))
+        assert calls == [(2, 4, "time.time"), (5, 4, "time.monotonic")]
+
+
+def test_a_file_libcst_does_not_give_back_exactly_is_not_rewritten_by_its_positions() -> None:
+    from replaytest.lint.newer_grammar import downgrade
+
+    # libcst drops the spaces after an f-string conversion, so its positions after it are not the file's.
+    source = 'a = f"{"q"!s  }"\nb = f"{"r"}"\n'
+    assert downgrade(source.encode(), source) == (True, None, None)
