@@ -32,6 +32,7 @@ CATEGORIES: tuple[str, ...] = (
     "random",
     "uuid",
     "idempotency-key",
+    "step-name",
     "model-call",
     "iteration-order",
     "environment",
@@ -654,3 +655,39 @@ def _redact_settings(path: Path | None, table: Any) -> RedactSettings:
             raise ConfigError(path, full, f"unknown key{_nearest_hint(key, _REDACT_KEYS)}; expected one of "
                                           "key-names, json-paths, replacement")
     return RedactSettings(**values)
+
+
+@dataclass(frozen=True)
+class DeclaredPython:
+    """The oldest Python a project says it runs on, and where it says so (for messages)."""
+
+    oldest: tuple[int, int]
+    source: str  # "requires-python '>=3.10'" or "[tool.ruff] target-version 'py310'"
+
+
+_VERSION = re.compile(r"(?:>=|~=|==|>)\s*(\d+)\.(\d+)")
+_RUFF_TARGET = re.compile(r"py(\d)(\d+)")
+
+
+def declared_python(root: Path) -> DeclaredPython | None:
+    """What ``<root>/pyproject.toml`` declares as the oldest Python the project accepts: ``[project]
+    requires-python`` (its lower bound), else ruff's ``target-version`` (which ruff takes as that oldest
+    version too). None when it declares neither or cannot be read (read only when a file needed a newer
+    grammar than the running Python's, so a broken file here is that check's to skip, never the run's)."""
+    try:
+        with open(root / "pyproject.toml", "rb") as handle:
+            document = tomllib.load(handle)
+    except (OSError, UnicodeDecodeError, RecursionError, tomllib.TOMLDecodeError):
+        return None
+    project = document.get("project")
+    requires = project.get("requires-python") if isinstance(project, dict) else None
+    if isinstance(requires, str):
+        bounds = [(int(major), int(minor)) for major, minor in _VERSION.findall(requires)]
+        if bounds:
+            return DeclaredPython(max(bounds), f"requires-python {requires.strip()!r}")
+    tool = document.get("tool")
+    ruff = tool.get("ruff") if isinstance(tool, dict) else None
+    target = ruff.get("target-version") if isinstance(ruff, dict) else None
+    if isinstance(target, str) and (match := _RUFF_TARGET.fullmatch(target.strip())):
+        return DeclaredPython((int(match[1]), int(match[2])), f"[tool.ruff] target-version {target.strip()!r}")
+    return None

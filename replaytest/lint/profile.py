@@ -125,6 +125,10 @@ class FrameworkProfile:
     step_decorators: tuple[str, ...] = ()
     # Calls whose callable arguments (functions, lambdas) run as recorded steps (``ctx.run(name, fn)``).
     step_calls: tuple[str, ...] = ()
+    # Calls that name a step, activity, task, node or child run by which the engine matches the recorded one
+    # (qualified name -> (position of the name argument, -1 for keyword only; its keyword; what it names)):
+    # ``"temporalio.workflow.execute_activity": (0, "activity", "activity")`` (RT105).
+    step_names: Mapping[str, tuple[int, str, str]] = field(default_factory=dict)
     # Calls that return what the function passed to them returns (``workflow.execute_activity(fn, ...)``),
     # so iterating their result is iterating what ``fn`` returns; step calls count too.
     result_calls: tuple[str, ...] = ()
