@@ -1,7 +1,7 @@
 """The ``replaytest fix`` command's run: lint, fix, repeat while fixes land, report, exit code.
 
-Kept out of ``cli.py`` so the command there only parses options. A fix inside another fixed call
-(``random.choice([uuid4()])``) lands on the next pass, so the command repeats lint-and-fix a few times;
+Kept out of the command line (``cli/``) so the command there only parses options. A fix inside another
+fixed call (``random.choice([uuid4()])``) lands on the next pass, so the command repeats lint-and-fix a few times;
 ``--diff`` makes one pass and writes nothing. ``fix_stdin`` does the same for one file read from stdin, in
 memory, and writes the fixed source to stdout.
 """

@@ -129,7 +129,9 @@ def test_rules_and_engine_reach_frameworks_only_through_profiles() -> None:
 
 def test_the_layering_check_sees_a_wrong_import(tmp_path: Path) -> None:
     """Guard against a checker that passes because it reads nothing."""
-    assert _runtime_imports(PACKAGE / "cli.py"), "cli.py imports project modules; the checker must see them"
+    assert _runtime_imports(PACKAGE / "cli" / "check_commands.py"), \
+        "cli/check_commands.py imports project modules; the checker must see them"
+    assert _layer("replaytest.cli.check_commands") == "faces" and _layer("replaytest.cli") == "faces"
     assert _layer("replaytest.replay.engine") == "replay" and "replay" not in ALLOWED["lint"]
 
 

@@ -1,0 +1,393 @@
+"""``replaytest lint``, and the lint run ``fix`` and ``check`` share: the configuration a lint uses
+(file plus command-line settings), loading plugins and rules once, the text report's colours,
+``--show-settings``, a file read from stdin, and the fix run behind both ``lint --fix`` and ``fix``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from replaytest.cli.shared import (
+    _FORMATS,
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    _json_report,
+    _lint_options,
+    _safe,
+    _setup_failed,
+    _split,
+    _usage_error,
+    cli,
+)
+from replaytest.fileio import escape_controls
+
+if TYPE_CHECKING:
+    from replaytest.config import Config
+    from replaytest.lint.model import LintResult
+    from replaytest.lint.rule import Rule
+
+
+_FIX_PASSES = 4
+
+
+def wants_color(choice: str, stream: Any = None) -> bool:
+    """Whether text output is coloured: ``always``/``never`` as said; ``auto`` as ruff decides it, a
+    non-empty ``FORCE_COLOR`` first, then a non-empty ``NO_COLOR`` (no-color.org), else whether the stream
+    is a terminal."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("NO_COLOR"):
+        return False
+    stream = stream if stream is not None else sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _colored_report(report: str) -> str:
+    """The text report with ruff's colours: the path bold, the rule code bold red, a fix green, the
+    summary bold; the text itself unchanged (a pipe given --color always still reads the same words)."""
+    import re
+
+    lines = []
+    finding = re.compile(r"^(.+?:\d+:\d+:) ([A-Z]+[0-9]+) ")
+    for line in report.split("\n"):
+        match = finding.match(line)
+        if match:
+            line = (click.style(match.group(1), bold=True) + " " + click.style(match.group(2), fg="red", bold=True)
+                    + " " + line[match.end():])
+        elif line.startswith("    fix ("):
+            line = click.style(line, fg="green")
+        elif line.startswith(("Found ", "All checks passed", "No findings")):
+            line = click.style(line, bold=True)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _lint_config(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], *, force_exclude: bool | None = None, respect_gitignore: bool | None = None,
+    isolated: bool = False, extend_select: tuple[str, ...] = (), extend_ignore: tuple[str, ...] = (),
+    overrides: dict[str, str] | None = None,
+) -> Config:
+    """The configuration a lint of ``paths`` uses: the file found from the first path (or ``--config``,
+    or none with ``--isolated``) with the command line's settings on top. ``overrides`` receives, per
+    setting the command line changed, the flag that did (``--show-settings`` says so)."""
+    import dataclasses
+
+    from replaytest.config import ConfigError, is_selector, load_config
+
+    if isolated and config_path is not None:
+        raise ConfigError(None, "--isolated", "ignores every configuration file; it cannot be given with --config")
+    targets = list(paths) or [Path(".")]
+    first = targets[0]
+    config = load_config(first if first.exists() else Path.cwd(), explicit=config_path, isolated=isolated)
+    for name, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select),
+                         ("--extend-ignore", extend_ignore)):
+        for entry in _split(values):
+            if not is_selector(entry):
+                raise ConfigError(None, name, f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
+    chosen = _split(select) or config.select
+    if _split(extend_select):  # as in ruff: on top of the selection, which is every rule when none is set
+        chosen = (*(chosen or ("ALL",)), *_split(extend_select))
+    changed = {
+        "select": "--select" if _split(select) else "",
+        "ignore": "/".join(flag for flag, values in (("--ignore", ignore), ("--extend-ignore", extend_ignore))
+                           if _split(values)),
+        "exclude": "--exclude" if _split(exclude) else "",
+        "force_exclude": "--force-exclude" if force_exclude is not None else "",
+        "respect_gitignore": "--[no-]respect-gitignore" if respect_gitignore is not None else "",
+    }
+    if _split(extend_select):
+        changed["select"] = "/".join(filter(None, (changed["select"], "--extend-select")))
+    if overrides is not None:
+        overrides.update({key: flag for key, flag in changed.items() if flag})
+    return dataclasses.replace(
+        config,
+        select=chosen,
+        ignore=config.ignore + _split(ignore) + _split(extend_ignore),
+        exclude=config.exclude + _split(exclude),
+        force_exclude=config.force_exclude if force_exclude is None else force_exclude,
+        respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore,
+    )
+
+
+def _run_lint(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, show_progress: bool = False, *,
+    force_exclude: bool | None = None, respect_gitignore: bool | None = None, whole_project: bool = False,
+    loaded: list[Config] | None = None, stdin: tuple[Path, bytes] | None = None, isolated: bool = False,
+    extend_select: tuple[str, ...] = (), extend_ignore: tuple[str, ...] = (), verbose: bool = False,
+) -> tuple[LintResult, Mapping[str, Rule]]:
+    """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors.
+    ``loaded`` receives the configuration used (``fix`` reads ``fixable``/``unfixable`` from it); ``stdin``
+    is (path, text) of one file read from stdin, linted as if at that path."""
+    from replaytest.config import CATEGORIES, ConfigError
+    from replaytest.lint.engine import build_context, lint_paths
+    from replaytest.lint.filtering import unknown_selectors
+    from replaytest.plugins import load_plugins
+
+    targets = list(paths) or [Path(".")]
+    config = _lint_config(paths, config_path, select, ignore, exclude, force_exclude=force_exclude,
+                          respect_gitignore=respect_gitignore, isolated=isolated, extend_select=extend_select,
+                          extend_ignore=extend_ignore)
+    if verbose:
+        where = ("none (--isolated)" if isolated else
+                 str(config.path) if config.path is not None else "none found (every setting its default)")
+        click.echo(f"replaytest: configuration file: {_safe(where)}", err=True)
+        click.echo(f"replaytest: project root: {_safe(str(config.root))}", err=True)
+        click.echo(f"replaytest: cache: {'off (--no-cache)' if no_cache else _safe(str(config.root / config.cache_dir))}",
+                   err=True)
+    if loaded is not None:
+        loaded.append(config)
+    if whole_project:  # lint everything; report what PATHS contain or what reaches into them
+        from replaytest.lint.scope import reachable_from
+
+        changed = [p for p in targets if not p.is_dir()]
+        if changed or not paths:
+            targets = [config.root]
+    profiles = [plugin.profile for plugin in load_plugins(config.frameworks) if plugin.profile is not None]
+    context = build_context(config, profiles)
+    for name, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select),
+                         ("--extend-ignore", extend_ignore)):
+        for entry in unknown_selectors(_split(values), context.rules, CATEGORIES):
+            raise ConfigError(None, name, f"{entry!r} is not a known rule code, code prefix or category "
+                                          "(`replaytest rules` lists them)")
+    from replaytest.replay.progress import Progress
+
+    with Progress("linting", show_progress) as progress:
+        result = lint_paths(
+            targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context, progress=progress.update,
+            stdin=stdin,
+        )
+    if whole_project and paths and changed:
+        result = reachable_from(result, changed, Path.cwd())
+    if verbose:
+        click.echo(f"replaytest: {result.files_checked} file(s) checked, {len(context.rules)} rule(s) selected",
+                   err=True)
+    return result, context.rules
+
+
+@cli.command()
+@_lint_options
+@click.option("--format", "--output-format", "output_format", type=click.Choice(_FORMATS), default="text",
+              show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings (errors still exit 2).")
+@click.option("--whole-project", is_flag=True,
+              help="Lint the whole project; report the findings in PATHS and those reached through a helper in "
+                   "PATHS (the pre-commit default: a change to a helper shows at the workflow that calls it).")
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
+              help="Report only findings not recorded in this baseline file.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
+              help="Record today's findings in this baseline file and exit 0.")
+@click.option("--quiet", "-q", count=True,
+              help="No summary line and no progress bar (-qq: nothing but errors, as --silent).")
+@click.option("--silent", is_flag=True, help="Print nothing but errors; the exit code still tells (ruff's -qq).")
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings this lint would use and where each comes from (file, flag or default); "
+                   "lint nothing.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Print the fixes as a unified diff and write nothing (exit 1 when there are fixes), as "
+                   "`replaytest fix --diff`.")
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes, as `replaytest fix` does (ruff's --fix).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply fixes marked unsafe.")
+@click.option("--show-fixes", is_flag=True,
+              help="With --fix: list per file how many findings of each rule were fixed (without --fix each "
+                   "finding's fix is printed beneath it anyway).")
+@click.option("--statistics", is_flag=True,
+              help="Print one line per rule instead of each finding: count, code, [*] when fixable, name.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the report to this file instead of stdout (errors and notes stay on stderr).")
+@click.option("--stdin-filename", type=click.Path(dir_okay=False, path_type=Path),
+              help="With PATHS `-` (or none): read one file's source from stdin and lint it as if it were at "
+                   "this path (module name, exclude, per-file-ignores).")
+def lint(
+    paths: tuple[Path, ...], config_path: Path | None, isolated: bool, select: tuple[str, ...],
+    extend_select: tuple[str, ...], ignore: tuple[str, ...], extend_ignore: tuple[str, ...],
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
+    respect_gitignore: bool | None, exit_non_zero_on_fix: bool, color: str, verbose: bool, output_format: str,
+    exit_zero: bool, whole_project: bool, baseline: Path | None, write_baseline: Path | None, quiet: int,
+    silent: bool, show_settings: bool, show_diff: bool, apply_fixes: bool, unsafe_fixes: bool, show_fixes: bool,
+    statistics: bool, output_file: Path | None, stdin_filename: Path | None,
+) -> None:
+    """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
+
+    Exit 0 no findings, 1 findings, 2 usage/configuration error or a file that could not be checked."""
+    from replaytest.config import ConfigError
+    from replaytest.lint.filtering import BaselineError, new_findings, read_baseline
+    from replaytest.lint.filtering import write_baseline as store
+    from replaytest.lint.reporters import REPORTERS
+    from replaytest.lint.rules import RuleLoadError
+    from replaytest.plugins import PluginError
+    from replaytest.replay.progress import wanted
+
+    quiet = 2 if silent else quiet
+    if show_settings:
+        sys.exit(_show_settings(paths, config_path, select, ignore, exclude, force_exclude, respect_gitignore,
+                                isolated, extend_select, extend_ignore, output_format))
+    if apply_fixes and show_diff:
+        _usage_error("--fix writes the fixes and --diff prints them without writing: give one of them", output_format)
+    stdin, paths = _stdin_source(paths, stdin_filename, show_diff, whole_project, output_format)
+    if apply_fixes or show_diff:
+        flag = "--fix" if apply_fixes else "--diff"
+        if output_format not in ("text", "json") or baseline or write_baseline or statistics or output_file:
+            click.echo(f"error: {flag} takes the options of `replaytest fix` (--output-format text or json, "
+                       f"--unsafe-fixes); run lint without {flag} for the other options", err=True)
+            sys.exit(EXIT_ERROR)
+        sys.exit(_fix_exit_code(paths, config_path, select, ignore, exclude, no_cache, jobs, force_exclude,
+                                respect_gitignore, unsafe_fixes, show_diff, output_format, show_fixes,
+                                isolated=isolated, extend_select=extend_select, extend_ignore=extend_ignore,
+                                exit_non_zero_on_fix=exit_non_zero_on_fix, verbose=verbose, stdin=stdin))
+    if unsafe_fixes:
+        click.echo("error: --unsafe-fixes applies fixes only with --fix or --diff", err=True)
+        sys.exit(EXIT_ERROR)
+    try:
+        known = read_baseline(baseline) if baseline is not None else None
+        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
+                                  wanted(bool(quiet)), force_exclude=force_exclude,
+                                  respect_gitignore=respect_gitignore, whole_project=whole_project, stdin=stdin,
+                                  isolated=isolated, extend_select=extend_select, extend_ignore=extend_ignore,
+                                  verbose=verbose)
+    except (ConfigError, PluginError, RuleLoadError, BaselineError) as error:
+        _setup_failed(error, output_format)
+        return
+    for problem in result.problems:
+        click.echo(f"error: {problem}", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {_safe(warning)}", err=True)
+    for note in result.notes:
+        click.echo(f"replaytest: {note}", err=True)
+    if write_baseline is not None:
+        try:
+            store(write_baseline, result.diagnostics)
+        except OSError as error:
+            click.echo(f"error: cannot write the baseline {write_baseline}: {error.strerror or error}", err=True)
+            sys.exit(EXIT_ERROR)
+        click.echo(f"wrote {len(result.diagnostics)} finding(s) to {write_baseline}", err=True)
+        sys.exit(EXIT_ERROR if result.errors else EXIT_CLEAN)
+    if known is not None:
+        result.diagnostics = new_findings(result.diagnostics, known)
+    if statistics:
+        from replaytest.lint.reporters.statistics import render_statistics
+
+        report = render_statistics(result, rules, output_format)
+    elif output_format in ("sarif", "github"):
+        # CI formats: paths relative to the repository root, wherever in it the job runs.
+        report = REPORTERS[output_format](result, rules, cwd=Path.cwd())  # type: ignore[call-arg]
+    else:
+        report = REPORTERS[output_format](result, rules)
+        report = escape_controls(report, keep_newlines=True) if output_format == "text" else report
+    colored = False
+    if output_format == "text" and not statistics:
+        if quiet:  # ruff's -q: the findings without the summary line (a clean run prints nothing)
+            report = "".join(report.splitlines(keepends=True)[:-1])
+        if output_file is None and wants_color(color):
+            report, colored = _colored_report(report), True
+    if quiet >= 2:
+        report = ""  # --silent / -qq: the exit code says it; errors were printed above
+    if output_file is not None:
+        try:
+            output_file.parent.mkdir(parents=True, exist_ok=True)
+            output_file.write_text(report, encoding="utf-8")
+        except OSError as error:
+            click.echo(f"error: cannot write the report to {_safe(str(output_file))}: {error.strerror or error}",
+                       err=True)
+            sys.exit(EXIT_ERROR)
+    else:
+        click.echo(report, nl=False, color=colored or None)
+    if result.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _show_settings(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], force_exclude: bool | None, respect_gitignore: bool | None, isolated: bool,
+    extend_select: tuple[str, ...], extend_ignore: tuple[str, ...], output_format: str,
+) -> int:
+    """``lint --show-settings``: every setting the lint would use and where it came from; the exit code."""
+    from replaytest.config import ConfigError
+    from replaytest.settings_report import settings_document, settings_lines
+
+    overrides: dict[str, str] = {}
+    try:
+        config = _lint_config(paths, config_path, select, ignore, exclude, force_exclude=force_exclude,
+                              respect_gitignore=respect_gitignore, isolated=isolated, extend_select=extend_select,
+                              extend_ignore=extend_ignore, overrides=overrides)
+    except ConfigError as error:
+        click.echo(f"error: {_safe(str(error))}", err=True)
+        return EXIT_ERROR
+    if output_format == "json":
+        click.echo(_json_report(settings_document(config, overrides, isolated=isolated)))
+    else:
+        for line in settings_lines(config, overrides, isolated=isolated):
+            click.echo(_safe(line))
+    return EXIT_CLEAN
+
+
+def _stdin_source(
+    paths: tuple[Path, ...], stdin_filename: Path | None, show_diff: bool, whole_project: bool, output_format: str,
+) -> tuple[tuple[Path, bytes] | None, tuple[Path, ...]]:
+    """(stdin file, the paths to lint) for ``lint``: PATHS ``-``, or none with ``--stdin-filename``, read
+    one file from stdin; otherwise the paths as given. Combinations that cannot mean one file exit 2."""
+    reads_stdin = paths == (Path("-"),) or (stdin_filename is not None and not paths)
+    if not reads_stdin:
+        if Path("-") in paths:
+            _usage_error("`-` (read stdin) cannot be combined with other paths", output_format)
+        if stdin_filename is not None:
+            _usage_error("--stdin-filename names the file read from stdin: give `-` (or no paths) with it",
+                         output_format)
+        return None, paths
+    if stdin_filename is None:
+        _usage_error("reading stdin (`-`) needs --stdin-filename: the path the source would have decides its module "
+                     "name, exclude and per-file-ignores", output_format)
+    if show_diff or whole_project:
+        # --fix is fine: the fixed source goes to stdout, as ruff writes it.
+        _usage_error(f"{'--diff' if show_diff else '--whole-project'} cannot be used with a file read from stdin",
+                     output_format)
+    assert stdin_filename is not None
+    return (stdin_filename, sys.stdin.buffer.read()), (stdin_filename,)
+
+
+def _fix_exit_code(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
+    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str, show_fixes: bool = False,
+    *, isolated: bool = False, extend_select: tuple[str, ...] = (), extend_ignore: tuple[str, ...] = (),
+    exit_non_zero_on_fix: bool = False, verbose: bool = False, stdin: tuple[Path, bytes] | None = None,
+) -> int:
+    """``fix`` (and ``lint --fix``/``--diff``): lint, apply what ``fixable``/``unfixable`` allow, report; the
+    exit code. With ``stdin`` (path, source) the one file read from stdin is fixed in memory and its fixed
+    source written to stdout."""
+    from replaytest.config import ConfigError
+    from replaytest.lint.filtering import may_fix
+    from replaytest.lint.fix_runner import fix_stdin, run_fix
+    from replaytest.lint.rules import RuleLoadError
+    from replaytest.plugins import PluginError
+
+    loaded: list[Config] = []
+
+    def lint_once(source: tuple[Path, bytes] | None = stdin) -> tuple[LintResult, Mapping[str, Rule]]:
+        return _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
+                         force_exclude=force_exclude, respect_gitignore=respect_gitignore, loaded=loaded,
+                         isolated=isolated, extend_select=extend_select, extend_ignore=extend_ignore,
+                         verbose=verbose and not loaded, stdin=source)
+
+    setup_errors = (ConfigError, PluginError, RuleLoadError)
+    allowed = lambda diagnostic: may_fix(diagnostic, loaded[-1].fixable, loaded[-1].unfixable)  # noqa: E731
+    if stdin is not None:
+        return fix_stdin(lambda text: lint_once((stdin[0], text)), stdin[1], unsafe=unsafe,
+                         output_format=output_format, passes=_FIX_PASSES, setup_errors=setup_errors,
+                         allowed=allowed, exit_non_zero_on_fix=exit_non_zero_on_fix)
+    return run_fix(
+        lint_once, unsafe=unsafe, show_diff=show_diff, output_format=output_format, passes=_FIX_PASSES,
+        setup_errors=setup_errors, allowed=allowed, show_fixes=show_fixes, exit_non_zero_on_fix=exit_non_zero_on_fix,
+    )
