@@ -44,7 +44,10 @@ def cli() -> None:
     """Keep durable-workflow orchestration code replay-safe."""
 
 
+# The output formats of lint, check and impact (the other commands with a --format offer text and json).
 _FORMATS = ("text", "json", "sarif", "github")
+_CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
+_IMPACT_FORMATS = ("text", "json", "markdown", "github")
 
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -104,9 +107,3 @@ def _usage_error(message: str, output_format: str) -> None:
 
 class _ReplaySetupError(Exception):
     """Replay could not start: configuration, plugins, the current code, or no history files."""
-
-
-_CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
-
-
-_IMPACT_FORMATS = ("text", "json", "markdown", "github")
