@@ -65,12 +65,35 @@ def test_readme_documents_the_release_tag_the_example_names() -> None:
 def test_version_is_written_in_one_place_and_the_readme_uses_its_tag() -> None:
     with open(REPO_ROOT / "pyproject.toml", "rb") as handle:
         pyproject = tomllib.load(handle)
-    assert "version" not in pyproject["project"] and pyproject["project"]["dynamic"] == ["version"]
-    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "replaytest.__version__"}
+    # Written statically in pyproject.toml (where packaging tools and readers look), never computed.
+    assert pyproject["project"]["version"] == replaytest.__version__
+    assert "version" not in pyproject["project"].get("dynamic", [])
+    assert "dynamic" not in pyproject["tool"].get("setuptools", {})
     assert importlib.metadata.version("replaytest") == replaytest.__version__
+    init = (REPO_ROOT / "replaytest" / "__init__.py").read_text(encoding="utf-8")
+    assert replaytest.__version__ not in init, "the version is written in pyproject.toml only"
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     assert f"rev: {TAG}" in readme
     assert "id: replaytest-lint\n" in readme
+
+
+def test_an_uninstalled_checkout_reads_its_version_from_pyproject() -> None:
+    """Imported from a checkout without distribution metadata (``PYTHONPATH=.``), the version still comes
+    from pyproject.toml's ``[project] version`` rather than failing the import."""
+    probe = (
+        "import importlib.metadata as m\n"
+        "real = m.version\n"
+        "def version(name):\n"
+        "    if name == 'replaytest':\n"
+        "        raise m.PackageNotFoundError(name)\n"
+        "    return real(name)\n"
+        "m.version = version\n"
+        "import replaytest\n"
+        "print(replaytest.__version__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    with open(REPO_ROOT / "pyproject.toml", "rb") as handle:
+        assert done.stdout.strip() == tomllib.load(handle)["project"]["version"]
 
 
 def _readme_hook_examples() -> list[str]:
