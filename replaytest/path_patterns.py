@@ -23,11 +23,24 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
-_WILDCARDS = frozenset("*?[\\")
+# A wildcard or an escape: the pattern is no plain path. An empty, "." or ".." part: no plain path either.
+_WILDCARD = re.compile(r"[*?\[\\]")
+_ODD_PART = re.compile(r"(?:^|/)\.{0,2}(?:/|$)")
+
+
+def _spec(lines: Sequence[str]) -> GitIgnoreSpec:
+    """``pathspec``'s matcher of ``lines``; imported only when a pattern needs it (a run whose patterns are all
+    plain paths, or that has none, does not pay for the import)."""
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines(lines)
 
 
 class PatternError(ValueError):
@@ -40,7 +53,7 @@ def pattern_problem(pattern: str) -> str | None:
     if _literal(pattern) is not None:
         return None
     try:
-        spec = GitIgnoreSpec.from_lines([pattern])
+        spec = _spec([pattern])
     except Exception as error:  # pathspec's GitIgnorePatternError, re.error for a reversed range
         return f"not a valid pattern ({error})"
     if all(compiled.include is None for compiled in spec.patterns):
@@ -51,13 +64,13 @@ def pattern_problem(pattern: str) -> str | None:
 def _literal(pattern: str) -> tuple[str, bool, bool] | None:
     """``(path, anchored, folders only)`` of a pattern without wildcards, whose meaning is a plain path
     (anchored: relative to the base folder) or a plain name (at any depth); None for any other pattern."""
-    if not pattern or pattern != pattern.strip() or pattern[0] in "!#" or _WILDCARDS.intersection(pattern):
+    if not pattern or pattern[0] in "!# " or pattern[-1] == " " or _WILDCARD.search(pattern):
         return None
     folders_only = pattern.endswith("/")
     body = pattern[:-1] if folders_only else pattern
     anchored = "/" in body
     body = body[1:] if body.startswith("/") else body
-    if not body or any(part in ("", ".", "..") for part in body.split("/")):
+    if not body or body != body.strip() or _ODD_PART.search(body):
         return None
     return body, anchored, folders_only
 
@@ -70,7 +83,7 @@ class ExcludeMatcher:
     def __init__(self, patterns: Sequence[str]) -> None:
         self.patterns = tuple(patterns)
         for pattern in self.patterns:
-            problem = pattern_problem(pattern)
+            problem = None if _literal(pattern) is not None else pattern_problem(pattern)
             if problem is not None and problem.startswith("not a valid"):
                 raise PatternError(f"{pattern!r}: {problem}")
         self._ordered: GitIgnoreSpec | None = None
@@ -80,7 +93,7 @@ class ExcludeMatcher:
         self._folder_names: set[str] = set()
         self._globs: GitIgnoreSpec | None = None
         if any(pattern.startswith("!") for pattern in self.patterns):
-            self._ordered = GitIgnoreSpec.from_lines(self.patterns)
+            self._ordered = _spec(self.patterns)
             return
         globs: list[str] = []
         for pattern in self.patterns:
@@ -94,7 +107,7 @@ class ExcludeMatcher:
             else:
                 (self._folder_names if folders_only else self._names).add(body)
         if globs:
-            self._globs = GitIgnoreSpec.from_lines(globs)
+            self._globs = _spec(globs)
 
     def __bool__(self) -> bool:
         return bool(self.patterns)

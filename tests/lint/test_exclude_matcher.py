@@ -102,7 +102,7 @@ def test_a_walk_with_thousands_of_patterns_compiles_them_once(tmp_path: Path, mo
         return real_from_lines(given_to_pathspec[-1], *args, **kwargs)
 
     monkeypatch.setattr(ExcludeMatcher, "__init__", counting_init)
-    monkeypatch.setattr(path_patterns.GitIgnoreSpec, "from_lines", recording_from_lines)
+    monkeypatch.setattr(GitIgnoreSpec, "from_lines", recording_from_lines)
     files, problems = walk([tmp_path], root=tmp_path, exclude=tuple(patterns), cwd=tmp_path,
                            namer=ModuleNamer(tmp_path, [tmp_path]))
     assert problems == []
