@@ -82,23 +82,19 @@ class ExcludeMatcher:
 
     def __init__(self, patterns: Sequence[str]) -> None:
         self.patterns = tuple(patterns)
-        for pattern in self.patterns:
-            problem = None if _literal(pattern) is not None else pattern_problem(pattern)
-            if problem is not None and problem.startswith("not a valid"):
-                raise PatternError(f"{pattern!r}: {problem}")
         self._ordered: GitIgnoreSpec | None = None
         self._paths: set[str] = set()
         self._folder_paths: set[str] = set()
         self._names: set[str] = set()
         self._folder_names: set[str] = set()
         self._globs: GitIgnoreSpec | None = None
-        if any(pattern.startswith("!") for pattern in self.patterns):
-            self._ordered = _spec(self.patterns)
-            return
         globs: list[str] = []
         for pattern in self.patterns:
             literal = _literal(pattern)
             if literal is None:
+                problem = pattern_problem(pattern)
+                if problem is not None and problem.startswith("not a valid"):
+                    raise PatternError(f"{pattern!r}: {problem}")
                 globs.append(pattern)
                 continue
             body, anchored, folders_only = literal
@@ -106,7 +102,9 @@ class ExcludeMatcher:
                 (self._folder_paths if folders_only else self._paths).add(body)
             else:
                 (self._folder_names if folders_only else self._names).add(body)
-        if globs:
+        if any(pattern.startswith("!") for pattern in globs):  # the order decides: all of them, in order
+            self._ordered = _spec(self.patterns)
+        elif globs:
             self._globs = _spec(globs)
 
     def __bool__(self) -> bool:
