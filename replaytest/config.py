@@ -9,6 +9,7 @@ typed values and a bad key fails early with the file and the key named (``Config
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields

@@ -1,6 +1,6 @@
 """``--format sarif`` validated against the official SARIF 2.1.0 JSON schema (OASIS, vendored unmodified in
 ``tests/lint/sarif/``, source and terms in its README) with ``jsonschema``: a log of findings that carry fixes
-and helper traces (code flows with the helper's file), the log of a clean run (a run with no results), and a
+and helper traces (code flows with the helper's file, the helper's hazard line as a related location), the log of a clean run (a run with no results), and a
 guard that the validator refuses what the schema forbids. ``test_sarif.py`` checks what GitHub code scanning
 needs on top of the schema."""
 
@@ -78,6 +78,9 @@ def test_a_finding_in_a_helper_of_another_file_is_valid_sarif(validator: Draft4V
     helper_files = [step["location"]["physicalLocation"]["artifactLocation"]["uri"] for step in steps[1:]
                     if "physicalLocation" in step["location"]]
     assert any(uri.endswith("app/util.py") for uri in helper_files), steps
+    # The hazard line behind the call ("also at"), as related locations the schema accepts.
+    related = [location["physicalLocation"]["artifactLocation"]["uri"] for location in result["relatedLocations"]]
+    assert any(uri.endswith("app/util.py") for uri in related), result["relatedLocations"]
 
 
 def test_fixable_findings_of_a_project_are_valid_sarif(validator: Draft4Validator, make_project) -> None:
