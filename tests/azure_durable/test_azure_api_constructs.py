@@ -1,0 +1,130 @@
+"""The parts of the Durable Functions API the approvals app does not use, recorded with the real SDK into
+Azurite (the host's part played by ``azure_kit.record``), imported with ``replaytest import azure-durable``
+and replayed in a fresh process: an activity that fails and the orchestrator catches, a durable timer's
+fire time, and an orchestrator that fails. Each is replayed green unchanged and diverges when changed;
+no activity body runs during replay."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from azure_kit import START, azurite, line_of, record, run_cli, write_task_hub
+
+APP_SOURCE = Path(__file__).resolve().parent / "refund_desk" / "function_app.py"
+TASK_HUB = "RefundDeskHub"
+RUNS = {
+    # instance id -> (orchestrator, input)
+    "refund-small": ("settle_refund", {"id": "small", "amount": 30}),  # the charge-back succeeds
+    "refund-declined": ("settle_refund", {"id": "declined", "amount": 250}),  # it fails: the voucher is sent
+    "audit-even": ("audit_refund", {"id": "even", "amount": 40}),
+    "audit-uneven": ("audit_refund", {"id": "uneven", "amount": 90}),  # the orchestrator fails
+}
+
+
+@pytest.fixture(scope="module")
+def histories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    from refund_desk import function_app
+
+    folder = tmp_path_factory.mktemp("azure-refund-desk")
+    marker = folder / "activities-ran.log"
+    function_app.MARKER["path"] = str(marker)
+    try:
+        runs = [record(function_app.app, name, instance, value, created=START + timedelta(minutes=n))
+                for n, (instance, (name, value)) in enumerate(RUNS.items())]
+    finally:
+        function_app.MARKER["path"] = None
+    assert {run.instance_id: run.runtime_status for run in runs} == {
+        "refund-small": "Completed", "refund-declined": "Completed", "audit-even": "Completed", "audit-uneven": "Failed",
+    }
+    assert "charge_back" in marker.read_text()  # the recording ran the activities for real
+    (folder / "azurite").mkdir()
+    with azurite(folder / "azurite") as server:
+        write_task_hub(server.service(), runs, TASK_HUB)
+        out = folder / "histories"
+        done = run_cli("import", "azure-durable", "--connection-string", server.connection_string, "--task-hub", TASK_HUB,
+                       "--out", str(out), "--no-redact")
+        assert done.returncode == 0, done.stdout + done.stderr
+        yield out
+
+
+def _project(folder: Path, replacements: list[tuple[str, str]]) -> Path:
+    source = APP_SOURCE.read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert source.count(old) == 1, f"{old!r} occurs {source.count(old)} times in the app"
+        source = source.replace(old, new)
+    (folder / "refund_app.py").write_text(source, encoding="utf-8")
+    return folder / "refund_app.py"
+
+
+def _replay(histories: Path, folder: Path, marker: Path) -> dict[str, dict[str, Any]]:
+    files = sorted(str(path) for path in histories.glob("*.json"))
+    done = run_cli("replay", "--format", "json", *files, "-w", "refund_app:app", cwd=folder,
+                   env={"REFUND_DESK_MARKER": str(marker)})
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return {result["workflow"]["id"]: result for result in json.loads(done.stdout)["results"]}
+
+
+def test_the_failures_are_imported_as_recorded(histories: Path) -> None:
+    declined = json.loads((histories / "refund-declined.json").read_text())
+    assert [(e["kind"], e["name"]) for e in declined["events"]] == [("step", "charge_back"), ("step", "send_voucher"), ("timer", "timer")]
+    assert "declined the charge-back" in json.dumps(declined["events"][0])
+    uneven = json.loads((histories / "audit-uneven.json").read_text())
+    assert uneven["status"] == "failed"
+
+
+def test_unchanged_code_replays_the_caught_and_the_failing_runs_green(histories: Path, tmp_path: Path) -> None:
+    _project(tmp_path, [])
+    marker = tmp_path / "marker.log"
+    results = _replay(histories, tmp_path, marker)
+    assert {key: value["status"] for key, value in results.items()} == dict.fromkeys(RUNS, "passed")
+    assert results["audit-uneven"]["run_status"] == "failed"
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_changed_handler_of_a_failed_activity_diverges_at_its_line(histories: Path, tmp_path: Path) -> None:
+    """The recorded failure is thrown into the orchestrator: the ``except`` branch runs, and its renamed
+    activity is where the declined run diverges; the run whose charge-back succeeded still passes."""
+    app = _project(tmp_path, [('call_activity("send_voucher"', 'call_activity("send_gift_card"')])
+    results = _replay(histories, tmp_path, tmp_path / "marker.log")
+    assert results["refund-small"]["status"] == "passed"
+    divergence = results["refund-declined"]["divergence"]
+    assert divergence["kind"] == "command-mismatch"
+    assert (divergence["issued"]["kind"], divergence["issued"]["name"]) == ("step", "send_gift_card")
+    assert divergence["source"]["line"] == line_of(app, 'call_activity("send_gift_card"')
+
+
+def test_a_changed_timer_fire_time_is_an_args_mismatch_at_the_timer(histories: Path, tmp_path: Path) -> None:
+    app = _project(tmp_path, [("timedelta(minutes=5)", "timedelta(minutes=15)")])
+    marker = tmp_path / "marker.log"
+    results = _replay(histories, tmp_path, marker)
+    for instance in ("refund-small", "refund-declined"):
+        divergence = results[instance]["divergence"]
+        assert divergence["kind"] == "args-mismatch", divergence
+        assert (divergence["recorded"]["kind"], divergence["issued"]["kind"]) == ("timer", "timer")
+        assert "+600 s" in divergence["message"]
+        assert divergence["source"]["line"] == line_of(app, "yield context.create_timer(cool_off)")
+    assert results["audit-even"]["status"] == "passed"
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_failed_orchestrator_that_now_returns_is_a_result_mismatch(histories: Path, tmp_path: Path) -> None:
+    _project(tmp_path, [("if ledger[\"balance\"] != refund[\"amount\"]:", "if ledger[\"balance\"] < 0:")])
+    results = _replay(histories, tmp_path, tmp_path / "marker.log")
+    assert results["audit-even"]["status"] == "passed"
+    divergence = results["audit-uneven"]["divergence"]
+    assert divergence["kind"] == "result-mismatch"
+    assert "where the history failed with" in divergence["message"]
+
+
+def test_a_completed_orchestrator_that_now_fails_is_a_result_mismatch(histories: Path, tmp_path: Path) -> None:
+    _project(tmp_path, [("if ledger[\"balance\"] != refund[\"amount\"]:", "if ledger[\"balance\"] >= 0:")])
+    results = _replay(histories, tmp_path, tmp_path / "marker.log")
+    assert results["audit-uneven"]["status"] == "passed"  # it failed then and fails now: the message is not compared
+    divergence = results["audit-even"]["divergence"]
+    assert divergence["kind"] == "result-mismatch"
+    assert "now fails with ValueError" in divergence["message"]
