@@ -1,7 +1,7 @@
 """The parts of the Durable Functions API the approvals app does not use, recorded with the real SDK into
 Azurite (the host's part played by ``azure_kit.record``), imported with ``replaytest import azure-durable``
 and replayed in a fresh process: an activity that fails and the orchestrator catches, a durable timer's
-fire time, and an orchestrator that fails. Each is replayed green unchanged and diverges when changed;
+fire time, an orchestrator that fails, ``task_any``, ``call_activity_with_retry`` and ``new_uuid``. Each is replayed green unchanged and diverges when changed;
 no activity body runs during replay."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ RUNS = {
     "refund-declined": ("settle_refund", {"id": "declined", "amount": 250}),  # it fails: the voucher is sent
     "audit-even": ("audit_refund", {"id": "even", "amount": 40}),
     "audit-uneven": ("audit_refund", {"id": "uneven", "amount": 90}),  # the orchestrator fails
+    "rebook": ("rebook_refund", {"id": "rebook"}),  # task_any, call_activity_with_retry, new_uuid
 }
 
 
@@ -40,6 +41,7 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         function_app.MARKER["path"] = None
     assert {run.instance_id: run.runtime_status for run in runs} == {
         "refund-small": "Completed", "refund-declined": "Completed", "audit-even": "Completed", "audit-uneven": "Failed",
+        "rebook": "Completed",
     }
     assert "charge_back" in marker.read_text()  # the recording ran the activities for real
     (folder / "azurite").mkdir()
@@ -128,3 +130,30 @@ def test_a_completed_orchestrator_that_now_fails_is_a_result_mismatch(histories:
     divergence = results["audit-even"]["divergence"]
     assert divergence["kind"] == "result-mismatch"
     assert "now fails with ValueError" in divergence["message"]
+
+
+def test_task_any_retry_options_and_new_uuid_replay_with_the_recorded_values(histories: Path, tmp_path: Path) -> None:
+    """``new_uuid`` is drawn again from the instance id and the replayed clock: the activity inputs that carry
+    it are compared (a different value would be an args-mismatch warning) and the output holds the same id."""
+    _project(tmp_path, [])
+    result = _replay(histories, tmp_path, tmp_path / "marker.log")["rebook"]
+    assert result["status"] == "passed", result
+    assert result["warnings"] == []
+    recorded = json.loads((histories / "rebook.json").read_text())
+    assert [(e["kind"], e["name"]) for e in recorded["events"]] == [("step", "quote_carrier"), ("step", "quote_carrier"), ("step", "book_carrier")]
+    assert recorded["result"]["booking"] == "booked post for 7"
+
+
+def test_a_changed_uuid_source_is_a_divergence(histories: Path, tmp_path: Path) -> None:
+    _project(tmp_path, [("    ticket = context.new_uuid()\n", "    import uuid\n    ticket = str(uuid.uuid4())\n")])
+    result = _replay(histories, tmp_path, tmp_path / "marker.log")["rebook"]
+    assert result["status"] == "diverged", result
+    assert result["divergence"]["kind"] == "nondeterministic-call", result["divergence"]
+
+
+def test_a_renamed_activity_with_retry_diverges_at_its_line(histories: Path, tmp_path: Path) -> None:
+    app = _project(tmp_path, [('call_activity_with_retry("book_carrier"', 'call_activity_with_retry("book_courier"')])
+    divergence = _replay(histories, tmp_path, tmp_path / "marker.log")["rebook"]["divergence"]
+    assert divergence["kind"] == "command-mismatch"
+    assert (divergence["issued"]["kind"], divergence["issued"]["name"]) == ("step", "book_courier")
+    assert divergence["source"]["line"] == line_of(app, 'call_activity_with_retry("book_courier"')

@@ -1,6 +1,6 @@
 """A refund desk on Durable Functions, for the parts of the API the approvals app leaves out: an activity
 that fails and the orchestrator catches, a durable timer whose fire time the code computes, and an
-orchestrator that fails. Activities append their name to the file named by ``REFUND_DESK_MARKER`` when it
+orchestrator that fails, an activity called with retry options, ``task_any`` and ``new_uuid``. Activities append their name to the file named by ``REFUND_DESK_MARKER`` when it
 is set, so a test can tell whether any activity body ran."""
 
 import datetime
@@ -40,6 +40,17 @@ def audit_refund(context: df.DurableOrchestrationContext):
     return {"refund": refund["id"], "audited": True}
 
 
+@app.orchestration_trigger(context_name="context")
+def rebook_refund(context: df.DurableOrchestrationContext):
+    refund = context.get_input()
+    ticket = context.new_uuid()
+    quotes = [context.call_activity("quote_carrier", {"carrier": carrier, "ticket": ticket}) for carrier in ("post", "courier")]
+    first = yield context.task_any(quotes)
+    retry = df.RetryOptions(first_retry_interval_in_milliseconds=1000, max_number_of_attempts=3)
+    booking = yield context.call_activity_with_retry("book_carrier", retry, first.result)
+    return {"refund": refund["id"], "ticket": ticket, "booking": booking}
+
+
 @app.activity_trigger(input_name="refund")
 def charge_back(refund: dict) -> str:
     _ran("charge_back")
@@ -58,3 +69,15 @@ def send_voucher(refund_id: str) -> str:
 def load_ledger(refund_id: str) -> dict:
     _ran("load_ledger")
     return {"balance": 40}
+
+
+@app.activity_trigger(input_name="quote")
+def quote_carrier(quote: dict) -> dict:
+    _ran("quote_carrier")
+    return {"carrier": quote["carrier"], "ticket": quote["ticket"], "price": 7 if quote["carrier"] == "post" else 12}
+
+
+@app.activity_trigger(input_name="quote")
+def book_carrier(quote: dict) -> str:
+    _ran("book_carrier")
+    return f"booked {quote['carrier']} for {quote['price']}"

@@ -1,0 +1,92 @@
+"""Journal entries the order desk does not write, recorded on a real Restate server: a virtual object that
+lists its state keys (``ctx.state_keys``), clears a key (``ctx.clear``) and all of them (``ctx.clear_all``),
+calls a service by name (``ctx.generic_call``) and sends to another object (``ctx.object_send``). The
+recorded invocation replays green on the code that recorded it; each changed command is a divergence at
+its line."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from restate_kit import HERE, call, import_histories, line_of, running_desk, wait_for_status
+
+from replaytest.plugins.restate.replayer import RestateReplayer
+from replaytest.replay.adapter import ReplayOptions, WorkflowSet
+from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.report import render_text
+
+pytestmark = [pytest.mark.slow]
+
+SOURCE = HERE / "restate_locker" / "lockers.py"
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def emptied(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The history of ``locker/box-1/empty``, after ``store`` filled the locker."""
+    folder = tmp_path_factory.mktemp("restate-locker")
+    with running_desk(folder, app="restate_locker.lockers:app", warmup=("porter/carry", "warmup")) as desk:
+        call(desk.ingress, "locker/box-1/store", "umbrella")
+        invocation, answer = call(desk.ingress, "locker/box-1/empty", "closing time")
+        assert answer == {"keys": ["contents", "owner"], "contents": ["umbrella"], "carried": "carried closing time"}
+        wait_for_status(desk.admin, invocation, "completed")
+        import_histories(desk.admin, folder / "histories", "--invocation", invocation)
+    return folder / "histories" / f"{invocation}.json"
+
+
+def _variant(folder: Path, old: str, new: str) -> tuple[ModuleType, Path]:
+    source = SOURCE.read_text(encoding="utf-8")
+    assert source.count(old) == 1, f"{old!r} occurs {source.count(old)} times"
+    path = folder / f"lockers_variant_{next(_counter)}.py"
+    path.write_text(source.replace(old, new), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, path
+
+
+def _replay(history: Path, module: ModuleType) -> ReplayResult:
+    return RestateReplayer().replay(history, WorkflowSet((module.app,)), ReplayOptions())
+
+
+def test_the_history_holds_each_entry(emptied: Path) -> None:
+    document = json.loads(emptied.read_text())
+    assert [(event["kind"], event["name"]) for event in document["events"]] == [
+        ("step", "state keys"), ("step", "get contents"), ("step", "clear contents"), ("step", "clear all state"),
+        ("child-workflow", "porter/carry"), ("child-workflow", "locker/store (send)"),
+    ]
+    entries = [entry["type"] for event in document["events"] for entry in event["journal"]]
+    assert {"Command: GetEagerStateKeys", "Command: ClearState", "Command: ClearAllState", "Command: Call",
+            "Command: OneWayCall"} <= set(entries)
+
+
+def test_the_recording_code_replays_green(emptied: Path, tmp_path: Path) -> None:
+    module, _ = _variant(tmp_path, "ctx.clear_all()", "ctx.clear_all()  # unchanged")
+    result = _replay(emptied, module)
+    assert (result.status, result.error) == ("passed", None), render_text(result)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        pytest.param('    keys = await ctx.state_keys()\n', '    keys = ["contents", "owner"]\n', "contents = await ctx.get(",
+                     id="state-keys-dropped"),
+        pytest.param('ctx.clear("contents")', 'ctx.clear("owner")', 'ctx.clear("owner")', id="other-key-cleared"),
+        pytest.param("    ctx.clear_all()\n", "", 'carried = await ctx.generic_call(', id="clear-all-dropped"),
+        pytest.param('ctx.generic_call("porter", "carry"', 'ctx.generic_call("porter", "haul"', 'ctx.generic_call("porter", "haul"',
+                     id="other-handler-called"),
+        pytest.param('ctx.object_send(store, key="spare"', 'ctx.object_send(store, key="attic"', 'key="attic"', id="sent-to-another-key"),
+    ],
+)  # fmt: skip
+def test_each_changed_entry_diverges_at_its_line(emptied: Path, tmp_path: Path, old: str, new: str, line: str) -> None:
+    module, path = _variant(tmp_path, old, new)
+    result = _replay(emptied, module)
+    assert result.status == "diverged", render_text(result)
+    assert result.divergence is not None and result.divergence.source is not None, render_text(result)
+    assert result.divergence.source.line == line_of(path, line), render_text(result)
