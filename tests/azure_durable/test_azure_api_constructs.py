@@ -142,13 +142,19 @@ def test_task_any_retry_options_and_new_uuid_replay_with_the_recorded_values(his
     recorded = json.loads((histories / "rebook.json").read_text())
     assert [(e["kind"], e["name"]) for e in recorded["events"]] == [("step", "quote_carrier"), ("step", "quote_carrier"), ("step", "book_carrier")]
     assert recorded["result"]["booking"] == "booked post for 7"
+    assert all(event.get("args_digest") for event in recorded["events"])  # the inputs holding the id are compared
 
 
 def test_a_changed_uuid_source_is_a_divergence(histories: Path, tmp_path: Path) -> None:
-    _project(tmp_path, [("    ticket = context.new_uuid()\n", "    import uuid\n    ticket = str(uuid.uuid4())\n")])
+    """``uuid.uuid4()`` in its place draws another id: the output differs from the recorded one, and the
+    call is reported as a hazard at its line beside it."""
+    app = _project(tmp_path, [("import os\n", "import os\nimport uuid\n"), ("ticket = context.new_uuid()", "ticket = str(uuid.uuid4())")])
     result = _replay(histories, tmp_path, tmp_path / "marker.log")["rebook"]
     assert result["status"] == "diverged", result
-    assert result["divergence"]["kind"] == "nondeterministic-call", result["divergence"]
+    assert result["divergence"]["kind"] == "result-mismatch", result["divergence"]
+    [hazard] = result["hazards"]
+    assert hazard["kind"] == "nondeterministic-call" and "uuid.uuid4()" in hazard["message"], hazard
+    assert hazard["source"]["line"] == line_of(app, "ticket = str(uuid.uuid4())")
 
 
 def test_a_renamed_activity_with_retry_diverges_at_its_line(histories: Path, tmp_path: Path) -> None:
