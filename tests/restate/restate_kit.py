@@ -161,16 +161,16 @@ def record(folder: Path) -> Recording:
         admin, ingress = desk.admin, desk.ingress
         recording = Recording(folder / "histories", desk.marker)
         recording.ids["completed"], recording.completed_answer = call(ingress, "orders/place", {"item": "lamp", "customer": "ann"})
-        recording.ids["approved"] = _send(ingress, "orders/place", {"item": "desk", "customer": "bob", "approval": True})
-        recording.ids["suspended"] = _send(ingress, "orders/place", {"item": "sofa", "customer": "cat", "approval": True})
-        recording.ids["failed"] = _send(ingress, "orders/cancel", {"item": "chair"})
-        recording.ids["discarded"] = _send(ingress, "receipts/issue", 12)
-        recording.ids["retrying"] = _send(ingress, "orders/restock", {"item": "lamp"})
-        recording.ids["signed up"] = _send(ingress, "signup/ann/register", "ann@example.com")
-        recording.ids["waiting signup"] = _send(ingress, "signup/bob/register", "bob@example.com")
+        recording.ids["approved"] = send(ingress, "orders/place", {"item": "desk", "customer": "bob", "approval": True})
+        recording.ids["suspended"] = send(ingress, "orders/place", {"item": "sofa", "customer": "cat", "approval": True})
+        recording.ids["failed"] = send(ingress, "orders/cancel", {"item": "chair"})
+        recording.ids["discarded"] = send(ingress, "receipts/issue", 12)
+        recording.ids["retrying"] = send(ingress, "orders/restock", {"item": "lamp"})
+        recording.ids["signed up"] = send(ingress, "signup/ann/register", "ann@example.com")
+        recording.ids["waiting signup"] = send(ingress, "signup/bob/register", "bob@example.com")
         for role in ("approved", "suspended"):
             wait_for_status(admin, recording.ids[role], "suspended")
-        awakeable = _step_result(admin, recording.ids["approved"], "announce")
+        awakeable = step_result(admin, recording.ids["approved"], "announce")
         http("POST", f"{ingress}/restate/awakeables/{awakeable}/resolve", "approved by clerk")
         for role in ("approved", "failed", "discarded"):
             wait_for_status(admin, recording.ids[role], "completed")
@@ -215,7 +215,7 @@ def call(ingress: str, target: str, body: Any) -> tuple[str, Any]:
     return str(invocation_id), answer
 
 
-def _send(ingress: str, target: str, body: Any) -> str:
+def send(ingress: str, target: str, body: Any) -> str:
     answer = http("POST", f"{ingress}/{target}/send", body)
     return str(answer["invocationId"])
 
@@ -232,7 +232,7 @@ def wait_for_status(admin: str, invocation_id: str, status: str) -> None:
     _wait_until(f"invocation {invocation_id} {status}", probe, _WAIT_SECONDS)
 
 
-def _step_result(admin: str, invocation_id: str, step: str) -> str:
+def step_result(admin: str, invocation_id: str, step: str) -> str:
     """The result of a ``ctx.run`` step, read the way the importer reads it (the journal's entry JSON)."""
     rows = query(admin, f"SELECT index, entry_type, name, entry_json FROM sys_journal WHERE id = '{invocation_id}' ORDER BY index")
     completion = next(json.loads(row["entry_json"])["Command"]["Run"]["completion_id"] for row in rows if row.get("name") == step)

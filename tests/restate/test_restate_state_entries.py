@@ -1,8 +1,9 @@
 """Journal entries the order desk does not write, recorded on a real Restate server: a virtual object that
 lists its state keys (``ctx.state_keys``), clears a key (``ctx.clear``) and all of them (``ctx.clear_all``),
-calls a service by name (``ctx.generic_call``) and sends to another object (``ctx.object_send``). The
-recorded invocation replays green on the code that recorded it; each changed command is a divergence at
-its line."""
+calls a service by name (``ctx.generic_call``) and sends to another object (``ctx.object_send``); a
+handler that resolves another invocation's awakeable (``ctx.resolve_awakeable``), sends by name
+(``ctx.generic_send``) and cancels an invocation (``ctx.cancel_invocation``). The recorded invocations
+replay green on the code that recorded them; each changed command is a divergence at its line."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from restate_kit import HERE, call, import_histories, line_of, running_desk, wait_for_status
+from restate_kit import HERE, call, send, import_histories, line_of, running_desk, step_result, wait_for_status
 
 from replaytest.plugins.restate.replayer import RestateReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
@@ -27,16 +28,29 @@ _counter = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def emptied(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The history of ``locker/box-1/empty``, after ``store`` filled the locker."""
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The histories of ``locker/box-1/empty`` (after ``store`` filled the locker) and ``porter/hand_over``."""
     folder = tmp_path_factory.mktemp("restate-locker")
     with running_desk(folder, app="restate_locker.lockers:app", warmup=("porter/carry", "warmup")) as desk:
         call(desk.ingress, "locker/box-1/store", "umbrella")
-        invocation, answer = call(desk.ingress, "locker/box-1/empty", "closing time")
+        emptied, answer = call(desk.ingress, "locker/box-1/empty", "closing time")
         assert answer == {"keys": ["contents", "owner"], "contents": ["umbrella"], "carried": "carried closing time"}
-        wait_for_status(desk.admin, invocation, "completed")
-        import_histories(desk.admin, folder / "histories", "--invocation", invocation)
-    return folder / "histories" / f"{invocation}.json"
+        waiting = send(desk.ingress, "porter/wait_for_key", "ann")
+        napping = send(desk.ingress, "porter/nap", 60)
+        wait_for_status(desk.admin, waiting, "suspended")
+        awakeable = step_result(desk.admin, waiting, "publish")
+        handed, answer = call(desk.ingress, "porter/hand_over", {"awakeable": awakeable, "napping": napping})
+        assert answer == "handed over"
+        for invocation in (emptied, handed, waiting):
+            wait_for_status(desk.admin, invocation, "completed")
+        for invocation in (emptied, handed):
+            import_histories(desk.admin, folder / "histories", "--invocation", invocation)
+    return {"emptied": folder / "histories" / f"{emptied}.json", "handed": folder / "histories" / f"{handed}.json"}
+
+
+@pytest.fixture
+def emptied(recorded: dict[str, Path]) -> Path:
+    return recorded["emptied"]
 
 
 def _variant(folder: Path, old: str, new: str) -> tuple[ModuleType, Path]:
@@ -90,3 +104,30 @@ def test_each_changed_entry_diverges_at_its_line(emptied: Path, tmp_path: Path, 
     assert result.status == "diverged", render_text(result)
     assert result.divergence is not None and result.divergence.source is not None, render_text(result)
     assert result.divergence.source.line == line_of(path, line), render_text(result)
+
+
+def test_the_hand_over_replays_green_and_holds_its_entries(recorded: dict[str, Path], tmp_path: Path) -> None:
+    history = recorded["handed"]
+    entries = {entry["type"] for event in json.loads(history.read_text())["events"] for entry in event["journal"]}
+    assert {"Command: CompleteAwakeable", "Command: OneWayCall", "Command: SendSignal"} <= entries, entries
+    module, _ = _variant(tmp_path, "ctx.clear_all()", "ctx.clear_all()  # unchanged")
+    result = _replay(history, module)
+    assert (result.status, result.error) == ("passed", None), render_text(result)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        pytest.param('"brass key")', '"iron key")', '"iron key")', id="awakeable-resolved-otherwise"),
+        pytest.param('ctx.generic_send("porter", "carry"', 'ctx.generic_send("porter", "haul"', 'ctx.generic_send("porter", "haul"',
+                     id="sent-to-another-handler"),
+        pytest.param('    ctx.cancel_invocation(request["napping"])\n', "", None, id="cancel-dropped"),
+    ],
+)  # fmt: skip
+def test_each_changed_hand_over_entry_diverges(recorded: dict[str, Path], tmp_path: Path, old: str, new: str, line: str | None) -> None:
+    module, path = _variant(tmp_path, old, new)
+    result = _replay(recorded["handed"], module)
+    assert result.status == "diverged", render_text(result)
+    if line is not None:
+        assert result.divergence is not None and result.divergence.source is not None, render_text(result)
+        assert result.divergence.source.line == line_of(path, line), render_text(result)

@@ -1,14 +1,17 @@
 """A left-luggage desk on Restate, for the journal entries the order desk does not write: a virtual object
 ``locker`` that lists its state keys, clears one key and then all of them, calls the ``porter`` service
-through ``ctx.generic_call`` and sends to another locker with ``ctx.object_send``. Served as ``app``."""
+through ``ctx.generic_call`` and sends to another locker with ``ctx.object_send``; and a porter who hands a
+key over: resolves another invocation's awakeable (``ctx.resolve_awakeable``), sends by name
+(``ctx.generic_send``) and cancels a napping invocation (``ctx.cancel_invocation``). Served as ``app``."""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import restate
 
-porter = restate.Service("porter")
+porter = restate.Service("porter", inactivity_timeout=timedelta(seconds=1))
 locker = restate.VirtualObject("locker")
 
 
@@ -33,6 +36,27 @@ async def empty(ctx: restate.ObjectContext, note: str) -> dict:
     carried = await ctx.generic_call("porter", "carry", arg=json.dumps(note).encode("utf-8"))
     ctx.object_send(store, key="spare", arg=note)
     return {"keys": sorted(keys), "contents": contents, "carried": json.loads(carried)}
+
+
+@porter.handler()
+async def wait_for_key(ctx: restate.Context, who: str) -> str:
+    awakeable_id, key = ctx.awakeable(type_hint=str)
+    await ctx.run_typed("publish", lambda: awakeable_id)
+    return f"{who} got {await key}"
+
+
+@porter.handler()
+async def nap(ctx: restate.Context, minutes: int) -> str:
+    await ctx.sleep(timedelta(minutes=minutes))
+    return "rested"
+
+
+@porter.handler()
+async def hand_over(ctx: restate.Context, request: dict) -> str:
+    ctx.resolve_awakeable(request["awakeable"], "brass key")
+    ctx.generic_send("porter", "carry", arg=json.dumps("the key box").encode("utf-8"))
+    ctx.cancel_invocation(request["napping"])
+    return "handed over"
 
 
 app = restate.app(services=[porter, locker])
