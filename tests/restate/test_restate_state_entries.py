@@ -2,7 +2,9 @@
 lists its state keys (``ctx.state_keys``), clears a key (``ctx.clear``) and all of them (``ctx.clear_all``),
 calls a service by name (``ctx.generic_call``) and sends to another object (``ctx.object_send``); a
 handler that resolves another invocation's awakeable (``ctx.resolve_awakeable``), sends by name
-(``ctx.generic_send``) and cancels an invocation (``ctx.cancel_invocation``). The recorded invocations
+(``ctx.generic_send``) and cancels an invocation (``ctx.cancel_invocation``); one that rejects an awakeable
+(``ctx.reject_awakeable``) and sends to a workflow (``ctx.workflow_send``); a workflow's durable promise
+peeked at and resolved by a shared handler (``promise.peek`` / ``resolve``) while ``promise.value`` waits. The recorded invocations
 replay green on the code that recorded them; each changed command is a divergence at its line."""
 
 from __future__ import annotations
@@ -41,11 +43,21 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         awakeable = step_result(desk.admin, waiting, "publish")
         handed, answer = call(desk.ingress, "porter/hand_over", {"awakeable": awakeable, "napping": napping})
         assert answer == "handed over"
-        for invocation in (emptied, handed, waiting):
+        turned_waiter = send(desk.ingress, "porter/wait_for_key", "bob")
+        wait_for_status(desk.admin, turned_waiter, "suspended")
+        turned, answer = call(desk.ingress, "porter/turn_away",
+                              {"awakeable": step_result(desk.admin, turned_waiter, "publish"), "parcel": "p-2"})
+        assert answer == "turned away"
+        delivery = send(desk.ingress, "parcel/p-1/deliver", "the lobby")
+        wait_for_status(desk.admin, delivery, "suspended")
+        signed, answer = call(desk.ingress, "parcel/p-1/sign", "ann")
+        assert answer == "signed by ann (before: None)"
+        for invocation in (emptied, handed, waiting, turned_waiter, turned, delivery, signed):
             wait_for_status(desk.admin, invocation, "completed")
-        for invocation in (emptied, handed):
+        roles = {"emptied": emptied, "handed": handed, "turned": turned, "delivery": delivery, "signed": signed}
+        for invocation in roles.values():
             import_histories(desk.admin, folder / "histories", "--invocation", invocation)
-    return {"emptied": folder / "histories" / f"{emptied}.json", "handed": folder / "histories" / f"{handed}.json"}
+    return {role: folder / "histories" / f"{invocation}.json" for role, invocation in roles.items()}
 
 
 @pytest.fixture
@@ -131,3 +143,31 @@ def test_each_changed_hand_over_entry_diverges(recorded: dict[str, Path], tmp_pa
     if line is not None:
         assert result.divergence is not None and result.divergence.source is not None, render_text(result)
         assert result.divergence.source.line == line_of(path, line), render_text(result)
+
+
+@pytest.mark.parametrize("role", ["turned", "delivery", "signed"])
+def test_awakeable_rejection_workflow_send_and_promises_replay_green(recorded: dict[str, Path], tmp_path: Path, role: str) -> None:
+    module, _ = _variant(tmp_path, "ctx.clear_all()", "ctx.clear_all()  # unchanged")
+    result = _replay(recorded[role], module)
+    assert (result.status, result.error) == ("passed", None), render_text(result)
+
+
+@pytest.mark.parametrize(
+    ("role", "old", "new", "line"),
+    [
+        pytest.param("turned", '"no key for you")', '"come back later")', '"come back later")', id="awakeable-rejected-otherwise"),
+        pytest.param("turned", 'ctx.workflow_send(deliver, key=request["parcel"]', 'ctx.workflow_send(deliver, key="p-9"', 'key="p-9"',
+                     id="sent-to-another-workflow"),
+        pytest.param("signed", '    before = await ctx.promise("signature", type_hint=str).peek()\n', '    before = None\n',
+                     'await ctx.promise("signature", type_hint=str).resolve(name)', id="peek-dropped"),
+        pytest.param("signed", '.resolve(name)', '.resolve(name.upper())', ".resolve(name.upper())", id="promise-resolved-otherwise"),
+    ],
+)  # fmt: skip
+def test_each_changed_promise_or_awakeable_entry_diverges_at_its_line(
+    recorded: dict[str, Path], tmp_path: Path, role: str, old: str, new: str, line: str
+) -> None:
+    module, path = _variant(tmp_path, old, new)
+    result = _replay(recorded[role], module)
+    assert result.status == "diverged", render_text(result)
+    assert result.divergence is not None and result.divergence.source is not None, render_text(result)
+    assert result.divergence.source.line == line_of(path, line), render_text(result)

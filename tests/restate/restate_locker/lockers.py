@@ -2,7 +2,9 @@
 ``locker`` that lists its state keys, clears one key and then all of them, calls the ``porter`` service
 through ``ctx.generic_call`` and sends to another locker with ``ctx.object_send``; and a porter who hands a
 key over: resolves another invocation's awakeable (``ctx.resolve_awakeable``), sends by name
-(``ctx.generic_send``) and cancels a napping invocation (``ctx.cancel_invocation``). Served as ``app``."""
+(``ctx.generic_send``) and cancels a napping invocation (``ctx.cancel_invocation``), or turns a waiter
+away (``ctx.reject_awakeable``) and books a delivery (``ctx.workflow_send``); a ``parcel`` workflow whose
+delivery waits for a signature promise that a shared handler peeks at and resolves. Served as ``app``."""
 
 from __future__ import annotations
 
@@ -59,4 +61,27 @@ async def hand_over(ctx: restate.Context, request: dict) -> str:
     return "handed over"
 
 
-app = restate.app(services=[porter, locker])
+@porter.handler()
+async def turn_away(ctx: restate.Context, request: dict) -> str:
+    ctx.reject_awakeable(request["awakeable"], "no key for you")
+    ctx.workflow_send(deliver, key=request["parcel"], arg="the attic")
+    return "turned away"
+
+
+parcel = restate.Workflow("parcel", inactivity_timeout=timedelta(seconds=1))
+
+
+@parcel.main()
+async def deliver(ctx: restate.WorkflowContext, address: str) -> str:
+    signature = await ctx.promise("signature", type_hint=str).value()
+    return f"delivered to {address}, signed by {signature}"
+
+
+@parcel.handler()
+async def sign(ctx: restate.WorkflowSharedContext, name: str) -> str:
+    before = await ctx.promise("signature", type_hint=str).peek()
+    await ctx.promise("signature", type_hint=str).resolve(name)
+    return f"signed by {name} (before: {before})"
+
+
+app = restate.app(services=[porter, locker, parcel])
