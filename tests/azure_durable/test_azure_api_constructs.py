@@ -1,12 +1,15 @@
 """The parts of the Durable Functions API the approvals app does not use, recorded with the real SDK into
 Azurite (the host's part played by ``azure_kit.record``), imported with ``replaytest import azure-durable``
 and replayed in a fresh process: an activity that fails and the orchestrator catches, a durable timer's
-fire time, an orchestrator that fails, ``task_any``, ``call_activity_with_retry`` and ``new_uuid``. Each is replayed green unchanged and diverges when changed;
+fire time, an orchestrator that fails, ``task_any``, ``call_activity_with_retry``, ``new_uuid`` and
+``call_http`` (to a server of the test on 127.0.0.1, which counts the requests it gets). Each is replayed green unchanged and diverges when changed;
 no activity body runs during replay."""
 
 from __future__ import annotations
 
+import http.server
 import json
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -24,7 +27,20 @@ RUNS = {
     "audit-even": ("audit_refund", {"id": "even", "amount": 40}),
     "audit-uneven": ("audit_refund", {"id": "uneven", "amount": 90}),  # the orchestrator fails
     "rebook": ("rebook_refund", {"id": "rebook"}),  # task_any, call_activity_with_retry, new_uuid
+    "notify": ("notify_bank", {"id": "notify"}),  # call_http; the bank's URL is the test server's
 }
+BANK_REQUESTS: list[str] = []
+
+
+class _Bank(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
+        BANK_REQUESTS.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8"))
+        self.send_response(202)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +50,19 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("azure-refund-desk")
     marker = folder / "activities-ran.log"
     function_app.MARKER["path"] = str(marker)
+    bank = http.server.HTTPServer(("127.0.0.1", 0), _Bank)
+    threading.Thread(target=bank.serve_forever, daemon=True).start()
+    inputs = {instance: (name, dict(value)) for instance, (name, value) in RUNS.items()}
+    inputs["notify"][1]["bank_url"] = f"http://127.0.0.1:{bank.server_address[1]}/refunds"
     try:
         runs = [record(function_app.app, name, instance, value, created=START + timedelta(minutes=n))
-                for n, (instance, (name, value)) in enumerate(RUNS.items())]
+                for n, (instance, (name, value)) in enumerate(inputs.items())]
     finally:
         function_app.MARKER["path"] = None
+    assert BANK_REQUESTS == ['{"refund": "notify"}']  # the recording made the request for real
     assert {run.instance_id: run.runtime_status for run in runs} == {
         "refund-small": "Completed", "refund-declined": "Completed", "audit-even": "Completed", "audit-uneven": "Failed",
-        "rebook": "Completed",
+        "rebook": "Completed", "notify": "Completed",
     }
     assert "charge_back" in marker.read_text()  # the recording ran the activities for real
     (folder / "azurite").mkdir()
@@ -51,7 +72,10 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         done = run_cli("import", "azure-durable", "--connection-string", server.connection_string, "--task-hub", TASK_HUB,
                        "--out", str(out), "--no-redact")
         assert done.returncode == 0, done.stdout + done.stderr
-        yield out
+        try:
+            yield out
+        finally:
+            bank.shutdown()
 
 
 def _project(folder: Path, replacements: list[tuple[str, str]]) -> Path:
@@ -163,3 +187,30 @@ def test_a_renamed_activity_with_retry_diverges_at_its_line(histories: Path, tmp
     assert divergence["kind"] == "command-mismatch"
     assert (divergence["issued"]["kind"], divergence["issued"]["name"]) == ("step", "book_courier")
     assert divergence["source"]["line"] == line_of(app, 'call_activity_with_retry("book_courier"')
+
+
+HTTP_NOTE = "call_http requests were matched by position only: their method, URL, headers and body were not compared"
+
+
+def test_call_http_replays_without_a_request_and_says_what_it_did_not_compare(histories: Path, tmp_path: Path) -> None:
+    _project(tmp_path, [])
+    results = _replay(histories, tmp_path, tmp_path / "marker.log")
+    assert results["notify"]["status"] == "passed", results["notify"]
+    assert any(HTTP_NOTE in note for note in results["notify"]["notes"])
+    assert not any(HTTP_NOTE in note for note in results["rebook"]["notes"])
+    assert BANK_REQUESTS == ['{"refund": "notify"}']  # replay made no request
+    recorded = json.loads((histories / "notify.json").read_text())
+    assert [(e["kind"], e["name"]) for e in recorded["events"]] == [("step", "BuiltIn::HttpActivity"), ("step", "file_receipt")]
+
+
+def test_a_call_http_moved_after_the_activity_diverges_at_its_line(histories: Path, tmp_path: Path) -> None:
+    app = _project(tmp_path, [(
+        '    answer = yield context.call_http("POST", refund["bank_url"], {"refund": refund["id"]})\n'
+        '    receipt = yield context.call_activity("file_receipt", refund["id"])\n',
+        '    receipt = yield context.call_activity("file_receipt", refund["id"])\n'
+        '    answer = yield context.call_http("POST", refund["bank_url"], {"refund": refund["id"]})\n',
+    )])
+    divergence = _replay(histories, tmp_path, tmp_path / "marker.log")["notify"]["divergence"]
+    assert divergence["kind"] == "command-mismatch"
+    assert (divergence["recorded"]["name"], divergence["issued"]["name"]) == ("BuiltIn::HttpActivity", "file_receipt")
+    assert divergence["source"]["line"] == line_of(app, 'receipt = yield context.call_activity("file_receipt", refund["id"])')

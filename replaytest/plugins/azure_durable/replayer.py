@@ -9,7 +9,8 @@ back, and nothing calls an activity function.
 
 The Python SDK matches results to tasks by sequence number only (the Functions host checks names), so
 the comparison is done here, action by action in emission order, with ``replay.engine.Matcher``:
-``CallActivity``/``CallHttp``/entity actions against ``TaskScheduled``/``EventSent`` (step),
+``CallActivity``/``CallHttp``/entity actions against ``TaskScheduled``/``EventSent`` (step; a ``CallHttp``
+by position only, its request uncompared, which a note says),
 ``CallSubOrchestrator`` against ``SubOrchestrationInstanceCreated`` (child-workflow), ``CreateTimer``
 against ``TimerCreated`` (timer; a changed fire time is an ``args-mismatch``), ``ContinueAsNew`` against
 ``ContinueAsNew``. Each action carries the
@@ -67,6 +68,10 @@ CONDENSED_NOTE = (
     "Azure Durable histories from the HTTP API are condensed (no event ids, no activity inputs, no tasks "
     "still pending): arguments and timer fire times were not compared and scheduling order within an episode comes from "
     "scheduled times"
+)
+HTTP_NOTE = (
+    "Azure Durable call_http requests were matched by position only: their method, URL, headers and body "
+    "were not compared"
 )
 NO_ACTIVITY_INPUT_NOTE = "some Azure Durable activity inputs were not stored (large payloads in blobs not fetched): those arguments were not compared"
 
@@ -232,7 +237,10 @@ class AzureDurableReplayer(NeutralReplayer):
             except NondeterministicCall:  # an effect or activity body stopped: the run ended there
                 state, error = {"isDone": False}, None
         tracker.finish()
-        divergence = self._compare(history, matcher, internals.emitted_actions(context), tracker.sources, raised, terminated,
+        actions = internals.emitted_actions(context)
+        if any(int(action.get("actionType", -1)) == 8 for action in actions):
+            result.notes.append(HTTP_NOTE)
+        divergence = self._compare(history, matcher, actions, tracker.sources, raised, terminated,
                                    state, error, stopped=guard.stopped is not None)
         result.warnings = matcher.warnings
         check_pending_prompts(result, history.status, None, {}, (), options)

@@ -1,6 +1,6 @@
 """A refund desk on Durable Functions, for the parts of the API the approvals app leaves out: an activity
 that fails and the orchestrator catches, a durable timer whose fire time the code computes, and an
-orchestrator that fails, an activity called with retry options, ``task_any`` and ``new_uuid``. Activities append their name to the file named by ``REFUND_DESK_MARKER`` when it
+orchestrator that fails, an activity called with retry options, ``task_any``, ``new_uuid`` and ``call_http``. Activities append their name to the file named by ``REFUND_DESK_MARKER`` when it
 is set, so a test can tell whether any activity body ran."""
 
 import datetime
@@ -51,6 +51,14 @@ def rebook_refund(context: df.DurableOrchestrationContext):
     return {"refund": refund["id"], "ticket": ticket, "booking": booking}
 
 
+@app.orchestration_trigger(context_name="context")
+def notify_bank(context: df.DurableOrchestrationContext):
+    refund = context.get_input()
+    answer = yield context.call_http("POST", refund["bank_url"], {"refund": refund["id"]})
+    receipt = yield context.call_activity("file_receipt", refund["id"])
+    return {"bank": answer["statusCode"], "receipt": receipt}
+
+
 @app.activity_trigger(input_name="refund")
 def charge_back(refund: dict) -> str:
     _ran("charge_back")
@@ -81,3 +89,9 @@ def quote_carrier(quote: dict) -> dict:
 def book_carrier(quote: dict) -> str:
     _ran("book_carrier")
     return f"booked {quote['carrier']} for {quote['price']}"
+
+
+@app.activity_trigger(input_name="refund_id")
+def file_receipt(refund_id: str) -> str:
+    _ran("file_receipt")
+    return f"filed {refund_id}"
