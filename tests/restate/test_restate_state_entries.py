@@ -4,7 +4,9 @@ calls a service by name (``ctx.generic_call``) and sends to another object (``ct
 handler that resolves another invocation's awakeable (``ctx.resolve_awakeable``), sends by name
 (``ctx.generic_send``) and cancels an invocation (``ctx.cancel_invocation``); one that rejects an awakeable
 (``ctx.reject_awakeable``) and sends to a workflow (``ctx.workflow_send``); a workflow's durable promise
-peeked at and resolved by a shared handler (``promise.peek`` / ``resolve``) while ``promise.value`` waits. The recorded invocations
+peeked at and resolved by a shared handler (``promise.peek`` / ``resolve``) while ``promise.value`` waits,
+or rejected (``promise.reject``); a handler that calls a workflow's shared handler (``ctx.workflow_call``)
+and attaches to a finished invocation (``ctx.attach_invocation``). The recorded invocations
 replay green on the code that recorded them; each changed command is a divergence at its line."""
 
 from __future__ import annotations
@@ -54,7 +56,12 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         assert answer == "signed by ann (before: None)"
         for invocation in (emptied, handed, waiting, turned_waiter, turned, delivery, signed):
             wait_for_status(desk.admin, invocation, "completed")
-        roles = {"emptied": emptied, "handed": handed, "turned": turned, "delivery": delivery, "signed": signed}
+        checked, answer = call(desk.ingress, "porter/check_parcel", {"parcel": "p-1", "delivery": delivery})
+        assert answer == {"status": "signed by ann", "delivered": "delivered to the lobby, signed by ann"}
+        refused, answer = call(desk.ingress, "parcel/p-2/refuse", "nobody home")
+        assert answer == "refused: nobody home"
+        roles = {"emptied": emptied, "handed": handed, "turned": turned, "delivery": delivery, "signed": signed,
+                 "checked": checked, "refused": refused}
         for invocation in roles.values():
             import_histories(desk.admin, folder / "histories", "--invocation", invocation)
     return {role: folder / "histories" / f"{invocation}.json" for role, invocation in roles.items()}
@@ -145,7 +152,7 @@ def test_each_changed_hand_over_entry_diverges(recorded: dict[str, Path], tmp_pa
         assert result.divergence.source.line == line_of(path, line), render_text(result)
 
 
-@pytest.mark.parametrize("role", ["turned", "delivery", "signed"])
+@pytest.mark.parametrize("role", ["turned", "delivery", "signed", "checked", "refused"])
 def test_awakeable_rejection_workflow_send_and_promises_replay_green(recorded: dict[str, Path], tmp_path: Path, role: str) -> None:
     module, _ = _variant(tmp_path, "ctx.clear_all()", "ctx.clear_all()  # unchanged")
     result = _replay(recorded[role], module)
@@ -161,6 +168,11 @@ def test_awakeable_rejection_workflow_send_and_promises_replay_green(recorded: d
         pytest.param("signed", '    before = await ctx.promise("signature", type_hint=str).peek()\n', '    before = None\n',
                      'await ctx.promise("signature", type_hint=str).resolve(name)', id="peek-dropped"),
         pytest.param("signed", '.resolve(name)', '.resolve(name.upper())', ".resolve(name.upper())", id="promise-resolved-otherwise"),
+        pytest.param("refused", ".reject(reason)", ".reject(reason.upper())", ".reject(reason.upper())", id="promise-rejected-otherwise"),
+        pytest.param("checked", "ctx.workflow_call(status, key=request[\"parcel\"]", "ctx.workflow_call(status, key=\"p-9\"",
+                     'key="p-9"', id="workflow-called-with-another-key"),
+        pytest.param("checked", 'ctx.attach_invocation(request["delivery"]', 'ctx.attach_invocation(request["parcel"]',
+                     'ctx.attach_invocation(request["parcel"]', id="attached-to-another-invocation"),
     ],
 )  # fmt: skip
 def test_each_changed_promise_or_awakeable_entry_diverges_at_its_line(

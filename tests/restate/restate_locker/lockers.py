@@ -4,7 +4,9 @@ through ``ctx.generic_call`` and sends to another locker with ``ctx.object_send`
 key over: resolves another invocation's awakeable (``ctx.resolve_awakeable``), sends by name
 (``ctx.generic_send``) and cancels a napping invocation (``ctx.cancel_invocation``), or turns a waiter
 away (``ctx.reject_awakeable``) and books a delivery (``ctx.workflow_send``); a ``parcel`` workflow whose
-delivery waits for a signature promise that a shared handler peeks at and resolves. Served as ``app``."""
+delivery waits for a signature promise that a shared handler peeks at and resolves, or another rejects; and
+a porter who asks a workflow for its status (``ctx.workflow_call``) and waits for a delivery's output
+(``ctx.attach_invocation``). Served as ``app``."""
 
 from __future__ import annotations
 
@@ -82,6 +84,25 @@ async def sign(ctx: restate.WorkflowSharedContext, name: str) -> str:
     before = await ctx.promise("signature", type_hint=str).peek()
     await ctx.promise("signature", type_hint=str).resolve(name)
     return f"signed by {name} (before: {before})"
+
+
+@parcel.handler()
+async def refuse(ctx: restate.WorkflowSharedContext, reason: str) -> str:
+    await ctx.promise("signature", type_hint=str).reject(reason)
+    return f"refused: {reason}"
+
+
+@parcel.handler()
+async def status(ctx: restate.WorkflowSharedContext) -> str:
+    signature = await ctx.promise("signature", type_hint=str).peek()
+    return "waiting" if signature is None else f"signed by {signature}"
+
+
+@porter.handler()
+async def check_parcel(ctx: restate.Context, request: dict) -> dict:
+    status_now = await ctx.workflow_call(status, key=request["parcel"], arg=None)
+    delivered = await ctx.attach_invocation(request["delivery"], type_hint=str)
+    return {"status": status_now, "delivered": delivered}
 
 
 app = restate.app(services=[porter, locker, parcel])
