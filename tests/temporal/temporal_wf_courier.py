@@ -80,3 +80,19 @@ class DispatchExtraSignal:
             workflow.continue_as_new({**job, "round": job["round"] + 1})
         await parcel.signal("parcel_ready", "done")
         return f"dispatched {job['round'] + 1} rounds"
+
+
+@workflow.defn(name="Recall")
+class Recall:
+    @workflow.run
+    async def run(self, parcel_id: str) -> str:
+        await workflow.get_external_workflow_handle(parcel_id).cancel()
+        return "recalled"
+
+
+@workflow.defn(name="Recall")
+class RecallWaitsInstead:
+    @workflow.run
+    async def run(self, parcel_id: str) -> str:
+        await workflow.sleep(0.05)
+        return "recalled"
