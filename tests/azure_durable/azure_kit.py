@@ -44,6 +44,7 @@ _EVENT_NUMBERS = {
     "ExecutionStarted": 0, "ExecutionCompleted": 1, "TaskScheduled": 4, "TaskCompleted": 5, "TaskFailed": 6,
     "SubOrchestrationInstanceCreated": 7, "SubOrchestrationInstanceCompleted": 8, "SubOrchestrationInstanceFailed": 9,
     "TimerCreated": 10, "TimerFired": 11, "OrchestratorStarted": 12, "OrchestratorCompleted": 13, "EventRaised": 15,
+    "ContinueAsNew": 16,
 }
 
 
@@ -216,6 +217,11 @@ def record(
                 sequence += 1
             elif kind == 6:
                 waits.append(action["externalEventName"])
+            elif kind == 4:  # continue_as_new: this generation ends; the next one is not recorded here
+                add("ContinueAsNew", Result=json.dumps(json.loads(action["input"]) if isinstance(action.get("input"), str) else action.get("input")))
+                add("OrchestratorCompleted")
+                run.runtime_status = "ContinuedAsNew"
+                return run
             elif kind == 8:  # call_http: the host schedules its built-in HTTP activity and makes the request
                 add("TaskScheduled", sequence, Name="BuiltIn::HttpActivity", Input=json.dumps(action["httpRequest"]))
                 pending[sequence] = ("http", action)

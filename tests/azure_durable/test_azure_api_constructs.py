@@ -2,7 +2,8 @@
 Azurite (the host's part played by ``azure_kit.record``), imported with ``replaytest import azure-durable``
 and replayed in a fresh process: an activity that fails and the orchestrator catches, a durable timer's
 fire time, an orchestrator that fails, ``task_any``, ``call_activity_with_retry``, ``new_uuid`` and
-``call_http`` (to a server of the test on 127.0.0.1, which counts the requests it gets). Each is replayed green unchanged and diverges when changed;
+``call_http`` (to a server of the test on 127.0.0.1, which counts the requests it gets) and
+``continue_as_new`` (the generation that continued, as its History rows hold it). Each is replayed green unchanged and diverges when changed;
 no activity body runs during replay."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ RUNS = {
     "audit-uneven": ("audit_refund", {"id": "uneven", "amount": 90}),  # the orchestrator fails
     "rebook": ("rebook_refund", {"id": "rebook"}),  # task_any, call_activity_with_retry, new_uuid
     "notify": ("notify_bank", {"id": "notify"}),  # call_http; the bank's URL is the test server's
+    "sweep": ("sweep_refunds", {"round": 1}),  # continues as new with round 2
 }
 BANK_REQUESTS: list[str] = []
 
@@ -62,7 +64,7 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     assert BANK_REQUESTS == ['{"refund": "notify"}']  # the recording made the request for real
     assert {run.instance_id: run.runtime_status for run in runs} == {
         "refund-small": "Completed", "refund-declined": "Completed", "audit-even": "Completed", "audit-uneven": "Failed",
-        "rebook": "Completed", "notify": "Completed",
+        "rebook": "Completed", "notify": "Completed", "sweep": "ContinuedAsNew",
     }
     assert "charge_back" in marker.read_text()  # the recording ran the activities for real
     (folder / "azurite").mkdir()
@@ -214,3 +216,22 @@ def test_a_call_http_moved_after_the_activity_diverges_at_its_line(histories: Pa
     assert divergence["kind"] == "command-mismatch"
     assert (divergence["recorded"]["name"], divergence["issued"]["name"]) == ("BuiltIn::HttpActivity", "file_receipt")
     assert divergence["source"]["line"] == line_of(app, 'receipt = yield context.call_activity("file_receipt", refund["id"])')
+
+
+def test_a_generation_that_continued_as_new_replays_and_a_return_in_its_place_diverges(histories: Path, tmp_path: Path) -> None:
+    recorded = json.loads((histories / "sweep.json").read_text())
+    assert [(e["kind"], e["name"]) for e in recorded["events"]] == [("step", "file_receipt"), ("continue-as-new", "continue_as_new")]
+    _project(tmp_path, [])
+    assert _replay(histories, tmp_path, tmp_path / "marker.log")["sweep"]["status"] == "passed"
+    _project(tmp_path, [('if sweep["round"] < 2:', 'if sweep["round"] < 1:')])
+    result = _replay(histories, tmp_path, tmp_path / "marker.log")["sweep"]
+    assert result["status"] == "diverged", result
+    assert result["divergence"]["recorded"]["kind"] == "continue-as-new", result["divergence"]
+
+
+def test_continuing_with_another_input_is_not_compared(histories: Path, tmp_path: Path) -> None:
+    """The new generation's input is not compared (the row says so): only that the code continues as new."""
+    _project(tmp_path, [('context.continue_as_new({"round": sweep["round"] + 1})', 'context.continue_as_new({"round": 7})')])
+    result = _replay(histories, tmp_path, tmp_path / "marker.log")["sweep"]
+    assert result["status"] == "passed"
+    assert "Azure Durable continue_as_new: the next generation's input was not compared" in result["notes"]

@@ -13,7 +13,7 @@ the comparison is done here, action by action in emission order, with ``replay.e
 by position only, its request uncompared, which a note says),
 ``CallSubOrchestrator`` against ``SubOrchestrationInstanceCreated`` (child-workflow), ``CreateTimer``
 against ``TimerCreated`` (timer; a changed fire time is an ``args-mismatch``), ``ContinueAsNew`` against
-``ContinueAsNew``. Each action carries the
+``ContinueAsNew`` (the next generation's input not compared, which a note says). Each action carries the
 orchestrator's line at the ``yield`` that emitted it (the generator's frame, followed into
 ``yield from``). An external-event wait emits no history event of its own: the k-th wait for name N
 takes the k-th recorded ``EventRaised`` named N, whatever its position (an event may arrive before the
@@ -73,6 +73,7 @@ HTTP_NOTE = (
     "Azure Durable call_http requests were matched by position only: their method, URL, headers and body "
     "were not compared"
 )
+CONTINUE_AS_NEW_NOTE = "Azure Durable continue_as_new: the next generation's input was not compared"
 NO_ACTIVITY_INPUT_NOTE = "some Azure Durable activity inputs were not stored (large payloads in blobs not fetched): those arguments were not compared"
 
 # SDK ActionType numbers -> neutral kind.
@@ -240,6 +241,8 @@ class AzureDurableReplayer(NeutralReplayer):
         actions = internals.emitted_actions(context)
         if any(int(action.get("actionType", -1)) == 8 for action in actions):
             result.notes.append(HTTP_NOTE)
+        if any(int(action.get("actionType", -1)) == 4 for action in actions):
+            result.notes.append(CONTINUE_AS_NEW_NOTE)
         divergence = self._compare(history, matcher, actions, tracker.sources, raised, terminated,
                                    state, error, stopped=guard.stopped is not None)
         result.warnings = matcher.warnings

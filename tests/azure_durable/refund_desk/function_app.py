@@ -1,6 +1,6 @@
 """A refund desk on Durable Functions, for the parts of the API the approvals app leaves out: an activity
 that fails and the orchestrator catches, a durable timer whose fire time the code computes, and an
-orchestrator that fails, an activity called with retry options, ``task_any``, ``new_uuid`` and ``call_http``. Activities append their name to the file named by ``REFUND_DESK_MARKER`` when it
+orchestrator that fails, an activity called with retry options, ``task_any``, ``new_uuid``, ``call_http`` and ``continue_as_new``. Activities append their name to the file named by ``REFUND_DESK_MARKER`` when it
 is set, so a test can tell whether any activity body ran."""
 
 import datetime
@@ -57,6 +57,16 @@ def notify_bank(context: df.DurableOrchestrationContext):
     answer = yield context.call_http("POST", refund["bank_url"], {"refund": refund["id"]})
     receipt = yield context.call_activity("file_receipt", refund["id"])
     return {"bank": answer["statusCode"], "receipt": receipt}
+
+
+@app.orchestration_trigger(context_name="context")
+def sweep_refunds(context: df.DurableOrchestrationContext):
+    sweep = context.get_input()
+    yield context.call_activity("file_receipt", f"sweep-{sweep['round']}")
+    if sweep["round"] < 2:
+        context.continue_as_new({"round": sweep["round"] + 1})
+        return None
+    return {"swept": sweep["round"]}
 
 
 @app.activity_trigger(input_name="refund")
