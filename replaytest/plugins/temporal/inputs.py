@@ -129,6 +129,8 @@ async def digest_recorded(calls: Sequence[RecordedCall], data_converter: Any) ->
     """Set each call's ``digest`` from its decoded input; False if some input could not be decoded."""
     decoded_all = True
     for call in calls:
+        if call.kind in NAMED_HERE:
+            continue  # compared by name only: no digest, so no side of the report shows one
         payloads = list(call.payloads)
         try:
             # Codec (if any), then payload converter, without type hints: JSON values, as recorded.
