@@ -74,14 +74,24 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
+_COLOR_CHOICES = ("auto", "always", "never")
+
+
 def _lint_options(function: Callable[..., None]) -> Callable[..., None]:
     """Options shared by ``lint`` and ``fix``."""
     options = [
         click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-                     help="pyproject.toml to read instead of the nearest one to the first path."),
+                     help="Configuration file to read instead of the one found from the first path: a "
+                          "replaytest.toml (keys at the top level) or a pyproject.toml ([tool.replaytest])."),
+        click.option("--isolated", is_flag=True,
+                     help="Ignore every configuration file: each setting its default or the command line's."),
         click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes/prefixes/categories."),
+        click.option("--extend-select", multiple=True, metavar="CODES",
+                     help="Add these rule codes/prefixes/categories to the selection (the configured one, or --select)."),
         click.option("--ignore", multiple=True, metavar="CODES", help="Also ignore these rule codes/prefixes/categories."),
+        click.option("--extend-ignore", multiple=True, metavar="CODES",
+                     help="Also ignore these rule codes/prefixes/categories (as --ignore: both add to the configured ignore)."),
         click.option("--exclude", multiple=True, metavar="GLOBS", help="Also exclude these path globs."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the summary cache."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (1 = serial, in-process)."),
@@ -89,43 +99,130 @@ def _lint_options(function: Callable[..., None]) -> Callable[..., None]:
                      help="Apply exclude to files named on the command line too (as pre-commit names them)."),
         click.option("--respect-gitignore/--no-respect-gitignore", default=None,
                      help="Leave out what .gitignore ignores when walking directories (default: on)."),
+        click.option("--exit-non-zero-on-fix", is_flag=True,
+                     help="With fixes applied: exit 1 even when no finding remains (ruff's flag)."),
+        click.option("--color", "color", type=click.Choice(_COLOR_CHOICES), default="auto", show_default=True,
+                     help="Colour in text output: auto colours a terminal unless NO_COLOR is set (FORCE_COLOR "
+                          "forces it)."),
+        click.option("--verbose", "-v", is_flag=True,
+                     help="Also say on stderr which configuration file was read, the project root and the cache."),
     ]
     for option in reversed(options):
         function = option(function)
     return function
 
 
+def wants_color(choice: str, stream: Any = None) -> bool:
+    """Whether text output is coloured: ``always``/``never`` as said; ``auto`` as ruff decides it, a
+    non-empty ``FORCE_COLOR`` first, then a non-empty ``NO_COLOR`` (no-color.org), else whether the stream
+    is a terminal."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("NO_COLOR"):
+        return False
+    stream = stream if stream is not None else sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _colored_report(report: str) -> str:
+    """The text report with ruff's colours: the path bold, the rule code bold red, a fix green, the
+    summary bold; the text itself unchanged (a pipe given --color always still reads the same words)."""
+    import re
+
+    lines = []
+    finding = re.compile(r"^(.+?:\d+:\d+:) ([A-Z]+[0-9]+) ")
+    for line in report.split("\n"):
+        match = finding.match(line)
+        if match:
+            line = (click.style(match.group(1), bold=True) + " " + click.style(match.group(2), fg="red", bold=True)
+                    + " " + line[match.end():])
+        elif line.startswith("    fix ("):
+            line = click.style(line, fg="green")
+        elif line.startswith(("Found ", "All checks passed", "No findings")):
+            line = click.style(line, bold=True)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _lint_config(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], *, force_exclude: bool | None = None, respect_gitignore: bool | None = None,
+    isolated: bool = False, extend_select: tuple[str, ...] = (), extend_ignore: tuple[str, ...] = (),
+    overrides: dict[str, str] | None = None,
+) -> Config:
+    """The configuration a lint of ``paths`` uses: the file found from the first path (or ``--config``,
+    or none with ``--isolated``) with the command line's settings on top. ``overrides`` receives, per
+    setting the command line changed, the flag that did (``--show-settings`` says so)."""
+    import dataclasses
+
+    from replaytest.config import ConfigError, is_selector, load_config
+
+    if isolated and config_path is not None:
+        raise ConfigError(None, "--isolated", "ignores every configuration file; it cannot be given with --config")
+    targets = list(paths) or [Path(".")]
+    first = targets[0]
+    config = load_config(first if first.exists() else Path.cwd(), explicit=config_path, isolated=isolated)
+    for name, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select),
+                         ("--extend-ignore", extend_ignore)):
+        for entry in _split(values):
+            if not is_selector(entry):
+                raise ConfigError(None, name, f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
+    chosen = _split(select) or config.select
+    if _split(extend_select):  # as in ruff: on top of the selection, which is every rule when none is set
+        chosen = (*(chosen or ("ALL",)), *_split(extend_select))
+    changed = {
+        "select": "--select" if _split(select) else "",
+        "ignore": "/".join(flag for flag, values in (("--ignore", ignore), ("--extend-ignore", extend_ignore))
+                           if _split(values)),
+        "exclude": "--exclude" if _split(exclude) else "",
+        "force_exclude": "--force-exclude" if force_exclude is not None else "",
+        "respect_gitignore": "--[no-]respect-gitignore" if respect_gitignore is not None else "",
+    }
+    if _split(extend_select):
+        changed["select"] = "/".join(filter(None, (changed["select"], "--extend-select")))
+    if overrides is not None:
+        overrides.update({key: flag for key, flag in changed.items() if flag})
+    return dataclasses.replace(
+        config,
+        select=chosen,
+        ignore=config.ignore + _split(ignore) + _split(extend_ignore),
+        exclude=config.exclude + _split(exclude),
+        force_exclude=config.force_exclude if force_exclude is None else force_exclude,
+        respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore,
+    )
+
+
 def _run_lint(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, show_progress: bool = False, *,
     force_exclude: bool | None = None, respect_gitignore: bool | None = None, whole_project: bool = False,
-    loaded: list[Config] | None = None, stdin: tuple[Path, bytes] | None = None,
+    loaded: list[Config] | None = None, stdin: tuple[Path, bytes] | None = None, isolated: bool = False,
+    extend_select: tuple[str, ...] = (), extend_ignore: tuple[str, ...] = (), verbose: bool = False,
 ) -> tuple[LintResult, Mapping[str, Rule]]:
     """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors.
     ``loaded`` receives the configuration used (``fix`` reads ``fixable``/``unfixable`` from it); ``stdin``
     is (path, text) of one file read from stdin, linted as if at that path."""
-    import dataclasses
-
-    from replaytest.config import CATEGORIES, ConfigError, is_selector, load_config
+    from replaytest.config import CATEGORIES, ConfigError
     from replaytest.lint.engine import build_context, lint_paths
     from replaytest.lint.filtering import unknown_selectors
     from replaytest.plugins import load_plugins
 
     targets = list(paths) or [Path(".")]
-    first = targets[0]
-    config = load_config(first if first.exists() else Path.cwd(), explicit=config_path)
-    for name, values in (("--select", select), ("--ignore", ignore)):
-        for entry in _split(values):
-            if not is_selector(entry):
-                raise ConfigError(None, name, f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
-    config = dataclasses.replace(
-        config,
-        select=_split(select) or config.select,
-        ignore=config.ignore + _split(ignore),
-        exclude=config.exclude + _split(exclude),
-        force_exclude=config.force_exclude if force_exclude is None else force_exclude,
-        respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore,
-    )
+    config = _lint_config(paths, config_path, select, ignore, exclude, force_exclude=force_exclude,
+                          respect_gitignore=respect_gitignore, isolated=isolated, extend_select=extend_select,
+                          extend_ignore=extend_ignore)
+    if verbose:
+        where = ("none (--isolated)" if isolated else
+                 str(config.path) if config.path is not None else "none found (every setting its default)")
+        click.echo(f"replaytest: configuration file: {_safe(where)}", err=True)
+        click.echo(f"replaytest: project root: {_safe(str(config.root))}", err=True)
+        click.echo(f"replaytest: cache: {'off (--no-cache)' if no_cache else _safe(str(config.root / config.cache_dir))}",
+                   err=True)
     if loaded is not None:
         loaded.append(config)
     if whole_project:  # lint everything; report what PATHS contain or what reaches into them
@@ -136,7 +233,8 @@ def _run_lint(
             targets = [config.root]
     profiles = [plugin.profile for plugin in load_plugins(config.frameworks) if plugin.profile is not None]
     context = build_context(config, profiles)
-    for name, values in (("--select", select), ("--ignore", ignore)):
+    for name, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select),
+                         ("--extend-ignore", extend_ignore)):
         for entry in unknown_selectors(_split(values), context.rules, CATEGORIES):
             raise ConfigError(None, name, f"{entry!r} is not a known rule code, code prefix or category "
                                           "(`replaytest rules` lists them)")
@@ -149,6 +247,9 @@ def _run_lint(
         )
     if whole_project and paths and changed:
         result = reachable_from(result, changed, Path.cwd())
+    if verbose:
+        click.echo(f"replaytest: {result.files_checked} file(s) checked, {len(context.rules)} rule(s) selected",
+                   err=True)
     return result, context.rules
 
 
@@ -173,7 +274,15 @@ def _setup_failed(error: Exception, output_format: str) -> None:
               help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path),
               help="Record today's findings in this baseline file and exit 0.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar (it shows only on a terminal, for long runs).")
+@click.option("--quiet", "-q", count=True,
+              help="No summary line and no progress bar (-qq: nothing but errors, as --silent).")
+@click.option("--silent", is_flag=True, help="Print nothing but errors; the exit code still tells (ruff's -qq).")
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings this lint would use and where each comes from (file, flag or default); "
+                   "lint nothing.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Print the fixes as a unified diff and write nothing (exit 1 when there are fixes), as "
+                   "`replaytest fix --diff`.")
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes, as `replaytest fix` does (ruff's --fix).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply fixes marked unsafe.")
 @click.option("--show-fixes", is_flag=True,
@@ -187,10 +296,12 @@ def _setup_failed(error: Exception, output_format: str) -> None:
               help="With PATHS `-` (or none): read one file's source from stdin and lint it as if it were at "
                    "this path (module name, exclude, per-file-ignores).")
 def lint(
-    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    paths: tuple[Path, ...], config_path: Path | None, isolated: bool, select: tuple[str, ...],
+    extend_select: tuple[str, ...], ignore: tuple[str, ...], extend_ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
-    respect_gitignore: bool | None, output_format: str, exit_zero: bool, whole_project: bool, baseline: Path | None,
-    write_baseline: Path | None, quiet: bool, apply_fixes: bool, unsafe_fixes: bool, show_fixes: bool,
+    respect_gitignore: bool | None, exit_non_zero_on_fix: bool, color: str, verbose: bool, output_format: str,
+    exit_zero: bool, whole_project: bool, baseline: Path | None, write_baseline: Path | None, quiet: int,
+    silent: bool, show_settings: bool, show_diff: bool, apply_fixes: bool, unsafe_fixes: bool, show_fixes: bool,
     statistics: bool, output_file: Path | None, stdin_filename: Path | None,
 ) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
@@ -204,22 +315,33 @@ def lint(
     from replaytest.plugins import PluginError
     from replaytest.replay.progress import wanted
 
-    stdin, paths = _stdin_source(paths, stdin_filename, apply_fixes, whole_project, output_format)
-    if apply_fixes:
+    quiet = 2 if silent else quiet
+    if show_settings:
+        sys.exit(_show_settings(paths, config_path, select, ignore, exclude, force_exclude, respect_gitignore,
+                                isolated, extend_select, extend_ignore, output_format))
+    if apply_fixes and show_diff:
+        _usage_error("--fix writes the fixes and --diff prints them without writing: give one of them", output_format)
+    stdin, paths = _stdin_source(paths, stdin_filename, show_diff, whole_project, output_format)
+    if apply_fixes or show_diff:
+        flag = "--fix" if apply_fixes else "--diff"
         if output_format not in ("text", "json") or baseline or write_baseline or statistics or output_file:
-            click.echo("error: --fix takes the options of `replaytest fix` (--output-format text or json, "
-                       "--unsafe-fixes); run lint without --fix for the other options", err=True)
+            click.echo(f"error: {flag} takes the options of `replaytest fix` (--output-format text or json, "
+                       f"--unsafe-fixes); run lint without {flag} for the other options", err=True)
             sys.exit(EXIT_ERROR)
         sys.exit(_fix_exit_code(paths, config_path, select, ignore, exclude, no_cache, jobs, force_exclude,
-                                respect_gitignore, unsafe_fixes, False, output_format, show_fixes))
+                                respect_gitignore, unsafe_fixes, show_diff, output_format, show_fixes,
+                                isolated=isolated, extend_select=extend_select, extend_ignore=extend_ignore,
+                                exit_non_zero_on_fix=exit_non_zero_on_fix, verbose=verbose, stdin=stdin))
     if unsafe_fixes:
-        click.echo("error: --unsafe-fixes applies fixes only with --fix", err=True)
+        click.echo("error: --unsafe-fixes applies fixes only with --fix or --diff", err=True)
         sys.exit(EXIT_ERROR)
     try:
         known = read_baseline(baseline) if baseline is not None else None
-        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs, wanted(quiet),
-                                  force_exclude=force_exclude, respect_gitignore=respect_gitignore,
-                                  whole_project=whole_project, stdin=stdin)
+        result, rules = _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
+                                  wanted(bool(quiet)), force_exclude=force_exclude,
+                                  respect_gitignore=respect_gitignore, whole_project=whole_project, stdin=stdin,
+                                  isolated=isolated, extend_select=extend_select, extend_ignore=extend_ignore,
+                                  verbose=verbose)
     except (ConfigError, PluginError, RuleLoadError, BaselineError) as error:
         _setup_failed(error, output_format)
         return
@@ -249,6 +371,14 @@ def lint(
     else:
         report = REPORTERS[output_format](result, rules)
         report = escape_controls(report, keep_newlines=True) if output_format == "text" else report
+    colored = False
+    if output_format == "text" and not statistics:
+        if quiet:  # ruff's -q: the findings without the summary line (a clean run prints nothing)
+            report = "".join(report.splitlines(keepends=True)[:-1])
+        if output_file is None and wants_color(color):
+            report, colored = _colored_report(report), True
+    if quiet >= 2:
+        report = ""  # --silent / -qq: the exit code says it; errors were printed above
     if output_file is not None:
         try:
             output_file.parent.mkdir(parents=True, exist_ok=True)
@@ -258,14 +388,39 @@ def lint(
                        err=True)
             sys.exit(EXIT_ERROR)
     else:
-        click.echo(report, nl=False)
+        click.echo(report, nl=False, color=colored or None)
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
 
 
+def _show_settings(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], force_exclude: bool | None, respect_gitignore: bool | None, isolated: bool,
+    extend_select: tuple[str, ...], extend_ignore: tuple[str, ...], output_format: str,
+) -> int:
+    """``lint --show-settings``: every setting the lint would use and where it came from; the exit code."""
+    from replaytest.config import ConfigError
+    from replaytest.settings_report import settings_document, settings_lines
+
+    overrides: dict[str, str] = {}
+    try:
+        config = _lint_config(paths, config_path, select, ignore, exclude, force_exclude=force_exclude,
+                              respect_gitignore=respect_gitignore, isolated=isolated, extend_select=extend_select,
+                              extend_ignore=extend_ignore, overrides=overrides)
+    except ConfigError as error:
+        click.echo(f"error: {_safe(str(error))}", err=True)
+        return EXIT_ERROR
+    if output_format == "json":
+        click.echo(_json_report(settings_document(config, overrides, isolated=isolated)))
+    else:
+        for line in settings_lines(config, overrides, isolated=isolated):
+            click.echo(_safe(line))
+    return EXIT_CLEAN
+
+
 def _stdin_source(
-    paths: tuple[Path, ...], stdin_filename: Path | None, apply_fixes: bool, whole_project: bool, output_format: str,
+    paths: tuple[Path, ...], stdin_filename: Path | None, show_diff: bool, whole_project: bool, output_format: str,
 ) -> tuple[tuple[Path, bytes] | None, tuple[Path, ...]]:
     """(stdin file, the paths to lint) for ``lint``: PATHS ``-``, or none with ``--stdin-filename``, read
     one file from stdin; otherwise the paths as given. Combinations that cannot mean one file exit 2."""
@@ -280,8 +435,9 @@ def _stdin_source(
     if stdin_filename is None:
         _usage_error("reading stdin (`-`) needs --stdin-filename: the path the source would have decides its module "
                      "name, exclude and per-file-ignores", output_format)
-    if apply_fixes or whole_project:
-        _usage_error(f"{'--fix' if apply_fixes else '--whole-project'} cannot be used with a file read from stdin",
+    if show_diff or whole_project:
+        # --fix is fine: the fixed source goes to stdout, as ruff writes it.
+        _usage_error(f"{'--diff' if show_diff else '--whole-project'} cannot be used with a file read from stdin",
                      output_format)
     assert stdin_filename is not None
     return (stdin_filename, sys.stdin.buffer.read()), (stdin_filename,)
@@ -299,40 +455,74 @@ def _usage_error(message: str, output_format: str) -> None:
 @click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json: one object with the applied, skipped and remaining fixes.")
 @click.option("--show-fixes", is_flag=True, help="After the summary, list per file how many findings of each rule were fixed.")
+@click.option("--stdin-filename", type=click.Path(dir_okay=False, path_type=Path),
+              help="With PATHS `-` (or none): fix one file's source read from stdin as if it were at this path, "
+                   "and write the fixed source to stdout (the summary goes to stderr).")
 def fix(
-    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    paths: tuple[Path, ...], config_path: Path | None, isolated: bool, select: tuple[str, ...],
+    extend_select: tuple[str, ...], ignore: tuple[str, ...], extend_ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
-    respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str, show_fixes: bool,
+    respect_gitignore: bool | None, exit_non_zero_on_fix: bool, color: str, verbose: bool, unsafe: bool,
+    show_diff: bool, output_format: str, show_fixes: bool, stdin_filename: Path | None,
 ) -> None:
     """Apply the safe fixes (and with --unsafe the unsafe ones) to PATHS, printing each change.
 
     A file is rewritten only if it is unchanged since it was linted, each replacement is valid where it
     goes, and the result compiles; otherwise it is left as it is and the reason printed.
-    Exit 0 when no findings remain, 1 when some remain (with --diff: when something would change), 2 on errors."""
+    Exit 0 when no findings remain, 1 when some remain (with --diff: when something would change;
+    with --exit-non-zero-on-fix: also when something was fixed), 2 on errors."""
+    stdin: tuple[Path, bytes] | None = None
+    if paths == (Path("-"),) or (stdin_filename is not None and not paths):
+        if stdin_filename is None:
+            _usage_error("reading stdin (`-`) needs --stdin-filename: the path the source would have decides its "
+                         "module name, exclude and per-file-ignores", output_format)
+        if show_diff:
+            _usage_error("--diff cannot be used with a file read from stdin: the fixed source is what is written",
+                         output_format)
+        assert stdin_filename is not None
+        stdin, paths = (stdin_filename, sys.stdin.buffer.read()), (stdin_filename,)
+    elif stdin_filename is not None or Path("-") in paths:
+        _usage_error("--stdin-filename names the file read from stdin: give `-` (or no paths) with it, and no other "
+                     "path", output_format)
     sys.exit(_fix_exit_code(paths, config_path, select, ignore, exclude, no_cache, jobs, force_exclude,
-                            respect_gitignore, unsafe, show_diff, output_format, show_fixes))
+                            respect_gitignore, unsafe, show_diff, output_format, show_fixes, isolated=isolated,
+                            extend_select=extend_select, extend_ignore=extend_ignore,
+                            exit_non_zero_on_fix=exit_non_zero_on_fix, verbose=verbose, stdin=stdin))
 
 
 def _fix_exit_code(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], no_cache: bool, jobs: int | None, force_exclude: bool | None,
     respect_gitignore: bool | None, unsafe: bool, show_diff: bool, output_format: str, show_fixes: bool = False,
+    *, isolated: bool = False, extend_select: tuple[str, ...] = (), extend_ignore: tuple[str, ...] = (),
+    exit_non_zero_on_fix: bool = False, verbose: bool = False, stdin: tuple[Path, bytes] | None = None,
 ) -> int:
-    """``fix`` (and ``lint --fix``): lint, apply what ``fixable``/``unfixable`` allow, report; the exit code."""
+    """``fix`` (and ``lint --fix``/``--diff``): lint, apply what ``fixable``/``unfixable`` allow, report; the
+    exit code. With ``stdin`` (path, source) the one file read from stdin is fixed in memory and its fixed
+    source written to stdout."""
     from replaytest.config import ConfigError
     from replaytest.lint.filtering import may_fix
-    from replaytest.lint.fix_runner import run_fix
+    from replaytest.lint.fix_runner import fix_stdin, run_fix
     from replaytest.lint.rules import RuleLoadError
     from replaytest.plugins import PluginError
 
     loaded: list[Config] = []
+
+    def lint_once(source: tuple[Path, bytes] | None = stdin) -> tuple[LintResult, Mapping[str, Rule]]:
+        return _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
+                         force_exclude=force_exclude, respect_gitignore=respect_gitignore, loaded=loaded,
+                         isolated=isolated, extend_select=extend_select, extend_ignore=extend_ignore,
+                         verbose=verbose and not loaded, stdin=source)
+
+    setup_errors = (ConfigError, PluginError, RuleLoadError)
+    allowed = lambda diagnostic: may_fix(diagnostic, loaded[-1].fixable, loaded[-1].unfixable)  # noqa: E731
+    if stdin is not None:
+        return fix_stdin(lambda text: lint_once((stdin[0], text)), stdin[1], unsafe=unsafe,
+                         output_format=output_format, passes=_FIX_PASSES, setup_errors=setup_errors,
+                         allowed=allowed, exit_non_zero_on_fix=exit_non_zero_on_fix)
     return run_fix(
-        lambda: _run_lint(paths, config_path, select, ignore, exclude, no_cache, jobs,
-                          force_exclude=force_exclude, respect_gitignore=respect_gitignore, loaded=loaded),
-        unsafe=unsafe, show_diff=show_diff, output_format=output_format, passes=_FIX_PASSES,
-        setup_errors=(ConfigError, PluginError, RuleLoadError),
-        allowed=lambda diagnostic: may_fix(diagnostic, loaded[-1].fixable, loaded[-1].unfixable),
-        show_fixes=show_fixes,
+        lint_once, unsafe=unsafe, show_diff=show_diff, output_format=output_format, passes=_FIX_PASSES,
+        setup_errors=setup_errors, allowed=allowed, show_fixes=show_fixes, exit_non_zero_on_fix=exit_non_zero_on_fix,
     )
 
 
@@ -362,7 +552,7 @@ def rules(code: str | None) -> None:
 
 @cli.command()
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="pyproject.toml to read instead of the nearest one.")
+              help="Configuration file to read instead of the one found (replaytest.toml or pyproject.toml).")
 def clean(config_path: Path | None) -> None:
     """Delete the cache folder (cache-dir, default .replaytest_cache under the project root): lint summaries,
     green replays and replay-coverage data. Only a folder replaytest made (its README marker) is deleted.
@@ -502,6 +692,13 @@ def _run_replay(
         raise _ReplaySetupError(
             "no history paths given, and none configured: neither replay_paths in [tool.pytest.ini_options] "
             "nor paths in [tool.replaytest.replay]"
+        )
+    if not workflow_specs and not plan.workflows:
+        # Every history would come out stale, one block each, for one missing setting: say it once.
+        raise _ReplaySetupError(
+            "no current code to replay against: give --workflows MODULE:ATTR, or set replay_workflows in "
+            "[tool.pytest.ini_options] or workflows in [tool.replaytest.replay] (the pytest hook "
+            "pytest_replaytest_workflows is not called outside pytest)"
         )
     options = ReplayOptions(
         prompts_running=prompts or plan.prompts_running,
@@ -808,10 +1005,13 @@ _CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
                    "prompts-running / prompts-completed).")
 @click.option("--prompts-pending", type=click.Choice(PROMPT_POLICIES),
               help="A prompt a running/parked run has not reached yet that changed since it started, as for replay.")
+@click.option("--no-lint", is_flag=True,
+              help="Replay only: leave the lint to a job of its own (a CI matrix of --shard jobs would otherwise "
+                   "report every finding once per shard). The report says the lint did not run.")
 def check(
     paths: tuple[Path, ...], output_format: str, no_cache: bool, details: bool, quiet: bool, measure_coverage: bool,
     coverage_html: Path | None, diff_base: str | None, fail_under: float | None, exclude: tuple[str, ...],
-    shard_spec: str | None, prompts: PromptPolicy | None, prompts_pending: PromptPolicy | None,
+    shard_spec: str | None, prompts: PromptPolicy | None, prompts_pending: PromptPolicy | None, no_lint: bool,
 ) -> None:
     """The CI gate: lint PATHS (default: the current directory), then replay the configured histories
     against the current code; one report, one exit code. Histories and code come from the same settings
@@ -849,15 +1049,30 @@ def check(
                     f"--shard {shard.label} with --diff-base/--fail-under: the uncovered-lines verdict needs the coverage "
                     "of every history, and a shard replays 1/N of them; run the --diff-base gate without --shard"
                 )
-        lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None, show_progress(quiet))
+        if no_lint:
+            from replaytest.lint.model import LintResult
+
+            no_rules: Mapping[str, Rule] = {}
+            lint_result, rules = LintResult(diagnostics=[], files_checked=0), no_rules
+        else:
+            lint_result, rules = _run_lint(paths, None, (), (), (), no_cache, None, show_progress(quiet))
         replay_config = load_config()
         plan = replay_plan(replay_config, Path.cwd())
         replay_configured = plan.configured
-        if measure_coverage or coverage_html is not None or diff_base is not None or fail_under is not None:
+        if no_lint and not replay_configured:
+            raise _ReplaySetupError("--no-lint without configured histories would check nothing: neither "
+                                    "replay_paths in [tool.pytest.ini_options] nor paths in [tool.replaytest.replay] "
+                                    "is set")
+        coverage_flags = [flag for flag, given in (
+            ("--coverage", measure_coverage), ("--coverage-html", coverage_html is not None),
+            ("--diff-base", diff_base is not None), ("--fail-under", fail_under is not None)) if given]
+        if coverage_flags:
             if not replay_configured:
+                # Named as the user typed it: --diff-base implies --coverage, but "--coverage needs…" names
+                # a flag that was never given.
                 raise _ReplaySetupError(
-                    "--coverage needs histories: neither replay_paths in [tool.pytest.ini_options] nor paths in "
-                    "[tool.replaytest.replay] is set"
+                    f"{'/'.join(coverage_flags)} needs histories (replay coverage): neither replay_paths in "
+                    "[tool.pytest.ini_options] nor paths in [tool.replaytest.replay] is set"
                 )
             coverage = CoverageRun(replay_config, html_dir=coverage_html, diff_base=diff_base, fail_under=fail_under)
         skipped: list[int] | None = None if no_cache else []
@@ -892,8 +1107,11 @@ def check(
         lint_code = EXIT_FINDINGS if lint_result.diagnostics else EXIT_CLEAN
     replay_code = _replay_exit_code(results) if results else EXIT_CLEAN
     if output_format == "json":
+        lint_document = json.loads(REPORTERS["json"](lint_result, rules))
+        if no_lint:
+            lint_document["skipped"] = "--no-lint"
         document = {
-            "lint": json.loads(REPORTERS["json"](lint_result, rules)),
+            "lint": lint_document,
             "replay": {**_with_exclusion(report_data(results), selected), "skipped": sum(skipped or ()),
                        "shard": sharded[0].data() if sharded else None}
             if replay_configured else None,
@@ -916,8 +1134,13 @@ def check(
         if not replay_configured:
             click.echo("no histories configured (neither replay_paths in [tool.pytest.ini_options] nor paths in "
                        "[tool.replaytest.replay]); replay skipped", err=True)
+        if no_lint:
+            click.echo(_LINT_NOT_RUN, err=True)
     else:
-        click.echo(escape_controls(REPORTERS["text"](lint_result, rules), keep_newlines=True), nl=False)
+        if no_lint:  # never "All checks passed" for a lint that did not run
+            click.echo(_LINT_NOT_RUN)
+        else:
+            click.echo(escape_controls(REPORTERS["text"](lint_result, rules), keep_newlines=True), nl=False)
         if replay_configured:
             _echo_replay_text(results, details, quiet=True, skipped=sum(skipped or ()))
             _echo_exclusion_text(selected, details)
@@ -937,6 +1160,9 @@ def check(
             click.echo(line)
     coverage_code = EXIT_FINDINGS if coverage_failed else EXIT_CLEAN
     sys.exit(max(lint_code, replay_code, coverage_code))
+
+
+_LINT_NOT_RUN = "lint not run (--no-lint): a job of its own lints"
 
 
 @cli.command("merge-results")

@@ -1,7 +1,10 @@
-"""Project configuration: the ``[tool.replaytest]`` table of the nearest ``pyproject.toml``.
+"""Project configuration: found as ruff finds its own, validated once.
 
-Everything is validated here, once per process, so the rest of the program receives typed values and a
-bad key fails early with the file and the key named (``ConfigError``).
+Discovery walks up from the linted path (or the current directory); in each folder the first of
+``.replaytest.toml``, ``replaytest.toml`` (their keys at the top level) and a ``pyproject.toml`` with a
+``[tool.replaytest]`` table is the configuration, and the nearest folder holding one wins. ``--config FILE``
+takes either shape. Everything is validated here, once per process, so the rest of the program receives
+typed values and a bad key fails early with the file and the key named (``ConfigError``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ CATEGORIES: tuple[str, ...] = (
     "random",
     "uuid",
     "idempotency-key",
+    "step-name",
     "model-call",
     "iteration-order",
     "environment",
@@ -155,10 +159,18 @@ class ConfigError(Exception):
         where = f"{path}: " if path is not None else ""
         if key.startswith("--"):  # a command-line flag, not a configuration key
             super().__init__(f"{key}: {problem}")
+        elif key and not table:  # a top-level key of replaytest.toml
+            super().__init__(f"{where}{key}: {problem}")
         elif key:
             super().__init__(f"{where}[{table}] {key}: {problem}")
         else:
-            super().__init__(f"{where}[{table}]: {problem}")
+            super().__init__(f"{where}[{table or 'top level'}]: {problem}")
+
+    def at_top_level(self) -> ConfigError:
+        """The same error for a file whose keys are at the top level (``replaytest.toml``): named without
+        the ``tool.replaytest`` prefix a pyproject.toml needs (``[rules.RT104] key-names``, ``selectt``)."""
+        table = self.table.removeprefix("tool.replaytest").removeprefix(".")
+        return ConfigError(self.path, self.key, self.problem, table=table)
 
 
 @dataclass(frozen=True)
@@ -237,6 +249,16 @@ class Config:
     unfixable: tuple[str, ...] = ()
     replay: ReplaySettings = field(default_factory=ReplaySettings)
     redact: RedactSettings = field(default_factory=RedactSettings)
+    # The keys the file set, as written (``replay.paths`` for a nested one): where ``--show-settings`` says
+    # a value came from.
+    set_keys: frozenset[str] = frozenset()
+
+    def table_name(self, sub: str = "") -> str:
+        """How messages name a table of this configuration: ``tool.replaytest.replay`` in a pyproject.toml,
+        ``replay`` in a replaytest.toml (its keys are at the top level, which is ``""``)."""
+        if self.path is not None and keys_at_top_level(self.path):
+            return sub
+        return f"tool.replaytest.{sub}" if sub else "tool.replaytest"
 
     def cache_folder(self, *, claim: bool = False) -> Path:
         """The cache folder (``cache-dir`` under ``root``), checked to be one replaytest may use (see
@@ -246,7 +268,8 @@ class Config:
         try:
             cachedir.claim(folder) if claim else cachedir.check(folder)
         except cachedir.CacheDirError as error:
-            raise ConfigError(self.path, "cache-dir", f"{self.cache_dir!r} ({folder}) {error.problem}") from None
+            raise ConfigError(self.path, "cache-dir", f"{self.cache_dir!r} ({folder}) {error.problem}",
+                              table=self.table_name()) from None
         return folder
 
     def fingerprint(self) -> str:
@@ -257,7 +280,7 @@ class Config:
             # its new spelling alike): the lint context adds those to its fingerprint.
             # ``fixable``/``unfixable`` decide what ``fix`` applies, not what lint finds.
             if f.name in ("path", "root", "replay", "redact", "cache_dir", "force_exclude", "respect_gitignore",
-                          "rules", "fixable", "unfixable"):
+                          "rules", "fixable", "unfixable", "set_keys"):
                 continue
             value = getattr(self, f.name)
             if isinstance(value, Mapping):
@@ -266,9 +289,50 @@ class Config:
         return ";".join(parts)
 
 
+# Files holding replaytest's keys at the top level, looked for in each folder before its pyproject.toml, in
+# this order (ruff's ``.ruff.toml``, ``ruff.toml``, ``pyproject.toml``).
+CONFIG_FILE_NAMES = (".replaytest.toml", "replaytest.toml")
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The configuration file that applies at ``start``: walking up, the first folder with
+    ``.replaytest.toml``, ``replaytest.toml`` or a ``pyproject.toml`` holding ``[tool.replaytest]`` gives it
+    (in that order); without any, the nearest ``pyproject.toml`` at all (so ``root`` still means the
+    project), else None."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    nearest: Path | None = None
+    for directory in (start, *start.parents):
+        for name in CONFIG_FILE_NAMES:
+            if (directory / name).is_file():
+                return directory / name
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            if nearest is None:
+                nearest = candidate
+            try:
+                if b"[tool.replaytest" in candidate.read_bytes():
+                    return candidate
+            except OSError:
+                continue
+    return nearest
+
+
+def keys_at_top_level(path: Path) -> bool:
+    """Whether ``path`` holds replaytest's keys at the top level (``replaytest.toml``), not in a pyproject.toml
+    table: decided by the name for discovered files; see ``_table_of`` for ``--config``."""
+    return path.name in CONFIG_FILE_NAMES
+
+
 def find_pyproject(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.replaytest]`` table,
-    else the nearest one at all (so ``root`` still means the project), else None."""
+    else the nearest one at all, else None. Deprecated: it does not see ``replaytest.toml``; discovery is
+    ``find_config_file``. Kept for a release for code that imported it."""
+    import warnings
+
+    warnings.warn("replaytest.config.find_pyproject is deprecated: use find_config_file, which also finds "
+                  "replaytest.toml and .replaytest.toml", DeprecationWarning, stacklevel=2)
     start = start.resolve()
     if start.is_file():
         start = start.parent
@@ -301,11 +365,44 @@ def project_root_without_pyproject(start: Path) -> Path:
     return Path.cwd().resolve()
 
 
-def load_config(start: Path | None = None, explicit: Path | None = None) -> Config:
-    """Read and validate configuration; ``explicit`` (``--config``) wins over discovery from ``start``."""
-    path = explicit if explicit is not None else find_pyproject(start or Path.cwd())
+def load_config(start: Path | None = None, explicit: Path | None = None, *, isolated: bool = False) -> Config:
+    """Read and validate configuration; ``explicit`` (``--config``) wins over discovery from ``start``.
+    ``isolated`` (``--isolated``) reads no file: every setting its default, the project root where the
+    configuration file would have put it."""
+    path = explicit if explicit is not None else find_config_file(start or Path.cwd())
+    if isolated:
+        root = path.parent.resolve() if path is not None else project_root_without_pyproject(start or Path.cwd())
+        return Config(root=root)
     if path is None:
         return Config(root=project_root_without_pyproject(start or Path.cwd()))
+    document = read_toml(path)
+    table, top_level = _table_of(document, path, explicit=explicit is not None)
+    try:
+        return config_from_table(table, path)
+    except ConfigError as error:
+        raise (error.at_top_level() if top_level else error) from None
+
+
+def _table_of(document: dict[str, Any], path: Path, *, explicit: bool) -> tuple[Any, bool]:
+    """(replaytest's table of a parsed file, whether its keys are at the top level). A discovered file's
+    shape follows its name. A ``--config`` file may have either shape: a ``[tool.replaytest]`` table makes
+    it a pyproject.toml, otherwise its top-level keys are the settings -- except in a file named
+    ``pyproject.toml``, where no table means it holds no replaytest settings, which for a file named on
+    purpose is an error rather than a run with every default."""
+    if keys_at_top_level(path):
+        return document, True
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(path, "(table)", "[tool] must be a table")
+    if "replaytest" in tool or not explicit:
+        return tool.get("replaytest", {}), False
+    if path.name == "pyproject.toml":
+        raise ConfigError(path, "", "is missing: --config names a pyproject.toml without replaytest settings")
+    return document, True
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A configuration file parsed, or a ``ConfigError`` naming the file and why it cannot be read."""
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
@@ -317,11 +414,7 @@ def load_config(start: Path | None = None, explicit: Path | None = None) -> Conf
         raise ConfigError(path, "(file)", "is nested too deeply to read") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(path, "(file)", f"is not valid TOML: {error}") from None
-    tool = document.get("tool", {})
-    if not isinstance(tool, dict):
-        raise ConfigError(path, "(table)", "[tool] must be a table")
-    table = tool.get("replaytest", {})
-    return config_from_table(table, path)
+    return document
 
 
 _LIST_KEYS = {
@@ -357,6 +450,11 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
     if not isinstance(table, Mapping):
         raise ConfigError(path, "(table)", "must be a table")
     values: dict[str, Any] = {"path": path, "root": path.parent.resolve() if path else Path.cwd().resolve()}
+    values["set_keys"] = frozenset(
+        f"{key}.{inner}" if isinstance(value, Mapping) and key in ("replay", "redact") else key
+        for key, value in table.items() for inner in (value if isinstance(value, Mapping) and key in ("replay", "redact")
+                                                      else (None,))
+    )
     known = CONFIG_KEYS
     extensions: dict[str, Any] = {}
     for key, value in table.items():
@@ -489,6 +587,11 @@ def _with_legacy_keys(path: Path | None, table: Mapping[str, Any], tables: dict[
     return tables
 
 
+_REPLAY_KEYS = frozenset({"paths", "workflows", "prompts-running", "prompts-completed", "prompts-pending", "strict-args",
+                          "hazards", "exclude", "max-history-bytes", "max-blob-bytes"})
+_REDACT_KEYS = frozenset({"key-names", "json-paths", "replacement"})
+
+
 def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
     if not isinstance(table, Mapping):
         raise ConfigError(path, "replay", "must be a table")
@@ -513,8 +616,9 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
             values[key.replace("-", "_")] = byte_limit(value, lambda problem: ConfigError(path, full, problem))
         else:
             raise ConfigError(
-                path, full, "unknown key; expected one of paths, workflows, prompts-running, prompts-completed, prompts-pending,"
-                " strict-args, hazards, exclude, max-history-bytes, max-blob-bytes"
+                path, full, f"unknown key{_nearest_hint(key, _REPLAY_KEYS)}; expected one of paths, workflows, "
+                "prompts-running, prompts-completed, prompts-pending, strict-args, hazards, exclude, "
+                "max-history-bytes, max-blob-bytes"
             )
     for key in values.get("workflows", ()):
         # A module name alone names the whole module (Temporal and Restate replay every workflow or service in it).
@@ -548,5 +652,42 @@ def _redact_settings(path: Path | None, table: Any) -> RedactSettings:
                 raise ConfigError(path, full, "must be a string")
             values["replacement"] = value
         else:
-            raise ConfigError(path, full, "unknown key; expected one of key-names, json-paths, replacement")
+            raise ConfigError(path, full, f"unknown key{_nearest_hint(key, _REDACT_KEYS)}; expected one of "
+                                          "key-names, json-paths, replacement")
     return RedactSettings(**values)
+
+
+@dataclass(frozen=True)
+class DeclaredPython:
+    """The oldest Python a project says it runs on, and where it says so (for messages)."""
+
+    oldest: tuple[int, int]
+    source: str  # "requires-python '>=3.10'" or "[tool.ruff] target-version 'py310'"
+
+
+_VERSION = re.compile(r"(?:>=|~=|==|>)\s*(\d+)\.(\d+)")
+_RUFF_TARGET = re.compile(r"py(\d)(\d+)")
+
+
+def declared_python(root: Path) -> DeclaredPython | None:
+    """What ``<root>/pyproject.toml`` declares as the oldest Python the project accepts: ``[project]
+    requires-python`` (its lower bound), else ruff's ``target-version`` (which ruff takes as that oldest
+    version too). None when it declares neither or cannot be read (read only when a file needed a newer
+    grammar than the running Python's, so a broken file here is that check's to skip, never the run's)."""
+    try:
+        with open(root / "pyproject.toml", "rb") as handle:
+            document = tomllib.load(handle)
+    except (OSError, UnicodeDecodeError, RecursionError, tomllib.TOMLDecodeError):
+        return None
+    project = document.get("project")
+    requires = project.get("requires-python") if isinstance(project, dict) else None
+    if isinstance(requires, str):
+        bounds = [(int(major), int(minor)) for major, minor in _VERSION.findall(requires)]
+        if bounds:
+            return DeclaredPython(max(bounds), f"requires-python {requires.strip()!r}")
+    tool = document.get("tool")
+    ruff = tool.get("ruff") if isinstance(tool, dict) else None
+    target = ruff.get("target-version") if isinstance(ruff, dict) else None
+    if isinstance(target, str) and (match := _RUFF_TARGET.fullmatch(target.strip())):
+        return DeclaredPython((int(match[1]), int(match[2])), f"[tool.ruff] target-version {target.strip()!r}")
+    return None

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dis
 import functools
 import hashlib
 import json
@@ -185,8 +186,9 @@ def describe_version_change(
     new_params: Mapping[str, Any] | None = None,
 ) -> str:
     """What changed from ``old`` to ``new`` (full versions), in words: ``text v1 → v2``, ``model
-    gpt-4o-mini → gpt-4.1``, ``temperature 0.2 → 0.9`` (when both calls' parameters are known, else
-    ``parameters changed``), joined with ``; ``."""
+    gpt-4o-mini → gpt-4.1``, ``temperature 0.2 → 0.9`` (when both calls' parameters are known; when only
+    the new ones are — a start manifest keeps only a digest — ``parameters now temperature 0.9; the run
+    recorded only their digest …``; else the two digests), joined with ``; ``."""
     if old is None or new is None:
         return f"{short_version(old)} → {short_version(new)}"
     old_text, old_model, old_digest = split_version(old)
@@ -209,8 +211,12 @@ def describe_version_change(
             parts.append("parameters declared")
         elif new_digest is None:
             parts.append("parameters no longer declared")
+        elif new_params is not None:
+            # The old side is a manifest (or a record) that keeps only the digest: say what the code has now.
+            now = ", ".join(f"{key} {json.dumps(value)}" for key, value in sorted(new_params.items()))
+            parts.append(f"parameters now {now}; the run recorded only their digest {old_digest[:8]}")
         else:
-            parts.append("parameters changed")
+            parts.append(f"parameters digest {old_digest[:8]} → {new_digest[:8]} (their values were not recorded)")
     return "; ".join(parts) or f"{short_version(old)} → {short_version(new)}"
 
 
@@ -286,6 +292,75 @@ def prompt_objects_in_use() -> tuple[Prompt, ...]:
 def prompts_in_use() -> tuple[tuple[str, str], ...]:
     """``(name, version)`` of every ``use_prompt`` block around the running code, outermost first."""
     return _IN_USE.get()
+
+
+def fetched_prompt_site(fn: Any, *, depth: int = 2) -> tuple[str, int] | None:
+    """``(file, line)`` where ``fn`` — or a helper function of the application it calls, ``depth`` levels
+    down — calls ``Prompt.fetched``, else None. Read from the bytecode (no source needed): a load of the
+    ``Prompt`` class (a global, a closure variable or a module attribute) followed by ``.fetched``. A prompt
+    fetched at run time is in no manifest: replay can say that a step it has not run yet will use one, not
+    which text the registry will hold then."""
+    seen: set[int] = set()
+
+    def scan(function: types.FunctionType, depth: int) -> tuple[str, int] | None:
+        if id(function.__code__) in seen:
+            return None
+        seen.add(id(function.__code__))
+        namespace: dict[str, Any] = dict(function.__globals__)
+        for variable, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+            try:
+                namespace[variable] = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+        helpers: list[types.FunctionType] = []
+        for code in _code_objects(function.__code__):
+            loaded: Any = None
+            line = code.co_firstlineno
+            for instruction in dis.get_instructions(code):
+                positions = getattr(instruction, "positions", None)
+                if positions is not None and positions.lineno is not None:
+                    line = positions.lineno
+                elif isinstance(instruction.starts_line, int) and not isinstance(instruction.starts_line, bool):
+                    line = instruction.starts_line  # Python 3.10
+                if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FROM_DICT_OR_GLOBALS"):
+                    loaded = namespace.get(str(instruction.argval))
+                elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                    if instruction.argval == "fetched" and isinstance(loaded, type) and issubclass(loaded, Prompt):
+                        return code.co_filename, line
+                    loaded = getattr(loaded, str(instruction.argval), None) if isinstance(loaded, types.ModuleType) else None
+                else:
+                    if isinstance(loaded, types.FunctionType) and _is_application_module(loaded.__module__):
+                        helpers.append(loaded)
+                    loaded = None
+        for helper in helpers if depth > 0 else ():
+            found = scan(helper, depth - 1)
+            if found is not None:
+                return found
+        return None
+
+    fn = getattr(fn, "__wrapped__", fn)
+    return scan(fn, depth) if isinstance(fn, types.FunctionType) else None
+
+
+def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    """``code`` and the code objects nested in it (inner functions, comprehensions, lambdas)."""
+    yield code
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _code_objects(constant)
+
+
+# A note for an unfinished run whose next step, task or node fetches its prompt at run time.
+FETCHED_AHEAD_NOTE = (
+    "{what} renders a prompt fetched at run time (Prompt.fetched at {where}): the {status} run will use whatever "
+    "the registry holds when it resumes, which replay cannot compare offline; its version is recorded when it runs"
+)
+
+
+def fetched_ahead_note(what: str, site: tuple[str, int], status: str) -> str:
+    """``FETCHED_AHEAD_NOTE`` for ``what`` (the step in the engine's words), its site and the run's status."""
+    where = f"{site[0].replace(chr(92), '/').rsplit('/', 1)[-1]}:{site[1]}"
+    return FETCHED_AHEAD_NOTE.format(what=what, where=where, status=status)
 
 
 class PromptManifest(dict[str, str]):

@@ -7,7 +7,10 @@
 * **Exclusion**: ini ``replay_exclude`` (globs relative to the ini file), else ``[tool.replaytest.replay]
   exclude``, decided at configure time (``replay.exclusion``): excluded histories are not collected, the
   summary says how many which setting excluded; globs leaving no history at all are a usage error.
-* **Collection**: one item per history file (``path/to/run.json::replay``), found by pytest's own
+* **Nothing to replay**: configured replay paths that hold no history, and current code that cannot be
+  imported, are each one usage error (exit 4), not "no tests ran" nor one failure per history.
+* **Collection**: one item per history file (``path/to/run.json::replay``, marked ``replay`` so
+  ``-m "not replay"`` leaves them out), found by pytest's own
   directory walk, so ``-k``, ``--lf`` and xdist work and the order is pytest's sorted order. When pytest
   runs the whole project (``testpaths``, or no arguments from the rootdir) the replay paths are added to
   its arguments unless one already covers them, so ``python -m pytest`` runs histories along with tests,
@@ -20,7 +23,10 @@
   ``--replay-stale=skip``; warnings (prompt drift of a completed history, arguments that changed without
   ``--replay-strict-args``) pass with a ``ReplayWarning``. Counts travel in each report's
   ``user_properties`` so the terminal summary is right under pytest-xdist too; so does where each diverged
-  history broke, for the summary's last lines: the grouped counts of ``replaytest impact``.
+  history broke, for the summary's last lines (the grouped counts of ``replaytest impact``): as JSON text in
+  ``replaytest-divergence-data`` and as a sentence in ``replaytest-divergence-point`` (what a junit report
+  shows: ``support_agent: command-mismatch at event #3, shop/agent.py:54 (in-flight run)``, the path relative to
+  the rootdir).
 * **Replay coverage** (``--replay-coverage``, ini ``replay_coverage``): lines and branches of orchestration
   code the replayed histories execute, per workflow type, in the terminal summary plus coverage's HTML
   report under the cache folder. Each process (pytest-xdist workers too) writes its own data file; the
@@ -80,7 +86,12 @@ _PROPERTY = "replaytest"  # user_properties key: (status, warning kinds) of one 
 _NOTES = "replaytest-notes"  # user_properties key: checks that could not apply to one history
 _TYPE_PROPERTY = "replaytest-workflow"  # user_properties key: "<history label>\t<workflow type>"
 _RUN_STATUS = "replaytest-run-status"  # user_properties key: the recorded run status ("" when unknown)
-_DIVERGENCE_POINT = "replaytest-divergence-point"  # user_properties key: where a diverged history broke
+# user_properties keys of where a diverged history broke: readable text for people and junit reports (paths
+# relative to the rootdir), and the same as JSON text for the grouped summary, which xdist workers send to the
+# controller. junit writes every user property as str(value): a dict there would be its repr.
+_DIVERGENCE_POINT = "replaytest-divergence-point"
+_DIVERGENCE_DATA = "replaytest-divergence-data"
+MARKER = "replay"  # every history item carries it: ``-m "not replay"`` leaves the histories out
 _SHARD = "replaytest-shard"  # user_properties key: "<I/N>\t<histories collected>" of a sharded run
 
 
@@ -293,9 +304,11 @@ class ReplaySession:
             run_status = properties.get(_RUN_STATUS, "")
             key = run_status if isinstance(run_status, str) and run_status in counts.diverged_by_run_status else UNKNOWN_RUN_STATUS
             counts.diverged_by_run_status[key] += 1
-        point = properties.get(_DIVERGENCE_POINT)
-        if isinstance(point, dict):
-            self.divergence_points.append(point)
+        point = properties.get(_DIVERGENCE_DATA)
+        if isinstance(point, str):
+            import json
+
+            self.divergence_points.append(json.loads(point))
         if status != "passed" and counts.first_failing is None:
             counts.first_failing = report.nodeid.split("::")[0]
 
@@ -456,12 +469,21 @@ def _settings(config: pytest.Config) -> ReplaySession:
         prompts_running=prompts or project.replay.prompts_running,
         prompts_completed=prompts or project.replay.prompts_completed,
         prompts_pending=pending or project.replay.prompts_pending,
-        strict_args=bool(config.getoption("replay_strict_args") or config.getini("replay_strict_args") or project.replay.strict_args),
-        details=bool(config.getoption("replay_details") or config.getini("replay_details")),
+        strict_args=bool(config.getoption("replay_strict_args") or _ini_bool(config, "replay_strict_args")
+                         or project.replay.strict_args),
+        details=bool(config.getoption("replay_details") or _ini_bool(config, "replay_details")),
         hazards="warn" if hazards == "warn" else "fail",
         max_history_bytes=_ini_size(config, "replay_max_history_bytes", project.replay.max_history_bytes),
         max_blob_bytes=_ini_size(config, "replay_max_blob_bytes", project.replay.max_blob_bytes),
     )
+    if (ini_paths or project.replay.paths) and not any(True for _ in iter_history_files(p for p in paths if p.exists())):
+        # What `check` says with exit 2; pytest's usage error is exit 4. Without it the run would collect
+        # nothing and end "no tests ran" (exit 5), or pass on the other tests, without a word about why.
+        setting = f"replay_paths in {config.inipath}" if ini_paths else (
+            f"[{project.table_name('replay')}] paths in {project.path}")
+        raise pytest.UsageError(f"no history to replay: {setting} names {', '.join(map(str, paths))}, which "
+                                "holds no *.json history file (missing or empty); record or import histories "
+                                "there, or remove the setting")
     selection = _selection(config, project, ini_base, paths)
     shard = None
     if config.getoption("replay_shard") is not None:
@@ -472,7 +494,7 @@ def _settings(config: pytest.Config) -> ReplaySession:
         except ShardSpecError as error:
             raise pytest.UsageError(str(error)) from None
     coverage = None
-    if config.getoption("replay_coverage") or config.getini("replay_coverage"):
+    if config.getoption("replay_coverage") or _ini_bool(config, "replay_coverage"):
         from replaytest.gate import CoverageRun
 
         coverage = CoverageRun(project, html_dir=project.root / project.cache_dir / "replay-coverage" / "html")
@@ -488,6 +510,16 @@ def _settings(config: pytest.Config) -> ReplaySession:
         selection=selection,
         shard=shard,
     )
+
+
+def _ini_bool(config: pytest.Config, name: str) -> bool:
+    """A true/false ini option; pytest's own error for ``"maybe"`` does not say which option it read (a
+    ValueError up to pytest 9.1, a UsageError from 9.2)."""
+    try:
+        return bool(config.getini(name))
+    except (ValueError, pytest.UsageError) as error:
+        where = f" in {config.inipath}" if config.inipath else ""
+        raise pytest.UsageError(f"{name}{where} must be true or false: {error}") from None
 
 
 def _ini_size(config: pytest.Config, name: str, configured: int) -> int:
@@ -512,7 +544,8 @@ def _selection(config: pytest.Config, project: Config, ini_base: Path, paths: Se
         where = f"{ini_table(config.inipath)} replay_exclude in {config.inipath}" if config.inipath else "replay_exclude"
         settings = [ExcludeSetting(ini_exclude, ini_base, where)]
     elif project.replay.exclude:
-        where = f"[tool.replaytest.replay] exclude in {project.path}" if project.path else "[tool.replaytest.replay] exclude"
+        where = (f"[{project.table_name('replay')}] exclude in {project.path}" if project.path
+                 else "[tool.replaytest.replay] exclude")
         settings = [ExcludeSetting(project.replay.exclude, project.root, where)]
     else:
         return HistorySelection()
@@ -526,9 +559,18 @@ def _selection(config: pytest.Config, project: Config, ini_base: Path, paths: Se
     return selection
 
 
+def _workflows_setting(session: ReplaySession, config: pytest.Config) -> str:
+    if session.specs_from_ini:
+        return f"replay_workflows in {config.inipath}"
+    return "[tool.replaytest.replay] workflows" if session.workflow_specs else "the pytest_replaytest_workflows hook"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "replay_history(path, workflows=None): replay a history file before the test; fails it on divergence"
+    )
+    config.addinivalue_line(
+        "markers", f"{MARKER}: a recorded history replayed against the current code (deselect with -m 'not {MARKER}')"
     )
     for written, nearest in misspelt_ini_keys(config):
         # pytest's own "Unknown config option" does not say what was meant; a misspelt replay_paths
@@ -605,10 +647,47 @@ def _add_default_args(config: pytest.Config, session: ReplaySession) -> None:
             covering.append(_prefix(path))
 
 
+def _load_current_code(session: ReplaySession, config: pytest.Config) -> None:
+    """Import the current code once, before any history runs: code that cannot be imported is one usage
+    error (exit 4), not one failure per history."""
+    try:
+        session.workflows()
+    except WorkflowImportError as error:
+        raise pytest.UsageError(f"cannot load the current code to replay the histories against "
+                                f"({_workflows_setting(session, config)}): {error}") from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under pytest-xdist the controller collects nothing, and a usage error raised in a worker's collection
+    is a crash: the controller imports the current code itself, before the workers start, when what pytest
+    was pointed at reaches a replay path."""
+    config = session.config
+    replay = config.stash.get(_SESSION, None)
+    if replay is None or not replay.paths or hasattr(config, "workerinput"):
+        return
+    if config.pluginmanager.has_plugin("dsession") and _args_reach_histories(config, replay):
+        _load_current_code(replay, config)
+
+
+def _args_reach_histories(config: pytest.Config, session: ReplaySession) -> bool:
+    invocation = config.invocation_params.dir
+    for arg in config.args:
+        target = _prefix((invocation / arg.split("::")[0]).resolve())
+        if any(_prefix(path).startswith(target) or target.startswith(_prefix(path)) for path in session.paths):
+            return True
+    return False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With ``--replay-shard I/N``: deselect the history items of the other shards."""
+    """The current code is imported once, when history items were collected (see ``_load_current_code``).
+    With ``--replay-shard I/N``: deselect the other shards' histories."""
     session = config.stash.get(_SESSION, None)
-    if session is None or session.shard is None:
+    if session is None:
+        return
+    if any(isinstance(item, HistoryItem) for item in items):
+        _load_current_code(session, config)
+    if session.shard is None:
         return
     histories = [item for item in items if isinstance(item, HistoryItem)]
     others = [item for item in histories if not session.shard.takes(item.path, session.options.max_history_bytes)]
@@ -638,7 +717,28 @@ class HistoryFile(pytest.File):
     """A recorded history file: one item that replays it."""
 
     def collect(self) -> Iterator[HistoryItem]:
-        yield HistoryItem.from_parent(self, name=ITEM_NAME)
+        item = HistoryItem.from_parent(self, name=ITEM_NAME)
+        item.add_marker(MARKER)
+        yield item
+
+
+def _point_text(point: dict[str, Any], config: pytest.Config) -> str:
+    """``support_agent: command-mismatch at event #3, agent.py:54 (in-flight run)``: where one history broke,
+    its source path relative to the rootdir, for a junit property a person reads."""
+    where = ""
+    if point.get("path"):
+        path = Path(point["path"])
+        absolute = path if path.is_absolute() else config.invocation_params.dir / path
+        try:
+            shown = Path(os.path.relpath(absolute, config.rootpath)).as_posix()
+        except ValueError:  # another drive (Windows): keep the path as it is
+            shown = str(path)
+        where = f", {shown}" + (f":{point['line']}" if point.get("line") else "")
+    in_flight = point.get("in_flight")
+    run = "in-flight run" if in_flight is True else "finished run" if in_flight is False else "run status unknown"
+    position = point.get("position")
+    at = f" at event #{position}" if position is not None else ""
+    return f"{point.get('type')}: {point.get('kind')}{at}{where} ({run})"
 
 
 class ReplayFailed(Exception):
@@ -676,7 +776,10 @@ class HistoryItem(pytest.Item):
                 self.user_properties.append((_NOTES, list(result.notes)))
             point = divergence_point(result) if result is not None else None
             if point is not None:
-                self.user_properties.append((_DIVERGENCE_POINT, point))
+                import json
+
+                self.user_properties.append((_DIVERGENCE_POINT, _point_text(point, self.config)))
+                self.user_properties.append((_DIVERGENCE_DATA, json.dumps(point, sort_keys=True)))
             if session.shard is not None:
                 self.user_properties.append((_SHARD, f"{session.shard.label}\t{session.shard_of}"))
             if result is not None:

@@ -122,3 +122,48 @@ def test_prompts_policy_options_apply_to_check_as_to_replay(project: Path) -> No
     assert "prompt-drift" in relaxed.stdout or "warning" in relaxed.stdout
     wrong = _check(project, "--prompts", "sometimes")
     assert wrong.returncode == 2 and "--prompts" in wrong.stderr
+
+
+@pytest.mark.parametrize("flags", [("--diff-base", "HEAD"), ("--fail-under", "50"), ("--coverage",)])
+def test_coverage_flags_without_histories_name_the_flag_given(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    shutil.copy(AGENT, tmp_path / "agent.py")
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    run = _check(tmp_path, *flags)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"error: {flags[0]} needs histories" in run.stderr
+    if flags[0] != "--coverage":
+        assert "--coverage" not in run.stderr
+
+
+def test_no_lint_replays_only_and_says_the_lint_was_skipped(project: Path) -> None:
+    """The CI recipe's shard jobs: a lint finding is the lint job's, not reported again per shard."""
+    (project / "agent.py").write_text((project / "agent.py").read_text(encoding="utf-8")
+                                      + "\nimport random\n\n\n@workflow(name='extra', version='1')\n"
+                                        "def extra(ctx, data):\n    return random.random()\n", encoding="utf-8")
+    assert _check(project).returncode == 1  # the finding fails the gate that lints
+    run = _check(project, "--no-lint")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "lint not run (--no-lint)" in run.stdout and "All checks passed" not in run.stdout
+    assert "RT102" not in run.stdout and "replayed 3 histories: 3 passed" in run.stdout
+    github = _check(project, "--no-lint", "--output-format", "github")
+    assert github.returncode == 0 and "::error" not in github.stdout and "lint not run" in github.stderr
+    document = json.loads(_check(project, "--no-lint", "--output-format", "json").stdout)
+    assert document["lint"]["skipped"] == "--no-lint" and document["lint"]["diagnostics"] == []
+
+
+def test_no_lint_without_histories_is_a_usage_error(tmp_path: Path) -> None:
+    shutil.copy(AGENT, tmp_path / "agent.py")
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    run = _check(tmp_path, "--no-lint")
+    assert run.returncode == 2 and "would check nothing" in run.stderr
+
+
+def test_replay_settings_from_replaytest_toml(project: Path) -> None:
+    """The `[replay]` table of a replaytest.toml (keys at the top level) is what check replays, as the
+    `[tool.replaytest.replay]` table of pyproject.toml is; the file in the same folder wins over pyproject's."""
+    (project / "pyproject.toml").write_text('[tool.replaytest.replay]\npaths = ["nowhere"]\n', encoding="utf-8")
+    (project / "replaytest.toml").write_text('[replay]\npaths = ["histories"]\nworkflows = ["agent:support_agent"]\n',
+                                             encoding="utf-8")
+    run = _check(project)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "replayed 3 histories: 3 passed" in run.stdout

@@ -25,6 +25,8 @@ _INLINE = re.compile(r"(?<!`)`([^`]+?)`(?!`)")
 _DOTTED = re.compile(rf"^({_NAME}\.[A-Za-z_]\w*(?::[A-Za-z_][\w.]*)?)(?=$|[(\s])")
 # An entry-point group or a logger is named like a module without being one; the prose says which it is.
 _NOT_MODULE_CONTEXT = re.compile(r"(entry-point group|logger)\s*\(?$")
+# A file name written like a dotted name (``replaytest.toml``, the configuration file) is not a module.
+_FILE_SUFFIXES = (".toml", ".json", ".md", ".yaml", ".yml", ".txt", ".cfg", ".ini", ".log", ".sarif", ".xml")
 _TABLE_ROW = re.compile(rf"^\|\s*`({_NAME})`\s*\|([^|]*)\|\s*$", re.MULTILINE)
 
 
@@ -43,7 +45,7 @@ def _shown() -> dict[str, str]:
             shown.setdefault(match.group(1), where)
         for match in _INLINE.finditer(text):
             dotted = _DOTTED.match(match.group(1))
-            if dotted and not _NOT_MODULE_CONTEXT.search(text[: match.start()][-40:]):
+            if dotted and not dotted.group(1).endswith(_FILE_SUFFIXES) and not _NOT_MODULE_CONTEXT.search(text[: match.start()][-40:]):
                 shown.setdefault(dotted.group(1), where)
         for match in _TABLE_ROW.finditer(text):
             names = _INLINE.findall(match.group(2).split("(")[0])

@@ -101,8 +101,11 @@ def test_check_fails_on_the_ci_example_with_the_divergences_pytest_reports(tmp_p
     source = (ROOT / "fixtures" / "journal_app" / "agent.py").read_text(encoding="utf-8")
     fetch = '    orders = ctx.step("fetch orders", fetch_orders, ticket["customer"])\n'
     assert fetch in source
-    (tmp_path / "agent.py").write_text(
-        source.replace(fetch, fetch + '    ctx.step("load profile", fetch_orders, ticket["customer"])\n'), encoding="utf-8")
+    # The step the README says was added, as it shows it: the demo can be reproduced from the text alone.
+    added = re.search(r"this line right after its `fetch orders` step:\n\n```python\n(.*?)```", section, flags=re.S)
+    assert added is not None
+    assert added.group(1) == '    ctx.step("load profile", fetch_orders, ticket["customer"])\n'
+    (tmp_path / "agent.py").write_text(source.replace(fetch, fetch + added.group(1)), encoding="utf-8")
 
     check = subprocess.run([sys.executable, "-m", "replaytest", "check"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=180)

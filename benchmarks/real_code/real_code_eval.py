@@ -74,6 +74,7 @@ RULE_CATEGORY = {
     "RT102": "random",
     "RT103": "uuid",
     "RT104": "idempotency-key",
+    "RT105": "step-name",
     "RT201": "model-call",
     "RT202": "network",
     "RT203": "filesystem",

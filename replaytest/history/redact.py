@@ -117,13 +117,26 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
         "$.events[*].azure.completion.episode",
         "$.events[*].azure.completion.timestamp",
     ),
+    # plugins/aws_durable/importer.py: what rebuilds the checkpoint operations the SDK replays (operation id,
+    # which the SDK derives from the position; type, subtype, parent, status, the payload's envelope tag).
+    "aws_durable": (
+        "$.events[*].aws.id",
+        "$.events[*].aws.type",
+        "$.events[*].aws.sub_type",
+        "$.events[*].aws.parent_id",
+        "$.events[*].aws.status",
+        "$.events[*].aws.tag",
+        "$.events[*].aws.lossy",
+        "$.events[*].aws.unnamed",
+    ),
     # plugins/dbos: the function id the replayer finds each recorded operation by.
     "dbos": ("$.events[*].function_id",),
     # plugins/langgraph: the input checkpoint's id (``run_id``), from which LangGraph derives the task ids
     # the replay compares with the recorded ``task_id``; call and interrupt positions, node and task names,
-    # super-steps, Send and branch markers.
+    # super-steps, Send and branch markers; the number of a nested run (``plugins/langgraph/nested.py``).
     "langgraph": (
         "$.workflow.run_id",
+        "$.events[*].nested",
         "$.events[*].task_id",
         "$.events[*].call_index",
         "$.events[*].interrupt_index",

@@ -11,6 +11,7 @@ from typing import Any
 
 from replaytest.fileio import escape_controls
 from replaytest.impact.model import GroupKey, ImpactGroup, ImpactReport, PromptGroup, WorkflowImpact
+from replaytest.prompts import short_version
 from replaytest.replay.divergence import ALREADY_SLEEPING_NOTE, CommandView, ReplayResult
 from replaytest.replay.report import display_path, summary_notes
 
@@ -209,7 +210,7 @@ def command_text(view: CommandView | None) -> str:
         text += f" {view.detail['patch_id']!r}"
     if view.prompt_version:
         named = f"{view.detail['prompt']} " if view.detail.get("prompt") else ""
-        text += f" prompt {named}{view.prompt_version[:19]}"
+        text += f" prompt {named}{short_version(view.prompt_version)}"
     return text
 
 

@@ -42,6 +42,16 @@ LANGGRAPH_GUIDANCE = (
     "LangGraph's functional API has no patch marker: stamp a version into the thread's input (or state) when a "
     "thread starts, and branch on it in the entrypoint, so threads started before the change keep the old path"
 )
+# AWS Lambda durable functions have no patch API either; what keeps an execution on its old code is the
+# function version it was invoked on (Lambda replays an execution on the version it started on).
+AWS_DURABLE_GUIDANCE = (
+    "AWS durable functions have no patch API: the executions named here need the old code. Lambda replays an "
+    "execution on the function version it started on when it was invoked by a qualified ARN (a published "
+    "version, or an alias resolved to one), so publish this change as a new version and leave them on theirs; "
+    "an execution started on $LATEST (the history's code_version) replays whatever $LATEST is after the "
+    "deploy, this change included, so let those finish before deploying to $LATEST, or branch on an input "
+    "set when the execution started"
+)
 # DBOS recovers a pending workflow only under its own application version; patching lets one version
 # serve runs started before and after a change (dbos/_dbos_config.py, ``enable_patching``).
 DBOS_GUARD_NOTE = (
@@ -866,6 +876,9 @@ def attach_guards(
         if impact.engine == "langgraph":
             _langgraph_guidance(impact)
             continue
+        if impact.engine == "aws_durable":
+            _no_patch_guidance(impact, AWS_DURABLE_GUIDANCE, "executions")
+            continue
         for group in impact.groups:
             outcome = synthesizer.guards(impact.workflow_type, impact.engine, group)
             if isinstance(outcome, list):
@@ -879,6 +892,25 @@ def attach_guards(
 
         verify_impacts(impacts, results, root=root, workflow_specs=workflow_specs,
                        workflows_base=workflows_base or root, timeout_s=timeout_s, reads=reads)
+
+
+def _no_patch_guidance(impact: WorkflowImpact, guidance_text: str, runs: str) -> None:
+    """For an engine without a patch API: its guidance, and the ``runs`` that need the old code (in-flight
+    ones resume by replaying it; finished ones matter only if replayed again)."""
+
+    def names(results: Iterable[ReplayResult]) -> list[str]:
+        return list(dict.fromkeys(r.workflow_id or r.history_path.name for r in results))
+
+    def guidance(in_flight: list[str], finished: list[str]) -> str:
+        text = f"{guidance_text}; in-flight {runs} that need it: {', '.join(in_flight) or 'none'}"
+        if finished:
+            text += f"; finished {runs}: {', '.join(finished)}"
+        return text
+
+    for group in impact.groups:
+        group.guard_note = guidance(names((*group.in_flight, *group.unknown_status)), names(group.finished))
+    every_in_flight = names(r for group in impact.groups for r in (*group.in_flight, *group.unknown_status))
+    impact.guidance = guidance(every_in_flight, names(r for group in impact.groups for r in group.finished))
 
 
 def _langgraph_guidance(impact: WorkflowImpact) -> None:

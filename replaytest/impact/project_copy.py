@@ -5,7 +5,8 @@ The copy is a folder ``replaytest-impact-*`` in the system's temporary folder (`
 replaying the project's code needs, and nothing else:
 
 - Python files (``PYTHON_SUFFIXES``: sources, stubs, compiled extension modules) anywhere in the project;
-- packaging and configuration files (``CONFIG_NAMES``: ``pyproject.toml`` …) anywhere in the project;
+- packaging and configuration files (``CONFIG_NAMES``: ``pyproject.toml``, ``replaytest.toml`` …) anywhere in the
+  project;
 - every other file under a package folder (a folder holding an ``__init__.py``, and every folder below
   it): the templates, prompts and data a package ships with;
 - every file the replay before the verification read, wherever it lies in the project (``reads``: the
@@ -44,6 +45,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from replaytest.config import CONFIG_FILE_NAMES
 from replaytest.impact.termination import uninterrupted
 from replaytest.replay.reads import relevant
 
@@ -66,8 +68,9 @@ TOOL_FOLDERS = frozenset({
 })
 # What an import may load: sources, stubs, compiled extension modules.
 PYTHON_SUFFIXES = frozenset({".py", ".pyi", ".so", ".pyd"})
-# Packaging and configuration a child replay reads (its settings come from the nearest pyproject.toml).
-CONFIG_NAMES = frozenset({"pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"})
+# Packaging and configuration a child replay reads (its settings come from the configuration file found as
+# ``config.find_config_file`` finds it: replaytest.toml, .replaytest.toml or pyproject.toml).
+CONFIG_NAMES = frozenset({"pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini", *CONFIG_FILE_NAMES})
 # The largest file copied, in bytes of apparent size: a prompt, a template or a table of rates is far smaller;
 # a data dump or a sparse file of a GiB is no input of a workflow's control flow to copy on every run.
 COPY_SIZE_CAP = 8 * 1024 * 1024

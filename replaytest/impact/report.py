@@ -87,11 +87,16 @@ def verdict_text(patch: PatchUse) -> str:
         number = len(patch.replayed_old_by)
         return (f"still needed: no in-flight run needs it, but {number} retained finished "
                 f"{'history replays' if number == 1 else 'histories replay'} its old branch (first: "
-                f"{run_id(patch.replayed_old_by[0])}); removing it makes them diverge")
+                f"{run_id(patch.replayed_old_by[0])}); removing it sends them down the new branch, which they "
+                f"did not record")
     if verdict == "deprecate-now":
         number = len(patch.marked_by)
-        return (f"deprecate now: no in-flight run needs the old branch; {number} retained "
-                f"{'history records' if number == 1 else 'histories record'} the marker")
+        records = f"{number} retained {'history records' if number == 1 else 'histories record'} the marker"
+        if patch.deprecated:
+            # Already a deprecate_patch: "deprecate now" would ask for what is done. It still consumes the
+            # markers those histories hold, so it stays until none is retained.
+            return f"already deprecated: keep it while retained histories record the marker ({records}); remove it once none does"
+        return f"deprecate now: no in-flight run needs the old branch; {records}"
     return "remove now: no retained history needs either branch"
 
 
@@ -209,7 +214,7 @@ def _impact_text(impact: WorkflowImpact, details: bool) -> list[str]:
                             ("status unknown", group.unknown_status)):
             if runs:
                 lines.append(f"    {title} ({len(runs)}): {_ids_text(runs, details)}")
-        lines.extend(_guard_text(group))
+        lines.extend(_guard_text(group, _run_ids_by_history(impact), details))
     if impact.not_reached:
         lines.append(f"  not reached yet ({len(impact.not_reached)}): {_ids_text(impact.not_reached, details)}")
     for verdict, runs in resume_groups(impact):
@@ -255,13 +260,38 @@ def _ids_text(runs: Sequence[ReplayResult], details: bool) -> str:
     return ", ".join(ids[:_SHOWN_RUNS]) + f", … and {len(ids) - _SHOWN_RUNS} more (--details lists them)"
 
 
-def _guard_text(group: ImpactGroup) -> list[str]:
+def _run_ids_by_history(impact: WorkflowImpact) -> dict[Path, str]:
+    """Every run of ``impact`` by its resolved history path, to name the runs a guard's rehearsal lists by path."""
+    results = [*impact.not_reached, *impact.unaffected]
+    for group in impact.groups:
+        results.extend((*group.in_flight, *group.finished, *group.unknown_status))
+    return {result.history_path.resolve(): run_id(result) for result in results}
+
+
+def _resume_runs_text(verification: Verification, run_ids: dict[Path, str], details: bool) -> list[str]:
+    """``resume    old path (2): p-1, p-2``: which in-flight run takes which path on the guarded code, so a
+    reader need not open the JSON to learn it (the verification line gives only the counts)."""
+    by_path: dict[str, list[str]] = {}
+    for history, path_taken in verification.resume:
+        name = run_ids.get(history.resolve(), display_path(history))
+        by_path.setdefault(path_taken, []).append(name)
+    lines = []
+    for path_taken, names in by_path.items():
+        shown = names if details or len(names) <= _SHOWN_RUNS else names[:_SHOWN_RUNS]
+        more = f", … and {len(names) - len(shown)} more (--details lists them)" if len(shown) < len(names) else ""
+        lines.append(f"    resume    {path_taken} ({len(names)}): {', '.join(shown)}{more}")
+    return lines
+
+
+def _guard_text(group: ImpactGroup, run_ids: dict[Path, str] | None = None, details: bool = False) -> list[str]:
     lines = []
     guard = group.guard
     if guard is not None:
         lines.append(f"    guard     {_guard_head(guard)}: {verification_text(guard.verification)}")
         if guard.verification is not None:
             lines.extend(f"    verify    {note}" for note in guard.verification.notes)
+            if guard.verification.verified:
+                lines.extend(_resume_runs_text(guard.verification, run_ids or {}, details))
         lines.extend(f"      {line}" for line in guard.diff.splitlines())
     if group.guard_note:
         lines.append(f"    {'no guard' if guard is None else 'note':<9} {group.guard_note}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import FrameType
@@ -56,6 +56,9 @@ class Command:
     timeout_s: float | None = None
     source: CallSite | None = None
     deprecated: bool = False  # a ``deprecate_patch`` marker rather than a ``patched`` one
+    # A step's function, never recorded: replay asks whether it calls a model (a step with no prompt
+    # record that does is named in a note, since its prompt is not compared).
+    fn: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
 
 Thunk = Callable[[], Any]

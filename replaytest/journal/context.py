@@ -94,7 +94,7 @@ class Context:
     # -- commands ---------------------------------------------------------------------------------
     def step(self, name: str, fn: Callable[..., Any], *args: Any, retry: RetryPolicy = DEFAULT_RETRY, **kwargs: Any) -> Any:
         """Run ``fn(*args, **kwargs)`` as a recorded step with ``retry``; ``StepFailed`` if it gives up."""
-        command = self._command("step", name, args_digest=args_digest(args, kwargs))
+        command = self._command("step", name, args_digest=args_digest(args, kwargs), fn=fn)
         return self._issue(command, lambda: call_with_retry(name, fn, args, kwargs, retry, self.timing))
 
     def model(
@@ -164,7 +164,7 @@ class AsyncContext(Context):
     async def step(  # type: ignore[override]
         self, name: str, fn: Callable[..., Any], *args: Any, retry: RetryPolicy = DEFAULT_RETRY, **kwargs: Any
     ) -> Any:
-        command = self._command("step", name, args_digest=args_digest(args, kwargs))
+        command = self._command("step", name, args_digest=args_digest(args, kwargs), fn=fn)
         return await _resolve(self._issue(command, self._thunk(name, fn, args, kwargs, retry)))
 
     async def model(  # type: ignore[override]

@@ -190,6 +190,18 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         summary = self.classes.get(name) if not owner else None
         return summary is not None and any(base in self.ctx.shared_instance_bases for base in summary.bases)
 
+    def step_name(self, node: ast.Call, qualname: str | None) -> tuple[ast.expr, str] | None:
+        argument = self.ctx.step_names.get(qualname) if qualname else None
+        if argument is None:
+            return None
+        position, keyword, names = argument
+        for given in node.keywords:
+            if given.arg == keyword:
+                return given.value, names
+        if 0 <= position < len(node.args) and not any(isinstance(arg, ast.Starred) for arg in node.args[:position + 1]):
+            return node.args[position], names
+        return None
+
     def flag(self, tag: str, node: ast.AST) -> None:
         self.flags.add((tag, id(node)))
 
@@ -412,6 +424,18 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 function.returns = typed
         for hook in self._on_return_hooks:
             hook(self, node)
+
+    def _on_yield(self, node: ast.Yield) -> None:
+        if node.value is None:
+            return
+        self.walk(node.value)
+        function = self.function
+        # ``yield SessionLocal()`` in a session helper (``@contextmanager``, a FastAPI dependency): what
+        # ``with get_session() as session`` binds, so the session's methods are known at the call site.
+        if function is not None and not function.returns and isinstance(node.value, (ast.Call, ast.Await, ast.Name)):
+            binding = self.binding_for_value(node.value)
+            if binding[0] == "inst" and binding[1]:
+                function.returns = binding[1]
 
     def _on_global(self, node: ast.Global) -> None:
         # Declaring a name global writes nothing; assigning it afterwards does (``_assign_target``).
@@ -799,6 +823,7 @@ _HANDLERS: dict[type, Any] = {
     ast.Global: ModuleCollector._on_global,
     ast.Nonlocal: ModuleCollector._on_nonlocal,
     ast.Return: ModuleCollector._on_return,
+    ast.Yield: ModuleCollector._on_yield,
     ast.For: ModuleCollector._on_for,
     ast.AsyncFor: ModuleCollector._on_for,
     ast.While: ModuleCollector._on_while,

@@ -116,6 +116,7 @@ class LintContext:
         # may live in another project module (``from . import bp``), where only the method name tells.
         self.app_method_decorators: dict[str, list[tuple[str, FrameworkProfile]]] = {}
         self.step_calls: set[str] = set()
+        self.step_names: dict[str, tuple[int, str, str]] = {}
         self.node_registrations: dict[str, FrameworkProfile] = {}
         self.pause_calls: set[str] = set()
         self.result_calls: set[str] = set()
@@ -152,6 +153,8 @@ class LintContext:
                 self.node_registrations.setdefault(name, profile)
             self.pause_calls.update(profile.pause_calls)
             self.step_calls.update(profile.step_calls)
+            for name, argument in profile.step_names.items():
+                self.step_names.setdefault(name, argument)
             self.result_calls.update(profile.step_calls)
             self.result_calls.update(profile.result_calls)
             self.shared_instance_bases.update(profile.shared_instance_bases)

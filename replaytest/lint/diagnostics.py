@@ -22,6 +22,7 @@ from replaytest.lint.model import (
     Fix,
     FunctionSummary,
     ModuleSummary,
+    Related,
     Span,
 )
 from replaytest.lint.profile import FrameworkProfile
@@ -190,7 +191,8 @@ def _orchestration_diagnostics(
             diagnostic = _diagnostic(source, site.span, rule, message, profile.name, None, trace, entry)
             if not direct:
                 diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, item.chain[:-1], run.cwd),
-                                     root=_root_of(program, item), message_tail=_more_hazards(program, items[1:], run.cwd))
+                                     root=_root_of(program, item), message_tail=_more_hazards(program, items[1:], run.cwd),
+                                     related=_hazard_lines(program, items, run.cwd))
             diagnostics.append(diagnostic)
     return diagnostics
 
@@ -210,6 +212,17 @@ def _more_hazards(program: Program, others: list[Reached], cwd: Path) -> str:
         return ""
     named = ", ".join(places[:_MORE_NAMED]) + (", …" if len(places) > _MORE_NAMED else "")
     return f" (and {len(places)} more: {named})"
+
+
+def _hazard_lines(program: Program, items: list[Reached], cwd: Path) -> tuple[Related, ...]:
+    """Every hazard line of the rule behind one helper call, the one the message names first included (the
+    finding stands at the call; the message names three of the others)."""
+    lines = []
+    for item in items:
+        root = _root_of(program, item)
+        if root is not None:
+            lines.append(Related(display_path(Path(root[0]), cwd), root[1], root[2], item.effect.subject))
+    return tuple(dict.fromkeys(lines))
 
 
 def _root_of(program: Program, item: Reached) -> tuple[str, int, int] | None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replaytest.config import CATEGORIES, Config, ConfigError
+from replaytest.config import CATEGORIES, Config, ConfigError, declared_python
 from replaytest.fileio import NotRegularFileError, read_regular
 from replaytest.lint import diagnostics, pool, summarise
 from replaytest.lint import finish as finishing
@@ -274,6 +274,7 @@ def lint_paths(
     if cache is not None:
         cache.save_pack()  # after resolution, which may have loaded summaries of files outside the run
     notes.extend(_unresolved_notes(program, namer, cwd))
+    notes.extend(_newer_grammar_notes(files, run.summaries, config))
     raw = diagnostics.offerable_fixes(raw, from_stdin)
     result = finishing.finish(raw, files, problems, config, cwd, context, run.comments)
     result.source_digests = digests
@@ -318,6 +319,25 @@ def _binds(summary: ModuleSummary, name: str) -> bool:
     """Whether a module binds ``name`` at top level (function, class, import, instance or container)."""
     return (name in summary.aliases or name in summary.exports or name in summary.classes
             or name in summary.containers or any(key.split(".")[0] == name for key in summary.functions))
+
+
+def _newer_grammar_notes(files: list[SourceFile], summaries: dict[Path, ModuleSummary], config: Config) -> list[str]:
+    """Files the running Python rejected and lint read with a newer grammar: a note for each that needs a
+    newer Python than the project declares as its oldest (their findings are reported all the same; that the
+    code does not run on the declared Python is a finding for a syntax checker such as ruff, not a replay one)."""
+    newer = [(source, summaries[source.path].grammar) for source in files
+             if source.path in summaries and summaries[source.path].grammar]
+    if not newer:
+        return []
+    declared = declared_python(config.root)
+    notes = []
+    for source, grammar in newer:
+        major, minor = (int(part) for part in grammar.split("."))
+        if declared is not None and declared.oldest < (major, minor):
+            oldest = f"{declared.oldest[0]}.{declared.oldest[1]}"
+            notes.append(f"{source.display} uses Python {grammar} syntax, but the project's {declared.source} "
+                         f"accepts Python {oldest}, which cannot parse it; analysed with the Python {grammar} grammar")
+    return notes
 
 
 def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[str]:

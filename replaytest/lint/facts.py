@@ -116,6 +116,10 @@ class ModuleFacts(Protocol):
         """Whether instances of a class of this module outlive one run (a base a profile lists in
         ``shared_instance_bases``): their attributes are state every run shares."""
 
+    def step_name(self, node: ast.Call, qualname: str | None) -> tuple[ast.expr, str] | None:
+        """For a call that names a step, activity, task or node the engine matches recorded ones by (a
+        profile's ``step_names``): the argument holding the name and what it names ("activity"); else None."""
+
     def flag(self, tag: str, node: ast.AST) -> None:
         """Remember ``tag`` for ``node`` for the rest of the module's walk (``flagged`` asks)."""
 

@@ -24,6 +24,7 @@ from replaytest.lint.filtering import (
 from replaytest.lint.model import (
     Diagnostic,
     LintResult,
+    Related,
 )
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules import INTERNAL_ERROR_RULE
@@ -73,10 +74,14 @@ def finish(
         others = {(s.path, s.line, s.column): s.scope for s in sites[1:]}
         others.pop((first.path, first.line, first.column), None)
         if others:
-            # The other call sites are named by function, not line, so the fingerprint survives edits elsewhere.
+            # The other call sites are named by function, not line, so the fingerprint survives edits elsewhere;
+            # their lines are related locations (outside the fingerprint).
             plural = "s" if len(others) > 1 else ""
             names = ", ".join(sorted(set(others.values())))
-            first = replace(first, message=f"{first.message} (also reached from {len(others)} other call site{plural}, in {names})")
+            sites_related = tuple(Related(path, line, column, f"call site in {scope}" if scope else "call site")
+                                  for (path, line, column), scope in sorted(others.items()))
+            first = replace(first, message=f"{first.message} (also reached from {len(others)} other call site{plural}, in {names})",
+                            related=(*first.related, *sites_related))
         kept.append(first)
     messages = [f"{problem.display}: {problem.problem}" for problem in problems]
     unused, comment_errors, comment_warnings = _check_comments(files, comments, selection, context)

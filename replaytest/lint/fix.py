@@ -56,6 +56,8 @@ class FixOutcome:
     skipped: list[SkippedFix] = field(default_factory=list)
     # display path -> (text before, text after) of every file rewritten (or, in a dry run, to be rewritten)
     changes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # display path -> the bytes written (or, in a dry run, that would be): the encoding kept as it was
+    new_bytes: dict[str, bytes] = field(default_factory=dict)
 
 
 def applicable(diagnostics: Sequence[Diagnostic], unsafe: bool) -> list[Diagnostic]:
@@ -69,27 +71,32 @@ def apply_fixes(diagnostics: Sequence[Diagnostic], *, unsafe: bool, cwd: Path) -
 
 def fix_files(
     diagnostics: Sequence[Diagnostic], *, unsafe: bool, cwd: Path, digests: Mapping[str, str] | None = None,
-    write: bool = True,
+    write: bool = True, sources: Mapping[str, bytes] | None = None,
 ) -> FixOutcome:
     """Fix every file with applicable diagnostics. ``digests`` (display path -> sha256 of the bytes the
-    lint run read) guards against files changed since; ``write=False`` computes the changes only."""
+    lint run read) guards against files changed since; ``write=False`` computes the changes only (the new
+    bytes in ``FixOutcome.new_bytes``). ``sources`` (display path -> bytes) are files whose text is not on
+    disk (read from stdin): fixed from those bytes, never read nor written."""
     by_file: dict[str, list[Diagnostic]] = defaultdict(list)
     for diagnostic in applicable(diagnostics, unsafe):
         by_file[diagnostic.path].append(diagnostic)
     outcome = FixOutcome()
     for display, items in sorted(by_file.items()):
-        _fix_one(cwd / display, display, items, (digests or {}).get(display), write, outcome)
+        given = (sources or {}).get(display)
+        _fix_one(cwd / display, display, items, (digests or {}).get(display), write and given is None, outcome,
+                 given)
     return outcome
 
 
 def _fix_one(
-    path: Path, display: str, items: list[Diagnostic], digest: str | None, write: bool, outcome: FixOutcome
+    path: Path, display: str, items: list[Diagnostic], digest: str | None, write: bool, outcome: FixOutcome,
+    given: bytes | None = None,
 ) -> None:
     def skip(reason: str, diagnostic: Diagnostic | None = None) -> None:
         outcome.skipped.append(SkippedFix(display, reason, diagnostic))
 
     try:
-        source = path.read_bytes()
+        source = path.read_bytes() if given is None else given
     except OSError as error:
         return skip(f"cannot be read: {error.strerror or error}")
     if digest is not None and hashlib.sha256(source).hexdigest() != digest:
@@ -134,6 +141,7 @@ def _fix_one(
             return skip(problem)
     encoding = module.encoding
     outcome.changes[display] = (source.decode(encoding, "replace"), new_source.decode(encoding, "replace"))
+    outcome.new_bytes[display] = new_source
     outcome.applied.extend(AppliedFix(d, before, after) for d, before, after in rewriter.applied)
     return None
 

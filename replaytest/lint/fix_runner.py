@@ -2,7 +2,8 @@
 
 Kept out of ``cli.py`` so the command there only parses options. A fix inside another fixed call
 (``random.choice([uuid4()])``) lands on the next pass, so the command repeats lint-and-fix a few times;
-``--diff`` makes one pass and writes nothing.
+``--diff`` makes one pass and writes nothing. ``fix_stdin`` does the same for one file read from stdin, in
+memory, and writes the fixed source to stdout.
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 def run_fix(
     lint: Callable[[], tuple[LintResult, Mapping[str, Any]]], *, unsafe: bool, show_diff: bool, output_format: str,
     passes: int, setup_errors: tuple[type[Exception], ...], allowed: Callable[[Diagnostic], bool] = lambda _: True,
-    show_fixes: bool = False,
+    show_fixes: bool = False, exit_non_zero_on_fix: bool = False,
 ) -> int:
     """Run the fix command; returns its exit code. ``lint`` runs the configured lint once and raises one
     of ``setup_errors`` when configuration, plugins or rules cannot be loaded (exit 2). ``allowed`` says
-    whether a diagnostic's fix may be applied (``fixable``/``unfixable``); one that may not stays remaining."""
+    whether a diagnostic's fix may be applied (``fixable``/``unfixable``); one that may not stays remaining.
+    ``exit_non_zero_on_fix`` (ruff's flag): exit 1 when a fix was written, even with nothing remaining."""
     from replaytest.lint.fix import AppliedFix, SkippedFix, fix_files
 
     applied: list[AppliedFix] = []
@@ -90,6 +92,63 @@ def run_fix(
         return EXIT_ERROR
     if show_diff:
         return EXIT_FINDINGS if changes else EXIT_CLEAN
+    if exit_non_zero_on_fix and applied:
+        return EXIT_FINDINGS
+    return EXIT_FINDINGS if remaining else EXIT_CLEAN
+
+
+def fix_stdin(
+    lint: Callable[[bytes], tuple[LintResult, Mapping[str, Any]]], source: bytes, *, unsafe: bool, output_format: str,
+    passes: int, setup_errors: tuple[type[Exception], ...], allowed: Callable[[Diagnostic], bool],
+    exit_non_zero_on_fix: bool = False,
+) -> int:
+    """``fix -`` with ``--stdin-filename``: fix ``source`` in memory, pass after pass as ``run_fix`` does,
+    and write the fixed source to stdout (unchanged when nothing applied: a pipe never loses the file);
+    the summary and the findings that remain go to stderr (json: one object on stdout with ``source``)."""
+    from replaytest.lint.fix import AppliedFix, SkippedFix, fix_files
+
+    applied: list[AppliedFix] = []
+    skipped: list[SkippedFix] = []
+    current = source
+    result: LintResult | None = None
+    for _ in range(passes + 1):
+        try:
+            result, _rules = lint(current)
+        except setup_errors as error:
+            click.echo(f"error: {error}", err=True)
+            return EXIT_ERROR
+        wanted = [d for d in result.diagnostics if allowed(d)]
+        sources = {d.path: current for d in wanted}
+        outcome = fix_files(wanted, unsafe=unsafe, cwd=Path.cwd(), write=False, sources=sources)
+        applied.extend(outcome.applied)
+        skipped = outcome.skipped
+        if not outcome.applied:
+            break
+        [current] = outcome.new_bytes.values()  # one file: the one read from stdin
+    assert result is not None
+    remaining = list(result.diagnostics)
+    if output_format == "json":
+        click.echo(json.dumps({
+            "version": 1,
+            "applied": [{**change.diagnostic.to_json(), "original": change.original} for change in applied],
+            "skipped": [{"path": s.path, "reason": s.reason,
+                         "diagnostic": s.diagnostic.to_json() if s.diagnostic else None} for s in skipped],
+            "remaining": [d.to_json() for d in remaining],
+            "source": current.decode("utf-8", "surrogateescape"),
+        }, indent=2))
+    else:
+        click.echo(current, nl=False)
+        for d in remaining:
+            click.echo(escape_controls(f"{d.path}:{d.line}:{d.column}: {d.rule} {d.message}"), err=True)
+        for skip in skipped:
+            click.echo(f"{skip.path} fix not applied: {skip.reason}", err=True)
+        click.echo(f"Fixed {len(applied)} finding(s); {len(remaining)} remaining.", err=True)
+    for problem in result.problems:
+        click.echo(f"error: {problem}", err=True)
+    if result.errors:
+        return EXIT_ERROR
+    if exit_non_zero_on_fix and applied:
+        return EXIT_FINDINGS
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
 
 
@@ -114,4 +173,4 @@ def _diff_text(changes: Mapping[str, tuple[str, str]]) -> str:
     return "".join(parts)
 
 
-__all__ = ["run_fix"]
+__all__ = ["fix_stdin", "run_fix"]

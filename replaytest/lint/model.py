@@ -144,6 +144,9 @@ class ModuleSummary:
     step_targets: tuple[str, ...] = ()
     # Functions this module adds to a graph as nodes.
     graph_nodes: tuple[GraphNode, ...] = ()
+    # The Python whose grammar the file needed ("3.12"), when the running one rejected it and lint read it
+    # rewritten (``newer_grammar``); empty when the running Python parsed it.
+    grammar: str = ""
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,20 @@ class Fix:
 
     def to_json(self) -> dict[str, Any]:
         return {"safe": self.safe, "replacement": self.replacement}
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another line a finding stands for: a further hazard of its rule behind the same helper call, or another
+    call site reaching the same helper line (``also at``; SARIF ``relatedLocations``)."""
+
+    path: str  # as ``Diagnostic.path``
+    line: int
+    column: int
+    message: str  # what is there: "time.time()", "call site in app.wf.Flow.run"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "column": self.column, "message": self.message}
 
 
 @dataclass(frozen=True)
@@ -183,6 +200,8 @@ class Diagnostic:
     # Appended to ``message`` after the fingerprint is taken (it names lines: "and 1 more: os.getenv() at
     # app/config.py:7"), so the fingerprint survives edits elsewhere; not in the JSON contract.
     message_tail: str = ""
+    # Every other line this finding stands for (not in the fingerprint: lines move with edits elsewhere).
+    related: tuple[Related, ...] = ()
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.rule)
@@ -201,6 +220,7 @@ class Diagnostic:
             "framework": self.framework,
             "fix": self.fix.to_json() if self.fix else None,
             "trace": list(self.trace),
+            "also_at": [place.to_json() for place in self.related],
         }
 
 
@@ -262,6 +282,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "error": _effect_json(summary.error) if summary.error else None,
         "step_targets": list(summary.step_targets),
         "graph_nodes": [[n.name, n.target, _span_json(n.span), n.framework] for n in summary.graph_nodes],
+        "grammar": summary.grammar,
     }
 
 
@@ -292,4 +313,5 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
         step_targets=tuple(data["step_targets"]),
         graph_nodes=tuple(GraphNode(name, target, Span(*span), framework)
                           for name, target, span, framework in data["graph_nodes"]),
+        grammar=data.get("grammar", ""),
     )

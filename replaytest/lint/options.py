@@ -91,7 +91,7 @@ def rule_settings(config: Config, rules: Iterable[type[Rule]]) -> dict[str, Mapp
         declared = {option.name: option for option in rule.options}
         for name, value in table.values.items():
             legacy = table.legacy.get(name)
-            where: dict[str, Any] = {"table": f"tool.replaytest.rules.{code}"} if legacy is None else {}
+            where: dict[str, Any] = {"table": config.table_name(f"rules.{code}" if legacy is None else "")}
             option = declared.get(name)
             if option is None:
                 has = f"its options are {', '.join(declared)}" if declared else "it has no options"
@@ -106,7 +106,8 @@ def rule_settings(config: Config, rules: Iterable[type[Rule]]) -> dict[str, Mapp
 def _unknown_rule(config: Config, code: str, legacy: Mapping[str, str], by_code: Mapping[str, type[Rule]]) -> None:
     if legacy:  # an older top-level key whose rule is not installed (a run with a custom rule set)
         key = next(iter(legacy.values()))
-        raise ConfigError(config.path, key, f"sets an option of {code}, and no installed rule has that code")
+        raise ConfigError(config.path, key, f"sets an option of {code}, and no installed rule has that code",
+                          table=config.table_name())
     names = {rule.name: rule.code for rule in by_code.values()}
     if code in names:  # the rule's name where its code belongs
         hint = f"; did you mean {names[code]} ({code})?"
@@ -114,7 +115,7 @@ def _unknown_rule(config: Config, code: str, legacy: Mapping[str, str], by_code:
         close = difflib.get_close_matches(code.upper(), list(by_code), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]}?" if close else ""
     raise ConfigError(config.path, "", f"no installed rule has the code {code!r}{hint} (`replaytest rules` lists them)",
-                      table=f"tool.replaytest.rules.{code}")
+                      table=config.table_name(f"rules.{code}"))
 
 
 def _value_problem(option: Option, value: Any) -> str | None:

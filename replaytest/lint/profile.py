@@ -125,6 +125,10 @@ class FrameworkProfile:
     step_decorators: tuple[str, ...] = ()
     # Calls whose callable arguments (functions, lambdas) run as recorded steps (``ctx.run(name, fn)``).
     step_calls: tuple[str, ...] = ()
+    # Calls that name a step, activity, task, node or child run by which the engine matches the recorded one
+    # (qualified name -> (position of the name argument, -1 for keyword only; its keyword; what it names)):
+    # ``"temporalio.workflow.execute_activity": (0, "activity", "activity")`` (RT105).
+    step_names: Mapping[str, tuple[int, str, str]] = field(default_factory=dict)
     # Calls that return what the function passed to them returns (``workflow.execute_activity(fn, ...)``),
     # so iterating their result is iterating what ``fn`` returns; step calls count too.
     result_calls: tuple[str, ...] = ()
@@ -133,6 +137,9 @@ class FrameworkProfile:
     context_types: tuple[str, ...] = ()
     context_param_names: tuple[str, ...] = ()
     context_class: str = ""
+    # Which parameter of an orchestration function is the context when it is not annotated (0: the first
+    # after ``self``; AWS durable handlers take ``(event, context)``, so theirs is 1).
+    context_param_position: int = 0
     # Calls that are never findings in this framework's orchestration code (its deterministic APIs).
     safe_calls: frozenset[str] = frozenset()
     # Calls that are findings only in this framework (qualified name -> category).

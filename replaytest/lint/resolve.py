@@ -272,9 +272,12 @@ class Program:
         low = _DONE
         try:
             reached: list[Reached] = []
-            seen: set[tuple[str, str, bool]] = set()
+            # One item per hazard line (the same call at two lines of a helper is two lines to fix), each
+            # reached once whichever path leads to it.
+            seen: set[tuple[str, str, bool, str, int, int]] = set()
             for effect in function.effects:
-                identity = (effect.rule, effect.qualname, effect.gathered_only)
+                identity = (effect.rule, effect.qualname, effect.gathered_only, name, effect.span.line,
+                            effect.span.column)
                 if self.applies(effect, profile) and identity not in seen:
                     seen.add(identity)
                     reached.append(Reached(effect, (name, effect.qualname)))
@@ -285,7 +288,9 @@ class Program:
                     effect = item.effect
                     if effect.gathered_only and site.gathered:
                         effect = replace(effect, gathered_only=False)  # this call runs it in a gathered coroutine
-                    identity = (effect.rule, effect.qualname, effect.gathered_only)
+                    holder = item.chain[-2] if len(item.chain) >= 2 else name
+                    identity = (effect.rule, effect.qualname, effect.gathered_only, holder, effect.span.line,
+                                effect.span.column)
                     if identity in seen:
                         continue
                     seen.add(identity)

@@ -148,8 +148,8 @@ class FrameworkRoles:
                     binding = ("inst", resolved)
             else:
                 context_profile = None
-                is_first = index == (1 if first_is_self else 0)
-                if kind == ORCHESTRATION and profile is not None and profile.context_class and is_first:
+                at_context_position = profile is not None and index == (1 if first_is_self else 0) + profile.context_param_position
+                if kind == ORCHESTRATION and profile is not None and profile.context_class and at_context_position:
                     context_profile = profile
                 else:
                     for candidate in self.used_profiles:

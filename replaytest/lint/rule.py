@@ -47,6 +47,7 @@ DEFAULT_REPLACEMENTS: Mapping[str, str] = {
     "random": "the framework's deterministic random source",
     "uuid": "the framework's deterministic UUID",
     "idempotency-key": "a key derived from stable workflow data (workflow id + step name)",
+    "step-name": "a fixed name, passing what varies as an argument",
     "model-call": "a recorded step",
     "network": "a recorded step",
     "filesystem": "a recorded step",

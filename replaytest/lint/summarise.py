@@ -3,8 +3,10 @@ Every problem becomes an error summary (a syntax or internal-error finding), nev
 
 CPython's parser is the one the code will run under, written in C and bounded by its own limits (too
 deep a nesting is a ``SyntaxError`` or ``RecursionError``, never a crash), so every file is parsed
-in-process. Its grammar is the running interpreter's: a file only a newer Python accepts is reported as
-such (libcst, which knows newer grammar, is asked only about files CPython rejected), not as broken code. The collector's walk is recursive: a module nested beyond the recursion limit (a long
+in-process. Its grammar is the running interpreter's: a file only a newer Python accepts (3.12's PEP 695
+and PEP 701 syntax under 3.10 or 3.11) is rewritten by ``newer_grammar`` (libcst, which knows the newer
+grammar, is asked only about files CPython rejected) into text the running parser accepts with every
+position kept, and analysed; what cannot be rewritten so is reported as needing a newer Python, not as broken code. The collector's walk is recursive: a module nested beyond the recursion limit (a long
 generated ``a + b + ...`` chain) is walked again in a thread with a large stack.
 """
 
@@ -106,9 +108,9 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
 
     try:
         try:
-            return ModuleCollector(context, module, path, is_package).collect(tree.module, source)
+            summary = ModuleCollector(context, module, path, is_package).collect(tree.module, source)
         except RecursionError:
-            return _collect_deeply_nested(ModuleCollector(context, module, path, is_package), tree.module, source)
+            summary = _collect_deeply_nested(ModuleCollector(context, module, path, is_package), tree.module, source)
     except RecursionError:
         return error_summary(module, path, SYNTAX_RULE, "too deeply nested to analyse")
     except Exception as error:
@@ -119,11 +121,17 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
             module, path, INTERNAL_ERROR_RULE,
             f"internal error while analysing: {error!r} at {Path(where.filename).name}:{where.lineno}",
         )
+    if tree.grammar:
+        import dataclasses
+
+        summary = dataclasses.replace(summary, grammar=tree.grammar)
+    return summary
 
 
 class _Parsed(NamedTuple):
     module: ast.Module
-    text: str | None  # the text parsed, when it is not the file's own (newer syntax blanked out)
+    text: str | None  # the text parsed, when it is not the file's own (newer syntax rewritten)
+    grammar: str = ""  # the Python the file needs ("3.12"), when it is not the running one's
 
 
 def _parse(data: bytes, path: str) -> _Parsed:
@@ -143,15 +151,16 @@ def _parse(data: bytes, path: str) -> _Parsed:
             raise error from None
         from replaytest.lint import newer_grammar
 
-        newer, downgraded = newer_grammar.downgrade(data, text)
-        if downgraded is not None:
+        downgraded = newer_grammar.downgrade(data, text)
+        if downgraded.text is not None:
             try:
-                tree = compile(downgraded, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+                tree = compile(downgraded.text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
                 assert isinstance(tree, ast.Module)
-                return _Parsed(tree, downgraded)
+                needs = downgraded.needs or newer_grammar.PEP_695_701
+                return _Parsed(tree, downgraded.text, f"{needs[0]}.{needs[1]}")
             except SyntaxError:
-                pass  # more new syntax than blanking can take away
-        error.newer_python = newer  # type: ignore[attr-defined]
+                pass  # more new syntax than the rewrite can take away
+        error.newer_python = downgraded.valid  # type: ignore[attr-defined]
         raise error from None
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from replaytest.replay.adapter import HistoryReplayer, LoadedHistory, ReplayOptions, WorkflowSet
     from replaytest.replay.divergence import ReplayResult
 
-BUILTIN_MODULES: tuple[str, ...] = ("temporal", "dbos", "langgraph", "restate", "azure_durable", "journal")
+BUILTIN_MODULES: tuple[str, ...] = ("temporal", "dbos", "langgraph", "restate", "azure_durable", "aws_durable", "journal")
 ENTRY_POINT_GROUP = "replaytest.plugins"
 
 

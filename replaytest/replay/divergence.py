@@ -64,13 +64,16 @@ class CommandView:
         return label if isinstance(label, str) and label else self.kind
 
     def describe(self) -> str:
-        """Short text for reports: kind, name, patch id, and digests cut to 12 hex digits."""
+        """Short text for reports: kind, name, patch id, the prompt version (``short_version``: the text's
+        digest cut to 12 hex digits, with the model and parameters) and the args digest cut to 12."""
         text = f"{self.kind_text} {self.name!r}" if self.name else self.kind_text
         if self.detail.get("patch_id"):
             text += f" {self.detail['patch_id']!r}"
         if self.prompt_version:
+            from replaytest.prompts import short_version  # the whole version: text, model and parameters
+
             named = f"{self.detail['prompt']} " if self.detail.get("prompt") else ""
-            text += f" prompt {named}{self.prompt_version[:19]}"
+            text += f" prompt {named}{short_version(self.prompt_version)}"
         if self.args_digest:
             text += f" args {self.args_digest[:19]}"
         return text

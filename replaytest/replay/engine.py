@@ -568,6 +568,24 @@ def prompt_changes(
     return changes
 
 
+# What a model step that recorded no prompt version leaves unchecked (``note_unrecorded_model_calls``).
+UNRECORDED_MODEL_CALL_NOTE = (
+    "{what} calls a model ({site}) but recorded no prompt version: a prompt fetched or built at run time "
+    "without Prompt.fetched(...) rendered in it or use_prompt around it is not compared"
+)
+
+
+def note_unrecorded_model_calls(result: ReplayResult, calls: Iterable[tuple[str, Any]]) -> None:
+    """One note per recorded model call that carries no prompt version although the run recorded them
+    per call: ``calls`` are ``(the call in the engine's words, where its code calls the model)``, e.g.
+    ``("step 'answer'", model_clients.ModelCallSite)``. The prompt it rendered cannot be compared, and
+    saying so is the difference between a checked run and a silent pass."""
+    for what, site in calls:
+        note = UNRECORDED_MODEL_CALL_NOTE.format(what=what, site=site)
+        if note not in result.notes:
+            result.notes.append(note)
+
+
 # The start manifest stands in for per-call versions on engines that record none (DBOS, LangGraph).
 MANIFEST_VERSION_NOTE = "from the run's start manifest; {engine} records no prompt version per call"
 

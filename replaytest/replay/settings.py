@@ -241,7 +241,7 @@ def replay_plan(config: Config, start: Path) -> ReplayPlan:
     """The project's replay settings from the pytest ini file and ``[tool.replaytest.replay]`` together."""
     ini = find_pytest_ini(start)
     table = config.replay
-    where_table = f"[tool.replaytest.replay] %s in {config.path}" if config.path else "[tool.replaytest.replay] %s"
+    where_table = f"[{config.table_name('replay')}] %s in {config.path}" if config.path else "[tool.replaytest.replay] %s"
     ini_folder = ini.folder or config.root
     if ini.workflows:
         workflows, workflows_base = ini.workflows, ini_folder

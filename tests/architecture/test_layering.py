@@ -20,7 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     # nothing in replaytest imports them.
     "public": {"plugins", "prompts", "journal", "history", "config"},
     # ``python -m replaytest`` (a face) starts the click group (a face); nothing below imports a face.
-    "faces": {"faces", "impact", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
+    "faces": {"faces", "settings_report", "impact", "plugins", "lint", "replay", "journal", "prompts", "history", "config"},
     # Deploy impact works from replay results and the code's syntax; the faces hand it files and replayers.
     "impact": {"impact", "lint", "replay", "journal", "prompts", "history", "config"},
     "plugins": {"plugins", "lint", "replay", "journal", "prompts", "history", "config"},
@@ -31,14 +31,18 @@ ALLOWED: dict[str, set[str]] = {
     "prompts": {"prompts", "history"},
     "history": {"history"},
     "config": {"config"},
+    # ``lint --show-settings``: renders a resolved Config for the command line.
+    "settings_report": {"config"},
     "fileio": set(),
     "cachedir": set(),
     "entry_points": set(),
+    "model_clients": set(),
 }
 # Reading input files safely (regular files only), taking the cache folder and reading an entry-point group
-# (stdlib-only leaves) are shared by every layer.
+# (stdlib-only leaves) are shared by every layer, and so is the catalogue of model-client calls that lint
+# and replay both read.
 for _allowed in ALLOWED.values():
-    _allowed.update(("fileio", "cachedir", "entry_points"))
+    _allowed.update(("fileio", "cachedir", "entry_points", "model_clients"))
 
 
 # The short public modules, one per engine (README "Public names"); the journal runtime and the prompts are

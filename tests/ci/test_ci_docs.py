@@ -311,3 +311,14 @@ def test_the_parse_check_rejects_a_misspelt_flag() -> None:
     """Guard: the check above must fail on an option our CLI lacks."""
     with pytest.raises(click.UsageError):
         _parse(["check", "--output-fromat", "github", "."])
+
+
+def test_the_recipe_lints_once_not_in_every_shard_job() -> None:
+    """Each lint finding is annotated once: the lint job lints, every `check` of the replay matrix has
+    --no-lint (without it each of the N shard jobs would lint the whole tree and annotate every finding again)."""
+    jobs = _workflow()["jobs"]
+    linting = {name for name, job in jobs.items()
+               for words in _replaytest_commands(job["steps"]) if words[0] == "lint"}
+    assert linting == {"lint"}
+    checks = [words for words in _replaytest_commands(jobs["replay"]["steps"]) if words[0] == "check"]
+    assert checks and all("--no-lint" in words for words in checks), checks

@@ -207,3 +207,55 @@ def test_a_step_inserted_after_the_recv_passes_and_dbos_runs_it_when_the_run_goe
     outcome, effects = resume(root, pending)
     assert outcome == {"output": {"order_id": "7", "intent": "refund", "refund": "rf_7"}}
     assert effects == ["fraud score 7", "refund 7 18.0", "email lena@example.com: refund rf_7 is on its way"]
+
+
+# The step before the recv under a version guard two ways: only the new step wrapped (the patch check then
+# stands at function id 3, where the pending run recorded nothing), and the check moved before the recorded
+# ``lookup_order`` with the span from there through the new step wrapped, as the divergence now advises.
+NEW_STEP_ALONE_GUARDED = (
+    ("@DBOS.step()\ndef issue_refund(", FRAUD_STEP),
+    (
+        "    order = lookup_order(order_id)\n",
+        "    order = lookup_order(order_id)\n"
+        '    if DBOS.patch("refund-fraud-score"):\n'
+        "        if fraud_score(order_id) > 0.8:\n"
+        '            return {"order_id": order_id, "intent": "fraud"}\n',
+    ),
+)
+GUARDED_FROM_A_RECORDED_OPERATION = (
+    ("@DBOS.step()\ndef issue_refund(", FRAUD_STEP),
+    (
+        "    order = lookup_order(order_id)\n",
+        '    if DBOS.patch("refund-fraud-score"):\n'
+        "        order = lookup_order(order_id)\n"
+        "        if fraud_score(order_id) > 0.8:\n"
+        '            return {"order_id": order_id, "intent": "fraud"}\n'
+        "    else:\n"
+        "        order = lookup_order(order_id)\n",
+    ),
+)
+
+
+def test_the_guard_advice_for_a_step_before_the_recv_is_the_one_dbos_recovery_accepts(
+    pending: Recording, tmp_path: Path
+) -> None:
+    code, result = replay(project(tmp_path / "changed", pending, edited(STEP_BEFORE_RECV)))
+    assert code == 1, result
+    message = result["divergence"]["message"]
+    # Not "put the change under DBOS.patch": that check would find nothing recorded at id 3 either.
+    assert "check put right there finds nothing recorded at function id 3 either, so DBOS answers it True" in message
+    assert "put the check before an operation the run has already recorded (function id 2, step 'lookup_order', or earlier)" in message
+
+    alone = project(tmp_path / "alone", pending, edited(NEW_STEP_ALONE_GUARDED))
+    outcome, effects = resume(alone, pending)
+    # DBOS answered the check True and wrote its marker at id 3, so the new step meets the recorded sleep.
+    assert outcome["error"] == "DBOSUnexpectedStepError", outcome
+    assert "step 4, function DBOS.sleep was recorded when fraud_score was expected" in outcome["message"]
+    assert effects == []
+
+    advised = project(tmp_path / "advised", pending, edited(GUARDED_FROM_A_RECORDED_OPERATION))
+    code, result = replay(advised)
+    assert (code, result["status"]) == (0, "passed"), result
+    outcome, effects = resume(advised, pending)
+    assert outcome == {"output": {"order_id": "7", "intent": "refund", "refund": "rf_7"}}
+    assert effects == ["refund 7 18.0", "email lena@example.com: refund rf_7 is on its way"]  # the old path

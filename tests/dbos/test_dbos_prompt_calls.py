@@ -163,6 +163,12 @@ def test_a_rollback_is_drift_at_the_call_that_used_v2(tmp_path: Path, deploy: De
     assert "(prompt reply: model gpt-4.1 → gpt-4o-mini)" in failed["divergence"]["message"]
 
 
+def test_the_parked_run_replays_green_against_the_code_it_was_recorded_with(tmp_path: Path, deploy: Deploy) -> None:
+    result = replay(tmp_path, deploy.parked, V1)
+    assert (result["status"], result["warnings"], result["prompt_changes"]) == ("passed", [], [])
+    assert NO_CALL_VERSIONS_NOTE not in result["notes"]
+
+
 def test_the_parked_run_fails_on_the_model_switch_it_has_not_reached(tmp_path: Path, deploy: Deploy) -> None:
     result = replay(tmp_path, deploy.parked, V2)
     assert result["status"] == "diverged"
@@ -172,6 +178,16 @@ def test_the_parked_run_fails_on_the_model_switch_it_has_not_reached(tmp_path: P
         f"ends at function id 3): will use reply {short_version(REPLY_V2.full_version)}, "
         f"started under {short_version(REPLY_V1.full_version)} (model gpt-4o-mini → gpt-4.1) (fails by prompts-pending)"
     )
+
+
+def test_the_parked_run_names_the_parameters_of_a_prompt_it_has_not_reached(tmp_path: Path, deploy: Deploy) -> None:
+    """The start manifest keeps the parameters' digest only: the message names the current ones."""
+    warmer = V1.replace(REPLY_V1_MODEL, 'model="gpt-4o-mini", params={"temperature": 0.9}')
+    result = replay(tmp_path, deploy.parked, warmer)
+    assert result["status"] == "diverged"
+    message = result["divergence"]["message"]
+    assert "(parameters now temperature 0.9; the run recorded only their digest " in message, message
+    assert "parameters changed" not in message
 
 
 @pytest.mark.parametrize("policy", ["fail", "warn"])

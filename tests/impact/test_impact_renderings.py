@@ -87,6 +87,18 @@ def test_a_verified_guard_says_which_path_each_in_flight_run_takes_on_resume() -
         "2 in-flight runs take the old path, 1 in-flight run takes the new path")
 
 
+def test_the_text_report_names_the_runs_that_take_each_path_on_the_guarded_code() -> None:
+    parked = [run("p-1", "parked"), run("p-2", "parked")]
+    waiting = run("w-1", "parked")
+    verification = Verification(4, 4, resume=[(parked[0].history_path, "old path"), (parked[1].history_path, "old path"),
+                                              (waiting.history_path, "new path")])
+    report = report_of(group(parked, [run("c-1")], guard(verification)))
+    report.workflows[0].not_reached.append(waiting)
+    lines = render_text(report).splitlines()
+    assert "    resume    old path (2): p-1, p-2" in lines
+    assert "    resume    new path (1): w-1" in lines
+
+
 def test_a_guard_that_does_not_verify_names_the_history_that_still_fails() -> None:
     failing = Verification(5, 4, [(Path("histories/c-1.json"), "command-mismatch at event #6")])
     report = report_of(group([], [run("c-1")], guard(failing)))

@@ -75,7 +75,8 @@ def test_impact_reports_which_run_still_needs_the_guard_and_when_it_may_go(tmp_p
     code, out = _impact(tmp_path)
     assert code == 0, out
     assert (f"patch 'receipt-check' at {SOURCE}:{GUARD_LINE}: still needed: no in-flight run needs it, but 1 "
-            "retained finished history replays its old branch (first: claim-taxi); removing it makes them diverge") in out
+            "retained finished history replays its old branch (first: claim-taxi); removing it sends them down the new branch, "
+            "which they did not record") in out
 
     (tmp_path / "histories" / "claim-taxi.json").unlink()
     code, out = _impact(tmp_path)

@@ -98,7 +98,8 @@ def test_a_parked_run_that_passed_the_patch_point_keeps_the_guard_until_it_compl
     assert (use.verdict, use.needed_by, ids(use.marked_by), ids(use.replayed_old_by)) == (
         "still-needed", [], ["claim-flight"], ["claim-taxi"])
     assert verdict_text(use) == ("still needed: no in-flight run needs it, but 1 retained finished history replays "
-                                 "its old branch (first: claim-taxi); removing it makes them diverge")
+                                 "its old branch (first: claim-taxi); removing it sends them down the new "
+                                 "branch, which they did not record")
 
     # Once that history is no longer retained, only the marker's history holds the call: deprecate it.
     use = retirement(deploys.export("claim-flight"))

@@ -17,6 +17,7 @@ import pytest
 from impact_patches_claims_activities import ACTIVITIES
 from temporal_devserver import DevServer, running_dev_server
 
+from replaytest.impact.report import verdict_text
 from replaytest.impact.retirement import attach_patches
 from replaytest.plugins.temporal.replayer import TemporalReplayer
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
@@ -137,3 +138,52 @@ def test_parked_claims_keep_the_fraud_screen_guard_until_they_complete(
     # Without them, only the history that recorded the marker holds the call: deprecate it.
     use = _use(results[2:])
     assert (use.verdict, use.needed_by, _ids(use.marked_by), use.replayed_old_by) == ("deprecate-now", [], [fresh], [])
+
+
+def test_a_deprecated_guard_is_kept_while_retained_histories_record_its_marker(
+    dev_server: DevServer, replayer: TemporalReplayer, tmp_path: Path
+) -> None:
+    """Once the guard is a ``deprecate_patch``, the verdict does not ask to deprecate it again: it is kept
+    while retained histories hold the marker, because the engine's Replayer needs the call for them."""
+    import impact_patches_claims_deprecated_wf as deprecated
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    source = Path(deprecated.__file__).resolve()
+    queue = f"claims-{uuid.uuid4()}"
+    tag = uuid.uuid4().hex[:8]
+    done, parked = f"claim-d-{tag}", f"claim-e-{tag}"
+
+    async def deploy_two() -> list[Path]:
+        client = await Client.connect(dev_server.address)
+        async with Worker(client, task_queue=queue, workflows=[claims.InsuranceClaim], activities=ACTIVITIES):
+            finished = await client.start_workflow("InsuranceClaim", {"id": done, "damage": 300.0}, id=done, task_queue=queue)
+            await _until_parked(finished)
+            await finished.signal("adjuster_decision", True)
+            assert await finished.result() == f"paid 270.00 on {done}"
+            waiting = await client.start_workflow("InsuranceClaim", {"id": parked, "damage": 500.0}, id=parked, task_queue=queue)
+            await _until_parked(waiting)
+        return await _save([finished, waiting], tmp_path)
+
+    paths = asyncio.run(deploy_two())
+    results = [replayer.replay(path, WorkflowSet((deprecated.InsuranceClaimDeprecated,)), ReplayOptions()) for path in paths]
+    assert [(r.status, r.error) for r in results] == [("passed", None)] * 2, [r.divergence for r in results]
+    impacts = attach_patches([], results, [source])
+    [use] = impacts[0].patches
+    assert (use.patch_id, use.deprecated, use.verdict, _ids(use.marked_by)) == ("fraud-screen", True, "deprecate-now", [done, parked])
+    assert verdict_text(use) == ("already deprecated: keep it while retained histories record the marker (2 retained "
+                                 "histories record the marker); remove it once none does")
+
+    # The engine agrees it is still needed: without the call, its Replayer refuses both histories.
+    unguarded = WorkflowSet((deprecated.InsuranceClaimUnguarded,))
+    assert [replayer.replay(path, unguarded, ReplayOptions()).status for path in paths] == ["diverged", "diverged"]
+
+    async def resume_on_the_deprecated_code() -> str:
+        client = await Client.connect(dev_server.address)
+        async with Worker(client, task_queue=queue, workflows=[deprecated.InsuranceClaimDeprecated], activities=ACTIVITIES):
+            handle = client.get_workflow_handle(parked)
+            await handle.signal("adjuster_decision", True)
+            return await handle.result()
+
+    assert asyncio.run(resume_on_the_deprecated_code()) == f"paid 450.00 on {parked}"
+

@@ -217,7 +217,7 @@ def test_only_the_latest_interrupt_value_is_stored_and_earlier_ones_are_counted(
     assert found["message"].startswith("the code issued step 'close_ticket' before reaching interrupt #2 (")
 
 
-def test_a_nested_entrypoint_is_refused_and_never_runs(tmp_path: Path, effects: Path) -> None:
+def test_a_nested_entrypoint_is_replayed_from_its_recorded_run_and_never_runs(tmp_path: Path, effects: Path) -> None:
     db = tmp_path / "report.sqlite"
     record(db, research.report_agent, [("owls", "owls")])
     # Recording really runs both entrypoints' tasks: the effects file is live.
@@ -226,13 +226,26 @@ def test_a_nested_entrypoint_is_refused_and_never_runs(tmp_path: Path, effects: 
     assert code == 0, output
     effects.unlink()
     code, report = replay([tmp_path / "histories/report_agent-owls.json"], "lg_apps.research:report_agent")
+    assert code == 0, report
+    assert not effects.exists()  # search_web's body did not run
+
+
+def test_a_nested_entrypoint_imported_without_its_run_stops_the_replay_at_the_call(tmp_path: Path, effects: Path) -> None:
+    """A saver read through its API (here an InMemorySaver) gives no nested runs: replay stops where the code
+    invokes the nested entrypoint, after the calls before it, and says why."""
+    saver = InMemorySaver()
+    research.report_agent.copy(update={"checkpointer": saver}).invoke("owls", thread("owls"))
+    [(path, _)], _ = histories_from_saver(saver, tmp_path, workflows=[research.report_agent])
+    effects.unlink()
+    code, report = replay([path], "lg_apps.research:report_agent")
     assert code == 2, report
     result = result_of(report)
     assert result["status"] == "error"
     invoke_line = line_of("research", "findings = research_agent.invoke(question)")
     assert result["error"].startswith("the entrypoint starts another LangGraph graph ('research_agent') at ")
-    assert f"lg_apps/research.py:{invoke_line} from its own code" in result["error"]
-    assert "replay stopped before it ran anything" in result["error"]
+    assert f"lg_apps/research.py:{invoke_line} from its own code in a way replay does not support: " in result["error"]
+    assert "the thread was imported without its nested runs" in result["error"]
+    assert "Replay checked the 0 task call(s) before it and stopped at this call" in result["error"]
     assert not effects.exists()  # search_web's body did not run
 
 
@@ -268,25 +281,32 @@ def test_an_async_entrypoint_parked_at_an_interrupt_records_and_compares_its_val
 
 
 @ASYNC_NEEDS_311
-def test_a_nested_entrypoint_awaited_from_an_async_entrypoint_is_refused_too(tmp_path: Path, effects: Path) -> None:
+@pytest.mark.parametrize("agent", ["async_report_agent", "async_desk_agent"])
+def test_a_nested_entrypoint_awaited_from_an_async_entrypoint_is_replayed_too(agent: str, tmp_path: Path, effects: Path) -> None:
+    """``await research_agent.ainvoke(…)`` (a synchronous nested entrypoint) and ``await
+    async_research_agent.ainvoke(…)`` (an async one), each with a task call of the nested run."""
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     db = tmp_path / "async-report.sqlite"
 
     async def run() -> None:
         async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
-            await research.async_report_agent.copy(update={"checkpointer": saver}).ainvoke("owls", thread("owls"))
+            await getattr(research, agent).copy(update={"checkpointer": saver}).ainvoke("owls", thread("owls"))
 
     asyncio.run(run())
     assert effect_lines(effects) == ["search_web owls", "write_report owls"]
-    code, output = import_histories(db, tmp_path / "histories", "--workflows", "lg_apps.research:async_report_agent")
+    code, output = import_histories(db, tmp_path / "histories", "--workflows", f"lg_apps.research:{agent}")
     assert code == 0, output
     effects.unlink()
-    code, report = replay([tmp_path / "histories/async_report_agent-owls.json"], "lg_apps.research:async_report_agent")
-    result = result_of(report)
-    assert (code, result["status"]) == (2, "error")
-    line = line_of("research", "findings = await research_agent.ainvoke(question)")
-    assert f"('research_agent') at " in result["error"] and f"lg_apps/research.py:{line} " in result["error"]
+    code, report = replay([tmp_path / f"histories/{agent}-owls.json"], f"lg_apps.research:{agent}")
+    assert (code, result_of(report)["status"]) == (0, "passed"), report
+    assert not effects.exists()
+    # The nested run's task call is compared: the search renamed inside the nested entrypoint diverges there.
+    code, report = replay([tmp_path / f"histories/{agent}-owls.json"], f"lg_apps.research_renamed:{agent}")
+    found = result_of(report)["divergence"]
+    assert (code, found["kind"], found["recorded"]["name"], found["issued"]["name"]) == (
+        1, "command-mismatch", "search_web", "search_archive")
+    assert found["source"]["path"].endswith("research_renamed.py")
     assert not effects.exists()
 
 

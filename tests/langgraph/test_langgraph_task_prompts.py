@@ -184,10 +184,14 @@ def test_a_prompt_a_later_task_uses_is_pending_even_when_an_earlier_task_used_it
 def test_a_parameter_change_of_a_prompt_read_as_a_module_attribute_is_named(
     tmp_path: Path, histories: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    done = run(tmp_path, histories, monkeypatch, REPLY_HOT)["done"]
+    results = run(tmp_path, histories, monkeypatch, REPLY_HOT)
+    done = results["done"]
     assert [w["message"].rsplit(" (", 1)[-1] for w in done["warnings"]] == ["prompt reply: temperature 0.2 → 0.9)"]
-    # (For the parked thread REPLY is compared with the start manifest, which holds versions without
-    # parameters: "parameters changed" is all it can say there.)
+    # For the parked thread REPLY is compared with the start manifest, which holds the parameters' digest
+    # only: the message says what they are now, not a bare "parameters changed".
+    message = results["parked"]["divergence"]["message"]
+    assert "(parameters now temperature 0.9; the run recorded only their digest " in message, message
+    assert "parameters changed" not in message
 
 
 def test_reports_call_task_calls_tasks(tmp_path: Path, histories: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -343,12 +343,13 @@ def test_the_records_do_not_change_the_run(kind: str, tmp_path: Path, monkeypatc
 # --- a node running a subgraph ------------------------------------------------------------------------
 
 
-def test_a_node_running_a_subgraph_is_compared_at_the_start_manifest_with_a_note(
+def test_a_node_running_a_subgraph_is_compared_at_what_its_subgraph_recorded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The prompt desk's ``writer`` node runs a subgraph whose ``draft`` renders REPLY: that record goes to the
-    subgraph's own checkpoints, which the import does not read. A completed thread whose writer ran is then
-    compared at the start manifest's version for that node (never silently "used no prompt"), and says so."""
+    subgraph's own checkpoints, which the import reads onto the ``writer`` step. Without it (a thread recorded
+    before per-call records: the subgraph's rows deleted here) the node is compared at the start manifest's
+    version (never silently "used no prompt"), and the report says so."""
     from graph_apps import prompt_desk
 
     monkeypatch.setattr(effects, "EFFECTS", tmp_path / "effects.log")
@@ -360,12 +361,6 @@ def test_a_node_running_a_subgraph_is_compared_at_the_start_manifest_with_a_note
         assert nested.invoke(Command(resume="approve"), thread("nested-done"))["sent"] == "yes"
     finally:
         conn.close()
-    code, output = import_histories(db, tmp_path / "histories", "--workflows", "graph_apps.prompt_desk:nested_graph")
-    assert code == 0, output
-    events = json.loads((tmp_path / "histories" / "nested_desk-nested-done.json").read_text())["events"]
-    assert [(e["name"], e.get("prompts")) for e in events if e["kind"] == "step" and e["name"] in ("triage", "writer")] == [
-        ("triage", [{"name": "triage", "version": prompt_desk.TRIAGE.full_version, "via": "render"}]), ("writer", []),
-    ]
     package = f"prompt_desk_copy_subgraph_{next(_copies)}"
     target = tmp_path / package
     target.mkdir()
@@ -374,22 +369,47 @@ def test_a_node_running_a_subgraph_is_compared_at_the_start_manifest_with_a_note
     texts = (APPS / "prompt_desk_texts.py").read_text()
     (target / "prompt_desk_texts.py").write_text(texts.replace("Write a friendly reply", "Write a short reply"))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(effects, "EFFECTS", tmp_path / "replay-effects.log")
-    code, stdout, stderr = run_cli("replay", str(tmp_path / "histories"), "--workflows", f"{package}.prompt_desk:nested_graph",
-                                   "--format", "json")
-    sys.modules.pop(f"{package}.prompt_desk", None)
-    assert code == 0, stderr
-    assert not (tmp_path / "replay-effects.log").exists()
-    [result] = json.loads(stdout)["results"]
-    [warning] = result["warnings"]
     old = Prompt("r", prompt_desk.REPLY.template).version[:19]
     new = Prompt("r", prompt_desk.REPLY.template.replace("friendly", "short")).version[:19]
+    triage = {"name": "triage", "version": prompt_desk.TRIAGE.full_version, "via": "render"}
+
+    def imported_and_replayed(name: str) -> tuple[list[Any], dict[str, Any]]:
+        code, output = import_histories(db, tmp_path / name, "--workflows", "graph_apps.prompt_desk:nested_graph")
+        assert code == 0, output
+        events = json.loads((tmp_path / name / "nested_desk-nested-done.json").read_text())["events"]
+        steps = [(e["name"], e.get("prompts")) for e in events if e["kind"] == "step" and e["name"] in ("triage", "writer")]
+        monkeypatch.setattr(effects, "EFFECTS", tmp_path / "replay-effects.log")
+        code, stdout, stderr = run_cli("replay", str(tmp_path / name), "--workflows", f"{package}.prompt_desk:nested_graph",
+                                       "--format", "json")
+        assert code == 0, stderr
+        assert not (tmp_path / "replay-effects.log").exists()
+        [result] = json.loads(stdout)["results"]
+        return steps, result
+
+    steps, result = imported_and_replayed("histories")
+    assert steps == [
+        ("triage", [triage]),
+        ("writer", [{"name": "reply", "version": prompt_desk.REPLY.full_version, "via": "render", "subgraph_node": "draft"}]),
+    ]
+    [warning] = result["warnings"]
+    assert warning["message"] == (
+        f"node 'writer' used prompt reply {old} (in its subgraph's node 'draft', recorded when it ran); the code now has "
+        f"{new}; the completed thread keeps what that subgraph node wrote"
+    )
+    assert [(c["prompt"], c["compared"]) for c in result["prompt_changes"]] == [("reply", "call")]
+
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM writes WHERE checkpoint_ns != '' AND channel = ?", (RECORD_CHANNEL,))
+    steps, result = imported_and_replayed("before-records")
+    assert steps == [("triage", [triage]), ("writer", [])]
+    [warning] = result["warnings"]
     assert warning["message"] == (
         f"node 'writer' used prompt reply {old} (at the start manifest's version); the code now has {new}; the completed "
         "thread keeps what that node wrote"
     )
-    assert ("node 'writer' runs a subgraph, whose nodes record their prompt versions in the subgraph's own checkpoints "
-            "(not read): its prompt reply was taken at the start manifest's version") in result["notes"]
+    assert ("node 'writer' runs a subgraph, and no prompt record of its nodes was found in the subgraph's own "
+            "checkpoints (recorded before per-call records, or read from a thread source that does not read subgraph "
+            "checkpoints): its prompt reply was taken at the start manifest's version") in result["notes"]
     assert [(c["prompt"], c["compared"]) for c in result["prompt_changes"]] == [("reply", "manifest")]
 
 

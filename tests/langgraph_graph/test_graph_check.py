@@ -17,6 +17,7 @@ from graph_kit import (
     Recorded,
     effect_lines,
     effects_log,
+    import_histories,
     recorded,
     recorded_research,
     run_cli,
@@ -149,6 +150,10 @@ def test_an_effect_before_the_interrupt_is_stopped_and_reported(recorded: Record
     ("research_search_renamed", ("passed", None, None, None, None)),  # the fanned-out node ran before the pause
     # the node running the subgraph, new since the import: named, at the line that adds it
     ("research_review_renamed", ("graph-node-missing", "review", "editor_review", "research_review_renamed.py", 62)),
+    # inside the subgraph (its own history, imported from its namespace): the node it waits in asks another
+    # question, at the interrupt() line; the node it waits in is renamed, at the renamed function's def line
+    ("research_sign_off_reworded", ("interrupt-mismatch", "interrupt", "interrupt", "research_sign_off_reworded.py", 47)),
+    ("research_sign_off_renamed", ("graph-node-missing", "sign_off", "approve", "research_sign_off_renamed.py", 46)),
 ])
 def test_a_graph_with_send_and_a_subgraph_is_checked(
     recorded_research: Recorded, effects_log: Path, module: str, expected: tuple[Any, ...]
@@ -156,13 +161,82 @@ def test_a_graph_with_send_and_a_subgraph_is_checked(
     result = check(recorded_research.histories, module)["desks"]
     assert verdict(result) == expected
     if expected[0] == "passed":
+        # The subgraph's parked node was re-run to its interrupt() and its question compared.
         assert result["notes"] == [
-            "node 'review' runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not "
-            "re-run (its checkpoints live in their own namespace, which the import does not read)",
+            "a parked node's code after its interrupt() was not run (the answer is not known yet)",
             "later edges and nodes are not compared: LangGraph runs them from the current code on resume",
             NO_PROMPTS_NOTE,  # started without with_prompts: never a silent pass
         ]
     assert effect_lines(effects_log) == []
+
+
+def test_a_thread_parked_inside_a_subgraph_is_checked_as_langgraph_resumes_it(
+    recorded_research: Recorded, effects_log: Path, tmp_path: Path
+) -> None:
+    """LangGraph resumes the parked ``review`` node by resuming its subgraph from the subgraph's checkpoints:
+    under the reworded sign-off the answer goes to the new question; with the node renamed the subgraph ends
+    silently (the answer is dropped, sign_off never runs) and the graph goes on past ``review``."""
+    results = {}
+    for module in ("research", "research_sign_off_reworded", "research_sign_off_renamed"):
+        copy = tmp_path / f"{module}.sqlite"
+        shutil.copy(recorded_research.db, copy)
+        conn = sqlite3.connect(copy, check_same_thread=False)
+        try:
+            graph = importlib.import_module(f"graph_apps.{module}").graph.copy(update={"checkpointer": SqliteSaver(conn)})
+            out = graph.invoke(Command(resume="yes"), thread("desks"))
+            results[module] = (out.get("signed_off"), graph.get_state(thread("desks")).next, effect_lines(effects_log))
+        finally:
+            conn.close()
+        effects_log.unlink(missing_ok=True)
+    assert results == {
+        "research": (True, (), ["sign_off yes"]),
+        "research_sign_off_reworded": (True, (), ["sign_off yes"]),  # "yes" answered the new question
+        "research_sign_off_renamed": (None, (), []),
+    }
+    found = check(recorded_research.histories, "research_sign_off_renamed")["desks"]["divergence"]
+    assert found["position"] == 6  # the thread's pending interrupt, in node 'review'
+    assert found["message"] == (
+        "inside the subgraph node 'review' runs: the subgraph waits in node 'sign_off', which the current graph no "
+        "longer has (its nodes: draft_answer, approve); node 'approve' now runs its function sign_off() — renamed?; on "
+        "resume LangGraph ends the subgraph's run silently: the reviewer's answer is dropped and nothing more of the "
+        "subgraph runs; the graph goes on past node 'review' (LangGraph resumes node 'review' by resuming its subgraph "
+        "from the subgraph's own checkpoints)"
+    )
+    message = check(recorded_research.histories, "research_sign_off_reworded")["desks"]["divergence"]["message"]
+    assert message.startswith("inside the subgraph node 'review' runs: node 'sign_off' now asks {")
+    assert "(the answer the reviewer gives on resume would go to this new question)" in message
+    # Imported with redaction (pseudonyms in the subgraph's state and question too): the same verdicts.
+    code, output = import_histories(recorded_research.db, tmp_path / "redacted", "--workflows", "graph_apps.research:graph",
+                                    "--redact-key", "answer", "--redact-key", "sign off")
+    assert code == 0, output
+    [pending] = [e for e in json.loads((tmp_path / "redacted/LangGraph-desks.json").read_text())["events"] if e.get("pending")]
+    assert pending["subgraph"]["input"]["answer"].startswith("[redacted:")
+    for module, expected in (("research", "passed"), ("research_sign_off_reworded", "interrupt-mismatch"),
+                             ("research_sign_off_renamed", "graph-node-missing")):
+        assert verdict(check(tmp_path / "redacted", module)["desks"])[0] == expected
+    assert effect_lines(effects_log) == []
+
+
+NOT_INSIDE_SUBGRAPH_NOTE = (
+    "node 'review' runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not re-run "
+    "(the history holds no history of the subgraph: a subgraph's checkpoints are read from SQLite and Postgres "
+    "databases, for a node whose whole body is one compiled graph)"
+)
+
+
+def test_a_subgraph_read_through_the_saver_api_is_checked_to_exist_only(tmp_path: Path, effects_log: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from replaytest.plugins.langgraph.importer import histories_from_saver
+
+    research = importlib.import_module("graph_apps.research")
+    saver = InMemorySaver()
+    research.graph.copy(update={"checkpointer": saver}).invoke({"question": "standing desks"}, thread("desks"))
+    [(path, _)], refused = histories_from_saver(saver, tmp_path, workflows=[research.graph])
+    assert refused == [] and "subgraph" not in json.loads(path.read_text())["events"][-1]
+    result = check(tmp_path, "research_sign_off_renamed")["desks"]
+    assert result["status"] == "passed"  # the renamed node inside is not seen: said in the note
+    assert NOT_INSIDE_SUBGRAPH_NOTE in result["notes"]
 
 
 def test_a_renamed_subgraph_node_is_named_only_against_the_graph_given_at_import(

@@ -140,6 +140,15 @@ def test_a_thread_that_is_neither_a_graph_nor_an_entrypoint_is_refused(tmp_path:
 def test_a_send_fan_out_and_a_subgraph_are_imported(recorded_research: Recorded) -> None:
     doc = document(recorded_research.histories, "desks")
     assert doc["status"] == "parked"
+    # The subgraph the parked node runs: its own history, from its checkpoint namespace, on the pending interrupt.
+    subgraph = doc["events"][-1].pop("subgraph")
+    assert (subgraph["status"], subgraph["graph"]["next"], subgraph["graph"]["nodes_seen"]) == (
+        "parked", ["sign_off"], ["draft_answer", "sign_off"])
+    assert [(e["kind"], e["name"]) for e in subgraph["events"]] == [
+        ("step", "__start__"), ("step", "draft_answer"), ("step", "sign_off"), ("signal", "interrupt")]
+    assert subgraph["events"][-1]["interrupt_value"] == {
+        "sign off": "notes on standing desks (pricing); notes on standing desks (reviews)"}
+    assert subgraph["input"]["answer"] == "notes on standing desks (pricing); notes on standing desks (reviews)"
     assert without_ids(doc) == [
         {"seq": 1, "kind": "step", "name": "__start__", "super_step": 0, "writes": {"question": "string"}, "goes_to": ["plan"]},
         {"seq": 2, "kind": "step", "name": "plan", "super_step": 1, "writes": {"queries": "array"},

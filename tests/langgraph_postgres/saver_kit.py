@@ -101,19 +101,27 @@ def without_record_time_ids(document: dict) -> dict:
     each step's ``task_id`` (LangGraph's hash of that id) replaced: the ids two recordings cannot share."""
     document = copy.deepcopy(document)
     document["workflow"]["run_id"] = RECORD_TIME_IDS
-    for event in document["events"]:
-        if "task_id" in event:
-            event["task_id"] = RECORD_TIME_IDS
-    kept = (document.get("graph") or {}).get("checkpoint")
-    if kept is not None:
-        # A parked thread's bookkeeping: the task ids of its writes, and each channel version's random part
-        # (``<counter>.<random>``, drawn by the saver when it wrote the checkpoint).
-        def counter(version: object) -> object:
-            return version.split(".")[0] if isinstance(version, str) else version
 
-        kept["channel_versions"] = {name: counter(v) for name, v in kept["channel_versions"].items()}
-        kept["versions_seen"] = {node: {name: counter(v) for name, v in seen.items()}
-                                 for node, seen in kept["versions_seen"].items()}
-        for write in kept["writes"]:
-            write["task_id"] = RECORD_TIME_IDS
+    def replaced(part: dict) -> None:
+        """Replace the ids in a history's events and kept checkpoint bookkeeping, and in the history of the
+        subgraph a parked node runs (its own task ids and channel versions), recursively."""
+        for event in part["events"]:
+            if "task_id" in event:
+                event["task_id"] = RECORD_TIME_IDS
+            if "subgraph" in event:
+                replaced(event["subgraph"])
+        kept = (part.get("graph") or {}).get("checkpoint")
+        if kept is not None:
+            # A parked thread's bookkeeping: the task ids of its writes, and each channel version's random part
+            # (``<counter>.<random>``, drawn by the saver when it wrote the checkpoint).
+            def counter(version: object) -> object:
+                return version.split(".")[0] if isinstance(version, str) else version
+
+            kept["channel_versions"] = {name: counter(v) for name, v in kept["channel_versions"].items()}
+            kept["versions_seen"] = {node: {name: counter(v) for name, v in seen.items()}
+                                     for node, seen in kept["versions_seen"].items()}
+            for write in kept["writes"]:
+                write["task_id"] = RECORD_TIME_IDS
+
+    replaced(document)
     return document

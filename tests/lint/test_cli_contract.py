@@ -12,7 +12,7 @@ from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, line_of, run_
 # Written out by hand on purpose: this is the contract (docs/design.md) the JSON output is checked against,
 # so it must not come from the code under test; tests/test_vocabularies.py holds the code to the same list.
 CATEGORIES = {
-    "clock", "random", "uuid", "idempotency-key", "model-call", "iteration-order", "environment",
+    "clock", "random", "uuid", "idempotency-key", "step-name", "model-call", "iteration-order", "environment",
     "network", "filesystem", "concurrency", "sleep", "global-state", "rerun-on-resume", "syntax", "suppression",
 }
 RULE_CODE = re.compile(r"^[A-Z]+[0-9]+$")
@@ -76,7 +76,7 @@ def test_json_report_has_every_key_of_the_contract_with_its_type(make_project) -
     assert report["version"] == 1
     assert isinstance(report["diagnostics"], list) and report["diagnostics"]
     keys = {"path", "line", "column", "end_line", "end_column", "rule", "category", "severity", "message",
-            "framework", "fix", "trace"}
+            "framework", "fix", "trace", "also_at"}
     for diagnostic in report["diagnostics"]:
         assert set(diagnostic) == keys, f"keys differ: {sorted(set(diagnostic) ^ keys)}"
         for key in ("line", "column", "end_line", "end_column"):

@@ -136,11 +136,74 @@ def test_pep_695_syntax_is_analysed_under_any_supported_python(make_project) -> 
         "app/newer.py", 15, 16, "RT101")
 
 
-def test_other_newer_syntax_is_named_so_not_called_broken(make_project) -> None:
+# PEP 701 f-strings (Python 3.12): a backslash, the enclosing quote and a nested f-string in expression
+# parts, a format spec holding an expression, a parenthesised concatenation over two lines. Each hazard
+# call is in an expression part; lint must report it at its own line and column under every Python.
+PEP_701 = (
+    "import time\nfrom datetime import datetime\nfrom temporalio import workflow\n\n\n"
+    "@workflow.defn\nclass Flow:\n    @workflow.run\n    async def run(self, names: dict[str, str]) -> str:\n"
+    '        label = f"{"\\n".join(names)} at {datetime.now():%H:%M} {f"{time.time()}"}"\n'  # line 10
+    '        note = ("plain" f"{names["k"]!r:>{len(names)}}"\n'
+    '                "tail")\n'
+    '        return label + note + f"{time.monotonic()}"\n'  # line 13
+)
+PEP_701_FINDINGS = [(10, 42, "datetime.now()"), (10, 68, "time.time()"), (13, 34, "time.monotonic()")]
+
+
+def test_pep_701_f_strings_are_analysed_under_any_supported_python(make_project) -> None:
+    # Under 3.10 and 3.11 CPython rejects the file; lint rewrites the f-strings (newer_grammar) keeping positions.
+    project = make_project({"app/__init__.py": "", "app/flow.py": PEP_701})
+    run = _lint(project)
+    assert run.returncode == 1, run.describe()
+    report = run.json()
+    assert [(d["line"], d["column"], d["rule"]) for d in report["diagnostics"]] == [
+        (line, column, "RT101") for line, column, _ in PEP_701_FINDINGS]
+    assert [d["message"].split(" ")[0] for d in report["diagnostics"]] == [call for _, _, call in PEP_701_FINDINGS]
+
+
+def test_the_rewrite_keeps_every_call_of_a_newer_file_at_its_position() -> None:
+    import ast
+
+    from replaytest.lint.newer_grammar import downgrade
+
+    downgraded = downgrade(PEP_701.encode(), PEP_701)
+    assert downgraded.valid and downgraded.text is not None
+    assert downgraded.needs == ((3, 12) if sys.version_info < (3, 12) else None)  # 3.12 reads these f-strings
+    rewritten = ast.parse(downgraded.text)  # the running Python reads it, whichever that is
+
+    def calls(tree: ast.AST) -> list[tuple[int, int, str]]:
+        return sorted((c.lineno, c.col_offset, ast.unparse(c.func)) for c in ast.walk(tree) if isinstance(c, ast.Call))
+
+    assert downgraded.text.count("\n") == PEP_701.count("\n")
+    assert calls(rewritten) == [(10, 19, "'\\n'.join"), (10, 41, "datetime.now"), (10, 67, "time.time"),
+                                (11, 42, "len"), (13, 33, "time.monotonic")]
+    if sys.version_info >= (3, 12):  # the file itself is readable here: the rewrite moved no call
+        assert calls(rewritten) == calls(ast.parse(PEP_701))
+
+
+def test_a_newer_file_the_project_does_not_declare_is_analysed_with_a_note(make_project) -> None:
     if sys.version_info >= (3, 12):
-        pytest.skip("no syntax newer than this Python is known that libcst parses and lint cannot blank out")
-    project = make_project({"app/__init__.py": "", "app/wf.py": CLOCK_WORKFLOW,
-                            "app/newer.py": HEADER + 'label = f"{"nested quotes"}"  # PEP 701, Python 3.12\n'})
+        pytest.skip("this Python reads 3.12 syntax itself: no newer grammar is needed")
+    project = make_project({"app/__init__.py": "", "app/flow.py": PEP_701},
+                           pyproject='[project]\nname = "p"\nrequires-python = ">=3.10"\n\n[tool.replaytest]\n')
+    for _ in range(2):  # cold, then warm from the cache: the summary keeps the grammar it needed
+        run = run_replaytest("lint", "--format", "json", ".", cwd=project, timeout=240)
+        assert run.returncode == 1, run.describe()
+        assert len(run.json()["diagnostics"]) == len(PEP_701_FINDINGS)
+        assert ("app/flow.py uses Python 3.12 syntax, but the project's requires-python '>=3.10' accepts Python "
+                "3.10, which cannot parse it; analysed with the Python 3.12 grammar") in run.stderr, run.describe()
+    declared = make_project({"app/__init__.py": "", "app/flow.py": PEP_701}, name="declared",
+                            pyproject='[tool.ruff]\ntarget-version = "py312"\n\n[tool.replaytest]\n')
+    run = _lint(declared)
+    assert run.returncode == 1 and "syntax" not in run.stderr, run.describe()
+
+
+def test_newer_syntax_that_cannot_be_rewritten_is_named_so_not_called_broken(make_project) -> None:
+    if sys.version_info >= (3, 12):
+        pytest.skip("no syntax newer than this Python is known that libcst parses and lint cannot rewrite")
+    # A type parameter list over several lines: blanking it would leave its line breaks outside brackets.
+    spanning = "def pick[\n    T,\n](items: list[T]) -> T:\n    return items[0]\n"
+    project = make_project({"app/__init__.py": "", "app/wf.py": CLOCK_WORKFLOW, "app/newer.py": HEADER + spanning})
     run = _lint(project)
     assert run.returncode == 2, run.describe()
     [diagnostic] = _by_path(run.json())["app/newer.py"]
@@ -151,3 +214,27 @@ def test_other_newer_syntax_is_named_so_not_called_broken(make_project) -> None:
                                           "the project uses")
     assert diagnostic["line"] == HEADER.count("\n") + 1
     assert ("app/wf.py", CLOCK_WORKFLOW_LINE, "clock") in findings(run.json())  # the rest is still checked
+
+
+def test_the_rewrite_keeps_line_breaks_and_parentheses_inside_the_braces() -> None:
+    import ast
+
+    from replaytest.lint.newer_grammar import downgrade
+
+    # A parenthesised expression over lines, followed by a line break inside the braces (PEP 701).
+    source = 'x = f"{(\n    time.time() +\n    1\n)}"\ny = time.monotonic()\n'
+    downgraded = downgrade(source.encode(), source)
+    assert downgraded.text is not None
+    if sys.version_info < (3, 12):
+        assert downgraded.text.count("\n") == source.count("\n")
+        calls = sorted((c.lineno, c.col_offset, ast.unparse(c.func))
+                       for c in ast.walk(ast.parse(downgraded.text)) if isinstance(c, ast.Call))
+        assert calls == [(2, 4, "time.time"), (5, 4, "time.monotonic")]
+
+
+def test_a_file_libcst_does_not_give_back_exactly_is_not_rewritten_by_its_positions() -> None:
+    from replaytest.lint.newer_grammar import downgrade
+
+    # libcst drops the spaces after an f-string conversion, so its positions after it are not the file's.
+    source = 'a = f"{"q"!s  }"\nb = f"{"r"}"\n'
+    assert downgrade(source.encode(), source) == (True, None, None)

@@ -59,7 +59,7 @@ def test_readme_documents_the_release_tag_the_example_names() -> None:
     """The example's rev exists once the version is released: the README's release steps create that tag."""
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     releasing = readme.split("\n## Releasing\n", 1)[1].split("\n## ", 1)[0]
-    assert f"git tag {TAG} && git push origin {TAG}" in releasing
+    assert f"git tag -a {TAG} -m \"replaytest {replaytest.__version__}\" && git push origin {TAG}" in releasing
 
 
 def test_version_is_written_in_one_place_and_the_readme_uses_its_tag() -> None:

@@ -303,3 +303,69 @@ def test_attributes_of_an_instance_dbos_shares_between_runs(tmp_path: Path) -> N
         "self.runs += ... writes an attribute of a Counter instance that every run shares in workflow code; "
         "use state held in the workflow's own variables"
     ), diagnostics[0].message
+
+
+def test_a_database_session_a_project_helper_returns_is_followed(tmp_path: Path) -> None:
+    # The helper's file read was reported before; its session's queries were not.
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/db.py": """
+            from contextlib import contextmanager
+
+            from sqlalchemy import create_engine
+            from sqlalchemy.orm import Session, sessionmaker
+
+            engine = create_engine("postgresql://localhost/app")
+            SessionLocal = sessionmaker(bind=engine)
+
+            def get_session():
+                return SessionLocal()
+
+            def plain_session():
+                return Session(engine)
+
+            @contextmanager
+            def session_scope():
+                with Session(engine) as session:
+                    yield session
+        """,
+        "app/flows.py": """
+            from dbos import DBOS
+
+            from app.db import get_session
+
+            @DBOS.workflow()
+            def sync_orders() -> int:
+                session = get_session()
+                rows = session.query("Order").all()  # expect: RT202
+                session.execute("UPDATE orders SET seen = true")  # expect: RT202
+                session.add(rows[0])
+                return len(rows)
+
+            @DBOS.step()
+            def count_in_a_step() -> int:
+                session = get_session()
+                return session.query("Order").count()
+        """,
+        "app/wf.py": """
+            from temporalio import activity, workflow
+
+            from app.db import plain_session, session_scope
+
+            @activity.defn
+            async def load(order_id: str) -> int:
+                with session_scope() as session:
+                    return session.execute("SELECT 1").scalar()
+
+            @workflow.defn
+            class Orders:
+                @workflow.run
+                async def run(self) -> int:
+                    with session_scope() as session:
+                        ids = session.scalars("SELECT id FROM orders").all()  # expect: RT202
+                    return plain_session().get("Order", 1) + len(ids)  # expect: RT202
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    assert {d.message.split(" does ")[0] for d in diagnostics} == {
+        "session.query()", "session.execute()", "session.scalars()", "plain_session().get()"}

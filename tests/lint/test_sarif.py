@@ -83,6 +83,11 @@ def assert_valid_for_code_scanning(log: dict[str, Any]) -> None:
                         uri = step.get("location", {}).get("physicalLocation", {}).get("artifactLocation", {}).get("uri")
                         if uri is not None:
                             assert not uri.startswith(("/", "file:")) and "://" not in uri, f"code flow uri: {uri}"
+            for related in result.get("relatedLocations", []):
+                assert type(related.get("id")) is int and related["id"] >= 0, related
+                uri = related["physicalLocation"]["artifactLocation"]["uri"]
+                assert not uri.startswith(("/", "file:")) and "://" not in uri, f"related location uri: {uri}"
+                assert related["physicalLocation"]["region"]["startLine"] >= 1, related
             fingerprints = result.get("partialFingerprints")
             assert isinstance(fingerprints, dict) and fingerprints, result
             assert all(_is_text(key) and _is_text(value) for key, value in fingerprints.items())

@@ -322,10 +322,70 @@ def test_prompt_drift_fails_a_parked_history_and_warns_for_completed_ones(pytest
     )
 
 
-def test_current_code_that_cannot_be_imported_fails_each_history_with_the_reason(pytester: pytest.Pytester) -> None:
+def test_current_code_that_cannot_be_imported_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    """Not one failure per history: the run stops before any test with the setting and the reason."""
     make_project(pytester, ini=INI.replace("shop.agent:support_agent", "shop.agent:no_such_agent"))
     result = pytester.runpytest()
-    result.assert_outcomes(passed=1, failed=3)
-    result.stdout.fnmatch_lines(
-        ["*cannot load the current code to replay against: cannot import 'shop.agent:no_such_agent'*", "*3 error"]
-    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.str().count("ERROR: cannot load the current code") == 1, result.stderr.str()
+    result.stderr.fnmatch_lines(["*replay_workflows in *pyproject.toml*cannot import 'shop.agent:no_such_agent'*"])
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+    # A run that collects no history imports nothing and is not stopped by it.
+    pytester.runpytest("tests").assert_outcomes(passed=1)
+
+
+@pytest.mark.slow
+def test_current_code_that_cannot_be_imported_is_a_usage_error_under_xdist_too(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    make_project(pytester, ini=INI.replace("shop.agent:support_agent", "shop.agent:no_such_agent"))
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # raised on the controller, before any worker starts
+    assert result.stderr.str().count("ERROR: cannot load the current code") == 1
+    assert "cannot import 'shop.agent:no_such_agent'" in result.stderr.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    # Pointed at the unit tests only, the controller imports nothing and the run goes ahead.
+    pytester.runpytest_subprocess("-p", "xdist", "-n", "2", "tests").assert_outcomes(passed=1)
+
+
+def test_an_empty_history_folder_is_a_usage_error_not_no_tests_ran(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    for history in (pytester.path / "histories").glob("*.json"):
+        history.unlink()
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: no history to replay: replay_paths in *pyproject.toml names *histories*"])
+    shutil.rmtree(pytester.path / "histories")  # a folder that is not there is the same mistake
+    assert pytester.runpytest().ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_history_items_carry_the_registered_replay_marker(pytester: pytest.Pytester) -> None:
+    make_project(pytester)
+    assert collected(pytester.runpytest("--collect-only", "-q", "-m", "not replay")) == ["tests/test_unit.py::test_unit"]
+    assert collected(pytester.runpytest("--collect-only", "-q", "-m", "replay")) == history_ids()
+    # Registered: --strict-markers accepts it, and `pytest --markers` documents it.
+    pytester.runpytest("--strict-markers", "-m", "not replay").assert_outcomes(passed=1, deselected=3)
+    pytester.runpytest("--markers").stdout.fnmatch_lines(["@pytest.mark.replay: a recorded history replayed*"])
+
+
+def test_an_invalid_boolean_ini_value_names_the_option(pytester: pytest.Pytester) -> None:
+    make_project(pytester, ini=INI + 'replay_strict_args = "maybe"\n')
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: replay_strict_args in *pyproject.toml must be true or false*maybe*"])
+
+
+def test_the_junit_divergence_property_is_a_sentence_with_a_rootdir_relative_path(pytester: pytest.Pytester) -> None:
+    import xml.etree.ElementTree as ElementTree
+
+    make_project(pytester, agent=AGENT.replace('ctx.step("fetch orders"', 'ctx.step("load orders"'))
+    (pytester.path / "tests" / "sub").mkdir()
+    # Run from a subfolder: the path is still relative to the rootdir, not to where pytest ran.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(pytester.path / "tests" / "sub")
+        pytester.runpytest(str(pytester.path), "--junitxml", str(pytester.path / "report.xml"))
+    root = ElementTree.parse(pytester.path / "report.xml").getroot()
+    points = [prop.get("value") for prop in root.iter("property") if prop.get("name") == "replaytest-divergence-point"]
+    assert len(points) == 3, points
+    line = next(number for number, text in enumerate(AGENT.splitlines(), 1) if 'ctx.step("fetch orders"' in text)
+    assert f"support_agent: command-mismatch at event #2, shop/agent.py:{line} (in-flight run)" in points
+    assert all("{" not in point and str(pytester.path) not in point for point in points)

@@ -174,3 +174,14 @@ def test_quiet_prints_only_histories_that_need_attention(tmp_path: Path) -> None
         "in-flight runs that break: 0",
         "finished runs that diverge: 1 (1 completed)",
     ]
+
+
+def test_no_workflows_configured_is_one_usage_error_not_a_stale_block_per_history(tmp_path: Path) -> None:
+    (tmp_path / "histories").mkdir()
+    for name in ("a", "b", "c"):
+        record(tmp_path / "histories", apps.recorded, {"text": name}, name=f"orders-{name}")
+    (tmp_path / "pyproject.toml").write_text('[tool.replaytest.replay]\npaths = ["histories"]\n', encoding="utf-8")
+    code, out = run("replay", cwd=tmp_path)
+    assert code == 2, out
+    assert out.count("error:") == 1 and "no current code to replay against" in out and "--workflows" in out
+    assert "stale" not in out

@@ -64,8 +64,15 @@ def test_what_changed_is_said_in_words() -> None:
     assert describe_version_change(old.full_version, warmer.full_version, old.params, warmer.params) == (
         "temperature 0.2 → 0.9"
     )
-    # Without the recorded parameters only their digest is known.
-    assert describe_version_change(old.full_version, warmer.full_version) == "parameters changed"
+    # Without the recorded parameters only their digests are known; with the current ones, they are named.
+    old_digest, new_digest = split_version(old.full_version)[2], split_version(warmer.full_version)[2]
+    assert old_digest is not None and new_digest is not None
+    assert describe_version_change(old.full_version, warmer.full_version) == (
+        f"parameters digest {old_digest[:8]} → {new_digest[:8]} (their values were not recorded)"
+    )
+    assert describe_version_change(old.full_version, warmer.full_version, None, warmer.params) == (
+        f"parameters now temperature 0.9; the run recorded only their digest {old_digest[:8]}"
+    )
     assert describe_version_change("v1", old.full_version) == "model not declared → gpt-4o-mini; parameters declared"
 
 
@@ -197,3 +204,36 @@ def test_a_prompt_a_parked_run_has_not_reached_is_reported_at_the_line_using_it(
     lines, first = inspect.getsourcelines(agent)
     tagged = first + next(i for i, line in enumerate(lines) if line.rstrip().endswith("# [renders reply]"))
     assert source is not None and (Path(source.path).name, source.line) == ("test_prompt_models.py", tagged)
+
+
+def test_report_rows_show_the_whole_version(tmp_path: Path) -> None:
+    """A model switch keeps the text version: the rows of the report must show the models, or both sides
+    read the same."""
+    path = record(tmp_path, support_agent("gpt-4o-mini", temperature=0.2), "Where is my parcel?", name="parked")
+    switched = replay(path, support_agent("gpt-4.1", temperature=0.2))
+    assert switched.divergence is not None and switched.divergence.recorded is not None
+    assert switched.divergence.issued is not None
+    recorded, issued = switched.divergence.recorded.describe(), switched.divergence.issued.describe()
+    assert "(gpt-4o-mini, params " in recorded and "(gpt-4.1, params " in issued and recorded != issued
+
+
+def test_a_parameter_change_a_parked_run_has_not_reached_names_the_current_parameters(tmp_path: Path) -> None:
+    """The start manifest keeps the parameters' digest only: the pending check says what they are now."""
+    first = Prompt("classify", "Classify: {question}", version="v1")
+
+    def agent(reply: Prompt) -> Any:
+        @workflow(name="support_agent")
+        def run(ctx: Any, question: str) -> str:
+            ctx.model("classify", answer, first.render(question=question), prompt=first)
+            ctx.wait_signal("agent review", timeout=7 * 86400)
+            return str(ctx.model("draft reply", answer, reply.render(question=question), prompt=reply))
+
+        return run
+
+    cool = Prompt("reply", TEMPLATE, version="v1", model="gpt-4o-mini", params={"temperature": 0.2})
+    path = record(tmp_path, agent(cool), "Where is my parcel?", name="parked")
+    result = replay(path, agent(cool.with_model("gpt-4o-mini", temperature=0.9)))
+    assert result.divergence is not None and result.divergence.kind == "prompt-drift"
+    digest = split_version(cool.full_version)[2]
+    assert digest is not None
+    assert f"(parameters now temperature 0.9; the run recorded only their digest {digest[:8]})" in result.divergence.message

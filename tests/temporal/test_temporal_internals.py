@@ -101,3 +101,24 @@ def test_the_wrapped_instance_methods_have_the_shapes_the_wrappers_call() -> Non
     assert list(inspect.signature(instance_class.workflow_set_update_handler).parameters) == [
         "self", "name", "handler", "validator"
     ]
+
+
+def test_activity_names_are_the_declared_ones() -> None:
+    from temporalio import activity
+
+    from replaytest.plugins.temporal.internals import activity_name
+
+    @activity.defn
+    async def call_model(text: str) -> str:
+        return text
+
+    @activity.defn(name="AskModel")
+    def ask(text: str) -> str:
+        return text
+
+    def plain(text: str) -> str:
+        return text
+
+    assert (activity_name(call_model), activity_name(ask), activity_name(plain), activity_name(3)) == (
+        "call_model", "AskModel", None, None,
+    )

@@ -274,7 +274,7 @@ def test_a_model_or_temperature_change_is_prompt_drift_on_a_real_server(dev_serv
     [warning] = [w for w in results["completed"]["warnings"] if w["kind"] == "prompt-drift"]
     assert warning["message"].endswith("(prompt writer: temperature 0.2 → 0.9)"), warning["message"]
     assert results["waiting"]["status"] == "diverged"
-    assert "(parameters changed)" in results["waiting"]["divergence"]["message"]
+    assert "(parameters now temperature 0.9; the run recorded only their digest " in results["waiting"]["divergence"]["message"]
 
     _write(project, writer_model="gpt-4.1", temperature="0.2")
     code, results = _replay(project)
@@ -283,3 +283,85 @@ def test_a_model_or_temperature_change_is_prompt_drift_on_a_real_server(dev_serv
     assert warning["message"].endswith("(prompt writer: model gpt-4o-mini → gpt-4.1)"), warning["message"]
     waiting = results["waiting"]["divergence"]
     assert waiting["kind"] == "prompt-drift" and "(model gpt-4o-mini → gpt-4.1)" in waiting["message"], waiting
+
+
+NOTE_WORKFLOW = '''"""An agent whose drafting activity records its prompt and whose follow-up activity sends a registry
+text to a (fake) chat model with no Prompt: nothing records what it sent."""
+
+from datetime import timedelta
+
+from temporalio import activity, workflow
+
+with workflow.unsafe.imports_passed_through():
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from replaytest.plugins.temporal.prompts import PromptInterceptor, use_prompt
+    from replaytest.prompts import Prompt
+
+DRAFTER = Prompt("drafter", "Draft a plan for: {ticket}", version="v1")
+MODEL = FakeListChatModel(responses=["ok"])
+REGISTRY = {"acme/follow-up": "Ask whether {ticket} is solved"}
+_TIMEOUT = timedelta(seconds=10)
+
+
+@activity.defn
+async def call_model(text: str) -> str:
+    return "model: " + text
+
+
+@activity.defn
+async def follow_up(ticket: str) -> str:
+    text = REGISTRY["acme/follow-up"].format(ticket=ticket)
+    return str(MODEL.invoke(text).content)
+
+
+@workflow.defn(name="NoteAgent")
+class NoteAgent:
+    @workflow.run
+    async def run(self, ticket: str) -> str:
+        with use_prompt(DRAFTER):
+            plan = await workflow.execute_activity(call_model, DRAFTER.render(ticket=ticket), start_to_close_timeout=_TIMEOUT)
+        return plan + await workflow.execute_activity(follow_up, ticket, start_to_close_timeout=_TIMEOUT)
+
+
+WORKFLOWS = [NoteAgent]
+INTERCEPTOR = PromptInterceptor(WORKFLOWS)
+'''
+
+
+def test_an_activity_that_calls_a_model_and_recorded_no_prompt_is_named_in_a_note(dev_server: DevServer, tmp_path: Path) -> None:
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    project = tmp_path / "notes"
+    (project / "histories").mkdir(parents=True)
+    (project / "note_workflow.py").write_text(NOTE_WORKFLOW, encoding="utf-8")
+
+    async def record(module: Any) -> None:
+        client = await Client.connect(dev_server.address, interceptors=[module.INTERCEPTOR])
+        queue = f"notes-{uuid.uuid4()}"
+        async with Worker(client, task_queue=queue, workflows=module.WORKFLOWS, activities=[module.call_model, module.follow_up]):
+            handle = await client.start_workflow("NoteAgent", "refund", id="note-agent", task_queue=queue)
+            assert await handle.result() == "model: Draft a plan for: refundok"
+            (project / "histories" / "note.json").write_text((await handle.fetch_history()).to_json(), encoding="utf-8")
+
+    sys.path.insert(0, str(project))
+    try:
+        asyncio.run(record(importlib.import_module("note_workflow")))
+    finally:
+        sys.path.remove(str(project))
+        sys.modules.pop("note_workflow", None)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "COV_"))}
+    outcome = subprocess.run(
+        [sys.executable, "-m", "replaytest", "replay", "histories", "-w", "note_workflow:WORKFLOWS", "--format", "json"],
+        cwd=project, capture_output=True, text=True, timeout=180, env=env,
+    )
+    [result] = json.loads(outcome.stdout)["results"]
+    assert result["status"] == "passed", result
+    lines = NOTE_WORKFLOW.splitlines()
+    line = next(number for number, text in enumerate(lines, 1) if "return str(MODEL.invoke(text).content)" in text)
+    from replaytest.replay.engine import UNRECORDED_MODEL_CALL_NOTE
+
+    expected = UNRECORDED_MODEL_CALL_NOTE.format(what="activity 'follow_up'", site=f"MODEL.invoke at note_workflow.py:{line}")
+    # Only the activity with no prompt header: call_model recorded DRAFTER.
+    assert [note for note in result["notes"] if "recorded no prompt version:" in note] == [expected]

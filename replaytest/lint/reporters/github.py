@@ -1,5 +1,6 @@
-"""GitHub Actions workflow commands: one ``::error`` annotation per diagnostic, and per external result
-(a replay divergence at the source line that issued the diverging command) that is a problem.
+"""GitHub Actions workflow commands: one ``::error`` annotation per diagnostic and per other line it stands for
+(``Diagnostic.related``), and per external result (a replay divergence at the source line that issued the
+diverging command) that is a problem.
 
 Escaping follows the runner: ``%``, CR and LF are percent-encoded in the message, and additionally
 ``:`` and ``,`` in property values. File paths are relative to the repository root when ``cwd`` is given
@@ -41,7 +42,15 @@ def render_github(
         message = d.message
         if d.trace:
             message += "\nvia " + " -> ".join(d.trace)
+        if d.related:
+            message += "\nalso at: " + ", ".join(f"{rebase(place.path)}:{place.line}" for place in d.related)
         lines.append(f"::error {properties}::{escape_data(message)}")
+        # Each other line the finding stands for gets its own annotation, so the diff shows every line to fix.
+        for place in d.related:
+            where = _properties((("file", rebase(place.path)), ("line", place.line), ("col", place.column),
+                                 ("title", f"{d.rule} (also at)")))
+            text = f"{place.message}: part of the {d.rule} finding at {rebase(d.path)}:{d.line}: {d.message}"
+            lines.append(f"::error {where}::{escape_data(text)}")
     for item in extra:
         if item.level is None:
             continue

@@ -1,5 +1,6 @@
 """SARIF 2.1.0 for GitHub code scanning: rule metadata, results with relative URIs under %SRCROOT%,
-line-independent partial fingerprints, and the trace as a code flow. External results (replay
+line-independent partial fingerprints, the trace as a code flow, and the other lines a finding stands for as
+related locations its message links to. External results (replay
 divergences, stale or broken histories) become results of rules named by their code (``replay/…``).
 
 With ``cwd`` given, %SRCROOT% is the top level of the git repository and URIs are relative to it, so a CI
@@ -15,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from replaytest import __version__
-from replaytest.lint.model import Diagnostic, LintResult
+from replaytest.lint.model import Diagnostic, LintResult, Related
 from replaytest.lint.reporters.external import ExternalResult, PathRebaser
 from replaytest.lint.rule import Rule
 
@@ -50,6 +51,17 @@ def _location(d: Diagnostic, rebase: Callable[[str], str], message: str | None =
     if message is not None:
         location["message"] = {"text": message}
     return location
+
+
+def _related(place: Related, number: int, rebase: Callable[[str], str]) -> dict[str, Any]:
+    return {
+        "id": number,
+        "physicalLocation": {
+            "artifactLocation": {"uri": quote(rebase(place.path), safe="/"), "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": place.line, "startColumn": place.column},
+        },
+        "message": {"text": place.message},
+    }
 
 
 def _external_descriptor(code: str, title: str) -> dict[str, Any]:
@@ -110,6 +122,12 @@ def render_sarif(
             "locations": [_location(d, rebase)],
             "partialFingerprints": {"replaytestFingerprint/v1": f"{d.fingerprint}:{occurrence}"},
         }
+        if d.related:
+            # Code scanning shows a related location where the message links to it by id ("[text](id)").
+            links = ", ".join(f"[{rebase(place.path)}:{place.line}]({number})"
+                              for number, place in enumerate(d.related, 1))
+            item["message"] = {"text": f"{d.message} Also at: {links}."}
+            item["relatedLocations"] = [_related(place, number, rebase) for number, place in enumerate(d.related, 1)]
         if d.trace:
             steps = [{"location": _location(d, rebase, f"called from {d.trace[0]}")}]
             for hop, name in enumerate(d.trace[1:]):

@@ -1,4 +1,5 @@
-"""The default human-readable report: ``path:line:col: RULE message``, trace and fix beneath, a summary."""
+"""The default human-readable report: ``path:line:col: RULE message``, trace, the other lines the finding
+stands for (``also at: a.py:12, a.py:14``) and fix beneath, a summary."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ def render_text(result: LintResult, rules: Mapping[str, Rule]) -> str:
         lines.append(f"{d.path}:{d.line}:{d.column}: {d.rule} {_one_line(d.message)}")
         if d.trace:
             lines.append(f"    via {' -> '.join(d.trace)}")
+        # By line, as a reader looks them up; the finding's own line and a second column of a line are left out.
+        own = f"{d.path}:{d.line}"
+        places = [place for place in dict.fromkeys(f"{r.path}:{r.line}" for r in d.related) if place != own]
+        if places:
+            lines.append("    also at: " + ", ".join(places))
         if d.fix is not None:
             lines.append(f"    fix ({'safe' if d.fix.safe else 'unsafe'}): {d.fix.replacement}")
     findings = sum(1 for d in result.diagnostics if d.category != "syntax")

@@ -12,6 +12,7 @@ from replaytest.lint.rules.rt101_clock import ReadsWallClock
 from replaytest.lint.rules.rt102_random import DrawsUnrecordedRandomness
 from replaytest.lint.rules.rt103_uuid import CreatesFreshUuid
 from replaytest.lint.rules.rt104_idempotency_key import UsesFreshIdempotencyKey
+from replaytest.lint.rules.rt105_unstable_step_name import NamesStepUnstably
 from replaytest.lint.rules.rt201_model_call import CallsModelOutsideStep
 from replaytest.lint.rules.rt202_network import DoesNetworkIoOutsideStep
 from replaytest.lint.rules.rt203_filesystem import TouchesFilesystemOutsideStep
@@ -34,6 +35,7 @@ BUILTIN_RULES: tuple[type[Rule], ...] = (
     DrawsUnrecordedRandomness,
     CreatesFreshUuid,
     UsesFreshIdempotencyKey,
+    NamesStepUnstably,
     CallsModelOutsideStep,
     DoesNetworkIoOutsideStep,
     TouchesFilesystemOutsideStep,

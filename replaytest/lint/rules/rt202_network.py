@@ -38,7 +38,25 @@ def _network_calls() -> dict[str, str]:
         "kafka.KafkaConsumer", "pika.BlockingConnection", "stripe.**", "slack_sdk.WebClient.*",
         "twilio.rest.Client.**", "sendgrid.SendGridAPIClient.*",
     ]
+    # Database sessions (SQLAlchemy, SQLModel), usually made by a project helper (``session = get_session()``,
+    # ``with get_session() as session``): the methods that talk to the database. A session made by a
+    # factory (``SessionLocal = sessionmaker(...)``, ``SessionLocal()``) resolves to the factory's type.
+    # ``add``/``delete`` only mark objects (``flush``/``commit`` write them): not listed.
+    names += [f"{session}.{method}" for session in _SESSION_TYPES for method in _SESSION_QUERIES]
     return {name: "" for name in names}
+
+
+_SESSION_TYPES = (
+    "sqlalchemy.orm.Session", "sqlalchemy.orm.session.Session", "sqlalchemy.orm.sessionmaker",
+    "sqlalchemy.orm.session.sessionmaker", "sqlalchemy.orm.scoped_session", "sqlalchemy.orm.scoping.scoped_session",
+    "sqlalchemy.ext.asyncio.AsyncSession", "sqlalchemy.ext.asyncio.async_sessionmaker",
+    "sqlalchemy.ext.asyncio.async_scoped_session", "sqlmodel.Session", "sqlmodel.orm.session.Session",
+)
+_SESSION_QUERIES = (
+    "execute", "exec", "scalar", "scalars", "query", "get", "get_one", "commit", "flush", "refresh", "merge",
+    "rollback", "connection", "stream", "stream_scalars", "bulk_save_objects", "bulk_insert_mappings",
+    "bulk_update_mappings",
+)
 
 
 class DoesNetworkIoOutsideStep(Rule):

@@ -22,6 +22,12 @@ PROFILE = FrameworkProfile(
     context_types=(_CONTEXT, "azure.durable_functions.models.DurableOrchestrationContext"),
     context_param_names=("context",),
     context_class=_CONTEXT,
+    # The history records the activity or sub-orchestrator name; replay matches the scheduled task by it.
+    step_names={
+        **{f"{_CONTEXT}.{call}": (0, "name", "activity") for call in ("call_activity", "call_activity_with_retry")},
+        **{f"{_CONTEXT}.{call}": (0, "name", "sub-orchestrator")
+           for call in ("call_sub_orchestrator", "call_sub_orchestrator_with_retry")},
+    },
     safe_calls=frozenset(
         f"{_CONTEXT}.{name}"
         for name in ("new_uuid", "create_timer", "call_activity", "call_activity_with_retry", "call_sub_orchestrator",

@@ -18,6 +18,9 @@ PROFILE = FrameworkProfile(
     screen=(b"DBOS.workflow", b"DBOS.scheduled"),
     modules=("dbos",),
     orchestration_decorators=("dbos.DBOS.workflow", "dbos.DBOS.scheduled"),
+    # The name a step or workflow is registered and recorded under (recovery looks the function up by it).
+    step_names={"dbos.DBOS.step": (-1, "name", "step"), "dbos.DBOS.transaction": (-1, "name", "step"),
+                "dbos.DBOS.workflow": (-1, "name", "workflow")},
     step_decorators=(
         "dbos.DBOS.step", "dbos.DBOS.transaction", "dbos.SQLAlchemyDatasource.transaction",
         "dbos.AsyncSQLAlchemyDatasource.transaction",

@@ -53,10 +53,13 @@ from typing import TYPE_CHECKING, Any
 
 from replaytest.history import Event, History
 from replaytest.history.model import PromptRef
+from replaytest.model_clients import model_call_site
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
 from replaytest.prompts import (
     also_changed,
+    fetched_ahead_note,
+    fetched_prompt_site,
     prompt_manifest,
     prompt_objects,
     prompts_in_use,
@@ -83,6 +86,7 @@ from replaytest.replay.engine import (
     as_position,
     check_manifest_prompts,
     check_pending_prompts,
+    note_unrecorded_model_calls,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -350,6 +354,23 @@ class _Operations:
         event: Event = recorded.payload
         return event
 
+    def _guard_advice_for_gap(self, function_id: int) -> str:
+        """Where a version guard for an operation put into a gap of the recorded ids must go. A
+        ``DBOS.patch`` at ``function_id`` finds nothing recorded there either, so DBOS answers it True
+        (and records its marker): wrapping only the new operation still sends the run down the new path.
+        The check answers False only where the run recorded another operation, so it must come before one
+        the run has already run."""
+        earlier = [event for event in self.matcher.events[: self.matcher.index] if event.seq < function_id]
+        where = ""
+        if earlier:
+            last = earlier[-1]
+            where = f" (function id {last.seq}, {last.kind} {last.name!r}, or earlier)"
+        return (f'a `DBOS.patch("<change-id>")` check put right there finds nothing recorded at function id '
+                f"{function_id} either, so DBOS answers it True and the run still takes the new path: put the "
+                f"check before an operation the run has already recorded{where} and wrap from there through "
+                f"the change (`if DBOS.patch(...): <new> else: <old>`), or move the new code past the wait, "
+                f"so runs started before the change take the old path")
+
     def _nothing_recorded(self, command: Issued, function_id: int, later: list[Recorded] | None = None) -> None:
         """The history has no row at ``function_id``: where a running run resumes, else an extra command.
 
@@ -390,8 +411,8 @@ class _Operations:
                     f"{self.history.status} history has no operation, before {following.kind} "
                     f"{following.name!r} recorded at function id {following.seq}: DBOS recovery would run "
                     f"{command.name!r} for real and then fail with DBOSUnexpectedStepError where the code's "
-                    f"next operation meets the recorded {following.name!r}; put the change under "
-                    f'`if DBOS.patch("<change-id>"):` so runs started before it take the old path',
+                    f"next operation meets the recorded {following.name!r}; "
+                    + self._guard_advice_for_gap(function_id),
                     command,
                     following,
                     position=function_id,
@@ -586,6 +607,10 @@ class _Prompts:
     # {prompt: (parameters the run used, the current code's)} where known, for "temperature 0.2 → 0.9".
     params: dict[str, tuple[Any, Any]] = dataclasses.field(default_factory=dict)
     where: str = ""  # the resume point, in words, for the pending check's message
+    # (step, where its body calls a model) of recorded steps that call a model and recorded no prompt.
+    unprompted: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
+    # (step, where its body calls Prompt.fetched) of the steps an unfinished run has not recorded yet.
+    fetched_ahead: list[tuple[str, tuple[str, int]]] = dataclasses.field(default_factory=list)
 
 
 class DBOSReplayer(NeutralReplayer):
@@ -700,7 +725,10 @@ class DBOSReplayer(NeutralReplayer):
             history, matcher, set(internals.registered_workflow_names()), rebuilder, step_prompts, step_objects, chosen
         )
         prompts = _Prompts(
-            current, operations.called, unrecorded=operations.called_unrecorded, reached=reached, reused=reused, params=params
+            current, operations.called, unrecorded=operations.called_unrecorded, reached=reached, reused=reused, params=params,
+            unprompted=_unprompted_model_steps(history, steps) if reached else [],
+            fetched_ahead=[(f"step {body.dbos_function_name!r}", site) for body in pending_steps
+                           if (site := fetched_prompt_site(body)) is not None],
         )
         document = history.input if isinstance(history.input, dict) else {}
         try:
@@ -761,10 +789,28 @@ def recorded_prompt_versions(history: History) -> dict[str, str]:
     return {ref.name: ref.version for event in history.events for ref in _recorded_prompts(event)}
 
 
+def _unprompted_model_steps(history: History, steps: Sequence[Any]) -> list[tuple[str, Any]]:
+    """The recorded steps whose body calls a model client but that recorded no prompt version (asked only
+    of runs that recorded versions per call: for older ones every step lacks one)."""
+    bodies = {body.dbos_function_name: body for body in steps}
+    found: list[tuple[str, Any]] = []
+    for event in history.events:
+        body = bodies.get(event.name)
+        if body is None or _recorded_prompts(event):
+            continue
+        site = model_call_site(body)
+        if site is not None:
+            found.append((f"step {event.name!r} (function id {event.seq})", site))
+    return found
+
+
 def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, options: ReplayOptions) -> None:
     """The prompt checks past the recorded steps (those are the matcher's): prompts no recorded step used
     against the start manifest, and a run with no per-call versions against its manifest only."""
+    note_unrecorded_model_calls(result, prompts.unprompted)
     status = _in_words(history.status)
+    if status == "parked":
+        result.notes.extend(fetched_ahead_note(step, site, status) for step, site in prompts.fetched_ahead)
     if not prompts.reached:
         # Recorded before per-call versions (or with no step that used a prompt yet): the start manifest.
         if prompts.unrecorded and history.prompt_manifest is not None:
@@ -870,7 +916,8 @@ def _with_sites(current: Any, pending_steps: list[Any]) -> Any:
 
 def _prompt_params(history: History, reached: dict[str, str], objects: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """``{prompt: (the parameters the run used, the current code's)}`` for the prompts whose recorded
-    step carried its parameters (the last call per name, as ``recorded_prompt_versions``)."""
+    step carried its parameters (the last call per name, as ``recorded_prompt_versions``); for the other
+    current prompts ``(None, the current code's)``: the start manifest keeps only their digest."""
     used: dict[str, Any] = {}
     for event in history.events:
         for ref in _recorded_prompts(event):
@@ -880,6 +927,9 @@ def _prompt_params(history: History, reached: dict[str, str], objects: dict[str,
         prompt = objects.get(name)
         if old is not None and prompt is not None:
             params[name] = (old, prompt.params or {})
+    for name, prompt in objects.items():
+        if name not in params and getattr(prompt, "params", None):
+            params[name] = (None, prompt.params)
     return params
 
 

@@ -11,6 +11,8 @@ PROFILE = FrameworkProfile(
     modules=("replaytest.journal",),
     orchestration_decorators=("replaytest.journal.workflow", "replaytest.journal.workflow.workflow"),
     step_calls=(f"{_CONTEXT}.step", f"{_CONTEXT}.model"),
+    # Each journal record is matched by its step name (``replay`` reports a renamed step as a divergence).
+    step_names={f"{_CONTEXT}.step": (0, "name", "step"), f"{_CONTEXT}.model": (0, "name", "step")},
     context_types=(
         _CONTEXT, "replaytest.journal.AsyncContext", "replaytest.journal.context.Context",
         "replaytest.journal.context.AsyncContext",

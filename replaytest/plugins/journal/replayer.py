@@ -26,8 +26,9 @@ from replaytest.history import Event, History
 from replaytest.journal import Command, RunInfo, StepFailed, find_workflow, run_workflow
 from replaytest.journal.commands import Thunk
 from replaytest.journal.workflow import Outcome, definition_of
+from replaytest.model_clients import model_call_site
 from replaytest.plugins.journal import PROFILE
-from replaytest.prompts import prompt_manifest
+from replaytest.prompts import prompt_manifest, prompt_objects
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, Rehearsal, ReplayResult, short_value, value_text
 from replaytest.replay.engine import (
@@ -40,6 +41,7 @@ from replaytest.replay.engine import (
     Recorded,
     RecordedEvents,
     check_pending_prompts,
+    note_unrecorded_model_calls,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -61,6 +63,9 @@ class ReplayBackend:
     def __init__(self, history: History, matcher: Matcher) -> None:
         self.history = history
         self.matcher = matcher
+        # (step, its function) of recorded steps that recorded no prompt version; whether the function
+        # calls a model is asked after the replay (the runtime guards stop reading its source during it).
+        self.unprompted: list[tuple[str, Any]] = []
 
     def execute(self, command: Command, thunk: Thunk) -> Any:
         source = command.source  # a CallSite; the matcher converts it only for a report
@@ -80,6 +85,8 @@ class ReplayBackend:
         )
         recorded = self.matcher.issue(issued)
         event: Event = recorded.payload
+        if command.kind == "step" and command.fn is not None and event.prompt is None:
+            self.unprompted.append((f"step {command.name!r} (event #{event.seq})", command.fn))
         if command.duration_s is not None and event.duration_s is not None and command.duration_s != event.duration_s:
             self.matcher.args_changed(
                 issued, recorded, f"timer {command.name!r} now sleeps {command.duration_s:g}s, recorded {event.duration_s:g}s"
@@ -157,8 +164,16 @@ class JournalReplayer(NeutralReplayer):
             result.divergence = divergence
         if not reached and history.prompt_manifest is None and current:
             result.notes.append(NO_PROMPTS_NOTE)
+        # The journal records a prompt per call only through ``ctx.model(..., prompt=P)``: a plain step
+        # that calls a model sent a prompt nothing compares.
+        sites = ((step, model_call_site(fn)) for step, fn in backend.unprompted)
+        note_unrecorded_model_calls(result, [(step, site) for step, site in sites if site is not None])
+        # The manifest keeps only the parameters' digest; the current code's are named ("parameters now …").
+        params = {name: (None, prompt.params) for name, prompt in prompt_objects(definition.fn).items()
+                  if prompt.params and prompt.full_version == current.get(name)}
         check_pending_prompts(
-            result, history.status, history.prompt_manifest, current, reached, options, matcher.next_position()
+            result, history.status, history.prompt_manifest, current, reached, options, matcher.next_position(),
+            params=params,
         )
         if options.rehearse:
             from replaytest.plugins.journal.rehearsal import remember_signals

@@ -20,6 +20,7 @@ from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.importer import (
     SQLITE_CHECKPOINTS_SQL,
     SQLITE_THREADS_SQL,
+    SUBGRAPH_CHANNELS,
     CheckpointRow,
     ImportedThread,
     ImportRefused,
@@ -28,6 +29,7 @@ from replaytest.plugins.langgraph.importer import (
     histories_from_saver,
     iter_threads,
     sqlite_checkpoint_rows,
+    sqlite_subgraph_writes_sql,
     sqlite_write_rows,
     sqlite_writes_sql,
     write_histories,
@@ -107,6 +109,14 @@ class AsyncSqliteThreads:
         return (sqlite_checkpoint_rows(self.label, thread_id, checkpoints),
                 sqlite_write_rows(self.label, thread_id, writes))
 
+    async def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """``SqliteThreads.subgraph_writes``, awaited."""
+        from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
+
+        sql = sqlite_subgraph_writes_sql(self.task_path_columns)
+        rows = await self._fetch(sql, (DEFAULT_BUDGET.max_stored_bytes, thread_id, *SUBGRAPH_CHANNELS))
+        return sqlite_write_rows(self.label, thread_id, rows)
+
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
         import sqlite3
 
@@ -120,8 +130,12 @@ class AsyncSqliteThreads:
 class _Fetched:
     """One thread's rows, already read: what ``iter_threads`` then turns into a history."""
 
-    def __init__(self, rows: tuple[list[CheckpointRow], list[WriteRow]]) -> None:
+    def __init__(self, rows: tuple[list[CheckpointRow], list[WriteRow]], subgraph_rows: list[WriteRow] | None) -> None:
         self.rows = rows
+        self.subgraph_rows = subgraph_rows
+
+    def subgraph_writes(self, thread_id: str) -> list[WriteRow] | None:
+        return self.subgraph_rows
 
     def thread_ids(self, limit: int | None) -> list[str]:  # pragma: no cover - always given the thread id
         raise AssertionError("the thread id is given")
@@ -141,13 +155,15 @@ async def aiter_threads(
     for thread_id in thread_ids or await source.thread_ids(limit):
         try:
             rows = await source.read(thread_id)
+            read_subgraphs = getattr(source, "subgraph_writes", None)
+            subgraph_rows = await read_subgraphs(thread_id) if read_subgraphs is not None else None
         except ImportRefused as error:
             imported.append(error)
             continue
         except RecursionError:
             imported.append(ImportRefused(f"thread {thread_id!r}: a stored value nests too deeply to import"))
             continue
-        imported.extend(iter_threads(_Fetched(rows), [thread_id], None, code, graphs))
+        imported.extend(iter_threads(_Fetched(rows, subgraph_rows), [thread_id], None, code, graphs))
     return imported
 
 

@@ -31,8 +31,10 @@ conditional edges leaving it, the nodes of a subgraph it runs: ``langgraph.promp
   event, naming the node, the prompt, both versions, what changed when the model or parameters did ("model
   gpt-4.1 → gpt-4o-mini") and the line of the current code using the prompt: "node 'draft' used prompt reply
   v2 (recorded when it ran); the code now has v1 (…); the parked thread keeps what that node wrote and resumes
-  at node 'confirm'". A node running a subgraph records in the subgraph's own checkpoints, which the import does
-  not read: its prompts are taken at the start manifest's versions, with a note.
+  at node 'confirm'". A node running a subgraph is compared at what its subgraph's nodes recorded (the import
+  reads them from the subgraph's own checkpoints), also while the thread is parked inside the subgraph: its
+  finished subgraph nodes keep their results ("(in its subgraph's node 'triage', recorded when it ran)"), the
+  rest is pending. Without such records its prompts are taken at the start manifest's versions, with a note.
 * A thread recorded before per-call records, with a manifest (``with_prompts(config, graph)``), gets the note
   ``NO_NODE_PROMPTS_NOTE`` and ``engine.check_manifest_prompts``: a changed prompt of a node the thread already
   ran (and does not wait in) is a ``prompt-drift`` warning worded from the manifest.
@@ -45,7 +47,9 @@ conditional edges leaving it, the nodes of a subgraph it runs: ``langgraph.promp
 
 Later edges and nodes are not compared (LangGraph runs them from the current code, which is correct). A
 thread that is not parked is checked for what applies, and the result's notes say what was and was not
-checked. A node running a subgraph is checked for existence only: the subgraph's checkpoints are not read.
+checked. A parked node running a subgraph is checked inside the subgraph when the import read the subgraph's
+own history (``subgraph`` on the pending interrupt, ``langgraph.nested``): the same checks against the current
+subgraph, reported at the thread's pending interrupt; otherwise it is checked for existence only, with a note.
 """
 
 from __future__ import annotations
@@ -59,19 +63,23 @@ from pathlib import Path
 from typing import Any
 
 from replaytest.history import Event, History
+from replaytest.model_clients import model_call_site
 from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.nested import SUBGRAPH_FIELD
 from replaytest.plugins.langgraph.replayer import project_caller, project_raise_site, same_as_recorded
 from replaytest.plugins.langgraph.values import normal_form, revive
 from replaytest.prompts import (
     Prompt,
     describe_changes,
     describe_version_change,
+    fetched_ahead_note,
+    fetched_prompt_site,
     model_or_params_changed,
     short_version,
 )
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition, short_value
-from replaytest.replay.engine import check_manifest_prompts, check_pending_prompts
+from replaytest.replay.engine import check_manifest_prompts, check_pending_prompts, note_unrecorded_model_calls
 from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
@@ -162,6 +170,14 @@ def check_graph_prompts(result: ReplayResult, history: History, compiled: Any, o
     per_node = node_prompts(compiled)
     current = manifest_of(compiled)
     waiting = [str(name) for name in graph.get("next", [])]
+    if history.status in ("parked", "running"):
+        # The nodes it resumes at (a parked node runs again from its top) and those it has not run yet.
+        seen = {str(name) for name in graph.get("nodes_seen", [])}
+        code = lg.node_code(compiled)
+        for node in [*waiting, *(name for name in code if name not in seen and name not in waiting)]:
+            site = next(filter(None, (fetched_prompt_site(obj) for obj in code.get(node, ()))), None)
+            if site is not None:
+                result.notes.append(fetched_ahead_note(f"node {node!r}", site, history.status))
     if has_node_prompts(history):
         _check_node_calls(result, history, compiled, options, waiting, per_node, current)
         return
@@ -201,19 +217,29 @@ def _check_node_calls(
     reached: dict[str, str] = {}
     found: list[Divergence] = []
     from_manifest: dict[str, str] = {}  # prompt -> the subgraph node whose use was taken from the manifest
+    code = lg.node_code(compiled)
+    unprompted_nodes: dict[str, Any] = {}  # node -> where its code calls a model, for a run that recorded no prompt
     for event in history.events:
         if event.kind != "step" or "prompts" not in event.extra:
             continue
         node = event.name
-        if node in waiting and int(event.extra.get("super_step", 0)) == last_step:
-            continue  # parked (or still to finish): it runs again from its top when the thread resumes
         uses = [used for used in event.extra.get("prompts") or () if isinstance(used, dict)
                 and isinstance(used.get("name"), str) and isinstance(used.get("version"), str)]
+        if node in waiting and int(event.extra.get("super_step", 0)) == last_step:
+            # Parked (or still to finish): it runs again from its top when the thread resumes — but a subgraph
+            # resumes from its own checkpoint, so what its finished nodes used (the import kept only theirs) stays.
+            uses = [used for used in uses if used.get("subgraph_node")]
+            if not uses:
+                continue
         if not uses and node in nodes and lg.is_subgraph_node(nodes[node]) and history.prompt_manifest is not None:
             for prompt in sorted(per_node.get(node, {})):
                 if prompt in history.prompt_manifest:
                     uses.append({"name": prompt, "version": history.prompt_manifest[prompt]})
                     from_manifest.setdefault(prompt, node)
+        if not uses and node in nodes and not lg.is_subgraph_node(nodes[node]) and node not in unprompted_nodes:
+            site = next(filter(None, (model_call_site(obj) for obj in code.get(node, ()))), None)
+            if site is not None:
+                unprompted_nodes[node] = site
         for used in uses:
             name, old = used["name"], used["version"]
             reached[name] = old
@@ -222,10 +248,12 @@ def _check_node_calls(
                 continue
             found.append(_node_drift(history, compiled, event, node, used, new, waiting, per_node, current,
                                      manifest=name in from_manifest and from_manifest[name] == node))
+    note_unrecorded_model_calls(result, [(f"node {node!r}", site) for node, site in unprompted_nodes.items()])
     for prompt, node in sorted(from_manifest.items()):
         result.notes.append(
-            f"node {node!r} runs a subgraph, whose nodes record their prompt versions in the subgraph's own checkpoints "
-            f"(not read): its prompt {prompt} was taken at the start manifest's version"
+            f"node {node!r} runs a subgraph, and no prompt record of its nodes was found in the subgraph's own checkpoints "
+            "(recorded before per-call records, or read from a thread source that does not read subgraph checkpoints): "
+            f"its prompt {prompt} was taken at the start manifest's version"
         )
     for index, drift in enumerate(found):
         if policy == "fail" and index == 0 and result.divergence is None:
@@ -257,7 +285,11 @@ def _node_drift(
         change = f" ({describe_version_change(old, new, params, prompt.params if prompt is not None else None)})"
     how = "at the start manifest's version" if manifest else "recorded when it ran"
     status = history.status
+    inner = used.get("subgraph_node")
     keeps = f"the {status} thread keeps what that node wrote"
+    if isinstance(inner, str):
+        how = f"in its subgraph's node {inner!r}, recorded when it ran"
+        keeps = f"the {status} thread keeps what that subgraph node wrote"
     if status in ("parked", "running"):
         at = ", ".join(repr(node_name) for node_name in waiting)
         keeps += f" and resumes at node{'s' if len(waiting) > 1 else ''} {at}" if waiting else ""
@@ -323,7 +355,10 @@ def _pending_prompts(
         if position is None:
             position = pending.get(name)
         subgraph = " (a subgraph: the prompts of all its nodes)" if name in nodes and lg.is_subgraph_node(nodes[name]) else ""
-        versions = "; ".join(f"{prompt}: {_versions(changed[prompt], current[prompt])}" for prompt in uses)
+        versions = "; ".join(
+            f"{prompt}: {_versions(changed[prompt], current[prompt], _current_prompt(compiled, name, prompt, current[prompt]))}"
+            for prompt in uses
+        )
         parts.append(f"node {name!r}{subgraph}, which uses prompt{'s' if len(uses) > 1 else ''} {versions}")
     later = describe_changes(recorded, current, [*called, *at_next])
     thread = f"the {history.status} thread"
@@ -335,9 +370,14 @@ def _pending_prompts(
     return message, position
 
 
-def _versions(started: str | None, now: str) -> str:
+def _versions(started: str | None, now: str, prompt: Prompt | None = None) -> str:
+    """``started under v1, code now has v2``, with what changed when the model or the parameters did (the
+    start manifest keeps the parameters' digest only: ``prompt`` — the current one — names them)."""
     before = f"started under {short_version(started)}" if started is not None else "new since the thread started"
-    return f"{before}, code now has {short_version(now)}"
+    change = ""
+    if started is not None and model_or_params_changed(started, now):
+        change = f" ({describe_version_change(started, now, None, prompt.params if prompt is not None else None)})"
+    return f"{before}, code now has {short_version(now)}{change}"
 
 
 class _Check:
@@ -356,6 +396,7 @@ class _Check:
         self.interrupts = 0
         self.asked: list[Any] = []
         self.prefixes: tuple[str, ...] = ()
+        self.subgraph_of: str | None = None  # checking the subgraph this node of the thread's graph runs
 
     # --- the checks ---
 
@@ -411,9 +452,14 @@ class _Check:
                 "on resume LangGraph ends the thread silently: the reviewer's answer is dropped and nothing more runs"
                 if event is not None else "on resume LangGraph skips it silently"
             )
+            waits = "the thread waits"
+            if self.subgraph_of is not None:  # a subgraph's run ends, and the graph around it goes on
+                waits = "the subgraph waits"
+                outcome = outcome.replace("ends the thread silently", "ends the subgraph's run silently").replace(
+                    "nothing more runs", f"nothing more of the subgraph runs; the graph goes on past node {self.subgraph_of!r}")
             return Divergence(
                 "graph-node-missing", event.seq if event else None,
-                f"the thread waits in node {name!r}, which the current graph no longer has (its nodes: "
+                f"{waits} in node {name!r}, which the current graph no longer has (its nodes: "
                 f"{', '.join(self.nodes)}){hint}; {outcome}",
                 recorded=CommandView("node", name, event.seq if event else None),
                 issued=CommandView("node", renamed[0]) if renamed else None,
@@ -479,9 +525,13 @@ class _Check:
         name = str(event.extra.get("node"))
         node = self.nodes[name]
         if lg.is_subgraph_node(node):
+            subgraph = lg.node_subgraph(node)
+            if subgraph is not None and isinstance(event.extra.get(SUBGRAPH_FIELD), dict):
+                return self._check_subgraph(name, event, subgraph)
             self.notes.append(
                 f"node {name!r} runs a subgraph: it was checked to exist; the subgraph's own nodes and interrupt were not "
-                "re-run (its checkpoints live in their own namespace, which the import does not read)"
+                "re-run (the history holds no history of the subgraph: a subgraph's checkpoints are read from SQLite and "
+                "Postgres databases, for a node whose whole body is one compiled graph)"
             )
             return None
         function = lg.node_function(node)
@@ -552,6 +602,38 @@ class _Check:
             "end and the reviewer's answer is never read",
             recorded=CommandView("signal", "interrupt", event.seq), source=definition_of(function),
         )
+
+    def _check_subgraph(self, name: str, event: Event, subgraph: Any) -> Divergence | None:
+        """The parked node runs a subgraph whose own history the import read (``langgraph.nested``): LangGraph
+        resumes the node by resuming the subgraph from its checkpoints, so the subgraph's history is checked
+        against the current subgraph as a thread's is (its parked node re-run, its state keys and nodes
+        compared), and what it finds is reported at this node's interrupt."""
+        from replaytest.history import history_from_dict
+
+        prefix = f"$.events[{event.seq - 1}].{SUBGRAPH_FIELD}"
+        document = {
+            "format": "replaytest-history", "format_version": 1, **event.extra[SUBGRAPH_FIELD],
+            "workflow": {"type": str(subgraph.get_name()), "id": self.history.workflow.id, "engine": "langgraph"},
+            # What the import redacted inside the subgraph's history, at its paths there.
+            "redacted": ["$" + path[len(prefix):] for path in self.history.redacted if path.startswith(prefix + ".")],
+        }
+        try:
+            inner = _Check(history_from_dict(document, self.history.source), subgraph)
+            inner.subgraph_of = name
+        except Exception as error:  # noqa: BLE001 - a malformed subgraph history is said, not checked
+            self.notes.append(f"node {name!r} runs a subgraph whose recorded history cannot be read ({error}): "
+                              "it was checked to exist only")
+            return None
+        found = inner.run()
+        self.trips.extend(inner.trips)
+        self.compared += inner.compared
+        where = f"inside the subgraph node {name!r} runs"
+        self.notes.extend(f"{where}: {note}" for note in inner.notes if note not in (LATER_NODES_NOTE, AFTER_INTERRUPT_NOTE))
+        if found is None:
+            return None
+        self.interrupt_source = inner.interrupt_source
+        return replace(found, position=event.seq, message=f"{where}: {found.message} (LangGraph resumes node {name!r} by "
+                                                          "resuming its subgraph from the subgraph's own checkpoints)")
 
     def _on_interrupt(self, value: Any) -> int:
         index = self.interrupts

@@ -44,15 +44,17 @@ latest checkpoint's id) holds, for the thread's current checkpoint chain:
   record made inside a ``@task`` the node called wins (written only when the task ran: its stored result
   came from it), then the latest one made in the node's own code (a node interrupted and resumed runs again
   from its top, and its writes come from the last run), then the earliest one made around a ``@task`` call.
-  A node running a subgraph has its nodes' records in the subgraph's own checkpoints, which are not read:
-  its event lists none. Threads without records have no ``prompts`` (the check then takes the versions
+  A node running a subgraph has its nodes' records in the subgraph's own checkpoints: when the source can
+  read them (``subgraph_writes``), they are listed on its event with the subgraph's node that made them
+  (``subgraph_node``; ``subgraph_prompts_used``), else its event lists none. Threads without records have no ``prompts`` (the check then takes the versions
   from the start manifest, with a note).
 
 Shapes are JSON type names (``string``, ``number``, ``integer``, ``boolean``, ``null``, ``array``,
 ``object``) or, for a value LangGraph serialized as a class instance, the class's dotted name. Values
 were decoded by ``langgraph.values`` (never unpickled). A thread whose chain is neither a graph's nor an
-entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are not read: a node
-that runs a subgraph is recorded as that node.
+entrypoint's is refused by the caller; subgraph checkpoints (their own namespace) are read here only for
+their nodes' prompt records: a node that runs a subgraph is recorded as that node (the SQL readers then
+give a parked one the subgraph's own history, ``langgraph.nested``).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from replaytest.plugins.langgraph.importer import (
     PromptRecord,
     WriteRow,
     recorded_manifest,
+    split_prompt_records,
 )
 
 UNKNOWN_NODE = "?"
@@ -135,9 +138,12 @@ def shape(value: Any) -> str:
 
 def build_graph_history(
     thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], graphs: Sequence[GraphCode] = (),
-    prompt_records: Sequence[PromptRecord] = (),
+    prompt_records: Sequence[PromptRecord] = (), subgraph_writes: Sequence[WriteRow] | None = None,
+    graph_ns: str = "",
 ) -> ImportedThread:
-    """The history of graph thread ``thread_id`` (see the module docstring)."""
+    """The history of graph thread ``thread_id`` (see the module docstring). ``subgraph_writes``: the prompt
+    records, interrupts and resumes in the thread's subgraph namespaces (None: the source cannot read them);
+    ``graph_ns``: the checkpoint namespace of a subgraph's run (``langgraph.nested``), which its task ids hash."""
     chain = _current_chain(thread_id, checkpoints)
     latest = chain[-1]
     notes: list[str] = []
@@ -163,7 +169,8 @@ def build_graph_history(
                 called.setdefault(caller, set()).add(write.task_id)
             elif write.task_id != lg.NULL_TASK_ID:
                 tasks.setdefault(write.task_id, []).append(write)
-        named = [(task_id, rows, *_task_node(checkpoint, task_id, rows[0], candidates, naming)) for task_id, rows in tasks.items()]
+        named = [(task_id, rows, *_task_node(checkpoint, task_id, rows[0], candidates, naming, graph_ns))
+                 for task_id, rows in tasks.items()]
         # Tasks of one step run concurrently and write in any order: the history lists them by node, then by
         # Send packet, so the same thread always gives the same history.
         named.sort(key=lambda task: (task[2], -1 if task[4] is None else task[4], task[0]))
@@ -205,16 +212,19 @@ def build_graph_history(
                 node_events[(checkpoint.id, task_id)] = event
             events.append(event)
     used = node_prompts_used(chain, prompt_records)
+    in_subgraphs = subgraph_prompts_used(thread_id, node_events, subgraph_writes or ())
+    if used is None and in_subgraphs:
+        used = {}
     if used is not None:
         # Every node of a thread with records says what it used (an empty list: no prompt).
         for key, event in node_events.items():
-            prompts = used.get(key, [])
+            prompts = [*used.get(key, []), *in_subgraphs.get(key, [])]
             if prompts:
                 event["prompt"] = {field: prompts[0][field] for field in ("name", "version", "params") if field in prompts[0]}
             event["prompts"] = prompts
     events.extend(pending_interrupts)
     state = {name: value for name, value in latest.channel_values.items() if not lg.is_internal_channel(name)}
-    next_nodes = _next_nodes(latest, by_checkpoint.get(latest.id, ()), candidates, naming)
+    next_nodes = _next_nodes(latest, by_checkpoint.get(latest.id, ()), candidates, naming, graph_ns)
     for name in (p["node"] for p in pending_interrupts):
         if name not in next_nodes:
             next_nodes.append(name)
@@ -352,6 +362,42 @@ def node_prompts_used(
     return used
 
 
+def subgraph_prompts_used(
+    thread_id: str, node_events: Iterable[tuple[str, str]], writes: Sequence[WriteRow]
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """{(checkpoint id, node task id): the prompts the nodes of the subgraph that node execution ran used}, from
+    the records in the subgraph's own checkpoints: a record names the node's task in the first level of its
+    namespace and the subgraph's node in the second (``subgraph_node``). A subgraph resumes from its own
+    checkpoint, so its nodes that finished keep their results: their records count, the latest per prompt. A
+    subgraph node parked at an interrupt (an interrupt write not resumed) runs again from its top: its
+    records are left out, and its prompts are still to be used."""
+    records, rest = split_prompt_records(thread_id, writes)
+    interrupted = {(w.checkpoint_id, w.task_id) for w in rest if w.channel == lg.INTERRUPT}
+    parked = interrupted - {(w.checkpoint_id, w.task_id) for w in rest if w.channel == lg.RESUME}
+    checkpoint_of = {task_id: checkpoint_id for checkpoint_id, task_id in node_events}
+    chosen: dict[tuple[str, str, str], tuple[PromptRecord, str]] = {}
+    for record in records:
+        if record.namespace is None:
+            continue  # around a @task call inside a subgraph node: that node's own record is the one kept
+        levels = lg.namespace_tasks(record.namespace)
+        checkpoint_id = checkpoint_of.get(levels[0][1]) if len(levels) >= 2 else None
+        if checkpoint_id is None or (record.checkpoint_id, levels[-1][1]) in parked:
+            continue
+        key = (checkpoint_id, levels[0][1], record.name)
+        if key not in chosen or record.at > chosen[key][0].at:
+            chosen[key] = (record, levels[1][0])
+    used: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for (checkpoint_id, task_id, _), (record, inner) in sorted(chosen.items(), key=lambda item: item[1][0].at):
+        entry: dict[str, Any] = {"name": record.name, "version": record.version}
+        for field in ("params", "model", "source"):
+            if getattr(record, field) is not None:
+                entry[field] = getattr(record, field)
+        entry["via"] = record.via
+        entry["subgraph_node"] = inner
+        used.setdefault((checkpoint_id, task_id), []).append(entry)
+    return used
+
+
 def _merged(graphs: Sequence[GraphCode]) -> GraphCode:
     """One ``GraphCode`` with every given graph's nodes and triggers (candidates for naming tasks)."""
     nodes = tuple(dict.fromkeys(name for g in graphs for name in g.nodes))
@@ -378,7 +424,8 @@ def _branch_targets(channel_values: dict[str, Any]) -> str:
 
 
 def _task_node(
-    checkpoint: CheckpointRow, task_id: str, write: WriteRow, candidates: Sequence[str], code: GraphCode
+    checkpoint: CheckpointRow, task_id: str, write: WriteRow, candidates: Sequence[str], code: GraphCode,
+    graph_ns: str = "",
 ) -> tuple[str, Any, int | None]:
     """(node name, the Send packet's argument or None, the packet's index or None) of the task ``task_id``
     of ``checkpoint``'s step."""
@@ -396,13 +443,13 @@ def _task_node(
     step = checkpoint.step + 1
     for index, packet in enumerate(_as_list(checkpoint.channel_values.get(lg.PREGEL_TASKS))):
         node = _send_node(packet)
-        if lg.send_task_id(checkpoint.id, checkpoint.version, step, node, index) == task_id:
+        if lg.send_task_id(checkpoint.id, checkpoint.version, step, node, index, graph_ns) == task_id:
             return node, _send_arg(packet), index
     for name in (lg.START, *candidates):
         triggers = code.triggers.get(name, (f"{lg.BRANCH_TO}{name}",))
         if name == lg.START:
             triggers = (lg.START,)
-        if lg.pull_task_id(checkpoint.id, checkpoint.version, step, name, triggers) == task_id:
+        if lg.pull_task_id(checkpoint.id, checkpoint.version, step, name, triggers, graph_ns) == task_id:
             return name, None, None
     return UNKNOWN_NODE, None, None
 
@@ -425,7 +472,7 @@ def _calling_node(checkpoint: CheckpointRow, write: WriteRow) -> str | None:
 
 
 def _next_nodes(
-    latest: CheckpointRow, pending: Sequence[WriteRow], candidates: Sequence[str], code: GraphCode
+    latest: CheckpointRow, pending: Sequence[WriteRow], candidates: Sequence[str], code: GraphCode, graph_ns: str = ""
 ) -> list[str]:
     """The nodes the step after ``latest`` runs: those its edge channels trigger and its Send packets name."""
     names = [name[len(lg.BRANCH_TO):] for name in latest.channel_values if name.startswith(lg.BRANCH_TO)]
@@ -435,7 +482,7 @@ def _next_nodes(
     done_nodes = set()
     for task_id in finished:
         row = next(w for w in pending if w.task_id == task_id)
-        done_nodes.add(_task_node(latest, task_id, row, candidates, code)[0])
+        done_nodes.add(_task_node(latest, task_id, row, candidates, code, graph_ns)[0])
     out: list[str] = []
     for name in names:
         if name not in out and name not in done_nodes:

@@ -31,6 +31,9 @@ the input checkpoint's id) describes the thread's latest invocation:
   value the entrypoint receives as ``previous``.
 * status ``completed`` (``__end__`` written), ``failed`` (the entrypoint's own ``__error__``), ``parked``
   (waiting at an interrupt) or ``running``.
+* for each graph the entrypoint invoked from its own code (a nested run, read from its own checkpoint
+  namespace; SQLite and Postgres databases), a ``child-workflow`` event and the nested run's task calls
+  (``langgraph.nested``).
 * ``prompt_manifest`` from the input checkpoint's metadata, when the thread was started with
   ``langgraph.prompts.with_prompts`` (``recorded_manifest``; a malformed one refuses the thread).
 
@@ -113,6 +116,9 @@ class ImportedThread:
     document: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     unknown_tasks: int = 0
+    # The checkpoint namespace of the latest invocation's entrypoint task, where LangGraph checkpoints the
+    # graphs its code invokes (``langgraph.nested``); None for a graph-API thread.
+    entry_ns: str | None = None
 
 
 # --- reading a checkpointer -------------------------------------------------------------------------
@@ -220,6 +226,22 @@ class SqliteThreads:
         rows = self.conn.execute(SQLITE_THREADS_SQL + (" LIMIT ?" if limit else ""), (limit,) if limit else ())
         return [row[0] for row in rows]
 
+    # Runs in namespaces of their own (nested runs, subgraphs): ``langgraph.nested.NamespaceSource``.
+    def namespaces(self, thread_id: str) -> list[str]:
+        from replaytest.plugins.langgraph.nested import sqlite_namespaces
+
+        return sqlite_namespaces(self.conn, thread_id)
+
+    def read_namespace(self, thread_id: str, namespace: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
+        from replaytest.plugins.langgraph.nested import sqlite_read_namespace
+
+        return sqlite_read_namespace(self.conn, self.path, thread_id, namespace)
+
+    def write_order(self, thread_id: str, namespace: str, checkpoint_id: str | None) -> dict[str, int] | None:
+        from replaytest.plugins.langgraph.nested import sqlite_write_order
+
+        return sqlite_write_order(self.conn, thread_id, namespace, checkpoint_id)
+
     def read(self, thread_id: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
         from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
 
@@ -230,6 +252,15 @@ class SqliteThreads:
         columns = [row[1] for row in self.conn.execute("PRAGMA table_info(writes)")]
         writes = sqlite_write_rows(self.path, thread_id, self.conn.execute(sqlite_writes_sql(columns), (limit, thread_id)))
         return checkpoints, writes
+
+    def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """The prompt records, interrupts and resumes the thread's subgraphs wrote into their own checkpoints
+        (namespaces other than the thread's), for the prompt versions of a node that runs a subgraph."""
+        from replaytest.plugins.langgraph.values import DEFAULT_BUDGET
+
+        columns = [row[1] for row in self.conn.execute("PRAGMA table_info(writes)")]
+        rows = self.conn.execute(sqlite_subgraph_writes_sql(columns), (DEFAULT_BUDGET.max_stored_bytes, thread_id, *SUBGRAPH_CHANNELS))
+        return sqlite_write_rows(self.path, thread_id, rows)
 
 
 def sqlite_checkpoint_rows(label: object, thread_id: str, rows: Iterable[Sequence[Any]]) -> list[CheckpointRow]:
@@ -277,6 +308,19 @@ def sqlite_writes_sql(columns: Iterable[str]) -> str:
     return (
         f"SELECT checkpoint_id, task_id, {task_path}, idx, channel, type, CASE WHEN length(value) <= ? THEN value END, "
         "length(value) FROM writes WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY rowid"
+    )
+
+
+# What a subgraph's own checkpoints hold that the graph import reads: its nodes' prompt records, and the
+# interrupts and resumes that say which of those nodes are parked (they run again when the thread resumes).
+SUBGRAPH_CHANNELS = ("__replaytest_prompt__", lg.INTERRUPT, lg.RESUME)
+
+
+def sqlite_subgraph_writes_sql(columns: Iterable[str]) -> str:
+    """``sqlite_writes_sql`` for the writes of the thread's subgraph namespaces on ``SUBGRAPH_CHANNELS``
+    (parameters: the decode budget, the thread id, the channels)."""
+    return sqlite_writes_sql(columns).replace(
+        "checkpoint_ns = ''", "checkpoint_ns != '' AND channel IN (?, ?, ?)"
     )
 
 
@@ -347,6 +391,24 @@ class SaverThreads:
                 writes.append(WriteRow(checkpoint_id, task_id, None, index, channel, value))
         return checkpoints, writes
 
+    def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """``SqliteThreads.subgraph_writes`` through the saver's API: the pending writes on
+        ``SUBGRAPH_CHANNELS`` of the thread's checkpoints in other namespaces than its own."""
+        writes: list[WriteRow] = []
+        try:
+            with self._safe():
+                items = list(self.saver.list({"configurable": {"thread_id": thread_id}}))
+        except ImportRefused as error:
+            raise ImportRefused(f"thread {thread_id!r}: {error}") from None
+        for item in items:
+            configurable = item.config["configurable"]
+            if not configurable.get("checkpoint_ns", ""):
+                continue
+            for index, (task_id, channel, value) in enumerate(item.pending_writes or ()):
+                if channel in SUBGRAPH_CHANNELS:
+                    writes.append(WriteRow(configurable["checkpoint_id"], task_id, None, index, channel, value))
+        return writes
+
     def close(self) -> None:
         pass
 
@@ -369,9 +431,10 @@ class SaverThreads:
 
 def build_history(
     thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], code: CurrentCode,
-    prompt_records: Sequence[PromptRecord] = (),
+    prompt_records: Sequence[PromptRecord] = (), parent_ns: str = "",
 ) -> ImportedThread:
-    """The neutral history of ``thread_id``'s latest invocation (see the module docstring)."""
+    """The neutral history of ``thread_id``'s latest invocation (see the module docstring); ``parent_ns``:
+    the checkpoint namespace of a nested run's checkpoints (``langgraph.nested``), which its task ids hash."""
     candidates = sorted(code.tasks)
     inputs = [c for c in checkpoints if c.source == "input"]
     if not inputs:
@@ -382,8 +445,8 @@ def build_history(
         notes.append(f"thread has {len(inputs)} invocations; the history is the latest one")
     own = [w for w in writes if w.checkpoint_id == start.id]
     step = start.step + 1
-    entrypoint = _entrypoint_name(thread_id, checkpoints, own, start, step, code.entrypoints)
-    entry_id = lg.entry_task_id(start.id, start.version, entrypoint, step)
+    entrypoint = _entrypoint_name(thread_id, checkpoints, own, start, step, code.entrypoints, parent_ns)
+    entry_id = lg.entry_task_id(start.id, start.version, entrypoint, step, parent_ns)
     entry_writes = [w for w in own if w.task_id == entry_id]
     foreign = {w.task_id for w in own if w.task_path is not None and lg.parse_task_path(w.task_path)[0] == 0}
     foreign -= {entry_id, lg.NULL_TASK_ID}
@@ -404,7 +467,7 @@ def build_history(
     nested = 0
     unknown: list[str] = []
     unplaced = 0  # unknown calls of a saver without task paths: neither their index nor their depth is known
-    ids = _CallIds(start, entrypoint, entry_id, step, candidates, len(task_writes) + _SPARE_CALL_INDEXES)
+    ids = _CallIds(start, entrypoint, entry_id, step, candidates, len(task_writes) + _SPARE_CALL_INDEXES, parent_ns)
     outcomes = {task_id: next((r for r in rows if r.channel == lg.RETURN), rows[0]) for task_id, rows in task_writes.items()}
     pathless = ids.search({task_id for task_id, write in outcomes.items() if write.task_path is None})
     for task_id, outcome in outcomes.items():
@@ -517,7 +580,8 @@ def build_history(
                "left out: this saver stores no task paths, so their call order is unknown too")
             + f" (task ids {', '.join(sorted(unknown))})"
         )
-    return ImportedThread(thread_id, document, notes, unknown_tasks=len(unknown))
+    return ImportedThread(thread_id, document, notes, unknown_tasks=len(unknown),
+                          entry_ns=lg.entry_scope(entrypoint, entry_id, parent_ns)[0])
 
 
 # --- per-call prompt records (``langgraph.recording``) --------------------------------------------
@@ -625,7 +689,7 @@ def calls_prompts(
 
 def _entrypoint_name(
     thread_id: str, checkpoints: Sequence[CheckpointRow], writes: Sequence[WriteRow], start: CheckpointRow, step: int,
-    candidates: Iterable[str],
+    candidates: Iterable[str], parent_ns: str = "",
 ) -> str:
     """From the task paths, else the node a later checkpoint saw consume the input (never the first key
     of ``versions_seen``: it lists the @task names too, in no reliable order), else the current entrypoint
@@ -641,7 +705,7 @@ def _entrypoint_name(
             names.update(checkpoint.started_nodes)
     if not names:
         task_ids = {write.task_id for write in writes}
-        names.update(name for name in candidates if lg.entry_task_id(start.id, start.version, name, step) in task_ids)
+        names.update(name for name in candidates if lg.entry_task_id(start.id, start.version, name, step, parent_ns) in task_ids)
     if len(names) != 1 or lg.START in names:
         raise ImportRefused(
             f"thread {thread_id!r}: cannot tell the entrypoint's name from the checkpoints "
@@ -656,11 +720,12 @@ class _CallIds:
     ``max_index`` is tried, from the entrypoint and then from inside each task found (nested calls)."""
 
     def __init__(
-        self, start: CheckpointRow, entrypoint: str, entry_id: str, step: int, candidates: Sequence[str], max_index: int
+        self, start: CheckpointRow, entrypoint: str, entry_id: str, step: int, candidates: Sequence[str], max_index: int,
+        parent_ns: str = "",
     ) -> None:
         self.checkpoint = (start.id, start.version)
         self.step = step
-        self.root = lg.entry_scope(entrypoint, entry_id)
+        self.root = lg.entry_scope(entrypoint, entry_id, parent_ns)
         self.candidates = candidates
         self.max_index = max_index
 
@@ -819,9 +884,26 @@ def iter_threads(
             # Per-call prompt records are no task's writes: kept apart before anything reads the writes.
             records, writes = split_prompt_records(thread_id, writes)
             if is_graph_thread(checkpoints, writes):
-                yield build_graph_history(thread_id, checkpoints, writes, graphs, prompt_records=records)
+                # Subgraph checkpoints, where the nodes of a subgraph record their prompts; None: this
+                # source cannot read them (the graph check then says so).
+                read_subgraphs = getattr(source, "subgraph_writes", None)
+                subgraph_writes = read_subgraphs(thread_id) if read_subgraphs is not None else None
+                graph_thread = build_graph_history(thread_id, checkpoints, writes, graphs, prompt_records=records,
+                                                   subgraph_writes=subgraph_writes)
+                # The subgraphs its parked nodes run: read where the source can (``langgraph.nested``).
+                if hasattr(source, "read_namespace") and graph_thread.document["status"] == "parked":
+                    from replaytest.plugins.langgraph.nested import attach_subgraph_runs
+
+                    attach_subgraph_runs(source, graph_thread)  # type: ignore[arg-type]
+                yield graph_thread
                 continue
-            yield build_history(thread_id, checkpoints, writes, code, prompt_records=records)
+            imported = build_history(thread_id, checkpoints, writes, code, prompt_records=records)
+            # Graphs the entrypoint's own code invoked, read where the source can (``langgraph.nested``).
+            if hasattr(source, "read_namespace"):
+                from replaytest.plugins.langgraph.nested import attach_nested_runs, nested_runs
+
+                attach_nested_runs(imported, nested_runs(source, imported), code)  # type: ignore[arg-type]
+            yield imported
         except ImportRefused as error:
             yield error
         except RecursionError:

@@ -12,7 +12,11 @@ LangGraph does not store which ``@task`` a checkpoint write came from, and offer
 * the ``@task`` wrapper class and the channel names of the checkpoint ``writes`` table;
 * that ``interrupt(value)`` asks its scratchpad's interrupt counter for its index first (its frame then
   holds ``value``), and that a graph started inside a run announces itself to the inherited callbacks
-  before it runs anything (how replay stops a nested graph).
+  before it runs anything (how replay stops a nested graph it does not answer);
+* that a graph invoked from a running task's code goes through ``Pregel.invoke``/``ainvoke`` (where replay
+  answers it from its recorded nested run, ``nested_invokes``) and is checkpointed in the task's namespace,
+  the k-th after the first in ``<namespace>|k`` (``nested_run_index``), its task ids hashed with that
+  namespace.
 
 For the graph API (``StateGraph``): how node and ``Send`` task ids are derived (the PULL and PUSH
 branches of ``prepare_single_task``), the task paths and bookkeeping channels of checkpoint writes
@@ -31,6 +35,7 @@ import binascii
 import contextvars
 import hashlib
 import sys
+import threading
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -92,14 +97,30 @@ def _task_id_hash(checkpoint_id: str, checkpoint_version: int, *parts: str) -> s
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
 
-def entry_task_id(checkpoint_id: str, checkpoint_version: int, entrypoint: str, step: int) -> str:
-    """The id of the entrypoint's own task in the step that starts from ``checkpoint_id``."""
-    return _task_id_hash(checkpoint_id, checkpoint_version, entrypoint, str(step), entrypoint, PULL, START)
+def entry_task_id(checkpoint_id: str, checkpoint_version: int, entrypoint: str, step: int, parent_ns: str = "") -> str:
+    """The id of the entrypoint's own task in the step that starts from ``checkpoint_id``; ``parent_ns``:
+    the checkpoint namespace of a nested run (an entrypoint invoked from another one's code)."""
+    own_ns = f"{parent_ns}{_NS_SEP}{entrypoint}" if parent_ns else entrypoint
+    return _task_id_hash(checkpoint_id, checkpoint_version, own_ns, str(step), entrypoint, PULL, START)
 
 
-def entry_scope(entrypoint: str, entry_id: str) -> tuple[str, str]:
+def entry_scope(entrypoint: str, entry_id: str, parent_ns: str = "") -> tuple[str, str]:
     """(checkpoint namespace, task path text) the entrypoint's own task calls tasks from."""
-    return f"{entrypoint}{_NS_END}{entry_id}", f"~{PULL}, {entrypoint}"
+    own_ns = f"{parent_ns}{_NS_SEP}{entrypoint}" if parent_ns else entrypoint
+    return f"{own_ns}{_NS_END}{entry_id}", f"~{PULL}, {entrypoint}"
+
+
+def nested_run_index(entry_ns: str, checkpoint_ns: str) -> int | None:
+    """Which graph run started from the code of the entrypoint task whose namespace is ``entry_ns``
+    ``checkpoint_ns`` holds (0-based, in the order the code started them), None for any other namespace.
+    LangGraph checkpoints the first graph a task's code invokes in the task's own namespace and the
+    k-th after it in ``<namespace>|k`` (``PregelScratchpad.subgraph_counter``, read in ``PregelLoop``)."""
+    if checkpoint_ns == entry_ns:
+        return 0
+    head, sep, counter = checkpoint_ns.rpartition(_NS_SEP)
+    if sep and head == entry_ns and counter.isdigit() and int(counter) > 0:
+        return int(counter)
+    return None
 
 
 def child_scope(scope: tuple[str, str], task: str, task_id: str, call_index: int) -> tuple[str, str]:
@@ -214,12 +235,72 @@ class Scratchpad:
 
 class NestedGraphRun(BaseException):
     """The replayed entrypoint started another LangGraph graph (an ``@entrypoint`` or a compiled graph)
-    from its own code: stopped before it runs anything. A ``BaseException`` so that orchestration code
-    catching ``Exception`` does not swallow it."""
+    from its own code in a way replay does not support (``reason``): stopped before it runs anything. A
+    ``BaseException`` so that orchestration code catching ``Exception`` does not swallow it."""
 
-    def __init__(self, graph_name: str) -> None:
+    def __init__(self, graph_name: str, reason: str = "") -> None:
         self.graph_name = graph_name
+        self.reason = reason or "a graph started other than by invoke() or ainvoke() (stream, batch, …)"
         super().__init__(graph_name)
+
+
+# The replay's handler of ``invoke``/``ainvoke`` on a graph, in the context of a replayed run only.
+_NESTED_INVOKE: contextvars.ContextVar[Any] = contextvars.ContextVar("replaytest_nested_invoke", default=None)
+_PATCH_LOCK = threading.Lock()
+_patched: list[tuple[str, Any]] = []
+_patch_users = 0
+
+
+class nested_invokes:  # noqa: N801 - used as a context manager, like a function
+    """While active, ``Pregel.invoke(graph, input, …)`` and ``ainvoke`` called in this context (a replayed
+    run and what it calls) return ``handler.invoke(graph, input, config, kwargs)`` / ``await
+    handler.ainvoke(…)`` instead of running the graph. Other contexts and threads are not affected: the
+    methods are swapped process-wide once (reference counted) and look up the handler in a context
+    variable. LangGraph starts a graph inside a running one through the same methods, so this is where
+    replay answers a nested graph from its recorded run."""
+
+    def __init__(self, handler: Any) -> None:
+        self.handler = handler
+        self.token: Any = None
+
+    def __enter__(self) -> nested_invokes:
+        global _patch_users
+        from langgraph.pregel import Pregel
+
+        with _PATCH_LOCK:
+            if _patch_users == 0:
+                original_invoke, original_ainvoke = Pregel.invoke, Pregel.ainvoke
+
+                def invoke(graph: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+                    handler = _NESTED_INVOKE.get()
+                    if handler is None:
+                        return original_invoke(graph, input, config, **kwargs)
+                    return handler.invoke(graph, input, config, kwargs)
+
+                async def ainvoke(graph: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+                    handler = _NESTED_INVOKE.get()
+                    if handler is None:
+                        return await original_ainvoke(graph, input, config, **kwargs)
+                    return await handler.ainvoke(graph, input, config, kwargs)
+
+                _patched[:] = [("invoke", original_invoke), ("ainvoke", original_ainvoke)]
+                Pregel.invoke = invoke  # type: ignore[method-assign,assignment]
+                Pregel.ainvoke = ainvoke  # type: ignore[method-assign,assignment]
+            _patch_users += 1
+        self.token = _NESTED_INVOKE.set(self.handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _patch_users
+        from langgraph.pregel import Pregel
+
+        _NESTED_INVOKE.reset(self.token)
+        with _PATCH_LOCK:
+            _patch_users -= 1
+            if _patch_users == 0:
+                for name, original in _patched:
+                    setattr(Pregel, name, original)
+                _patched.clear()
 
 
 def _nested_graph_stop() -> Any:
@@ -329,16 +410,23 @@ def is_edge_channel(name: str) -> bool:
     return name.startswith(_EDGE_CHANNEL_PREFIXES)
 
 
-def pull_task_id(checkpoint_id: str, checkpoint_version: int, step: int, node: str, triggers: tuple[str, ...]) -> str:
-    """The id of the task that runs ``node`` in the root graph's step ``step`` from ``checkpoint_id``,
-    triggered by the channels ``triggers`` (``prepare_single_task``, PULL branch)."""
-    return _task_id_hash(checkpoint_id, checkpoint_version, node, str(step), node, PULL, *sorted(triggers))
+def pull_task_id(
+    checkpoint_id: str, checkpoint_version: int, step: int, node: str, triggers: tuple[str, ...], graph_ns: str = ""
+) -> str:
+    """The id of the task that runs ``node`` in the graph's step ``step`` from ``checkpoint_id``, triggered by
+    the channels ``triggers`` (``prepare_single_task``, PULL branch); ``graph_ns``: a subgraph's checkpoint
+    namespace (the root graph's is empty)."""
+    node_ns = f"{graph_ns}{_NS_SEP}{node}" if graph_ns else node
+    return _task_id_hash(checkpoint_id, checkpoint_version, node_ns, str(step), node, PULL, *sorted(triggers))
 
 
-def send_task_id(checkpoint_id: str, checkpoint_version: int, step: int, node: str, packet_index: int) -> str:
-    """The id of the task that runs the ``packet_index``-th ``Send`` packet (to ``node``) of the root
-    graph's step ``step`` from ``checkpoint_id`` (``prepare_single_task``, PUSH branch for packets)."""
-    return _task_id_hash(checkpoint_id, checkpoint_version, node, str(step), node, PUSH, str(packet_index))
+def send_task_id(
+    checkpoint_id: str, checkpoint_version: int, step: int, node: str, packet_index: int, graph_ns: str = ""
+) -> str:
+    """The id of the task that runs the ``packet_index``-th ``Send`` packet (to ``node``) of the graph's step
+    ``step`` from ``checkpoint_id`` (``prepare_single_task``, PUSH branch for packets)."""
+    node_ns = f"{graph_ns}{_NS_SEP}{node}" if graph_ns else node
+    return _task_id_hash(checkpoint_id, checkpoint_version, node_ns, str(step), node, PUSH, str(packet_index))
 
 
 def parse_graph_task_path(path: str) -> tuple[str, str | int] | None:
@@ -388,6 +476,15 @@ def node_triggers(node: Any) -> tuple[str, ...]:
 
 def is_subgraph_node(node: Any) -> bool:
     return bool(getattr(node, "subgraphs", None))
+
+
+def node_subgraph(node: Any) -> Any | None:
+    """The compiled graph a node runs as its whole body (``add_node("review", review_graph)``), None for a
+    node whose function calls graphs, or several (only the first would be the one checkpointed alone)."""
+    subgraphs = list(getattr(node, "subgraphs", None) or ())
+    if is_graph(node.bound):
+        return node.bound
+    return subgraphs[0] if len(subgraphs) == 1 and is_graph(subgraphs[0]) and node_function(node) is None else None
 
 
 def is_graph(obj: Any) -> bool:

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.importer import (
+    SUBGRAPH_CHANNELS,
     CheckpointRow,
     ImportRefused,
     WriteRow,
@@ -61,6 +62,8 @@ _CHECKPOINTS_SQL = (
     "CASE WHEN octet_length(metadata::text) <= %s THEN metadata END, octet_length(metadata::text) "
     "FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id"
 )
+# Parameters: the thread id.
+_NAMESPACES_SQL = "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = %s AND checkpoint_ns != '' ORDER BY 1"
 _BLOBS_SQL = (
     "SELECT channel, version, type, CASE WHEN octet_length(blob) <= %s THEN blob END, octet_length(blob) "
     "FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = ''"
@@ -237,6 +240,23 @@ class PostgresThreads:
         checkpoints, blobs, writes = self._fetch_all(_thread_queries(thread_id, self.has_task_path))
         return self.decoder.checkpoints(thread_id, checkpoints, blobs), self.decoder.writes(thread_id, writes)
 
+    # Runs in namespaces of their own (nested runs, subgraphs): ``langgraph.nested.NamespaceSource``.
+    def namespaces(self, thread_id: str) -> list[str]:
+        return [row[0] for row in self._fetch(_NAMESPACES_SQL, (thread_id,))]
+
+    def read_namespace(self, thread_id: str, namespace: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
+        checkpoints, blobs, writes = self._fetch_all(_thread_queries(thread_id, self.has_task_path, namespace))
+        return self.decoder.checkpoints(thread_id, checkpoints, blobs), self.decoder.writes(thread_id, writes)
+
+    def write_order(self, thread_id: str, namespace: str, checkpoint_id: str | None) -> dict[str, int] | None:
+        return None  # Postgres keeps no order of writes across tasks
+
+    def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """The prompt records, interrupts and resumes in the thread's subgraph namespaces
+        (``importer.SqliteThreads.subgraph_writes``)."""
+        sql = _writes_sql(self.has_task_path).replace("checkpoint_ns = ''", "checkpoint_ns != '' AND channel = ANY(%s)")
+        return self.decoder.writes(thread_id, self._fetch(sql, (_budget(), thread_id, list(SUBGRAPH_CHANNELS))))
+
     def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
         return self._fetch_all([(sql, params)])[0]
 
@@ -263,14 +283,18 @@ class PostgresThreads:
             raise ImportRefused(f"{self.decoder.label}: {_error_text(error)}") from None
 
 
-def _thread_queries(thread_id: str, has_task_path: bool) -> list[tuple[str, Sequence[Any]]]:
-    """A thread's checkpoints, blobs and writes (what ``_RowDecoder`` takes), each cell within the budget."""
+def _thread_queries(thread_id: str, has_task_path: bool, namespace: str = "") -> list[tuple[str, Sequence[Any]]]:
+    """A thread's checkpoints, blobs and writes (what ``_RowDecoder`` takes), each cell within the budget; of
+    the root namespace, or of ``namespace`` (a nested run's or a subgraph's)."""
     budget = _budget()
-    return [
+    queries: list[tuple[str, Sequence[Any]]] = [
         (_CHECKPOINTS_SQL, (budget, budget, thread_id)),
         (_BLOBS_SQL, (budget, thread_id)),
         (_writes_sql(has_task_path), (budget, thread_id)),
     ]
+    if not namespace:
+        return queries
+    return [(sql.replace("checkpoint_ns = ''", "checkpoint_ns = %s"), (*params, namespace)) for sql, params in queries]
 
 
 async def _async_rows(conn: Any, sql: str, params: Sequence[Any]) -> list[Any]:
@@ -330,6 +354,11 @@ class AsyncPostgresThreads:
             await self._fetch(sql, params) for sql, params in _thread_queries(thread_id, self.has_task_path)
         ]
         return self.decoder.checkpoints(thread_id, checkpoints, blobs), self.decoder.writes(thread_id, writes)
+
+    async def subgraph_writes(self, thread_id: str) -> list[WriteRow]:
+        """``PostgresThreads.subgraph_writes``, awaited."""
+        sql = _writes_sql(self.has_task_path).replace("checkpoint_ns = ''", "checkpoint_ns != '' AND channel = ANY(%s)")
+        return self.decoder.writes(thread_id, await self._fetch(sql, (_budget(), thread_id, list(SUBGRAPH_CHANNELS))))
 
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Any]:
         import psycopg

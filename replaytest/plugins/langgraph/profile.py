@@ -16,6 +16,10 @@ PROFILE = FrameworkProfile(
     step_decorators=("langgraph.func.task",),
     node_registrations=tuple(f"{graph}.{method}" for graph in _GRAPHS for method in ("add_node", "add_sequence")),
     pause_calls=("langgraph.types.interrupt",),
+    # A node's name is where a checkpoint says the run is (and what resume runs next); a task's name keys its
+    # recorded result.
+    step_names={**{f"{graph}.add_node": (0, "node", "graph node") for graph in _GRAPHS},
+                "langgraph.func.task": (-1, "name", "task")},
     # ``Command(goto=..., update=..., resume=...)`` and ``Send(node, state)`` only describe what runs next.
     safe_calls=frozenset({
         "langgraph.types.interrupt", "langgraph.config.get_stream_writer", "langgraph.types.Command",

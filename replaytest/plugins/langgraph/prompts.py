@@ -43,8 +43,10 @@ the first also as ``Event.prompt``). What is compared:
 * graph API (``langgraph.graph_check``): the prompts each node execution the thread already ran used, with
   the current version, by ``--prompts``; the node(s) it resumes at (a parked node runs again from its top)
   and those not reached yet by ``prompts-pending`` against the start manifest. A node running a subgraph
-  records into the subgraph's own checkpoints, which the import does not read: it is compared at the start
-  manifest's versions, with a note.
+  has its nodes' records in the subgraph's own checkpoints, which the import reads (every saver it reads):
+  what the subgraph's finished nodes used is compared by ``--prompts``, the rest by ``prompts-pending``;
+  without such records (a thread recorded before them) it is compared at the start manifest's versions,
+  with a note.
 
 Threads recorded before per-call records have only the manifest, and get a note: for a functional thread
 ``use_prompt(P)`` around a task call (or the task's own body naming ``P``) tells replay which recorded call

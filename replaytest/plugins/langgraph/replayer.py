@@ -16,8 +16,12 @@ will answer, another question). A parked history records the interrupt it waits 
 it having made every recorded task call and no other one — a task call past the recorded ones before
 that is an ``extra-command`` (LangGraph would run it for real on resume), a code that parks before calls
 the history made is ``missing-command``, and a code that now interrupts where a completed history went
-on is an ``extra-command``. An entrypoint that starts another graph from its own code is refused before
-that graph runs: its task calls are not in the history and would run for real. The run executes under
+on is an ``extra-command``. A graph the entrypoint invokes from its own code (``editor.invoke(…)``, ``await
+editor.ainvoke(…)``: a nested run) is answered from the nested run the history recorded (``_NestedRuns``;
+``langgraph.nested``): its code is replayed against its own recorded task calls, and the recorded output is
+handed back. Any other way of starting a graph there (``stream``, a compiled ``StateGraph``, a nested run
+inside a nested run, an entrypoint of another package, one the history does not hold) stops the replay at that call, after the calls before
+it were checked, with an ``error`` naming what is not supported. The run executes under
 the runtime guards: a clock, random or uuid read in the entrypoint is a ``nondeterministic-call`` hazard
 and the replay goes on; a socket, process, file write, or a ``@task``'s function called directly (the
 tasks the entrypoint's modules hold in their globals) is stopped and reported at its line.
@@ -41,12 +45,13 @@ from __future__ import annotations
 import ast
 import asyncio
 import concurrent.futures
+import contextvars
 import inspect
 import os
 import sys
 import textwrap
 import types
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -54,13 +59,17 @@ from typing import Any
 from replaytest.history import Event, History
 from replaytest.history.redact import DEFAULT_REPLACEMENT
 from replaytest.history.strict_json import join_path
+from replaytest.model_clients import model_call_site
 from replaytest.plugins.langgraph import internals as lg
+from replaytest.plugins.langgraph.nested import CHILD_KIND, NESTED_FIELD
 from replaytest.plugins.langgraph.rehearsal import TASK_LABEL
 from replaytest.plugins.langgraph.values import normal_form, revive
 from replaytest.prompts import (
     Prompt,
     PromptManifest,
     also_changed,
+    fetched_ahead_note,
+    fetched_prompt_site,
     prompt_manifest,
     prompt_objects,
     prompt_objects_in_use,
@@ -88,6 +97,7 @@ from replaytest.replay.engine import (
     RecordedEvents,
     check_manifest_prompts,
     check_pending_prompts,
+    note_unrecorded_model_calls,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -127,6 +137,11 @@ NO_CALL_PROMPTS_NOTE = (
     "no per-call prompt versions recorded (thread recorded before replaytest recorded them per task call): the "
     "versions its task calls used are taken from the start manifest"
 )
+NESTED_RUNS_NOTE = (
+    "graphs started from the entrypoint's code were replayed against their recorded nested runs, matched by the "
+    "order the code starts them; the prompts of their task calls were not compared"
+)
+NESTED_NOT_REHEARSED_NOTE = "resume not rehearsed: the thread's nested runs are not restored for a rehearsal yet"
 INTERRUPT_IN_TASK_NOTE = (
     "the run is parked at an interrupt inside a task body, which replay never runs: that interrupt's value was not compared"
 )
@@ -169,15 +184,16 @@ class LangGraphReplayer(NeutralReplayer):
             result.status, result.error = "error", str(error)
             return result
         divergence = run.execute()
-        if run.nested is not None:
-            graph, where = run.nested
+        if run.stopped_at_graph is not None:
+            graph, reason, where = run.stopped_at_graph
             at = f" at {_display(where.path)}:{where.line}" if where is not None else ""
             result.status = "error"
             result.error = (
-                f"the entrypoint starts another LangGraph graph ({graph!r}){at} from its own code: a nested graph "
-                f"runs its own task calls, which the history does not hold (LangGraph checkpoints them in the "
-                f"nested run's namespace) and replay must not run; replay stopped before it ran anything. Call it "
-                f"from inside a @task (whose recorded result replay feeds back) to make this history replayable"
+                f"the entrypoint starts another LangGraph graph ({graph!r}){at} from its own code in a way replay "
+                f"does not support: {reason}. Replay checked the {run.matcher.index} task call(s) before it and "
+                f"stopped at this call, before the graph ran anything; the rest of the thread is not checked. "
+                f"Call it with invoke()/ainvoke() from the entrypoint, or from inside a @task (whose recorded "
+                f"result replay feeds back), to make this history replayable"
             )
             return result
         result.warnings = run.matcher.warnings
@@ -189,6 +205,7 @@ class LangGraphReplayer(NeutralReplayer):
         result.notes.append(NO_ARGUMENTS_NOTE)
         current = run.current
         if run.per_call:
+            note_unrecorded_model_calls(result, unprompted_model_tasks(run.task_events, run.task_bodies))
             check_recorded_prompts(result, history, run, current, options)
         else:
             if history.prompt_manifest is not None:
@@ -198,14 +215,50 @@ class LangGraphReplayer(NeutralReplayer):
                 options, run.matcher.next_position(),
             )
         result.notes.extend(run.notes)
+        if run.nested_runs.children:
+            result.notes.append(NESTED_RUNS_NOTE)
+        if history.status in ("parked", "running") and run.function is not None:
+            result.notes.extend(fetched_ahead_note(f"task {name!r}", site, history.status)
+                                for name, site in _fetched_tasks_ahead(run))
         _task_views(result)
-        if options.rehearse:
+        if options.rehearse and run.nested_runs.children:
+            if result.status == "passed" and history.status in ("running", "parked"):
+                result.notes.append(NESTED_NOT_REHEARSED_NOTE)
+        elif options.rehearse:
             from replaytest.plugins.langgraph.rehearsal import remember_answers
 
             remember_answers(history)
             if result.status == "passed" and history.status in ("running", "parked"):
                 _rehearse(result, history, run, workflows)
         return result
+
+
+def unprompted_model_tasks(events: Iterable[Event], bodies: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(task call, where its body calls a model) of the recorded task calls, in a thread recorded with
+    per-call records, whose body calls a model client but that recorded no prompt version."""
+    found: list[tuple[str, Any]] = []
+    for event in events:
+        body = bodies.get(event.name)
+        if body is None or _call_prompts(event):
+            continue
+        site = model_call_site(body)
+        if site is not None:
+            found.append((f"task {event.name!r}", site))
+    return found
+
+
+def _fetched_tasks_ahead(run: _Run) -> list[tuple[str, tuple[str, int]]]:
+    """(task, where its body calls ``Prompt.fetched``) of the tasks the entrypoint calls that the thread has
+    not recorded yet (all the module's tasks when the entrypoint's source cannot be read)."""
+    planned = _planned_calls(run.function)
+    recorded = {event.name for event in run.task_events}
+    found = []
+    for name in planned if planned is not None else run.task_bodies:
+        body = run.task_bodies.get(name)
+        site = fetched_prompt_site(body) if body is not None and name not in recorded else None
+        if site is not None:
+            found.append((name, site))
+    return found
 
 
 def has_call_prompts(history: History) -> bool:
@@ -367,8 +420,11 @@ class _Run:
         self.interrupt_events: list[Event] = []  # the resumed interrupts, then the pending one (if parked)
         self.pending: Event | None = None
         self.previous: Any = None
+        nested_events: list[Event] = []
         for event in history.events:
-            if event.kind == "step":
+            if event.extra.get(NESTED_FIELD) is not None:  # a graph the entrypoint's code ran (``langgraph.nested``)
+                nested_events.append(event)
+            elif event.kind == "step":
                 tasks.append(event)
             elif event.kind == "signal" and event.name == "interrupt" and event.extra.get("pending") is True:
                 self.pending = event
@@ -393,7 +449,8 @@ class _Run:
         self.task_events = tasks
         self.interrupts = 0  # interrupt() calls the code made
         self.interrupt_source: SourcePosition | None = None
-        self.nested: tuple[str, SourcePosition | None] | None = None  # a graph the entrypoint started
+        # A graph the entrypoint started in a way replay does not support: (its name, why, the line).
+        self.stopped_at_graph: tuple[str, str, SourcePosition | None] | None = None
         self.notes = _interrupt_notes(history.status, self.interrupt_events, self.pending)
         self.trips: list[NondeterministicCall] = []  # what the runtime guards caught during ``execute``
         self.modules = orchestration_modules([self.function])
@@ -403,6 +460,7 @@ class _Run:
         # {task name: the prompts its body names} (versions, and the Prompt objects for their parameters).
         bodies = lg.task_bodies([module.__dict__ for module in self.modules])
         self.task_prompts = {lg.task_name_of(body): prompt_manifest(body) for body in bodies}
+        self.task_bodies = {lg.task_name_of(body): body for body in bodies}
         self.task_prompt_objects = {lg.task_name_of(body): prompt_objects(body) for body in bodies}
         self.current = prompt_manifest(self.function) if self.function is not None else PromptManifest()
         self.current_objects = prompt_objects(self.function) if self.function is not None else {}
@@ -421,6 +479,7 @@ class _Run:
         if self.per_call:
             self.matcher.resume_hint = self._resume_hint
         self.called: dict[str, str] = {}
+        self.nested_runs = _NestedRuns(self, nested_events)
 
     # --- hooks LangGraph calls ---
 
@@ -434,17 +493,7 @@ class _Run:
         event: Event = self.matcher.issue(issued).payload
         for prompt in [*(name for name, _ in prompts_in_use()), *self.task_prompts.get(issued.name, ())]:
             self.called.setdefault(prompt, f"task {issued.name!r}")
-        future: Any
-        try:
-            future = asyncio.get_running_loop().create_future()
-        except RuntimeError:
-            future = concurrent.futures.Future()
-        if event.error is not None:
-            # LangGraph stores repr(exception) and its own resume raises Exception(that text).
-            future.set_exception(Exception(f"{event.error.type}({event.error.message!r})"))
-        else:
-            future.set_result(revive(self.history.event_result(event)))
-        return future
+        return _answer(self.history, event)
 
     def _prompt_of(self, issued: Issued) -> None:
         """Set the prompts the current code's call uses on ``issued``: a ``use_prompt`` block around the
@@ -600,7 +649,7 @@ class _Run:
         outcome = "returned"
         divergence: Divergence | None = None
         bodies = plain_functions(lg.task_bodies([module.__dict__ for module in self.modules]))
-        with guarded(self.modules, self.matcher.next_position, bodies) as guard:
+        with guarded(self.modules, self.matcher.next_position, bodies) as guard, lg.nested_invokes(self.nested_runs):
             try:
                 if lg.is_async_entrypoint(self.bound):
                     returned = asyncio.run(self._arun(scratchpad, namespace))
@@ -613,7 +662,9 @@ class _Run:
             except ReachedEnd:
                 outcome = "reached-end"
             except lg.NestedGraphRun as started:
-                self.nested = (started.graph_name, project_raise_site(started, self.project_prefixes))
+                self.stopped_at_graph = (
+                    started.graph_name, started.reason, project_raise_site(started, self.project_prefixes)
+                )
                 return None
             except NondeterministicCall:
                 outcome = "guard"  # a stopped effect, recorded on the guard state
@@ -628,7 +679,7 @@ class _Run:
         if divergence is not None or outcome in ("reached-end", "guard"):
             return divergence
         if outcome == "interrupted":
-            return self._check_parked()
+            return self._check_parked() or self.nested_runs.unstarted()
         if self.interrupts < len(self.resumes):
             return self.matcher.divergence(
                 "missing-command",
@@ -640,6 +691,9 @@ class _Run:
             self.matcher.finish()
         except DivergenceFound as found:
             return found.divergence
+        unstarted = self.nested_runs.unstarted()
+        if unstarted is not None:
+            return unstarted
         if raised is not None:
             return self._check_failed(raised)
         return self._check_result(returned)
@@ -712,6 +766,245 @@ class _Run:
                 source=self.matcher.last_source,
             )
         return None
+
+
+# --- graphs the entrypoint invokes from its own code (nested runs, ``langgraph.nested``) -------------------
+
+
+class _NestedRuns:
+    """Answers ``graph.invoke(value)`` / ``await graph.ainvoke(value)`` made by the replayed entrypoint's
+    code (``lg.nested_invokes``) from the nested runs its history recorded, matched by the order the code
+    starts them (LangGraph finds a nested run's checkpoints by that number): the nested entrypoint's name
+    and input are compared with the recorded run's, its code is replayed against the run's own recorded task
+    calls as the entrypoint's is (no task body runs), its return value compared, and the recorded output is
+    handed back, as LangGraph does on resume. A thread in flight is resumed by LangGraph without running a
+    finished nested run's code again (whichever entrypoint the code names for it): a change found inside it, or
+    another entrypoint name, is then a warning, not a divergence, while a changed input stays a divergence (the
+    code would go on with an output made from another input).
+    Forms replay does not support stop the replay at the call (``lg.NestedGraphRun``)."""
+
+    def __init__(self, run: _Run, events: list[Event]) -> None:
+        self.run = run
+        self.children: dict[int, Event] = {}
+        self.tasks: dict[int, list[Event]] = {}
+        for event in events:
+            index = event.extra.get(NESTED_FIELD)
+            if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+                raise _Unsupported(f"event #{event.seq}: {NESTED_FIELD} is {index!r}, not a nested run's number")
+            if event.kind == CHILD_KIND and index not in self.children:
+                self.children[index] = event
+            elif event.kind == "step":
+                self.tasks.setdefault(index, []).append(event)
+            else:
+                raise _Unsupported(f"event #{event.seq} is a {event.kind} {event.name!r} of nested run #{index + 1}, "
+                                   "which LangGraph histories do not hold")
+        self.started = 0  # graphs the code started so far
+        self.inside = False  # a nested run's code is running
+
+    # --- what ``lg.nested_invokes`` calls ---
+
+    def invoke(self, graph: Any, value: Any, config: Any, options: dict[str, Any]) -> Any:
+        event, bound, source = self._begin(graph, value, config, options)
+        if bound is None:  # another graph than the recorded one, on a thread in flight: its code is not run
+            return revive(self.run.history.event_result(event))
+        if lg.is_async_entrypoint(bound):
+            raise lg.NestedGraphRun(event.name, "an async @entrypoint invoked with invoke() from synchronous code")
+        matcher, call, scratchpad, namespace = self._hooks(event)
+        self.inside = True
+        try:
+            try:
+                returned = lg.run_entrypoint(bound, value, call, scratchpad, namespace, None)
+                self._check_returned(event, lg.final_value(returned), matcher, source)
+            except DivergenceFound as found:
+                self._found_inside(found)
+            except Exception as error:  # noqa: BLE001 - the nested code raised where its recorded run returned
+                self._found_inside(self._raised(event, error, matcher))
+        finally:
+            self.inside = False
+        return revive(self.run.history.event_result(event))
+
+    async def ainvoke(self, graph: Any, value: Any, config: Any, options: dict[str, Any]) -> Any:
+        if not lg.is_async_entrypoint(self._bound(graph)):
+            return self.invoke(graph, value, config, options)
+        event, bound, source = self._begin(graph, value, config, options)
+        if bound is None:  # another graph than the recorded one, on a thread in flight: its code is not run
+            return revive(self.run.history.event_result(event))
+        matcher, call, scratchpad, namespace = self._hooks(event)
+        self.inside = True
+        try:
+            try:
+                # In a context of its own: LangGraph's runner sets the nested run's config in the context it runs in.
+                # (A task copies the context it is created in.)
+                returned = await contextvars.copy_context().run(
+                    asyncio.ensure_future, lg.arun_entrypoint(bound, value, call, scratchpad, namespace, None)
+                )
+                self._check_returned(event, lg.final_value(returned), matcher, source)
+            except DivergenceFound as found:
+                self._found_inside(found)
+            except Exception as error:  # noqa: BLE001 - the nested code raised where its recorded run returned
+                self._found_inside(self._raised(event, error, matcher))
+        finally:
+            self.inside = False
+        return revive(self.run.history.event_result(event))
+
+    # --- the checks ---
+
+    def _begin(self, graph: Any, value: Any, config: Any, options: dict[str, Any]) -> tuple[Event, Any, SourcePosition | None]:
+        """The recorded nested run the code's call stands for, once its input matches, and the node runnable of
+        the nested entrypoint to replay (None: the code names another graph than the recorded one, which is a
+        warning on a thread in flight — LangGraph hands it the recorded run's output without running it)."""
+        run = self.run
+        source = project_caller(run.project_prefixes)
+        node = lg.entrypoint_node(graph)
+        name = node[0] if node is not None else str(graph.get_name())
+        if self.inside:
+            raise lg.NestedGraphRun(name, "a graph invoked from a nested entrypoint's own code (a nested run inside a nested run)")
+        if node is None:
+            raise lg.NestedGraphRun(name, "a compiled StateGraph (its nodes would run as a graph of their own)")
+        function = getattr(node[1], "func", None) or getattr(node[1], "afunc", None)
+        if getattr(function, "__module__", None) not in {module.__name__ for module in run.modules}:
+            # The runtime guards watch the replayed entrypoint's package only: this code would run unwatched.
+            raise lg.NestedGraphRun(name, "an entrypoint defined outside the replayed entrypoint's package (its "
+                                          "code would run without the runtime guards)")
+        given = sorted(key for key, option in options.items() if option is not None)
+        if given or (isinstance(config, dict) and set(config) - {"callbacks", "tags", "metadata", "run_name"}):
+            raise lg.NestedGraphRun(name, f"invoke() given {', '.join(given or sorted(config))}")
+        from langgraph.types import Command
+
+        if isinstance(value, Command):
+            raise lg.NestedGraphRun(name, "invoke() given a Command")
+        index = self.started
+        self.started += 1
+        event = self.children.get(index)
+        if event is None:
+            raise lg.NestedGraphRun(name, (
+                f"the history holds no graph run #{index + 1} started from the entrypoint's code: either the code "
+                f"now starts one the recorded run did not (LangGraph would run it and its task calls for real) or "
+                f"the thread was imported without its nested runs (before replaytest imported them, or from a "
+                f"saver whose database replaytest does not read with SQL)"
+            ))
+        issued = Issued(CHILD_KIND, name, source=source)
+        status = event.extra.get("run_status")
+        if status != "completed":
+            raise lg.NestedGraphRun(name, f"a nested run that is {status} (LangGraph resumes it from its own checkpoints)")
+        recorded = event.extra.get("input")
+        now = normal_form(value)
+        if not same_as_recorded(recorded, now, frozenset(run.history.redacted), f"$.events[{event.seq - 1}].input"):
+            went_on = (
+                "on resume LangGraph hands back the recorded run's output without running it again, so the code "
+                "would go on with an output made from the recorded input"
+                if run.history.status in ("running", "parked")
+                else "the recorded output was made from the recorded input"
+            )
+            raise DivergenceFound(run.matcher.divergence(
+                "args-mismatch",
+                f"graph {name!r} (graph run #{index + 1} from the entrypoint) is now given {short_value(now, 160, str)}; "
+                f"the history recorded {short_value(recorded, 160, str)} ({went_on})",
+                issued, _child(event), source=source,
+            ))
+        if event.name != name:
+            # The run in that namespace is the recorded one, whichever graph the code names now.
+            self._found_inside(DivergenceFound(run.matcher.divergence(
+                "command-mismatch",
+                f"the code now starts graph {name!r} as graph run #{index + 1} from the entrypoint, where the history "
+                f"recorded {event.name!r}",
+                issued, _child(event), source=source,
+            )))
+            return event, None, source
+        return event, node[1], source
+
+    @staticmethod
+    def _bound(graph: Any) -> Any:
+        node = lg.entrypoint_node(graph)
+        return node[1] if node is not None else None
+
+    def _hooks(self, event: Event) -> tuple[Matcher, Any, Any, str]:
+        """The nested run's matcher over its recorded task calls, its task-call hook (answers from the
+        history; no task body runs), its scratchpad and checkpoint namespace."""
+        run = self.run
+        index = event.extra[NESTED_FIELD]
+        matcher = Matcher(RecordedEvents(self.tasks.get(index, []), _recorded), "completed", run.matcher.options)
+
+        def call(func: Any, arguments: Any, **options: Any) -> Any:
+            issued = Issued("step", lg.task_name_of(func), source=project_caller(run.project_prefixes))
+            return _answer(run.history, matcher.issue(issued).payload)
+
+        def on_interrupt(value: Any) -> int:
+            raise DivergenceFound(matcher.divergence(
+                "extra-command",
+                f"graph {event.name!r} (graph run #{index + 1} from the entrypoint) now waits at an interrupt, which "
+                f"its recorded run never reached",
+                Issued("signal", "interrupt", source=project_caller(run.project_prefixes)),
+            ))
+
+        return matcher, call, lg.Scratchpad.build(on_interrupt, []), f"{event.name}:nested-{index}"
+
+    def _raised(self, event: Event, error: BaseException, matcher: Matcher) -> DivergenceFound:
+        return DivergenceFound(matcher.divergence(
+            "result-mismatch",
+            f"graph {event.name!r} (graph run #{event.extra[NESTED_FIELD] + 1} from the entrypoint) now fails with "
+            f"{type(error).__name__}: {error}; its recorded run completed",
+            source=project_raise_site(error, self.run.project_prefixes) or matcher.last_source,
+        ))
+
+    def _check_returned(self, event: Event, returned: Any, matcher: Matcher, source: Any) -> None:
+        """Every recorded task call made, and the recorded value returned."""
+        matcher.finish()
+        index = event.extra[NESTED_FIELD]
+        recorded = self.run.history.event_result(event)
+        now = normal_form(returned)
+        if not same_as_recorded(recorded, now, frozenset(self.run.history.redacted), f"$.events[{event.seq - 1}].result"):
+            raise DivergenceFound(matcher.divergence(
+                "result-mismatch",
+                f"graph {event.name!r} (graph run #{index + 1} from the entrypoint) now returns "
+                f"{short_value(now, 80, str)}; the history recorded {short_value(recorded, 80, str)}",
+                source=matcher.last_source or source,
+            ))
+
+    def _found_inside(self, found: DivergenceFound) -> None:
+        """A change inside a finished nested run (or of the graph the code names for it): the thread's divergence,
+        or — for a thread in flight, which LangGraph resumes with the recorded run's output without running any
+        code for it — a warning, and the replay goes on."""
+        if self.run.history.status not in ("running", "parked"):
+            raise found
+        divergence = found.divergence
+        self.run.matcher.warnings.append(replace(
+            divergence, severity="warning",
+            message=f"{divergence.message} (not a divergence of this {self.run.history.status} thread: LangGraph "
+                    f"resumes it with the nested run's recorded output, without running its code again)",
+        ))
+
+    def unstarted(self) -> Divergence | None:
+        """A recorded nested run the code no longer starts (the code finished, or reached its park, first)."""
+        if self.started >= len(self.children):
+            return None
+        event = self.children[min(index for index in self.children if index >= self.started)]
+        return self.run.matcher.divergence(
+            "missing-command",
+            f"the history recorded graph run #{event.extra[NESTED_FIELD] + 1} ({event.name!r}) started from the "
+            f"entrypoint's code, which the code no longer starts",
+            None, _child(event), source=self.run.interrupt_source or self.run.matcher.last_source,
+        )
+
+
+def _child(event: Event) -> Recorded:
+    """A recorded nested run as the report shows it (it is not one of the matcher's task calls)."""
+    return Recorded(seq=event.seq, kind=event.kind, name=event.name, payload=event)
+
+
+def _answer(history: History, event: Event) -> Any:
+    """A recorded task call's outcome as the future LangGraph's call hook returns."""
+    future: Any
+    try:
+        future = asyncio.get_running_loop().create_future()
+    except RuntimeError:
+        future = concurrent.futures.Future()
+    if event.error is not None:
+        # LangGraph stores repr(exception) and its own resume raises Exception(that text).
+        future.set_exception(Exception(f"{event.error.type}({event.error.message!r})"))
+    else:
+        future.set_result(revive(history.event_result(event)))
+    return future
 
 
 def _interrupt_notes(status: str, interrupts: list[Event], pending: Event | None) -> list[str]:
@@ -802,59 +1095,84 @@ def _prompts_ahead(
 
 def _planned_calls(function: Any) -> dict[str, dict[str, tuple[Prompt, tuple[str, int, str]]]] | None:
     """``{task name: {prompt name: (Prompt, the line of its use_prompt block)}}`` for every ``@task`` the
-    entrypoint's own code calls by name, with the ``use_prompt(P)`` blocks around each call (read from the
-    source: calls the replay does not reach, past the park, are never run). None when the source cannot be
-    read."""
-    try:
-        source = textwrap.dedent(inspect.getsource(function))
-        tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError):
-        return None
-    code = function.__code__
-    namespace: dict[str, Any] = dict(getattr(function, "__globals__", {}))
-    for variable, cell in zip(code.co_freevars, function.__closure__ or ()):
-        try:
-            namespace[variable] = cell.cell_contents
-        except ValueError:  # an empty cell
-            pass
-
-    def resolve(node: ast.AST) -> Any:
-        if isinstance(node, ast.Name):
-            return namespace.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = resolve(node.value)
-            if isinstance(base, types.ModuleType):
-                return base.__dict__.get(node.attr)
-        return None
-
+    entrypoint's code calls by name — in its own body or in a project helper function it calls (followed
+    ``_HELPER_DEPTH`` levels down, with the ``use_prompt`` blocks around the helper's call) — with the
+    ``use_prompt(P)`` blocks around each call (read from the source: calls the replay does not reach, past the
+    park, are never run). None when the entrypoint's source cannot be read."""
     planned: dict[str, dict[str, tuple[Prompt, tuple[str, int, str]]]] = {}
-    qualname = getattr(function, "__qualname__", code.co_name)
+    seen: set[int] = set()
 
-    def visit(node: ast.AST, around: tuple[tuple[Prompt, int], ...]) -> None:
-        if isinstance(node, (ast.With, ast.AsyncWith)):
-            inner = around
-            for item in node.items:
-                visit(item.context_expr, around)
-                expression = item.context_expr
-                if (isinstance(expression, ast.Call) and len(expression.args) == 1
-                        and resolve(expression.func) is use_prompt):
-                    prompt = resolve(expression.args[0])
-                    if isinstance(prompt, Prompt):
-                        inner = (*inner, (prompt, node.lineno))
-            for statement in node.body:
-                visit(statement, inner)
-            return
-        if isinstance(node, ast.Call):
-            target = resolve(node.func)
-            if lg.is_task_function(target):
-                uses = planned.setdefault(lg.task_name_of(target), {})
-                for prompt, line in around:
-                    uses.setdefault(prompt.name, (prompt, (code.co_filename, code.co_firstlineno + line - 1, qualname)))
-        for child in ast.iter_child_nodes(node):
-            visit(child, around)
+    def scan(fn: Any, around: tuple[tuple[Prompt, tuple[str, int, str]], ...], depth: int) -> bool:
+        try:
+            source = textwrap.dedent(inspect.getsource(fn))
+            tree = ast.parse(source)
+        except (OSError, TypeError, SyntaxError):
+            return False
+        code = fn.__code__
+        seen.add(id(code))
+        namespace: dict[str, Any] = dict(getattr(fn, "__globals__", {}))
+        for variable, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                namespace[variable] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        qualname = getattr(fn, "__qualname__", code.co_name)
 
-    visit(tree, ())
-    return planned
+        def resolve(node: ast.AST) -> Any:
+            if isinstance(node, ast.Name):
+                return namespace.get(node.id)
+            if isinstance(node, ast.Attribute):
+                base = resolve(node.value)
+                if isinstance(base, types.ModuleType):
+                    return base.__dict__.get(node.attr)
+            return None
+
+        def site(line: int) -> tuple[str, int, str]:
+            return (code.co_filename, code.co_firstlineno + line - 1, qualname)
+
+        def visit(node: ast.AST, around: tuple[tuple[Prompt, tuple[str, int, str]], ...]) -> None:
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                inner = around
+                for item in node.items:
+                    visit(item.context_expr, around)
+                    expression = item.context_expr
+                    if (isinstance(expression, ast.Call) and len(expression.args) == 1
+                            and resolve(expression.func) is use_prompt):
+                        prompt = resolve(expression.args[0])
+                        if isinstance(prompt, Prompt):
+                            inner = (*inner, (prompt, site(node.lineno)))
+                for statement in node.body:
+                    visit(statement, inner)
+                return
+            if isinstance(node, ast.Call):
+                target = resolve(node.func)
+                if lg.is_task_function(target):
+                    uses = planned.setdefault(lg.task_name_of(target), {})
+                    for prompt, where in around:
+                        uses.setdefault(prompt.name, (prompt, where))
+                elif (depth > 0 and isinstance(target, types.FunctionType) and id(target.__code__) not in seen
+                        and _is_project_function(target)):
+                    # A helper of the project that calls tasks: its calls are the entrypoint's.
+                    scan(target, around, depth - 1)
+            for child in ast.iter_child_nodes(node):
+                visit(child, around)
+
+        visit(tree, around)
+        return True
+
+    return planned if scan(function, (), _HELPER_DEPTH) else None
+
+
+# How deep ``_planned_calls`` follows project helper functions from the entrypoint.
+_HELPER_DEPTH = 3
+
+
+def _is_project_function(fn: types.FunctionType) -> bool:
+    """Application code (not the standard library, installed packages or replaytest)."""
+    top = (fn.__module__ or "").partition(".")[0]
+    if not top or top in ("replaytest", "langgraph", "langchain_core") or top in sys.stdlib_module_names:
+        return False
+    return is_project_file(fn.__code__.co_filename)
 
 
 def project_caller(project_prefixes: tuple[str, ...]) -> SourcePosition | None:

@@ -13,6 +13,8 @@ PROFILE = FrameworkProfile(
         "restate.Workflow.main", "restate.Workflow.handler", "restate.Service.handler", "restate.VirtualObject.handler",
     ),
     step_calls=(f"{_CONTEXT}.run", f"{_CONTEXT}.run_typed"),
+    # The journal entry of a ``ctx.run`` carries its name; a resumed invocation must produce the same one.
+    step_names={f"{_CONTEXT}.run": (0, "name", "run step"), f"{_CONTEXT}.run_typed": (0, "name", "run step")},
     context_types=(
         "restate.Context", "restate.WorkflowContext", "restate.WorkflowSharedContext", "restate.ObjectContext",
         "restate.ObjectSharedContext", "restate.context.Context", "restate.context.WorkflowContext",

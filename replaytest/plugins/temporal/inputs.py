@@ -161,8 +161,10 @@ def compare(
     current_manifest: Mapping[str, str],
     decoded: bool,
     converter_configured: bool = False,
+    current_prompts: Mapping[str, Any] | None = None,
 ) -> None:
     """Check arguments and prompts of the calls sdk-core accepted; add the outcome to ``result``.
+    ``current_prompts``: ``{name: Prompt}`` of the current code, for the parameters a pending drift names.
 
     ``issued``: ``temporal.trace.IssuedCommand`` objects in the order the code started them (with
     ``digest`` and ``prompt``)."""
@@ -204,7 +206,10 @@ def compare(
         result.notes.append(undecodable_note(converter_configured))
     if not reached and run.manifest is None and current_manifest:
         result.notes.append(NO_PROMPTS_NOTE)
-    check_pending_prompts(result, run.status, run.manifest, current_manifest, reached, options, None)
+    # The manifest keeps only the parameters' digest; the current code's are named ("parameters now …").
+    params = {name: (None, prompt.params) for name, prompt in (current_prompts or {}).items()
+              if getattr(prompt, "full_version", None) == current_manifest.get(name)}
+    check_pending_prompts(result, run.status, run.manifest, current_manifest, reached, options, None, params=params)
 
 
 def _version(prompt: tuple[str, str] | None) -> str | None:

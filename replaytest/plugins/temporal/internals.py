@@ -14,6 +14,10 @@ the workflow code that issued it is on the stack), ``workflow_patch``, ``workflo
 ``workflow_set_signal_handler``/``workflow_set_update_handler`` (handlers set at run time) and
 ``activate`` (the end of an activation, when the commands are filled in).
 
+Nor which activity type a function registers (``@activity.defn(name=…)``): ``activity_name`` reads
+``temporalio.activity._Definition``, for the note on an activity that calls a model and recorded no
+prompt version.
+
 (The replay cache, which may not import plugins, also reads the attribute ``__temporal_workflow_definition``
 by name, and only its ``name``; it degrades to the class name when the attribute is missing.)
 
@@ -34,6 +38,20 @@ def workflow_definition(cls: Any) -> Any | None:
     from temporalio.workflow import _Definition
 
     return _Definition.from_class(cls)
+
+
+def activity_name(obj: Any) -> str | None:
+    """The activity type ``@activity.defn`` registers ``obj`` under, or None (not an activity, or the
+    dynamic activity)."""
+    from temporalio.activity import _Definition
+
+    if not callable(obj):
+        return None
+    try:
+        defn = _Definition.from_callable(obj)
+    except (TypeError, ValueError):
+        return None
+    return defn.name if defn is not None and isinstance(defn.name, str) else None
 
 
 def handler_function(defn: Any, kind: str, name: str | None) -> Callable[..., Any] | None:

@@ -35,6 +35,13 @@ PROFILE = FrameworkProfile(
     ),
     registration_calls=("temporalio.workflow.defn",),
     step_decorators=("temporalio.activity.defn",),
+    # An activity or child workflow given by name: the history records that name and replay compares it.
+    step_names={
+        **{f"temporalio.workflow.{call}": (0, "activity", "activity")
+           for call in ("execute_activity", "start_activity", "execute_local_activity", "start_local_activity")},
+        **{f"temporalio.workflow.{call}": (0, "workflow", "child workflow")
+           for call in ("execute_child_workflow", "start_child_workflow")},
+    },
     result_calls=(
         "temporalio.workflow.execute_activity", "temporalio.workflow.execute_activity_method",
         "temporalio.workflow.execute_local_activity", "temporalio.workflow.execute_local_activity_method",

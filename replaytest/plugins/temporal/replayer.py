@@ -44,9 +44,11 @@ from replaytest.plugins.temporal.failure import (
 from replaytest.plugins.temporal.history import run_status, sequence_problem, short_type_name, sniff_temporal_json
 from replaytest.plugins.temporal.internals import workflow_definition
 from replaytest.plugins.temporal.payloads import corrupt_json_payload
-from replaytest.prompts import prompt_manifest
+from replaytest.prompts import prompt_manifest, prompt_objects
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import IN_FLIGHT_STATUSES, PatchDecision, ReplayResult
+from replaytest.replay.engine import note_unrecorded_model_calls
+from replaytest.replay.guards import is_project_file
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHistory
@@ -225,7 +227,11 @@ class TemporalReplayer:
         decoded = _loop().submit(digest_recorded(run.calls, _data_converter(group))).result(REPLAY_TIMEOUT_S)
         if outcome.replay_failure is None:
             current = prompt_manifest(defn.cls) if defn is not None else {}
-            compare(result, run, issued, options, current, decoded, group.config.data_converter is not None)
+            compare(result, run, issued, options, current, decoded, group.config.data_converter is not None,
+                    current_prompts=prompt_objects(defn.cls) if defn is not None else None)
+            if defn is not None and any(call.prompt is not None for call in run.calls):
+                # Recorded per call: an activity that calls a model and recorded no prompt is named.
+                note_unrecorded_model_calls(result, _unprompted_activities(run, defn.cls, workflows))
             if recorded_status in IN_FLIGHT_STATUSES:
                 from replaytest.plugins.temporal.rehearsal import changed_sleeps
 
@@ -685,3 +691,34 @@ def _close_all() -> None:
 # (temporalio/sdk-python#300).
 _register_shutdown = getattr(threading, "_register_atexit", atexit.register)
 _register_shutdown(_close_all)
+
+
+def _unprompted_activities(run: Any, cls: Any, workflows: Any) -> list[tuple[str, Any]]:
+    """(activity, where its function calls a model) of the recorded activities that carry no prompt header
+    and whose function — found among the globals of the workflow's module, the modules it imports and the
+    configured objects — calls a model client."""
+    import sys
+
+    from replaytest.model_clients import model_call_site
+    from replaytest.plugins.temporal.internals import activity_name
+
+    candidates: list[Any] = list(getattr(workflows, "objects", ()))
+    module = sys.modules.get(getattr(cls, "__module__", ""))
+    namespaces = [vars(module)] if module is not None else []
+    namespaces += [vars(value) for value in (vars(module).values() if module is not None else ())
+                   if isinstance(value, types.ModuleType) and is_project_file(getattr(value, "__file__", None) or "<")]
+    for namespace in namespaces:
+        candidates.extend(namespace.values())
+    functions: dict[str, Any] = {}
+    for candidate in candidates:
+        name = activity_name(candidate) if callable(candidate) and not isinstance(candidate, type) else None
+        if name is not None:
+            functions.setdefault(name, candidate)
+    found: list[tuple[str, Any]] = []
+    for call in run.calls:
+        if call.kind != "activity" or call.prompt is not None or call.name not in functions:
+            continue
+        site = model_call_site(functions[call.name])
+        if site is not None:
+            found.append((f"activity {call.name!r}", site))
+    return found

@@ -47,3 +47,14 @@ def briefing_agent(question: str) -> str:
 async def async_report_agent(question: str) -> str:
     findings = await research_agent.ainvoke(question)
     return await write_report(question, findings)
+
+
+@entrypoint()
+async def async_research_agent(question: str) -> dict:
+    return {"question": question, "sources": await search_web(question)}
+
+
+@entrypoint()
+async def async_desk_agent(question: str) -> str:
+    findings = await async_research_agent.ainvoke(question)
+    return await write_report(question, findings)
