@@ -2,8 +2,8 @@
 
 Generated projects carry long ``exclude`` lists (one entry per generated or vendored file). Each pattern
 used to be matched against every trailing part of every path one by one, so a walk cost
-files x patterns x depth; ``discovery.ExcludeMatcher`` compiles them once (a set for literal paths, one
-regular expression for the globs). The script builds a tree of ``--files`` small modules, writes
+files x patterns x depth; ``path_patterns.ExcludeMatcher`` compiles them once (sets for the plain paths and
+names, ``pathspec``'s gitignore matcher for the few wildcard patterns). The script builds a tree of ``--files`` small modules, writes
 ``--patterns`` literal entries (paths of files that do not exist, as a stale generated list has) plus a
 few globs into ``[tool.replaytest] exclude`` and ruff's ``extend-exclude``, and times, interleaved and
 best of ``--repeat``: ``replaytest lint --no-cache`` and ``ruff check --no-cache`` (the peer).

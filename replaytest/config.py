@@ -9,15 +9,17 @@ typed values and a bad key fails early with the file and the key named (``Config
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from replaytest import cachedir
+
+# The meaning of every path glob setting (git's wildmatch); re-exported here, where it was defined before.
+from replaytest.path_patterns import ExcludeMatcher, exclude_matcher, is_excluded, pattern_problem  # noqa: F401
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -69,81 +71,6 @@ DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024
 def one_of(values: tuple[str, ...]) -> str:
     """``fail, warn or ignore``: a vocabulary in a sentence."""
     return f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else "".join(values)
-
-
-class ExcludeMatcher:
-    """``exclude`` globs compiled once: a path (relative to the project root, ``/``-separated) is excluded
-    when it, or any trailing part of it that starts at a folder boundary, matches a pattern (``**/x`` is
-    ``x`` at any depth). Literal patterns (no ``*?[``) are looked up in a set, the globs are one regular
-    expression, so a path costs one set lookup per trailing part and one regex match, whatever the number
-    of patterns: tens of thousands of generated ``exclude`` entries used to make a walk quadratic."""
-
-    def __init__(self, patterns: Sequence[str]) -> None:
-        self.patterns = tuple(patterns)
-        literals: set[str] = set()
-        globs: list[str] = []
-        for pattern in self.patterns:
-            pattern = pattern.rstrip("/")
-            bare = pattern[3:] if pattern.startswith("**/") else pattern
-            for form in dict.fromkeys((bare, pattern)):
-                if any(character in form for character in "*?["):
-                    globs.append(_glob_body(form))
-                else:
-                    literals.add(form)
-        self._literals = frozenset(literals)
-        # fnmatch's ``*`` crosses ``/`` (as fnmatchcase did here before): a trailing part is any suffix
-        # that starts at the beginning or just after a ``/``.
-        self._globs = re.compile(f"(?s:(?:.*/)?(?:{'|'.join(globs)}))\\Z") if globs else None
-
-    def __bool__(self) -> bool:
-        return bool(self.patterns)
-
-    def matches(self, relative: str) -> bool:
-        if not self.patterns:
-            return False
-        if self._literals:
-            if relative in self._literals:
-                return True
-            start = relative.find("/")
-            while start != -1:
-                if relative[start + 1:] in self._literals:
-                    return True
-                start = relative.find("/", start + 1)
-        return self._globs is not None and self._globs.match(relative) is not None
-
-
-def _glob_body(pattern: str) -> str:
-    """The regular expression of one glob without fnmatch's ``(?s:…)\\Z`` wrapper."""
-    translated = fnmatch.translate(pattern)
-    if translated.startswith("(?s:") and translated.endswith(")\\Z"):
-        return translated[4:-3]
-    return f"(?:{translated})"  # another Python's spelling: still anchored by the outer \\Z
-
-
-_MATCHERS: dict[int, tuple[Sequence[str], ExcludeMatcher]] = {}
-
-
-def exclude_matcher(patterns: Sequence[str] | ExcludeMatcher) -> ExcludeMatcher:
-    """The compiled matcher of ``patterns``, made once per sequence object (a run passes the same list)."""
-    if isinstance(patterns, ExcludeMatcher):
-        return patterns
-    cached = _MATCHERS.get(id(patterns))
-    if cached is not None and cached[0] is patterns:
-        return cached[1]
-    matcher = ExcludeMatcher(patterns)
-    if len(_MATCHERS) > 64:
-        _MATCHERS.clear()
-    _MATCHERS[id(patterns)] = (patterns, matcher)  # holding the sequence keeps its id from being reused
-    return matcher
-
-
-def is_excluded(relative: str, patterns: Sequence[str] | ExcludeMatcher) -> bool:
-    """Whether an ``exclude`` glob matches ``relative`` (a POSIX path relative to the folder the globs are
-    relative to), or any trailing part of it. Lint's ``exclude`` and replay's share this meaning; each
-    side applies it to a file and to the folders above it."""
-    if not patterns:
-        return False
-    return exclude_matcher(patterns).matches(relative)
 
 
 class ConfigError(Exception):
@@ -240,7 +167,7 @@ class Config:
     cache_dir: str = ".replaytest_cache"
     # Apply ``exclude`` to files named on the command line too (pre-commit names every staged file).
     force_exclude: bool = False
-    # Leave out of directory walks what git ignores (.gitignore, .git/info/exclude, the global excludes file).
+    # Leave out of directory walks what the .gitignore files (and .git/info/exclude) ignore (path_patterns).
     respect_gitignore: bool = True
     # Source roots like ruff's ``src`` (relative to ``root``, globs allowed); empty means [".", "src"].
     src: tuple[str, ...] = ()
@@ -463,16 +390,21 @@ def config_from_table(table: Mapping[str, Any], path: Path | None = None) -> Con
                                          f"{', '.join(sorted(known))}")
         if key in _LIST_KEYS:
             values[_LIST_KEYS[key]] = _string_list(path, key, value)
+            if key == "exclude":
+                check_patterns(path, key, values["exclude"])
         elif key in ("per-file-ignores", "extend-per-file-ignores"):
             if not isinstance(value, Mapping):
                 raise ConfigError(path, key, "must be a table of glob = [codes or categories]")
             tables = {str(glob): _string_list(path, f"{key}.{glob}", codes) for glob, codes in value.items()}
+            check_patterns(path, key, [glob.removeprefix("!") for glob in tables])
             if key == "per-file-ignores":
                 values["per_file_ignores"] = tables
             else:
                 extensions[key] = tables
         elif key in _EXTEND_KEYS:
             extensions[key] = _string_list(path, key, value)
+            if key == "extend-exclude":
+                check_patterns(path, key, extensions[key])
         elif key in _BOOL_KEYS:
             if not isinstance(value, bool):
                 raise ConfigError(path, key, "must be true or false")
@@ -551,6 +483,15 @@ def is_selector(entry: str) -> bool:
     return bool(letters) and letters.isalpha() and letters.isupper()
 
 
+def check_patterns(path: Path | None, key: str, patterns: Iterable[str], *, table: str = "tool.replaytest") -> None:
+    """A glob setting's entries must each be able to match something (git's wildmatch, ``path_patterns``):
+    a refused pattern, or one gitignore syntax reads as a comment, would otherwise exclude nothing unsaid."""
+    for pattern in patterns:
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            raise ConfigError(path, key, f"{pattern!r}: {problem}", table=table)
+
+
 def _string_list(path: Path | None, key: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         raise ConfigError(path, key, f"must be a list of strings, e.g. [{value!r}]")
@@ -600,6 +541,8 @@ def _replay_settings(path: Path | None, table: Any) -> ReplaySettings:
         full = f"replay.{key}"
         if key in ("paths", "workflows", "exclude"):
             values[key] = _string_list(path, full, value)
+            if key == "exclude":
+                check_patterns(path, full, values[key])
         elif key in ("prompts-running", "prompts-completed", "prompts-pending"):
             if value not in PROMPT_POLICIES:
                 raise ConfigError(path, full, f"must be one of {', '.join(PROMPT_POLICIES)}")

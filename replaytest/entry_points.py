@@ -1,10 +1,13 @@
-"""One entry-point group read from the installed distributions without importing ``importlib.metadata``.
+"""One entry-point group, and one distribution's version, read from the installed distributions without
+importing ``importlib.metadata``.
 
 Every lint run looks for third-party plugins (group ``replaytest.plugins``). ``importlib.metadata``
 answers that correctly but costs a one-file run about 15 ms: importing it (email, zipfile, csv) and
 building a ``Distribution`` for each of a few hundred installed packages. What it reads is simple: the
 ``entry_points.txt`` of every ``*.dist-info`` / ``*.egg-info`` folder in each ``sys.path`` directory,
-first distribution of a (normalised) name wins. This module reads exactly that, in the same order.
+first distribution of a (normalised) name wins. This module reads exactly that, in the same order, and the
+``Version`` field of that first folder's ``METADATA`` (``PKG-INFO`` of an ``.egg-info``) for ``version``
+(``replaytest.__version__`` is read so on every run: the one place it is written is pyproject.toml).
 
 Where the layout is not that simple — a ``sys.path`` entry that is a zip file or an ``.egg``, or a
 metadata finder other than the standard path finder on ``sys.meta_path`` (one that could supply
@@ -43,16 +46,46 @@ class EntryPoint(NamedTuple):
 
 
 # One scan per process and sys.path: the plugin and the rule groups are both asked for on every lint run.
-_scanned: tuple[tuple[str, ...], list[EntryPoint] | None] | None = None
+# (sys.path, the entry points, the first metadata folder of each normalised distribution name), the last
+# two None where reading the folders would not be exact.
+_scanned: tuple[tuple[str, ...], list[EntryPoint] | None, dict[str, str] | None] | None = None
+
+
+def _scan() -> tuple[list[EntryPoint] | None, dict[str, str] | None]:
+    global _scanned
+    path = tuple(sys.path)
+    if _scanned is None or _scanned[0] != path:
+        folders: dict[str, str] = {}
+        found = _read_folders(folders)
+        _scanned = (path, found, None if found is None else folders)
+    return _scanned[1], _scanned[2]
+
+
+def version(distribution: str) -> str | None:
+    """The installed version of ``distribution``, as ``importlib.metadata.version`` answers it (which is
+    asked where the folders cannot be read exactly, or the field is missing); None when no such
+    distribution is installed."""
+    _, folders = _scan()
+    folder = None if folders is None else folders.get(_normalised(distribution))
+    if folder is not None:
+        headers = _read_text(os.path.join(folder, "PKG-INFO" if folder.lower().endswith(".egg-info") else "METADATA"))
+        for line in (headers or "").splitlines():
+            if not line.strip():
+                break  # the headers end at the first blank line; the description follows
+            if line.startswith("Version:"):
+                return line[len("Version:"):].strip()
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as metadata_version
+
+    try:
+        return metadata_version(distribution)
+    except PackageNotFoundError:
+        return None
 
 
 def entry_points(group: str) -> list[EntryPoint]:
     """The entry points of ``group`` across the installed distributions, in ``importlib.metadata`` order."""
-    global _scanned
-    path = tuple(sys.path)
-    if _scanned is None or _scanned[0] != path:
-        _scanned = (path, _read_folders())
-    found = _scanned[1]
+    found, _ = _scan()
     if found is None:
         from importlib.metadata import entry_points as metadata_entry_points
 
@@ -60,8 +93,9 @@ def entry_points(group: str) -> list[EntryPoint]:
     return [entry for entry in found if entry.group == group]
 
 
-def _read_folders() -> list[EntryPoint] | None:
-    """Every entry point read straight from the metadata folders; None where that would not be exact."""
+def _read_folders(folders: dict[str, str] | None = None) -> list[EntryPoint] | None:
+    """Every entry point read straight from the metadata folders; None where that would not be exact.
+    ``folders`` receives the first metadata folder of each (normalised) distribution name."""
     from importlib.machinery import PathFinder
 
     for finder in sys.meta_path:
@@ -88,6 +122,8 @@ def _read_folders() -> list[EntryPoint] | None:
             if distribution in seen:
                 continue
             seen.add(distribution)
+            if folders is not None:
+                folders[distribution] = os.path.join(directory, name)
             text = _read_text(os.path.join(directory, name, "entry_points.txt"))
             if text is not None:
                 found.extend(_entries(text))

@@ -542,7 +542,12 @@ def _selection(config: pytest.Config, project: Config, ini_base: Path, paths: Se
     if ini_exclude:
         # Named as ``replay.settings`` names it, so the CLI and pytest speak of one setting alike.
         where = f"{ini_table(config.inipath)} replay_exclude in {config.inipath}" if config.inipath else "replay_exclude"
-        settings = [ExcludeSetting(ini_exclude, ini_base, where)]
+        from replaytest.config import ConfigError
+
+        try:
+            settings = [ExcludeSetting(ini_exclude, ini_base, where)]
+        except ConfigError as error:  # a glob that can match nothing: one usage error, not a crash
+            raise pytest.UsageError(str(error)) from None
     elif project.replay.exclude:
         where = (f"[{project.table_name('replay')}] exclude in {project.path}" if project.path
                  else "[tool.replaytest.replay] exclude")

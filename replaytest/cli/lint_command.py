@@ -83,8 +83,9 @@ def _lint_config(
     setting the command line changed, the flag that did (``--show-settings`` says so)."""
     import dataclasses
 
-    from replaytest.config import ConfigError, is_selector, load_config
+    from replaytest.config import ConfigError, check_patterns, is_selector, load_config
 
+    check_patterns(None, "--exclude", _split(exclude))
     if isolated and config_path is not None:
         raise ConfigError(None, "--isolated", "ignores every configuration file; it cannot be given with --config")
     targets = list(paths) or [Path(".")]

@@ -48,6 +48,7 @@ from pathlib import Path
 from replaytest.config import CONFIG_FILE_NAMES
 from replaytest.impact.termination import uninterrupted
 from replaytest.replay.reads import relevant
+from replaytest.replay.settings import PYTEST_INI_NAMES
 
 # Never copied: fnmatch patterns, compared with each file's, folder's and link's name in lower case. Environment
 # files and keys; credential stores of tools (netrc, PyPI, npm, Postgres, SSH, cloud and container clients);
@@ -69,8 +70,9 @@ TOOL_FOLDERS = frozenset({
 # What an import may load: sources, stubs, compiled extension modules.
 PYTHON_SUFFIXES = frozenset({".py", ".pyi", ".so", ".pyd"})
 # Packaging and configuration a child replay reads (its settings come from the configuration file found as
-# ``config.find_config_file`` finds it: replaytest.toml, .replaytest.toml or pyproject.toml).
-CONFIG_NAMES = frozenset({"pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini", *CONFIG_FILE_NAMES})
+# ``config.find_config_file`` finds it: replaytest.toml, .replaytest.toml or pyproject.toml; its replay settings
+# from every file pytest reads ini options from, .pytest.ini included).
+CONFIG_NAMES = frozenset({*PYTEST_INI_NAMES, *CONFIG_FILE_NAMES})
 # The largest file copied, in bytes of apparent size: a prompt, a template or a table of rates is far smaller;
 # a data dump or a sparse file of a GiB is no input of a workflow's control flow to copy on every run.
 COPY_SIZE_CAP = 8 * 1024 * 1024

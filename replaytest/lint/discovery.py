@@ -1,9 +1,10 @@
 """Which files to lint, what module each one is, and where an imported project module lives.
 
-Directories are walked in sorted order, skipping tool and environment folders, ``exclude`` globs and
-(inside a git work tree, by default) what ``.gitignore`` ignores, as git itself decides it; files given
-explicitly are always linted, unless ``force_exclude`` applies ``exclude`` to them too (pre-commit names
-files explicitly).
+Directories are walked in sorted order, skipping tool and environment folders, what ``exclude`` matches
+and (by default) what the ``.gitignore`` files ignore, read as git reads them (``path_patterns``: git's
+wildmatch through ``pathspec``, in or outside a git repository); an excluded or ignored folder is not
+entered. Files given explicitly are always linted, unless ``force_exclude`` applies ``exclude`` to them too
+(pre-commit names files explicitly).
 
 Module names follow Python's import system, PEP 420 namespace packages included. A file inside a
 regular package (the chain of directories holding ``__init__.py``) is named by that chain. Any other
@@ -34,7 +35,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from replaytest.config import ExcludeMatcher, exclude_matcher  # the one meaning of an exclude glob, lint's and replay's
+from replaytest.path_patterns import (  # the one meaning of an exclude glob, lint's and replay's
+    ExcludeMatcher,
+    GitignoreRules,
+    exclude_matcher,
+)
 
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox", "build", "dist",
@@ -390,14 +395,11 @@ def walk(
     for argument in arguments:
         absolute = os.path.abspath(argument)
         if os.path.isdir(absolute):
-            visible = git_visible_files(Path(absolute)) if respect_gitignore else None
-            for path in _walk_directory(absolute, top, excluded, unreadable, leave_out):
-                if visible is not None and not _visible(path, absolute, visible):
-                    leave_out(path)
-                    continue
+            ignore = GitignoreRules.above(absolute, top) if respect_gitignore else None
+            for path in _walk_directory(absolute, top, excluded, unreadable, leave_out, ignore):
                 add(path, os.path.dirname(absolute))
         elif os.path.lexists(absolute) or Path(absolute) in virtual_files:
-            if force_exclude and excluded.matches(_root_relative(absolute, top)):
+            if force_exclude and excluded.excludes(_root_relative(absolute, top)):
                 leave_out(absolute)
                 continue
             add(absolute, os.path.dirname(absolute))  # explicit files are linted; unreadable ones are reported when read
@@ -423,70 +425,21 @@ def _root_relative(path: str, root: str) -> str:
     return "/".join(parts) if parts is not None else path.replace(os.sep, "/")
 
 
-def git_visible_files(directory: Path) -> set[str] | None:
-    """Paths under ``directory`` (relative to it, POSIX) that git does not ignore: tracked files plus
-    untracked ones no ``.gitignore`` rule matches (a directory entry ends with ``/``). None outside a git
-    work tree or without git: then nothing is left out. git decides, so every gitignore rule is honoured."""
-    if not _may_be_in_a_work_tree(os.path.abspath(directory)):
-        return None  # git would only fail: not worth starting it (a process costs a warm run ~5 ms)
-    visible = _git_ls_files(directory, collapse=True)
-    if visible is not None and "./" in visible:
-        # ``directory`` itself is untracked (a new project folder): collapsed, git would list it as "./"
-        # and hide what .gitignore leaves out inside it; list its files one by one instead.
-        visible = _git_ls_files(directory, collapse=False)
-    return visible
-
-
-def _may_be_in_a_work_tree(directory: str) -> bool:
-    """Whether git could find a work tree for ``directory``: a ``.git`` (folder, or file of a linked work
-    tree or submodule) in it or above it, or the environment naming the repository."""
-    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
-        return True
-    while True:
-        if os.path.lexists(os.path.join(directory, ".git")):
-            return True
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return False
-        directory = parent
-
-
-def _git_ls_files(directory: Path, collapse: bool) -> set[str] | None:
-    import subprocess  # only runs that respect .gitignore ask git
-
-    command = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
-    if collapse:
-        command.append("--directory")
-    try:
-        completed = subprocess.run([*command, "--", "."], cwd=directory, capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if completed.returncode != 0:
-        return None
-    return {entry for entry in completed.stdout.decode("utf-8", "surrogateescape").split("\0") if entry}
-
-
-def _visible(path: str, directory: str, visible: set[str]) -> bool:
-    relative = _root_relative(path, directory)
-    if relative in visible:
-        return True
-    # An untracked directory git lists whole (``new/``), e.g. a nested repository.
-    parts = relative.split("/")
-    return any("/".join(parts[:end]) + "/" in visible for end in range(1, len(parts)))
-
-
 def _walk_directory(
     directory: str, root: str, exclude: ExcludeMatcher, onerror: Callable[[OSError], None],
-    excluded: Callable[[str], None] = lambda path: None,
+    excluded: Callable[[str], None] = lambda path: None, ignore: GitignoreRules | None = None,
 ) -> Iterator[str]:
     """The ``.py`` files under ``directory`` in ``os.walk``'s top-down order (each folder's files sorted,
-    then its sub-folders, sorted, depth first), without following symlinked folders; skipped and excluded
-    folders are not entered. One ``os.scandir`` per folder; file types come from the listing."""
-    pending = [directory]
+    then its sub-folders, sorted, depth first), without following symlinked folders; skipped, excluded and
+    ignored folders are not entered. ``ignore`` (None: no ``.gitignore`` is read) holds the rules in force
+    above ``directory``; each folder's own ``.gitignore`` joins them for what lies under it. One
+    ``os.scandir`` per folder; file types come from the listing."""
+    pending: list[tuple[str, GitignoreRules | None]] = [(directory, ignore)]
     while pending:
-        current = pending.pop()
+        current, rules = pending.pop()
         folders: list[tuple[str, bool]] = []
         names: list[str] = []
+        has_gitignore = False
         try:
             with os.scandir(current) as entries:
                 for entry in entries:
@@ -498,23 +451,28 @@ def _walk_directory(
                         folders.append((entry.name, entry.is_symlink()))
                     elif entry.name.endswith(".py"):
                         names.append(entry.name)
+                    elif entry.name == ".gitignore":
+                        has_gitignore = True
         except OSError as error:
             onerror(error)
             continue
+        if rules is not None and has_gitignore:
+            rules = rules.below(current)
         kept: list[str] = []
         for name, is_link in sorted(folders):
             if name in SKIPPED_DIRECTORIES or name.endswith(".egg-info"):
                 continue
             path = os.path.join(current, name)
-            if exclude and exclude.matches(_root_relative(path, root)):
+            if (exclude and exclude.matches(_root_relative(path, root), is_dir=True)) or (
+                    rules and rules.ignored(path, is_dir=True)):
                 excluded(path)
                 continue
             if not is_link:
                 kept.append(path)
         for name in sorted(names):
             path = os.path.join(current, name)
-            if exclude and exclude.matches(_root_relative(path, root)):
+            if (exclude and exclude.matches(_root_relative(path, root))) or (rules and rules.ignored(path, False)):
                 excluded(path)
                 continue
             yield path
-        pending.extend(reversed(kept))
+        pending.extend((path, rules) for path in reversed(kept))

@@ -20,7 +20,6 @@ added above a known finding, or around it on its line, does not make it new.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import io
 import json
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from replaytest.lint.model import Diagnostic
+from replaytest.path_patterns import glob_matches
 
 _IGNORE_COMMENT = re.compile(r"#\s*replaytest:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
 # The file-level exemption, ruff's file-level "ruff: noqa" comment spelt for replaytest (see the module
@@ -113,11 +113,9 @@ class Selection:
 
 
 def _glob_matches(relative: str, glob: str) -> bool:
-    if fnmatch.fnmatchcase(relative, glob):
-        return True
-    if glob.startswith("**/") and fnmatch.fnmatchcase(relative, glob[3:]):
-        return True
-    return "/" not in glob and fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], glob)
+    """A ``per-file-ignores`` key against a root-relative path: git's wildmatch, as every glob setting
+    (``path_patterns``), ``!glob`` meaning every file ``glob`` does not match (as in ruff)."""
+    return glob_matches(relative, glob)
 
 
 def _comments(text: str) -> Iterator[tuple[int, int, str, bool]]:

@@ -1,9 +1,9 @@
 """Which history files the replay ``exclude`` globs leave out, and what a run says about that.
 
-The globs mean what lint's ``exclude`` means (``config.is_excluded``): each matches a path relative to
-the folder of the setting that holds it (the project root for ``[tool.replaytest.replay] exclude`` and
-``--exclude``, the ini file's folder for pytest's ``replay_exclude``), or any trailing part of it, and a
-history is excluded when a glob matches the file or any folder above it. As in lint, a history file
+The globs mean what lint's ``exclude`` means (``path_patterns``: git's wildmatch, as in ``.gitignore``),
+relative to the folder of the setting that holds them (the project root for ``[tool.replaytest.replay]
+exclude`` and ``--exclude``, the ini file's folder for pytest's ``replay_exclude``): a history is excluded
+when a setting's patterns match the file or a folder above it (a later ``!`` pattern takes it back). As in lint, a history file
 named on the command line is replayed even when a glob matches it, unless ``force-exclude`` applies the
 globs to named files too (pre-commit names files).
 
@@ -15,13 +15,13 @@ read as "excluded"); globs that leave no history at all to replay are the caller
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replaytest.config import ExcludeMatcher
+from replaytest.config import check_patterns
+from replaytest.path_patterns import exclude_matcher, one_pattern
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,10 @@ class ExcludeSetting:
     patterns: tuple[str, ...]
     base: Path
     origin: str  # e.g. "[tool.replaytest.replay] exclude in /p/pyproject.toml", "--exclude"
+
+    def __post_init__(self) -> None:
+        # A pattern that can match nothing is a usage error naming the setting, wherever the globs came from.
+        check_patterns(None, self.origin, self.patterns, table="")
 
 
 @dataclass(frozen=True)
@@ -65,24 +69,17 @@ class HistorySelection:
         return [*notes, self.nothing_named_left] if self.nothing_named_left else notes
 
 
-@functools.lru_cache(maxsize=4096)
-def _one_glob(pattern: str) -> ExcludeMatcher:
-    """One glob's compiled matcher, made once: every history is asked about every glob (to name the globs
-    that match none)."""
-    return ExcludeMatcher((pattern,))
-
-
 def matching_globs(path: Path, settings: Sequence[ExcludeSetting]) -> list[tuple[str, str]]:
-    """Every (glob, origin) that matches the history ``path`` or a folder above it, in settings order."""
+    """The (glob, origin) of each setting that excludes the history ``path`` (the file or a folder above it
+    matches, and no later ``!`` pattern of that setting re-includes it): its first pattern that matches."""
     absolute = os.path.abspath(path)
     found = []
     for setting in settings:
-        parts = _relative(absolute, os.path.abspath(setting.base)).split("/")
-        candidates = ["/".join(parts[:end]) for end in range(1, len(parts) + 1)]
-        for pattern in setting.patterns:
-            matcher = _one_glob(pattern)
-            if any(matcher.matches(candidate) for candidate in candidates):
-                found.append((pattern, setting.origin))
+        relative = _relative(absolute, os.path.abspath(setting.base))
+        if not exclude_matcher(setting.patterns).excludes(relative):
+            continue
+        found.extend([(pattern, setting.origin) for pattern in setting.patterns
+                      if not pattern.startswith("!") and one_pattern(pattern).excludes(relative)][:1])
     return found
 
 
@@ -102,8 +99,9 @@ def select_histories(
             selection.kept.append(path)
         else:
             selection.excluded.append(ExcludedHistory(path, *found[0]))
+    # A ``!`` pattern takes histories back rather than leaving them out: never "matches no history".
     selection.unmatched = [(pattern, setting.origin) for setting in settings for pattern in setting.patterns
-                           if (pattern, setting.origin) not in matched]
+                           if (pattern, setting.origin) not in matched and not pattern.startswith("!")]
     return selection
 
 

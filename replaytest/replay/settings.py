@@ -178,6 +178,9 @@ _INI_FILES = (
     ("tox.ini", _ini_reader("pytest", always=False)),
     ("setup.cfg", _ini_reader("tool:pytest", always=False)),
 )
+# The files pytest may take its ini options from, in the order it looks: whatever copies a project for a
+# replay (impact's verification copy) must copy each of them.
+PYTEST_INI_NAMES: tuple[str, ...] = tuple(name for name, _ in _INI_FILES)
 
 
 def _options(path: Path, table: str, values: dict[str, Any]) -> PytestIni:

@@ -44,6 +44,7 @@ _EVENT_NUMBERS = {
     "ExecutionStarted": 0, "ExecutionCompleted": 1, "TaskScheduled": 4, "TaskCompleted": 5, "TaskFailed": 6,
     "SubOrchestrationInstanceCreated": 7, "SubOrchestrationInstanceCompleted": 8, "SubOrchestrationInstanceFailed": 9,
     "TimerCreated": 10, "TimerFired": 11, "OrchestratorStarted": 12, "OrchestratorCompleted": 13, "EventRaised": 15,
+    "ContinueAsNew": 16,
 }
 
 
@@ -216,6 +217,15 @@ def record(
                 sequence += 1
             elif kind == 6:
                 waits.append(action["externalEventName"])
+            elif kind == 4:  # continue_as_new: this generation ends; the next one is not recorded here
+                add("ContinueAsNew", Result=json.dumps(json.loads(action["input"]) if isinstance(action.get("input"), str) else action.get("input")))
+                add("OrchestratorCompleted")
+                run.runtime_status = "ContinuedAsNew"
+                return run
+            elif kind == 8:  # call_http: the host schedules its built-in HTTP activity and makes the request
+                add("TaskScheduled", sequence, Name="BuiltIn::HttpActivity", Input=json.dumps(action["httpRequest"]))
+                pending[sequence] = ("http", action)
+                sequence += 1
             else:
                 raise AssertionError(f"the recorder does not handle action type {kind}")
         emitted = len(actions)
@@ -244,6 +254,8 @@ def record(
                         add("TaskFailed", TaskScheduledId=event_id, Reason=str(error), Details=type(error).__name__)
                     else:
                         add("TaskCompleted", TaskScheduledId=event_id, Result=json.dumps(value))
+                elif kind == "http":
+                    add("TaskCompleted", TaskScheduledId=event_id, Result=json.dumps(_http_response(action["httpRequest"])))
                 elif kind == "timer":
                     fire_at = datetime.fromisoformat(action["fireAt"].replace("Z", "+00:00"))
                     clock = max(clock, fire_at)
@@ -260,6 +272,18 @@ def record(
             continue
         return run  # waiting for an event nobody raises: the run stays Running
     raise AssertionError(f"{instance_id}: more than {max_episodes} episodes")
+
+
+def _http_response(request: dict[str, Any]) -> dict[str, Any]:
+    """Make a ``call_http`` request for real (to a server of the test on 127.0.0.1) and answer as the host's
+    HTTP activity does: status code, headers and content."""
+    import urllib.request
+
+    content = request.get("content")
+    outgoing = urllib.request.Request(request["uri"], data=content.encode("utf-8") if content is not None else None,
+                                      method=request["method"], headers=request.get("headers") or {})
+    with urllib.request.urlopen(outgoing, timeout=30) as answer:
+        return {"statusCode": answer.status, "headers": dict(answer.headers), "content": answer.read().decode("utf-8")}
 
 
 def _sdk_event(event: dict[str, Any], played: bool) -> dict[str, Any]:

@@ -269,3 +269,23 @@ def test_a_file_that_cannot_be_copied_is_left_out_with_why(project: Path, monkey
         ]
     finally:
         copy.close()
+
+
+@pytest.mark.parametrize("name", ["pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
+                                  "replaytest.toml", ".replaytest.toml"])
+def test_every_file_replay_settings_are_read_from_is_copied(tmp_path: Path, name: str) -> None:
+    """The child replay finds its settings as the parent did: from the pytest ini files (``.pytest.ini``
+    among them) and replaytest's own configuration files, wherever the project keeps them."""
+    from replaytest.config import CONFIG_FILE_NAMES
+    from replaytest.replay.settings import PYTEST_INI_NAMES
+
+    assert name in (*PYTEST_INI_NAMES, *CONFIG_FILE_NAMES)
+    root = tmp_path / "service"
+    _write(root, "app/flow.py", "def flow(): ...\n")
+    _write(root, name, "[pytest]\nreplay_paths = histories\n")
+    _write(root, f"service_b/{name}", "[pytest]\n")  # in a folder that is no package
+    copy = ProjectCopy(root)
+    try:
+        assert {name, f"service_b/{name}"} <= _files(copy.path)
+    finally:
+        copy.close()

@@ -65,13 +65,52 @@ def test_readme_documents_the_release_tag_the_example_names() -> None:
 def test_version_is_written_in_one_place_and_the_readme_uses_its_tag() -> None:
     with open(REPO_ROOT / "pyproject.toml", "rb") as handle:
         pyproject = tomllib.load(handle)
-    assert "version" not in pyproject["project"] and pyproject["project"]["dynamic"] == ["version"]
-    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "replaytest.__version__"}
+    # Written statically in pyproject.toml (where packaging tools and readers look), never computed.
+    assert pyproject["project"]["version"] == replaytest.__version__
+    assert "version" not in pyproject["project"].get("dynamic", [])
+    assert "dynamic" not in pyproject["tool"].get("setuptools", {})
     assert importlib.metadata.version("replaytest") == replaytest.__version__
+    init = (REPO_ROOT / "replaytest" / "__init__.py").read_text(encoding="utf-8")
+    assert replaytest.__version__ not in init, "the version is written in pyproject.toml only"
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     assert f"rev: {TAG}" in readme
     assert "id: replaytest-lint\n" in readme
 
+
+def test_an_uninstalled_checkout_reads_its_version_from_pyproject(tmp_path: Path) -> None:
+    """Imported from a checkout without distribution metadata (``PYTHONPATH=.``), the version comes from the
+    checkout's pyproject.toml ``[project] version`` rather than failing the import."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(REPO_ROOT / "replaytest", checkout / "replaytest", ignore=shutil.ignore_patterns("__pycache__"))
+    pyproject = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    (checkout / "pyproject.toml").write_text(
+        pyproject.replace(f'version = "{replaytest.__version__}"', 'version = "9.8.7"', 1), encoding="utf-8")
+    probe = (
+        "import os, sys\n"
+        "try:\n    import tomli\nexcept ImportError:\n    pass\n"
+        "def holds_metadata(folder):\n"
+        "    names = os.listdir(folder) if os.path.isdir(folder) else []\n"
+        "    return any(n.lower().startswith(('replaytest-', 'replaytest.')) and n.lower().endswith(('.dist-info',"
+        " '.egg-info')) for n in names)\n"
+        "sys.path[:] = [sys.argv[1]] + [p for p in sys.path if p and not holds_metadata(p)]\n"
+        "import replaytest\n"
+        "print(replaytest.__version__, replaytest.__file__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(checkout)], cwd=tmp_path, capture_output=True,
+                          text=True, check=True)
+    version, location = done.stdout.split()
+    assert Path(location).parent == checkout / "replaytest", done.stdout
+    assert version == "9.8.7"
+
+
+def test_the_version_is_what_importlib_metadata_answers() -> None:
+    """``entry_points.version`` reads the installed metadata without importing importlib.metadata; it must
+    give importlib.metadata's answer, for replaytest and for the other installed distributions."""
+    from replaytest import entry_points
+
+    for name in ("replaytest", "pytest", "click", "pathspec", "libcst", "jsonschema"):
+        assert entry_points.version(name) == importlib.metadata.version(name), name
+    assert entry_points.version("no-such-distribution-here") is None
 
 def _readme_hook_examples() -> list[str]:
     """The YAML blocks of the README's pre-commit section, verbatim, in order."""

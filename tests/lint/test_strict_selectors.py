@@ -168,7 +168,7 @@ def test_gitignored_files_are_left_out_of_directory_walks(make_project) -> None:
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_gitignore_is_respected_in_a_linked_work_tree_and_with_git_dir_set(make_project, tmp_path) -> None:
     # A linked work tree (or a submodule) has a .git file, not a folder; GIT_DIR names a repository
-    # kept elsewhere. Either way git decides what is ignored, so git must still be asked.
+    # kept elsewhere. Either way the work tree's .gitignore files are read and applied.
     import os
 
     files = {"app/wf.py": WORKFLOW, "generated/wf.py": WORKFLOW, ".gitignore": "generated/\n"}
@@ -195,25 +195,18 @@ def test_gitignore_is_respected_in_a_linked_work_tree_and_with_git_dir_set(make_
     assert CLOCK in findings(run.json()) and generated not in findings(run.json()), run.describe()
 
 
-def test_outside_a_repository_git_is_not_started(tmp_path, monkeypatch) -> None:
-    from replaytest.lint import discovery
-
-    (tmp_path / "wf.py").write_text(WORKFLOW, encoding="utf-8")
-    started: list[list[str]] = []
-    import subprocess
-
-    monkeypatch.setattr(subprocess, "run", lambda command, **kw: started.append(command))
-    monkeypatch.delenv("GIT_DIR", raising=False)
-    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
-    if any((parent / ".git").exists() for parent in (tmp_path, *tmp_path.parents)):
-        pytest.skip("the temporary folder is inside a git work tree")
-    assert discovery.git_visible_files(tmp_path) is None
-    assert started == []
+@pytest.mark.parametrize("pattern", ["#generated", "!"])
+def test_an_exclude_pattern_that_can_match_nothing_is_exit_2_naming_it(make_project, pattern: str) -> None:
+    # In gitignore syntax "#generated" is a comment and "!" is refused: either would exclude nothing unsaid.
+    project = make_project({"app/wf.py": WORKFLOW}, pyproject=f'[tool.replaytest]\nexclude = ["{pattern}"]\n')
+    _exit_2_naming(_lint(project), repr(pattern), "[tool.replaytest] exclude", "pyproject.toml")
+    fresh = make_project({"app/wf.py": WORKFLOW}, name="p2")
+    _exit_2_naming(_lint(fresh, "--exclude", pattern), "--exclude", repr(pattern))
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_wholly_untracked_folder_of_a_repository_is_linted(make_project) -> None:
-    # git lists an untracked, unignored folder linted from inside as "./": all of it is visible.
+    # A folder of a repository that holds nothing tracked yet is walked like any other.
     project = make_project({"service/app/wf.py": WORKFLOW})
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     run = run_replaytest("lint", "--format", "json", "--no-cache", ".", cwd=project / "service")

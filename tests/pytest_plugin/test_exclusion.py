@@ -96,3 +96,11 @@ def test_xdist_controller_reports_the_exclusion(pytester: pytest.Pytester) -> No
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["excluded 1 history (by [[]tool.pytest.ini_options] replay_exclude in *)",
                                  "replayed 3 histories: 3 passed, 0 diverged, 0 stale"])
+
+
+def test_a_replay_exclude_glob_that_can_match_nothing_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    # In gitignore syntax "#drafts" is a comment: it would exclude nothing without a word.
+    make_project(pytester, INI + 'replay_exclude = ["#drafts"]\n')
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*replay_exclude*'#drafts': matches nothing*"])

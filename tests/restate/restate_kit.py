@@ -112,8 +112,9 @@ class Desk:
 
 
 @contextmanager
-def running_desk(folder: Path) -> Iterator[Desk]:
-    """A Restate server with the order desk registered, both stopped on leaving."""
+def running_desk(folder: Path, app: str = "restate_shop.orders:app", warmup: tuple[str, Any] = ("pricing/quote", "warmup")) -> Iterator[Desk]:
+    """A Restate server with the order desk (or another ``module:app`` of this folder) registered, both
+    stopped on leaving; ``warmup`` is a (target, body) the ingress must answer before recording starts."""
     server = npm_tool(SERVER_PACKAGE, SERVER_VERSION, "restate-server")
     admin_port, ingress_port, node_port, app_port = free_port(), free_port(), free_port(), free_port()
     admin, ingress = f"http://127.0.0.1:{admin_port}", f"http://127.0.0.1:{ingress_port}"
@@ -138,7 +139,7 @@ def running_desk(folder: Path) -> Iterator[Desk]:
         app_log = folder / "order-desk.log"
         app_env = {**os.environ, "RESTATE_SHOP_MARKER": str(marker)}
         processes.start(
-            [sys.executable, "-m", "hypercorn", "restate_shop.orders:app", "--bind", f"127.0.0.1:{app_port}"], app_log, app_env, cwd=HERE
+            [sys.executable, "-m", "hypercorn", app, "--bind", f"127.0.0.1:{app_port}"], app_log, app_env, cwd=HERE
         )
         _wait_until(
             "the order desk's deployment registration",
@@ -146,8 +147,10 @@ def running_desk(folder: Path) -> Iterator[Desk]:
             _START_SECONDS,
             app_log,
         )
-        http("PATCH", f"{admin}/services/receipts", {"journal_retention": "0s"})
-        _wait_until("the ingress", lambda: http("POST", f"{ingress}/pricing/quote", "warmup", timeout=10), _START_SECONDS, server_log)
+        if app == "restate_shop.orders:app":
+            http("PATCH", f"{admin}/services/receipts", {"journal_retention": "0s"})
+        target, body = warmup
+        _wait_until("the ingress", lambda: http("POST", f"{ingress}/{target}", body, timeout=10), _START_SECONDS, server_log)
         yield Desk(admin, ingress, marker)
     finally:
         processes.stop()
@@ -157,49 +160,49 @@ def record(folder: Path) -> Recording:
     with running_desk(folder) as desk:
         admin, ingress = desk.admin, desk.ingress
         recording = Recording(folder / "histories", desk.marker)
-        recording.ids["completed"], recording.completed_answer = _call(ingress, "orders/place", {"item": "lamp", "customer": "ann"})
-        recording.ids["approved"] = _send(ingress, "orders/place", {"item": "desk", "customer": "bob", "approval": True})
-        recording.ids["suspended"] = _send(ingress, "orders/place", {"item": "sofa", "customer": "cat", "approval": True})
-        recording.ids["failed"] = _send(ingress, "orders/cancel", {"item": "chair"})
-        recording.ids["discarded"] = _send(ingress, "receipts/issue", 12)
-        recording.ids["retrying"] = _send(ingress, "orders/restock", {"item": "lamp"})
-        recording.ids["signed up"] = _send(ingress, "signup/ann/register", "ann@example.com")
-        recording.ids["waiting signup"] = _send(ingress, "signup/bob/register", "bob@example.com")
+        recording.ids["completed"], recording.completed_answer = call(ingress, "orders/place", {"item": "lamp", "customer": "ann"})
+        recording.ids["approved"] = send(ingress, "orders/place", {"item": "desk", "customer": "bob", "approval": True})
+        recording.ids["suspended"] = send(ingress, "orders/place", {"item": "sofa", "customer": "cat", "approval": True})
+        recording.ids["failed"] = send(ingress, "orders/cancel", {"item": "chair"})
+        recording.ids["discarded"] = send(ingress, "receipts/issue", 12)
+        recording.ids["retrying"] = send(ingress, "orders/restock", {"item": "lamp"})
+        recording.ids["signed up"] = send(ingress, "signup/ann/register", "ann@example.com")
+        recording.ids["waiting signup"] = send(ingress, "signup/bob/register", "bob@example.com")
         for role in ("approved", "suspended"):
-            _wait_for_status(admin, recording.ids[role], "suspended")
-        awakeable = _step_result(admin, recording.ids["approved"], "announce")
+            wait_for_status(admin, recording.ids[role], "suspended")
+        awakeable = step_result(admin, recording.ids["approved"], "announce")
         http("POST", f"{ingress}/restate/awakeables/{awakeable}/resolve", "approved by clerk")
         for role in ("approved", "failed", "discarded"):
-            _wait_for_status(admin, recording.ids[role], "completed")
-        _wait_for_status(admin, recording.ids["retrying"], "backing-off")
+            wait_for_status(admin, recording.ids[role], "completed")
+        wait_for_status(admin, recording.ids["retrying"], "backing-off")
         for role in ("signed up", "waiting signup"):
-            _wait_for_status(admin, recording.ids[role], "suspended")
-        recording.ids["confirm"], _ = _call(ingress, "signup/ann/confirm", "4711")
-        _wait_for_status(admin, recording.ids["signed up"], "completed")
-        recording.import_output = _import(admin, recording.histories, "--service", "orders")
-        recording.import_output += _import(admin, recording.histories, "--service", "ledger")
-        recording.import_output += _import(admin, recording.histories, "--service", "signup")
-        recording.import_output += _import(admin, folder / "receipts", "--service", "receipts")
+            wait_for_status(admin, recording.ids[role], "suspended")
+        recording.ids["confirm"], _ = call(ingress, "signup/ann/confirm", "4711")
+        wait_for_status(admin, recording.ids["signed up"], "completed")
+        recording.import_output = import_histories(admin, recording.histories, "--service", "orders")
+        recording.import_output += import_histories(admin, recording.histories, "--service", "ledger")
+        recording.import_output += import_histories(admin, recording.histories, "--service", "signup")
+        recording.import_output += import_histories(admin, folder / "receipts", "--service", "receipts")
         # The selections, while the server still runs.
-        _import(admin, folder / "one", "--invocation", recording.ids["completed"])
-        _import(admin, folder / "suspended-only", "--status", "suspended")
-        _import(admin, folder / "cancel-only", "--service", "orders", "--handler", "cancel")
+        import_histories(admin, folder / "one", "--invocation", recording.ids["completed"])
+        import_histories(admin, folder / "suspended-only", "--status", "suspended")
+        import_histories(admin, folder / "cancel-only", "--service", "orders", "--handler", "cancel")
         # After the imports above, which it must not join: they are counted by other tests.
-        recording.ids["digit key"], _ = _call(ingress, "orders/place", {"item": "lamp", "customer": DIGIT_KEY, "ref": DIGIT_RUN})
-        _wait_for_status(admin, recording.ids["digit key"], "completed")
-        _import(admin, folder / "digit-key", "--invocation", recording.ids["digit key"])
-        _import(admin, folder / "digit-key-redacted", "--invocation", recording.ids["digit key"], redact=True)
+        recording.ids["digit key"], _ = call(ingress, "orders/place", {"item": "lamp", "customer": DIGIT_KEY, "ref": DIGIT_RUN})
+        wait_for_status(admin, recording.ids["digit key"], "completed")
+        import_histories(admin, folder / "digit-key", "--invocation", recording.ids["digit key"])
+        import_histories(admin, folder / "digit-key-redacted", "--invocation", recording.ids["digit key"], redact=True)
         for player in ("ann", "bob", "cat", "dan"):
-            recording.ids[f"draw {player}"], _ = _call(ingress, "lottery/draw", player)
+            recording.ids[f"draw {player}"], _ = call(ingress, "lottery/draw", player)
         recording.draws, recording.draws_redacted = folder / "draws", folder / "draws-redacted"
-        _import(admin, recording.draws, "--service", "lottery")
-        _import(admin, recording.draws_redacted, "--service", "lottery", redact=True)
+        import_histories(admin, recording.draws, "--service", "lottery")
+        import_histories(admin, recording.draws_redacted, "--service", "lottery", redact=True)
         recording.digit_key = folder / "digit-key" / f"{recording.ids['digit key']}.json"
         recording.digit_key_redacted = folder / "digit-key-redacted" / f"{recording.ids['digit key']}.json"
         return recording
 
 
-def _call(ingress: str, target: str, body: Any) -> tuple[str, Any]:
+def call(ingress: str, target: str, body: Any) -> tuple[str, Any]:
     request = urllib.request.Request(
         f"{ingress}/{target}", data=json.dumps(body).encode("utf-8"), method="POST", headers={"content-type": "application/json"}
     )
@@ -212,7 +215,7 @@ def _call(ingress: str, target: str, body: Any) -> tuple[str, Any]:
     return str(invocation_id), answer
 
 
-def _send(ingress: str, target: str, body: Any) -> str:
+def send(ingress: str, target: str, body: Any) -> str:
     answer = http("POST", f"{ingress}/{target}/send", body)
     return str(answer["invocationId"])
 
@@ -221,7 +224,7 @@ def query(admin: str, sql: str) -> list[dict[str, Any]]:
     return list(http("POST", f"{admin}/query", {"query": sql})["rows"])
 
 
-def _wait_for_status(admin: str, invocation_id: str, status: str) -> None:
+def wait_for_status(admin: str, invocation_id: str, status: str) -> None:
     def probe() -> bool:
         rows = query(admin, f"SELECT status FROM sys_invocation WHERE id = '{invocation_id}'")
         return bool(rows) and rows[0].get("status") == status
@@ -229,7 +232,7 @@ def _wait_for_status(admin: str, invocation_id: str, status: str) -> None:
     _wait_until(f"invocation {invocation_id} {status}", probe, _WAIT_SECONDS)
 
 
-def _step_result(admin: str, invocation_id: str, step: str) -> str:
+def step_result(admin: str, invocation_id: str, step: str) -> str:
     """The result of a ``ctx.run`` step, read the way the importer reads it (the journal's entry JSON)."""
     rows = query(admin, f"SELECT index, entry_type, name, entry_json FROM sys_journal WHERE id = '{invocation_id}' ORDER BY index")
     completion = next(json.loads(row["entry_json"])["Command"]["Run"]["completion_id"] for row in rows if row.get("name") == step)
@@ -241,7 +244,7 @@ def _step_result(admin: str, invocation_id: str, step: str) -> str:
     raise AssertionError(f"no result of step {step!r} in the journal of {invocation_id}")
 
 
-def _import(admin: str, out: Path, *selection: str, redact: bool = False) -> str:
+def import_histories(admin: str, out: Path, *selection: str, redact: bool = False) -> str:
     completed = subprocess.run(
         [sys.executable, "-m", "replaytest", "import", "restate", "--admin-url", admin, *selection, "--out", str(out),
          *(() if redact else ("--no-redact",))],

@@ -9,9 +9,11 @@ back, and nothing calls an activity function.
 
 The Python SDK matches results to tasks by sequence number only (the Functions host checks names), so
 the comparison is done here, action by action in emission order, with ``replay.engine.Matcher``:
-``CallActivity``/``CallHttp``/entity actions against ``TaskScheduled``/``EventSent`` (step),
+``CallActivity``/``CallHttp``/entity actions against ``TaskScheduled``/``EventSent`` (step; a ``CallHttp``
+by position only, its request uncompared, which a note says),
 ``CallSubOrchestrator`` against ``SubOrchestrationInstanceCreated`` (child-workflow), ``CreateTimer``
-against ``TimerCreated`` (timer), ``ContinueAsNew`` against ``ContinueAsNew``. Each action carries the
+against ``TimerCreated`` (timer; a changed fire time is an ``args-mismatch``), ``ContinueAsNew`` against
+``ContinueAsNew`` (the next generation's input not compared, which a note says). Each action carries the
 orchestrator's line at the ``yield`` that emitted it (the generator's frame, followed into
 ``yield from``). An external-event wait emits no history event of its own: the k-th wait for name N
 takes the k-th recorded ``EventRaised`` named N, whatever its position (an event may arrive before the
@@ -32,6 +34,7 @@ import inspect
 import types
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +66,14 @@ from replaytest.replay.guards import (
 # Histories from the HTTP API (``import azure-durable --http-json``) are condensed.
 CONDENSED_NOTE = (
     "Azure Durable histories from the HTTP API are condensed (no event ids, no activity inputs, no tasks "
-    "still pending): arguments were not compared and scheduling order within an episode comes from "
+    "still pending): arguments and timer fire times were not compared and scheduling order within an episode comes from "
     "scheduled times"
 )
+HTTP_NOTE = (
+    "Azure Durable call_http requests were matched by position only: their method, URL, headers and body "
+    "were not compared"
+)
+CONTINUE_AS_NEW_NOTE = "Azure Durable continue_as_new: the next generation's input was not compared"
 NO_ACTIVITY_INPUT_NOTE = "some Azure Durable activity inputs were not stored (large payloads in blobs not fetched): those arguments were not compared"
 
 # SDK ActionType numbers -> neutral kind.
@@ -230,7 +238,12 @@ class AzureDurableReplayer(NeutralReplayer):
             except NondeterministicCall:  # an effect or activity body stopped: the run ended there
                 state, error = {"isDone": False}, None
         tracker.finish()
-        divergence = self._compare(history, matcher, internals.emitted_actions(context), tracker.sources, raised, terminated,
+        actions = internals.emitted_actions(context)
+        if any(int(action.get("actionType", -1)) == 8 for action in actions):
+            result.notes.append(HTTP_NOTE)
+        if any(int(action.get("actionType", -1)) == 4 for action in actions):
+            result.notes.append(CONTINUE_AS_NEW_NOTE)
+        divergence = self._compare(history, matcher, actions, tracker.sources, raised, terminated,
                                    state, error, stopped=guard.stopped is not None)
         result.warnings = matcher.warnings
         check_pending_prompts(result, history.status, None, {}, (), options)
@@ -253,7 +266,10 @@ class AzureDurableReplayer(NeutralReplayer):
                         raised[name].popleft()
                     continue
                 digest = args_digest((payload,)) if payload is not None else None
-                matcher.issue(Issued(kind, name, args_digest=digest, source=source))
+                command = Issued(kind, name, args_digest=digest, source=source)
+                recorded = matcher.issue(command)
+                if kind == "timer":
+                    _check_fire_time(matcher, command, recorded, action.get("fireAt"))
         except DivergenceFound as found:
             return found.divergence
         except ReachedEnd:
@@ -288,6 +304,36 @@ class AzureDurableReplayer(NeutralReplayer):
             return None
         message = f"the code waits for {waiting} where the {history.status} history ends{hint}"
         return matcher.divergence("missing-command", message, None, None, source=where)
+
+
+def _fire_time(text: Any) -> datetime | None:
+    """A timer's fire time as the SDK emits it or the task hub stores it (ISO 8601, ``Z`` or an offset)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _check_fire_time(matcher: Matcher, command: Issued, recorded: Recorded, emitted: Any) -> None:
+    """A timer the code now sets to fire at another time than the recorded ``TimerCreated``: the SDK
+    matches timers by sequence number alone, and a run already waiting keeps the old fire time."""
+    event = recorded.payload
+    azure = event.extra.get("azure") if isinstance(event, Event) else None
+    stored = azure.get("fire_at") if isinstance(azure, dict) else None
+    now, then = _fire_time(emitted), _fire_time(stored)
+    if azure is None or azure.get("condensed") or now is None or then is None or now == then:
+        # A condensed history's episode times are rebuilt from scheduled times, so the code's fire times
+        # (computed from them) would differ for no change: CONDENSED_NOTE says they were not compared.
+        return
+    raise DivergenceFound(matcher.divergence(
+        "args-mismatch",
+        f"the code now sets the timer to fire at {now.isoformat()}; the history's timer fires at {then.isoformat()} "
+        f"({(now - then).total_seconds():+g} s)",
+        command, recorded,
+    ))
 
 
 # Why the fix for a value read needs a version guard, and which one (see ``hazard_message``).

@@ -28,6 +28,15 @@ SUPPORTED = ((2, 31), (3, 5))  # [oldest, first unsupported): keep in step with 
 SERIALIZATION = "replaytest_replay"
 
 
+# System-database names DBOS's stream functions reach for first (dbos 3.x), by the API a workflow called.
+_STREAM_CALLS = {
+    "write_stream_from_workflow": "DBOS.write_stream", "write_stream_from_step": "DBOS.write_stream",
+    "close_stream_from_workflow": "DBOS.close_stream", "close_stream_from_step": "DBOS.close_stream",
+    "register_stream_listener": "DBOS.read_stream", "_notification_listener_polling_interval_sec": "DBOS.read_stream",
+    "read_stream": "DBOS.read_stream",
+}
+
+
 class UnsupportedOperation(BaseException):
     """The workflow used a DBOS API replay does not stand in for. A ``BaseException``: the workflow's
     own ``except Exception`` must not turn it into a recorded-looking failure."""
@@ -262,7 +271,14 @@ class ReplaySystemDatabase:
             raise UnsupportedOperation(f"an operation of workflow {workflow_id!r} while replaying {self.workflow_id!r}")
 
     def __getattr__(self, name: str) -> Any:
-        # Anything else DBOS reaches for would read or write a real database: name it and stop.
+        # Anything else DBOS reaches for would read or write a real database: name it and stop, naming the
+        # DBOS API behind the call where it is known, since the system-database name means little to a user.
+        api = _STREAM_CALLS.get(name)
+        if api is not None:
+            raise UnsupportedOperation(
+                f"the workflow calls {api}, which replay has no stand-in for (DBOS system-database call {name!r}): "
+                "this run is not checked"
+            )
         raise UnsupportedOperation(f"replay has no stand-in for DBOS system-database call {name!r}")
 
 

@@ -241,6 +241,19 @@ def _observed_vm_class() -> type:
         def sys_reject_awakeable(self, name: str, failure: Any) -> Any:
             return self._command("Command: CompleteAwakeable", {}, lambda: VMWrapper.sys_reject_awakeable(self, name, failure))
 
+        # Cancelling an invocation and resolving or rejecting a named signal write a SendSignal command;
+        # without these the command would go unseen and the recorded entry look missing.
+        def sys_cancel(self, invocation_id: str, *args: Any) -> Any:
+            return self._command("Command: SendSignal", {}, lambda: VMWrapper.sys_cancel(self, invocation_id, *args))
+
+        def sys_resolve_signal(self, invocation_id: str, signal_name: str, value: bytes, *args: Any) -> Any:
+            call = lambda: VMWrapper.sys_resolve_signal(self, invocation_id, signal_name, value, *args)  # noqa: E731
+            return self._command("Command: SendSignal", {}, call)
+
+        def sys_reject_signal(self, invocation_id: str, signal_name: str, failure: Any, *args: Any) -> Any:
+            call = lambda: VMWrapper.sys_reject_signal(self, invocation_id, signal_name, failure, *args)  # noqa: E731
+            return self._command("Command: SendSignal", {}, call)
+
         def attach_invocation(self, invocation_id: str) -> Any:
             return self._command("Command: AttachInvocation", {}, lambda: VMWrapper.attach_invocation(self, invocation_id))
 

@@ -1,11 +1,13 @@
-"""What Temporal's Replayer does not check: activity and child-workflow inputs, and prompt versions.
+"""What Temporal's Replayer does not check: activity and child-workflow inputs, external signals' names,
+and prompt versions.
 
 sdk-core matches commands by kind and type only: an activity scheduled with other arguments, or under
 another prompt, replays green (and gets the result recorded for the old call). After every replay this
 module lines the recorded ``ActivityTaskScheduled`` / ``StartChildWorkflowExecutionInitiated`` events
 up with the activities and child workflows the current code started (``temporal.trace``'s recorder)
 and runs them through the engine-neutral ``Matcher``, so Temporal gets ``args-mismatch`` (warn, fail
-with strict args) and ``prompt-drift`` under the same policies as the journal. Inputs are compared as
+with strict args), ``command-mismatch`` for an external signal sent under another name (sdk-core matches
+``SignalExternalWorkflowExecutionInitiated`` by kind alone; its input is not compared) and ``prompt-drift`` under the same policies as the journal. Inputs are compared as
 digests of their *decoded* values (the configured data converter, codec included), so key order and
 encoding details do not count as changes. The run's prompt manifest (the ``replaytest-prompts`` header
 of its first event) feeds the pending-prompt check.
@@ -35,7 +37,10 @@ from replaytest.replay.engine import (
     check_pending_prompts,
 )
 
-COMPARED_KINDS = frozenset({"activity", "child-workflow"})
+COMPARED_KINDS = frozenset({"activity", "child-workflow", "signal-external"})
+# sdk-core matches an external signal by kind alone: a renamed signal replays green there. Its name is
+# compared here, and a different one is a divergence (not an unaligned trace).
+NAMED_HERE = frozenset({"signal-external"})
 CONVERTER_HINT = (
     "the default data converter cannot decode it; set data_converter in a TemporalReplayConfig"
     ' (replay_workflows = "yourapp.replay:CONFIG") to the converter and codec your workers use'
@@ -100,6 +105,10 @@ def read_run(history: Any, status: str) -> RecordedRun:
                 event.event_id, "child-workflow", attrs.workflow_type.name, list(attrs.input.payloads),
                 _prompt(attrs.header.fields), prompt_params=_prompt_params(attrs.header.fields),
             ))
+        elif kind == EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+            attrs = event.signal_external_workflow_execution_initiated_event_attributes
+            # Its input is not compared (the outbound interceptor takes no digest of it): payloads left out.
+            calls.append(RecordedCall(event.event_id, "signal-external", attrs.signal_name, [], None))
     return RecordedRun(status, manifest, calls)
 
 
@@ -120,6 +129,8 @@ async def digest_recorded(calls: Sequence[RecordedCall], data_converter: Any) ->
     """Set each call's ``digest`` from its decoded input; False if some input could not be decoded."""
     decoded_all = True
     for call in calls:
+        if call.kind in NAMED_HERE:
+            continue  # compared by name only: no digest, so no side of the report shows one
         payloads = list(call.payloads)
         try:
             # Codec (if any), then payload converter, without type hints: JSON values, as recorded.
@@ -179,7 +190,12 @@ def compare(
     except ReachedEnd:
         pass  # the running run would resume here
     except DivergenceFound as found:
-        if found.divergence.kind in ("args-mismatch", "prompt-drift"):
+        divergence = found.divergence
+        renamed_here = (
+            divergence.kind == "command-mismatch" and divergence.recorded is not None and divergence.issued is not None
+            and divergence.recorded.kind == divergence.issued.kind and divergence.recorded.kind in NAMED_HERE
+        )
+        if divergence.kind in ("args-mismatch", "prompt-drift") or renamed_here:
             result.status, result.divergence = "diverged", _with_line(found.divergence)
         else:
             # sdk-core accepted this history, so kinds and names line up; if they do not here, the

@@ -1,0 +1,299 @@
+"""What a path pattern means, and which ``.gitignore`` files a directory walk honours.
+
+Every glob setting (lint's ``exclude``/``extend-exclude`` and ``per-file-ignores``, replay's ``exclude``, the
+pytest ini's ``replay_exclude`` and the ``--exclude`` flags) and every ``.gitignore`` line means what it means
+to git (gitignore's wildmatch, matched by ``pathspec``'s ``GitIgnoreSpec``): ``*`` and ``?`` never cross ``/``,
+``**`` does; a pattern with a ``/`` before its end is anchored to the folder it is relative to (``/x`` too),
+one without matches a name at any depth; a trailing ``/`` matches folders only; a folder's match covers
+everything under it; ``!pattern`` re-includes what an earlier pattern excluded (the last match wins).
+
+``ExcludeMatcher`` compiles a list once. Literal patterns (no wildcard, no ``!``) are set lookups, and only
+the others go to ``pathspec`` (which tries its patterns one by one), so tens of thousands of generated
+``exclude`` entries cost a walk a few lookups per path. A list holding a ``!`` pattern is matched by
+``pathspec`` whole, in order, since the order decides there.
+
+``GitignoreRules`` are the ``.gitignore`` files that apply to a folder being walked: those of the folders
+from the top of its git work tree (the folder holding ``.git``; outside a repository, the project root) down
+to it, and ``.git/info/exclude``, each relative to its own folder, the deepest deciding first, as git
+decides. They are read from the files themselves, so they apply outside a git repository too and no git
+process is started.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
+# A wildcard or an escape: the pattern is no plain path. An empty, "." or ".." part: no plain path either.
+_WILDCARD = re.compile(r"[*?\[\\]")
+_ODD_PART = re.compile(r"(?:^|/)\.{0,2}(?:/|$)")
+
+
+def _spec(lines: Sequence[str]) -> GitIgnoreSpec:
+    """``pathspec``'s matcher of ``lines``; imported only when a pattern needs it (a run whose patterns are all
+    plain paths, or that has none, does not pay for the import)."""
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines(lines)
+
+
+class PatternError(ValueError):
+    """A pattern git's wildmatch refuses (``!`` alone, a trailing backslash, a reversed range)."""
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` can never match anything, or None for a usable pattern: what gitignore takes for a
+    comment or a blank line, a bare ``/``, or a pattern it refuses."""
+    if _literal(pattern) is not None:
+        return None
+    try:
+        spec = _spec([pattern])
+    except Exception as error:  # pathspec's GitIgnorePatternError, re.error for a reversed range
+        return f"not a valid pattern ({error})"
+    if all(compiled.include is None for compiled in spec.patterns):
+        return "matches nothing (gitignore syntax reads it as a comment, a blank line or a bare '/')"
+    return None
+
+
+def _literal(pattern: str) -> tuple[str, bool, bool] | None:
+    """``(path, anchored, folders only)`` of a pattern without wildcards, whose meaning is a plain path
+    (anchored: relative to the base folder) or a plain name (at any depth); None for any other pattern."""
+    if not pattern or pattern[0] in "!# " or pattern[-1] == " " or _WILDCARD.search(pattern):
+        return None
+    folders_only = pattern.endswith("/")
+    body = pattern[:-1] if folders_only else pattern
+    anchored = "/" in body
+    body = body[1:] if body.startswith("/") else body
+    if not body or body != body.strip() or _ODD_PART.search(body):
+        return None
+    return body, anchored, folders_only
+
+
+class ExcludeMatcher:
+    """A list of patterns compiled once (see the module docstring for their meaning). ``relative`` is a
+    ``/``-separated path relative to the folder the patterns are relative to; ``is_dir`` says it is a
+    folder (a pattern ending in ``/`` matches folders only)."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.patterns = tuple(patterns)
+        self._ordered: GitIgnoreSpec | None = None
+        self._paths: set[str] = set()
+        self._folder_paths: set[str] = set()
+        self._names: set[str] = set()
+        self._folder_names: set[str] = set()
+        self._globs: GitIgnoreSpec | None = None
+        globs: list[str] = []
+        for pattern in self.patterns:
+            literal = _literal(pattern)
+            if literal is None:
+                problem = pattern_problem(pattern)
+                if problem is not None and problem.startswith("not a valid"):
+                    raise PatternError(f"{pattern!r}: {problem}")
+                globs.append(pattern)
+                continue
+            body, anchored, folders_only = literal
+            if anchored:
+                (self._folder_paths if folders_only else self._paths).add(body)
+            else:
+                (self._folder_names if folders_only else self._names).add(body)
+        if any(pattern.startswith("!") for pattern in globs):  # the order decides: all of them, in order
+            self._ordered = _spec(self.patterns)
+        elif globs:
+            self._globs = _spec(globs)
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def decide(self, relative: str, is_dir: bool = False) -> bool | None:
+        """True when the patterns exclude ``relative``, False when a ``!`` pattern re-includes it, None when
+        no pattern matches it (an outer ``.gitignore`` decides then)."""
+        if not self.patterns:
+            return None
+        queried = relative + "/" if is_dir else relative
+        if self._ordered is not None:
+            return self._ordered.check_file(queried).include
+        if self._literal_match(relative, is_dir) or (self._globs is not None and self._globs.match_file(queried)):
+            return True
+        return None
+
+    def matches(self, relative: str, is_dir: bool = False) -> bool:
+        return self.decide(relative, is_dir) is True
+
+    def excludes(self, relative: str) -> bool:
+        """Whether a walk that leaves excluded folders unentered, as git does, leaves out the file
+        ``relative``: a folder above it is excluded, or the file itself is (a ``!`` pattern can take a file
+        back, but not out of a folder that is left out whole)."""
+        if self._ordered is None:
+            return self.matches(relative)  # without "!", a folder's match already covers its contents
+        start = relative.find("/")
+        while start != -1:
+            if self.decide(relative[:start], is_dir=True):
+                return True
+            start = relative.find("/", start + 1)
+        return self.matches(relative)
+
+    def _literal_match(self, relative: str, is_dir: bool) -> bool:
+        parts = relative.split("/")
+        last = len(parts) - 1
+        if self._paths or self._folder_paths:
+            prefix = ""
+            for index, part in enumerate(parts):
+                prefix = f"{prefix}/{part}" if prefix else part
+                if prefix in self._paths or ((index < last or is_dir) and prefix in self._folder_paths):
+                    return True
+        if self._names or self._folder_names:
+            for index, part in enumerate(parts):
+                if part in self._names or ((index < last or is_dir) and part in self._folder_names):
+                    return True
+        return False
+
+
+_MATCHERS: dict[int, tuple[Sequence[str], ExcludeMatcher]] = {}
+
+
+def exclude_matcher(patterns: Sequence[str] | ExcludeMatcher) -> ExcludeMatcher:
+    """The compiled matcher of ``patterns``, made once per sequence object (a run passes the same list)."""
+    if isinstance(patterns, ExcludeMatcher):
+        return patterns
+    cached = _MATCHERS.get(id(patterns))
+    if cached is not None and cached[0] is patterns:
+        return cached[1]
+    matcher = ExcludeMatcher(patterns)
+    if len(_MATCHERS) > 64:
+        _MATCHERS.clear()
+    _MATCHERS[id(patterns)] = (patterns, matcher)  # holding the sequence keeps its id from being reused
+    return matcher
+
+
+def is_excluded(relative: str, patterns: Sequence[str] | ExcludeMatcher, is_dir: bool = False) -> bool:
+    """Whether ``patterns`` exclude ``relative`` (a POSIX path relative to the folder the patterns are
+    relative to): the path itself or a folder above it matches. Lint's ``exclude`` and replay's share this."""
+    if not patterns:
+        return False
+    return exclude_matcher(patterns).matches(relative, is_dir)
+
+
+@functools.lru_cache(maxsize=4096)
+def one_pattern(pattern: str) -> ExcludeMatcher:
+    """One pattern's compiled matcher, made once (per-file-ignores and replay's exclusion ask per pattern)."""
+    return ExcludeMatcher((pattern,))
+
+
+def glob_matches(relative: str, glob: str) -> bool:
+    """A ``per-file-ignores`` key against a file: the pattern's meaning above, and, as in ruff, ``!glob``
+    applying to every file ``glob`` does not match."""
+    if glob.startswith("!"):
+        return not one_pattern(glob[1:]).matches(relative)
+    return one_pattern(glob).matches(relative)
+
+
+class GitignoreRules:
+    """The ``.gitignore`` patterns in force in one folder of a walk: ``(folder, patterns)`` pairs, outermost
+    first. ``below`` adds a folder's own file; ``ignored`` asks the deepest first, as git does."""
+
+    def __init__(self, levels: tuple[tuple[str, ExcludeMatcher], ...] = ()) -> None:
+        self.levels = levels
+
+    def __bool__(self) -> bool:
+        return bool(self.levels)
+
+    @classmethod
+    def above(cls, folder: str, project_root: str) -> GitignoreRules:
+        """The rules in force in ``folder`` (absolute) from outside it: ``.git/info/exclude`` and the
+        ``.gitignore`` files of the folders from the work tree's top (else the project root, when ``folder``
+        lies in it) down to ``folder``'s parent. ``folder``'s own file is read by the walk (``below``)."""
+        top, git_dir = _work_tree(folder)
+        levels: list[tuple[str, ExcludeMatcher]] = []
+        if top is None:
+            inside_root = folder == project_root or folder.startswith(project_root.rstrip(os.sep) + os.sep)
+            top = project_root if inside_root else folder
+        elif git_dir is not None:
+            info = _read_patterns(os.path.join(git_dir, "info", "exclude"))
+            if info is not None:
+                levels.append((top, info))
+        chain: list[str] = []
+        current = folder
+        while current != top:
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            chain.append(parent)
+            current = parent
+        for directory in reversed(chain):
+            patterns = _read_patterns(os.path.join(directory, ".gitignore"))
+            if patterns is not None:
+                levels.append((directory, patterns))
+        return cls(tuple(levels))
+
+    def below(self, folder: str) -> GitignoreRules:
+        """These rules with ``folder``'s own ``.gitignore`` (if it has one) added as the deepest."""
+        patterns = _read_patterns(os.path.join(folder, ".gitignore"))
+        return self if patterns is None else GitignoreRules((*self.levels, (folder, patterns)))
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        for base, patterns in reversed(self.levels):
+            relative = path[len(base) + 1:] if path.startswith(base) else path
+            verdict = patterns.decide(relative if os.sep == "/" else relative.replace(os.sep, "/"), is_dir)
+            if verdict is not None:
+                return verdict
+        return False
+
+
+def _work_tree(folder: str) -> tuple[str | None, str | None]:
+    """(the top of the git work tree holding ``folder``, its git folder) or (None, None) outside one. A
+    ``.git`` file (a linked work tree, a submodule) names the git folder; a linked work tree's
+    ``info/exclude`` is the main repository's (``commondir``)."""
+    current = folder
+    while True:
+        marker = os.path.join(current, ".git")
+        if os.path.isdir(marker):
+            return current, marker
+        if os.path.isfile(marker):
+            return current, _linked_git_dir(current, marker)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None, None
+        current = parent
+
+
+def _linked_git_dir(top: str, marker: str) -> str | None:
+    try:
+        with open(marker, encoding="utf-8") as handle:
+            line = handle.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    git_dir = os.path.join(top, line[len("gitdir:"):].strip())
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            return os.path.normpath(os.path.join(git_dir, handle.readline().strip()))
+    except (OSError, UnicodeDecodeError):
+        return git_dir
+
+
+def _read_patterns(path: str) -> ExcludeMatcher | None:
+    """The patterns of a ``.gitignore``-style file, or None when there is none (or it cannot be read: git
+    goes on without it too). Lines git discards (invalid patterns) are left out as git leaves them out."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    kept = [line for line in _usable(lines)]
+    return ExcludeMatcher(kept) if kept else None
+
+
+def _usable(lines: Iterable[str]) -> Iterable[str]:
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        problem = pattern_problem(line)
+        if problem is None or not problem.startswith("not a valid"):
+            yield line
