@@ -7,4 +7,7 @@ from replaytest.plugins.journal.profile import PROFILE
 
 __all__ = ["PLUGIN", "PROFILE"]
 
-PLUGIN = FrameworkPlugin(name="journal", profile=PROFILE, replayer=LazyReplayer("journal", "replaytest.plugins.journal.replayer:JournalReplayer"))
+PLUGIN = FrameworkPlugin(
+    name="journal", profile=PROFILE, replayer=LazyReplayer("journal", "replaytest.plugins.journal.replayer:JournalReplayer"),
+    double_run_tracer="replaytest.plugins.journal.double_run:trace_journal",
+)
