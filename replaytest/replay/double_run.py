@@ -91,8 +91,8 @@ class TracedCommand:
 
 @dataclass
 class Trace:
-    """What one run issued and how it ended. ``ending``: ``completed``/``failed``/``parked``/``continued``
-    with ``result`` (the returned value as canonical JSON text, or the error as ``Type: message``);
+    """What one run issued and how it ended. ``ending``: ``completed``/``failed``/``parked``/``continued``,
+    ``waits``, ``stopped``, or ``broke`` (the engine refused its own replay of the run's earlier steps), with ``result`` (the returned value as canonical JSON text, or the error as ``Type: message``);
     ``error``: the run could not be made at all (no such workflow); ``hazards``: what the runtime guards
     caught (one line each: a value read, or an effect they stopped)."""
 
@@ -212,7 +212,8 @@ def compare(case: DoubleRunCase, first: Trace, second: Trace, conditions: RunCon
         if trace.error is not None:
             result.status, result.error = "error", trace.error
             return result
-    divergence = first_difference(first, second, conditions)
+    divergence = _engine_refused(first, "the first run") or _engine_refused(second, conditions.describe) \
+        or first_difference(first, second, conditions)
     if divergence is not None:
         result.status, result.divergence = "diverged", divergence
     for line in dict.fromkeys([*first.hazards, *second.hazards]):
@@ -223,6 +224,18 @@ def compare(case: DoubleRunCase, first: Trace, second: Trace, conditions: RunCon
             "what the code does past that was not checked; give the steps stub values (the inputs file's \"steps\")"
         )
     return result
+
+
+def _engine_refused(trace: Trace, which: str) -> Divergence | None:
+    """A run the engine itself stopped (``ending == "broke"``): replaying the run's own earlier tasks, it
+    found other commands (state that changed between two replays inside one run)."""
+    if trace.ending != "broke":
+        return None
+    last = trace.commands[-1] if trace.commands else None
+    message = (f"{which}: the engine's own replay of the run's earlier steps found other commands ({trace.result}); "
+               "the code is not deterministic across replays")
+    return Divergence("command-mismatch", len(trace.commands) or None, message,
+                      issued=last.view(len(trace.commands)) if last else None, source=last.source() if last else None)
 
 
 def first_difference(first: Trace, second: Trace, conditions: RunConditions) -> Divergence | None:
