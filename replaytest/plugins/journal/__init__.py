@@ -1,5 +1,5 @@
 """The journal engine: replaytest's own durable runtime (``replaytest.journal``), ``@workflow`` functions taking a
-context. ``PLUGIN`` wires the lint profile (``profile``) and replay (``replayer``); journals are exported as
+context. ``PLUGIN`` wires the lint profile (``profile``), replay (``replayer``) and ``replaytest double-run`` (``double_run``); journals are exported as
 histories by the runtime itself (``Journal.export``)."""
 
 from replaytest.plugins import FrameworkPlugin, LazyReplayer
