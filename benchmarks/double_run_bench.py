@@ -1,6 +1,6 @@
-"""The double run's cost per workflow (``replaytest double-run``), journal runtime or Temporal.
+"""The double run's cost per workflow (``replaytest double-run``), on any engine it supports.
 
-``python benchmarks/double_run_bench.py [--engine journal|temporal] [--cases 200] [--steps 20]``
+``python benchmarks/double_run_bench.py [--engine journal|temporal|langgraph|dbos] [--cases 200] [--steps 20]``
 
 Writes a small workflow module to a temporary folder, declares ``--cases`` cases of it, and times
 ``double_run_cli.run_cases``: two stubbed runs per case in this process, then one child process for all cases
@@ -58,16 +58,50 @@ class BenchDoubleRun:
         return total
 '''
 
+LANGGRAPH_MODULE = '''
+from langgraph.func import entrypoint, task
+
+
+@task
+def add(a, b):
+    return a + b
+
+
+@entrypoint()
+def bench_double_run(steps):
+    total = 0
+    for index in range(steps):
+        total += add(total, index).result() or 0
+    return total
+'''
+
+DBOS_MODULE = '''
+from dbos import DBOS
+
+
+@DBOS.step()
+def add(a, b):
+    return a + b
+
+
+@DBOS.workflow(name="bench_double_run")
+def bench_double_run(steps):
+    total = 0
+    for index in range(steps):
+        total += add(total, index) or 0
+    return total
+'''
+MODULES = {"journal": JOURNAL_MODULE, "temporal": TEMPORAL_MODULE, "langgraph": LANGGRAPH_MODULE, "dbos": DBOS_MODULE}
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--engine", choices=["journal", "temporal"], default="journal")
+    parser.add_argument("--engine", choices=sorted(MODULES), default="journal")
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--steps", type=int, default=20)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temp:
-        module = TEMPORAL_MODULE if args.engine == "temporal" else JOURNAL_MODULE
-        Path(temp, "bench_double_run_app.py").write_text(module)
+        Path(temp, "bench_double_run_app.py").write_text(MODULES[args.engine])
         specs = ["bench_double_run_app" if args.engine == "temporal" else "bench_double_run_app:bench_double_run"]
         workflows = load_workflows(specs, Path(temp))
         cases = [DoubleRunCase(engine=args.engine, workflow="bench_double_run", input=args.steps, origin=Path(temp),
@@ -77,7 +111,8 @@ def main() -> None:
         tracer = tracers()[args.engine]
         started = time.perf_counter()
         for case in cases:
-            tracer(workflows, case, FIRST_RUN)
+            trace = tracer(workflows, case, FIRST_RUN)
+            assert len(trace.commands) == args.steps and trace.ending == "completed", (trace.error, trace.ending, trace.result)
         one_run = (time.perf_counter() - started) / len(cases)
         started = time.perf_counter()
         results = run_cases(cases, specs, Path(temp), workflows)
