@@ -49,7 +49,9 @@ def tracers() -> dict[str, TracerFunction]:
 
 def other_hash_seed() -> str:
     """A ``PYTHONHASHSEED`` other than this process's: one more than a fixed one; 0 (no randomisation)
-    when this process's is random, which differs from it but for a chance of one in 2**64."""
+    when this process's is random. Another seed is no promise that a hash-ordered collection comes out in
+    another order: a few strings can fall in the same order under both, so a pass is agreement under these
+    two seeds only."""
     own = os.environ.get("PYTHONHASHSEED", "random")
     return str((int(own) + 1) % 4294967296) if own.isdigit() else "0"
 

@@ -24,6 +24,8 @@ from replaytest.fileio import read_regular
 from replaytest.history import HistoryError, load_history
 from replaytest.history.io import parse_json
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition
+from replaytest.replay.guards import NondeterministicCall
+from replaytest.replay.report import display_path
 
 # What the inputs file must hold at its top (``{"format": "replaytest-double-run-inputs", "cases": [...]}``).
 INPUTS_FORMAT = "replaytest-double-run-inputs"
@@ -101,6 +103,8 @@ class Trace:
     result: str = ""
     error: str | None = None
     hazards: list[str] = field(default_factory=list)
+    # The effect the runtime guards stopped (kind ``effect``, the call's name, its line): the run ended there.
+    stopped: TracedCommand | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,8 +112,19 @@ class Trace:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Trace:
         commands = [TracedCommand(**item) for item in data.get("commands", [])]
+        stopped = TracedCommand(**data["stopped"]) if data.get("stopped") else None
         return cls(commands=commands, ending=data.get("ending", ""), result=data.get("result", ""),
-                   error=data.get("error"), hazards=list(data.get("hazards", [])))
+                   error=data.get("error"), hazards=list(data.get("hazards", [])), stopped=stopped)
+
+    def add_guard_trips(self, trips: Sequence[NondeterministicCall]) -> None:
+        """What the runtime guards caught during the run: a line each, and the effect that stopped it."""
+        for trip in trips:
+            source = trip.source
+            where = f" at {display_path(source.path)}:{source.line}" if source is not None else ""
+            self.hazards.append(f"{'stopped' if trip.stopped else 'read'} {trip.call}{where}")
+            if trip.stopped and self.stopped is None:
+                self.stopped = TracedCommand("effect", trip.call, None, source.path if source else None,
+                                             source.line if source else None, source.function if source else None)
 
 
 @dataclass(frozen=True)
@@ -213,17 +228,30 @@ def compare(case: DoubleRunCase, first: Trace, second: Trace, conditions: RunCon
             result.status, result.error = "error", trace.error
             return result
     divergence = _engine_refused(first, "the first run") or _engine_refused(second, conditions.describe) \
-        or first_difference(first, second, conditions)
+        or _effect_stopped(first) or first_difference(first, second, conditions)
     if divergence is not None:
         result.status, result.divergence = "diverged", divergence
     for line in dict.fromkeys([*first.hazards, *second.hazards]):
         result.notes.append(f"runtime guard: {line}")
+    if first.ending in ("stopped", "waits") and divergence is None:
+        result.notes.append(f"both runs {first.ending} ({first.result}) after {len(first.commands)} command(s): "
+                            "what the code does past that was not checked")
     if first.ending == "failed" and divergence is None:
         result.notes.append(
             f"both runs failed alike ({first.result}) under the stubs after {len(first.commands)} command(s): "
             "what the code does past that was not checked; give the steps stub values (the inputs file's \"steps\")"
         )
     return result
+
+
+def _effect_stopped(trace: Trace) -> Divergence | None:
+    """An effect made by orchestration code itself (a socket, a process, a file write, a step body called
+    directly): the guards stopped it, so the run ended there and nothing past it was compared."""
+    if trace.stopped is None:
+        return None
+    message = (f"the orchestration code made an effect itself ({trace.stopped.name}); the runtime guards stopped it, "
+               "so nothing past it was compared: move it into a step")
+    return Divergence("nondeterministic-call", len(trace.commands) + 1, message, source=trace.stopped.source())
 
 
 def _engine_refused(trace: Trace, which: str) -> Divergence | None:

@@ -12,7 +12,7 @@ import pytest
 
 HERE = Path(__file__).parent
 WORKFLOWS = [f"dr_app.workflows:{name}" for name in
-             ("control", "by_identity", "by_string_hash", "by_counter", "by_library_clock")]
+             ("control", "by_identity", "by_string_hash", "by_counter", "by_library_clock", "by_effect")]
 
 
 def double_run(tmp_path, *cases, extra=()):
@@ -101,3 +101,15 @@ def test_recorded_histories_give_inputs_and_stub_values():
     assert len(results) == 3
     assert {result["status"] for result in results} == {"passed"}
     assert all(result["notes"] == [] for result in results)  # no run failed under the stubs
+
+
+def test_effect_made_by_orchestration_code_is_stopped_and_reported(tmp_path):
+    code, report, _ = double_run(tmp_path, case("by_effect"))
+    assert code == 1
+    (result,) = report["results"]
+    divergence = result["divergence"]
+    assert divergence["kind"] == "nondeterministic-call"
+    assert "call_service" in divergence["message"]
+    assert divergence["source"]["path"].endswith("workflows.py")
+    # Stopped before its body ran: the body's AssertionError would have failed the runs instead.
+    assert any(note.startswith("runtime guard: stopped") for note in result["notes"])

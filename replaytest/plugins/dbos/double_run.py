@@ -20,7 +20,6 @@ from replaytest.replay.adapter import WorkflowSet
 from replaytest.replay.divergence import value_text
 from replaytest.replay.double_run import DoubleRunCase, RunConditions, Trace, TracedCommand
 from replaytest.replay.guards import NondeterministicCall, guarded, orchestration_modules, plain_functions
-from replaytest.replay.report import display_path
 
 
 class _StubOperations:
@@ -89,7 +88,5 @@ def trace_dbos(workflows: WorkflowSet, case: DoubleRunCase, conditions: RunCondi
             except Exception as error:
                 trace.ending, trace.result = "failed", f"{type(error).__name__}: {error}"
     trace.commands = operations.commands
-    for trip in guard.trips:
-        where = f" at {display_path(trip.source.path)}:{trip.source.line}" if trip.source is not None else ""
-        trace.hazards.append(f"{'stopped' if trip.stopped else 'read'} {trip.call}{where}")
+    trace.add_guard_trips(guard.trips)
     return trace

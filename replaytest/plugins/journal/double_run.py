@@ -19,7 +19,6 @@ from replaytest.replay.adapter import WorkflowSet
 from replaytest.replay.divergence import value_text
 from replaytest.replay.double_run import DoubleRunCase, RunConditions, Trace, TracedCommand
 from replaytest.replay.guards import NondeterministicCall, guarded, orchestration_modules
-from replaytest.replay.report import display_path
 
 # What the context's own value reads return in every run: fixed, as a recorded value would be.
 _FIXED_READS = {"now": "2026-01-01T00:00:00+00:00", "random": 0.5, "uuid": "00000000-0000-4000-8000-000000000000"}
@@ -72,9 +71,7 @@ def trace_journal(workflows: WorkflowSet, case: DoubleRunCase, conditions: RunCo
         except NondeterministicCall:
             outcome = None
     trace.commands = backend.commands
-    for trip in guard.trips:
-        where = f" at {display_path(trip.source.path)}:{trip.source.line}" if trip.source is not None else ""
-        trace.hazards.append(f"{'stopped' if trip.stopped else 'read'} {trip.call}{where}")
+    trace.add_guard_trips(guard.trips)
     if outcome is None:
         trace.ending, trace.result = "stopped", "an effect the runtime guards stopped"
     elif outcome.status == "failed":

@@ -23,7 +23,6 @@ from replaytest.replay.adapter import WorkflowSet
 from replaytest.replay.divergence import value_text
 from replaytest.replay.double_run import DoubleRunCase, RunConditions, Trace, TracedCommand
 from replaytest.replay.guards import NondeterministicCall, guarded, orchestration_modules, plain_functions
-from replaytest.replay.report import display_path
 
 
 def trace_langgraph(workflows: WorkflowSet, case: DoubleRunCase, conditions: RunConditions) -> Trace:
@@ -78,7 +77,5 @@ def trace_langgraph(workflows: WorkflowSet, case: DoubleRunCase, conditions: Run
                 trace.ending = "parked"
             else:
                 trace.ending, trace.result = "failed", f"{type(error).__name__}: {error}"
-    for trip in guard.trips:
-        where = f" at {display_path(trip.source.path)}:{trip.source.line}" if trip.source is not None else ""
-        trace.hazards.append(f"{'stopped' if trip.stopped else 'read'} {trip.call}{where}")
+    trace.add_guard_trips(guard.trips)
     return trace

@@ -59,3 +59,10 @@ def control(ctx, order):
     if ctx.now().year > 2000:
         ctx.step("notify", call_service, order)
     return {"order": order, "tier": tier}
+
+
+@workflow(name="by_effect")
+def by_effect(ctx, order):
+    ctx.step("charge", call_service, order)
+    call_service(order)  # a step body called directly: an effect the runtime guards stop before it runs
+    return "ok"
