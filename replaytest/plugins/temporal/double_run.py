@@ -122,7 +122,7 @@ def _drive(case: DoubleRunCase, session: Any, history: _History, trace: Trace,
             if command.kind == "activity":
                 activities += 1
                 value = case.stub_value(first + offset + 1, "activity", command.name)
-                history.activity(str(activities), command.name, completed, encode([value]))
+                history.activity(command.activity_id or str(activities), command.name, completed, encode([value]))
             elif command.kind == "timer":
                 history.timer(command.name, command.duration_s or 0.0, completed)
             else:

@@ -57,7 +57,8 @@ class Control:
                                for name in sorted(CHECKS)))
         await asyncio.sleep(30)
         if workflow.patched("notify-v2"):
-            await workflow.execute_activity(check, f"notify-{tier['level']}", start_to_close_timeout=_TIMEOUT)
+            await workflow.execute_activity(check, f"notify-{tier['level']}", start_to_close_timeout=_TIMEOUT,
+                                            activity_id=f"notify-{order}")  # an id of the code's own
         return {"order": order, "tier": tier, "at": workflow.now().isoformat()}
 
 
