@@ -3,10 +3,12 @@ with the replay stand-in for its system database (``dbos.internals.replaying``),
 by a stub, under the runtime guards, returning a ``Trace``.
 
 DBOS numbers the operations (function ids) in its wrappers and asks the stand-in for each; here each is
-answered as on a new run with a stub result: a step, transaction, ``recv``, ``getEvent`` or child result
-returns the case's stub value for its name and function id, ``DBOS.patch`` answers True (a new run writes
-its marker), ``deprecate_patch`` False, sleeps return at once. Nothing is written, no step body runs. The
-case's input is ``{"args": [...], "kwargs": {...}}`` as DBOS histories hold it, or one positional argument.
+answered as on a new run with a stub result: a step, transaction, ``recv`` or ``getEvent`` returns the
+case's stub value for its name and function id (a recorded history's result at that id, as recovery finds
+it), ``DBOS.patch`` answers True (a new run writes its marker), ``deprecate_patch`` False, sleeps return at
+once. Nothing is written, no step body runs. The
+case's input is ``{"args": [...], "kwargs": {...}}`` as DBOS histories hold it (values as recorded, not
+rebuilt into the application's classes), or one positional argument. A child workflow stops the run.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ class _StubOperations:
         self._note(kind, function_name)
         if kind == "child-workflow":
             raise internals.UnsupportedOperation(f"a child workflow ({function_name}), which the double run does not start")
-        return self.case.stub_value(len(self.commands), kind, function_name), None, None
+        # A DBOS history's positions are function ids, so a recorded result is found where DBOS finds it.
+        return self.case.stub_value(function_id, kind, function_name), None, None
 
     def skip(self, function_id: int, function_name: str) -> None:
         pass  # a recv/getEvent timeout row: DBOS never reads it back
@@ -71,7 +74,7 @@ def trace_dbos(workflows: WorkflowSet, case: DoubleRunCase, conditions: RunCondi
     original = getattr(function, "__wrapped__", function)
     modules = orchestration_modules([original, *workflows.objects])
     bodies = plain_functions(internals.step_bodies([module.__dict__ for module in modules]))
-    document = case.input if isinstance(case.input, dict) and set(case.input) <= {"args", "kwargs"} else None
+    document = case.input if isinstance(case.input, dict) and "args" in case.input else None
     args = list(document.get("args", [])) if document is not None else [case.input]
     kwargs = dict(document.get("kwargs", {})) if document is not None else {}
     operations = _StubOperations(case, set(internals.registered_workflow_names()))
