@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from replaytest.replay.divergence import ReplayResult
     from replaytest.replay.double_run import DoubleRunCase, RunConditions, Trace
 
+# How long the second process may take: its start and imports, then each case's run.
+CHILD_TIMEOUT_S = 120.0
+CHILD_TIMEOUT_PER_CASE_S = 30.0
+
 TracerFunction = Callable[["WorkflowSet", "DoubleRunCase", "RunConditions"], "Trace"]
 
 
@@ -94,8 +98,13 @@ def _child_traces(cases: Sequence[DoubleRunCase], workflow_specs: Sequence[str],
         request.write_text(json.dumps({"workflows": list(workflow_specs), "base": str(base),
                                        "cases": [case.to_json() for case in cases]}), encoding="utf-8")
         env = {**os.environ, "PYTHONHASHSEED": other_hash_seed()}
-        done = subprocess.run([sys.executable, "-m", "replaytest.double_run_cli", str(request), str(answer)],
-                              env=env, capture_output=True, text=True, check=False)
+        limit = CHILD_TIMEOUT_S + CHILD_TIMEOUT_PER_CASE_S * len(cases)
+        try:
+            done = subprocess.run([sys.executable, "-m", "replaytest.double_run_cli", str(request), str(answer)],
+                                  env=env, capture_output=True, text=True, check=False, timeout=limit)
+        except subprocess.TimeoutExpired:
+            return [Trace(error=f"the second process did not finish within {limit:.0f} s (a workflow that never "
+                                "ends under the stubs?)") for _ in cases]
         if done.returncode != 0 or not answer.exists():
             why = (done.stderr.strip().splitlines() or ["no output"])[-1]
             return [Trace(error=f"the second process failed (exit {done.returncode}): {why}") for _ in cases]
