@@ -1,5 +1,5 @@
 """The ``replaytest`` command line (click): lint, fix, rules, clean, replay, import, diff, redact, check, impact,
-corpus.
+corpus, double-run (its own module, ``double_run_cli``).
 
 Commands stay thin: they parse options, load configuration and plugins once, call into ``lint``,
 ``replay``, ``history`` or a plugin, and map the outcome to an exit code (0 clean, 1 findings or
@@ -1603,6 +1603,11 @@ def _end_past_native_runtimes(code: object) -> None:
         except (OSError, ValueError):  # a closed pipe: nothing more can be said there
             pass
     os._exit(status)
+
+
+from replaytest.double_run_cli import double_run  # noqa: E402 - its own module (issue 36)
+
+cli.add_command(double_run)
 
 
 def main() -> None:
