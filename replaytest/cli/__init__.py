@@ -1,5 +1,5 @@
 """The ``replaytest`` command line (click): lint, fix, rules, clean, replay, import, diff, redact, check, impact,
-corpus.
+corpus, double-run (its own module, ``double_run_cli``).
 
 Commands stay thin: they parse options, load configuration and plugins once, call into ``lint``,
 ``replay``, ``history`` or a plugin, and map the outcome to an exit code (0 clean, 1 findings or
@@ -24,9 +24,12 @@ from replaytest.cli.process import _exit_code, main
 from replaytest.cli.replay_command import replay
 from replaytest.cli.rules_command import rules
 from replaytest.cli.shared import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, cli
+from replaytest.double_run_cli import double_run  # its own module (issue 36)
+
+cli.add_command(double_run)
 
 __all__ = [
     "EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "_exit_code", "build_impact", "check", "clean", "cli", "corpus",
-    "diff", "fix", "impact", "import_group", "lint", "main", "merge_results", "redact", "replay", "rules",
+    "diff", "double_run", "fix", "impact", "import_group", "lint", "main", "merge_results", "redact", "replay", "rules",
     "wants_color",
 ]

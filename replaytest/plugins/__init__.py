@@ -51,6 +51,9 @@ class FrameworkPlugin:
     # ``"module:function"`` reading one of the engine's own history files as a neutral ``History`` of its
     # commands (``replaytest diff``): ``function(path) -> History``; imported on first use.
     history_reader: str | None = None
+    # ``"module:function"`` running one orchestration function once with every step stubbed (``replaytest
+    # double-run``): ``function(workflows, case, conditions) -> replay.double_run.Trace``; imported on first use.
+    double_run_tracer: str | None = None
 
     @property
     def import_command_name(self) -> str | None:

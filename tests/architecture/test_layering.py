@@ -56,7 +56,7 @@ def _layer(module: str) -> str:
     if parts[0] != "replaytest" or len(parts) == 1:
         return "root"
     head = parts[1]
-    if head in ("cli", "pytest_plugin", "__main__", "gate"):
+    if head in ("cli", "pytest_plugin", "__main__", "gate", "double_run_cli"):
         return "faces"
     if head in PUBLIC_MODULES:
         return "public"

@@ -70,6 +70,9 @@ class IssuedCommand:
     # history, as a resumed run's); None where unknown (the outbound interceptor's commands).
     replaying: bool | None = None
     duration_s: float | None = None  # a timer's start-to-fire timeout, as the code asks for it now
+    # An activity's id as the command carries it (temporalio's default or the code's own): what the server
+    # records on the scheduled event and sdk-core checks on replay (``double_run`` writes it there).
+    activity_id: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -130,7 +133,9 @@ class WorkflowTrace:
             kind, field = _VARIANTS.get(variant, (variant or "unknown", None))
             name = str(getattr(getattr(command, variant), field)) if variant and field else ""
             duration = command.start_timer.start_to_fire_timeout.ToNanoseconds() / 1e9 if variant == "start_timer" else None
-            self.commands.append(IssuedCommand(kind, name, source, replaying=replaying, duration_s=duration))
+            activity_id = command.schedule_activity.activity_id if variant == "schedule_activity" else None
+            self.commands.append(IssuedCommand(kind, name, source, replaying=replaying, duration_s=duration,
+                                               activity_id=activity_id))
         self._unread.clear()
         if self._untagged_patches:
             start = len(self.patch_calls) - self._untagged_patches
