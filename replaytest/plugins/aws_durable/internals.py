@@ -3,7 +3,7 @@
 Replay calls the SDK's own ``durable_execution`` wrapper with a ``DurableExecutionInvocationInputWithClient``
 (public: the SDK's way to inject a service client, meant for tests), so the SDK replays the recorded
 checkpoint operations exactly as on a Lambda re-invocation. What it relies on besides is here, so an SDK
-upgrade that moves it breaks one module (and ``tests/aws_durable/test_internals.py``), and the version
+upgrade that moves it breaks one module (and ``tests/aws_durable/test_aws_internals.py``), and the version
 range in pyproject stays bounded to the versions tested:
 
 * a ``@durable_execution`` handler keeps the decorated function as ``__wrapped__`` (``functools.wraps``),
