@@ -14,8 +14,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 ENGINES_DOC = ROOT / "docs" / "engines.md"
 SECTION = "## What each engine's API replays"
-# Every engine but LangGraph (whose table is written with its nested-graph replay).
-ENGINES = ("Temporal", "DBOS", "Restate", "Azure Durable Functions", "The journal runtime")
+# LangGraph has two tables: its functional API's (@entrypoint, @task) and its graph API's (StateGraph).
+ENGINES = (
+    "Temporal", "DBOS", "Restate", "Azure Durable Functions", "The journal runtime",
+    "LangGraph functional API", "LangGraph graph API",
+)
 VERDICT = re.compile(r"^(replayed|replayed, compared partly \(.+\)|refused per history \(.+\)|not yet checked)( \(.+\))?$")
 NODE_ID = re.compile(r"`(tests/[\w/]+\.py)::(\w+)(?:::(\w+))?(?:\[[^\]`]+\])?`")
 

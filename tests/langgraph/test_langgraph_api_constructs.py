@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import effect_lines, import_histories, thread
 from langgraph.checkpoint.sqlite import SqliteSaver
-from lg_apps import fanout
+from lg_apps import fanout, fanout_saved
 from test_langgraph_replay import replay
 
 from replaytest.history import load_history
@@ -68,3 +68,11 @@ def test_entrypoint_final_compares_the_returned_value_not_the_saved_one(tmp_path
     # Another saved value alone passes: the thread's next invocation reads the stored one, not the code's.
     assert replay([history], "lg_apps.fanout_saved:final_tally")[0] == 0
     assert effect_lines(effects) == []
+    # What LangGraph does: the next invocation under that code gets the stored 12 as previous.
+    conn = sqlite3.connect(tmp_path / "fanout.sqlite", check_same_thread=False)
+    try:
+        saved = fanout_saved.final_tally.copy(update={"checkpointer": SqliteSaver(conn)})
+        assert saved.invoke(1, thread("final")) == "added 1"
+    finally:
+        conn.close()
+    assert effect_lines(effects) == ["add 12 1"]
