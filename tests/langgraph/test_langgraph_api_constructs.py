@@ -1,7 +1,7 @@
 """Functional-API forms no other app uses, recorded on real LangGraph into a SqliteSaver and replayed:
-parallel tasks (two task calls started before either result is read) and ``entrypoint.final`` (the
-returned value compared; the value saved for ``previous`` is not, as the next invocation reads it from
-the checkpoint)."""
+parallel tasks (two task calls started before either result is read), a task retried by its
+``RetryPolicy`` (one call, the attempt that succeeded), and ``entrypoint.final`` (the returned value
+compared; the value saved for ``previous`` is not, as the next invocation reads it from the checkpoint)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import effect_lines, import_histories, thread
 from langgraph.checkpoint.sqlite import SqliteSaver
-from lg_apps import fanout, fanout_saved
+from lg_apps import fanout, fanout_saved, retrying
 from test_langgraph_replay import replay
 
 from replaytest.history import load_history
@@ -76,3 +76,30 @@ def test_entrypoint_final_compares_the_returned_value_not_the_saved_one(tmp_path
     finally:
         conn.close()
     assert effect_lines(effects) == ["add 12 1"]
+
+
+def test_a_task_retried_by_its_retry_policy_is_one_call_with_the_result_that_succeeded(tmp_path: Path, effects: Path) -> None:
+    retrying.ATTEMPTS.clear()
+    db = tmp_path / "retrying.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = retrying.quoting_agent.copy(update={"checkpointer": SqliteSaver(conn)})
+        assert graph.invoke("lamp", thread("quote")) == {"price": 12.5, "intro": "intro about the lamp"}
+    finally:
+        conn.close()
+    # LangGraph really retried: the first attempt failed inside the same task run.
+    assert effect_lines(effects) == ["flaky_quote lamp attempt 1", "flaky_quote lamp attempt 2", "draft intro lamp"]
+    code, output = import_histories(db, tmp_path / "out", "--workflows", "lg_apps.retrying:quoting_agent")
+    assert code == 0, output
+    history = tmp_path / "out" / "quoting_agent-quote.json"
+    assert [(e.name, e.result, e.error) for e in load_history(history).events] == [
+        ("flaky_quote", 12.5, None), ("draft", "intro about the lamp", None)
+    ]
+    effects.unlink()
+    assert replay([history], "lg_apps.retrying:quoting_agent")[0] == 0
+    code, report = replay([history], "lg_apps.retrying_edited:quoting_agent")
+    assert code == 1
+    found = report["results"][0]["divergence"]
+    assert (found["kind"], found["recorded"]["name"], found["issued"]["name"]) == ("command-mismatch", "flaky_quote", "draft")
+    assert (Path(found["source"]["path"]).name, found["source"]["line"]) == ("retrying_edited.py", 13)
+    assert effect_lines(effects) == []
