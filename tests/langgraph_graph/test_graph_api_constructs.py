@@ -1,6 +1,7 @@
 """Graph-API forms no other desk uses, recorded on real LangGraph into a SqliteSaver and checked: a node
-routing with ``Command(goto=…, update=…)`` to the node that parks at ``interrupt()``, and a thread stopped
-by ``interrupt_before`` (no ``interrupt()`` call: LangGraph leaves it with the node still to run)."""
+routing with ``Command(goto=…, update=…)`` to the node that parks at ``interrupt()``, a thread stopped
+by ``interrupt_before`` (no ``interrupt()`` call: LangGraph leaves it with the node still to run), and a
+``MessagesState`` thread whose parked node reads its messages."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from graph_apps import effects, goto_desk, goto_desk_pay_renamed
+from graph_apps import chat_desk, effects, goto_desk, goto_desk_pay_renamed
 from graph_kit import effect_lines, effects_log, import_histories, run_cli, thread
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
@@ -97,3 +98,23 @@ def resume(db: Path, tmp_path: Path, module: Any) -> list[str]:
     finally:
         conn.close()
     return effect_lines(effects.EFFECTS) if effects.EFFECTS else []
+
+
+def test_a_messages_state_thread_is_re_run_with_its_messages_revived(tmp_path: Path, effects_log: Path) -> None:
+    db = tmp_path / "chat.sqlite"
+    conn = sqlite3.connect(db, check_same_thread=False)
+    try:
+        graph = chat_desk.graph.copy(update={"checkpointer": SqliteSaver(conn)})
+        assert "__interrupt__" in graph.invoke({"messages": [("user", "where is my parcel?")]}, thread("chat"))
+    finally:
+        conn.close()
+    out = tmp_path / "chat"
+    code, output = import_histories(db, out, "--workflows", "graph_apps.chat_desk:graph")
+    assert code == 0, output
+    effects_log.unlink()
+    # The parked node reads the last message's .content: it gets message objects back, not plain data.
+    assert check(out, "chat_desk", "graph")["status"] == "passed"
+    shouting = check(out, "chat_desk_shouting", "graph")
+    assert (shouting["status"], shouting["divergence"]["kind"]) == ("diverged", "interrupt-mismatch")
+    assert "YOU ASKED: WHERE IS MY PARCEL?" in shouting["divergence"]["message"]
+    assert effect_lines(effects_log) == []
