@@ -1,20 +1,26 @@
 """Graph-API forms no other desk uses, recorded on real LangGraph into a SqliteSaver and checked: a node
 routing with ``Command(goto=…, update=…)`` to the node that parks at ``interrupt()``, a thread stopped
-by ``interrupt_before`` (no ``interrupt()`` call: LangGraph leaves it with the node still to run), and a
-``MessagesState`` thread whose parked node reads its messages."""
+by ``interrupt_before`` (no ``interrupt()`` call: LangGraph leaves it with the node still to run), a
+``MessagesState`` thread whose parked node reads its messages, and a thread waiting in an ``async def`` node."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
-from graph_apps import chat_desk, effects, goto_desk, goto_desk_pay_renamed
+import pytest
+from graph_apps import async_desk, chat_desk, effects, goto_desk, goto_desk_pay_renamed
 from graph_kit import effect_lines, effects_log, import_histories, run_cli, thread
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
+
+from replaytest.plugins.langgraph.importer import histories_from_saver
 
 __all__ = ["effects_log"]  # a fixture the tests use by name
 
@@ -117,4 +123,24 @@ def test_a_messages_state_thread_is_re_run_with_its_messages_revived(tmp_path: P
     shouting = check(out, "chat_desk_shouting", "graph")
     assert (shouting["status"], shouting["divergence"]["kind"]) == ("diverged", "interrupt-mismatch")
     assert "YOU ASKED: WHERE IS MY PARCEL?" in shouting["divergence"]["message"]
+    assert effect_lines(effects_log) == []
+
+
+# LangGraph reads the run's config inside asyncio tasks (interrupt() in an async node) on Python 3.11+ only.
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="LangGraph runs interrupt() in async nodes on Python 3.11+ only")
+def test_an_async_node_a_thread_waits_in_is_checked_to_exist_only(tmp_path: Path, effects_log: Path) -> None:
+    saver = InMemorySaver()
+    graph = async_desk.graph.copy(update={"checkpointer": saver})
+    assert "__interrupt__" in asyncio.run(graph.ainvoke({"order_id": "A-17"}, thread("async")))
+    out = tmp_path / "async"
+    written, refused = histories_from_saver(saver, out, workflows=[async_desk.graph])
+    assert refused == [] and len(written) == 1
+    effects_log.unlink()
+    result = check(out, "async_desk", "graph")
+    assert result["status"] == "passed"
+    assert "node 'review' is not a plain function node: it was checked to exist, not re-run" in result["notes"]
+    # Its question is not compared (the note says so): another one passes too.
+    assert check(out, "async_desk_reworded", "graph")["status"] == "passed"
+    renamed = check(out, "async_desk_renamed", "graph")
+    assert (renamed["status"], renamed["divergence"]["kind"]) == ("diverged", "graph-node-missing")
     assert effect_lines(effects_log) == []
