@@ -231,7 +231,7 @@ class TemporalReplayer:
                     current_prompts=prompt_objects(defn.cls) if defn is not None else None)
             if defn is not None and any(call.prompt is not None for call in run.calls):
                 # Recorded per call: an activity that calls a model and recorded no prompt is named.
-                note_unrecorded_model_calls(result, _unprompted_activities(run, defn.cls, workflows))
+                note_unrecorded_model_calls(result, _unprompted_activities(run, defn.cls, workflows, options.model_calls))
             if recorded_status in IN_FLIGHT_STATUSES:
                 from replaytest.plugins.temporal.rehearsal import changed_sleeps
 
@@ -693,7 +693,7 @@ _register_shutdown = getattr(threading, "_register_atexit", atexit.register)
 _register_shutdown(_close_all)
 
 
-def _unprompted_activities(run: Any, cls: Any, workflows: Any) -> list[tuple[str, Any]]:
+def _unprompted_activities(run: Any, cls: Any, workflows: Any, extra_calls: Sequence[str] = ()) -> list[tuple[str, Any]]:
     """(activity, where its function calls a model) of the recorded activities that carry no prompt header
     and whose function — found among the globals of the workflow's module, the modules it imports and the
     configured objects — calls a model client."""
@@ -718,7 +718,7 @@ def _unprompted_activities(run: Any, cls: Any, workflows: Any) -> list[tuple[str
     for call in run.calls:
         if call.kind != "activity" or call.prompt is not None or call.name not in functions:
             continue
-        site = model_call_site(functions[call.name])
+        site = model_call_site(functions[call.name], extra_calls=extra_calls)
         if site is not None:
             found.append((f"activity {call.name!r}", site))
     return found
