@@ -14,16 +14,22 @@ classes, by their public module), ``llm.invoke`` on any LangChain language model
 bases include ``langchain_core.language_models.BaseLanguageModel``) is a model call whatever its
 provider, and a local ``llm = ChatOpenAI(...)`` is followed to its class. Project helper functions the
 body calls are followed (two levels), so ``answer = ask(question)`` finds the model call inside ``ask``.
+A model a project factory returns is followed to what the factory returns (two levels): ``llm =
+get_model()`` in the body, ``get_model().invoke(...)``, and a module-level ``MODEL = make_llm()`` whose
+live value is not itself a known model (``ChatOpenAI(...).bind_tools(tools)`` returns a runnable wrapper),
+through the module's assignment and its ``from … import``. ``extra_calls`` adds names a project declares
+(RT201's ``calls`` option, which replay receives as ``ReplayOptions.model_calls``).
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import os
 import sys
 import textwrap
 import types
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -113,23 +119,19 @@ class ModelCallSite:
         return f"{self.call} at {name}:{self.line}"
 
 
-def model_call_site(fn: Any, *, depth: int = 2) -> ModelCallSite | None:
+def model_call_site(fn: Any, *, depth: int = 2, extra_calls: Iterable[str] = ()) -> ModelCallSite | None:
     """The first model-client call in ``fn``'s body (or in a project helper it calls, ``depth`` levels
-    down), or None: also when the source cannot be read (a builtin, code built at run time)."""
+    down), or None: also when the source cannot be read (a builtin, code built at run time). ``extra_calls``:
+    qualified names that count as model calls besides the catalogue's."""
     fn = inspect.unwrap(fn) if callable(fn) else fn
     if not isinstance(fn, types.FunctionType):
         return None
-    return _site(fn, depth, set())
+    known = _runtime_names() | frozenset(extra_calls)
+    return _site(fn, depth, set(), known)
 
 
-def _site(fn: types.FunctionType, depth: int, seen: set[int]) -> ModelCallSite | None:
-    if id(fn.__code__) in seen:
-        return None
-    seen.add(id(fn.__code__))
-    parsed = _parsed(fn.__code__)
-    if parsed is None:
-        return None
-    body, first_line, path = parsed
+def _namespace(fn: types.FunctionType) -> dict[str, Any]:
+    """``fn``'s globals with its closure's bound variables over them."""
     namespace: dict[str, Any] = dict(fn.__globals__)
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
@@ -137,18 +139,30 @@ def _site(fn: types.FunctionType, depth: int, seen: set[int]) -> ModelCallSite |
                 namespace[name] = cell.cell_contents
             except ValueError:  # an empty cell: the name is not bound yet
                 continue
+    return namespace
+
+
+def _site(fn: types.FunctionType, depth: int, seen: set[int], known: frozenset[str]) -> ModelCallSite | None:
+    if id(fn.__code__) in seen:
+        return None
+    seen.add(id(fn.__code__))
+    parsed = _parsed(fn.__code__)
+    if parsed is None:
+        return None
+    body, first_line, path = parsed
+    namespace = _namespace(fn)
     locals_ = _local_assignments(body)
     helpers: list[tuple[ast.Call, types.FunctionType]] = []
     for call in sorted(_calls(body), key=lambda node: (node.lineno, node.col_offset)):
-        for name in _call_names(call.func, namespace, locals_):
-            if name in _runtime_names():
+        for name in _call_names(call.func, namespace, locals_, module=fn.__module__):
+            if name in known:
                 return ModelCallSite(path, first_line + call.lineno - 1, ast.unparse(call.func))
         target = _live(call.func, namespace)
         if isinstance(target, types.FunctionType) and _is_application(target):
             helpers.append((call, target))
     if depth > 0:
         for _call, helper in helpers:
-            inner = _site(helper, depth - 1, seen)
+            inner = _site(helper, depth - 1, seen, known)
             if inner is not None:
                 return inner
     return None
@@ -181,17 +195,25 @@ def _local_assignments(tree: ast.AST) -> dict[str, ast.expr]:
     return found
 
 
-def _call_names(func: ast.expr, namespace: dict[str, Any], locals_: dict[str, ast.expr], hops: int = 3) -> list[str]:
+def _call_names(
+    func: ast.expr, namespace: dict[str, Any], locals_: dict[str, ast.expr], hops: int = 3, *,
+    module: str | None = None, follow: int = 2,
+) -> list[str]:
     """The qualified names ``func`` may denote: its receiver's names (a live object's classes, a local
-    assignment followed to what it calls) with the attribute chain appended."""
+    assignment followed to what it calls, what a project factory returns, the module-level assignment of
+    a live value) with the attribute chain appended. ``module``: the module whose globals ``namespace``
+    holds; ``follow``: how many project factories and assignments deep to look."""
     attrs: list[str] = []
     node = func
+    called = False  # whether the receiver name itself is called: ``get_model().invoke``
     while True:
         if isinstance(node, ast.Attribute):
             attrs.append(node.attr)
             node = node.value
+            called = False
         elif isinstance(node, ast.Call):
             node = node.func  # ``ChatOpenAI(...).invoke``, ``llm.bind_tools(...).invoke``: the callee's names
+            called = True
         elif isinstance(node, ast.Await):
             node = node.value
         else:
@@ -200,10 +222,103 @@ def _call_names(func: ast.expr, namespace: dict[str, Any], locals_: dict[str, as
     if not isinstance(node, ast.Name):
         return []
     if node.id in locals_ and hops > 0:
-        return [base + suffix for base in _call_names(locals_[node.id], namespace, locals_, hops - 1)]
+        return [base + suffix for base in _call_names(locals_[node.id], namespace, locals_, hops - 1,
+                                                      module=module, follow=follow)]
     if node.id not in namespace:
         return []
-    return [base + suffix for base in _object_names(namespace[node.id])]
+    value = namespace[node.id]
+    names = _object_names(value)
+    if follow > 0 and called and isinstance(value, types.FunctionType) and _is_application(value):
+        # A project factory: the model is what it returns (``llm = get_model()``).
+        names += _returned_names(value, follow - 1)
+    elif follow > 0 and not called and module is not None and not isinstance(value, (type, types.ModuleType, types.FunctionType)):
+        # A live value whose classes say nothing (a runnable wrapper around a model, say): how the module made it.
+        names += _assigned_names(module, node.id, follow - 1)
+    return [base + suffix for base in names]
+
+
+def _own_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body, not those of the functions and classes nested in it."""
+    for child in ast.iter_child_nodes(tree):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        yield child
+        yield from _own_nodes(child)
+
+
+def _returned_names(fn: types.FunctionType, follow: int) -> list[str]:
+    """The qualified names of what a project function returns (each ``return`` of its own body)."""
+    parsed = _parsed(fn.__code__)
+    if parsed is None:
+        return []
+    tree = parsed[0]
+    definition = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if definition is None:
+        return []
+    namespace, locals_ = _namespace(fn), _local_assignments(definition)
+    names: list[str] = []
+    for node in _own_nodes(definition):
+        if isinstance(node, ast.Return) and node.value is not None:
+            names += _call_names(node.value, namespace, locals_, module=fn.__module__, follow=follow)
+    return names
+
+
+def _assigned_names(module_name: str, name: str, follow: int) -> list[str]:
+    """The qualified names of the value a module's top-level ``name = …`` assigns, followed through a
+    ``from … import name`` into the module it comes from."""
+    module = sys.modules.get(module_name)
+    top = _module_tree(module_name)
+    if module is None or top is None:
+        return []
+    for node in reversed(top.body):  # the last top-level binding wins
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return _call_names(node.value, vars(module), {}, module=module_name, follow=follow)
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name and node.value:
+            return _call_names(node.value, vars(module), {}, module=module_name, follow=follow)
+        if isinstance(node, ast.ImportFrom) and follow > 0:
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    source = _imported_module(module_name, node)
+                    return _assigned_names(source, alias.name, follow - 1) if source else []
+    return []
+
+
+def _imported_module(importer: str, node: ast.ImportFrom) -> str | None:
+    if not node.level:
+        return node.module
+    package = sys.modules.get(importer)
+    base = getattr(package, "__package__", None) or importer.rpartition(".")[0]
+    parts = base.split(".")
+    if node.level - 1 >= len(parts) + (1 if not base else 0):
+        return None
+    base = ".".join(parts[: len(parts) - (node.level - 1)])
+    return f"{base}.{node.module}" if node.module else base
+
+
+def _module_tree(module_name: str) -> ast.Module | None:
+    """The parsed source of an application module (None for a library's or one without source)."""
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None)
+    top = module_name.partition(".")[0]
+    if (module is None or not isinstance(path, str) or top == "replaytest" or top in sys.stdlib_module_names
+            or "site-packages" in path or "dist-packages" in path):
+        return None
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+    return _parsed_file(path, stamp)
+
+
+@lru_cache(maxsize=128)
+def _parsed_file(path: str, stamp: int) -> ast.Module | None:
+    """A source file parsed, cached per modification time (a module rewritten and imported again is read again)."""
+    del stamp
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return ast.parse(handle.read())
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
 
 
 def _live(func: ast.expr, namespace: dict[str, Any]) -> Any:

@@ -357,10 +357,23 @@ FETCHED_AHEAD_NOTE = (
 )
 
 
-def fetched_ahead_note(what: str, site: tuple[str, int], status: str) -> str:
-    """``FETCHED_AHEAD_NOTE`` for ``what`` (the step in the engine's words), its site and the run's status."""
+# Temporal writes a call's version into the scheduled activity's headers, from workflow code: a prompt the
+# activity fetches inside its body is rendered after that, where nothing records it.
+FETCHED_IN_ACTIVITY = (
+    "Temporal records a version only through use_prompt around the activity in workflow code, so this one "
+    "will not be recorded"
+)
+
+
+def fetched_ahead_note(what: str, site: tuple[str, int], status: str, *, recorded: str | None = None) -> str:
+    """``FETCHED_AHEAD_NOTE`` for ``what`` (the step in the engine's words), its site and the run's status;
+    ``recorded`` replaces its last clause where the engine records no version for that call
+    (``FETCHED_IN_ACTIVITY``)."""
     where = f"{site[0].replace(chr(92), '/').rsplit('/', 1)[-1]}:{site[1]}"
-    return FETCHED_AHEAD_NOTE.format(what=what, where=where, status=status)
+    note = FETCHED_AHEAD_NOTE.format(what=what, where=where, status=status)
+    if recorded is not None:
+        note = note.replace("its version is recorded when it runs", recorded)
+    return note
 
 
 class PromptManifest(dict[str, str]):

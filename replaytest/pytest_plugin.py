@@ -465,7 +465,14 @@ def _settings(config: pytest.Config) -> ReplaySession:
     stale = config.getoption("replay_stale") or config.getini("replay_stale") or "fail"
     if stale not in ("fail", "skip"):
         raise pytest.UsageError(f"replay_stale must be fail or skip, not {stale!r}")
+    from replaytest.replay.settings import declared_model_calls
+
+    try:
+        model_calls = declared_model_calls(project)
+    except ConfigError as error:  # replay reads it too: a wrong value must not silently drop the note
+        raise pytest.UsageError(str(error)) from None
     options = ReplayOptions(
+        model_calls=model_calls,
         prompts_running=prompts or project.replay.prompts_running,
         prompts_completed=prompts or project.replay.prompts_completed,
         prompts_pending=pending or project.replay.prompts_pending,

@@ -161,6 +161,7 @@ def _run_replay(
         max_history_bytes=plan.max_history_bytes,
         max_blob_bytes=plan.max_blob_bytes,
         rehearse=rehearse,
+        model_calls=plan.model_calls,
     )
     files = list(iter_history_files(targets))
     if not files:

@@ -53,6 +53,9 @@ class ReplayOptions:
     # Resume every in-flight run that replays green with the engine's own code past the end of its history
     # (``ReplayResult.rehearsal``), where the engine's replayer can: what ``impact`` asks for.
     rehearse: bool = False
+    # Qualified names a project declares as model calls (RT201's ``calls`` option, the setting lint reads):
+    # a recorded step that calls one and recorded no prompt version is named in a note, as for the catalogue's.
+    model_calls: tuple[str, ...] = ()
 
     def prompt_policy(self, status: str) -> PromptPolicy:
         return self.prompts_running if status in IN_FLIGHT_STATUSES else self.prompts_completed

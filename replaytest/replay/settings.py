@@ -119,6 +119,8 @@ class ReplayPlan:
     hazards: HazardPolicy = "fail"
     max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES
     max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
+    # RT201's ``calls`` (``[tool.replaytest.rules.RT201]`` or the older top-level ``model-calls``).
+    model_calls: tuple[str, ...] = ()
 
     @property
     def configured(self) -> bool:
@@ -278,7 +280,30 @@ def replay_plan(config: Config, start: Path) -> ReplayPlan:
         hazards=ini.hazards or table.hazards,
         max_history_bytes=ini.max_history_bytes or table.max_history_bytes,
         max_blob_bytes=ini.max_blob_bytes or table.max_blob_bytes,
+        model_calls=declared_model_calls(config),
     )
+
+
+def declared_model_calls(config: Config) -> tuple[str, ...]:
+    """The model calls the project adds to the catalogue: RT201's ``calls`` option, the one lint reads, so
+    replay's "calls a model but recorded no prompt version" note knows a custom client too. A value that
+    is not a list of dotted names is a ``ConfigError`` naming where it was set (lint refuses it the same way)."""
+    table = config.rules.get("RT201")
+    if table is None or "calls" not in table.values:
+        return ()
+    value = table.values["calls"]
+    legacy = table.legacy.get("calls")
+    where = config.table_name("rules.RT201" if legacy is None else "")
+    if isinstance(value, str):
+        raise ConfigError(config.path, legacy or "calls", f"must be a list of dotted qualified names, e.g. [{value!r}]",
+                          table=where)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(config.path, legacy or "calls", f"must be a list of dotted qualified names, not {value!r}",
+                          table=where)
+    for entry in value:
+        if not all(part.isidentifier() for part in entry.split(".")):
+            raise ConfigError(config.path, legacy or "calls", f"{entry!r} is not a dotted qualified name", table=where)
+    return tuple(value)
 
 
 def _exclude_setting(ini: PytestIni, config: Config, where_table: str) -> tuple[ExcludeSetting, ...]:

@@ -365,3 +365,100 @@ def test_an_activity_that_calls_a_model_and_recorded_no_prompt_is_named_in_a_not
     expected = UNRECORDED_MODEL_CALL_NOTE.format(what="activity 'follow_up'", site=f"MODEL.invoke at note_workflow.py:{line}")
     # Only the activity with no prompt header: call_model recorded DRAFTER.
     assert [note for note in result["notes"] if "recorded no prompt version:" in note] == [expected]
+
+
+FETCH_WORKFLOW = '''"""An agent whose activities render prompts fetched from a registry at run time (Prompt.fetched inside the
+activity): triage before an approval signal, closing after it."""
+
+from datetime import timedelta
+
+from temporalio import activity, workflow
+
+with workflow.unsafe.imports_passed_through():
+    from replaytest.plugins.temporal.prompts import PromptInterceptor
+    from replaytest.prompts import Prompt
+
+REGISTRY = {"acme/triage": "Sort: {ticket}", "acme/closing": "Close politely: {ticket}"}
+_TIMEOUT = timedelta(seconds=10)
+
+
+@activity.defn
+async def triage(ticket: str) -> str:
+    prompt = Prompt.fetched("triage", REGISTRY["acme/triage"], source="hub:acme/triage")
+    return prompt.render(ticket=ticket)
+
+
+@activity.defn
+async def closing(ticket: str) -> str:
+    prompt = Prompt.fetched("closing", REGISTRY["acme/closing"], source="hub:acme/closing")  # [fetched]
+    return prompt.render(ticket=ticket)
+
+
+@workflow.defn(name="FetchAgent")
+class FetchAgent:
+    def __init__(self) -> None:
+        self.approved = False
+
+    @workflow.signal
+    def approve(self) -> None:
+        self.approved = True
+
+    @workflow.run
+    async def run(self, ticket: str) -> str:
+        sorted_ = await workflow.execute_activity(triage, ticket, start_to_close_timeout=_TIMEOUT)
+        await workflow.wait_condition(lambda: self.approved)
+        return sorted_ + await workflow.execute_activity(closing, ticket, start_to_close_timeout=_TIMEOUT)
+
+
+WORKFLOWS = [FetchAgent]
+INTERCEPTOR = PromptInterceptor(WORKFLOWS)
+'''
+
+
+def test_a_parked_run_whose_next_activity_fetches_its_prompt_gets_a_note(dev_server: DevServer, tmp_path: Path) -> None:
+    from temporalio.api.enums.v1 import EventType
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    from replaytest.prompts import FETCHED_IN_ACTIVITY, fetched_ahead_note
+
+    project = tmp_path / "fetch"
+    (project / "histories").mkdir(parents=True)
+    (project / "fetch_workflow.py").write_text(FETCH_WORKFLOW, encoding="utf-8")
+
+    async def record(module: Any) -> None:
+        client = await Client.connect(dev_server.address, interceptors=[module.INTERCEPTOR])
+        queue = f"fetch-{uuid.uuid4()}"
+        async with Worker(client, task_queue=queue, workflows=module.WORKFLOWS, activities=[module.triage, module.closing]):
+            done = await client.start_workflow("FetchAgent", "refund", id="fetch-completed", task_queue=queue)
+            parked = await client.start_workflow("FetchAgent", "refund", id="fetch-parked", task_queue=queue)
+            await done.signal("approve")
+            assert await done.result() == "Sort: refundClose politely: refund"
+            for _ in range(200):  # parked once triage completed and the task after it did
+                events = [event.event_type for event in (await parked.fetch_history()).events]
+                if EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED in events and events[-1] == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError(f"the parked run did not reach its signal wait: {events}")
+            for handle, name in ((done, "completed"), (parked, "parked")):
+                (project / "histories" / f"{name}.json").write_text((await handle.fetch_history()).to_json(), encoding="utf-8")
+
+    sys.path.insert(0, str(project))
+    try:
+        asyncio.run(record(importlib.import_module("fetch_workflow")))
+    finally:
+        sys.path.remove(str(project))
+        sys.modules.pop("fetch_workflow", None)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "COV_"))}
+    outcome = subprocess.run(
+        [sys.executable, "-m", "replaytest", "replay", "histories", "-w", "fetch_workflow:WORKFLOWS", "--format", "json"],
+        cwd=project, capture_output=True, text=True, timeout=180, env=env,
+    )
+    results = {Path(item["history"]).stem: item for item in json.loads(outcome.stdout)["results"]}
+    assert {name: item["status"] for name, item in results.items()} == {"completed": "passed", "parked": "passed"}, results
+    line = next(number for number, text in enumerate(FETCH_WORKFLOW.splitlines(), 1) if text.endswith("# [fetched]"))
+    expected = fetched_ahead_note("activity 'closing'", ("fetch_workflow.py", line), "parked", recorded=FETCHED_IN_ACTIVITY)
+    # Only the activity the parked run has still to run; the completed run has none left.
+    assert [note for note in results["parked"]["notes"] if "compare offline" in note] == [expected]
+    assert [note for note in results["completed"]["notes"] if "compare offline" in note] == []

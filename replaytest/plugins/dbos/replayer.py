@@ -726,7 +726,7 @@ class DBOSReplayer(NeutralReplayer):
         )
         prompts = _Prompts(
             current, operations.called, unrecorded=operations.called_unrecorded, reached=reached, reused=reused, params=params,
-            unprompted=_unprompted_model_steps(history, steps) if reached else [],
+            unprompted=_unprompted_model_steps(history, steps, options.model_calls) if reached else [],
             fetched_ahead=[(f"step {body.dbos_function_name!r}", site) for body in pending_steps
                            if (site := fetched_prompt_site(body)) is not None],
         )
@@ -789,7 +789,7 @@ def recorded_prompt_versions(history: History) -> dict[str, str]:
     return {ref.name: ref.version for event in history.events for ref in _recorded_prompts(event)}
 
 
-def _unprompted_model_steps(history: History, steps: Sequence[Any]) -> list[tuple[str, Any]]:
+def _unprompted_model_steps(history: History, steps: Sequence[Any], extra_calls: Sequence[str]) -> list[tuple[str, Any]]:
     """The recorded steps whose body calls a model client but that recorded no prompt version (asked only
     of runs that recorded versions per call: for older ones every step lacks one)."""
     bodies = {body.dbos_function_name: body for body in steps}
@@ -798,7 +798,7 @@ def _unprompted_model_steps(history: History, steps: Sequence[Any]) -> list[tupl
         body = bodies.get(event.name)
         if body is None or _recorded_prompts(event):
             continue
-        site = model_call_site(body)
+        site = model_call_site(body, extra_calls=extra_calls)
         if site is not None:
             found.append((f"step {event.name!r} (function id {event.seq})", site))
     return found

@@ -166,7 +166,7 @@ class JournalReplayer(NeutralReplayer):
             result.notes.append(NO_PROMPTS_NOTE)
         # The journal records a prompt per call only through ``ctx.model(..., prompt=P)``: a plain step
         # that calls a model sent a prompt nothing compares.
-        sites = ((step, model_call_site(fn)) for step, fn in backend.unprompted)
+        sites = ((step, model_call_site(fn, extra_calls=options.model_calls)) for step, fn in backend.unprompted)
         note_unrecorded_model_calls(result, [(step, site) for step, site in sites if site is not None])
         # The manifest keeps only the parameters' digest; the current code's are named ("parameters now …").
         params = {name: (None, prompt.params) for name, prompt in prompt_objects(definition.fn).items()

@@ -237,7 +237,7 @@ def _check_node_calls(
                     uses.append({"name": prompt, "version": history.prompt_manifest[prompt]})
                     from_manifest.setdefault(prompt, node)
         if not uses and node in nodes and not lg.is_subgraph_node(nodes[node]) and node not in unprompted_nodes:
-            site = next(filter(None, (model_call_site(obj) for obj in code.get(node, ()))), None)
+            site = next(filter(None, (model_call_site(obj, extra_calls=options.model_calls) for obj in code.get(node, ()))), None)
             if site is not None:
                 unprompted_nodes[node] = site
         for used in uses:

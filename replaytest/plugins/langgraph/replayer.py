@@ -205,7 +205,7 @@ class LangGraphReplayer(NeutralReplayer):
         result.notes.append(NO_ARGUMENTS_NOTE)
         current = run.current
         if run.per_call:
-            note_unrecorded_model_calls(result, unprompted_model_tasks(run.task_events, run.task_bodies))
+            note_unrecorded_model_calls(result, unprompted_model_tasks(run.task_events, run.task_bodies, options.model_calls))
             check_recorded_prompts(result, history, run, current, options)
         else:
             if history.prompt_manifest is not None:
@@ -233,15 +233,18 @@ class LangGraphReplayer(NeutralReplayer):
         return result
 
 
-def unprompted_model_tasks(events: Iterable[Event], bodies: Mapping[str, Any]) -> list[tuple[str, Any]]:
+def unprompted_model_tasks(
+    events: Iterable[Event], bodies: Mapping[str, Any], extra_calls: Iterable[str] = ()
+) -> list[tuple[str, Any]]:
     """(task call, where its body calls a model) of the recorded task calls, in a thread recorded with
-    per-call records, whose body calls a model client but that recorded no prompt version."""
+    per-call records, whose body calls a model client (or a name of ``extra_calls``) but that recorded no
+    prompt version."""
     found: list[tuple[str, Any]] = []
     for event in events:
         body = bodies.get(event.name)
         if body is None or _call_prompts(event):
             continue
-        site = model_call_site(body)
+        site = model_call_site(body, extra_calls=extra_calls)
         if site is not None:
             found.append((f"task {event.name!r}", site))
     return found

@@ -231,7 +231,10 @@ class TemporalReplayer:
                     current_prompts=prompt_objects(defn.cls) if defn is not None else None)
             if defn is not None and any(call.prompt is not None for call in run.calls):
                 # Recorded per call: an activity that calls a model and recorded no prompt is named.
-                note_unrecorded_model_calls(result, _unprompted_activities(run, defn.cls, workflows))
+                note_unrecorded_model_calls(result, _unprompted_activities(run, defn.cls, workflows, options.model_calls))
+            if recorded_status in IN_FLIGHT_STATUSES and defn is not None:
+                # The next activities of a parked run that fetch their prompt at run time: nothing to compare yet.
+                result.notes.extend(_fetched_ahead_notes(history, defn.cls, recorded_status))
             if recorded_status in IN_FLIGHT_STATUSES:
                 from replaytest.plugins.temporal.rehearsal import changed_sleeps
 
@@ -693,7 +696,7 @@ _register_shutdown = getattr(threading, "_register_atexit", atexit.register)
 _register_shutdown(_close_all)
 
 
-def _unprompted_activities(run: Any, cls: Any, workflows: Any) -> list[tuple[str, Any]]:
+def _unprompted_activities(run: Any, cls: Any, workflows: Any, extra_calls: Sequence[str] = ()) -> list[tuple[str, Any]]:
     """(activity, where its function calls a model) of the recorded activities that carry no prompt header
     and whose function — found among the globals of the workflow's module, the modules it imports and the
     configured objects — calls a model client."""
@@ -718,7 +721,63 @@ def _unprompted_activities(run: Any, cls: Any, workflows: Any) -> list[tuple[str
     for call in run.calls:
         if call.kind != "activity" or call.prompt is not None or call.name not in functions:
             continue
-        site = model_call_site(functions[call.name])
+        site = model_call_site(functions[call.name], extra_calls=extra_calls)
         if site is not None:
             found.append((f"activity {call.name!r}", site))
+    return found
+
+
+def _fetched_ahead_notes(history: Any, cls: Any, status: str) -> list[str]:
+    """``prompts.FETCHED_AHEAD_NOTE`` for each activity the workflow class's code refers to (a global or a
+    module attribute its methods load) that the run has not completed and whose function calls
+    ``Prompt.fetched``: the run will render whatever the registry holds when that activity runs."""
+    from temporalio.api.enums.v1 import EventType
+
+    from replaytest.plugins.temporal.internals import activity_name
+    from replaytest.prompts import FETCHED_IN_ACTIVITY, fetched_ahead_note, fetched_prompt_site
+
+    scheduled: dict[int, str] = {}
+    completed: set[str] = set()
+    for event in history.events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            scheduled[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            completed.add(scheduled.get(event.activity_task_completed_event_attributes.scheduled_event_id, ""))
+    notes: list[str] = []
+    seen: set[str] = set()
+    for function in _referenced_functions(cls):
+        name = activity_name(function)
+        if name is None or name in completed or name in seen:
+            continue
+        seen.add(name)
+        site = fetched_prompt_site(function)
+        if site is not None:
+            notes.append(fetched_ahead_note(f"activity {name!r}", site, status, recorded=FETCHED_IN_ACTIVITY))
+    return notes
+
+
+def _referenced_functions(cls: Any) -> list[Any]:
+    """The callables the methods of ``cls`` load by name (globals, closure variables, attributes of the
+    modules they load), in the order the code names them."""
+    found: list[Any] = []
+    for member in vars(cls).values():
+        function = getattr(member, "__func__", member)
+        function = getattr(function, "__wrapped__", function)
+        if not isinstance(function, types.FunctionType):
+            continue
+        namespace: dict[str, Any] = dict(function.__globals__)
+        for variable, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+            try:
+                namespace[variable] = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+        codes = [function.__code__]
+        while codes:
+            code = codes.pop(0)
+            codes.extend(constant for constant in code.co_consts if isinstance(constant, types.CodeType))
+            modules = [value for name in code.co_names if isinstance(value := namespace.get(name), types.ModuleType)]
+            for name in (*code.co_names, *code.co_freevars):
+                if callable(namespace.get(name)):
+                    found.append(namespace[name])
+                found.extend(getattr(module, name) for module in modules if callable(getattr(module, name, None)))
     return found
