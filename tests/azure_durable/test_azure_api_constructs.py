@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from azure_kit import START, azurite, line_of, record, run_cli, write_task_hub
 
-APP_SOURCE = Path(__file__).resolve().parent / "refund_desk" / "function_app.py"
+APP_SOURCE = Path(__file__).resolve().parent / "azure_refund_desk" / "function_app.py"
 TASK_HUB = "RefundDeskHub"
 RUNS = {
     # instance id -> (orchestrator, input)
@@ -47,7 +47,7 @@ class _Bank(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def histories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    from refund_desk import function_app
+    from azure_refund_desk import function_app
 
     folder = tmp_path_factory.mktemp("azure-refund-desk")
     marker = folder / "activities-ran.log"
