@@ -18,7 +18,10 @@ sys.path.insert(0, os.getcwd())  # the refund_desk package of the project being 
 from dbos import DBOS, SetWorkflowID  # noqa: E402
 from refund_desk import app  # noqa: E402
 
-DBOS(config={"name": "refund-desk", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1"})
+# enable_patching: DBOS.patch (the guarded variants resumed here) needs it before 3.4 (3.4 only warns that it is
+# no longer needed).
+DBOS(config={"name": "refund-desk", "system_database_url": f"sqlite:///{SYSTEM_DB}", "application_version": "v1",
+             "enable_patching": True})
 DBOS.launch()
 if RESUME:
     DBOS.send("refund-7", "approved", topic="approval")
