@@ -59,7 +59,7 @@ give a parked one the subgraph's own history, ``langgraph.nested``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,6 +161,7 @@ def build_graph_history(
     applied: set[str] = set()  # state keys written by a task whose step ended before the latest checkpoint
     called: dict[str, set[str]] = {}  # node -> ids of the @task calls its code made
     node_events: dict[tuple[str, str], dict[str, Any]] = {}  # (checkpoint id, task id) -> the node's step event
+    task_paths: dict[tuple[str, str], str] = {}  # (checkpoint id, task id) -> the task's path
     for checkpoint in chain:
         tasks: dict[str, list[WriteRow]] = {}
         for write in by_checkpoint.get(checkpoint.id, ()):
@@ -174,6 +175,10 @@ def build_graph_history(
         # Tasks of one step run concurrently and write in any order: the history lists them by node, then by
         # Send packet, so the same thread always gives the same history.
         named.sort(key=lambda task: (task[2], -1 if task[4] is None else task[4], task[0]))
+        # Each named task's path as LangGraph writes it, for a saver that stores none (the kept bookkeeping of
+        # a parked thread then holds the same paths whichever saver recorded it).
+        task_paths.update({(checkpoint.id, task_id): f"~{lg.PULL}, {name}" if index is None else f"~{lg.PUSH}, {index}"
+                           for task_id, _, name, _, index in named if name != UNKNOWN_NODE})
         for task_id, rows, name, send_arg, _ in named:
             if name == UNKNOWN_NODE:
                 unknown += 1
@@ -256,7 +261,9 @@ def build_graph_history(
     if code is not None:
         graph["recorded_code"] = {"name": code.name, "nodes": list(code.nodes), "channels": list(code.channels)}
     if status == "parked":
-        graph["checkpoint"] = resume_bookkeeping(latest, by_checkpoint.get(latest.id, ()))
+        graph["checkpoint"] = resume_bookkeeping(
+            latest, by_checkpoint.get(latest.id, ()),
+            {task_id: path for (checkpoint_id, task_id), path in task_paths.items() if checkpoint_id == latest.id})
     document: dict[str, Any] = {
         "format": "replaytest-history",
         "format_version": 1,
@@ -289,14 +296,17 @@ def build_graph_history(
     return ImportedThread(thread_id, document, notes, unknown_tasks=unknown)
 
 
-def resume_bookkeeping(latest: CheckpointRow, writes: Sequence[WriteRow]) -> dict[str, Any]:
+def resume_bookkeeping(
+    latest: CheckpointRow, writes: Sequence[WriteRow], task_paths: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """What LangGraph schedules a parked thread's resume from, beyond its state (``graph.checkpoint``, for the
     resume rehearsal, ``langgraph.graph_rehearsal``): the latest checkpoint's step, format version, channel
     versions and ``versions_seen``, the values of its edge and barrier channels (node names and markers, no
     payload; the ``Send`` packets' arguments and LangGraph's other channels are payload: only their count and
     names are kept), and every write hanging
     off it (task id, task path, index, channel), with its value only where it is a marker (None); the
-    values of interrupts are the pending ``interrupt`` events' (which redaction sees)."""
+    values of interrupts are the pending ``interrupt`` events' (which redaction sees). ``task_paths``: {task id:
+    path} of the latest step's named tasks, for writes a saver stored without their path."""
     internal = {name: value for name, value in latest.channel_values.items() if lg.is_edge_channel(name)}
     unkept = sorted(name for name in latest.channel_values
                     if lg.is_internal_channel(name) and not lg.is_edge_channel(name) and name != lg.PREGEL_TASKS)
@@ -311,7 +321,8 @@ def resume_bookkeeping(latest: CheckpointRow, writes: Sequence[WriteRow]) -> dic
     if unkept:
         kept["unkept_channels"] = unkept  # LangGraph's own channels holding a payload (the input, a return value)
     for write in sorted(writes, key=lambda w: (w.task_id, w.idx)):
-        row: dict[str, Any] = {"task_id": write.task_id, "task_path": write.task_path, "idx": write.idx,
+        task_path = write.task_path or (task_paths or {}).get(write.task_id)
+        row: dict[str, Any] = {"task_id": write.task_id, "task_path": task_path, "idx": write.idx,
                                "channel": write.channel}
         if write.value is None:
             row["value"] = None
