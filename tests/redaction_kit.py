@@ -58,7 +58,8 @@ def assert_same_verdicts(
     Returns the verdicts (of the recorded histories) for the caller to check what they are."""
     before = {path.name: verdict(replay(path)) for path in recorded}
     after = {path.name: verdict(replay(path)) for path in redacted}
-    assert after == before
+    differing = {name: (before[name], after.get(name)) for name in before if after.get(name) != before[name]}
+    assert after == before, f"recorded vs redacted verdicts differ: {differing}"
     return [before[path.name] for path in recorded]
 
 
