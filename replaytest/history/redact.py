@@ -229,7 +229,9 @@ DEFAULT_KEY_PATTERN = re.compile(
 )
 
 _EMAIL = re.compile(r"(?<![\w.%+-])([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![\w-])")
-_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+# A card number stands apart from letters and digits: a run of digits inside a UUID or a hex digest
+# (``9a89-61644515145e``) is not one, however Luhn reads it.
+_CARD = re.compile(r"(?<![0-9A-Za-z-])\d(?:[ -]?\d){12,18}(?![0-9A-Za-z-])")
 
 # Raw fields as a tree of steps, walked beside the document: a node's subtree says which steps below it
 # lead to a raw field (``_ANY`` any key or index, ``_END`` the field itself), so the walk costs one lookup

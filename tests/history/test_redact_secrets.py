@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from replaytest.cli import cli
 from replaytest.history import Event, History, Redactor, WorkflowInfo, load_history, redact_history, save_history
 from replaytest.history.model import ErrorInfo
+from replaytest.history.redact import DEFAULT_KEY_NAMES
 
 SECRETS = {
     "openai": "sk-proj0123456789abcdefghijKLMN",
@@ -87,3 +88,14 @@ def test_cli_redacts_temporal_json_in_place_keeping_its_mode(tmp_path: Path, mon
     assert (planted.stat().st_mode & 0o777) == 0o644  # --in-place keeps the file's mode
     redacted = json.loads(text)
     assert "$.events[6].unknownField.message" in redacted["redacted"]
+
+
+def test_a_digit_run_inside_a_uuid_or_a_hex_digest_is_not_a_card_number() -> None:
+    """These UUIDs hold a Luhn-valid run of 13+ digits between hex letters (``89-61644515145`` in the first);
+    read as card numbers, redaction changed ids a replay derives from (a ``ctx.uuid()`` step name)."""
+    redactor = Redactor.build(DEFAULT_KEY_NAMES)
+    for value in ("b80ede9e-94ab-4502-9a89-61644515145e", "c3d8abc1-ceaa-41d3-8552-241142843251",
+                  "ticket 99946233-4898-496b-91f5-670c5d3e3de7", "sha 5e4111111111111111af"):
+        assert redactor.value(value)[0] == value
+    for card in ("4111111111111111", "card 4111 1111 1111 1111.", "(4111-1111-1111-1111)"):
+        assert redactor.value(card)[0] != card

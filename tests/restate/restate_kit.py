@@ -75,8 +75,8 @@ class Recording:
 
 # An order for a customer whose key is digits between underscores. The key is part of the ledger call's
 # protocol message, kept as hex in the journal entry's ``rest``: its hex is a run of 15 decimal digits
-# (``DIGIT_RUN``, "_" being 5f) that passes the Luhn check, so redaction's card-number rule takes it for a
-# card number wherever it reads it as text. The order carries the same digits as a payload value (``ref``).
+# (``DIGIT_RUN``, "_" being 5f) that passes the Luhn check: on its own, redaction's card-number rule takes it
+# for a card number. The order carries the same digits as a payload value (``ref``).
 DIGIT_KEY = "_1000001_"
 DIGIT_RUN = DIGIT_KEY[1:-1].encode("ascii").hex() + "5"
 
