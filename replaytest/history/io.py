@@ -76,7 +76,7 @@ _EVENT_KEYS = (
     "duration_s",
     "patch_id",
 )
-_WORKFLOW_KEYS = ("type", "id", "run_id", "engine")
+_WORKFLOW_KEYS = ("type", "id", "run_id", "engine", "protocol_version")
 
 
 def load_history(path: Path | str) -> History:
@@ -309,7 +309,15 @@ class _Validator:
             id=self.string(obj["id"], "$.workflow.id"),
             run_id=self.optional_str(obj.get("run_id"), "$.workflow.run_id"),
             engine=self.string(obj.get("engine", "journal"), "$.workflow.engine", nonempty=True),
+            protocol_version=self.protocol_version(obj.get("protocol_version")),
         )
+
+    def protocol_version(self, value: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            self.fail("$.workflow.protocol_version", f"expected a positive integer, got {value!r}")
+        return int(value)
 
     def waiting(self, value: Any, status: str) -> Waiting | None:
         """``$.waiting``: ``{"kind": "signal"|"timer", "name": …}``, on parked histories only."""
@@ -559,6 +567,8 @@ def _workflow_dict(workflow: WorkflowInfo) -> dict[str, Any]:
     if workflow.run_id is not None:
         out["run_id"] = workflow.run_id
     out["engine"] = workflow.engine
+    if workflow.protocol_version is not None:
+        out["protocol_version"] = workflow.protocol_version
     return out
 
 

@@ -40,6 +40,9 @@ class WorkflowInfo:
     id: str
     run_id: str | None = None
     engine: str = "journal"
+    # The engine's wire protocol the run was pinned to, where the engine has several (Restate's
+    # ``pinned_service_protocol_version``); None: not recorded, the engine's default applies.
+    protocol_version: int | None = None
 
 
 @dataclass(frozen=True)

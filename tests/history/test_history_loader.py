@@ -64,7 +64,7 @@ MALFORMED = [
     (_set(("workflow",), "support_agent"), "$.workflow", "expected an object, got string"),
     (_set(("workflow", "type"), ""), "$.workflow.type", "expected a non-empty string"),
     (_delete(("workflow", "id")), "$.workflow", "missing required key 'id'"),
-    (_set(("workflow", "region"), "eu"), "$.workflow.region", "unknown key; expected one of type, id, run_id, engine"),
+    (_set(("workflow", "region"), "eu"), "$.workflow.region", "unknown key; expected one of type, id, run_id, engine, protocol_version"),
     (_set(("prompt_versions", "planner"), 1), "$.prompt_versions.planner", "expected a string, got integer"),
     (_set(("prompt_versions", "my prompt"), None), '$.prompt_versions["my prompt"]', "expected a string, got null"),
     (_set(("code_version",), 3), "$.code_version", "expected a string, got integer"),

@@ -112,9 +112,11 @@ class Desk:
 
 
 @contextmanager
-def running_desk(folder: Path, app: str = "restate_shop.orders:app", warmup: tuple[str, Any] = ("pricing/quote", "warmup")) -> Iterator[Desk]:
+def running_desk(folder: Path, app: str = "restate_shop.orders:app", warmup: tuple[str, Any] = ("pricing/quote", "warmup"),
+                 server_env: dict[str, str] | None = None) -> Iterator[Desk]:
     """A Restate server with the order desk (or another ``module:app`` of this folder) registered, both
-    stopped on leaving; ``warmup`` is a (target, body) the ingress must answer before recording starts."""
+    stopped on leaving; ``warmup`` is a (target, body) the ingress must answer before recording starts;
+    ``server_env`` adds to the server's environment (an experimental feature switched on)."""
     server = npm_tool(SERVER_PACKAGE, SERVER_VERSION, "restate-server")
     admin_port, ingress_port, node_port, app_port = free_port(), free_port(), free_port(), free_port()
     admin, ingress = f"http://127.0.0.1:{admin_port}", f"http://127.0.0.1:{ingress_port}"
@@ -132,6 +134,7 @@ def running_desk(folder: Path, app: str = "restate_shop.orders:app", warmup: tup
         "RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE": "256MB",
         "RESTATE_DISABLE_TELEMETRY": "true",
         "RESTATE_ADMIN__DISABLE_WEB_UI": "true",
+        **(server_env or {}),
     }
     try:
         processes.start([str(server), "--no-logo", "--base-dir", str(folder / "restate-data"), "--node-name", "replaytest"], server_log, env)

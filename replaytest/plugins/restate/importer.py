@@ -149,7 +149,7 @@ def _literal(text: str) -> str:
 
 _INVOCATION_COLUMNS = (
     "id, target_service_name, target_handler_name, target_service_key, status, completion_result, "
-    "completion_failure, journal_size, created_at, pinned_deployment_id"
+    "completion_failure, journal_size, created_at, pinned_deployment_id, pinned_service_protocol_version"
 )
 
 
@@ -251,7 +251,8 @@ def build_history(invocation: dict[str, Any], entries: list[dict[str, Any]]) -> 
     if invocation.get("target_service_key"):
         document_input["key"] = str(invocation["target_service_key"])
     return History(
-        workflow=WorkflowInfo(type=type_name, id=invocation_id, run_id=None, engine=ENGINE),
+        workflow=WorkflowInfo(type=type_name, id=invocation_id, run_id=None, engine=ENGINE,
+                              protocol_version=_protocol_version(invocation.get("pinned_service_protocol_version"))),
         status=status,
         events=tuple(events),
         input=document_input,
@@ -259,6 +260,16 @@ def build_history(invocation: dict[str, Any], entries: list[dict[str, Any]]) -> 
         error=recorded_failure,
         code_version=str(invocation["pinned_deployment_id"]) if invocation.get("pinned_deployment_id") else None,
     )
+
+
+def _protocol_version(value: Any) -> int | None:
+    """The service protocol the invocation is pinned to (the journal's messages depend on it: a call within
+    a scope needs 7), or None before the server pinned one."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str) and value.isdigit() and int(value) > 0:
+        return int(value)
+    return None
 
 
 def _failure_message(text: str) -> str:

@@ -22,6 +22,8 @@ from typing import Any, NoReturn, Protocol, cast
 TESTED_SDK = (">=1.0", "<1.4")
 _OLDEST, _NEWEST_EXCLUDED = (1, 0), (1, 4)
 JOURNAL_MISMATCH = 570
+# The state machine's code for a feature the negotiated protocol version lacks (a call within a scope under 6).
+UNSUPPORTED_FEATURE = 573
 
 
 class JournalRefused(Exception):
@@ -51,6 +53,10 @@ class CommandObserver(Protocol):
 
     def random_drawn(self) -> None:
         """The handler asked for the invocation's seeded random (``ctx.random()`` or ``ctx.uuid()``)."""
+
+    def waits_for_signal(self, name: str) -> None:
+        """The handler waits for the named signal (``ctx.signal``), which writes no command: a mismatch the
+        state machine finds next is at this wait."""
 
 
 def check_version() -> str | None:
@@ -240,6 +246,15 @@ def _observed_vm_class() -> type:
 
         def sys_reject_awakeable(self, name: str, failure: Any) -> Any:
             return self._command("Command: CompleteAwakeable", {}, lambda: VMWrapper.sys_reject_awakeable(self, name, failure))
+
+        # Waiting for a named signal (restate-sdk 1.3 and later) journals no command, only the signal's
+        # notification when it arrives: the observer is told where the code waits.
+        def sys_signal(self, name: str, *args: Any) -> Any:
+            self.observer.waits_for_signal(name)
+            try:
+                return VMWrapper.sys_signal(self, name, *args)
+            except VMException as error:
+                self.observer.rejected(None, {}, code_of(error), str(error))
 
         # Cancelling an invocation and resolving or rejecting a named signal write a SendSignal command;
         # without these the command would go unseen and the recorded entry look missing.

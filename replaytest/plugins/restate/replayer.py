@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 from replaytest.history import Event, History
 from replaytest.plugins.restate import values
 from replaytest.plugins.restate.importer import command_name
-from replaytest.plugins.restate.internals import JOURNAL_MISMATCH
+from replaytest.plugins.restate.internals import JOURNAL_MISMATCH, UNSUPPORTED_FEATURE
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition, short_value, value_text
 from replaytest.replay.engine import (
@@ -58,7 +58,10 @@ from replaytest.replay.guards import (
 )
 
 ENGINE = "restate"
-# Journal messages are the same from service protocol 4 on; 6 is what restate-server 1.7 pins for the SDK.
+# Journal messages are the same from service protocol 4 on; 6 is what restate-server 1.7 pins for the SDK,
+# the version a history that does not say which it was pinned to is replayed with. An invocation pinned to
+# another (7, with the server's experimental flow control: calls within a scope) is replayed with its own,
+# so code the server would refuse under the recorded version is refused here too.
 PROTOCOL_VERSION = 6
 NO_ARGUMENTS_NOTE = "Restate journals store no ctx.run arguments: step arguments were not compared"
 UNSEEDED_RANDOM_NOTE = (
@@ -97,6 +100,7 @@ class _Replay:
         self.outcome: tuple[bytes | None, tuple[int, str] | None] | None = None
         self.refused_body: str | None = None  # a ctx.run body the SDK wanted to run (it did not)
         self.drew_random = False  # the handler used ctx.random() or ctx.uuid()
+        self.signal_awaited: str | None = None  # the named signal the handler waits for, since its last command
 
     def _issued(self, entry_type: str | None, text: dict[int, str]) -> Issued | None:
         if entry_type is None:
@@ -107,6 +111,7 @@ class _Replay:
     def command(self, entry_type: str, text: dict[int, str], result_recorded: bool = True) -> None:
         issued = self._issued(entry_type, text)
         assert issued is not None
+        self.signal_awaited = None
         self.matcher.issue(issued)
         if not result_recorded:
             # The journal has the step but not its result (its attempt was still running or being retried):
@@ -120,12 +125,29 @@ class _Replay:
     def rejected(self, entry_type: str | None, text: dict[int, str], code: int | None, message: str) -> NoReturn:
         issued = self._issued(entry_type, text)
         matcher = self.matcher
+        if code == UNSUPPORTED_FEATURE and issued is not None:
+            # The server fails such an attempt with a retryable error and retries it until the code changes:
+            # the invocation is stuck, as surely as on a journal mismatch.
+            first = message.splitlines()[0] if message else ""
+            raise DivergenceFound(matcher.divergence(
+                "command-mismatch",
+                f"the code issued {issued.kind} {issued.name!r} with a feature the protocol version the invocation is "
+                f"pinned to lacks; Restate fails the invocation and retries it until the code changes ({first})",
+                issued, matcher.events[matcher.index] if matcher.index < len(matcher.events) else None, source=issued.source,
+            ))
         if code != JOURNAL_MISMATCH:
             first = message.splitlines()[0] if message else ""
             raise CannotReplay(f"Restate's state machine failed (code {code}): {first}")
         recorded = matcher.events[matcher.index] if matcher.index < len(matcher.events) else None
         detail = _mismatch_detail(message)
-        if issued is None:
+        if issued is None and self.signal_awaited is not None:
+            kind = "command-mismatch"
+            text_message = (
+                f"the code now waits for signal {self.signal_awaited!r}, which the invocation did not receive here; "
+                f"Restate's state machine found the journal does not match the code ({detail})"
+            )
+            source = matcher.last_source
+        elif issued is None:
             kind = "command-mismatch"
             text_message = f"Restate's state machine found the journal does not match the code: {detail}"
             source = matcher.last_source
@@ -167,6 +189,10 @@ class _Replay:
 
     def step_body(self, name: str) -> None:
         self.refused_body = name
+
+    def waits_for_signal(self, name: str) -> None:
+        self.signal_awaited = name
+        self.matcher.last_source = _issuing_line()
 
     def random_drawn(self) -> None:
         self.drew_random = True
@@ -299,7 +325,7 @@ class RestateReplayer(NeutralReplayer):
         from replaytest.plugins.restate import internals
 
         try:
-            internals.run_handler(handler, journal, PROTOCOL_VERSION, replay)
+            internals.run_handler(handler, journal, history.workflow.protocol_version or PROTOCOL_VERSION, replay)
         except DivergenceFound as found:
             return found.divergence
         except internals.JournalRefused as refused:
