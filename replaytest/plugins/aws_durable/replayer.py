@@ -30,6 +30,10 @@ issued, and a completed run's result must be the recorded one. ``FAILED``: the S
 ``NonDeterministicExecutionError`` (raised where the hook does not see it) is a divergence, another error
 is a ``result-mismatch`` unless the run failed too. ``PENDING`` (the code waits): a history that goes on
 past that point is a ``missing-command``; an in-flight run passes.
+
+With ``ReplayOptions.rehearse``, an in-flight execution that replays green is then resumed past the wait or
+callback it is parked on by the same SDK path (``rehearsal``): ``ReplayResult.rehearsal``, or a note saying
+why not.
 """
 
 from __future__ import annotations
