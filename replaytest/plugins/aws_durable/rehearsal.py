@@ -20,7 +20,8 @@ SDK's non-determinism error breaks and with another error completes ("the run fa
 
 Not rehearsed, with a ``resume not rehearsed: …`` note: an execution not waiting on exactly one wait or
 callback outside ``map``/``parallel`` branches, one with a step the history leaves started (its body would
-run again), or where the guards stopped an effect of the handler past the resume point.
+run again) or a chained invoke in flight (its result cannot be delivered), or where the guards stopped an
+effect of the handler past the resume point.
 """
 
 from __future__ import annotations
@@ -67,12 +68,16 @@ def pending_wait(history: History, in_batch: Callable[[str | None], bool]) -> tu
             continue
         if aws.get("type") == "STEP":
             return f"step {event.name!r} was running when the history ends (the SDK would run its body again)"
+        if aws.get("type") == "CHAINED_INVOKE":
+            return f"the execution waits on the chained invoke {event.name!r}, whose result the rehearsal cannot deliver"
         if aws.get("type") in ("WAIT", "CALLBACK"):
             if in_batch(aws.get("parent_id")):
                 return f"the execution waits on {event.name!r} inside a map/parallel branch"
             waits.append((index, str(aws["type"])))
-    if len(waits) != 1:
-        return f"the execution waits on {len(waits)} waits/callbacks, not one"
+    if not waits:
+        return "the execution is not parked on a wait or a callback"
+    if len(waits) > 1:
+        return f"the execution waits on {len(waits)} waits/callbacks at once"
     return waits[0]
 
 
