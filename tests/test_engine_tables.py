@@ -17,7 +17,7 @@ SECTION = "## What each engine's API replays"
 # LangGraph has two tables: its functional API's (@entrypoint, @task) and its graph API's (StateGraph).
 ENGINES = (
     "Temporal", "DBOS", "Restate", "Azure Durable Functions", "The journal runtime",
-    "LangGraph functional API", "LangGraph graph API",
+    "LangGraph functional API", "LangGraph graph API", "AWS Lambda durable functions",
 )
 VERDICT = re.compile(r"^(replayed|replayed, compared partly \(.+\)|refused per history \(.+\)|not yet checked)( \(.+\))?$")
 NODE_ID = re.compile(r"`(tests/[\w/]+\.py)::(\w+)(?:::(\w+))?(?:\[[^\]`]+\])?`")

@@ -878,6 +878,7 @@ def attach_guards(
             continue
         if impact.engine == "aws_durable":
             _no_patch_guidance(impact, AWS_DURABLE_GUIDANCE, "executions")
+            _aws_resume_guidance(impact)
             continue
         for group in impact.groups:
             outcome = synthesizer.guards(impact.workflow_type, impact.engine, group)
@@ -911,6 +912,25 @@ def _no_patch_guidance(impact: WorkflowImpact, guidance_text: str, runs: str) ->
         group.guard_note = guidance(names((*group.in_flight, *group.unknown_status)), names(group.finished))
     every_in_flight = names(r for group in impact.groups for r in (*group.in_flight, *group.unknown_status))
     impact.guidance = guidance(every_in_flight, names(r for group in impact.groups for r in group.finished))
+
+
+def _aws_resume_guidance(impact: WorkflowImpact) -> None:
+    """Add to the AWS guidance the in-flight executions that replay green but that the SDK's rehearsed resume
+    refuses or sends down the new path: no guard in the code can keep those on the old path either."""
+    from replaytest.impact.resume import resume_groups
+
+    def names(path: str) -> list[str]:
+        return list(dict.fromkeys(r.workflow_id or r.history_path.name for verdict, results in resume_groups(impact)
+                                  if verdict.path == path for r in results))
+
+    refused, new = names("breaks"), names("new")
+    if refused:
+        impact.guidance = (impact.guidance or "") + ("; in-flight executions the SDK refuses to resume on this code (they replay green, the "
+                            f"rehearsed resume breaks): {', '.join(refused)}")
+    if new:
+        impact.guidance = (impact.guidance or "") + ("; in-flight executions that take the new path when they resume (the SDK rehearsed "
+                            f"it; nothing in the code can keep them on the old one, only the function version "
+                            f"they run on): {', '.join(new)}")
 
 
 def _langgraph_guidance(impact: WorkflowImpact) -> None:

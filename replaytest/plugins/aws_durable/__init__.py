@@ -3,7 +3,8 @@
 ``PLUGIN`` wires the parts, each in a module of its own: ``profile`` (the lint profile), ``importer``
 (``replaytest import aws-durable``: saved ``get-durable-execution`` and ``get-durable-execution-history``
 JSON into neutral histories), ``values`` (the SDK's typed payload envelope as JSON data), ``replayer``
-(replay through the SDK's own ``durable_execution`` wrapper, loaded on first replay) and ``internals``
+(replay through the SDK's own ``durable_execution`` wrapper, loaded on first replay), ``rehearsal`` (a
+parked execution resumed past its wait or callback by that wrapper, for ``impact``) and ``internals``
 (the only module that touches the SDK beyond its documented API).
 """
 

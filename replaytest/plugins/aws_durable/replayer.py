@@ -30,6 +30,10 @@ issued, and a completed run's result must be the recorded one. ``FAILED``: the S
 ``NonDeterministicExecutionError`` (raised where the hook does not see it) is a divergence, another error
 is a ``result-mismatch`` unless the run failed too. ``PENDING`` (the code waits): a history that goes on
 past that point is a ``missing-command``; an in-flight run passes.
+
+With ``ReplayOptions.rehearse``, an in-flight execution that replays green is then resumed past the wait or
+callback it is parked on by the same SDK path (``rehearsal``): ``ReplayResult.rehearsal``, or a note saying
+why not.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from replaytest.history import Event, History
+from replaytest.plugins.aws_durable import rehearsal
 from replaytest.plugins.aws_durable.importer import ENGINE, TERMINAL_OPERATION_STATUSES
 from replaytest.plugins.aws_durable.profile import PROFILE
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
@@ -75,7 +80,6 @@ LOSSY_NOTE = (
     "some recorded results held {types} values, stored as their JSON form: the replay handed the code that "
     "form, so a branch on their type was not checked"
 )
-NOT_REHEARSED_NOTE = "resume not rehearsed: AWS durable replay stops where the run resumes and does not drive it further"
 # Why the fix for a value read needs a version guard, and which one (see ``hazard_message``).
 _VERSION_GUARD = (
     "executions started before the change must take the old path: the SDK has no patch API, so keep them on "
@@ -168,7 +172,7 @@ def current_handlers(workflows: WorkflowSet, internals: Any) -> dict[str, Callab
     return found
 
 
-def _caller() -> SourcePosition | None:
+def caller_position() -> SourcePosition | None:
     """The line of project code that issued the operation being checked (the handler or a child function)."""
     frame = sys._getframe(2)
     while frame is not None:
@@ -223,18 +227,49 @@ class AwsDurableReplayer(NeutralReplayer):
         except AwsHistoryError as error:
             result.status, result.error = "error", f"cannot replay: {error}"
             return result
+        if options.rehearse:
+            rehearsal.remember_callbacks(history)
         divergence, verdict, trips = self._run(history, function, operations, options, internals)
         if verdict.batch_seen:
             result.notes.append(BATCH_NOTE)
-        if options.rehearse and history.status in ("running", "parked"):
-            result.notes.append(NOT_REHEARSED_NOTE)
         matcher = verdict.matcher
         assert matcher is not None
         divergence = settle_hazards(result, divergence, trips, lambda trip: _hazard(matcher, trip), options.hazards)
         result.warnings = [*matcher.warnings, *result.warnings]
         if divergence is not None:
             result.status, result.divergence = "diverged", divergence
+        elif options.rehearse and history.status in ("running", "parked"):
+            self._rehearse(result, history, function, operations, internals)
         return result
+
+    def _rehearse(
+        self, result: ReplayResult, history: History, function: Callable[..., Any], operations: list[dict[str, Any]],
+        internals: Any,
+    ) -> None:
+        """Resume the green in-flight execution past its history with the SDK (``rehearsal``): its verdict on
+        ``result.rehearsal``, or a note saying why the resume was not rehearsed."""
+
+        def in_batch(parent_id: str | None) -> bool:
+            by_id = {str((e.extra.get("aws") or {}).get("id")): e for e in history.events}
+            while parent_id:
+                recorded = by_id.get(parent_id)
+                if recorded is None:
+                    return False
+                if recorded.extra["aws"].get("sub_type") in BATCH_SUBTYPES:
+                    return True
+                parent_id = recorded.extra["aws"].get("parent_id")
+            return False
+
+        parked = rehearsal.pending_wait(history, in_batch)
+        if isinstance(parked, str):
+            result.notes.append(rehearsal.NOT_REHEARSED + parked)
+            return
+        resumed, delivered = rehearsal.resumed_operations(history, operations, *parked)
+        outcome = rehearsal.rehearse(history, function, resumed, delivered, internals, caller_position)
+        if isinstance(outcome, str):
+            result.notes.append(outcome)
+        else:
+            result.rehearsal = outcome
 
     def _run(
         self, history: History, function: Callable[..., Any], operations: list[dict[str, Any]], options: ReplayOptions,
@@ -283,7 +318,7 @@ class AwsDurableReplayer(NeutralReplayer):
                     return  # the SDK checks an operation twice (at the replay boundary, then as it runs): judged once
                 issued_types[identity.operation_id] = (identity.sub_type, identity.parent_id)
                 kind = internals.KINDS.get(identity.type, "step")
-                command = Issued(kind, identity.name or identity.sub_type or identity.type.lower(), source=_caller())
+                command = Issued(kind, identity.name or identity.sub_type or identity.type.lower(), source=caller_position())
                 sdk_refusal = None
                 try:
                     validate()
