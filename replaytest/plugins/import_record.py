@@ -347,7 +347,10 @@ def _refresh_one(folder: Path, entry: ImportEntry, commands: dict[str, click.Com
         code = _run_import(command, entry.engine, [*arguments[:end], "--out", str(staging), *arguments[end:]], cwd)
         if code != 0:
             return Outcome(failure=f"the import exited {code} (its messages are above)")
-        return _move_into_place(folder, staging, entry)
+        try:
+            return _move_into_place(folder, staging, entry)
+        except OSError as error:  # each file moved is the engine's newer copy of the same run: nothing is lost
+            return Outcome(failure=f"moving its histories into {folder} stopped: {error}; run the refresh again")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
