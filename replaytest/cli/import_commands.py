@@ -1,6 +1,6 @@
 """``replaytest import``: one subcommand per installed framework plugin that can fetch histories, loaded
 only when ``import`` runs, each recording itself in the folder it writes; and ``import refresh FOLDER``,
-which runs the recorded imports again (``plugins.import_record``)."""
+which runs the recorded imports again (``plugins.import_record``, reached through ``plugins``)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,7 @@ class _PluginImportGroup(click.Group):
         return sorted({*self._plugins(), *self.commands})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        from replaytest.plugins import PluginError
-        from replaytest.plugins.import_record import recording
+        from replaytest.plugins import PluginError, recording_import
 
         if cmd_name in self.commands:  # refresh
             return self.commands[cmd_name]
@@ -44,7 +43,7 @@ class _PluginImportGroup(click.Group):
             command = plugin.load_import_command()
         except PluginError as error:
             raise click.ClickException(str(error)) from error
-        return None if command is None else recording(command, cmd_name)
+        return None if command is None else recording_import(command, cmd_name)
 
     def engine_commands(self) -> dict[str, click.Command]:
         """Every installed plugin's import command by its subcommand name, as written (not recording)."""
@@ -77,7 +76,7 @@ def refresh(folder: Path) -> None:
     REPLAYTEST_IMPORT_<NAME> (REPLAYTEST_IMPORT_SAS_TOKEN), a Postgres password from PGPASSWORD or ~/.pgpass.
     Prints added/changed/unchanged/gone per import. Exit 0 when every import was refreshed, 2 otherwise
     (nothing of a failed import is changed)."""
-    from replaytest.plugins.import_record import refresh_folder
+    from replaytest.plugins import refresh_imports
 
     assert isinstance(import_group, _PluginImportGroup)
-    sys.exit(refresh_folder(folder, import_group.engine_commands()))
+    sys.exit(refresh_imports(folder, import_group.engine_commands()))
