@@ -115,15 +115,20 @@ def watch_lint(lint_once: Callable[[], None], paths: tuple[Path, ...], load_conf
         def __call__(self, change: Any, path: str) -> bool:
             return super().__call__(change, path) and changes.wanted(path)
 
-    seen: queue.Queue[set[tuple[Any, str]]] = queue.Queue()
-    ready, stop = threading.Event(), threading.Event()
+    # Batches of changes, or the error that ended the watcher (the main thread says it and exits 2).
+    seen: queue.Queue[set[tuple[Any, str]] | Exception] = queue.Queue()
+    ready, stop, failed = threading.Event(), threading.Event(), threading.Event()
 
     def watch() -> None:
-        for batch in watchfiles.watch(*roots, watch_filter=_Filter(), stop_event=stop, yield_on_timeout=True,
-                                      rust_timeout=_WAKE_MS, raise_interrupt=False):
-            ready.set()  # the first answer, even an empty one, means the watcher is in place
-            if batch:
-                seen.put(batch)
+        try:
+            for batch in watchfiles.watch(*roots, watch_filter=_Filter(), stop_event=stop, yield_on_timeout=True,
+                                          rust_timeout=_WAKE_MS, raise_interrupt=False):
+                ready.set()  # the first answer, even an empty one, means the watcher is in place
+                if batch:
+                    seen.put(batch)
+        except Exception as error:  # the operating system refused a watch: no run may wait for it forever
+            failed.set()
+            seen.put(error)
         ready.set()
 
     watcher = threading.Thread(target=watch, name="replaytest-lint-watch", daemon=True)
@@ -132,10 +137,15 @@ def watch_lint(lint_once: Callable[[], None], paths: tuple[Path, ...], load_conf
         ready.wait()
         changed: list[str] = []
         while True:
+            if failed.is_set():  # at the start: no run, since none would follow an edit
+                return _cannot_watch(roots, seen.get())
             _run_once(lint_once, changed, targets)
-            batch = seen.get()
-            while not seen.empty():
-                batch |= seen.get_nowait()
+            batch: set[tuple[Any, str]] = set()
+            while not batch or not seen.empty():
+                item = seen.get()
+                if isinstance(item, Exception):
+                    return _cannot_watch(roots, item)
+                batch |= item
             changed = sorted({os.path.relpath(path) for _change, path in batch})
             try:
                 changes.config = load_config()
@@ -145,6 +155,11 @@ def watch_lint(lint_once: Callable[[], None], paths: tuple[Path, ...], load_conf
         stop.set()
         watcher.join()
         return 0
+
+
+def _cannot_watch(roots: list[str], error: object) -> int:
+    click.echo(f"error: --watch: cannot watch {', '.join(roots)}: {error}", err=True)
+    return 2
 
 
 def _run_once(lint_once: Callable[[], None], changed: list[str], targets: list[Path]) -> None:

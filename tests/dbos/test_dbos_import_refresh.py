@@ -78,3 +78,25 @@ def test_refresh_reports_added_changed_unchanged_gone_and_keeps_what_the_engine_
     assert "not refreshed, nothing changed" in output
     assert _contents(histories) == before
 
+
+
+def test_a_postgres_password_is_never_recorded_and_the_refresh_connects_without_it(
+    pickled_on_postgres: Recording, tmp_path: Path
+) -> None:
+    # The test server trusts its role, so the password given here is accepted and never needed again.
+    url = pickled_on_postgres.database_url.replace("postgresql://replaytest@", "postgresql://replaytest:hunter2@")
+    histories = tmp_path / "histories"
+    code, output = _invoke("import", "dbos", "--database-url", url, "--workflow-id", "order-ok", "--out",
+                           str(histories))
+    assert code == 0, output
+    record = (histories / ".replaytest-imports").read_text(encoding="utf-8")
+    assert "hunter2" not in record
+    [entry] = json.loads(record)["imports"]
+    assert entry["command"] == ["--database-url", pickled_on_postgres.database_url, "--workflow-id", "order-ok"]
+    assert entry["left_out"] == ["the password in --database-url"]
+    before = _contents(histories)
+
+    code, output = _invoke("import", "refresh", str(histories))
+    assert code == 0, output
+    assert "0 added, 0 changed, 1 unchanged, 0 gone" in output
+    assert _contents(histories) == before
