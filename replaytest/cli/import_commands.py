@@ -1,8 +1,11 @@
 """``replaytest import``: one subcommand per installed framework plugin that can fetch histories, loaded
-only when ``import`` runs."""
+only when ``import`` runs, each recording itself in the folder it writes; and ``import refresh FOLDER``,
+which runs the recorded imports again (``plugins.import_record``, reached through ``plugins``)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -26,20 +29,54 @@ class _PluginImportGroup(click.Group):
         return {name: plugin for plugin in plugins if (name := plugin.import_command_name) is not None}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(self._plugins())
+        return sorted({*self._plugins(), *self.commands})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        from replaytest.plugins import PluginError
+        from replaytest.plugins import PluginError, recording_import
 
+        if cmd_name in self.commands:  # refresh
+            return self.commands[cmd_name]
         plugin = self._plugins().get(cmd_name)
         if plugin is None:
             return None
         try:
-            return plugin.load_import_command()  # type: ignore[no-any-return]
+            command = plugin.load_import_command()
         except PluginError as error:
             raise click.ClickException(str(error)) from error
+        return None if command is None else recording_import(command, cmd_name)
+
+    def engine_commands(self) -> dict[str, click.Command]:
+        """Every installed plugin's import command by its subcommand name, as written (not recording)."""
+        from replaytest.plugins import PluginError
+
+        commands = {}
+        for name, plugin in self._plugins().items():
+            try:
+                command = plugin.load_import_command()
+            except PluginError as error:
+                click.echo(f"warning: {error}", err=True)
+                continue
+            if command is not None:
+                commands[name] = command
+        return commands
 
 
 @cli.group("import", cls=_PluginImportGroup)
 def import_group() -> None:
     """Fetch histories from a workflow engine into files for replay (one subcommand per framework)."""
+
+
+@import_group.command("refresh")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def refresh(folder: Path) -> None:
+    """Import FOLDER's histories again with the commands that made it (recorded in FOLDER/.replaytest-imports).
+
+    Each import runs read-only as before; its files are replaced only when it succeeds, each with one rename;
+    a run the engine no longer has keeps its file. Secrets are never recorded: a left-out option is read from
+    REPLAYTEST_IMPORT_<NAME> (REPLAYTEST_IMPORT_SAS_TOKEN), a Postgres password from PGPASSWORD or ~/.pgpass.
+    Prints added/changed/unchanged/gone per import. Exit 0 when every import was refreshed, 2 otherwise
+    (nothing of a failed import is changed)."""
+    from replaytest.plugins import refresh_imports
+
+    assert isinstance(import_group, _PluginImportGroup)
+    sys.exit(refresh_imports(folder, import_group.engine_commands()))

@@ -210,6 +210,9 @@ def _run_lint(
 @click.option("--stdin-filename", type=click.Path(dir_okay=False, path_type=Path),
               help="With PATHS `-` (or none): read one file's source from stdin and lint it as if it were at "
                    "this path (module name, exclude, per-file-ignores).")
+@click.option("--watch", is_flag=True,
+              help="Lint again whenever a Python file or the configuration under PATHS changes, clearing the "
+                   "screen between runs on a terminal; Ctrl-C stops (exit 0). Needs the watch extra.")
 def lint(
     paths: tuple[Path, ...], config_path: Path | None, isolated: bool, select: tuple[str, ...],
     extend_select: tuple[str, ...], ignore: tuple[str, ...], extend_ignore: tuple[str, ...],
@@ -217,7 +220,7 @@ def lint(
     respect_gitignore: bool | None, exit_non_zero_on_fix: bool, color: str, verbose: bool, output_format: str,
     exit_zero: bool, whole_project: bool, baseline: Path | None, write_baseline: Path | None, quiet: int,
     silent: bool, show_settings: bool, show_diff: bool, apply_fixes: bool, unsafe_fixes: bool, show_fixes: bool,
-    statistics: bool, output_file: Path | None, stdin_filename: Path | None,
+    statistics: bool, output_file: Path | None, stdin_filename: Path | None, watch: bool,
 ) -> None:
     """Find replay-unsafe code in orchestration functions (default PATHS: the current directory).
 
@@ -234,6 +237,11 @@ def lint(
     if show_settings:
         sys.exit(_show_settings(paths, config_path, select, ignore, exclude, force_exclude, respect_gitignore,
                                 isolated, extend_select, extend_ignore, output_format))
+    if watch:
+        sys.exit(_watch(paths, config_path, select, ignore, exclude, force_exclude, respect_gitignore, isolated,
+                        extend_select, extend_ignore, stdin_filename=stdin_filename, apply_fixes=apply_fixes,
+                        show_diff=show_diff, output_format=output_format, write_baseline=write_baseline,
+                        output_file=output_file))
     if apply_fixes and show_diff:
         _usage_error("--fix writes the fixes and --diff prints them without writing: give one of them", output_format)
     stdin, paths = _stdin_source(paths, stdin_filename, show_diff, whole_project, output_format)
@@ -307,6 +315,29 @@ def lint(
     if result.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _watch(
+    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
+    exclude: tuple[str, ...], force_exclude: bool | None, respect_gitignore: bool | None, isolated: bool,
+    extend_select: tuple[str, ...], extend_ignore: tuple[str, ...], *, stdin_filename: Path | None,
+    apply_fixes: bool, show_diff: bool, output_format: str, write_baseline: Path | None, output_file: Path | None,
+) -> int:
+    """``lint --watch``: this same command without ``--watch``, run again on each change (``lint_watch``)."""
+    from replaytest.cli.lint_watch import watch_lint, watch_refusal
+
+    problem = watch_refusal(apply_fixes=apply_fixes, show_diff=show_diff,
+                            reads_stdin=Path("-") in paths or stdin_filename is not None,
+                            output_format=output_format, write_baseline=write_baseline is not None,
+                            output_file=output_file is not None)
+    if problem is not None:
+        _usage_error(problem, output_format)
+    once = dict(click.get_current_context().params, watch=False)
+    assert lint.callback is not None
+    callback = lint.callback
+    return watch_lint(lambda: callback(**once), paths, lambda: _lint_config(
+        paths, config_path, select, ignore, exclude, force_exclude=force_exclude, respect_gitignore=respect_gitignore,
+        isolated=isolated, extend_select=extend_select, extend_ignore=extend_ignore))
 
 
 def _show_settings(

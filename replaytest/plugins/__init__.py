@@ -5,7 +5,8 @@ the framework's safe replacements), and optionally a history replayer and an imp
 plugins live in this package, one module each, exposing ``PLUGIN``; third-party ones register the same
 kind of object under the entry-point group ``replaytest.plugins``. The faces load them with
 ``load_plugins`` and hand profiles to the linter and replayers to the replay side, so neither of those
-imports a framework module.
+imports a framework module. The faces reach the import record (``import_record``: each import remembered in
+its folder, ``import refresh``) through ``recording_import`` and ``refresh_imports``.
 """
 
 from __future__ import annotations
@@ -152,3 +153,19 @@ def _checked(candidate: object, origin: str) -> FrameworkPlugin:
     if not isinstance(candidate, FrameworkPlugin):
         raise PluginError(f"{origin} is {type(candidate).__name__}, not a replaytest FrameworkPlugin")
     return candidate
+
+
+def recording_import(command: click.Command, name: str) -> click.Command:
+    """``command`` (the import subcommand ``name``) recording itself in its folder when it succeeds, for
+    ``replaytest import refresh`` (``import_record``, imported only when ``import`` runs)."""
+    from replaytest.plugins.import_record import recording
+
+    return recording(command, name)
+
+
+def refresh_imports(folder: Path, commands: dict[str, click.Command]) -> int:
+    """``replaytest import refresh FOLDER`` with the installed import ``commands`` by name; the exit code."""
+    from replaytest.plugins.import_record import refresh_folder
+
+    return refresh_folder(folder, commands)
+

@@ -76,10 +76,10 @@ def test_calls_no_current_task_name_explains_are_reported_not_guessed(recorded, 
 def test_thread_selection_by_id_and_by_limit(recorded, tmp_path: Path) -> None:
     code, output = import_histories(recorded.db, tmp_path / "one", "--thread-id", "approved", "--workflows", AGENT_SPEC)
     assert code == 0, output
-    assert [p.name for p in (tmp_path / "one").iterdir()] == ["order_agent-approved.json"]
+    assert [p.name for p in (tmp_path / "one").glob("*.json")] == ["order_agent-approved.json"]
     code, output = import_histories(recorded.db, tmp_path / "latest", "--limit", "1", "--workflows", AGENT_SPEC)
     assert code == 0, output
-    assert [p.name for p in (tmp_path / "latest").iterdir()] == ["order_agent-waiting.json"]  # checkpointed last
+    assert [p.name for p in (tmp_path / "latest").glob("*.json")] == ["order_agent-waiting.json"]  # checkpointed last
     code, output = import_histories(recorded.db, tmp_path / "x", "--limit", "1", "--thread-id", "a")
     assert code == 2 and "exclude each other" in output
 

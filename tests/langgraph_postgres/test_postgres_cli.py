@@ -55,7 +55,7 @@ def test_a_role_that_may_only_read_imports_every_thread_and_nothing_changes(
     before = table_contents(postgres_url)
     code, output = import_postgres(f"postgresql://reader_of_{database}@127.0.0.1:{postgres.port}/{database}", tmp_path)
     assert code == 0, output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["order_agent-approved.json", "order_agent-waiting.json"]
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["order_agent-approved.json", "order_agent-waiting.json"]
     approved = json.loads((tmp_path / "order_agent-approved.json").read_text())
     assert approved["status"] == "completed"
     assert [(e["name"], e.get("call_index")) for e in approved["events"]] == [
@@ -70,10 +70,10 @@ def test_limit_and_thread_id_select_as_for_sqlite(postgres: PostgresServer, tmp_
     record_order_runs(postgres_url)
     code, output = import_postgres(postgres_url, tmp_path / "latest", "--limit", "1")
     assert code == 0, output
-    assert [p.name for p in (tmp_path / "latest").iterdir()] == ["order_agent-waiting.json"]  # checkpointed last
+    assert [p.name for p in (tmp_path / "latest").glob("*.json")] == ["order_agent-waiting.json"]  # checkpointed last
     code, output = import_postgres(postgres_url, tmp_path / "one", "--thread-id", "approved")
     assert code == 0, output
-    assert [p.name for p in (tmp_path / "one").iterdir()] == ["order_agent-approved.json"]
+    assert [p.name for p in (tmp_path / "one").glob("*.json")] == ["order_agent-approved.json"]
 
 
 def test_a_database_without_the_savers_tables_is_refused_and_left_without_them(
