@@ -170,6 +170,8 @@ def test_a_graph_with_a_store_is_checked_without_writing_to_it(tmp_path: Path, e
     assert result["status"] == "passed"
     assert ("node 'human_review' wrote to LangGraph's store before its interrupt(): the re-run discarded the write (replay "
             "never writes to a store); store values were not compared") in result["notes"]
+    assert ("the graph has a store (compile(store=...)): what it holds is in no checkpoint, so store values were not "
+            "compared") in result["notes"]
     assert result["rehearsal"]["outcome"] == "continues"
     reworded = check(out, "memory_graph_reworded", "graph")
     assert (reworded["status"], reworded["divergence"]["kind"]) == ("diverged", "interrupt-mismatch")

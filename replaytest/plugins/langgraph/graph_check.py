@@ -98,6 +98,8 @@ from replaytest.replay.guards import (
 LATER_NODES_NOTE = (
     "later edges and nodes are not compared: LangGraph runs them from the current code on resume"
 )
+GRAPH_STORE_NOTE = ("the graph has a store (compile(store=...)): what it holds is in no checkpoint, so store values "
+                    "were not compared")
 AFTER_INTERRUPT_NOTE = "a parked node's code after its interrupt() was not run (the answer is not known yet)"
 _INSTEAD = "a @task called from the node (its result is checkpointed), or do it after the interrupt()"
 NO_NODE_PROMPTS_NOTE = (
@@ -436,6 +438,8 @@ class _Check:
                 "exist and the state channels against the current graph; no node was re-run (it would run for real)"
             )
         self.notes.append(LATER_NODES_NOTE)
+        if lg.has_store(self.compiled):
+            self.notes.append(GRAPH_STORE_NOTE)
         return None
 
     def _missing_nodes(self) -> Divergence | None:

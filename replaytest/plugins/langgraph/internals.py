@@ -26,7 +26,9 @@ branches of ``prepare_single_task``), the task paths and bookkeeping channels of
 (``branch:to:<node>``, ``__pregel_tasks``), a compiled graph's nodes (``PregelNode``: its channels,
 triggers, mapper, bound runnable, subgraphs) and channels (restored with ``from_checkpoint`` and
 LangGraph's ``MISSING``, read as ``_proc_input`` reads a node's input), so a parked node can be re-run
-to its ``interrupt()`` through the same runnable config as a replayed entrypoint.
+to its ``interrupt()`` through the same runnable config as a replayed entrypoint; a prebuilt ``ToolNode``'s
+message key (``_messages_key``) and that it answers a call to a tool it lacks with an error message
+(``_validate_tool_call``), so a waiting ``ToolNode`` is checked for its tools without being run.
 
 ``TESTED_RANGE`` is what the test suite runs against (oldest and newest); ``version_problem`` says when
 the installed langgraph lies outside it, and the importer and replayer refuse to guess in that case.
@@ -375,7 +377,7 @@ def store_writes_discarded(store: Any) -> int:
 
 
 def has_store(graph: Any) -> bool:
-    """The graph (a compiled ``@entrypoint`` or ``StateGraph``) was given a store (``store=``)."""
+    """The compiled graph (an ``@entrypoint`` or a ``StateGraph``) was given a store (``store=``)."""
     return getattr(graph, "store", None) is not None
 
 

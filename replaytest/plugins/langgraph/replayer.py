@@ -146,6 +146,8 @@ NESTED_RUNS_NOTE = (
     "graphs started from the entrypoint's code were replayed against their recorded nested runs, matched by the "
     "order the code starts them; the prompts of their task calls were not compared"
 )
+STORE_NOTE = ("the entrypoint has a store (store=...): what it holds is in no checkpoint, so store values were not "
+              "compared (tasks using it were answered from their recorded results)")
 # The entrypoint's own code wrote to LangGraph's store during replay (``lg.replay_store``).
 STORE_WRITES_NOTE = ("the code wrote to LangGraph's store {count} time(s) during replay: the writes were discarded "
                      "(replay never writes to a store) and store values were not compared")
@@ -223,6 +225,9 @@ class LangGraphReplayer(NeutralReplayer):
             result.status = "diverged"
             result.divergence = divergence
         result.notes.append(NO_ARGUMENTS_NOTE)
+        graph = next((g for name, _, g in _entrypoint_graphs(workflows) if name == history.workflow.type), None)
+        if graph is not None and lg.has_store(graph):
+            result.notes.append(STORE_NOTE)
         current = run.current
         if run.per_call:
             note_unrecorded_model_calls(result, unprompted_model_tasks(run.task_events, run.task_bodies, options.model_calls))
