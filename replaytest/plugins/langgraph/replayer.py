@@ -225,8 +225,7 @@ class LangGraphReplayer(NeutralReplayer):
             result.status = "diverged"
             result.divergence = divergence
         result.notes.append(NO_ARGUMENTS_NOTE)
-        graph = next((g for name, _, g in _entrypoint_graphs(workflows) if name == history.workflow.type), None)
-        if graph is not None and lg.has_store(graph):
+        if any(name == history.workflow.type and lg.has_store(g) for name, _, g in _entrypoint_graphs(workflows)):
             result.notes.append(STORE_NOTE)
         current = run.current
         if run.per_call:
