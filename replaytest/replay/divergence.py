@@ -35,6 +35,7 @@ DIVERGENCE_KINDS: tuple[str, ...] = (
     "graph-node-missing",  # a LangGraph graph thread waits in (or is still to run) a node the graph no longer has
     "graph-channel-missing",  # a state key holding a recorded value is no channel of the current graph
     "graph-channel-required",  # a node a thread resumes in reads a state key the recorded state lacks
+    "graph-tool-missing",  # a ToolNode a thread resumes in (or is still to run) lacks a tool the pending call names
 )
 
 ResultStatus = Literal["passed", "diverged", "stale", "error"]

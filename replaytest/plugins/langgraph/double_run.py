@@ -5,7 +5,8 @@ history, ``langgraph.internals.run_entrypoint``), under the runtime guards, retu
 A task call returns the case's stub value for its name and call index (LangGraph finds a stored result by
 an id made of the two); an ``interrupt()`` has no resume value, so the run parks there (ending ``parked``),
 as a new thread does. No task body runs and nothing is checkpointed. A graph the entrypoint starts from
-its own code stops the run there (ending ``stopped``).
+its own code stops the run there (ending ``stopped``), and so does a read of LangGraph's store (the run is given
+``internals.replay_store``: a write is discarded).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def trace_langgraph(workflows: WorkflowSet, case: DoubleRunCase, conditions: Run
             trace.ending, trace.result = "completed", value_text(lg.final_value(returned), repr)
         except lg.NestedGraphRun as started:
             trace.ending, trace.result = "stopped", f"at a graph it starts itself ({started.graph_name!r})"
+        except lg.StoreRead as read:
+            trace.ending, trace.result = "stopped", f"at a read of LangGraph's store ({read.operation}), which it is not given"
         except NondeterministicCall:
             trace.ending, trace.result = "stopped", "an effect the runtime guards stopped"
         except Exception as error:

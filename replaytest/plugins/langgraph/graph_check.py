@@ -10,16 +10,22 @@ edges. So the check, in this order:
   A current node whose function has the recorded node's name is named as the likely rename, with its line;
   for a node running a subgraph (no function to go by), the one node new since the graph recorded at import
   time, when the missing node is the one it lost, with the line that adds it (``.add_node("name", ...)``).
+* ``graph-tool-missing`` — a ``ToolNode`` (LangGraph's prebuilt) the thread waits in or is still to run has no
+  tool of a name the latest AI message of the recorded state calls: LangGraph answers that call with an error
+  message on resume and runs no tool.
 * ``graph-channel-missing`` — a state key that holds a recorded value is not a channel of the current
   graph (renamed or removed): LangGraph drops the value silently. Of several, the first by name (never the
   history's key order, which is the saver's). A state key the current graph has and
   the graph given at import time did not is named as the likely new name, with its line in the schema.
 * each parked node is re-run up to its first ``interrupt()`` with the recorded state, through the same
   no-effect machinery as functional replay (``langgraph.internals.run_node``, the runtime guards: node
-  body effects are stopped, ``@task`` calls are refused since a graph history holds no results for them):
+  body effects are stopped, ``@task`` calls are refused since a graph history holds no results for them;
+  a ``ToolNode``, whose tools are effects run on LangGraph's executor threads, is checked to exist, not re-run):
   ``graph-channel-required`` when it reads a state key of the current graph that the recorded state lacks
   (``KeyError``: LangGraph fails the same way on resume), ``interrupt-mismatch`` when it now asks another
   question (or none) than the one the reviewer answers, ``result-mismatch`` when it raises anything else.
+  The node is given a replay store (``internals.replay_store``) instead of the graph's: a write is discarded
+  (a note says so) and a read stops the re-run with a note, its interrupt not compared.
 
 Prompts (``check_graph_prompts``): the prompts a node uses are those its code reaches (its function, the
 conditional edges leaving it, the nodes of a subgraph it runs: ``langgraph.prompts.node_prompts``).
@@ -92,6 +98,8 @@ from replaytest.replay.guards import (
 LATER_NODES_NOTE = (
     "later edges and nodes are not compared: LangGraph runs them from the current code on resume"
 )
+GRAPH_STORE_NOTE = ("the graph has a store (compile(store=...)): what it holds is in no checkpoint, so store values "
+                    "were not compared")
 AFTER_INTERRUPT_NOTE = "a parked node's code after its interrupt() was not run (the answer is not known yet)"
 _INSTEAD = "a @task called from the node (its result is checkpointed), or do it after the interrupt()"
 NO_NODE_PROMPTS_NOTE = (
@@ -401,7 +409,7 @@ class _Check:
     # --- the checks ---
 
     def run(self) -> Divergence | None:
-        found = self._missing_nodes() or self._missing_channels()
+        found = self._missing_nodes() or self._missing_channels() or self._missing_tools()
         if found is not None:
             return found
         status = self.history.status
@@ -430,6 +438,8 @@ class _Check:
                 "exist and the state channels against the current graph; no node was re-run (it would run for real)"
             )
         self.notes.append(LATER_NODES_NOTE)
+        if lg.has_store(self.compiled):
+            self.notes.append(GRAPH_STORE_NOTE)
         return None
 
     def _missing_nodes(self) -> Divergence | None:
@@ -464,6 +474,28 @@ class _Check:
                 recorded=CommandView("node", name, event.seq if event else None),
                 issued=CommandView("node", renamed[0]) if renamed else None,
                 source=renamed[1] if renamed else left,
+            )
+        return None
+
+    def _missing_tools(self) -> Divergence | None:
+        """A ``ToolNode`` the thread waits in or is still to run, whose pending tool call names no tool it has."""
+        for name in [str(name) for name in self.graph.get("next", [])]:
+            node = self.nodes.get(name)
+            if node is None or not lg.is_tool_node(node):
+                continue
+            unknown = lg.tool_calls_unknown(node, {key: revive(value) for key, value in self.state.items()})
+            if not unknown:
+                continue
+            event = next((e for e in self.pending if e.extra.get("node") == name), None)
+            dropped = ": the reviewer's answer is dropped" if event is not None else ""
+            outcome = f"on resume LangGraph answers the call with an error message instead of running a tool{dropped}, and the graph goes on"
+            return Divergence(
+                "graph-tool-missing", event.seq if event else None,
+                f"the thread {'waits in' if event is not None else 'is still to run'} node {name!r} (a ToolNode), whose "
+                f"pending call names tool {unknown[0]!r}, which the node no longer has (its tools: "
+                f"{', '.join(lg.tool_names(node)) or 'none'}); {outcome}",
+                recorded=CommandView("tool", unknown[0], event.seq if event else None),
+                source=added_at(name, list(self.nodes.values())),
             )
         return None
 
@@ -534,6 +566,10 @@ class _Check:
                 "Postgres databases, for a node whose whole body is one compiled graph)"
             )
             return None
+        if lg.is_tool_node(node):
+            self.notes.append(f"node {name!r} runs LangGraph's ToolNode, whose tools are effects: it was checked to exist, "
+                              "not re-run (an interrupt() inside a tool was not compared)")
+            return None
         function = lg.node_function(node)
         if function is None or inspect.iscoroutinefunction(function):
             self.notes.append(f"node {name!r} is not a plain function node: it was checked to exist, not re-run")
@@ -557,9 +593,10 @@ class _Check:
         self.prefixes = prefixes
         scratchpad = lg.Scratchpad.build(self._on_interrupt, [])
         outcome: BaseException | None = None
+        store = lg.replay_store()
         with guarded(modules, lambda: event.seq, bodies) as guard:
             try:
-                lg.run_node(node, value, self._refuse_task, scratchpad, f"{name}:{event.extra.get('task_id', '')}")
+                lg.run_node(node, value, self._refuse_task, scratchpad, f"{name}:{event.extra.get('task_id', '')}", store)
             except _TaskRefused as refused:
                 self.notes.append(
                     f"node {name!r} calls @task {refused.name!r} before its interrupt(): a graph history holds no task "
@@ -570,10 +607,18 @@ class _Check:
                 self.notes.append(f"node {name!r} starts graph {nested.graph_name!r} before its interrupt(): stopped there; its "
                                   "interrupt was not compared")
                 return None
+            except lg.StoreRead as read:
+                self.notes.append(f"node {name!r} reads LangGraph's store ({read.operation}) before its interrupt(): no "
+                                  "checkpoint keeps store values, so the re-run stopped there and its interrupt was not compared")
+                return None
             except NondeterministicCall:
                 pass  # a stopped effect: on the guard's trips
             except BaseException as error:  # noqa: BLE001 - the node's own failure is the finding
                 outcome = error
+            finally:
+                if lg.store_writes_discarded(store):
+                    self.notes.append(f"node {name!r} wrote to LangGraph's store before its interrupt(): the re-run "
+                                      "discarded the write (replay never writes to a store); store values were not compared")
         self.trips.extend(guard.trips)
         if any(trip.stopped for trip in guard.trips):
             return None

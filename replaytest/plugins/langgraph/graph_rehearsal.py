@@ -23,7 +23,10 @@ thread, and the body's wrapper refuses to run it on any other — with every ``@
 When the guards stop an effect in it (its code after ``interrupt()``: an API call, a file write) or it would
 run off the guarded thread, it is run again as a stub that returns no update, which is faithful only when its
 edges do not depend on what it returns (no conditional edge, no ``Command`` destinations: ``internals.
-node_routes_by_output``); otherwise the resume is not rehearsed, and the note names the node and the line.
+node_routes_by_output``); otherwise the resume is not rehearsed, and the note names the node and the line. A
+parked ``ToolNode`` is never run (its tools are effects, run on LangGraph's executor threads): it is the stub
+that returns no update from the start. The graph is given a replay store (``internals.replay_store``) instead
+of its own: a write is discarded, a read ends the resume as an effect does.
 
 The answer is the neutral ``""`` (a graph history keeps no answer given to an earlier interrupt), said in
 ``Rehearsal.delivered``. Verdict: ``continues`` naming the next node(s) and their line (a ``@task`` the parked
@@ -196,9 +199,14 @@ def rehearse(history: History, compiled: Any, namespaces: list[dict[str, Any]], 
     if why is not None:
         return None, f"resume not rehearsed: {why}"
     parked = sorted({str(e.extra.get("node")) for e in _pending(history)})
-    outcome, stopped = _resume(history, compiled, namespaces, project_prefixes, parked, run_parked=True)
-    if stopped is None:
-        return outcome
+    nodes = lg.graph_nodes(compiled)
+    stopped: str | None
+    if any(name in nodes and lg.is_tool_node(nodes[name]) for name in parked):
+        stopped = "it runs LangGraph's ToolNode, whose tools are effects"
+    else:
+        outcome, stopped = _resume(history, compiled, namespaces, project_prefixes, parked, run_parked=True)
+        if stopped is None:
+            return outcome
     named = ("node " if len(parked) == 1 else "nodes ") + ", ".join(map(repr, parked))
     routed = [name for name in parked if lg.node_routes_by_output(compiled, name)]
     if routed:
@@ -261,6 +269,10 @@ def _resume(history: History, compiled: Any, namespaces: list[dict[str, Any]], p
             return (None, None), f"its code makes an effect{where} ({trip.call})"
         except _OffThread:
             return (None, None), "its body would run on a thread the runtime guards do not watch"
+        except lg.StoreRead as read:
+            site = project_raise_site(read, project_prefixes)
+            where = f" at {site.path}:{site.line}" if site is not None else ""
+            return (None, None), f"its code reads LangGraph's store ({read.operation}){where}, which no checkpoint keeps"
         except BaseException as error:  # noqa: BLE001 - a stub's stop, or the run's own error
             raised = error
     if tasks:

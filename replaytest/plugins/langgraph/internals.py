@@ -10,6 +10,9 @@ LangGraph does not store which ``@task`` a checkpoint write came from, and offer
   (``__pregel_call``, ``__pregel_scratchpad``, ``__pregel_send``, ``__pregel_checkpoint_ns``,
   ``__pregel_runtime``) and the scratchpad type, so replay answers task calls from a history;
 * the ``@task`` wrapper class and the channel names of the checkpoint ``writes`` table;
+* the run's ``Runtime`` carries the store (``store=`` of ``@entrypoint``/``compile``) that an injected
+  ``store`` parameter and ``get_store()`` read: replayed code is given ``replay_store`` instead, which
+  discards writes and stops at reads, so replay never reaches a user's store;
 * that ``interrupt(value)`` asks its scratchpad's interrupt counter for its index first (its frame then
   holds ``value``), and that a graph started inside a run announces itself to the inherited callbacks
   before it runs anything (how replay stops a nested graph it does not answer);
@@ -23,7 +26,9 @@ branches of ``prepare_single_task``), the task paths and bookkeeping channels of
 (``branch:to:<node>``, ``__pregel_tasks``), a compiled graph's nodes (``PregelNode``: its channels,
 triggers, mapper, bound runnable, subgraphs) and channels (restored with ``from_checkpoint`` and
 LangGraph's ``MISSING``, read as ``_proc_input`` reads a node's input), so a parked node can be re-run
-to its ``interrupt()`` through the same runnable config as a replayed entrypoint.
+to its ``interrupt()`` through the same runnable config as a replayed entrypoint; a prebuilt ``ToolNode``'s
+message key (``_messages_key``) and that it answers a call to a tool it lacks with an error message
+(``_validate_tool_call``), so a waiting ``ToolNode`` is checked for its tools without being run.
 
 ``TESTED_RANGE`` is what the test suite runs against (oldest and newest); ``version_problem`` says when
 the installed langgraph lies outside it, and the importer and replayer refuse to guess in that case.
@@ -328,7 +333,62 @@ def _nested_graph_stop() -> Any:
     return StopNestedGraphs()
 
 
-def _replay_config(call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any) -> dict[str, Any]:
+class StoreRead(BaseException):
+    """Replayed code read LangGraph's store (``get``, ``search``, ``list_namespaces``; ``operation`` says which):
+    no checkpoint keeps what a store held, so replay has no value to give it. A ``BaseException``, like
+    ``NestedGraphRun``, so that code catching ``Exception`` does not swallow it."""
+
+    def __init__(self, operation: str) -> None:
+        self.operation = operation
+        super().__init__(operation)
+
+
+_STORE_OPERATIONS = {"GetOp": "get", "SearchOp": "search", "ListNamespacesOp": "list_namespaces"}
+
+
+def replay_store() -> Any:
+    """The store replayed code is given in place of the graph's own (``store=`` of ``@entrypoint`` or
+    ``compile``): a ``BaseStore`` that never reaches a real one. A write (``put``, ``delete``: LangGraph's
+    ``PutOp``) is discarded and counted in ``discarded``; a read raises ``StoreRead``."""
+    from langgraph.store.base import BaseStore, PutOp
+
+    class ReplayStore(BaseStore):
+        def __init__(self) -> None:
+            self.discarded = 0
+
+        def batch(self, ops: Any) -> list[Any]:
+            results: list[Any] = []
+            for op in ops:
+                if not isinstance(op, PutOp):
+                    raise StoreRead(_STORE_OPERATIONS.get(type(op).__name__, type(op).__name__))
+                self.discarded += 1
+                results.append(None)
+            return results
+
+        async def abatch(self, ops: Any) -> list[Any]:
+            return self.batch(ops)
+
+    return ReplayStore()
+
+
+def store_writes_discarded(store: Any) -> int:
+    """How many writes the ``replay_store`` ``store`` discarded."""
+    return int(getattr(store, "discarded", 0))
+
+
+def has_store(graph: Any) -> bool:
+    """The compiled graph (an ``@entrypoint`` or a ``StateGraph``) was given a store (``store=``)."""
+    return getattr(graph, "store", None) is not None
+
+
+def without_store(graph: Any, store: Any) -> Any:
+    """A copy of the compiled graph that is given ``store`` (a ``replay_store``) instead of its own."""
+    return graph.copy(update={"store": store})
+
+
+def _replay_config(
+    call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any, store: Any = None
+) -> dict[str, Any]:
     from langgraph._internal._constants import (
         CONFIG_KEY_CALL,
         CONFIG_KEY_CHECKPOINT_NS,
@@ -345,20 +405,22 @@ def _replay_config(call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str
             CONFIG_KEY_SCRATCHPAD: scratchpad,
             CONFIG_KEY_SEND: lambda writes: None,  # interrupt() reports consumed resume values here
             CONFIG_KEY_CHECKPOINT_NS: entry_ns,
-            CONFIG_KEY_RUNTIME: Runtime(previous=previous),
+            CONFIG_KEY_RUNTIME: Runtime(previous=previous, store=store if store is not None else replay_store()),
         },
     }
 
 
 def run_entrypoint(
-    bound: Any, value: Any, call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any
+    bound: Any, value: Any, call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any,
+    store: Any = None,
 ) -> Any:
     """Run the entrypoint function the way LangGraph's runner does (injected ``previous``, ``config``,
     ``writer``…), with task calls dispatched to ``call_hook(func, (args, kwargs), **options)`` and
-    interrupts read from ``scratchpad``. Nothing is checkpointed and no task runs."""
+    interrupts read from ``scratchpad``. Nothing is checkpointed and no task runs; the code's store (injected
+    ``store``, ``get_store()``) is ``store``, a ``replay_store`` (a fresh one when None)."""
     from langchain_core.runnables.config import var_child_runnable_config
 
-    config = _replay_config(call_hook, scratchpad, entry_ns, previous)
+    config = _replay_config(call_hook, scratchpad, entry_ns, previous, store)
 
     def run() -> Any:
         var_child_runnable_config.set(config)  # type: ignore[arg-type]
@@ -368,12 +430,13 @@ def run_entrypoint(
 
 
 async def arun_entrypoint(
-    bound: Any, value: Any, call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any
+    bound: Any, value: Any, call_hook: Callable[..., Any], scratchpad: Any, entry_ns: str, previous: Any,
+    store: Any = None,
 ) -> Any:
     """``run_entrypoint`` for an ``async def`` entrypoint (call from the task running the replay)."""
     from langchain_core.runnables.config import var_child_runnable_config
 
-    config = _replay_config(call_hook, scratchpad, entry_ns, previous)
+    config = _replay_config(call_hook, scratchpad, entry_ns, previous, store)
     var_child_runnable_config.set(config)  # type: ignore[arg-type]
     return await bound.ainvoke(value, config)
 
@@ -464,9 +527,42 @@ def state_channel_names(compiled: Any) -> list[str]:
 
 
 def node_function(node: Any) -> Any | None:
-    """The function a node runs (a plain node's ``RunnableCallable``), None for a subgraph or a runnable."""
+    """The function a node runs (a plain node's ``RunnableCallable``), None for a subgraph, a ``ToolNode``
+    (a ``RunnableCallable`` whose function is LangGraph's own, calling the tools) or any other runnable."""
     bound = node.bound
+    if is_tool_node(node):
+        return None
     return getattr(bound, "func", None) or getattr(bound, "afunc", None)
+
+
+def is_tool_node(node: Any) -> bool:
+    """The node runs LangGraph's prebuilt ``ToolNode``: it calls tools (effects), on its executor's threads."""
+    try:
+        from langgraph.prebuilt import ToolNode
+    except ImportError:  # langgraph-prebuilt not installed: no node can be one
+        return False
+    return isinstance(node.bound, ToolNode)
+
+
+def tool_calls_unknown(node: Any, state: dict[str, Any]) -> list[str]:
+    """For a ``ToolNode`` node: the tools the latest AI message of ``state`` (its message key, revived messages)
+    asks for that the node has no tool of that name for — LangGraph answers each with an error ``ToolMessage``
+    and runs no tool (``ToolNode._validate_tool_call``). Empty where the state holds no such message."""
+    from langchain_core.messages import AIMessage
+
+    messages = state.get(getattr(node.bound, "_messages_key", "messages"))
+    if not isinstance(messages, list):
+        return []
+    latest = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    if latest is None:
+        return []
+    known = node.bound.tools_by_name
+    return [str(call["name"]) for call in latest.tool_calls if call["name"] not in known]
+
+
+def tool_names(node: Any) -> list[str]:
+    """The names of the tools a ``ToolNode`` node calls."""
+    return list(node.bound.tools_by_name)
 
 
 def node_triggers(node: Any) -> tuple[str, ...]:
@@ -553,11 +649,13 @@ def node_input(compiled: Any, node_name: str, recorded: dict[str, Any]) -> Any:
     return node.mapper(value) if node.mapper is not None else value
 
 
-def run_node(node: Any, value: Any, call_hook: Callable[..., Any], scratchpad: Any, namespace: str) -> Any:
-    """Run a node's function as LangGraph's runner would (injected ``config``, ``runtime``, ``writer``…),
-    with ``@task`` calls dispatched to ``call_hook`` and ``interrupt()`` read from ``scratchpad``. The
-    node's channel writes are not applied and nothing is checkpointed."""
-    return run_entrypoint(node.bound, value, call_hook, scratchpad, namespace, None)
+def run_node(node: Any, value: Any, call_hook: Callable[..., Any], scratchpad: Any, namespace: str,
+             store: Any = None) -> Any:
+    """Run a node's function as LangGraph's runner would (injected ``config``, ``runtime``, ``store``,
+    ``writer``…), with ``@task`` calls dispatched to ``call_hook`` and ``interrupt()`` read from ``scratchpad``.
+    The node's channel writes are not applied and nothing is checkpointed; its store is ``store`` (a
+    ``replay_store``)."""
+    return run_entrypoint(node.bound, value, call_hook, scratchpad, namespace, None, store)
 
 
 # --- the resume rehearsal (``langgraph.rehearsal``) -------------------------------------------------
@@ -644,14 +742,15 @@ def graph_with_nodes(compiled: Any, saver: Any, bodies: dict[str, Callable[[Any,
     """A copy of the compiled graph on ``saver`` in which each node named in ``bodies`` runs
     ``bodies[name](input, config)`` instead of its own runnable (its triggers, input channels and writers —
     state writes and edges, conditional ones included — are LangGraph's as compiled; ``PregelNode.copy``), and
-    which stops before running any node of ``stop_before`` (LangGraph's ``interrupt_before``)."""
+    which stops before running any node of ``stop_before`` (LangGraph's ``interrupt_before``). It is given a
+    ``replay_store`` instead of its own store."""
     from langgraph._internal._runnable import RunnableCallable
 
     nodes = dict(compiled.nodes)
     for name, body in bodies.items():
         nodes[name] = nodes[name].copy(update={"bound": RunnableCallable(body, name=name, trace=False), "subgraphs": []})
     return compiled.copy(update={"checkpointer": saver, "nodes": nodes, "interrupt_before_nodes": list(stop_before),
-                                 "interrupt_after_nodes": []})
+                                 "interrupt_after_nodes": [], "store": replay_store()})
 
 
 def node_routes_by_output(compiled: Any, name: str) -> bool:

@@ -21,7 +21,8 @@ thread of the same entrypoint recorded for the same interrupt (by its number) in
 ``@task`` object of the entrypoint's modules runs a stub instead of its body (``internals.stubbed_tasks``):
 LangGraph calls a task's function only for a call it has no recorded result for, so the first stub called
 is the first task LangGraph runs past the history; it records the name and raises a ``BaseException`` that
-ends the run. No task body runs; the scratch saver is dropped.
+ends the run. No task body runs; the scratch saver is dropped. The entrypoint is given a replay store
+(``internals.replay_store``) instead of its own: writes are discarded, and a read ends the rehearsal with a note.
 
 The verdict: ``continues`` with the task(s) LangGraph scheduled, ``waits`` (LangGraph's state has the
 thread at an interrupt again), ``completes`` (the entrypoint returned; or raised its own error, said in the
@@ -103,7 +104,8 @@ class _Restored:
         self.history = history
         self.entrypoint = entrypoint
         self.saver = InMemorySaver()
-        self.graph = graph.copy(update={"checkpointer": self.saver})
+        # Given a replay store instead of the entrypoint's own: the rehearsal never reaches a user's store.
+        self.graph = lg.without_store(graph, lg.replay_store()).copy(update={"checkpointer": self.saver})
         self.config: dict[str, Any] = {"configurable": {"thread_id": _THREAD}}
         self.version = lg.checkpoint_version()
         self.tasks = [e for e in history.events if e.kind == "step"]
@@ -206,6 +208,10 @@ def rehearse(history: History, graph: Any, bound: Any, entrypoint: str, namespac
     if scheduled:
         commands = tuple(CommandView("step", name, detail=TASK_LABEL) for name in dict.fromkeys(scheduled))
         return Rehearsal("continues", delivered, commands, (), None, source, driver()), None
+    if isinstance(raised, lg.StoreRead):
+        at = f" at {source.path}:{source.line}" if source is not None else ""
+        return None, (f"resume not rehearsed: the resumed entrypoint reads LangGraph's store ({raised.operation}){at}, "
+                      "which the rehearsal does not give it (no checkpoint keeps store values)")
     if raised is not None and not isinstance(raised, Exception):
         raise raised  # a guard's stop (NondeterministicCall), KeyboardInterrupt: the caller's
     if raised is not None:

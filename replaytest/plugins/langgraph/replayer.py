@@ -26,6 +26,11 @@ the runtime guards: a clock, random or uuid read in the entrypoint is a ``nondet
 and the replay goes on; a socket, process, file write, or a ``@task``'s function called directly (the
 tasks the entrypoint's modules hold in their globals) is stopped and reported at its line.
 
+LangGraph's store (``store=`` of the ``@entrypoint``) is never reached: the code is given
+``langgraph.internals.replay_store``, which discards writes (a note counts them) and stops a read in the
+entrypoint's own code at its line with an ``error`` (no checkpoint keeps store values). A ``@task`` reading or
+writing the store is answered from its recorded result, its body not run.
+
 ``async def`` entrypoints are replayed on a fresh event loop; task calls resolve immediately.
 
 Prompts: a thread recorded with per-call records (``langgraph.recording``) lists on each task call every
@@ -141,6 +146,11 @@ NESTED_RUNS_NOTE = (
     "graphs started from the entrypoint's code were replayed against their recorded nested runs, matched by the "
     "order the code starts them; the prompts of their task calls were not compared"
 )
+STORE_NOTE = ("the entrypoint has a store (store=...): what it holds is in no checkpoint, so store values were not "
+              "compared (tasks using it were answered from their recorded results)")
+# The entrypoint's own code wrote to LangGraph's store during replay (``lg.replay_store``).
+STORE_WRITES_NOTE = ("the code wrote to LangGraph's store {count} time(s) during replay: the writes were discarded "
+                     "(replay never writes to a store) and store values were not compared")
 NESTED_NOT_REHEARSED_NOTE = "resume not rehearsed: the thread's nested runs are not restored for a rehearsal yet"
 INTERRUPT_IN_TASK_NOTE = (
     "the run is parked at an interrupt inside a task body, which replay never runs: that interrupt's value was not compared"
@@ -196,6 +206,18 @@ class LangGraphReplayer(NeutralReplayer):
                 f"result replay feeds back), to make this history replayable"
             )
             return result
+        if run.stopped_at_store is not None:
+            operation, where = run.stopped_at_store
+            at = f" at {_display(where.path)}:{where.line}" if where is not None else ""
+            result.status = "error"
+            result.error = (
+                f"the entrypoint reads LangGraph's store ({operation}){at} in its own code: no checkpoint keeps what "
+                f"the store held, so replay has no value to give it (and never reads a real store). Replay checked "
+                f"the {run.matcher.index} task call(s) before it and stopped there; the rest of the thread is not "
+                f"checked. Read the store inside a @task (whose recorded result replay feeds back) to make this "
+                f"history replayable"
+            )
+            return result
         result.warnings = run.matcher.warnings
         divergence = settle_hazards(result, divergence, run.trips, run.hazard, options.hazards)
         # Checks this engine's histories cannot support, said once in the summary instead of passing silently.
@@ -203,6 +225,8 @@ class LangGraphReplayer(NeutralReplayer):
             result.status = "diverged"
             result.divergence = divergence
         result.notes.append(NO_ARGUMENTS_NOTE)
+        if any(name == history.workflow.type and lg.has_store(g) for name, _, g in _entrypoint_graphs(workflows)):
+            result.notes.append(STORE_NOTE)
         current = run.current
         if run.per_call:
             note_unrecorded_model_calls(result, unprompted_model_tasks(run.task_events, run.task_bodies, options.model_calls))
@@ -454,6 +478,9 @@ class _Run:
         self.interrupt_source: SourcePosition | None = None
         # A graph the entrypoint started in a way replay does not support: (its name, why, the line).
         self.stopped_at_graph: tuple[str, str, SourcePosition | None] | None = None
+        # A store read in the entrypoint's own code: (the operation, the line). Writes are discarded.
+        self.stopped_at_store: tuple[str, SourcePosition | None] | None = None
+        self.store = lg.replay_store()
         self.notes = _interrupt_notes(history.status, self.interrupt_events, self.pending)
         self.trips: list[NondeterministicCall] = []  # what the runtime guards caught during ``execute``
         self.modules = orchestration_modules([self.function])
@@ -658,7 +685,7 @@ class _Run:
                     returned = asyncio.run(self._arun(scratchpad, namespace))
                 else:
                     returned = lg.run_entrypoint(
-                        self.bound, self.history.input, self.call, scratchpad, namespace, self.previous
+                        self.bound, self.history.input, self.call, scratchpad, namespace, self.previous, self.store
                     )
             except DivergenceFound as found:
                 divergence = found.divergence
@@ -669,12 +696,18 @@ class _Run:
                     started.graph_name, started.reason, project_raise_site(started, self.project_prefixes)
                 )
                 return None
+            except lg.StoreRead as read:
+                self.stopped_at_store = (read.operation, project_raise_site(read, self.project_prefixes))
+                return None
             except NondeterministicCall:
                 outcome = "guard"  # a stopped effect, recorded on the guard state
             except Exception as error:
                 outcome = "interrupted" if lg.is_graph_interrupt(error) else "raised"
                 raised = error
         self.trips = guard.trips
+        discarded = lg.store_writes_discarded(self.store)
+        if discarded:
+            self.notes.append(STORE_WRITES_NOTE.format(count=discarded))
         if divergence is None:
             # A changed prompt at a recorded call (kept for the resume point) comes before whatever
             # ended the code: the park, a stopped effect, the end.
@@ -708,7 +741,9 @@ class _Run:
         )
 
     async def _arun(self, scratchpad: Any, namespace: str) -> Any:
-        return await lg.arun_entrypoint(self.bound, self.history.input, self.call, scratchpad, namespace, self.previous)
+        return await lg.arun_entrypoint(
+            self.bound, self.history.input, self.call, scratchpad, namespace, self.previous, self.store
+        )
 
     def _check_parked(self) -> Divergence | None:
         """The code waits at interrupt number ``self.interrupts``: right only where the history waits."""
@@ -816,7 +851,7 @@ class _NestedRuns:
         self.inside = True
         try:
             try:
-                returned = lg.run_entrypoint(bound, value, call, scratchpad, namespace, None)
+                returned = lg.run_entrypoint(bound, value, call, scratchpad, namespace, None, self.run.store)
                 self._check_returned(event, lg.final_value(returned), matcher, source)
             except DivergenceFound as found:
                 self._found_inside(found)
@@ -839,7 +874,7 @@ class _NestedRuns:
                 # In a context of its own: LangGraph's runner sets the nested run's config in the context it runs in.
                 # (A task copies the context it is created in.)
                 returned = await contextvars.copy_context().run(
-                    asyncio.ensure_future, lg.arun_entrypoint(bound, value, call, scratchpad, namespace, None)
+                    asyncio.ensure_future, lg.arun_entrypoint(bound, value, call, scratchpad, namespace, None, self.run.store)
                 )
                 self._check_returned(event, lg.final_value(returned), matcher, source)
             except DivergenceFound as found:

@@ -1,6 +1,7 @@
 """A refund desk whose ``triage`` node routes with ``Command(goto=…, update=…)`` (no edge leads to
 ``human_review``), ``human_review`` asks a person (``interrupt``), then ``pay``; ``before_pay`` is the same
-graph compiled with ``interrupt_before=["pay"]``. Node bodies append to the effects log."""
+graph compiled with ``interrupt_before=["pay"]``, ``after_review`` with ``interrupt_after=["human_review"]``.
+Node bodies append to the effects log."""
 
 from __future__ import annotations
 
@@ -45,3 +46,4 @@ builder.add_edge("human_review", "pay")
 builder.add_edge("pay", END)
 graph = builder.compile()
 before_pay = builder.compile(interrupt_before=["pay"])
+after_review = builder.compile(interrupt_after=["human_review"])
