@@ -164,7 +164,9 @@ def _keys_or_service(command: Any) -> str:
     search-attribute or memo upsert sets, a Nexus operation's ``service.operation``."""
     variant = command.WhichOneof("variant")
     if variant == "upsert_workflow_search_attributes":
-        return ", ".join(sorted(command.upsert_workflow_search_attributes.search_attributes.indexed_fields))
+        attributes = command.upsert_workflow_search_attributes.search_attributes
+        # A SearchAttributes message in newer temporalio, the map of indexed fields itself before.
+        return ", ".join(sorted(getattr(attributes, "indexed_fields", attributes)))
     if variant == "modify_workflow_properties":
         return ", ".join(sorted(command.modify_workflow_properties.upserted_memo.fields))
     if variant == "schedule_nexus_operation":
