@@ -48,3 +48,25 @@ def replay(temporal_replayer: TemporalReplayer) -> Callable[..., ReplayResult]:
         return temporal_replayer.replay(path, WorkflowSet(tuple(objects)), ReplayOptions(details=details))
 
     return run
+
+
+@pytest.fixture
+def sdk_verdict() -> Callable[[Path, type], str]:
+    """``sdk_verdict(path, Workflow)``: ``passed`` or ``diverged``, as temporalio's own ``Replayer`` judges the
+    history against the class — the truth replaytest's verdict is checked against."""
+
+    def judge(path: Path, workflow: type) -> str:
+        import asyncio
+
+        from temporalio.client import WorkflowHistory
+        from temporalio.worker import Replayer
+        from temporalio.workflow import NondeterminismError
+
+        history = WorkflowHistory.from_json("sdk-verdict", path.read_text(encoding="utf-8"))
+        result = asyncio.run(Replayer(workflows=[workflow]).replay_workflow(history, raise_on_replay_failure=False))
+        if result.replay_failure is None:
+            return "passed"
+        assert isinstance(result.replay_failure, NondeterminismError), result.replay_failure
+        return "diverged"
+
+    return judge

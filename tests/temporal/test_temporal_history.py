@@ -47,7 +47,7 @@ def test_event_type_spellings_normalise_to_core_names():
 def test_command_views_name_what_the_history_did(histories):
     events = json.loads((histories / "patched_v2_history.json").read_text())["events"]
     views = [(v.position, v.kind, v.detail.get("patch_id", v.name)) for v in command_views(events)]
-    assert views == [(5, "patch", "v2"), (6, "search-attributes", ""), (7, "timer", "1"), (12, "activity", "say"),
+    assert views == [(5, "patch", "v2"), (6, "search-attributes", "TemporalChangeVersion"), (7, "timer", "1"), (12, "activity", "say"),
                      (18, "complete", "")]
 
 

@@ -20,7 +20,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from replaytest.plugins.temporal.history import TERMINAL_KINDS, command_views, event_type, event_view, find_event
+from replaytest.plugins.temporal.history import (
+    TERMINAL_KINDS,
+    command_views,
+    event_type,
+    event_view,
+    find_event,
+    issued_by_code,
+)
 from replaytest.replay.divergence import CommandView, Divergence, SourcePosition
 
 if TYPE_CHECKING:
@@ -41,6 +48,8 @@ _MACHINE_KINDS: Mapping[str, str] = {
     "change": "patch",
     "update": "update",
     "nexus operation": "nexus-operation",
+    "upsert workflow search attributes": "search-attributes",
+    "modify workflow properties": "memo",
 }
 
 _KIND_VERBS: Mapping[str, str] = {
@@ -59,13 +68,19 @@ _KIND_VERBS: Mapping[str, str] = {
     "signal": "received signal",
     "nexus-operation": "scheduled Nexus operation",
     "update": "accepted update",
+    "search-attributes": "upserted search attributes",
+    "memo": "upserted memo",
 }
 
 # sdk-core prints an event as ``HistoryEvent(id: 5, ActivityTaskScheduled)``, or (newer releases, its debug
 # print) as ``HistoryEvent { event_id: 5, event_time: …, event_type: ActivityTaskScheduled, … }``.
 _EVENT = (r"HistoryEvent(?:\(id: (?P<id>\d+), (?P<type>\w+)\)"
           r"| \{ event_id: (?P<id2>\d+), (?:[^{}]|\{[^{}]*\})*?event_type: (?P<type2>\w+))")
-_UNHANDLED_RE = re.compile(r"(?P<machine>[A-Za-z ]+?) machine (?:does not|cannot) handle this event: " + _EVENT)
+# Most machines say ``Timer machine does not handle this event: …``; some say ``ModifyWorkflowPropertiesMachine
+# does not handle HistoryEvent(…)`` (their type name, CamelCase, with no "this event").
+_UNHANDLED_RE = re.compile(
+    r"(?P<machine>[A-Za-z ]+?) ?[Mm]achine (?:does not|cannot) handle (?:this event: )?" + _EVENT
+)
 _NO_COMMAND_RE = re.compile(r"No command scheduled for event " + _EVENT)
 _NAME_MISMATCH_RE = re.compile(
     r"(?P<what>Activity type|Activity id|Child workflow type|Child workflow id|Nexus operation service|Nexus operation)"
@@ -93,15 +108,18 @@ _REASON_RE = re.compile(r"^(?P<reason>\d+|[A-Z_]+): ")
 _LANG_FAIL = ("4", "LANG_FAIL")
 # Issued command kinds ``temporal.trace`` can name: through a workflow outbound interceptor, and timers
 # and patch markers as the workflow instance adds them (``WorkflowTrace``).
-TRACEABLE_KINDS: frozenset[str] = frozenset(
-    {"activity", "local-activity", "child-workflow", "signal-external", "continue-as-new", "timer", "patch"}
-)
+TRACEABLE_KINDS: frozenset[str] = frozenset({
+    "activity", "local-activity", "child-workflow", "signal-external", "continue-as-new", "timer", "patch",
+    "search-attributes", "memo", "nexus-operation",
+})
+# Of those, the kinds only ``WorkflowTrace`` sees (no outbound interceptor call carries them).
+INSTANCE_TRACED_KINDS: frozenset[str] = frozenset({"timer", "patch", "search-attributes", "memo", "nexus-operation"})
 # Command kinds of the trace (``temporal.trace``) that leave an event of their own in the history, by the
 # same names as ``temporal.history``'s views; the others (update responses are protocol messages, query
 # answers, cancellations of local activities, signals and children) are not counted when aligning.
 _EVENT_COMMAND_KINDS = frozenset({
     "activity", "local-activity", "timer", "timer-cancel", "activity-cancel", "patch", "child-workflow",
-    "signal-external", "cancel-external", "search-attributes", "properties", "nexus-operation", "complete",
+    "signal-external", "cancel-external", "search-attributes", "memo", "nexus-operation", "complete",
     "fail", "cancel", "continue-as-new",
 })
 
@@ -174,6 +192,8 @@ def describe_issued(view: CommandView | None) -> str:
         "continue-as-new": "continues as new",
         "update": "handles an update",
         "nexus-operation": "schedules a Nexus operation",
+        "search-attributes": "upserts search attributes",
+        "memo": "upserts the memo",
     }
     phrase = phrases.get(view.kind, f"issues {view.kind}")
     return f"{phrase} {view.name!r}" if view.name else phrase
@@ -210,7 +230,8 @@ def classify(
 
     match = _UNHANDLED_RE.search(message)
     if match:
-        issued_kind = _MACHINE_KINDS.get(match["machine"].strip().lower(), match["machine"].strip().lower())
+        machine = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", match["machine"].strip()).lower()  # CamelCase to words
+        issued_kind = _MACHINE_KINDS.get(machine, machine)
         position = int(match["id"] or match["id2"])
         recorded = builder.recorded_at(position, match["type"] or match["type2"])
         issued = CommandView(issued_kind, "", position=position)
@@ -251,7 +272,12 @@ def classify(
         if "marker" in match.group(0) or "local activity command" in match.group(0):
             kind = "local-activity"
         by_id = what.endswith(" id")
-        located = Located(kind, recorded_name) if not by_id else Located(kind + "#id", recorded_name)
+        if kind == "nexus-operation":
+            # The history names a Nexus operation ``service.operation``; core compares the two parts apart.
+            part = "#service" if what.endswith("service") else "#operation"
+            located = Located(kind + part, recorded_name)
+        else:
+            located = Located(kind, recorded_name) if not by_id else Located(kind + "#id", recorded_name)
         noun = what.lower()
         return Classified(builder.pending(
             "command-mismatch", CommandView(kind, issued_name),
@@ -282,6 +308,9 @@ def candidate_views(events: Sequence[Mapping[str, Any]], located: Located) -> li
         ]
     if located.kind == "patch":
         return [v for v in views if v.kind == "patch" and v.detail.get("patch_id") == located.name]
+    if located.kind.startswith("nexus-operation#"):
+        part = located.kind.split("#", 1)[1]
+        return [v for v in views if v.kind == "nexus-operation" and v.detail.get(part) == located.name]
     return [v for v in views if v.kind == located.kind and v.name == located.name]
 
 
@@ -457,10 +486,11 @@ def with_traced_command(
     earlier = sum(
         1 for view in command_views(events)
         if view.kind == issued.kind and view.position is not None and view.position < divergence.position
+        and issued_by_code(view)
     )
     same_kind = [command for command in commands if command.kind == issued.kind]
     expected_name = issued.detail.get("patch_id") if issued.kind == "patch" else issued.name
-    if earlier >= len(same_kind) or (expected_name and same_kind[earlier].name != expected_name):
+    if earlier >= len(same_kind) or (expected_name and not _same_name(issued.kind, expected_name, same_kind[earlier].name)):
         return divergence  # the trace does not line up with sdk-core's account; keep what core said
     command = same_kind[earlier]
     detail = dict(issued.detail)
@@ -477,6 +507,14 @@ def with_traced_command(
     return dataclasses.replace(
         divergence, issued=named, message=message, issued_context=context, source=command.source or divergence.source
     )
+
+
+def _same_name(kind: str, expected: str, traced: str) -> bool:
+    """Whether the traced command is the one sdk-core named: a Nexus operation is traced as
+    ``service.operation``, and core names the part that differs."""
+    if kind == "nexus-operation":
+        return expected in (traced, *traced.rsplit(".", 1))
+    return traced == expected
 
 
 def with_waiting_line(
@@ -583,7 +621,7 @@ def _command_at(commands: Sequence[IssuedCommand], views: Sequence[CommandView],
     (sdk-core matched each kind's commands one for one up to there), or ``None``."""
     recorded: dict[str, int] = {}
     for view in views:
-        if view.position is not None and view.position < position:
+        if view.position is not None and view.position < position and issued_by_code(view):
             recorded[view.kind] = recorded.get(view.kind, 0) + 1
     seen: dict[str, int] = {}
     for command in commands:

@@ -39,7 +39,7 @@ _EVENT_KINDS: Mapping[str, str] = {
     "SignalExternalWorkflowExecutionInitiated": "signal-external",
     "RequestCancelExternalWorkflowExecutionInitiated": "cancel-external",
     "UpsertWorkflowSearchAttributes": "search-attributes",
-    "WorkflowPropertiesModified": "properties",
+    "WorkflowPropertiesModified": "memo",  # what workflow.upsert_memo records (the only property it modifies)
     "NexusOperationScheduled": "nexus-operation",
     "WorkflowExecutionUpdateAccepted": "update",
     "WorkflowExecutionSignaled": "signal",
@@ -50,6 +50,16 @@ _EVENT_KINDS: Mapping[str, str] = {
     "WorkflowExecutionTerminated": "terminated",
     "WorkflowExecutionTimedOut": "timed-out",
 }
+
+
+# The search attribute sdk-core upserts itself beside a patch marker (the patch ids a run took): its event
+# has no command of the workflow code behind it.
+CHANGE_VERSION_ATTRIBUTE = "TemporalChangeVersion"
+
+
+def issued_by_code(view: CommandView) -> bool:
+    """Whether the workflow code's own command recorded this event (not sdk-core's change-version upsert)."""
+    return not (view.kind == "search-attributes" and view.name == CHANGE_VERSION_ATTRIBUTE)
 
 
 def sniff_temporal_json(head: bytes) -> bool:
@@ -148,6 +158,11 @@ def event_view(event: Mapping[str, Any]) -> CommandView | None:
         name = str(attrs.get("workflowExecution", {}).get("workflowId", ""))
     elif kind == "nexus-operation":
         name = f"{attrs.get('service', '')}.{attrs.get('operation', '')}"
+        detail.update(service=attrs.get("service", ""), operation=attrs.get("operation", ""), endpoint=attrs.get("endpoint"))
+    elif kind == "search-attributes":
+        name = ", ".join(sorted((attrs.get("searchAttributes") or {}).get("indexedFields") or {}))
+    elif kind == "memo":
+        name = ", ".join(sorted((attrs.get("upsertedMemo") or {}).get("fields") or {}))
     elif kind == "update":
         name = str(attrs.get("acceptedRequest", {}).get("input", {}).get("name", ""))
     elif kind == "fail":

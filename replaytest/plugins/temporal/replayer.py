@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replaytest.plugins.temporal.failure import (
+    INSTANCE_TRACED_KINDS,
     TRACEABLE_KINDS,
     Classified,
     candidate_views,
@@ -248,8 +249,9 @@ class TemporalReplayer:
         classified = self._classify(outcome.replay_failure, events, history, session, defn, options)
         found = classified.divergence.issued if classified.divergence is not None else None
         if classified.divergence is not None and found is not None and found.kind in TRACEABLE_KINDS:
-            # Timers and patch markers come from the instance's trace, the others (with digests) from the interceptor.
-            traced = [*issued, *(command for command in trace.commands if command.kind in ("timer", "patch"))]
+            # Timers, patch markers, upserts and Nexus operations come from the instance's trace, the others
+            # (with digests) from the interceptor.
+            traced = [*issued, *(command for command in trace.commands if command.kind in INSTANCE_TRACED_KINDS)]
             classified.divergence = with_traced_command(classified.divergence, traced, events)
         if classified.divergence is not None:
             handler = handler_lookup(defn, trace)

@@ -48,10 +48,10 @@ _VARIANTS: dict[str, tuple[str, str | None]] = {
     "fail_workflow_execution": ("fail", None),
     "cancel_workflow_execution": ("cancel", None),
     "continue_as_new_workflow_execution": ("continue-as-new", "workflow_type"),
-    "schedule_nexus_operation": ("nexus-operation", "operation"),
+    "schedule_nexus_operation": ("nexus-operation", None),
     "update_response": ("update-response", "protocol_instance_id"),
     "upsert_workflow_search_attributes": ("search-attributes", None),
-    "modify_workflow_properties": ("properties", None),
+    "modify_workflow_properties": ("memo", None),
     "request_cancel_activity": ("activity-cancel", None),
 }
 # Every other variant (query answers, cancelling a local activity, a signal or a child …) keeps its own
@@ -131,7 +131,7 @@ class WorkflowTrace:
         for command, source in self._unread:
             variant = command.WhichOneof("variant")
             kind, field = _VARIANTS.get(variant, (variant or "unknown", None))
-            name = str(getattr(getattr(command, variant), field)) if variant and field else ""
+            name = str(getattr(getattr(command, variant), field)) if variant and field else _keys_or_service(command)
             duration = command.start_timer.start_to_fire_timeout.ToNanoseconds() / 1e9 if variant == "start_timer" else None
             activity_id = command.schedule_activity.activity_id if variant == "schedule_activity" else None
             self.commands.append(IssuedCommand(kind, name, source, replaying=replaying, duration_s=duration,
@@ -157,6 +157,22 @@ class WorkflowTrace:
 
     def handler_set(self, kind: str, name: str | None, handler: Any) -> None:
         self.handlers_set[(kind, name)] = handler
+
+
+def _keys_or_service(command: Any) -> str:
+    """The name a command without a name field goes by, as ``temporal.history`` names its event: the keys a
+    search-attribute or memo upsert sets, a Nexus operation's ``service.operation``."""
+    variant = command.WhichOneof("variant")
+    if variant == "upsert_workflow_search_attributes":
+        attributes = command.upsert_workflow_search_attributes.search_attributes
+        # A SearchAttributes message in newer temporalio, the map of indexed fields itself before.
+        return ", ".join(sorted(getattr(attributes, "indexed_fields", attributes)))
+    if variant == "modify_workflow_properties":
+        return ", ".join(sorted(command.modify_workflow_properties.upserted_memo.fields))
+    if variant == "schedule_nexus_operation":
+        operation = command.schedule_nexus_operation
+        return f"{operation.service}.{operation.operation}"
+    return ""
 
 
 class CommandRecorder(worker.Interceptor):
