@@ -76,6 +76,10 @@ class LintContext:
             for hook in HOOKS
         }
         self.taint_categories = frozenset(category for r in self.rules.values() for category in r.taint_categories)
+        # Rules reading libcst's tree: none installed, and lint never imports libcst.
+        self.libcst_rules: tuple[Rule, ...] = tuple(r for r in self.rules.values() if r.uses_libcst)
+        for rule in self.rules.values():
+            roots.update(rule.libraries)
         roots.discard("builtins")
         self.table_roots = frozenset(roots)
 
@@ -179,6 +183,14 @@ class LintContext:
             for profile in self.profiles
             if any(name == module or name.startswith(module + ".") for name in names for module in profile.modules)
         ]
+
+    def libcst_rules_for(self, text: str) -> tuple[Rule, ...]:
+        """The rules reading libcst's tree that a parsed module's text selects (by their ``libcst_screen``)."""
+        if not self.libcst_rules:
+            return ()
+        lowered = text.lower()
+        return tuple(rule for rule in self.libcst_rules
+                     if not rule.libcst_screen or any(token.decode() in lowered for token in rule.libcst_screen))
 
     def screen(self, data: bytes) -> bool:
         """Whether a file's bytes mention anything a rule or profile could fire on (no parse)."""
