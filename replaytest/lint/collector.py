@@ -54,6 +54,20 @@ _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", 
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
 
 
+def _option_value(options: ast.expr, key: str) -> ast.expr | None:
+    """The value given for ``key`` in an options mapping written in place: a dict display (``{"name": ...}``)
+    or a call building one with keywords (``StepOptions(name=...)``, ``dict(name=...)``); None otherwise."""
+    if isinstance(options, ast.Dict):
+        for option, value in zip(options.keys, options.values):
+            if isinstance(option, ast.Constant) and option.value == key:
+                return value
+    elif isinstance(options, ast.Call):
+        for keyword in options.keywords:
+            if keyword.arg == key:
+                return keyword.value
+    return None
+
+
 class CallSiteSeen(NamedTuple):
     """A call as the walk saw it, kept for rules reading libcst's tree: the ``ast`` node, the function it is
     in, the resolved callee, its arguments and the depth of first-run-only code around it."""
@@ -215,12 +229,17 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         if argument is None:
             return None
         position, keyword, names = argument
+        found: ast.expr | None = None
         for given in node.keywords:
             if given.arg == keyword:
-                return given.value, names
-        if 0 <= position < len(node.args) and not any(isinstance(arg, ast.Starred) for arg in node.args[:position + 1]):
-            return node.args[position], names
-        return None
+                found = given.value
+        if found is None and 0 <= position < len(node.args) and not any(
+                isinstance(arg, ast.Starred) for arg in node.args[:position + 1]):
+            found = node.args[position]
+        key = self.ctx.step_name_keys.get(qualname) if qualname else None
+        if found is not None and key is not None:
+            found = _option_value(found, key)
+        return (found, names) if found is not None else None
 
     def flag(self, tag: str, node: ast.AST) -> None:
         self.flags.add((tag, id(node)))

@@ -121,6 +121,7 @@ class LintContext:
         self.app_method_decorators: dict[str, list[tuple[str, FrameworkProfile]]] = {}
         self.step_calls: set[str] = set()
         self.step_names: dict[str, tuple[int, str, str]] = {}
+        self.step_name_keys: dict[str, str] = {}
         self.node_registrations: dict[str, FrameworkProfile] = {}
         self.pause_calls: set[str] = set()
         self.result_calls: set[str] = set()
@@ -159,6 +160,8 @@ class LintContext:
             self.step_calls.update(profile.step_calls)
             for name, argument in profile.step_names.items():
                 self.step_names.setdefault(name, argument)
+            for name, key in profile.step_name_keys.items():
+                self.step_name_keys.setdefault(name, key)
             self.result_calls.update(profile.step_calls)
             self.result_calls.update(profile.result_calls)
             self.shared_instance_bases.update(profile.shared_instance_bases)
