@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder, Pending
@@ -52,6 +52,31 @@ from replaytest.lint.vocabulary import OPEN_CALLS
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
+
+
+def _option_value(options: ast.expr, key: str) -> ast.expr | None:
+    """The value given for ``key`` in an options mapping written in place: a dict display (``{"name": ...}``)
+    or a call building one with keywords (``StepOptions(name=...)``, ``dict(name=...)``); None otherwise."""
+    if isinstance(options, ast.Dict):
+        for option, value in zip(options.keys, options.values):
+            if isinstance(option, ast.Constant) and option.value == key:
+                return value
+    elif isinstance(options, ast.Call):
+        for keyword in options.keywords:
+            if keyword.arg == key:
+                return keyword.value
+    return None
+
+
+class CallSiteSeen(NamedTuple):
+    """A call as the walk saw it, kept for rules reading libcst's tree: the ``ast`` node, the function it is
+    in, the resolved callee, its arguments and the depth of first-run-only code around it."""
+
+    node: ast.Call
+    function: FunctionBuilder | None
+    qualname: str | None
+    args: tuple[Arg, ...]
+    first_run_only: int
 
 
 def _folder_entries(folder: str) -> frozenset[str]:
@@ -117,6 +142,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self._on_subscript_hooks = hooks["on_subscript"]
         self._on_starred_hooks = hooks["on_starred"]
         self._on_return_hooks = hooks["on_return"]
+        # Only when a rule reads libcst's tree: every call the walk saw, by its start (line, UTF-8 byte column),
+        # with the context it was seen in, so that rule can ask about and report at the same call in its tree.
+        self.call_sites: dict[tuple[int, int], CallSiteSeen] | None = {} if context.libcst_rules else None
 
     # --- entry point ------------------------------------------------------------------------
 
@@ -126,6 +154,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.used_profiles = self.ctx.profiles_for_imports(self.aliases.values())
         for statement in tree.body:
             self._statement_at(statement, prefix="")
+        if self.call_sites is not None:
+            libcst_rules = self.ctx.libcst_rules_for(source.text)
+            if libcst_rules:
+                from replaytest.lint.libcst_facts import run_libcst_rules
+
+                run_libcst_rules(self, tree, libcst_rules)
         return self._finish()
 
     # --- module-level pre-scan: imports, definitions, containers, registrations -------------
@@ -195,12 +229,17 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         if argument is None:
             return None
         position, keyword, names = argument
+        found: ast.expr | None = None
         for given in node.keywords:
             if given.arg == keyword:
-                return given.value, names
-        if 0 <= position < len(node.args) and not any(isinstance(arg, ast.Starred) for arg in node.args[:position + 1]):
-            return node.args[position], names
-        return None
+                found = given.value
+        if found is None and 0 <= position < len(node.args) and not any(
+                isinstance(arg, ast.Starred) for arg in node.args[:position + 1]):
+            found = node.args[position]
+        key = self.ctx.step_name_keys.get(qualname) if qualname else None
+        if found is not None and key is not None:
+            found = _option_value(found, key)
+        return (found, names) if found is not None else None
 
     def flag(self, tag: str, node: ast.AST) -> None:
         self.flags.add((tag, id(node)))
@@ -613,6 +652,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         gathers = qualname is not None and qualname in self.ctx.concurrent_calls
         self.gathering += gathers
         args = call_args(node)
+        if self.call_sites is not None:
+            self.call_sites[(node.lineno, node.col_offset)] = CallSiteSeen(
+                node, self.function, qualname, tuple(args), self.first_run_only)
         try:
             self._call_arguments(args, step_call)
         finally:
@@ -754,8 +796,15 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self, rule: Rule, node: ast.AST, subject: str, qualname: str, *,
         frameworks: tuple[str, ...] = (), args: tuple[Arg, ...] = (), gathered_only: bool = False,
     ) -> None:
-        function = self.function
-        if function is None or function.kind == STEP or self.first_run_only:
+        self.effect_in(self.function, self.first_run_only, rule, node, subject, qualname, frameworks=frameworks,
+                       args=args, gathered_only=gathered_only)
+
+    def effect_in(
+        self, function: FunctionBuilder | None, first_run_only: int, rule: Rule, node: Any, subject: str,
+        qualname: str, *, frameworks: tuple[str, ...] = (), args: tuple[Arg, ...] = (), gathered_only: bool = False,
+    ) -> None:
+        """An effect in ``function`` (dropped outside functions, in steps and in first-run-only code)."""
+        if function is None or function.kind == STEP or first_run_only:
             return
         if qualname not in self.ctx.fix_names and qualname not in OPEN_CALLS:
             args = ()

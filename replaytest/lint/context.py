@@ -76,6 +76,10 @@ class LintContext:
             for hook in HOOKS
         }
         self.taint_categories = frozenset(category for r in self.rules.values() for category in r.taint_categories)
+        # Rules reading libcst's tree: none installed, and lint never imports libcst.
+        self.libcst_rules: tuple[Rule, ...] = tuple(r for r in self.rules.values() if r.uses_libcst)
+        for rule in self.rules.values():
+            roots.update(rule.libraries)
         roots.discard("builtins")
         self.table_roots = frozenset(roots)
 
@@ -117,6 +121,7 @@ class LintContext:
         self.app_method_decorators: dict[str, list[tuple[str, FrameworkProfile]]] = {}
         self.step_calls: set[str] = set()
         self.step_names: dict[str, tuple[int, str, str]] = {}
+        self.step_name_keys: dict[str, str] = {}
         self.node_registrations: dict[str, FrameworkProfile] = {}
         self.pause_calls: set[str] = set()
         self.result_calls: set[str] = set()
@@ -155,6 +160,8 @@ class LintContext:
             self.step_calls.update(profile.step_calls)
             for name, argument in profile.step_names.items():
                 self.step_names.setdefault(name, argument)
+            for name, key in profile.step_name_keys.items():
+                self.step_name_keys.setdefault(name, key)
             self.result_calls.update(profile.step_calls)
             self.result_calls.update(profile.result_calls)
             self.shared_instance_bases.update(profile.shared_instance_bases)
@@ -179,6 +186,14 @@ class LintContext:
             for profile in self.profiles
             if any(name == module or name.startswith(module + ".") for name in names for module in profile.modules)
         ]
+
+    def libcst_rules_for(self, text: str) -> tuple[Rule, ...]:
+        """The rules reading libcst's tree that a parsed module's text selects (by their ``libcst_screen``)."""
+        if not self.libcst_rules:
+            return ()
+        lowered = text.lower()
+        return tuple(rule for rule in self.libcst_rules
+                     if not rule.libcst_screen or any(token.decode() in lowered for token in rule.libcst_screen))
 
     def screen(self, data: bytes) -> bool:
         """Whether a file's bytes mention anything a rule or profile could fire on (no parse)."""

@@ -149,8 +149,14 @@ def graph_node_diagnostics(run: LintRun, program: Program) -> list[tuple[SourceF
         trace = chain if via is not None else ()
         diagnostic = _diagnostic(source, span, rule, message, profile.name, None, trace, entry)
         if via is not None:
+            # Every hazard line the finding stands for: its own effect's, and those of the other effects of its
+            # rule behind the same call (chains from the node function, from the registering module here).
+            prefix = chain[: len(chain) - len(finding.chain)]
+            items = [Reached(finding.effect, chain),
+                     *(Reached(other.effect, (*prefix, *other.chain)) for other in finding.others)]
             diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, chain[:-1], run.cwd),
-                                 root=_root_of(program, Reached(finding.effect, chain)))
+                                 root=_root_of(program, items[0]), message_tail=_more_hazards(program, items[1:], run.cwd),
+                                 related=_hazard_lines(program, items, run.cwd))
         diagnostics.append((source, diagnostic))
     return diagnostics
 

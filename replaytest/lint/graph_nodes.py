@@ -30,6 +30,10 @@ class Pause:
     text: str  # "interrupt()" or "ask_reviewer(), which calls interrupt()"
 
 
+# (where in the function, the effect, the helper call reaching it, the chain, the others behind that call)
+Region = tuple[Span, Effect, str | None, tuple[str, ...], tuple[Reached, ...]]
+
+
 @dataclass(frozen=True)
 class RerunFinding:
     """An effect in a node's re-run region, at ``span`` of the node function (``via``: the helper call
@@ -45,6 +49,9 @@ class RerunFinding:
     via: str | None = None
     chain: tuple[str, ...] = ()
     in_loop: bool = False  # after the last pause, in a loop whose next turn pauses again
+    # The other effects of the same rule behind the same helper call (chains from the node function, as
+    # ``chain``): one finding stands for them all, and names each of their lines.
+    others: tuple[Reached, ...] = ()
 
 
 class RerunRegions:
@@ -115,7 +122,7 @@ class RerunRegions:
         last = max(pauses, key=lambda pause: (pause.span.end_line, pause.span.end_column))
         loop_word = f"{self._pause_word()} again in the next turn of the loop"
         findings = []
-        for span, effect, via, chain in self._region(summary, function, profile, pauses, 0):
+        for span, effect, via, chain, others in self._region(summary, function, profile, pauses, 0):
             pause, in_loop = last, False
             if not _before(span, (last.span.end_line, last.span.end_column)):
                 # After the last pause, inside a loop holding one: the next turn pauses again.
@@ -124,24 +131,25 @@ class RerunRegions:
                 if loop is not None:
                     pause, in_loop = Pause(loop, loop_word), True
             findings.append(
-                RerunFinding(node, registered_in, summary, function, effect, span, pause, via, chain, in_loop))
+                RerunFinding(node, registered_in, summary, function, effect, span, pause, via, chain, in_loop, others))
         return findings
 
     def _region(
         self, summary: ModuleSummary, function: FunctionSummary, profile: FrameworkProfile, pauses: list[Pause],
         depth: int,
-    ) -> list[tuple[Span, Effect, str | None, tuple[str, ...]]]:
-        """(where in ``function``, the effect, the helper call reaching it, the chain) for each effect that
-        runs before the function's last pause."""
+    ) -> list[Region]:
+        """(where in ``function``, the effect, the helper call reaching it, the chain, the other effects of its
+        rule behind that call) for each effect that runs before the function's last pause (one per rule at a
+        helper call)."""
         ends = [(p.span.end_line, p.span.end_column) for p in pauses]
         ends += [(loop.end_line, loop.end_column) for loop in function.pause_loops]
         cutoff = max(ends)
         pausing_sites = {(p.span.line, p.span.column) for p in pauses} - {(s.line, s.column) for s in function.pauses}
         name = f"{summary.module}.{function.name}"
-        found: list[tuple[Span, Effect, str | None, tuple[str, ...]]] = []
+        found: list[Region] = []
         for effect in function.effects:
             if _before(effect.span, cutoff) and self._counts(effect, profile):
-                found.append((effect.span, effect, None, (name, effect.qualname)))
+                found.append((effect.span, effect, None, (name, effect.qualname), ()))
         for site in function.calls:
             if not _before(site.span, cutoff):
                 continue
@@ -150,19 +158,22 @@ class RerunRegions:
                 if callee is None:
                     continue
                 inner = self._region(*callee, profile, self.pauses(*callee), depth + 1)
-                reached = [Reached(effect, chain) for _, effect, _, chain in inner]
+                reached = [Reached(other.effect, other.chain)
+                           for _, effect, _, chain, others in inner for other in (Reached(effect, chain), *others)]
                 direct = False
             else:
                 reached, direct = self.program.call_effects(site, profile)
-            reported: set[str] = set()
+            by_rule: dict[str, list[Reached]] = {}
             for item in reached:
-                if not self._counts(item.effect, profile) or item.effect.rule in reported:
-                    continue
-                reported.add(item.effect.rule)
+                if self._counts(item.effect, profile):
+                    by_rule.setdefault(item.effect.rule, []).append(item)
+            for items in by_rule.values():
+                item = items[0]
                 if direct:
-                    found.append((site.span, item.effect, None, (name, item.effect.qualname)))
+                    found.append((site.span, item.effect, None, (name, item.effect.qualname), ()))
                 else:
-                    found.append((site.span, item.effect, site.subject, (name, *item.chain)))
+                    others = tuple(Reached(other.effect, (name, *other.chain)) for other in items[1:])
+                    found.append((site.span, item.effect, site.subject, (name, *item.chain), others))
         return found
 
     def _counts(self, effect: Effect, profile: FrameworkProfile) -> bool:

@@ -80,6 +80,13 @@ def screen_source(data: bytes, path: str) -> Screening:
     return Screening()
 
 
+def risky_tree(tree: ast.Module, data: bytes) -> int | None:
+    """For a source CPython parsed (its tree at hand): the line of a statement too long and deep for libcst's
+    parser in-process, or None (the check ``screen_source`` makes, without parsing again)."""
+    depth, line = _deepest_long_statement(tree, data)
+    return line if depth > RISKY_DEPTH else None
+
+
 def risky_bytes(data: bytes) -> bool:
     """A file CPython rejected for an ordinary syntax error may still hide a deep chain further on
     (CPython stops at the first error): judge it by its longest line instead."""

@@ -129,6 +129,9 @@ class FrameworkProfile:
     # (qualified name -> (position of the name argument, -1 for keyword only; its keyword; what it names)):
     # ``"temporalio.workflow.execute_activity": (0, "activity", "activity")`` (RT105).
     step_names: Mapping[str, tuple[int, str, str]] = field(default_factory=dict)
+    # For a ``step_names`` call whose name argument is an options mapping (``DBOS.run_step({"name": ...}, fn)``):
+    # the key holding the name, in a dict display or a keyword of a call building the mapping (RT105).
+    step_name_keys: Mapping[str, str] = field(default_factory=dict)
     # Calls that return what the function passed to them returns (``workflow.execute_activity(fn, ...)``),
     # so iterating their result is iterating what ``fn`` returns; step calls count too.
     result_calls: tuple[str, ...] = ()

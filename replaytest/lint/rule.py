@@ -23,6 +23,17 @@ run's value (lists as tuples, defaults filled in). A rule that derives tables fr
 ``__init__(self, settings=None)`` and calls ``super().__init__(settings)`` first; ``settings=None`` means
 the defaults.
 
+A rule may instead (or as well) read libcst's concrete tree, as a Fixit rule does: it declares
+``uses_libcst = True`` and overrides ``on_libcst_module(facts)``, where ``facts`` (``lint.libcst_facts.LibcstFacts``)
+holds the ``libcst.Module`` next to the ``ast`` facts, and writes libcst matchers
+(``libcst.matchers.findall(facts.module, m.Call(...))``). The tree is built lazily, once per file, only for the
+files the screen selects for parsing that also mention one of the rule's ``libcst_screen`` byte strings (any
+parsed file when it declares none), and only when such a rule is installed: without one, lint never imports
+libcst. ``facts.qualname(call)`` is the callee as the ``ast`` pass resolved it (imports, aliases, scopes);
+``facts.report(self, call, subject, qualname)`` reports at a call as ``ModuleFacts.report`` would at that point
+of the walk (in the call's function; dropped outside functions and in steps). ``libraries`` names the import
+roots the rule's matchers look for, so calls into them are never taken for project code.
+
 Third-party rules subclass ``Rule`` and register under the entry-point group ``replaytest.rules``; their
 ``category`` must be one of ``config.CATEGORIES``.
 """
@@ -39,6 +50,7 @@ if TYPE_CHECKING:
     import ast
 
     from replaytest.lint.facts import ModuleFacts
+    from replaytest.lint.libcst_facts import LibcstFacts
     from replaytest.lint.model import Effect
     from replaytest.lint.profile import FrameworkProfile
 
@@ -93,6 +105,11 @@ class Invalid:
     fix_safe: bool | None = None
 
 
+class LibcstTreeUnavailable(Exception):
+    """libcst cannot be given a module (a statement too long and deep for its native parser, or syntax it
+    does not know): the rules reading its tree cannot check it, so the file is reported as not checked (RT002)."""
+
+
 # The structural hooks of ``Rule``, in the order the walk may call them for one node.
 HOOKS = (
     "on_function", "before_call", "on_call", "on_loop", "reruns_body", "on_comprehension", "on_assign", "on_del",
@@ -122,6 +139,12 @@ class Rule:
     INVALID: ClassVar[Sequence[str | Invalid]] = ()
     # What ``[tool.replaytest.rules.<CODE>]`` may set (see the module docstring).
     options: ClassVar[Sequence[Option]] = ()
+    # The rule reads libcst's tree (``on_libcst_module``); built only for parsed files that mention one of
+    # ``libcst_screen`` (lowercase byte strings; empty: every parsed file). See the module docstring.
+    uses_libcst: ClassVar[bool] = False
+    libcst_screen: ClassVar[tuple[bytes, ...]] = ()
+    # Import roots of the libraries the rule looks for without a ``calls`` table (never project code).
+    libraries: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         self.settings: Mapping[str, Any] = defaults(type(self)) if settings is None else settings
@@ -171,6 +194,10 @@ class Rule:
 
     def on_return(self, facts: ModuleFacts, node: ast.Return) -> None:
         """A ``return`` with a value, after the value was walked."""
+
+    def on_libcst_module(self, facts: LibcstFacts) -> None:
+        """For a rule declaring ``uses_libcst``: the module's libcst tree (``facts.module``), after the
+        ``ast`` pass walked the module."""
 
     def applies_to(self, effect: Effect, profile: FrameworkProfile) -> bool:
         return True

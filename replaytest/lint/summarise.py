@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.model import Effect, ModuleSummary, Span
+from replaytest.lint.rule import LibcstTreeUnavailable
 from replaytest.lint.rules import INTERNAL_ERROR_RULE, SYNTAX_RULE
 from replaytest.lint.syntax import SourceText
 
@@ -113,6 +114,8 @@ def summarise_source(context: LintContext, path: str, module: str, is_package: b
             summary = _collect_deeply_nested(ModuleCollector(context, module, path, is_package), tree.module, source)
     except RecursionError:
         return error_summary(module, path, SYNTAX_RULE, "too deeply nested to analyse")
+    except LibcstTreeUnavailable as error:
+        return error_summary(module, path, INTERNAL_ERROR_RULE, str(error))
     except Exception as error:
         import traceback
 

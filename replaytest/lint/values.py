@@ -23,6 +23,18 @@ from replaytest.lint.syntax import (
 )
 from replaytest.lint.vocabulary import LISTING_CALLS, UNORDERED
 
+# Builtins that advance an iterator once: ``next(gen)``, ``anext(agen)`` (awaited).
+_NEXT_CALLS = frozenset({"builtins.next", "builtins.anext"})
+
+
+def _advanced_generator(value: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+    """(callee, its one argument) of a call that may be ``next(gen)``/``await anext(gen)`` (the caller
+    resolves the callee), or None."""
+    call = unawaited(value)
+    if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred):
+        return call.func, call.args[0]
+    return None
+
 SET_TYPES = frozenset({"builtins.set", "builtins.frozenset", "typing.Set", "typing.FrozenSet", "typing.AbstractSet",
                        "collections.abc.Set", "collections.abc.MutableSet"})
 STR_TYPES = frozenset({"builtins.str", "builtins.bytes"})
@@ -158,6 +170,13 @@ class ValueModel:
             return ("q", qualname) if qualname else LOCAL
         if isinstance(value, (ast.Call, ast.Await)) and self._built_recorded(value):
             return LOCAL  # the framework records its calls: an untyped value, no effects
+        advanced = _advanced_generator(value)
+        if advanced is not None and self.resolve(advanced[0]) in _NEXT_CALLS:
+            # ``session = next(get_db())`` (a FastAPI-style generator dependency), ``await anext(gen)``: the
+            # first value the generator yields, which its summary records as what it returns.
+            inner = self.binding_for_value(advanced[1])
+            if inner[0] == "inst":
+                return inner
         if isinstance(value, (ast.Call, ast.Await)):
             # ``("inst", F)`` for a function ``F`` means "what F returns" (resolution reads its summary).
             qualname = self.returned_function(value) or self.resolve(value)

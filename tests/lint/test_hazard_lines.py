@@ -110,3 +110,86 @@ def test_fingerprints_are_those_before_the_lines_were_named(make_project) -> Non
     found = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]):
              r["partialFingerprints"]["replaytestFingerprint/v1"] for r in log["runs"][0]["results"]}
     assert found == {place: f"{value}:0" for place, value in FINGERPRINTS.items()}
+
+
+# RT205: a graph node reaching effects through a helper before its interrupt() (each hazard line of the rule
+# behind the call is named, as for the rules above), and a node in a file the run does not check (reported at
+# its add_node call, its effect's line named).
+NODE_HELPER = "import time\nimport uuid\n\n\ndef stamp() -> float:\n    started = time.time()\n    token = uuid.uuid4()\n    return started + time.time()\n"
+GRAPH = '''\
+import time
+
+from langgraph.graph import StateGraph
+from langgraph.types import interrupt
+
+from app.helpers import stamp
+
+
+def review(state: dict) -> dict:
+    first = time.time()
+    when = stamp()  # review
+    answer = interrupt("ok?")
+    return {"answer": answer, "when": when + first}
+
+
+def approve(state: dict) -> dict:
+    stamped = stamp()
+    interrupt("sure?")
+    return {"when": stamped}
+
+
+builder = StateGraph(dict)
+builder.add_node("review", review)
+builder.add_node("approve", approve)
+'''
+REVIEW_STAMP, APPROVE_STAMP = line_of(GRAPH, "when = stamp()  # review"), line_of(GRAPH, "stamped = stamp()")
+
+
+def _graph_project(make_project):
+    return make_project({"app/__init__.py": "", "app/helpers.py": NODE_HELPER, "app/graph.py": GRAPH})
+
+
+def test_rt205_names_each_hazard_line_behind_a_helper_call(make_project) -> None:
+    report = _lint(_graph_project(make_project), "json").json()
+    found = {(d["line"], d["message"].split(" ")[2]): d for d in report["diagnostics"] if d["rule"] == "RT205"}
+    clock = found[(REVIEW_STAMP, "time.time(),")]
+    # Both clock reads of the helper (the one the message names first included), then the other call site.
+    assert [(p["path"], p["line"], p["message"]) for p in clock["also_at"]] == [
+        ("app/helpers.py", 6, "time.time()"), ("app/helpers.py", 8, "time.time()"),
+        ("app/graph.py", APPROVE_STAMP, "call site in app.graph.approve")]
+    assert clock["message"].endswith("(and 1 more: time.time() at app/helpers.py:8)")
+    fresh = found[(REVIEW_STAMP, "uuid.uuid4(),")]
+    assert [(p["path"], p["line"]) for p in fresh["also_at"]] == [("app/helpers.py", 7), ("app/graph.py", APPROVE_STAMP)]
+    # A direct effect of the node stands for its own line only.
+    [direct] = [d for d in report["diagnostics"] if d["rule"] == "RT205" and d["line"] == line_of(GRAPH, "first = time")]
+    assert direct["also_at"] == []
+
+
+def test_rt205_lines_in_every_format(make_project) -> None:
+    project = _graph_project(make_project)
+    text = _lint(project, "text").stdout
+    assert f"    also at: app/helpers.py:6, app/helpers.py:8, app/graph.py:{APPROVE_STAMP}\n" in text, text
+    log = _lint(project, "sarif").json()
+    assert_valid_for_code_scanning(log)
+    [clock] = [r for r in log["runs"][0]["results"] if r["ruleId"] == "RT205" and "time.time" in r["message"]["text"]
+               and r["locations"][0]["physicalLocation"]["region"]["startLine"] == REVIEW_STAMP]
+    assert [(p["physicalLocation"]["artifactLocation"]["uri"], p["physicalLocation"]["region"]["startLine"])
+            for p in clock["relatedLocations"]] == [("app/helpers.py", 6), ("app/helpers.py", 8), ("app/graph.py", APPROVE_STAMP)]
+    out = _lint(project, "github").stdout
+    also = re.findall(r"^::error file=([^,]+),line=(\d+),col=\d+,title=RT205 \(also at\)::", out, re.M)
+    assert sorted((path, int(line)) for path, line in also) == sorted(
+        [("app/helpers.py", 6), ("app/helpers.py", 8), ("app/helpers.py", 7), ("app/graph.py", APPROVE_STAMP),
+         ("app/graph.py", APPROVE_STAMP)])
+
+
+def test_rt205_at_the_registration_names_the_node_functions_lines(make_project) -> None:
+    node = "import time\nfrom langgraph.types import interrupt\n\n\ndef review(state):\n    first = time.time()\n    later = time.time()\n    interrupt('ok?')\n    return {}\n"
+    graph = "from langgraph.graph import StateGraph\n\nfrom nodes import review\n\nbuilder = StateGraph(dict)\nbuilder.add_node('review', review)\n"
+    project = make_project({"app/graph.py": graph, "nodes.py": node},
+                           pyproject="[tool.replaytest]\nsrc = ['.']\n")
+    run = run_replaytest("lint", "--format", "json", "--no-cache", "app", cwd=project)
+    assert run.returncode == 1, run.describe()
+    findings = [d for d in run.json()["diagnostics"] if d["rule"] == "RT205"]
+    # One finding per effect of the node, each at the registration and naming the effect's own line.
+    assert {(d["path"], d["line"]) for d in findings} == {("app/graph.py", 6)}
+    assert sorted((p["path"], p["line"]) for d in findings for p in d["also_at"]) == [("nodes.py", 6), ("nodes.py", 7)]

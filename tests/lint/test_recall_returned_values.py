@@ -369,3 +369,97 @@ def test_a_database_session_a_project_helper_returns_is_followed(tmp_path: Path)
     diagnostics = assert_marks(tmp_path)
     assert {d.message.split(" does ")[0] for d in diagnostics} == {
         "session.query()", "session.execute()", "session.scalars()", "plain_session().get()"}
+
+
+def test_database_sessions_from_generator_dependencies_and_factories_are_followed(tmp_path: Path) -> None:
+    # ``next(get_db())`` (a FastAPI-style generator dependency), ``await anext(...)``, ``async with`` a helper,
+    # a helper returning a session factory called later, and a maker's ``begin()``: the session's queries are
+    # RT202 in workflow code, as a client a helper returns is; in a step they are fine.
+    write(tmp_path, {
+        "app/__init__.py": "",
+        "app/db.py": """
+            from contextlib import asynccontextmanager, contextmanager
+
+            from sqlalchemy import create_engine
+            from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
+            from sqlalchemy.orm import Session, sessionmaker
+
+            engine = create_engine("postgresql://localhost/app")
+            SessionLocal = sessionmaker(bind=engine)
+            AsyncSessionLocal = async_sessionmaker(create_async_engine("postgresql+asyncpg://localhost/app"))
+
+            def get_db():
+                db = SessionLocal()
+                try:
+                    yield db
+                finally:
+                    db.close()
+
+            async def get_async_db():
+                async with AsyncSessionLocal() as session:
+                    yield session
+
+            @contextmanager
+            def get_session():
+                with Session(engine) as session:
+                    yield session
+
+            @asynccontextmanager
+            async def get_async_session():
+                async with AsyncSessionLocal() as session:
+                    yield session
+
+            def session_factory():
+                return sessionmaker(bind=engine)
+
+            def async_session_factory():
+                return AsyncSessionLocal
+        """,
+        "app/flows.py": """
+            from dbos import DBOS
+
+            from app.db import (async_session_factory, get_async_db, get_async_session, get_db, get_session,
+                                session_factory)
+
+            @DBOS.workflow()
+            def dependency() -> None:
+                session = next(get_db())
+                session.execute("SELECT 1")  # expect: RT202
+                dependencies = get_db()
+                again = next(dependencies)
+                again.commit()  # expect: RT202
+
+            @DBOS.workflow()
+            async def async_dependency() -> None:
+                session = await anext(get_async_db())
+                await session.scalar("SELECT 1")  # expect: RT202
+
+            @DBOS.workflow()
+            async def managers() -> None:
+                with get_session() as session:
+                    session.flush()  # expect: RT202
+                async with get_async_session() as session:
+                    await session.execute("SELECT 1")  # expect: RT202
+
+            @DBOS.workflow()
+            async def factories() -> None:
+                make = session_factory()
+                session = make()
+                session.query("Order")  # expect: RT202
+                with session_factory().begin() as started:
+                    started.get("Order", 1)  # expect: RT202
+                async with async_session_factory()() as session:
+                    await session.refresh("order")  # expect: RT202
+                session.add("order")
+
+            @DBOS.step()
+            def in_a_step() -> None:
+                session = next(get_db())
+                session.execute("SELECT 1")
+                with get_session() as session:
+                    session.commit()
+        """,
+    })
+    diagnostics = assert_marks(tmp_path)
+    assert all(d.rule == "RT202" and d.message.startswith("session.") or d.message.startswith(("again.", "started."))
+               for d in diagnostics), [d.message for d in diagnostics]

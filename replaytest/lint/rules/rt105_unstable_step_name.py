@@ -40,12 +40,15 @@ class NamesStepUnstably(Rule):
 
     - Temporal: an activity or child workflow given by name, `workflow.execute_activity("…")`,
       `start_activity`, `execute_local_activity`, `execute_child_workflow`, `start_child_workflow`;
-    - DBOS: `@DBOS.step(name=…)`, `@DBOS.transaction(name=…)`, `@DBOS.workflow(name=…)`;
+    - DBOS: `@DBOS.step(name=…)`, `@DBOS.transaction(name=…)`, `@DBOS.workflow(name=…)`, and the options'
+      name of `DBOS.run_step({"name": …}, fn)` / `run_step_async` (a dict display or `StepOptions(name=…)`);
     - LangGraph: `StateGraph.add_node("…", fn)` and `@task(name=…)`;
     - Restate: `ctx.run("…", fn)`, `ctx.run_typed`;
     - Azure Durable Functions: `context.call_activity("…")`, `call_sub_orchestrator` and their `_with_retry`
       forms;
-    - the journal runtime: `ctx.step("…", fn)`, `ctx.model`.
+    - the journal runtime: `ctx.step("…", fn)`, `ctx.model`;
+    - AWS Lambda durable functions: `context.step(fn, name=…)`, `wait`, `run_in_child_context`, `map`,
+      `parallel`, `invoke`, `wait_for_callback`, `create_callback`, `wait_for_condition`.
 
     A name built from workflow input or a loop counter is the same on every replay and is not reported.
 
@@ -56,7 +59,8 @@ class NamesStepUnstably(Rule):
     function was recorded where another was expected); a LangGraph thread paused in a renamed node resumes
     to nothing — the node does not run and its update is lost, without an error. Azure Durable Functions,
     Restate and the journal record the name with each task or journal entry, so the recorded entry and
-    the code no longer agree.
+    the code no longer agree; the AWS durable SDK stops the replay with `NonDeterministicExecutionError` (the
+    checkpoint's name is not the name the code gives).
 
     ## Example
     ```python
@@ -209,6 +213,27 @@ from replaytest.journal import workflow
 def pay(ctx, order_id: str) -> str:
     return ctx.step(f"charge-{order_id}", lambda: order_id)
 """,
+        """
+from dbos import DBOS
+
+def fetch(order_id: str) -> str:
+    return order_id
+
+@DBOS.workflow()
+def sync(order_id: str) -> str:
+    DBOS.run_step({"name": f"fetch-{order_id}"}, fetch, order_id)
+    return DBOS.run_step(None, fetch, order_id)
+""",
+        """
+from aws_durable_execution_sdk_python import DurableContext, durable_execution
+from aws_durable_execution_sdk_python.config import Duration
+
+@durable_execution
+def handler(event: dict, context: DurableContext) -> str:
+    order_id = event["order_id"]
+    context.wait(Duration.from_seconds(1), name=f"settle-{order_id}")
+    return context.step(lambda _: order_id, name="charge")
+""",
     )
     INVALID = (
         Invalid(
@@ -321,5 +346,36 @@ def pay(ctx, order_id: str) -> str:
             message='step names the step with a value that differs between runs (uuid.uuid4()); the engine finds the '
                     'recorded step by its name, so a replay or recovery does not: use a fixed name and pass what '
                     'varies as an argument',
+        ),
+        Invalid(
+            """
+import uuid
+from dbos import DBOS
+
+def fetch(order_id: str) -> str:
+    return order_id
+
+@DBOS.workflow()
+async def sync(order_id: str) -> str:
+    return await DBOS.run_step_async({"name": f"fetch-{uuid.uuid4()}"}, fetch, order_id)
+""",
+            line=9, column=47,
+            message='f"fetch-{uuid.uuid4()}" names the step with a value that differs between runs (uuid.uuid4()); '
+                    'the engine finds the recorded step by its name, so a replay or recovery does not: use a fixed '
+                    'name and pass what varies as an argument',
+        ),
+        Invalid(
+            """
+import time
+from aws_durable_execution_sdk_python import DurableContext, durable_execution
+
+@durable_execution
+def handler(event: dict, context: DurableContext) -> str:
+    return context.step(lambda _: event["order_id"], name=f"charge-{time.time_ns()}")
+""",
+            line=6, column=59,
+            message='f"charge-{time.time_ns()}" names the step with a value that differs between runs '
+                    '(time.time_ns()); the engine finds the recorded step by its name, so a replay or recovery does '
+                    'not: use a fixed name and pass what varies as an argument',
         ),
     )

@@ -51,6 +51,9 @@ _SESSION_TYPES = (
     "sqlalchemy.orm.session.sessionmaker", "sqlalchemy.orm.scoped_session", "sqlalchemy.orm.scoping.scoped_session",
     "sqlalchemy.ext.asyncio.AsyncSession", "sqlalchemy.ext.asyncio.async_sessionmaker",
     "sqlalchemy.ext.asyncio.async_scoped_session", "sqlmodel.Session", "sqlmodel.orm.session.Session",
+    # ``with SessionLocal.begin() as session``: a session maker's ``begin()`` yields a new session.
+    "sqlalchemy.orm.sessionmaker.begin", "sqlalchemy.orm.session.sessionmaker.begin",
+    "sqlalchemy.ext.asyncio.async_sessionmaker.begin",
 )
 _SESSION_QUERIES = (
     "execute", "exec", "scalar", "scalars", "query", "get", "get_one", "commit", "flush", "refresh", "merge",
@@ -104,6 +107,28 @@ def fetch(url: str) -> str:
 def pipeline(url: str) -> str:
     return fetch(url)
 """,
+        """
+from dbos import DBOS
+from sqlalchemy.orm import sessionmaker
+
+SessionLocal = sessionmaker()
+
+def get_db():
+    db = SessionLocal()
+    try:
+        yield db
+    finally:
+        db.close()
+
+@DBOS.step()
+def count_orders() -> int:
+    session = next(get_db())
+    return session.execute("SELECT count(*) FROM orders").scalar()
+
+@DBOS.workflow()
+def report() -> int:
+    return count_orders()
+""",
     )
     INVALID = (
         Invalid(
@@ -149,5 +174,57 @@ class Fetch:
 """,
             line=11, column=16,
             message='self.session.get() does network I/O outside a recorded step in workflow code; use an activity (workflow.execute_activity)',
+        ),
+        Invalid(
+            """
+from dbos import DBOS
+from sqlalchemy.orm import sessionmaker
+
+SessionLocal = sessionmaker()
+
+def get_db():
+    db = SessionLocal()
+    try:
+        yield db
+    finally:
+        db.close()
+
+@DBOS.workflow()
+def report() -> int:
+    session = next(get_db())
+    return session.execute("SELECT count(*) FROM orders").scalar()
+""",
+            line=16, column=12,
+            message='session.execute() does network I/O outside a recorded step in workflow code; use a @DBOS.step() function',
+        ),
+        Invalid(
+            """
+from contextlib import asynccontextmanager
+
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from temporalio import workflow
+
+AsyncSessionLocal = async_sessionmaker()
+
+@asynccontextmanager
+async def get_session():
+    async with AsyncSessionLocal() as session:
+        yield session
+
+def session_factory():
+    return AsyncSessionLocal
+
+@workflow.defn
+class Report:
+    @workflow.run
+    async def run(self) -> None:
+        make = session_factory()
+        async with make() as session:
+            await session.commit()
+        async with get_session() as session:
+            await session.execute("SELECT 1")
+""",
+            line=22, column=19,
+            message='session.commit() does network I/O outside a recorded step in workflow code; use an activity (workflow.execute_activity)',
         ),
     )

@@ -25,6 +25,17 @@ PROFILE = FrameworkProfile(
         f"{_CONTEXT}.{name}" for name in ("step", "map", "parallel", "run_in_child_context", "wait_for_callback")
     ),
     result_calls=tuple(f"{_CONTEXT}.{name}" for name in ("step", "run_in_child_context", "invoke")),
+    # Each operation's checkpoint keeps the name it was given; on replay the SDK compares it with the name the code
+    # gives now and stops the execution (NonDeterministicExecutionError) when they differ (RT105).
+    step_names={
+        **{f"{_CONTEXT}.{call}": (1, "name", "step") for call in ("step", "run_in_child_context", "wait_for_callback")},
+        f"{_CONTEXT}.wait": (1, "name", "wait"),
+        f"{_CONTEXT}.parallel": (1, "name", "parallel operation"),
+        f"{_CONTEXT}.map": (2, "name", "map operation"),
+        f"{_CONTEXT}.invoke": (2, "name", "invoke operation"),
+        f"{_CONTEXT}.create_callback": (0, "name", "callback"),
+        f"{_CONTEXT}.wait_for_condition": (2, "name", "wait"),
+    },
     context_types=(_CONTEXT, f"{_SDK}.context.DurableContext"),
     context_param_names=("context", "ctx"),
     context_class=_CONTEXT,

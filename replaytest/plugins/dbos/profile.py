@@ -20,7 +20,11 @@ PROFILE = FrameworkProfile(
     orchestration_decorators=("dbos.DBOS.workflow", "dbos.DBOS.scheduled"),
     # The name a step or workflow is registered and recorded under (recovery looks the function up by it).
     step_names={"dbos.DBOS.step": (-1, "name", "step"), "dbos.DBOS.transaction": (-1, "name", "step"),
-                "dbos.DBOS.workflow": (-1, "name", "workflow")},
+                "dbos.DBOS.workflow": (-1, "name", "workflow"),
+                # ``DBOS.run_step({"name": ...}, fn)``: the step is recorded under its options' name (else fn's).
+                "dbos.DBOS.run_step": (0, "dbos_step_options", "step"),
+                "dbos.DBOS.run_step_async": (0, "dbos_step_options", "step")},
+    step_name_keys={"dbos.DBOS.run_step": "name", "dbos.DBOS.run_step_async": "name"},
     step_decorators=(
         "dbos.DBOS.step", "dbos.DBOS.transaction", "dbos.SQLAlchemyDatasource.transaction",
         "dbos.AsyncSQLAlchemyDatasource.transaction",

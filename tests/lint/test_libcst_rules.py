@@ -1,0 +1,263 @@
+"""Rules that read libcst's tree (``Rule.uses_libcst``): RT303, written with libcst matchers, finds exactly what
+its table version found; a plugin author's libcst rule reports where the ``ast`` pass would; the tree is built
+only for the files a libcst rule's screen selects, and never when no such rule is installed; a file libcst
+cannot be given is reported, never passed silently."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from replaytest.config import Config
+from replaytest.lint.engine import build_context, lint_paths
+from replaytest.lint.rule import CallFact, Rule
+from replaytest.lint.rules import BUILTIN_RULES
+from replaytest.lint.rules.rt303_sleep import SleepsWithoutDurableTimer
+from replaytest.plugins import load_plugins
+
+if TYPE_CHECKING:
+    from replaytest.lint.libcst_facts import LibcstFacts
+
+PLUGINS = load_plugins()
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+class TableSleeps(SleepsWithoutDurableTimer):
+    """RT303 as it was before it read libcst's tree: a ``calls`` table refined by ``accept_call``."""
+
+    uses_libcst = False
+    libcst_screen = ()
+    libraries = ()
+    calls = {name: "" for name in ("time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep", "gevent.sleep")}
+
+    def accept_call(self, call: CallFact) -> bool:
+        yielding = {"time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep"}
+        if call.qualname in yielding and call.positional:
+            first = call.positional[0]
+            return not (isinstance(first, ast.Constant) and type(first.value) in (int, float) and first.value == 0)
+        return True
+
+
+def _rt303(root: Path, rules: tuple[type[Rule], ...], paths: list[Path] | None = None) -> list[tuple]:
+    config = Config(root=root)
+    context = build_context(config, PLUGINS, rules)
+    result = lint_paths(paths or [root], config, PLUGINS, use_cache=False, jobs=1, context=context, cwd=root)
+    return sorted((d.path, d.line, d.column, d.end_line, d.end_column, d.message, d.fix, d.trace,
+                   tuple((r.path, r.line, r.column) for r in d.related))
+                  for d in result.diagnostics if d.rule in ("RT303", "RT002"))
+
+
+def _with_table_rt303() -> tuple[type[Rule], ...]:
+    return tuple(TableSleeps if rule is SleepsWithoutDurableTimer else rule for rule in BUILTIN_RULES)
+
+
+# Every way a sleep is reached or excused that the table version knew: aliases, ``from`` imports, zero and
+# non-zero literals, starred arguments, helpers (followed from the workflow), steps, first-run-only code,
+# lambdas, non-ASCII text before the call (character columns), a call spanning lines, a local shadowing.
+SLEEPY = {
+    "pyproject.toml": "[tool.replaytest]\n",
+    "flows/__init__.py": "",
+    "flows/helpers.py": """
+        import time
+
+        def pause_a_bit(seconds):
+            time.sleep(seconds)
+            time.sleep(0)
+    """,
+    "flows/dbos_flow.py": """
+        import asyncio
+        import time as t
+        from time import sleep as nap
+        import trio, anyio, gevent
+        from dbos import DBOS
+        from flows.helpers import pause_a_bit
+
+        @DBOS.step()
+        def recorded() -> None:
+            t.sleep(5)
+
+        @DBOS.workflow()
+        async def flow(items: list[int]) -> None:
+            label = "café"; nap(1)
+            t.sleep(0.0)
+            t.sleep(0_0)
+            t.sleep(0x0)
+            t.sleep(00)
+            t.sleep(0e5)
+            t.sleep(0j)
+            t.sleep(False)
+            t.sleep(-0)
+            t.sleep(*items)
+            await asyncio.sleep(
+                30,
+            )
+            await asyncio.sleep(0)
+            await trio.sleep(2)
+            await anyio.sleep(0)
+            gevent.sleep(0)
+            pause_a_bit(3)
+            wait = lambda: t.sleep(4)
+            recorded()
+
+        @DBOS.workflow()
+        def shadowed(time) -> None:
+            time.sleep(1)
+    """,
+    "flows/azure_flow.py": """
+        import time
+        import azure.durable_functions as df
+
+        def orchestrator(context: df.DurableOrchestrationContext):
+            if not context.is_replaying:
+                time.sleep(1)
+            time.sleep(2)
+            yield context.call_activity("a", 1)
+
+        main = df.Orchestrator.create(orchestrator)
+    """,
+    "flows/temporal_flow.py": """
+        import asyncio
+        import time
+        from temporalio import workflow
+
+        @workflow.defn
+        class Flow:
+            @workflow.run
+            async def run(self) -> None:
+                await asyncio.sleep(5)
+                time.sleep(5)
+    """,
+}
+
+
+def test_rt303_on_libcst_finds_what_the_table_version_found_on_many_forms(tmp_path: Path) -> None:
+    for name, text in SLEEPY.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    new = _rt303(tmp_path, BUILTIN_RULES)
+    old = _rt303(tmp_path, _with_table_rt303())
+    assert new == old
+    # The comparison compares something: findings in every engine file, through the helper, with fixes.
+    assert {finding[0] for finding in new} == {"flows/azure_flow.py", "flows/dbos_flow.py", "flows/temporal_flow.py"}
+    assert len(new) >= 8, new
+    assert any(finding[7] for finding in new), "a sleep reached through a helper"
+    assert any(finding[6] is not None for finding in new), "a finding with a fix"
+
+
+@pytest.mark.parametrize("fixture", ["fixtures/lint_projects", "fixtures/example_app", "fixtures/crash_experiment"])
+def test_rt303_on_libcst_finds_what_the_table_version_found_on_the_fixtures(fixture: str) -> None:
+    root = REPOSITORY / fixture
+    assert _rt303(REPOSITORY / "fixtures", BUILTIN_RULES, [root]) == _rt303(
+        REPOSITORY / "fixtures", _with_table_rt303(), [root])
+
+
+def test_the_fixtures_compared_hold_sleeps() -> None:
+    # Guards the comparison above: the fixtures do give RT303 something to find.
+    found = _rt303(REPOSITORY / "fixtures", BUILTIN_RULES, [REPOSITORY / "fixtures" / "lint_projects"])
+    assert any("sleep" in finding[5] for finding in found), found
+
+
+class PrintsInWorkflow(Rule):
+    """A plugin author's libcst rule: ``print(...)`` with more than one argument, matched in libcst's tree."""
+
+    code = "XP901"
+    name = "prints-in-workflow"
+    category = "filesystem"
+    summary = "print in workflow code"
+    what = "writes to stdout"
+    uses_libcst = True
+    libcst_screen = (b"print(",)
+
+    def on_libcst_module(self, facts: LibcstFacts) -> None:
+        import libcst.matchers as m
+
+        for call in m.findall(facts.module, m.Call(func=m.Name("print"), args=[m.ZeroOrMore(), m.Arg(), m.Arg()])):
+            assert facts.in_function(call) is not None or facts.qualname(call) == "builtins.print"
+            facts.report(self, call, "print()", facts.qualname(call) or "")
+
+
+def test_a_plugin_libcst_rule_reports_in_orchestration_code_only(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    (tmp_path / "wf.py").write_text(textwrap.dedent("""
+        from dbos import DBOS
+
+        print("a", "b")
+
+        @DBOS.step()
+        def step() -> None:
+            print("a", "b")
+
+        @DBOS.workflow()
+        def flow() -> None:
+            print("one")
+            print("a",
+                  "b")
+    """), encoding="utf-8")
+    config = Config(root=tmp_path)
+    context = build_context(config, PLUGINS, (*BUILTIN_RULES, PrintsInWorkflow))
+    result = lint_paths([tmp_path], config, PLUGINS, use_cache=False, jobs=1, context=context, cwd=tmp_path)
+    found = [(d.rule, d.line, d.column, d.end_line, d.message) for d in result.diagnostics if d.rule == "XP901"]
+    assert found == [("XP901", 13, 5, 14, "print() writes to stdout in workflow code; use a @DBOS.step() function")]
+
+
+def _imports_libcst(root: Path, rules: str) -> bool:
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from replaytest.config import Config\n"
+        "from replaytest.lint.engine import build_context, lint_paths\n"
+        "from replaytest.lint.rules import BUILTIN_RULES\n"
+        "from replaytest.plugins import load_plugins\n"
+        "plugins = load_plugins(); root = Path('.').resolve(); config = Config(root=root)\n"
+        f"rules = {rules}\n"
+        "lint_paths([root], config, plugins, use_cache=False, jobs=1, context=build_context(config, plugins, rules))\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root,
+                         check=True)
+    return run.stdout.split()[-1] == "True"
+
+
+def test_the_tree_is_built_only_for_files_a_libcst_rule_selects(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    (tmp_path / "wf.py").write_text(textwrap.dedent("""
+        import time
+        from temporalio import workflow
+
+        @workflow.defn
+        class Flow:
+            @workflow.run
+            async def run(self) -> float:
+                return time.time()
+    """), encoding="utf-8")
+    every_rule = "BUILTIN_RULES"
+    without_libcst_rules = "tuple(r for r in BUILTIN_RULES if not r.uses_libcst)"
+    # Parsed, but mentions no sleep: RT303's screen does not select it.
+    assert not _imports_libcst(tmp_path, every_rule)
+    (tmp_path / "wf.py").write_text((tmp_path / "wf.py").read_text().replace("return time.time()",
+                                                                             "time.sleep(1); return 0.0"))
+    assert _imports_libcst(tmp_path, every_rule)
+    # No rule reading libcst's tree installed: never imported, whatever the files hold.
+    assert not _imports_libcst(tmp_path, without_libcst_rules)
+
+
+def test_a_file_libcst_cannot_be_given_is_reported_not_passed(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    deep = "x = " + "(" * 60 + "[" + "1, " * 800 + "]" + ")" * 60 + "[0]" * 200
+    (tmp_path / "wf.py").write_text(textwrap.dedent("""
+        import time
+        from dbos import DBOS
+
+        @DBOS.workflow()
+        def flow() -> None:
+            time.sleep(1)
+    """) + deep + "\n", encoding="utf-8")
+    findings = _rt303(tmp_path, BUILTIN_RULES)
+    assert [(f[0], f[5]) for f in findings] == [
+        ("wf.py", "not checked by RT303: the statement at line 8 is too long and deeply nested for libcst's "
+                  "parser, which these rules read")]
