@@ -4,7 +4,8 @@
 (``replaytest import aws-durable``: saved ``get-durable-execution`` and ``get-durable-execution-history``
 JSON into neutral histories), ``values`` (the SDK's typed payload envelope as JSON data), ``replayer``
 (replay through the SDK's own ``durable_execution`` wrapper, loaded on first replay), ``rehearsal`` (a
-parked execution resumed past its wait or callback by that wrapper, for ``impact``) and ``internals``
+parked execution resumed past its wait or callback by that wrapper, for ``impact``), ``double_run`` (the
+double run's tracer: the handler invoked through the same path with every operation stubbed) and ``internals``
 (the only module that touches the SDK beyond its documented API).
 """
 
@@ -16,4 +17,5 @@ PLUGIN = FrameworkPlugin(
     profile=PROFILE,
     replayer=LazyReplayer("aws_durable", "replaytest.plugins.aws_durable.replayer:AwsDurableReplayer"),
     import_command="replaytest.plugins.aws_durable.importer:import_command",
+    double_run_tracer="replaytest.plugins.aws_durable.double_run:trace_aws_durable",
 )

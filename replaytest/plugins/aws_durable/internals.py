@@ -16,7 +16,10 @@ range in pyproject stays bounded to the versions tested:
   process while a replay runs, to see each operation in order, where it was issued, and the SDK's verdict;
 * ``state._STOP_SIGNAL_POLL_SECONDS``: how often the SDK's checkpoint thread looks for the end of an
   invocation (0.1 s). Every invocation ends by waiting for that thread, which a replay's stub client keeps
-  idle, so the wait was 0.1 s of every replay's ~0.105 s; a replay polls every 2 ms instead.
+  idle, so the wait was 0.1 s of every replay's ~0.105 s; a replay polls every 2 ms instead;
+* ``identifier.OperationIdNamespace``: an operation's id is derived from its context's id and its position
+  in that context, so the double run orders operations issued on the SDK's worker threads (map and
+  parallel branches) by their position in the tree of contexts, not by which thread ran first.
 """
 
 from __future__ import annotations
@@ -110,6 +113,16 @@ def watching(observe: Callable[[Identity, Any, Callable[[], None]], None]) -> It
             yield
         finally:
             OperationIdentifier.validate_checkpoint = original  # type: ignore[method-assign]
+
+
+def operation_position(operation_id: str, parent_id: str | None, limit: int = 10_000) -> int | None:
+    """The position at which the context ``parent_id`` (None: the handler) issued the operation
+    ``operation_id``, as the SDK derives the id from it (1, 2, ... for operations; 0, 1, ... for the
+    branches of a map or parallel); None when it is not among the first ``limit``."""
+    from aws_durable_execution_sdk_python.identifier import OperationIdNamespace
+
+    namespace = OperationIdNamespace(parent_id)
+    return next((step for step in range(limit + 1) if namespace.create_id_for_step(step) == operation_id), None)
 
 
 def checkpoint_status(checkpoint: Any) -> str | None:
