@@ -4,7 +4,8 @@ Each case (a recorded history's workflow and input, or one of a declared inputs 
 with every step stubbed by its engine's tracer (``FrameworkPlugin.double_run_tracer``): twice in this
 process (state left over from the first run parts them) and once in a child process started with another
 ``PYTHONHASHSEED``, random seed, uuid source and clock (``replay.double_run.OTHER_PROCESS_RUN``). The first
-difference is reported as a replay divergence; the output formats and exit codes are ``replay``'s.
+difference is reported as a replay divergence; the output formats and exit codes are ``check``'s (text,
+json, and the CI formats github, sarif and junit through ``check``'s reporters).
 The child is this module run with ``-m``: it reads its cases from a JSON file and writes its traces to one.
 """
 
@@ -152,7 +153,8 @@ def collect_cases(paths: Sequence[Path], inputs: Sequence[Path]) -> tuple[list[D
               help="A declared inputs file (format in the README); repeatable. Histories under PATHS give cases too.")
 @click.option("--workflows", "-w", "workflow_specs", multiple=True, metavar="MODULE:ATTR",
               help="Current code (default: the configured replay workflows).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", "--format", "output_format", type=click.Choice(["text", "json", "github", "sarif", "junit"]),
+              default="text", show_default=True, help="As check's: github annotations, SARIF and junit at each difference's line.")
 @click.option("--details", is_flag=True, help="Longer reports: more context.")
 @click.option("--quiet", "-q", is_flag=True, help="Only report cases that did not pass.")
 def double_run(paths: tuple[Path, ...], inputs: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str,
@@ -171,6 +173,8 @@ def double_run(paths: tuple[Path, ...], inputs: tuple[Path, ...], workflow_specs
         sys.exit(2)
     if output_format == "json":
         click.echo(json.dumps(report_data(results), indent=2, ensure_ascii=False))
+    elif output_format in ("github", "sarif", "junit"):
+        click.echo(render_ci(results, output_format, details), nl=False)
     else:
         for result in results:
             if not (quiet and result.status == "passed" and not result.notes):
@@ -182,6 +186,19 @@ def double_run(paths: tuple[Path, ...], inputs: tuple[Path, ...], workflow_specs
                    f"{counts['diverged']} diverged, {counts['error'] + counts['stale']} error")
     counts = summary_counts(results)
     sys.exit(2 if counts["error"] or counts["stale"] else 1 if counts["diverged"] else 0)
+
+
+def render_ci(results: Sequence[ReplayResult], output_format: str, details: bool) -> str:
+    """The results in one of ``check``'s CI formats, rendered by its reporters: a ``double-run`` suite, one
+    annotation per case at the line where the runs part (no lint ran, so junit has no lint suite)."""
+    from replaytest.lint.model import LintResult
+    from replaytest.lint.reporters import CI_REPORTERS
+    from replaytest.replay.annotations import replay_annotations
+
+    options = {"lint_suite": False} if output_format == "junit" else {}
+    return str(CI_REPORTERS[output_format](LintResult(diagnostics=[], files_checked=0), {},
+                                           extra=replay_annotations(results, details, suite="double-run"),
+                                           cwd=Path.cwd(), **options))
 
 
 def _run(paths: Sequence[Path], inputs: Sequence[Path], workflow_specs: Sequence[str]) -> list[ReplayResult]:

@@ -3,7 +3,8 @@ acts on it — at the source line that issued the diverging command (the diverge
 at the history file when no line is known (a stale or unreadable history, an engine that reports none).
 
 The fields match what the CI reporters read (``lint.reporters.external.ExternalResult``), so ``check
---output-format github|sarif|junit`` shows lint findings and replay divergences in one report.
+--output-format github|sarif|junit`` shows lint findings and replay divergences in one report. ``double-run``
+renders its results (replay results too) the same way under its own suite and codes (``double-run/…``).
 """
 
 from __future__ import annotations
@@ -33,42 +34,54 @@ class ReplayAnnotation:
     properties: tuple[tuple[str, str], ...] = ()
 
 
-def replay_annotations(results: Iterable[ReplayResult], details: bool = False) -> list[ReplayAnnotation]:
+# What a result's message says the check was doing, per suite.
+_DOING = {"replay": "replaying", "double-run": "double-running"}
+
+
+def replay_annotations(
+    results: Iterable[ReplayResult], details: bool = False, suite: str = "replay",
+) -> list[ReplayAnnotation]:
     """One annotation per history, plus one per warning (prompt drift, changed arguments, a hazard under
     ``hazards = warn``) of a history that passed, and one per runtime-guard hazard of a diverged history
     besides its divergence. Messages name the kind of run (``in-flight run (parked)``) and ``properties``
     carry it: a reviewer weighs a break of a run the engine will resume against a divergence of a finished
-    one. Titles stay per kind of problem (SARIF makes its rule descriptions of them)."""
+    one. Titles stay per kind of problem (SARIF makes its rule descriptions of them). ``suite``: ``replay``,
+    or ``double-run`` (codes ``double-run/<kind>``; a case of an inputs file is named with its case too, as
+    one file holds several)."""
     annotations = []
     for result in results:
         history = display_path(result.history_path)
         who = f"{result.workflow_type} {history}"
+        if suite != "replay" and result.workflow_id:
+            who += f" ({result.workflow_id})"
         report = render_text(result, details)
         kind = run_kind(result)
         facts = run_properties(result)
         if result.status == "diverged" and result.divergence is not None:
             primary = result.divergence
-            annotations.append(_at_divergence(primary, history, who, report, "error", kind, facts))
+            annotations.append(_at_divergence(primary, history, who, report, "error", kind, facts, suite))
             # Runtime-guard hazards beside the command divergence: each at its own line.
             for hazard in result.hazards:
                 if (hazard.position, hazard.source) != (primary.position, primary.source):
                     annotations.append(
-                        _at_divergence(hazard, history, f"{who} ({hazard.kind})", report, hazard.severity, kind, facts)
+                        _at_divergence(hazard, history, f"{who} ({hazard.kind})", report, hazard.severity, kind, facts,
+                                       suite)
                     )
         elif result.status in ("stale", "error"):
             annotations.append(ReplayAnnotation(
-                history, 1, f"replay/{result.status}", f"replay {result.status}",
-                f"{history}: {result.status}{kind}: {result.error or 'no reason given'}", report, "error", name=who,
-                properties=facts,
+                history, 1, f"{suite}/{result.status}", f"{suite} {result.status}",
+                f"{history}: {result.status}{kind}: {result.error or 'no reason given'}", report, "error",
+                suite=suite, name=who, properties=facts,
             ))
         else:
             annotations.append(ReplayAnnotation(
-                history, 1, "replay/passed", "replay passed", report, "", None, name=who, properties=facts
+                history, 1, f"{suite}/passed", f"{suite} passed", report, "", None, suite=suite, name=who,
+                properties=facts,
             ))
         if result.status == "passed":
             for warning in result.warnings:
                 annotations.append(
-                    _at_divergence(warning, history, f"{who} ({warning.kind})", report, "warning", kind, facts)
+                    _at_divergence(warning, history, f"{who} ({warning.kind})", report, "warning", kind, facts, suite)
                 )
     return annotations
 
@@ -82,16 +95,16 @@ def run_properties(result: ReplayResult) -> tuple[tuple[str, str], ...]:
 
 def _at_divergence(
     divergence: Divergence, history: str, who: str, report: str, level: str, kind: str,
-    facts: tuple[tuple[str, str], ...],
+    facts: tuple[tuple[str, str], ...], suite: str = "replay",
 ) -> ReplayAnnotation:
     if divergence.source is not None:
         path, line = display_path(divergence.source.path), divergence.source.line
     else:
         path, line = history, 1
-    message = f"replaying {history}{kind}: {divergence.kind}: {divergence.message}"
+    message = f"{_DOING.get(suite, suite)} {history}{kind}: {divergence.kind}: {divergence.message}"
     return ReplayAnnotation(
-        path, line, f"replay/{divergence.kind}", f"replay {divergence.kind}", message, report, level, name=who,
-        properties=facts,
+        path, line, f"{suite}/{divergence.kind}", f"{suite} {divergence.kind}", message, report, level, suite=suite,
+        name=who, properties=facts,
     )
 
 

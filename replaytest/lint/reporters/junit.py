@@ -1,6 +1,7 @@
 """JUnit XML, for CI systems that show test reports (GitLab, Jenkins, Azure Pipelines): a ``lint`` suite with
 one test case per file that has findings (or one passing case when none has), and one suite per kind of
-external result (``replay``: one case per replayed history, passed ones included).
+external result (``replay``: one case per replayed history, passed ones included; ``double-run``: one per
+case). A report of a command that lints nothing (``double-run``) leaves the lint suite out (``lint_suite``).
 
 Paths are relative to the repository root when ``cwd`` lies in a git checkout, as in the other CI formats;
 control characters and bytes of a file name that are not UTF-8 are escaped as in the text report.
@@ -20,11 +21,13 @@ from replaytest.lint.rule import Rule
 
 
 def render_junit(
-    result: LintResult, rules: Mapping[str, Rule], *, extra: Sequence[ExternalResult] = (), cwd: Path | None = None
+    result: LintResult, rules: Mapping[str, Rule], *, extra: Sequence[ExternalResult] = (), cwd: Path | None = None,
+    lint_suite: bool = True,
 ) -> str:
     rebase = PathRebaser(cwd)
     root = ET.Element("testsuites", name="replaytest")
-    _lint_suite(root, result, rebase)
+    if lint_suite:
+        _lint_suite(root, result, rebase)
     suites: dict[str, list[ExternalResult]] = defaultdict(list)
     for item in extra:
         suites[item.suite].append(item)
