@@ -125,18 +125,56 @@ def _child_main(request: Path, answer: Path) -> None:
     answer.write_text(json.dumps([trace.to_json() for trace in traces]), encoding="utf-8")
 
 
+CaseReader = Callable[[Path, bytes], "DoubleRunCase | None"]
+
+
+def case_readers() -> list[CaseReader]:
+    """The readers of every installed engine that takes cases from its own history files."""
+    import importlib
+
+    from replaytest.plugins import load_plugins
+
+    found: list[CaseReader] = []
+    for plugin in load_plugins():
+        if plugin.double_run_case_reader is not None:
+            module_name, _, attribute = plugin.double_run_case_reader.partition(":")
+            found.append(getattr(importlib.import_module(module_name), attribute))
+    return found
+
+
+def case_from_file(path: Path, readers: Sequence[CaseReader]) -> DoubleRunCase:
+    """The case of one history file: a neutral history (any engine's import), else an engine's own history
+    file one of ``readers`` recognises; ``DoubleRunInputError`` when none can be taken."""
+    from replaytest.history.sniff import neutral_engine
+    from replaytest.replay.double_run import DoubleRunInputError, case_from_history
+    from replaytest.replay.runner import read_head
+
+    try:
+        head = read_head(path)
+    except OSError as error:
+        raise DoubleRunInputError(f"cannot read it: {error.strerror or error}") from None
+    if neutral_engine(head) is None:
+        for reader in readers:
+            case = reader(path, head)
+            if case is not None:
+                return case
+    return case_from_history(path)
+
+
 def collect_cases(paths: Sequence[Path], inputs: Sequence[Path]) -> tuple[list[DoubleRunCase], list[ReplayResult]]:
-    """The cases of the history files under ``paths`` and of the inputs files; a history that cannot be
-    read is an error result (its file named), an inputs file that cannot be used a setup error."""
+    """The cases of the history files under ``paths`` (neutral histories, and the engines' own files their
+    plugins read: Temporal's JSON) and of the inputs files; a history that cannot be read is an error result
+    (its file named), an inputs file that cannot be used a setup error."""
     from replaytest.replay.divergence import ReplayResult
-    from replaytest.replay.double_run import DoubleRunInputError, case_from_history, cases_from_inputs_file
+    from replaytest.replay.double_run import DoubleRunInputError, cases_from_inputs_file
     from replaytest.replay.runner import iter_history_files
 
     cases: list[DoubleRunCase] = []
     errors: list[ReplayResult] = []
+    readers = case_readers()
     for path in iter_history_files(paths):
         try:
-            cases.append(case_from_history(path))
+            cases.append(case_from_file(path, readers))
         except DoubleRunInputError as error:
             errors.append(ReplayResult(path, "?", "?", status="error", error=f"cannot take a case from it: {error}"))
     for path in inputs:

@@ -55,6 +55,10 @@ class FrameworkPlugin:
     # ``"module:function"`` running one orchestration function once with every step stubbed (``replaytest
     # double-run``): ``function(workflows, case, conditions) -> replay.double_run.Trace``; imported on first use.
     double_run_tracer: str | None = None
+    # ``"module:function"`` taking a double-run case from one of the engine's own history files (not a neutral
+    # history): ``function(path, head) -> replay.double_run.DoubleRunCase | None`` (None: not its format;
+    # ``DoubleRunInputError`` naming the place: its format, but no case can be taken); imported on first use.
+    double_run_case_reader: str | None = None
 
     @property
     def import_command_name(self) -> str | None:

@@ -206,13 +206,15 @@ def cases_from_inputs_file(path: Path, engine: str = "journal") -> list[DoubleRu
 
 
 def case_from_history(path: Path) -> DoubleRunCase:
-    """A neutral history's workflow type and input, with its recorded results as the stubs' values."""
+    """A neutral history's workflow type and input, with its recorded results as the stubs' values (an
+    event the run still waits on, ``"pending": true`` in its extra fields as a parked LangGraph thread's
+    interrupt, recorded none)."""
     try:
         history = load_history(path)
     except HistoryError as error:
         raise DoubleRunInputError(str(error)) from None
     recorded = {event.seq: (event.kind, event.name, history.event_result(event)) for event in history.events
-                if event.error is None}
+                if event.error is None and event.extra.get("pending") is not True}
     return DoubleRunCase(engine=history.workflow.engine, workflow=history.workflow.type, input=history.input,
                          origin=path, workflow_id=history.workflow.id, recorded=recorded,
                          run_status=history.status)

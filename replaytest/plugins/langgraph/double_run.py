@@ -3,16 +3,18 @@
 history, ``langgraph.internals.run_entrypoint``), under the runtime guards, returning a ``Trace``.
 
 A task call returns the case's stub value for its name and call index (LangGraph finds a stored result by
-an id made of the two); an ``interrupt()`` has no resume value, so the run parks there (ending ``parked``),
-as a new thread does. No task body runs and nothing is checkpointed. A graph the entrypoint starts from
-its own code stops the run there (ending ``stopped``), and so does a read of LangGraph's store (the run is given
-``internals.replay_store``: a write is discarded).
+an id made of the two); an ``interrupt()`` is answered with the recorded thread's resume value for it (a case
+from an imported thread), else has none, so the run parks there (ending ``parked``), as a new thread does. No
+task body runs and nothing is checkpointed. A graph the entrypoint starts from its own code stops the run there
+(ending ``stopped``), and so does a read of LangGraph's store (the run is given ``internals.replay_store``: a
+write is discarded).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import os
 import sys
 from typing import Any
@@ -59,7 +61,11 @@ def trace_langgraph(workflows: WorkflowSet, case: DoubleRunCase, conditions: Run
         future.set_result(case.stub_value(len(trace.commands), "step", name))
         return future
 
-    scratchpad = lg.Scratchpad.build(lambda value: 0, [])
+    # A recorded thread's resume values, in order: its interrupts are answered as they were, so the run goes
+    # on past them as the thread did; with none left (or a case of an inputs file) the run parks there.
+    resumes = [entry[2] for _, entry in sorted(case.recorded.items()) if entry[:2] == ("signal", "interrupt")]
+    interrupts = itertools.count()
+    scratchpad = lg.Scratchpad.build(lambda value: next(interrupts), resumes)
     namespace = f"{case.workflow}:double-run"
     bodies = plain_functions(lg.task_bodies([module.__dict__ for module in modules]))
     with conditions.applied(), guarded(modules, lambda: len(trace.commands), bodies) as guard:

@@ -15,4 +15,5 @@ __all__ = ["PLUGIN", "PROFILE"]
 PLUGIN = FrameworkPlugin(name="temporal", profile=PROFILE, replayer=LazyReplayer("temporal", "replaytest.plugins.temporal.replayer:TemporalReplayer"), import_command="replaytest.plugins.temporal.importer:import_command",
                          history_redactor="replaytest.plugins.temporal.redact:redact_temporal_file",
                          history_reader="replaytest.plugins.temporal.diff:read_temporal_history",
-                         double_run_tracer="replaytest.plugins.temporal.double_run:trace_temporal")
+                         double_run_tracer="replaytest.plugins.temporal.double_run:trace_temporal",
+                         double_run_case_reader="replaytest.plugins.temporal.double_run_cases:case_from_temporal_history")
