@@ -63,8 +63,11 @@ def other_hash_seed() -> str:
 
 def run_cases(
     cases: Sequence[DoubleRunCase], workflow_specs: Sequence[str], base: Path, workflows: WorkflowSet,
+    import_roots: Sequence[Path] = (),
 ) -> list[ReplayResult]:
-    """Every case run twice here and once in a child process; one result per case, in order."""
+    """Every case run twice here and once in a child process; one result per case, in order.
+    ``import_roots``: folders the child puts on ``sys.path`` first, so it imports ``workflow_specs`` as this
+    process did (a test module pytest imported from its own folder)."""
     from replaytest.replay.divergence import ReplayResult
     from replaytest.replay.double_run import FIRST_RUN, OTHER_PROCESS_RUN, REPEAT_RUN, compare
 
@@ -84,19 +87,22 @@ def run_cases(
         firsts[index] = first
     pending = [index for index, result in enumerate(results) if result is None]
     if pending:
-        others = _child_traces([cases[index] for index in pending], workflow_specs, base)
+        others = _child_traces([cases[index] for index in pending], workflow_specs, base, import_roots)
         for index, other in zip(pending, others):
             results[index] = compare(cases[index], firsts[index], other, OTHER_PROCESS_RUN)
     return [result for result in results if result is not None]
 
 
-def _child_traces(cases: Sequence[DoubleRunCase], workflow_specs: Sequence[str], base: Path) -> list[Trace]:
+def _child_traces(
+    cases: Sequence[DoubleRunCase], workflow_specs: Sequence[str], base: Path, import_roots: Sequence[Path] = (),
+) -> list[Trace]:
     """The cases' traces from one child process under ``OTHER_PROCESS_RUN`` (JSON in files, never pickles)."""
     from replaytest.replay.double_run import Trace
 
     with tempfile.TemporaryDirectory(prefix="replaytest-double-run-") as folder:
         request, answer = Path(folder, "cases.json"), Path(folder, "traces.json")
         request.write_text(json.dumps({"workflows": list(workflow_specs), "base": str(base),
+                                       "import_roots": [str(root) for root in import_roots],
                                        "cases": [case.to_json() for case in cases]}), encoding="utf-8")
         env = {**os.environ, "PYTHONHASHSEED": other_hash_seed()}
         limit = CHILD_TIMEOUT_S + CHILD_TIMEOUT_PER_CASE_S * len(cases)
@@ -118,6 +124,9 @@ def _child_main(request: Path, answer: Path) -> None:
     from replaytest.replay.runner import load_workflows
 
     data = json.loads(request.read_text(encoding="utf-8"))
+    for root in reversed(data.get("import_roots", [])):
+        if root not in sys.path:
+            sys.path.insert(0, root)
     workflows = load_workflows(data["workflows"], Path(data["base"]))
     available = tracers()
     traces = [available[case.engine](workflows, case, OTHER_PROCESS_RUN)

@@ -38,6 +38,11 @@
 * **In Python tests**: the ``replay_history`` fixture (``replay_history(path, workflows=[fn])`` returns a
   ``ReplayResult``) and the ``@pytest.mark.replay_history(path)`` marker (replays before the test body,
   fails it on divergence, result in the ``replay_result`` fixture).
+* **Double run in Python tests** (``replaytest double-run`` with inputs from the test's fixtures): the
+  ``double_run`` fixture (``double_run(workflow, input, steps=…, engine=…, workflows=[fn])`` returns a
+  ``ReplayResult``) and the ``@pytest.mark.double_run(workflow, …)`` marker, whose input is the
+  ``double_run_input`` fixture's value (or its ``input=``): run before the test body, fails it when the runs
+  part or the case cannot run.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ import configparser
 import functools
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -415,6 +420,9 @@ _ARGS_FROM_INVOCATION_DIR = getattr(pytest.Config.ArgsSource, "INVOCATION_DIR", 
 
 _SESSION = pytest.StashKey[ReplaySession]()
 _MARKED_RESULT = pytest.StashKey[ReplayResult]()
+_DOUBLE_RUN_RESULT = pytest.StashKey[ReplayResult]()
+# The fixture a ``double_run`` marker takes its case's input from when the marker gives no ``input=``.
+DOUBLE_RUN_INPUT_FIXTURE = "double_run_input"
 
 
 def _prefix(path: Path) -> str:
@@ -583,6 +591,11 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers", f"{MARKER}: a recorded history replayed against the current code (deselect with -m 'not {MARKER}')"
+    )
+    config.addinivalue_line(
+        "markers", "double_run(workflow, engine='journal', steps=None, workflows=None, input=<the double_run_input "
+        "fixture>): run the workflow twice here and once in a second process, every step stubbed, before the "
+        "test; fails it when the runs part"
     )
     for written, nearest in misspelt_ini_keys(config):
         # pytest's own "Unknown config option" does not say what was meant; a misspelt replay_paths
@@ -874,10 +887,110 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item: pytest.Item) -> None:
-    """A marked test whose history did not replay fails (in the call phase: it is the test's verdict)."""
-    result = item.stash.get(_MARKED_RESULT, None)
-    if result is not None and result.status != "passed":
-        pytest.fail(render_text(result, item.config.stash[_SESSION].options.details), pytrace=False)
+    """A marked test whose history did not replay, or whose double run parted, fails (in the call phase: it
+    is the test's verdict)."""
+    for key in (_MARKED_RESULT, _DOUBLE_RUN_RESULT):
+        result = item.stash.get(key, None)
+        if result is not None and result.status != "passed":
+            pytest.fail(render_text(result, item.config.stash[_SESSION].options.details), pytrace=False)
+
+
+@pytest.fixture
+def double_run(request: pytest.FixtureRequest) -> Callable[..., ReplayResult]:
+    """``double_run(workflow, input=None, *, steps=None, engine="journal", workflows=None) -> ReplayResult``.
+
+    ``replaytest double-run`` on one case: the workflow of type ``workflow`` run on ``input`` (JSON data)
+    twice in this process and once in a second process under another PYTHONHASHSEED, clock, random seed and
+    uuid source, every step stubbed (``steps``: the value a step of that name returns, default null).
+    ``workflows`` (objects defined at a module's top level: the second process imports them by module and
+    name) defaults to the configured current code. Never raises for a difference: assert on the result."""
+    session = request.config.stash[_SESSION]
+
+    def run(
+        workflow: str,
+        input: Any = None,  # noqa: A002 - the case's input, named as in the inputs file
+        *,
+        steps: Mapping[str, Any] | None = None,
+        engine: str = "journal",
+        workflows: Sequence[Any] | None = None,
+    ) -> ReplayResult:
+        return _double_run_one(session, request.node, workflow, input, steps, engine, workflows)
+
+    return run
+
+
+@pytest.fixture(autouse=True)
+def _replaytest_double_run_marker(request: pytest.FixtureRequest) -> None:
+    """Runs a ``@pytest.mark.double_run`` test's case once its fixtures are set up (the input may come from
+    one); ``pytest_runtest_call`` fails the test on the result."""
+    marker = request.node.get_closest_marker("double_run")
+    if marker is None:
+        return
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+        raise pytest.UsageError(f"{request.node.nodeid}: @pytest.mark.double_run needs the workflow type name")
+    unknown = sorted(set(marker.kwargs) - {"engine", "steps", "workflows", "input"})
+    if unknown:
+        raise pytest.UsageError(f"{request.node.nodeid}: @pytest.mark.double_run takes no {', '.join(unknown)}")
+    if "input" in marker.kwargs:
+        value = marker.kwargs["input"]
+    elif DOUBLE_RUN_INPUT_FIXTURE in request.fixturenames:
+        # Requested by the test itself, so pytest parametrizes it at collection: one test per input.
+        value = request.getfixturevalue(DOUBLE_RUN_INPUT_FIXTURE)
+    else:
+        raise pytest.UsageError(
+            f"{request.node.nodeid}: @pytest.mark.double_run takes its input from the {DOUBLE_RUN_INPUT_FIXTURE!r} "
+            "fixture: define it (parametrized for several inputs) and request it in the test's arguments, or give "
+            "input=…"
+        )
+    request.node.stash[_DOUBLE_RUN_RESULT] = _double_run_one(
+        request.config.stash[_SESSION], request.node, marker.args[0], value, marker.kwargs.get("steps"),
+        marker.kwargs.get("engine", "journal"), marker.kwargs.get("workflows"),
+    )
+
+
+def _double_run_one(
+    session: ReplaySession, node: pytest.Item, workflow: str, value: Any, steps: Mapping[str, Any] | None,
+    engine: str, workflows: Sequence[Any] | None,
+) -> ReplayResult:
+    import json
+    import sys
+
+    from replaytest.double_run_cli import run_cases
+    from replaytest.replay.double_run import DoubleRunCase
+
+    try:
+        json.dumps([value, dict(steps or {})])
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"double_run: the input and the step stubs must be JSON data (they cross to the second "
+                        f"process as JSON): {error}") from None
+    if workflows is None:
+        if not session.workflow_specs:
+            raise pytest.UsageError("double_run needs workflows=[…], or current code configured in replay_workflows "
+                                    "([tool.pytest.ini_options]) or [tool.replaytest.replay] workflows")
+        specs, base, roots, objects = session.workflow_specs, session.base, [], session.workflows()
+    else:
+        found = [_importable(obj, sys.modules) for obj in workflows]
+        specs = tuple(spec for spec, _ in found)
+        base, roots, objects = session.config.rootpath, [root for _, root in found], load_workflows((), None, workflows)
+    case = DoubleRunCase(engine=engine, workflow=workflow, input=value, origin=Path(str(node.path)),
+                         workflow_id=node.nodeid, steps=dict(steps or {}))
+    (result,) = run_cases([case], specs, base, objects, roots)
+    return result
+
+
+def _importable(obj: Any, modules: Mapping[str, Any]) -> tuple[str, Path]:
+    """``module:qualname`` of an object the second process imports, and the folder its module imports from."""
+    module_name = getattr(obj, "__module__", None) or ""
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")
+    module = modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    if not qualname or "<locals>" in qualname or module_name == "__main__" or not file:
+        raise TypeError(f"double_run: {obj!r} cannot be imported by module and name in the second process; pass "
+                        "workflows defined at a module's top level")
+    root = Path(file).resolve().parent
+    for _ in range(module_name.count(".") + (Path(file).name == "__init__.py")):
+        root = root.parent
+    return f"{module_name}:{qualname}", root
 
 
 def _replay_one(
