@@ -1,11 +1,13 @@
 """The double run's cost per workflow (``replaytest double-run``), on any engine it supports.
 
-``python benchmarks/double_run_bench.py [--engine journal|temporal|langgraph|dbos] [--cases 200] [--steps 20]``
+``python benchmarks/double_run_bench.py [--engine journal|temporal|langgraph|dbos|aws_durable] [--cases 200] [--steps 20]``
 
 Writes a small workflow module to a temporary folder, declares ``--cases`` cases of it, and times
 ``double_run_cli.run_cases``: two stubbed runs per case in this process, then one child process for all cases
 (another PYTHONHASHSEED). Printed: the whole run, the cost per workflow case, and the child process's share
-(its start and imports are paid once per invocation, not per case).
+(its start and imports are paid once per invocation, not per case). AWS durable handlers (``aws_durable``,
+Python 3.11+) are invoked once per operation in each run (the SDK answers an operation only from a
+checkpoint), so their cost grows with the square of the steps: compare engines at the same ``--steps``.
 """
 
 from __future__ import annotations
@@ -91,7 +93,24 @@ def bench_double_run(steps):
         total += add(total, index) or 0
     return total
 '''
-MODULES = {"journal": JOURNAL_MODULE, "temporal": TEMPORAL_MODULE, "langgraph": LANGGRAPH_MODULE, "dbos": DBOS_MODULE}
+AWS_DURABLE_MODULE = '''
+from aws_durable_execution_sdk_python import DurableContext, StepContext, durable_execution, durable_step
+
+
+@durable_step
+def add(step_context: StepContext, a: int, b: int) -> int:
+    return a + b
+
+
+@durable_execution
+def bench_double_run(steps: int, context: DurableContext) -> int:
+    total = 0
+    for index in range(steps):
+        total += context.step(add(total, index), name="add") or 0
+    return total
+'''
+MODULES = {"journal": JOURNAL_MODULE, "temporal": TEMPORAL_MODULE, "langgraph": LANGGRAPH_MODULE, "dbos": DBOS_MODULE,
+           "aws_durable": AWS_DURABLE_MODULE}
 
 
 def main() -> None:
