@@ -18,12 +18,13 @@ if sys.version_info < (3, 11):  # pragma: no cover - the SDK requires 3.11
 pytest.importorskip("aws_durable_execution_sdk_python")
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
 
 
-def double_run(tmp_path, workflow, steps=None, *extra):
+def double_run(tmp_path, workflow, steps=None, *extra, input=None):
     inputs = tmp_path / "inputs.json"
     inputs.write_text(json.dumps({"format": "replaytest-double-run-inputs", "cases": [
-        {"workflow": workflow, "engine": "aws_durable", "input": {"order": "order-1"}, "steps": steps or {}}]}))
+        {"workflow": workflow, "engine": "aws_durable", "input": input or {"order": "order-1"}, "steps": steps or {}}]}))
     done = subprocess.run(
         [sys.executable, "-m", "replaytest", "double-run", "--inputs", str(inputs), "--format", "json",
          "-w", "dr_app.aws_workflows:HANDLERS", *extra],
@@ -91,3 +92,31 @@ def test_unknown_handler_is_an_error(tmp_path):
     code, result = double_run(tmp_path, "no_such_handler")
     assert code == 2
     assert "no current @durable_execution handler named 'no_such_handler'" in result["error"]
+
+
+def test_invoke_callback_and_wait_for_condition_are_answered_by_stubs():
+    from dr_app import aws_workflows
+
+    from replaytest.plugins.aws_durable.double_run import trace_aws_durable
+    from replaytest.replay.double_run import FIRST_RUN, DoubleRunCase
+    from replaytest.replay.runner import load_workflows
+
+    case = DoubleRunCase("aws_durable", "other_operations", {"order": "order-1"}, HERE / "inputs.json",
+                         steps={"pricing": {"total": 12}, "manual_review": "approved", "poll": 3})
+    trace = trace_aws_durable(load_workflows([], None, [aws_workflows.HANDLERS]), case, FIRST_RUN)
+    assert [(c.kind, c.name) for c in trace.commands] == [
+        ("child-workflow", "pricing"), ("signal", "manual_review"), ("step", "poll")]
+    # The chained invoke's output is plain JSON, the callback's answer the text sent, the condition's state as
+    # a step's result: each reaches the code as the stub gave it, and the condition check never ran.
+    assert trace.ending == "completed", trace.result
+    assert json.loads(json.loads(trace.result)) == {"invoked": {"total": 12}, "review": "approved", "polled": 3}
+
+
+def test_effect_in_the_handler_is_stopped_at_its_line(tmp_path):
+    target = tmp_path / "sent.txt"
+    code, result = double_run(tmp_path, "by_effect", None, input={"order": "order-1", "path": str(target)})
+    assert code == 1
+    divergence = result["divergence"]
+    assert divergence["kind"] == "nondeterministic-call"
+    assert divergence["source"]["path"].endswith("aws_workflows.py")
+    assert not target.exists()

@@ -192,6 +192,8 @@ def _stub_checkpoint(identity: Any, value: Any) -> dict[str, Any] | str:
         # A callback's answer is the text its sender sent (the SDK passes it through): a stub string as it
         # is, any other value as its JSON text.
         details["Result"] = value if isinstance(value, str) else encode_payload(value, "json")
+    elif identity.type == "CHAINED_INVOKE":
+        details["Result"] = encode_payload(value, "json")  # the invoked function's output: plain JSON text
     elif identity.type != "WAIT":
         try:
             details["Result"] = encode_payload(value)

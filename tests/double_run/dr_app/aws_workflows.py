@@ -5,6 +5,7 @@ import itertools
 
 from aws_durable_execution_sdk_python import DurableContext, StepContext, durable_execution, durable_step
 from aws_durable_execution_sdk_python.config import Duration
+from aws_durable_execution_sdk_python.waits import WaitForConditionConfig, WaitForConditionDecision
 
 from dr_app import helpers
 
@@ -84,5 +85,31 @@ def control(event: dict, context: DurableContext) -> dict:
             "both": both.get_results()}
 
 
+def check_condition(state: int, check_context) -> int:
+    raise AssertionError("a wait-for-condition check ran")
+
+
+def stop_polling(state: int, attempt: int) -> WaitForConditionDecision:
+    return WaitForConditionDecision.stop_polling()
+
+
+@durable_execution
+def other_operations(event: dict, context: DurableContext) -> dict:
+    invoked = context.invoke("pricing-fn", {"order": event["order"]}, name="pricing")
+    callback = context.create_callback(name="manual_review")
+    polled = context.wait_for_condition(
+        check_condition, config=WaitForConditionConfig(initial_state=0, wait_strategy=stop_polling), name="poll")
+    return {"invoked": invoked, "review": callback.result(), "polled": polled}
+
+
+@durable_execution
+def by_effect(event: dict, context: DurableContext) -> str:
+    context.step(call_service(event["order"]), name="lookup")
+    with open(event["path"], "w") as written:  # an effect in the handler itself, not in a step
+        written.write("sent")
+    return "ok"
+
+
 HANDLERS = {name: handler for name, handler in globals().items()
-            if name in ("by_string_hash", "by_identity", "by_counter", "by_library_clock", "in_map_branches", "control")}
+            if name in ("by_string_hash", "by_identity", "by_counter", "by_library_clock", "in_map_branches", "control",
+                        "other_operations", "by_effect")}
