@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
+SARIF_SCHEMA = HERE.parent / "lint" / "sarif" / "sarif-schema-2.1.0.json"  # the official schema, vendored
 HAZARD_LINE = next(number for number, text in enumerate(
     (HERE / "dr_app" / "workflows.py").read_text().splitlines(), 1) if "sorted(CHECKS, key=hash)" in text) + 1
 
@@ -45,6 +46,10 @@ def test_sarif_has_a_rule_per_kind_of_difference(tmp_path):
     assert location["artifactLocation"]["uri"].endswith("workflows.py")
     assert location["region"]["startLine"] == HAZARD_LINE
     assert "double-run/command-mismatch" in {rule["id"] for rule in run["tool"]["driver"]["rules"]}
+    from jsonschema import Draft4Validator
+
+    errors = list(Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).iter_errors(json.loads(out)))
+    assert errors == [], errors[0].message if errors else ""
 
 
 def test_junit_lists_every_case_and_no_lint_suite(tmp_path):
