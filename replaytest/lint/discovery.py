@@ -30,7 +30,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import sysconfig
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -325,6 +324,8 @@ def _import_locations(top: str) -> list[str]:
 
 def _site_directories() -> tuple[str, ...]:
     """The interpreter's install folders for distributions (site-packages, the user's included)."""
+    import sysconfig  # only when a name is left unresolved: most runs do not pay for importing it
+
     paths = sysconfig.get_paths()
     folders = {paths[key] for key in ("purelib", "platlib") if key in paths}
     user_site = sysconfig.get_paths(f"{os.name}_user") if f"{os.name}_user" in sysconfig.get_scheme_names() else {}
