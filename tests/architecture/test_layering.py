@@ -185,3 +185,32 @@ def test_lint_never_imports_libcst_and_fix_does(tmp_path: Path) -> None:
     assert warm[-3:] == ["exit", "1", "False"], runs[1].stdout + runs[1].stderr
     assert fixing[-1] == "True", runs[2].stdout + runs[2].stderr
     assert "workflow.time()" in (tmp_path / "wf.py").read_text(encoding="utf-8")  # the safe fix was applied
+
+
+def test_lint_command_imports_no_other_command_and_no_replay_machinery(tmp_path: Path) -> None:
+    """``replaytest lint`` (the pre-commit hook) imports its own command's module only: the other commands'
+    modules (check, replay, impact, corpus, …) and the replay side load when their command runs. ``--help``
+    of the group still lists every command."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    (tmp_path / "wf.py").write_text("from temporalio import workflow\n", encoding="utf-8")
+    code = (
+        "import sys; from replaytest.cli import main\n"
+        "sys.argv = ['replaytest', 'lint', '--whole-project', '--force-exclude', 'wf.py']\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('replaytest.cli.', 'replaytest.replay.', "
+        "'replaytest.journal', 'replaytest.history', 'replaytest.impact', 'replaytest.double_run_cli', 'temporalio')))\n"
+        "print(' '.join(loaded))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    *_, exit_line, loaded = run.stdout.strip().split("\n")
+    assert exit_line == "exit 0", run.stdout + run.stderr
+    # The progress bar (a click bar, no replay machinery) is the one module under replay/ lint uses.
+    assert loaded.split() == ["replaytest.cli.lint_command", "replaytest.cli.process", "replaytest.cli.shared",
+                              "replaytest.replay.progress"], loaded
+    listing = subprocess.run([sys.executable, "-m", "replaytest", "--help"], capture_output=True, text=True,
+                             timeout=120, cwd=tmp_path)
+    for command in ("check", "double-run", "impact", "lint", "merge-results", "replay", "rules"):
+        assert f"\n  {command} " in listing.stdout, listing.stdout
