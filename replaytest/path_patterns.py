@@ -8,9 +8,9 @@ one without matches a name at any depth; a trailing ``/`` matches folders only; 
 everything under it; ``!pattern`` re-includes what an earlier pattern excluded (the last match wins).
 
 ``ExcludeMatcher`` compiles a list once. Literal patterns (no wildcard, no ``!``) are set lookups, a name
-ending (``*.egg-info/``, ``*_pb2.py``, ``*``, each also after ``**/``) is a suffix test, and only
-the others go to ``pathspec`` (whose import alone cost a warm one-file lint run about 0.012 s) (which tries its patterns one by one), so tens of thousands of generated
-``exclude`` entries cost a walk a few lookups per path. A list holding a ``!`` pattern is matched whole, in
+ending (``*.egg-info/``, ``*_pb2.py``, ``*``, each also after ``**/``) is a suffix test, and only the others
+go to ``pathspec`` (which tries its patterns one by one, and whose import alone cost a warm one-file lint run
+about 0.012 s), so tens of thousands of generated ``exclude`` entries cost a walk a few lookups per path. A list holding a ``!`` pattern is matched whole, in
 order, since the order decides there: by those tests when every pattern is a plain path, name or name ending
 (``*`` then ``!.gitignore``, as cache folders hold), else by ``pathspec``, whose ranking they reproduce (a
 match of the path itself over a match of a folder above it).
