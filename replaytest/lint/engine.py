@@ -414,11 +414,11 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
     """One note per project-looking module that orchestration code reaches but no source root holds and no
     installed distribution provides, worded by whether its top-level name is a source root's own."""
     notes = []
+    importers_of: dict[str, dict[int, ModuleSummary]] | None = None
     for name in namer.unresolved_project_modules(_missing_modules(program)):
-        importers = sorted(
-            display_path(Path(summary.path), cwd) for summary in {id(s): s for s in program.modules.values()}.values()
-            if any(target == name or target.startswith(f"{name}.") for target in summary.aliases.values())
-        )
+        if importers_of is None:
+            importers_of = _importers_by_name(program)
+        importers = sorted(display_path(Path(summary.path), cwd) for summary in importers_of.get(name, {}).values())
         by = f" (imported by {importers[0]})" if importers else ""
         if namer.held_by_source_root(name):
             notes.append(
@@ -435,6 +435,22 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
             "where replaytest runs; if it is the project's, add its folder to `src` in [tool.replaytest]."
         )
     return notes
+
+
+def _importers_by_name(program: Program) -> dict[str, dict[int, ModuleSummary]]:
+    """Per module name, the summaries that import it or something inside it (an import target equal to the
+    name or below it): every dotted prefix of every target, so each unresolved name is one lookup."""
+    index: dict[str, dict[int, ModuleSummary]] = {}
+    for summary in {id(s): s for s in program.modules.values()}.values():
+        for target in set(summary.aliases.values()):
+            prefix = target
+            while True:
+                index.setdefault(prefix, {})[id(summary)] = summary
+                cut = prefix.rfind(".")
+                if cut < 0:
+                    break
+                prefix = prefix[:cut]
+    return index
 
 
 def _nothing_left(
