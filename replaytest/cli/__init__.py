@@ -7,21 +7,24 @@ divergences, 2 usage/configuration error or input that could not be checked).
 
 One module per command or group of commands that belong together, each registering on the click group of
 ``shared``, which imports a command's module when that command is asked for (``replaytest lint`` loads no
-other command's module). The names below other than ``cli``, ``main`` and the exit codes are imported on
-first use. Each command imports what it runs only when it runs, so ``lint`` never loads the replay side or an
+other command's module). ``main`` runs the pre-commit hook's lint without click where ``replaytest.lint_entry``
+can (output captured, the hook's options); the other names are imported on first use. Each command imports what it runs only when it runs, so ``lint`` never loads the replay side or an
 engine package.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
-
-from replaytest.cli.process import _exit_code, main
-from replaytest.cli.shared import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, cli
 
 # Where each name this package offers lives; importing one loads its module (and so registers its command).
 _LAZY_NAMES = {
+    "EXIT_CLEAN": "replaytest.cli.shared",
+    "EXIT_ERROR": "replaytest.cli.shared",
+    "EXIT_FINDINGS": "replaytest.cli.shared",
+    "_exit_code": "replaytest.cli.process",
+    "cli": "replaytest.cli.shared",
     "build_impact": "replaytest.cli.impact_command",
     "check": "replaytest.cli.check_commands",
     "clean": "replaytest.cli.clean_command",
@@ -38,6 +41,19 @@ _LAZY_NAMES = {
     "rules": "replaytest.cli.rules_command",
     "wants_color": "replaytest.cli.lint_command",
 }
+
+
+def main() -> None:
+    """The console script: the pre-commit hook's ``lint`` without click when ``lint_entry`` can run it (same
+    output, same exit code), else the click group (``process.main``)."""
+    from replaytest.lint_entry import lean_arguments, run_lean
+
+    lean = lean_arguments(sys.argv[1:])
+    if lean is not None:
+        sys.exit(run_lean(lean))
+    from replaytest.cli.process import main as run_click
+
+    run_click()
 
 
 def __getattr__(name: str) -> Any:
