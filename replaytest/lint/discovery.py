@@ -94,6 +94,8 @@ class ModuleNamer:
         # Detected roots by top-level name; emptied whenever a folder joins the candidates or the roots
         # (a warm run asked 103 times and listed 200 folders each time: 20,000 lookups).
         self._detected: dict[str, list[str]] = {}
+        # looks_like_project's verdict per top-level name; cleared with _detected when the folders change.
+        self._project_tops: dict[str, bool] = {}
         # Top-level name -> whether this interpreter imports it from outside the project.
         self._installed: dict[str, bool] = {}
 
@@ -133,6 +135,7 @@ class ModuleNamer:
         if directory not in self._import_roots:
             self._import_roots.add(directory)
             self._detected.clear()
+            self._project_tops.clear()
         self._add_candidates(folder, ceiling)
         package_name = ".".join(parts)
         others: list[str] = []
@@ -157,6 +160,7 @@ class ModuleNamer:
         while directory not in self._candidate_dirs:
             self._candidate_dirs.add(directory)
             self._detected.clear()
+            self._project_tops.clear()
             parent = os.path.dirname(directory)
             if top is None or directory == top or parent == directory:
                 break
@@ -247,7 +251,11 @@ class ModuleNamer:
         top = module.split(".")[0]
         if top in _STDLIB_MODULES:
             return False
-        return any(top in self._listing(d) for d in (*self._import_roots, *self._candidate_dirs))
+        known = self._project_tops.get(top)
+        if known is None:
+            known = self._project_tops[top] = any(
+                top in self._listing(d) for d in (*self._import_roots, *self._candidate_dirs))
+        return known
 
     def installed_elsewhere(self, module: str) -> bool:
         """Whether this interpreter imports the top-level name of ``module`` from outside the project:
