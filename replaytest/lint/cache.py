@@ -264,6 +264,18 @@ class FileIndex:
             entries[path] = entry
             self._changed = True
 
+    def forget_unseen(self, walked: list[str], seen: set[str]) -> None:
+        """Drop the files under the folders this run walked (absolute) that it did not lint: removed, renamed
+        or excluded since, so the index does not grow with every file a checkout ever had."""
+        if not walked:
+            return
+        prefixes = tuple(folder.rstrip(os.sep) + os.sep for folder in walked)
+        entries = self._read()
+        gone = [path for path in entries if path not in seen and path.startswith(prefixes)]
+        for path in gone:
+            del entries[path]
+        self._changed = self._changed or bool(gone)
+
     def save(self) -> None:
         """Write the index when this run changed it (atomically; a lost race only costs some hashing)."""
         if not self._changed or self._entries is None:

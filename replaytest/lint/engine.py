@@ -231,16 +231,12 @@ def lint_paths(
     for source in files:
         known = run.known(source)
         data: bytes | None = None
-        if known is not None and (VETTED in known[1] or SCREENED in known[1]):
+        # A file with suppression comments is read for them anyway, and then its bytes decide, as for a file
+        # the index does not know.
+        if known is not None and COMMENTED not in known[1] and (VETTED in known[1] or SCREENED in known[1]):
             # Unchanged since a run that read it: its digest and verdicts are the index's.
-            digest, verdicts = known
-            if COMMENTED in verdicts:
-                data = run.read(source.path)
-                if data is None:
-                    continue
-                run.comments[source.path] = parse_suppressions(finishing.decode(data), prefixes)
-            digests[source.display] = digest
-            if VETTED in verdicts:
+            digest = digests[source.display] = known[0]
+            if VETTED in known[1]:
                 continue
         else:
             looked_at = time.time_ns()
@@ -329,6 +325,8 @@ def lint_paths(
     if cache is not None:
         cache.save_pack()  # after resolution, which may have loaded summaries of files outside the run
     if index is not None:
+        walked = [os.path.abspath(cwd / path) for path in paths if (cwd / path).is_dir()]
+        index.forget_unseen(walked, {str(source.path) for source in files})
         index.save()
     notes.extend(_unresolved_notes(program, namer, cwd))
     notes.extend(_newer_grammar_notes(files, run.summaries, config))

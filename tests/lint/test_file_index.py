@@ -147,6 +147,8 @@ def test_removed_file_is_gone_from_the_findings(project: Path) -> None:
     warm = _lint(project)
     assert warm == _lint(project, use_cache=False)
     assert not any(d[0].endswith("clock.py") for d in warm["diagnostics"]), warm
+    index = (project / ".replaytest_cache" / "lint" / "files.txt").read_text(encoding="utf-8")
+    assert str(project / "app" / "clock.py") not in index and str(project / "app" / "wf.py") in index
 
 
 def test_removed_helper_module_is_gone_from_the_resolution(project: Path) -> None:
