@@ -21,7 +21,6 @@ or a divergence, which is what ``--no-cache`` is for.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 README_TEXT = "Created by replaytest for its lint and replay caches. Safe to delete.\n"
@@ -103,6 +102,8 @@ def _write_marker(directory: Path, name: str, text: str) -> None:
     """Write a marker whole, then link it into place: a process checking the folder meanwhile sees either
     no marker or the complete one, never an empty README (it would refuse the folder). A marker another
     process linked first is kept."""
+    import tempfile  # only when a marker is written: a warm lint run does not pay for importing it
+
     handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_MARKER_PREFIX, dir=directory)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:

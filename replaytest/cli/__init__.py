@@ -6,27 +6,66 @@ Commands stay thin: they parse options, load configuration and plugins once, cal
 divergences, 2 usage/configuration error or input that could not be checked).
 
 One module per command or group of commands that belong together, each registering on the click group of
-``shared``; importing this package registers them all. Each command imports what it runs only when it runs,
-so ``lint`` never loads the replay side or an engine package.
+``shared``, which imports a command's module when that command is asked for (``replaytest lint`` loads no
+other command's module). ``main`` runs the pre-commit hook's lint without click where ``replaytest.lint_entry``
+can (output captured, the hook's options); the other names are imported on first use. Each command imports what it runs only when it runs, so ``lint`` never loads the replay side or an
+engine package.
 """
 
 from __future__ import annotations
 
-from replaytest.cli.check_commands import check, merge_results
-from replaytest.cli.clean_command import clean
-from replaytest.cli.corpus_command import corpus
-from replaytest.cli.fix_command import fix
-from replaytest.cli.history_commands import diff, redact
-from replaytest.cli.impact_command import build_impact, impact
-from replaytest.cli.import_commands import import_group
-from replaytest.cli.lint_command import lint, wants_color
-from replaytest.cli.process import _exit_code, main
-from replaytest.cli.replay_command import replay
-from replaytest.cli.rules_command import rules
-from replaytest.cli.shared import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, cli
-from replaytest.double_run_cli import double_run  # its own module (issue 36)
+import importlib
+import sys
+from typing import Any
 
-cli.add_command(double_run)
+# Where each name this package offers lives; importing one loads its module (and so registers its command).
+_LAZY_NAMES = {
+    "EXIT_CLEAN": "replaytest.cli.shared",
+    "EXIT_ERROR": "replaytest.cli.shared",
+    "EXIT_FINDINGS": "replaytest.cli.shared",
+    "_exit_code": "replaytest.cli.process",
+    "cli": "replaytest.cli.shared",
+    "build_impact": "replaytest.cli.impact_command",
+    "check": "replaytest.cli.check_commands",
+    "clean": "replaytest.cli.clean_command",
+    "corpus": "replaytest.cli.corpus_command",
+    "diff": "replaytest.cli.history_commands",
+    "double_run": "replaytest.double_run_cli",
+    "fix": "replaytest.cli.fix_command",
+    "impact": "replaytest.cli.impact_command",
+    "import_group": "replaytest.cli.import_commands",
+    "lint": "replaytest.cli.lint_command",
+    "merge_results": "replaytest.cli.check_commands",
+    "redact": "replaytest.cli.history_commands",
+    "replay": "replaytest.cli.replay_command",
+    "rules": "replaytest.cli.rules_command",
+    "wants_color": "replaytest.cli.lint_command",
+}
+
+
+def main() -> None:
+    """The console script: the pre-commit hook's ``lint`` without click when ``lint_entry`` can run it (same
+    output, same exit code), else the click group (``process.main``)."""
+    from replaytest.lint_entry import lean_arguments, run_lean
+
+    lean = lean_arguments(sys.argv[1:])
+    if lean is not None:
+        sys.exit(run_lean(lean))
+    from replaytest.cli.process import main as run_click
+
+    run_click()
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name == "double_run":
+        from replaytest.cli.shared import load_command
+
+        load_command("double-run")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "_exit_code", "build_impact", "check", "clean", "cli", "corpus",

@@ -1,6 +1,6 @@
-"""``replaytest lint``, and the lint run ``fix`` and ``check`` share: the configuration a lint uses
-(file plus command-line settings), loading plugins and rules once, the text report's colours,
-``--show-settings``, a file read from stdin, and the fix run behind both ``lint --fix`` and ``fix``."""
+"""``replaytest lint`` (its lint run, which ``fix`` and ``check`` share, is ``replaytest.lint_entry``'s, outside the
+click package: the hook's lean path runs it without click), the text report's colours, ``--show-settings``, a
+file read from stdin, and the fix run behind both ``lint --fix`` and ``fix``."""
 
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ from replaytest.cli.shared import (
     _lint_options,
     _safe,
     _setup_failed,
-    _split,
     _usage_error,
     cli,
 )
 from replaytest.fileio import escape_controls
+from replaytest.lint_entry import lint_config as _lint_config
+from replaytest.lint_entry import run_lint as _run_lint
 
 if TYPE_CHECKING:
     from replaytest.config import Config
@@ -70,111 +71,6 @@ def _colored_report(report: str) -> str:
             line = click.style(line, bold=True)
         lines.append(line)
     return "\n".join(lines)
-
-
-def _lint_config(
-    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
-    exclude: tuple[str, ...], *, force_exclude: bool | None = None, respect_gitignore: bool | None = None,
-    isolated: bool = False, extend_select: tuple[str, ...] = (), extend_ignore: tuple[str, ...] = (),
-    overrides: dict[str, str] | None = None,
-) -> Config:
-    """The configuration a lint of ``paths`` uses: the file found from the first path (or ``--config``,
-    or none with ``--isolated``) with the command line's settings on top. ``overrides`` receives, per
-    setting the command line changed, the flag that did (``--show-settings`` says so)."""
-    import dataclasses
-
-    from replaytest.config import ConfigError, check_patterns, is_selector, load_config
-
-    check_patterns(None, "--exclude", _split(exclude))
-    if isolated and config_path is not None:
-        raise ConfigError(None, "--isolated", "ignores every configuration file; it cannot be given with --config")
-    targets = list(paths) or [Path(".")]
-    first = targets[0]
-    config = load_config(first if first.exists() else Path.cwd(), explicit=config_path, isolated=isolated)
-    for name, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select),
-                         ("--extend-ignore", extend_ignore)):
-        for entry in _split(values):
-            if not is_selector(entry):
-                raise ConfigError(None, name, f"{entry!r} is neither a rule code (RT101, RT1) nor a category")
-    chosen = _split(select) or config.select
-    if _split(extend_select):  # as in ruff: on top of the selection, which is every rule when none is set
-        chosen = (*(chosen or ("ALL",)), *_split(extend_select))
-    changed = {
-        "select": "--select" if _split(select) else "",
-        "ignore": "/".join(flag for flag, values in (("--ignore", ignore), ("--extend-ignore", extend_ignore))
-                           if _split(values)),
-        "exclude": "--exclude" if _split(exclude) else "",
-        "force_exclude": "--force-exclude" if force_exclude is not None else "",
-        "respect_gitignore": "--[no-]respect-gitignore" if respect_gitignore is not None else "",
-    }
-    if _split(extend_select):
-        changed["select"] = "/".join(filter(None, (changed["select"], "--extend-select")))
-    if overrides is not None:
-        overrides.update({key: flag for key, flag in changed.items() if flag})
-    return dataclasses.replace(
-        config,
-        select=chosen,
-        ignore=config.ignore + _split(ignore) + _split(extend_ignore),
-        exclude=config.exclude + _split(exclude),
-        force_exclude=config.force_exclude if force_exclude is None else force_exclude,
-        respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore,
-    )
-
-
-def _run_lint(
-    paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
-    exclude: tuple[str, ...], no_cache: bool, jobs: int | None, show_progress: bool = False, *,
-    force_exclude: bool | None = None, respect_gitignore: bool | None = None, whole_project: bool = False,
-    loaded: list[Config] | None = None, stdin: tuple[Path, bytes] | None = None, isolated: bool = False,
-    extend_select: tuple[str, ...] = (), extend_ignore: tuple[str, ...] = (), verbose: bool = False,
-) -> tuple[LintResult, Mapping[str, Rule]]:
-    """Load configuration, plugins and rules once, lint, and return (result, rules); raise on setup errors.
-    ``loaded`` receives the configuration used (``fix`` reads ``fixable``/``unfixable`` from it); ``stdin``
-    is (path, text) of one file read from stdin, linted as if at that path."""
-    from replaytest.config import CATEGORIES, ConfigError
-    from replaytest.lint.engine import build_context, lint_paths
-    from replaytest.lint.filtering import unknown_selectors
-    from replaytest.plugins import load_plugins
-
-    targets = list(paths) or [Path(".")]
-    config = _lint_config(paths, config_path, select, ignore, exclude, force_exclude=force_exclude,
-                          respect_gitignore=respect_gitignore, isolated=isolated, extend_select=extend_select,
-                          extend_ignore=extend_ignore)
-    if verbose:
-        where = ("none (--isolated)" if isolated else
-                 str(config.path) if config.path is not None else "none found (every setting its default)")
-        click.echo(f"replaytest: configuration file: {_safe(where)}", err=True)
-        click.echo(f"replaytest: project root: {_safe(str(config.root))}", err=True)
-        click.echo(f"replaytest: cache: {'off (--no-cache)' if no_cache else _safe(str(config.root / config.cache_dir))}",
-                   err=True)
-    if loaded is not None:
-        loaded.append(config)
-    if whole_project:  # lint everything; report what PATHS contain or what reaches into them
-        from replaytest.lint.scope import reachable_from
-
-        changed = [p for p in targets if not p.is_dir()]
-        if changed or not paths:
-            targets = [config.root]
-    profiles = [plugin.profile for plugin in load_plugins(config.frameworks) if plugin.profile is not None]
-    context = build_context(config, profiles)
-    for name, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select),
-                         ("--extend-ignore", extend_ignore)):
-        for entry in unknown_selectors(_split(values), context.rules, CATEGORIES):
-            raise ConfigError(None, name, f"{entry!r} is not a known rule code, code prefix or category "
-                                          "(`replaytest rules` lists them)")
-    from replaytest.replay.progress import Progress
-
-    with Progress("linting", show_progress) as progress:
-        result = lint_paths(
-            targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context, progress=progress.update,
-            stdin=stdin,
-        )
-    if whole_project and paths and changed:
-        result = reachable_from(result, changed, Path.cwd())
-    if verbose:
-        click.echo(f"replaytest: {result.files_checked} file(s) checked, {len(context.rules)} rule(s) selected",
-                   err=True)
-    return result, context.rules
 
 
 @cli.command()

@@ -1,9 +1,11 @@
-"""The pieces every command shares: the click group ``cli`` the commands register on, the exit codes, the
-output format choices, the options ``lint`` and ``fix`` both take, and how a usage or setup error is said
+"""The pieces every command shares: the click group ``cli`` the commands register on (each command's module
+is imported when that command is asked for, so ``replaytest lint`` loads neither the replay side nor the other
+commands), the exit codes, the output format choices, the options ``lint`` and ``fix`` both take, and how a usage or setup error is said
 (one line on stderr, exit 2) and how names from input files are printed safely."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -38,7 +40,51 @@ EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# The module that defines each command (registering it on ``cli``, or, for ``double-run``, defining it to be
+# added). A command module imports what it runs only when it runs; this table keeps the modules of the other
+# commands (the replay side among them: check, replay, impact, corpus) out of every run.
+_COMMAND_MODULES = {
+    "check": "replaytest.cli.check_commands",
+    "clean": "replaytest.cli.clean_command",
+    "corpus": "replaytest.cli.corpus_command",
+    "diff": "replaytest.cli.history_commands",
+    "double-run": "replaytest.double_run_cli",
+    "fix": "replaytest.cli.fix_command",
+    "impact": "replaytest.cli.impact_command",
+    "import": "replaytest.cli.import_commands",
+    "lint": "replaytest.cli.lint_command",
+    "merge-results": "replaytest.cli.check_commands",
+    "redact": "replaytest.cli.history_commands",
+    "replay": "replaytest.cli.replay_command",
+    "rules": "replaytest.cli.rules_command",
+}
+
+
+class _LazyGroup(click.Group):
+    """The ``replaytest`` group: lists every command, and imports a command's module when it is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        load_command(cmd_name)
+        return self.commands.get(cmd_name)
+
+
+def load_command(name: str) -> None:
+    """Import the module of the command ``name`` (a no-op for a loaded or unknown name); a module that only
+    defines its command (``double-run``) has it added to ``cli`` here."""
+    if name in cli.commands or name not in _COMMAND_MODULES:
+        return
+    module = importlib.import_module(_COMMAND_MODULES[name])
+    if name not in cli.commands:
+        for value in vars(module).values():
+            if isinstance(value, click.Command) and value.name == name:
+                cli.add_command(value)
+                break
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="replaytest")
 def cli() -> None:
     """Keep durable-workflow orchestration code replay-safe."""

@@ -20,9 +20,15 @@ entry files stay the source of truth: a key the pack lacks is read from its file
 exactly as an entry file is. A run that used other entries than the pack holds rewrites it at its end,
 atomically; runs racing to write it only cost the loser's pack.
 
-Why content and not ``stat``: a key from (size, mtime, inode) would save reading the files, but a write
-that keeps the size within the file system's timestamp granularity, or a restored mtime, would reuse a
-stale summary; reading and hashing the 785 files of a real project costs a warm run about 0.02 s.
+``files.txt``: what a run learnt of each file from its bytes, by ``stat`` (``FileIndex``): the sha256 of the
+bytes and the verdicts made from them (vetted, screened in, has suppression comments), under a header holding
+the analyzer's fingerprint and the Python version (another header: the whole index is a miss). A file whose
+(size, mtime, ctime, inode) is what the index recorded is neither read nor hashed; any other is read and
+hashed as before, and its digest decides (an edit that restores size and mtime still changes the ctime,
+which no user call can set back). A file is recorded only once its mtime and ctime are ``SETTLE_SECONDS``
+older than the moment the run looked at it: a write in the same tick of a coarse file-system clock would
+otherwise leave the stat unchanged. The summaries and verdicts themselves stay keyed by content (the digest),
+so the index only saves reading and hashing, never decides a finding.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -40,17 +47,23 @@ from replaytest.lint.model import ModuleSummary, summary_from_json, summary_to_j
 
 VETTED_FILE = "vetted.txt"
 PACK_FILE = "pack.txt"
+FILE_INDEX = "files.txt"
+# How much older than the moment a run looked at a file its mtime and ctime must be before the index trusts
+# its stat: coarse file-system clocks (a kernel tick; 2 s on FAT) give two writes in one tick the same time.
+SETTLE_SECONDS = 3
 VETTED_LIMIT = 50_000
 _KEY_CHARACTERS = frozenset("0123456789abcdef")
 
 
-def summary_key(fingerprint: str, module: str, is_package: bool, data: bytes) -> str:
+def summary_key(fingerprint: str, module: str, is_package: bool, content_digest: str) -> str:
+    """The key of a module's summary: the analyzer fingerprint, the module's name and the sha256 (hex) of the
+    file's bytes, so a warm run that knows a file's digest from ``FileIndex`` finds its summary unread."""
     digest = hashlib.sha256()
     digest.update(fingerprint.encode())
     digest.update(b"\0")
     digest.update(f"{module}:{int(is_package)}".encode())
     digest.update(b"\0")
-    digest.update(data)
+    digest.update(content_digest.encode("ascii"))
     return digest.hexdigest()
 
 
@@ -195,3 +208,112 @@ class SummaryCache:
         cachedir.claim(self.directory.parent)
         self.directory.mkdir(exist_ok=True)
         self._prepared = True
+
+
+# --- what each file's bytes gave, by stat ------------------------------------------------------------
+
+VETTED = "v"  # screened out and accepted by CPython's parser: neither screened nor parsed again
+SCREENED = "s"  # screened in: its summary is looked up by its digest
+COMMENTED = "c"  # mentions replaytest or noqa: read for its suppression comments
+
+
+def stat_signature(status: os.stat_result) -> tuple[int, int, int, int]:
+    """What the index compares: size, mtime, ctime (nanoseconds) and inode."""
+    return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino
+
+
+class FileIndex:
+    """``files.txt`` (see the module docstring): per path, the stat it had, the sha256 of its bytes and the
+    verdicts (``VETTED``, ``SCREENED``, ``COMMENTED``) made from them under ``header``."""
+
+    def __init__(self, directory: Path, header: str) -> None:
+        self.directory = directory / "lint"
+        self.header = header
+        self._entries: dict[str, tuple[tuple[int, int, int, int], str, str]] | None = None
+        self._changed = False
+
+    def lookup(self, path: str) -> tuple[str, str, os.stat_result] | None:
+        """(digest, verdicts, stat) of ``path`` when it is a regular file whose stat is what was recorded;
+        None when it must be read (not recorded, changed, not a regular file, or gone)."""
+        entry = self._read().get(path)
+        if entry is None:
+            return None
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(status.st_mode) or stat_signature(status) != entry[0]:
+            return None
+        return entry[1], entry[2], status
+
+    def record(self, path: str, status: os.stat_result | None, digest: str, verdicts: str, looked_at_ns: int) -> None:
+        """Remember ``path``'s digest and verdicts under the stat it had before it was read (``status``,
+        taken at ``looked_at_ns``), when that stat is old enough to be trusted (``SETTLE_SECONDS``)."""
+        entries = self._read()
+        if status is None or "\n" in path or not stat.S_ISREG(status.st_mode):
+            if entries.pop(path, None) is not None:
+                self._changed = True
+            return
+        settled = looked_at_ns - SETTLE_SECONDS * 1_000_000_000
+        if max(status.st_mtime_ns, status.st_ctime_ns) >= settled:
+            if entries.pop(path, None) is not None:
+                self._changed = True
+            return
+        entry = (stat_signature(status), digest, verdicts)
+        if entries.get(path) != entry:
+            entries[path] = entry
+            self._changed = True
+
+    def forget_unseen(self, walked: list[str], seen: set[str]) -> None:
+        """Drop the files under the folders this run walked (absolute) that it did not lint: removed, renamed
+        or excluded since, so the index does not grow with every file a checkout ever had."""
+        if not walked:
+            return
+        prefixes = tuple(folder.rstrip(os.sep) + os.sep for folder in walked)
+        entries = self._read()
+        gone = [path for path in entries if path not in seen and path.startswith(prefixes)]
+        for path in gone:
+            del entries[path]
+        self._changed = self._changed or bool(gone)
+
+    def save(self) -> None:
+        """Write the index when this run changed it (atomically; a lost race only costs some hashing)."""
+        if not self._changed or self._entries is None:
+            return
+        lines = [self.header]
+        for path, ((size, mtime, ctime, inode), digest, verdicts) in sorted(self._entries.items()):
+            lines.append(f"{digest} {verdicts or '-'} {size} {mtime} {ctime} {inode} {path}")
+        try:
+            self._prepare()
+            write_atomic(os.path.join(self.directory, FILE_INDEX),
+                         ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+        except (OSError, cachedir.CacheDirError):
+            return  # a read-only checkout lints without caching
+        self._changed = False
+
+    def _read(self) -> dict[str, tuple[tuple[int, int, int, int], str, str]]:
+        if self._entries is not None:
+            return self._entries
+        self._entries = {}
+        try:
+            with open(os.path.join(self.directory, FILE_INDEX), "rb") as handle:
+                text = handle.read().decode("utf-8", "surrogateescape")
+        except OSError:  # no index yet: every file is read
+            return self._entries
+        header, _, body = text.partition("\n")
+        if header != self.header:  # another analyzer, configuration or Python: its verdicts do not hold
+            return self._entries
+        for line in body.split("\n"):
+            fields = line.split(" ", 6)
+            if len(fields) != 7 or len(fields[0]) != 64 or not _KEY_CHARACTERS.issuperset(fields[0]):
+                continue  # a damaged line is a file read again
+            try:
+                signature = (int(fields[2]), int(fields[3]), int(fields[4]), int(fields[5]))
+            except ValueError:
+                continue
+            self._entries[fields[6]] = (signature, fields[0], fields[1].strip("-"))
+        return self._entries
+
+    def _prepare(self) -> None:
+        cachedir.claim(self.directory.parent)
+        self.directory.mkdir(exist_ok=True)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import sysconfig
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +94,8 @@ class ModuleNamer:
         # Detected roots by top-level name; emptied whenever a folder joins the candidates or the roots
         # (a warm run asked 103 times and listed 200 folders each time: 20,000 lookups).
         self._detected: dict[str, list[str]] = {}
+        # looks_like_project's verdict per top-level name; cleared with _detected when the folders change.
+        self._project_tops: dict[str, bool] = {}
         # Top-level name -> whether this interpreter imports it from outside the project.
         self._installed: dict[str, bool] = {}
 
@@ -134,6 +135,7 @@ class ModuleNamer:
         if directory not in self._import_roots:
             self._import_roots.add(directory)
             self._detected.clear()
+            self._project_tops.clear()
         self._add_candidates(folder, ceiling)
         package_name = ".".join(parts)
         others: list[str] = []
@@ -158,6 +160,7 @@ class ModuleNamer:
         while directory not in self._candidate_dirs:
             self._candidate_dirs.add(directory)
             self._detected.clear()
+            self._project_tops.clear()
             parent = os.path.dirname(directory)
             if top is None or directory == top or parent == directory:
                 break
@@ -248,7 +251,11 @@ class ModuleNamer:
         top = module.split(".")[0]
         if top in _STDLIB_MODULES:
             return False
-        return any(top in self._listing(d) for d in (*self._import_roots, *self._candidate_dirs))
+        known = self._project_tops.get(top)
+        if known is None:
+            known = self._project_tops[top] = any(
+                top in self._listing(d) for d in (*self._import_roots, *self._candidate_dirs))
+        return known
 
     def installed_elsewhere(self, module: str) -> bool:
         """Whether this interpreter imports the top-level name of ``module`` from outside the project:
@@ -325,6 +332,8 @@ def _import_locations(top: str) -> list[str]:
 
 def _site_directories() -> tuple[str, ...]:
     """The interpreter's install folders for distributions (site-packages, the user's included)."""
+    import sysconfig  # only when a name is left unresolved: most runs do not pay for importing it
+
     paths = sysconfig.get_paths()
     folders = {paths[key] for key in ("purelib", "platlib") if key in paths}
     user_site = sysconfig.get_paths(f"{os.name}_user") if f"{os.name}_user" in sysconfig.get_scheme_names() else {}

@@ -15,7 +15,8 @@ Public API::
     result.internal_errors  # of those, analyzer failures (rule RT002)
     result.problems         # path arguments that do not exist, as messages
 
-How a run goes: every file is read once and *screened* on its bytes (does it mention a framework,
+How a run goes: every file is read once (unless the file index of a warm run knows it: same stat, same bytes,
+``cache.FileIndex``) and *screened* on its bytes (does it mention a framework,
 a configured decorator or an idempotency-key name?). Screened-in files are parsed once by CPython's ``ast`` and
 summarised by one batched pass (``collector``); summaries are cached by content. The files to parse
 go to a process pool when that finishes sooner (``default_workers``: the estimated work against the idle
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +44,10 @@ from replaytest.fileio import NotRegularFileError, read_regular
 from replaytest.lint import diagnostics, pool, summarise
 from replaytest.lint import finish as finishing
 from replaytest.lint.cache import (
+    COMMENTED,
+    SCREENED,
+    VETTED,
+    FileIndex,
     SummaryCache,
     entry_binding,
     fingerprint_digest,
@@ -97,6 +103,8 @@ class LintRun:
     comments: dict[Path, list[Suppression]] = field(default_factory=dict)
     # Files whose text comes from stdin (``lint - --stdin-filename``), by absolute path: never read from disk.
     stdin: Mapping[Path, bytes] = field(default_factory=dict)
+    # What earlier runs learnt of each file by its stat (None without the cache): a known file is not read.
+    index: FileIndex | None = None
     _fingerprint_digest: str | None = None
 
     def read(self, path: Path) -> bytes | None:
@@ -122,26 +130,43 @@ class LintRun:
             return None
         return data
 
-    def cached_or_none(
-        self, source: SourceFile, data: bytes, digest: str | None = None
-    ) -> tuple[str, ModuleSummary | None]:
-        key = summary_key(self.context.fingerprint, source.module, source.is_package, data)
+    def cached_or_none(self, source: SourceFile, digest: str) -> tuple[str, ModuleSummary | None]:
+        """The cache key of ``source`` with the bytes of sha256 ``digest``, and its cached summary if any."""
+        key = summary_key(self.context.fingerprint, source.module, source.is_package, digest)
         if self.cache is None:
             return key, None
-        return key, self.cache.get(key, str(source.path), self.binding(data, digest))
+        return key, self.cache.get(key, str(source.path), self.binding(digest))
 
-    def binding(self, data: bytes, digest: str | None = None) -> str:
+    def binding(self, digest: str) -> str:
         if self._fingerprint_digest is None:
             self._fingerprint_digest = fingerprint_digest(self.context.fingerprint)
-        return entry_binding(self._fingerprint_digest, digest or hashlib.sha256(data).hexdigest())
+        return entry_binding(self._fingerprint_digest, digest)
 
-    def summarise_now(self, source: SourceFile, data: bytes) -> ModuleSummary:
-        key, summary = self.cached_or_none(source, data)
+    def summarise_now(self, source: SourceFile, data: bytes | None, digest: str | None = None) -> ModuleSummary | None:
+        """The summary of ``source``: cached by ``digest`` (the sha256 of ``data``, which is read when not given
+        and needed), else computed and cached. None when the file cannot be read."""
+        if digest is None:
+            if data is None:
+                data = self.read(source.path)
+                if data is None:
+                    return None
+            digest = hashlib.sha256(data).hexdigest()
+        key, summary = self.cached_or_none(source, digest)
         if summary is None:
+            data = data if data is not None else self.read(source.path)
+            if data is None:
+                return None
             summary = summarise.summarise_source(self.context, str(source.path), source.module, source.is_package, data)
             if self.cache is not None:
-                self.cache.put(key, summary, self.binding(data))
+                self.cache.put(key, summary, self.binding(digest))
         return summary
+
+    def known(self, source: SourceFile) -> tuple[str, str] | None:
+        """(digest, verdicts) of a file the index knows unchanged; None when it must be read."""
+        if self.index is None or source.path in self.stdin:
+            return None
+        found = self.index.lookup(str(source.path))
+        return None if found is None else (found[0], found[1])
 
     def load_module(self, name: str) -> ModuleSummary | None:
         """Lazy summary of a project module that orchestration code calls into."""
@@ -155,10 +180,10 @@ class LintRun:
         summary = self.summaries.get(source.path)
         if summary is not None:
             return summary
-        data = self.read(source.path)
-        if data is None:
+        known = self.known(source)
+        summary = self.summarise_now(source, None, known[0] if known is not None else None)
+        if summary is None:
             return None
-        summary = self.summarise_now(source, data)
         self.summaries[source.path] = summary
         return summary if summary.error is None else None
 
@@ -192,7 +217,8 @@ def lint_paths(
     nothing_left = _nothing_left(paths, files, problems, skipped, cwd)
     # A folder replaytest may not take is a configuration error before anything is read from it.
     cache = SummaryCache(config.cache_folder()) if use_cache else None
-    run = LintRun(context, cache, namer, files, cwd, stdin=from_stdin)
+    index = FileIndex(config.cache_folder(), file_index_header(context.fingerprint)) if use_cache else None
+    run = LintRun(context, cache, namer, files, cwd, stdin=from_stdin, index=index)
     for source in files:
         for name in (source.module, *source.other_names):
             run.by_module.setdefault(name, source)
@@ -203,42 +229,67 @@ def lint_paths(
     digests: dict[str, str] = {}
     vet_prefix = vetted_prefix(context.fingerprint)
     for source in files:
-        data = run.read(source.path)
-        if data is None:
-            continue
-        digest = digests[source.display] = hashlib.sha256(data).hexdigest()
-        if b"replaytest" in data or b"noqa" in data or b"NOQA" in data:
-            run.comments[source.path] = parse_suppressions(finishing.decode(data), prefixes)
-        elif source.path in from_stdin:  # its comments are these, not those of a file at its path
-            run.comments[source.path] = []
-        vet_key = vetted_key(vet_prefix, digest) if cache is not None else ""
-        if cache is not None and cache.is_vetted(vet_key):
-            # Vetted before with this analyzer (the key holds its fingerprint): screened out and accepted by
-            # CPython, so neither the screen nor the parser needs to see it again.
-            continue
-        if not context.screen(data):
-            # No rule needs it parsed, but a file lint was asked to check is never called checked when
-            # it is not Python: CPython's parser vets it, and a file it rejects is summarised for the error.
-            # The verdict is cached by content, so a warm run vets only what changed.
-            if summarise.compiles(data, str(source.path)):
-                if cache is not None:
-                    cache.add_vetted(vet_key)
+        known = run.known(source)
+        data: bytes | None = None
+        # A file with suppression comments is read for them anyway, and then its bytes decide, as for a file
+        # the index does not know.
+        if known is not None and COMMENTED not in known[1] and (VETTED in known[1] or SCREENED in known[1]):
+            # Unchanged since a run that read it: its digest and verdicts are the index's.
+            digest = digests[source.display] = known[0]
+            if VETTED in known[1]:
                 continue
-            vetted = run.summarise_now(source, data)
-            if vetted.error is not None:
-                run.summaries[source.path] = vetted
-            continue
+        else:
+            looked_at = time.time_ns()
+            status = _stat(source.path) if index is not None and source.path not in from_stdin else None
+            data = run.read(source.path)
+            if data is None:
+                continue
+            digest = digests[source.display] = hashlib.sha256(data).hexdigest()
+            verdicts = ""
+            if b"replaytest" in data or b"noqa" in data or b"NOQA" in data:
+                run.comments[source.path] = parse_suppressions(finishing.decode(data), prefixes)
+                verdicts = COMMENTED
+            elif source.path in from_stdin:  # its comments are these, not those of a file at its path
+                run.comments[source.path] = []
+            vet_key = vetted_key(vet_prefix, digest) if cache is not None else ""
+            if cache is not None and cache.is_vetted(vet_key):
+                # Vetted before with this analyzer (the key holds its fingerprint): screened out and accepted by
+                # CPython, so neither the screen nor the parser needs to see it again.
+                if index is not None:
+                    index.record(str(source.path), status, digest, verdicts + VETTED, looked_at)
+                continue
+            if not context.screen(data):
+                # No rule needs it parsed, but a file lint was asked to check is never called checked when
+                # it is not Python: CPython's parser vets it, and a file it rejects is summarised for the error.
+                # The verdict is cached by content, so a warm run vets only what changed.
+                if summarise.compiles(data, str(source.path)):
+                    if cache is not None:
+                        cache.add_vetted(vet_key)
+                    if index is not None:
+                        index.record(str(source.path), status, digest, verdicts + VETTED, looked_at)
+                    continue
+                vetted = run.summarise_now(source, data, digest)
+                if vetted is not None and vetted.error is not None:
+                    run.summaries[source.path] = vetted
+                continue
+            if index is not None:
+                index.record(str(source.path), status, digest, verdicts + SCREENED, looked_at)
+        key, summary = run.cached_or_none(source, digest)
+        if summary is None and data is None:
+            data = run.read(source.path)
+            if data is None:
+                continue
         screened.append(source)
-        key, summary = run.cached_or_none(source, data, digest)
         if summary is not None:
             run.summaries[source.path] = summary
         else:
+            assert data is not None
             pending.append((source, key, data))
     notes: list[str] = []
     for (source, key, data), summary in zip(pending, pool.summarise_all(context, pending, jobs, notes, progress, meter)):
         run.summaries[source.path] = summary
         if cache is not None:
-            cache.put(key, summary, run.binding(data, digests[source.display]))
+            cache.put(key, summary, run.binding(digests[source.display]))
     if cache is not None:
         cache.save_vetted()
 
@@ -273,6 +324,10 @@ def lint_paths(
 
     if cache is not None:
         cache.save_pack()  # after resolution, which may have loaded summaries of files outside the run
+    if index is not None:
+        walked = [os.path.abspath(cwd / path) for path in paths if (cwd / path).is_dir()]
+        index.forget_unseen(walked, {str(source.path) for source in files})
+        index.save()
     notes.extend(_unresolved_notes(program, namer, cwd))
     notes.extend(_newer_grammar_notes(files, run.summaries, config))
     raw = diagnostics.offerable_fixes(raw, from_stdin)
@@ -287,6 +342,19 @@ def lint_paths(
             result.errors += 1
     result.notes = notes
     return result
+
+
+def file_index_header(fingerprint: str) -> str:
+    """The first line of ``files.txt``: what the index's verdicts were made under (the analyzer fingerprint
+    and the running Python, as for the vetting verdicts); an index under another header is not used."""
+    return f"replaytest-file-index 1 {hashlib.sha256(vetted_prefix(fingerprint)).hexdigest()[:32]}"
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _source_roots(config: Config) -> list[Path]:
@@ -344,11 +412,11 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
     """One note per project-looking module that orchestration code reaches but no source root holds and no
     installed distribution provides, worded by whether its top-level name is a source root's own."""
     notes = []
+    importers_of: dict[str, dict[int, ModuleSummary]] | None = None
     for name in namer.unresolved_project_modules(_missing_modules(program)):
-        importers = sorted(
-            display_path(Path(summary.path), cwd) for summary in {id(s): s for s in program.modules.values()}.values()
-            if any(target == name or target.startswith(f"{name}.") for target in summary.aliases.values())
-        )
+        if importers_of is None:
+            importers_of = _importers_by_name(program)
+        importers = sorted(display_path(Path(summary.path), cwd) for summary in importers_of.get(name, {}).values())
         by = f" (imported by {importers[0]})" if importers else ""
         if namer.held_by_source_root(name):
             notes.append(
@@ -365,6 +433,22 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
             "where replaytest runs; if it is the project's, add its folder to `src` in [tool.replaytest]."
         )
     return notes
+
+
+def _importers_by_name(program: Program) -> dict[str, dict[int, ModuleSummary]]:
+    """Per module name, the summaries that import it or something inside it (an import target equal to the
+    name or below it): every dotted prefix of every target, so each unresolved name is one lookup."""
+    index: dict[str, dict[int, ModuleSummary]] = {}
+    for summary in {id(s): s for s in program.modules.values()}.values():
+        for target in set(summary.aliases.values()):
+            prefix = target
+            while True:
+                index.setdefault(prefix, {})[id(summary)] = summary
+                cut = prefix.rfind(".")
+                if cut < 0:
+                    break
+                prefix = prefix[:cut]
+    return index
 
 
 def _nothing_left(

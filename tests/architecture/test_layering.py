@@ -56,7 +56,7 @@ def _layer(module: str) -> str:
     if parts[0] != "replaytest" or len(parts) == 1:
         return "root"
     head = parts[1]
-    if head in ("cli", "pytest_plugin", "__main__", "gate", "double_run_cli"):
+    if head in ("cli", "pytest_plugin", "__main__", "gate", "double_run_cli", "lint_entry"):
         return "faces"
     if head in PUBLIC_MODULES:
         return "public"
@@ -185,3 +185,41 @@ def test_lint_never_imports_libcst_and_fix_does(tmp_path: Path) -> None:
     assert warm[-3:] == ["exit", "1", "False"], runs[1].stdout + runs[1].stderr
     assert fixing[-1] == "True", runs[2].stdout + runs[2].stderr
     assert "workflow.time()" in (tmp_path / "wf.py").read_text(encoding="utf-8")  # the safe fix was applied
+
+
+def test_lint_command_imports_no_other_command_and_no_replay_machinery(tmp_path: Path) -> None:
+    """``replaytest lint`` as the pre-commit hook runs it (output captured) imports neither click nor any command
+    module (``lint_entry``'s lean path); with another option it is the click command, which imports its own
+    module only: the other commands' modules (check, replay, impact, corpus, …) and the replay side load when
+    their command runs. ``--help`` of the group still lists every command."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n", encoding="utf-8")
+    (tmp_path / "wf.py").write_text("from temporalio import workflow\n", encoding="utf-8")
+    code = (
+        "import sys; from replaytest.cli import main\n"
+        "sys.argv = ['replaytest', 'lint', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('replaytest.cli.', 'replaytest.replay', "
+        "'replaytest.journal', 'replaytest.history', 'replaytest.impact', 'replaytest.double_run_cli', 'temporalio',"
+        " 'click')) and m != 'click' and not m.startswith('click.'))\n"
+        "print(' '.join(loaded), 'click' in sys.modules)"
+    )
+
+    def modules_loaded(*arguments: str) -> list[str]:
+        run = subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True, timeout=120,
+                             cwd=tmp_path)
+        *_, exit_line, loaded = run.stdout.strip().split("\n")
+        assert exit_line == "exit 0", run.stdout + run.stderr
+        return loaded.split()
+
+    assert modules_loaded("--whole-project", "--force-exclude", "wf.py") == ["False"], "the hook's lint loaded these"
+    # The progress bar (a click bar, no replay machinery) is the one module under replay/ lint uses.
+    assert modules_loaded("--statistics", "wf.py") == [
+        "replaytest.cli.lint_command", "replaytest.cli.process", "replaytest.cli.shared", "replaytest.replay",
+        "replaytest.replay.progress", "True"]
+    listing = subprocess.run([sys.executable, "-m", "replaytest", "--help"], capture_output=True, text=True,
+                             timeout=120, cwd=tmp_path)
+    for command in ("check", "double-run", "impact", "lint", "merge-results", "replay", "rules"):
+        assert f"\n  {command} " in listing.stdout, listing.stdout

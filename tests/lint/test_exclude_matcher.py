@@ -31,7 +31,8 @@ PATTERNS = st.lists(
         st.lists(NAMES, min_size=1, max_size=3).map(lambda parts: "/" + "/".join(parts)),
         st.lists(NAMES, min_size=1, max_size=2).map(lambda parts: "/".join(parts) + "/"),
         st.sampled_from(["*_pb2.py", "**/gen", "tests/*", "build/", "app/[ab].py", "?.py", "**/v1/*.py", "*/a.py",
-                         "!a.py", "!tests/b.py", "app/**", "gen"]),
+                         "!a.py", "!tests/b.py", "app/**", "gen", "*.py", "*", "*/", "**/*_pb2.py", "**/build/",
+                         "**/a.py", "*ld/", "**/*", "* ", "*a\\ ", "**/[ab].py", "**/app/*.py"]),
     ),
     max_size=6,
 )
@@ -44,6 +45,27 @@ def test_the_compiled_matcher_agrees_with_pathspec_over_the_whole_list(
 ) -> None:
     expected = GitIgnoreSpec.from_lines(patterns).match_file(relative + "/" if is_dir else relative)
     assert ExcludeMatcher(patterns).matches(relative, is_dir) == expected
+
+
+SIMPLE_PATTERNS = st.lists(
+    st.sampled_from(["*", "*.py", "*_pb2.py", "**/gen", "**/build/", "gen", "build/", "app/a.py", "/tests", "v1/",
+                     "**/*.py", "*ld/"]).flatmap(lambda pattern: st.sampled_from([pattern, "!" + pattern])),
+    min_size=1, max_size=6,
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(relative=PATHS, patterns=SIMPLE_PATTERNS, is_dir=st.booleans())
+def test_simple_patterns_in_order_give_pathspecs_verdict_without_it(
+    relative: str, patterns: list[str], is_dir: bool
+) -> None:
+    """Plain paths, names and name endings, some negated: the order decides, and the matcher decides it
+    without ``pathspec`` (whose import alone is a good part of a warm one-file lint run)."""
+    patterns = [*patterns, "!x_pb2.py"]  # always one "!" pattern: the order decides
+    matcher = ExcludeMatcher(patterns)
+    assert matcher._ordered is None and matcher._globs is None, "a simple pattern went to pathspec"
+    expected = GitIgnoreSpec.from_lines(patterns).check_file(relative + "/" if is_dir else relative).include
+    assert matcher.decide(relative, is_dir) == expected
 
 
 def test_hand_picked_verdicts_are_gits() -> None:

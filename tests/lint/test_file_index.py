@@ -1,0 +1,212 @@
+"""The lint cache's file index (``files.txt``): a warm run reads no file whose stat is unchanged, and after each
+kind of change (an edit that keeps size and mtime, a file added or removed, a helper another module's
+workflow calls, the configuration, replaytest's version) its findings equal those of a run without cache.
+
+The runs are in-process (``lint_paths``) so the test can see which files a run read, and with
+``SETTLE_SECONDS`` turned off: the index trusts a stat only once the file is a few seconds old, and these
+files are not."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lintkit import CLOCK_WORKFLOW, write_files
+
+from replaytest.config import load_config
+from replaytest.lint import cache as cache_module
+from replaytest.lint import context as context_module
+from replaytest.lint import engine
+from replaytest.plugins import load_plugins
+
+HELPER = '''\
+"""Formatting helper; its body decides whether the workflow's call site is a finding."""
+
+
+def label(name: str) -> str:
+    return name.upper()
+'''
+HELPER_WITH_CLOCK = HELPER.replace("return name.upper()", "import time\n    return f'{name}{time.time()}'")
+
+WORKFLOW = '''\
+"""A workflow calling a helper of another module."""
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from app.labels import label
+
+
+@workflow.defn
+class Labelled:
+    @workflow.run
+    async def run(self, name: str) -> str:
+        return label(name)
+'''
+UTILITY = "def total(values):\n    return sum(values)\n"
+SUPPRESSED = CLOCK_WORKFLOW.replace("datetime.now()", "datetime.now()  # replaytest: ignore[clock]")
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(cache_module, "SETTLE_SECONDS", -3600)  # trust the stat of files written just now
+    root = tmp_path / "proj"
+    write_files(root, {
+        "pyproject.toml": "[tool.replaytest]\n",
+        "app/__init__.py": "",
+        "app/labels.py": HELPER,
+        "app/wf.py": WORKFLOW,
+        "app/clock.py": CLOCK_WORKFLOW,
+        "app/quiet.py": SUPPRESSED,
+        "app/util.py": UTILITY,
+    })
+    return root
+
+
+def _lint(root: Path, reads: list[str] | None = None, *, use_cache: bool = True) -> dict[str, Any]:
+    """What a run reports: its diagnostics, notes, problems and error count; ``reads`` receives the files read."""
+    config = load_config(root)
+    profiles = [plugin.profile for plugin in load_plugins(config.frameworks) if plugin.profile is not None]
+    original = engine.LintRun.read
+
+    def recording(run: engine.LintRun, path: Path) -> bytes | None:
+        if reads is not None:
+            reads.append(path.relative_to(root).as_posix())
+        return original(run, path)
+
+    engine.LintRun.read = recording  # type: ignore[method-assign]
+    try:
+        result = engine.lint_paths([root], config, profiles, cwd=root, use_cache=use_cache, jobs=1)
+    finally:
+        engine.LintRun.read = original  # type: ignore[method-assign]
+    return {
+        "diagnostics": [(d.path, d.line, d.column, d.rule, d.message, d.trace) for d in result.diagnostics],
+        "notes": result.notes, "problems": result.problems, "errors": result.errors, "files": result.files_checked,
+    }
+
+
+def _warm(root: Path) -> list[str]:
+    """Fill the cache and the index; the files a second, warm run still reads."""
+    _lint(root)
+    reads: list[str] = []
+    _lint(root, reads)
+    return reads
+
+
+def _edit_keeping_size_and_mtime(path: Path, text: str) -> None:
+    before = path.stat()
+    assert len(text.encode()) == before.st_size
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    # Setting the mtime back sets the ctime; within one tick of a coarse clock it could equal the old one.
+    while path.stat().st_ctime_ns == before.st_ctime_ns:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_warm_run_reads_only_the_files_with_suppression_comments(project: Path) -> None:
+    assert _warm(project) == ["app/quiet.py"], "an unchanged file was read again (or the index was not used)"
+    index = (project / ".replaytest_cache" / "lint" / "files.txt").read_text(encoding="utf-8")
+    assert str(project / "app" / "wf.py") in index
+    assert _lint(project) == _lint(project, use_cache=False)
+
+
+def test_edit_that_keeps_size_and_mtime_is_read_and_seen(project: Path) -> None:
+    _warm(project)
+    target = project / "app" / "clock.py"
+    _edit_keeping_size_and_mtime(target, CLOCK_WORKFLOW.replace("datetime.now()", "datetime.min  "))
+    reads: list[str] = []
+    warm = _lint(project, reads)
+    assert "app/clock.py" in reads
+    assert warm == _lint(project, use_cache=False)
+    assert not any(d[0].endswith("clock.py") for d in warm["diagnostics"]), warm
+
+
+def test_edit_of_a_screened_out_file_that_keeps_size_and_mtime_is_vetted_again(project: Path) -> None:
+    _warm(project)
+    broken = "def total(values):\n    return sum(values(\n"
+    _edit_keeping_size_and_mtime(project / "app" / "util.py", broken)
+    warm = _lint(project)
+    assert warm == _lint(project, use_cache=False)
+    assert warm["errors"] and any(d[0].endswith("util.py") for d in warm["diagnostics"]), warm
+
+
+def test_added_file_is_linted(project: Path) -> None:
+    _warm(project)
+    write_files(project, {"app/second.py": CLOCK_WORKFLOW.replace("Greeting", "Second")})
+    reads: list[str] = []
+    warm = _lint(project, reads)
+    assert "app/second.py" in reads
+    assert warm == _lint(project, use_cache=False)
+    assert any(d[0].endswith("second.py") for d in warm["diagnostics"]), warm
+
+
+def test_removed_file_is_gone_from_the_findings(project: Path) -> None:
+    _warm(project)
+    (project / "app" / "clock.py").unlink()
+    warm = _lint(project)
+    assert warm == _lint(project, use_cache=False)
+    assert not any(d[0].endswith("clock.py") for d in warm["diagnostics"]), warm
+    index = (project / ".replaytest_cache" / "lint" / "files.txt").read_text(encoding="utf-8")
+    assert str(project / "app" / "clock.py") not in index and str(project / "app" / "wf.py") in index
+
+
+def test_removed_helper_module_is_gone_from_the_resolution(project: Path) -> None:
+    (project / "app" / "labels.py").write_text(HELPER_WITH_CLOCK, encoding="utf-8")
+    _warm(project)
+    (project / "app" / "labels.py").unlink()
+    warm = _lint(project)
+    assert warm == _lint(project, use_cache=False)
+    assert not any(d[0].endswith("wf.py") for d in warm["diagnostics"]), warm
+
+
+def test_helper_changed_across_modules_changes_the_finding_at_the_unchanged_call_site(project: Path) -> None:
+    assert not any(d[0].endswith("wf.py") for d in _lint(project)["diagnostics"])
+    _warm(project)
+    (project / "app" / "labels.py").write_text(HELPER_WITH_CLOCK, encoding="utf-8")
+    reads: list[str] = []
+    warm = _lint(project, reads)
+    assert "app/wf.py" not in reads, "the unchanged workflow module should come from the index"
+    assert warm == _lint(project, use_cache=False)
+    assert any(d[0].endswith("wf.py") and d[3] == "RT101" for d in warm["diagnostics"]), warm
+    (project / "app" / "labels.py").write_text(HELPER.replace("upper", "lower"), encoding="utf-8")
+    warm = _lint(project)
+    assert warm == _lint(project, use_cache=False)
+    assert not any(d[0].endswith("wf.py") for d in warm["diagnostics"]), warm
+
+
+def test_configuration_change_reads_every_file_again(project: Path) -> None:
+    _warm(project)
+    (project / "pyproject.toml").write_text('[tool.replaytest]\nignore = ["clock"]\n', encoding="utf-8")
+    reads: list[str] = []
+    warm = _lint(project, reads)
+    assert "app/wf.py" in reads and "app/util.py" in reads, "the index outlived the configuration it was made under"
+    assert warm == _lint(project, use_cache=False)
+    assert not any(d[3] == "RT101" for d in warm["diagnostics"]), warm
+
+
+def test_replaytest_version_change_reads_every_file_again(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _warm(project)
+    monkeypatch.setattr(context_module, "__version__", "999.0.0")
+    reads: list[str] = []
+    warm = _lint(project, reads)
+    assert "app/wf.py" in reads and "app/util.py" in reads, "the index outlived the version it was made by"
+    assert warm == _lint(project, use_cache=False)
+
+
+def test_files_written_just_now_are_not_trusted_by_stat(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_module, "SETTLE_SECONDS", 3600)  # every file is "just written"
+    reads = _warm(project)
+    assert "app/wf.py" in reads and "app/util.py" in reads
+
+
+def test_damaged_index_is_a_miss(project: Path) -> None:
+    _warm(project)
+    index = project / ".replaytest_cache" / "lint" / "files.txt"
+    lines = index.read_text(encoding="utf-8").splitlines()
+    damaged = [lines[0]] + [line.replace(" ", "  ", 1) if "wf.py" in line else line for line in lines[1:]]
+    index.write_text("\n".join(damaged) + "\n", encoding="utf-8")
+    reads: list[str] = []
+    warm = _lint(project, reads)
+    assert "app/wf.py" in reads
+    assert warm == _lint(project, use_cache=False)

@@ -1,0 +1,103 @@
+"""The pre-commit hook's ``replaytest lint`` without click (``replaytest.lint_entry``): for each argument list it
+takes, its stdout, stderr and exit code are the click command's byte for byte, and it really ran without
+click; any other argument goes to click."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lintkit import CLOCK_WORKFLOW, write_files
+
+# Runs replaytest's console-script function (lean where it can be) or the click group's, in a fresh process,
+# and says on the last stderr line whether click was imported.
+RUNNER = """
+import sys
+which = sys.argv[1]
+sys.argv = ["replaytest", *sys.argv[2:]]
+if which == "lean":
+    from replaytest.cli import main
+else:
+    from replaytest.cli.process import main
+try:
+    main()
+finally:
+    sys.stdout.flush()
+    print(f"click imported: {'click' in sys.modules}", file=sys.stderr)
+"""
+
+HELPER_WITH_CLOCK = "import time\n\n\ndef label(name):\n    return f'{name}{time.time()}'\n"
+WORKFLOW = '''\
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from app.labels import label
+
+
+@workflow.defn
+class Labelled:
+    @workflow.run
+    async def run(self, name: str) -> str:
+        return label(name)
+'''
+
+
+def _run(project: Path, which: str, *arguments: str) -> tuple[int, str, str, bool]:
+    done = subprocess.run([sys.executable, "-c", RUNNER, which, *arguments], cwd=project, capture_output=True,
+                          text=True, timeout=120)
+    *stderr, flag = done.stderr.rstrip("\n").split("\n")
+    return done.returncode, done.stdout, "\n".join(stderr), flag == "click imported: True"
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    return write_files(tmp_path / "proj", {
+        "pyproject.toml": '[tool.replaytest]\nexclude = ["generated"]\n',
+        "app/__init__.py": "",
+        "app/labels.py": HELPER_WITH_CLOCK,
+        "app/wf.py": WORKFLOW,
+        "app/clock.py": CLOCK_WORKFLOW,
+        "app/quiet.py": CLOCK_WORKFLOW.replace("datetime.now()", "datetime.now()  # replaytest: ignore[RT102]"),
+        "generated/skip.py": CLOCK_WORKFLOW,
+    })
+
+
+@pytest.mark.parametrize("arguments", [
+    ("lint", "--whole-project", "--force-exclude", "app/labels.py"),
+    ("lint", "--whole-project", "--force-exclude", "app/wf.py", "app/clock.py"),
+    ("lint", "--format", "json", "."),
+    ("lint", "--format=sarif", "--no-cache", "."),
+    ("lint", "--output-format", "github", "--exit-zero", "app"),
+    ("lint", "--force-exclude", "generated/skip.py"),
+    ("lint", "missing.py"),
+    ("lint",),
+])
+def test_lean_lint_writes_what_the_click_command_writes(project: Path, arguments: tuple[str, ...]) -> None:
+    click_run = _run(project, "click", *arguments)
+    lean_run = _run(project, "lean", *arguments)
+    assert lean_run[:3] == click_run[:3]
+    assert lean_run[3] is False and click_run[3] is True, "the lean path imported click (or click did not run)"
+
+
+def test_a_configuration_error_is_the_same_exit_2(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.replaytest]\nselect = ["XX9"]\n', encoding="utf-8")
+    for arguments in (("lint", "."), ("lint", "--format", "json", "--whole-project", "app/wf.py")):
+        click_run, lean_run = _run(project, "click", *arguments), _run(project, "lean", *arguments)
+        assert lean_run[:3] == click_run[:3] and lean_run[0] == 2, lean_run
+        assert not lean_run[3]
+
+
+def test_a_syntax_error_is_the_same_exit_2(project: Path) -> None:
+    (project / "app" / "broken.py").write_text("def broken(:\n", encoding="utf-8")
+    click_run, lean_run = _run(project, "click", "lint", "."), _run(project, "lean", "lint", ".")
+    assert lean_run[:3] == click_run[:3] and lean_run[0] == 2, lean_run
+
+
+@pytest.mark.parametrize("arguments", [
+    ("lint", "--statistics", "."), ("lint", "--help"), ("lint", "-", "--stdin-filename", "x.py"),
+    ("lint", "--format", "junit", "."), ("lint", "--", "app"), ("rules",),
+])
+def test_other_arguments_are_left_to_click(project: Path, arguments: tuple[str, ...]) -> None:
+    assert _run(project, "lean", *arguments)[3], "a run the lean path does not cover skipped click"
