@@ -13,7 +13,8 @@ to the entity's ``@name@key`` holding the request message) is a step named ``<op
 is folded into it as its result (or its error, when the response has an ``exceptionType``), not kept as
 a signal. What replay needs to rebuild the exact list for the SDK (event ids, row
 positions, episodes and their timestamps) is kept in each event's ``extra["azure"]``; ``sdk_history``
-rebuilds it, and a round trip gives back the recorded list (``IsPlayed`` aside).
+rebuilds it, and a round trip gives back the recorded list (``IsPlayed`` aside, and an entity request's
+operation input, of which only the digest is kept: the SDK reads the request id alone).
 
 Run status (``RuntimeStatus`` of the Instances table or the HTTP API): Completed → completed;
 Failed, Canceled and Terminated → failed (a terminated run records error type ``Terminated``: it
@@ -59,6 +60,7 @@ def entity_operation(operation: str, scheduler_id: str) -> str:
     """The neutral name of an entity operation: ``deposit on @account@acct-1`` (the scheduler id is how
     Durable Task addresses an entity, ``@<lowercased name>@<key>``)."""
     return f"{operation} on {scheduler_id}"
+
 
 RUNTIME_STATUSES: dict[str, str] = {
     "Completed": "completed", "Failed": "failed", "Canceled": "failed", "Terminated": "failed",
