@@ -305,6 +305,8 @@ _direct_effect_wrapper = _caller_wrapper("effect")
 
 _IMPORT_MACHINERY = ("<frozen importlib.", "<frozen zipimport>")
 _LOGGING_DIR = os.path.dirname(logging.__file__) + os.sep
+# asyncio's own package (not imported here: lint loads this module and needs no event loop).
+_ASYNCIO_DIR = os.path.join(os.path.dirname(os.__file__), "asyncio") + os.sep
 
 
 def _effect_caller(
@@ -313,7 +315,8 @@ def _effect_caller(
     """The orchestration frame an effect is made for: the nearest frame of orchestration code above
     ``frame``, through any library (a workflow calling ``urllib`` or ``shelve`` is caught though the
     socket or file is made deep inside). None — the library's own business — when replaytest itself (the
-    engine, a runtime, the cache) or the import machinery (writing bytecode caches) comes first; for a
+    engine, a runtime, the cache), the import machinery (writing bytecode caches) or an asyncio event loop
+    waking itself comes first; for a
     file write made by a logging handler emitting a record (the app's log file keeps its lines); and, with
     ``stdlib_only``, when a third-party library comes first (threads: an engine's SDK runs its own
     bookkeeping on worker threads, DBOS's async steps do; a workflow's ``asyncio.to_thread`` is caught)."""
@@ -325,6 +328,10 @@ def _effect_caller(
         if filename.startswith(_IMPORT_MACHINERY) or _is_replaytest_file(filename):
             return None
         if file_write and filename.startswith(_LOGGING_DIR) and code.co_name in ("emit", "handle"):
+            return None
+        if code.co_name == "_write_to_self" and filename.startswith(_ASYNCIO_DIR):
+            # An event loop waking itself through its own socket pair (``call_soon_threadsafe``; awaiting
+            # ``asyncio.to_thread`` work that finished before the await does it): no effect.
             return None
         if stdlib_only and not _is_stdlib_file(filename):
             return None

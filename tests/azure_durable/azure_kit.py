@@ -7,7 +7,10 @@ work offline, so ``record`` plays the host's part: it gives the real SDK the gro
 turns the actions the orchestrator emits into the events the Durable Task Framework writes
 (``TaskScheduled``, ``TimerCreated``, ``SubOrchestrationInstanceCreated``), completes activities by calling
 the real activity functions (outside any replay), fires timers, runs sub-orchestrations the same way and
-delivers scripted external events. ``table_rows`` writes those events in the documented
+delivers scripted external events. Entity operations (``call_entity``, ``signal_entity``) are sent as the
+extension sends them (``EventSent`` named ``op`` to the entity's ``@name@key``, a request message with its
+id) and run by calling the real entity functions with their kept state; a call's response comes back as the
+``EventRaised`` named by the request id. ``table_rows`` writes those events in the documented
 ``AzureTableTrackingStore`` schema: History (PartitionKey = instance id, RowKey = 16 hex digits of the
 sequence number, ``EventType`` by name, ``_Timestamp``, ``ExecutionId``, payloads as JSON text) plus the
 ``sentinel`` row, and Instances (``RuntimeStatus``, ``CreatedTime``, …)."""
@@ -23,6 +26,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -43,7 +47,7 @@ START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
 _EVENT_NUMBERS = {
     "ExecutionStarted": 0, "ExecutionCompleted": 1, "TaskScheduled": 4, "TaskCompleted": 5, "TaskFailed": 6,
     "SubOrchestrationInstanceCreated": 7, "SubOrchestrationInstanceCompleted": 8, "SubOrchestrationInstanceFailed": 9,
-    "TimerCreated": 10, "TimerFired": 11, "OrchestratorStarted": 12, "OrchestratorCompleted": 13, "EventRaised": 15,
+    "TimerCreated": 10, "TimerFired": 11, "OrchestratorStarted": 12, "OrchestratorCompleted": 13, "EventSent": 14, "EventRaised": 15,
     "ContinueAsNew": 16,
 }
 
@@ -131,7 +135,8 @@ _INDEXED: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
 
 
 def _functions(app: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The app's orchestrators and activities by name (``get_functions`` answers once per app)."""
+    """The app's orchestrators and activities by name, the entity functions' handles among the activities
+    under ``@<lowercased name>`` (``get_functions`` answers once per app)."""
     if id(app) in _INDEXED and _INDEXED[id(app)][0] is app:
         return _INDEXED[id(app)][1], _INDEXED[id(app)][2]
     orchestrators, activities = {}, {}
@@ -141,8 +146,27 @@ def _functions(app: Any) -> tuple[dict[str, Any], dict[str, Any]]:
             orchestrators[function.get_function_name()] = function.get_user_function().orchestrator_function
         elif "activityTrigger" in kinds:
             activities[function.get_function_name()] = function.get_user_function()
+        elif "entityTrigger" in kinds:
+            activities["@" + function.get_function_name().lower()] = function.get_user_function()
     _INDEXED[id(app)] = (app, orchestrators, activities)
     return orchestrators, activities
+
+
+# Entity state by scheduler id (``@account@acct-1``), kept across runs as the task hub keeps it.
+ENTITY_STATES: dict[str, str | None] = {}
+
+
+def _run_entity(activities: dict[str, Any], scheduler_id: str, operation: str, input_text: str | None) -> dict[str, Any]:
+    """One operation of an entity, run for real by its handle as the extension runs a batch of one: the
+    operation's result JSON (``result``, ``isError``); the entity's new state is kept."""
+    _, name, key = scheduler_id.split("@", 2)
+    handle = activities["@" + name]
+    context = {"self": {"name": name, "key": key}, "state": ENTITY_STATES.get(scheduler_id),
+               "exists": scheduler_id in ENTITY_STATES, "batch": [{"name": operation, "input": json.dumps(input_text)}]}  # the extension quotes the input once more
+    answer = json.loads(handle(json.dumps(context)))
+    if answer.get("entityExists"):
+        ENTITY_STATES[scheduler_id] = answer.get("entityState")
+    return answer["results"][0]
 
 
 def _flat(actions: Any) -> list[dict[str, Any]]:
@@ -222,6 +246,16 @@ def record(
                 add("OrchestratorCompleted")
                 run.runtime_status = "ContinuedAsNew"
                 return run
+            elif kind in (7, 9):  # call_entity / signal_entity: a request message sent to the entity
+                request_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{instance_id}/{sequence}"))
+                request = {"id": request_id, "op": action["operation"], "signal": kind == 9, "input": action.get("input"),
+                           "parent": instance_id}
+                add("EventSent", sequence, Name="op", InstanceId=action["instanceId"], Input=json.dumps(request))
+                if kind == 9:  # fire and forget: the entity runs it, nothing comes back
+                    _run_entity(activities, action["instanceId"], action["operation"], action.get("input"))
+                else:
+                    pending[sequence] = ("entity", {**action, "requestId": request_id})
+                sequence += 1
             elif kind == 8:  # call_http: the host schedules its built-in HTTP activity and makes the request
                 add("TaskScheduled", sequence, Name="BuiltIn::HttpActivity", Input=json.dumps(action["httpRequest"]))
                 pending[sequence] = ("http", action)
@@ -256,6 +290,10 @@ def record(
                         add("TaskCompleted", TaskScheduledId=event_id, Result=json.dumps(value))
                 elif kind == "http":
                     add("TaskCompleted", TaskScheduledId=event_id, Result=json.dumps(_http_response(action["httpRequest"])))
+                elif kind == "entity":
+                    outcome = _run_entity(activities, action["instanceId"], action["operation"], action.get("input"))
+                    response = {"result": outcome["result"], **({"exceptionType": "Exception"} if outcome["isError"] else {})}
+                    add("EventRaised", Name=action["requestId"], Input=json.dumps(response))
                 elif kind == "timer":
                     fire_at = datetime.fromisoformat(action["fireAt"].replace("Z", "+00:00"))
                     clock = max(clock, fire_at)
@@ -272,6 +310,16 @@ def record(
             continue
         return run  # waiting for an event nobody raises: the run stays Running
     raise AssertionError(f"{instance_id}: more than {max_episodes} episodes")
+
+
+def sdk_replay(app: Any, run: RecordedRun) -> tuple[dict[str, Any], str | None]:
+    """What the SDK itself does with ``app``'s orchestrator on ``run``'s recorded history, handed over as the
+    host hands it on the next episode: the state it reports (done or not, output, actions) and the failure
+    message if the orchestrator raised."""
+    orchestrators, _ = _functions(app)
+    body = {"history": [_sdk_event(event, True) for event in run.events], "instanceId": run.instance_id,
+            "isReplaying": True, "parentInstanceId": None, "input": json.dumps(run.input), "upperSchemaVersion": 0}
+    return _handle(orchestrators[run.name], body)
 
 
 def _http_response(request: dict[str, Any]) -> dict[str, Any]:

@@ -315,3 +315,30 @@ def test_the_audit_layer_stops_what_no_patch_sees_and_lets_other_threads_through
             guards._active[threading.get_ident()] = state
     assert [trip.call for trip in state.trips] == ["open", "open"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other-thread"]
+
+
+def test_an_event_loop_waking_itself_is_not_an_effect_but_a_socket_it_sends_on_is() -> None:
+    """An async workflow awaiting ``asyncio.to_thread`` work that finished first has its loop write to its
+    own socket pair, with the workflow's frame on the stack: that is the loop's business."""
+    import asyncio
+    import concurrent.futures
+
+    loop = asyncio.new_event_loop()
+    done: concurrent.futures.Future[int] = concurrent.futures.Future()
+    done.set_result(7)
+
+    async def workflow() -> int:
+        return await asyncio.wrap_future(done)  # the callback runs at once: call_soon_threadsafe
+
+    try:
+        with guarded() as state:
+            loop.call_soon_threadsafe(lambda: None)
+            assert loop.run_until_complete(workflow()) == 7
+        assert state.trips == []
+        left, right = socket.socketpair()
+        with left, right, guarded() as state:
+            with pytest.raises(NondeterministicCall):
+                left.send(b"\0")
+        assert [trip.call for trip in state.trips] == ["socket.send"]
+    finally:
+        loop.close()

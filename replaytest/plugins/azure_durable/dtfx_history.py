@@ -7,9 +7,14 @@ scheduled (``TaskScheduled``, ``SubOrchestrationInstanceCreated``, ``TimerCreate
 what came back (``TaskCompleted``/``TaskFailed``, ``SubOrchestrationInstance{Completed,Failed}``,
 ``TimerFired``, ``EventRaised``). A neutral history keeps one event per command in history order: a
 scheduling event with its completion's result or error folded in (step, child-workflow, timer), an
-``EventRaised`` as a signal. What replay needs to rebuild the exact list for the SDK (event ids, row
+``EventRaised`` as a signal. An entity operation (``call_entity``/``signal_entity``: an ``EventSent`` named ``op``
+to the entity's ``@name@key`` holding the request message) is a step named ``<operation> on @name@key``
+(``entity_operation``), its input digested; a call's response, the ``EventRaised`` named by the request id,
+is folded into it as its result (or its error, when the response has an ``exceptionType``), not kept as
+a signal. What replay needs to rebuild the exact list for the SDK (event ids, row
 positions, episodes and their timestamps) is kept in each event's ``extra["azure"]``; ``sdk_history``
-rebuilds it, and a round trip gives back the recorded list (``IsPlayed`` aside).
+rebuilds it, and a round trip gives back the recorded list (``IsPlayed`` aside, and an entity request's
+operation input, of which only the digest is kept: the SDK reads the request id alone).
 
 Run status (``RuntimeStatus`` of the Instances table or the HTTP API): Completed → completed;
 Failed, Canceled and Terminated → failed (a terminated run records error type ``Terminated``: it
@@ -49,6 +54,13 @@ COMPLETIONS: dict[str, tuple[str, bool]] = {  # completion type -> (id field, su
     "SubOrchestrationInstanceFailed": ("TaskScheduledId", False), "TimerFired": ("TimerId", True),
 }
 TIMER = "timer"  # the name of a neutral timer event (Durable timers have no name)
+
+
+def entity_operation(operation: str, scheduler_id: str) -> str:
+    """The neutral name of an entity operation: ``deposit on @account@acct-1`` (the scheduler id is how
+    Durable Task addresses an entity, ``@<lowercased name>@<key>``)."""
+    return f"{operation} on {scheduler_id}"
+
 
 RUNTIME_STATUSES: dict[str, str] = {
     "Completed": "completed", "Failed": "failed", "Canceled": "failed", "Terminated": "failed",
@@ -111,6 +123,7 @@ def neutral_history(
         raise AzureHistoryError(f"{where}: no ExecutionStarted event names the orchestration")
     commands: list[dict[str, Any]] = []
     scheduled: dict[tuple[str, int], dict[str, Any]] = {}
+    entity_calls: dict[str, dict[str, Any]] = {}  # request id -> the entity call awaiting its response
     episode: list[Any] = [0, started.timestamp if started is not None else None]
     ending: AzureEvent | None = None
     for index, event in enumerate(events):
@@ -131,6 +144,14 @@ def neutral_history(
             family = "timer" if kind == "timer" else "task"
             scheduled[(family, event.event_id)] = command
             commands.append(command)
+            request = event.input if event.type == "EventSent" else None
+            if isinstance(request, dict) and isinstance(request.get("op"), str) and event.instance_id:
+                command["name"] = entity_operation(request["op"], event.instance_id)
+                command["operation_input"] = _entity_input(request.get("input"), event.where)
+                command["azure"]["event_name"] = event.name
+                command["azure"]["request"] = {key: value for key, value in request.items() if key != "input"}
+                if not request.get("signal") and isinstance(request.get("id"), str):
+                    entity_calls[request["id"]] = command
         elif event.type in COMPLETIONS:
             field_name, succeeded = COMPLETIONS[event.type]
             target = event.timer_id if field_name == "TimerId" else event.scheduled_id
@@ -143,6 +164,14 @@ def neutral_history(
             owner["completion"] = event
             owner["azure"]["completion"] = {
                 "event_type": event.type, "index": index, "episode": list(episode), "timestamp": event.timestamp,
+            }
+        elif event.type == "EventRaised" and event.name in entity_calls:
+            owner = entity_calls.pop(event.name)
+            response = event.input if isinstance(event.input, dict) else {}
+            owner["completion"] = event
+            owner["azure"]["completion"] = {
+                "event_type": event.type, "index": index, "episode": list(episode), "timestamp": event.timestamp,
+                "response": {key: value for key, value in response.items() if key != "result"},
             }
         elif event.type == "EventRaised":
             commands.append({
@@ -172,14 +201,23 @@ def _neutral_event(seq: int, command: dict[str, Any]) -> Event:
     completion: AzureEvent | None = command.get("completion")
     result = command.get("result")
     error = None
-    if completion is not None:
+    if completion is not None and completion.type == "EventRaised":  # an entity call's response
+        response = completion.input if isinstance(completion.input, dict) else {}
+        value = _entity_input(response.get("result"), completion.where)
+        if "exceptionType" in response:
+            error = ErrorInfo(str(response.get("exceptionType") or "Exception"), _text(value))
+        else:
+            result = value
+    elif completion is not None:
         if completion.type.endswith("Failed"):
             error = ErrorInfo(completion.type, completion.reason or completion.details or "")
             command["azure"]["completion"]["details"] = completion.details
         else:
             result = completion.result
     digest = None
-    if command["kind"] in ("step", "child-workflow") and event.input is not None:
+    if "operation_input" in command:
+        digest = args_digest((command["operation_input"],)) if command["operation_input"] is not None else None
+    elif command["kind"] in ("step", "child-workflow") and event.input is not None:
         digest = args_digest((event.input,))
     return Event(seq=seq, kind=command["kind"], name=command["name"], args_digest=digest, result=result, error=error,
                  extra={"azure": command["azure"]})
@@ -205,6 +243,16 @@ def _status(runtime_status: str | None, ending: AzureEvent | None) -> tuple[str,
             message = ending.reason or ending.details or _text(ending.result)
         return status, ErrorInfo(recorded, message), None
     return status, None, None
+
+
+def _entity_input(text: Any, where: str) -> Any:
+    """An entity request's input or a response's result: JSON text inside the message."""
+    from replaytest.plugins.azure_durable.values import PayloadError, decode_payload
+
+    try:
+        return decode_payload(text, f"{where}, the entity message") if isinstance(text, str) else text
+    except PayloadError as error:
+        raise AzureHistoryError(str(error)) from None
 
 
 def _text(value: Any) -> str:
@@ -265,6 +313,11 @@ def _scheduling_row(event: Event, azure: dict[str, Any], history: History, encod
     fields: dict[str, Any] = {}
     if event_type == "TimerCreated":
         fields["FireAt"] = azure.get("fire_at")
+    elif isinstance(azure.get("request"), dict):
+        # An entity operation: the SDK reads the request id (a call's response is raised under it); the
+        # operation's input is not kept (its digest is).
+        fields["Name"] = azure.get("event_name")
+        fields["Input"] = encode(azure["request"])
     else:
         fields["Name"] = event.name
     if azure.get("instance_id") is not None:
@@ -277,6 +330,10 @@ def _completion_row(event: Event, azure: dict[str, Any], completion: dict[str, A
     event_id = int(azure["event_id"])
     if event_type == "TimerFired":
         return _row(event_type, -1, completion.get("timestamp"), TimerId=event_id, FireAt=azure.get("fire_at"))
+    if event_type == "EventRaised":  # an entity call's response, raised under the request id
+        value = event.error.message if event.error is not None else history.event_result(event)
+        response = {**(completion.get("response") or {}), "result": encode(value) if value is not None else "null"}
+        return _row(event_type, -1, completion.get("timestamp"), Name=(azure.get("request") or {}).get("id"), Input=encode(response))
     if event_type.endswith("Failed"):
         reason = event.error.message if event.error is not None else ""
         return _row(event_type, -1, completion.get("timestamp"), TaskScheduledId=event_id, Reason=reason,

@@ -79,7 +79,12 @@ def registered_activities(obj: Any) -> list[Callable[..., Any]]:
     found = []
     for function in _app_functions(obj) or ():
         if any(getattr(b, "type", None) in ("activityTrigger", "entityTrigger") for b in function.get_bindings()):
-            found.append(function.get_user_function())
+            handle = function.get_user_function()
+            found.append(handle)
+            # An entity is registered as the handle ``Entity.create`` makes; the user's function is behind it.
+            inner = getattr(handle, "entity_function", None)
+            if callable(inner):
+                found.append(inner)
     return found
 
 

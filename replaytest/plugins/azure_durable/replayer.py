@@ -9,8 +9,9 @@ back, and nothing calls an activity function.
 
 The Python SDK matches results to tasks by sequence number only (the Functions host checks names), so
 the comparison is done here, action by action in emission order, with ``replay.engine.Matcher``:
-``CallActivity``/``CallHttp``/entity actions against ``TaskScheduled``/``EventSent`` (step; a ``CallHttp``
-by position only, its request uncompared, which a note says),
+``CallActivity``/``CallHttp`` against ``TaskScheduled`` and ``CallEntity``/``SignalEntity`` against ``EventSent``
+(step; an entity action named by its operation and entity, ``deposit on @account@acct-1``, its input
+digested as an activity's; a ``CallHttp`` by position only, its request uncompared, which a note says),
 ``CallSubOrchestrator`` against ``SubOrchestrationInstanceCreated`` (child-workflow), ``CreateTimer``
 against ``TimerCreated`` (timer; a changed fire time is an ``args-mismatch``), ``ContinueAsNew`` against
 ``ContinueAsNew`` (the next generation's input not compared, which a note says). Each action carries the
@@ -40,7 +41,14 @@ from typing import Any
 
 from replaytest.history import Event, History
 from replaytest.history.digest import args_digest
-from replaytest.plugins.azure_durable.dtfx_history import ENGINE, TERMINATED, TIMER, AzureHistoryError, sdk_history
+from replaytest.plugins.azure_durable.dtfx_history import (
+    ENGINE,
+    TERMINATED,
+    TIMER,
+    AzureHistoryError,
+    entity_operation,
+    sdk_history,
+)
 from replaytest.plugins.azure_durable.profile import PROFILE
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition, short_value, value_text
@@ -94,14 +102,14 @@ def issued_command(action: dict[str, Any]) -> tuple[str, str, Any]:
         name = TIMER
     elif action_type == 6:
         name = str(action.get("externalEventName", ""))
-    elif action_type in (7, 9):
-        name = str(action.get("instanceId", ""))  # the entity's scheduler id, as EventSent records it
+    elif action_type in (7, 9):  # call_entity / signal_entity: the operation and the entity's scheduler id
+        name = entity_operation(str(action.get("operation", "")), str(action.get("instanceId", "")))
     elif action_type == 8:
         name = _HTTP_ACTIVITY
     else:
         name = "continue_as_new" if action_type == 4 else f"action {action_type}"
     payload = None
-    if kind in ("step", "child-workflow") and action_type not in (7, 8, 9):
+    if kind in ("step", "child-workflow") and action_type != 8:
         try:
             payload = decode_payload(action.get("input"), "the emitted action's input")
         except PayloadError:

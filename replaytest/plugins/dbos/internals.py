@@ -260,6 +260,15 @@ class ReplaySystemDatabase:
         self._own(workflow_id)
         return self.source.name_at(function_id)
 
+    def get_queue(self, name: str, **kwargs: Any) -> Any:
+        """``DBOS.retrieve_queue`` in the workflow: a queue of that name, as the queues table would hold it.
+        DBOS does not checkpoint the read, and an enqueue uses only the name (its check compares the
+        enqueued function, not the queue), so the registered settings the stand-in cannot read change nothing."""
+        from dbos import _queue as queue_module
+
+        token = getattr(queue_module, "_INTERNAL_QUEUE_CONSTRUCTION", None)  # since 3.4 only DBOS makes queues
+        return queue_module.Queue(name, database_backed_queue=True, **({"token": token} if token is not None else {}))
+
     def get_workflow_owner(self, workflow_id: str) -> str | None:
         return None
 
