@@ -1,4 +1,4 @@
-"""Named signals and the durable clock, recorded on a real Restate server (restate-sdk 1.3 and later): a
+"""Named signals and the durable clock, recorded on a real Restate server: a
 guest's invocation reads ``ctx.time()`` and waits for a signal another invocation resolves
 (``ctx.resolve_signal``) or rejects (``ctx.reject_signal``). Each recorded invocation replays green on
 the code that recorded it; a changed signal, a dropped clock read and a clock read outside ``ctx.time()``
@@ -13,7 +13,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-import restate
 from restate_kit import HERE, call, import_histories, line_of, running_desk, send, wait_for_status
 
 from replaytest.plugins.restate.replayer import RestateReplayer
@@ -21,10 +20,7 @@ from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import ReplayResult
 from replaytest.replay.report import render_text
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not hasattr(restate.Context, "resolve_signal"), reason="named signals came with restate-sdk 1.3"),
-]
+pytestmark = [pytest.mark.slow]
 
 SOURCE = HERE / "restate_frontdesk" / "frontdesk.py"
 _counter = itertools.count()

@@ -247,7 +247,7 @@ def _observed_vm_class() -> type:
         def sys_reject_awakeable(self, name: str, failure: Any) -> Any:
             return self._command("Command: CompleteAwakeable", {}, lambda: VMWrapper.sys_reject_awakeable(self, name, failure))
 
-        # Waiting for a named signal (restate-sdk 1.3 and later) journals no command, only the signal's
+        # Waiting for a named signal journals no command, only the signal's
         # notification when it arrives: the observer is told where the code waits.
         def sys_signal(self, name: str, *args: Any) -> Any:
             self.observer.waits_for_signal(name)

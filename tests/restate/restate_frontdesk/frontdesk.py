@@ -1,5 +1,5 @@
 """A hotel front desk on Restate, for the context calls the order desk and the left-luggage desk do not
-make (restate-sdk 1.3 and later): a guest notes the time of arrival through ``ctx.time()`` and waits for a
+make: a guest notes the time of arrival through ``ctx.time()`` and waits for a
 named signal (``ctx.signal``) that a concierge resolves (``ctx.resolve_signal``) or rejects
 (``ctx.reject_signal``) from another invocation; and a call made within a scope (``ctx.scope``), which
 the server journals only with its experimental flow control on. Served as ``app``."""
