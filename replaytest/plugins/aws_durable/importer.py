@@ -227,7 +227,7 @@ def _error(details: Any, where: str) -> tuple[str, str] | None:
 
 def _operations(execution: Execution, where: str) -> tuple[list[_Operation], dict[str, Any]]:
     """The history's operations in first-event order, and the execution's own events' details."""
-    from replaytest.plugins.aws_durable.values import PayloadError, decode_payload
+    from replaytest.plugins.aws_durable.values import PLAIN_JSON_TAG, Decoded, PayloadError, decode_payload, parse_json
 
     operations: dict[str, _Operation] = {}
     execution_details: dict[str, Any] = {}
@@ -281,11 +281,21 @@ def _operations(execution: Execution, where: str) -> tuple[list[_Operation], dic
                     "replay would hand the code part of a value"
                 )
             try:
-                decoded = decode_payload(payload, f"{at}: Result")
+                if operation_type == "CHAINED_INVOKE":
+                    # The invoked function's output as it returned it: plain JSON, never the SDK's envelope.
+                    decoded = Decoded(parse_json(payload, f"{at}: Result"), PLAIN_JSON_TAG)
+                else:
+                    decoded = decode_payload(payload, f"{at}: Result")
             except PayloadError as error:
                 raise ImportRefused(str(error)) from None
             operation.result, operation.result_tag, operation.lossy = decoded.value, decoded.tag, decoded.lossy
         operation.error = _error(details, at) or operation.error
+        retry = details.get("RetryDetails") if isinstance(details, dict) else None
+        delay = retry.get("NextAttemptDelaySeconds") if isinstance(retry, dict) else None
+        if operation_type == "STEP" and outcome == "Failed" and isinstance(delay, (int, float)) and delay > 0:
+            # The attempt failed and the SDK scheduled another: the step's checkpoint is PENDING (the SDK waits
+            # out the delay and runs its body again), not FAILED, until its next event.
+            operation.status = "PENDING"
     return list(operations.values()), execution_details
 
 
