@@ -1,8 +1,9 @@
-"""An execution parked on a durable wait inside a ``context.parallel`` branch (the other branch finished), judged
-while it stays parked on the local runner, which then resumes that very execution on the same code: replay
-passes it and runs no step; the resume rehearsal resumes the branch past its wait to its next step, which is
-the step the runner starts next; a step inserted before the wait is the SDK's non-determinism at its line in
-replay and fails the runner's resume; a step renamed after the wait is what both run next."""
+"""An execution parked on a durable wait inside a ``context.parallel`` branch or a ``context.map`` item (the
+other branch finished, or, one branch at a time, not started), judged while it stays parked on the local runner,
+which then resumes that very execution: replay passes it and runs no step; the resume rehearsal resumes the
+branch past its wait to its next step, which is the step the runner starts next; a step inserted before the wait
+is the SDK's non-determinism at its line in replay and fails the runner's resume; a step renamed after the wait
+is what both run next."""
 
 from __future__ import annotations
 
@@ -18,29 +19,33 @@ RENAMED_AFTER_WAIT = [(NEXT_STEP, NEXT_STEP.replace("wrap_gift", "pick_items"))]
 
 
 @pytest.mark.parametrize(
-    ("edit", "rehearsed", "sdk"),
+    ("function", "edit", "rehearsed", "sdk"),
     [
-        pytest.param([], ("continues", "wrap_gift"), ("SUCCEEDED", "wrap_gift"), id="unchanged"),
-        pytest.param(RENAMED_AFTER_WAIT, ("continues", "pick_items"), ("SUCCEEDED", "pick_items"), id="renamed-after-wait"),
+        pytest.param("cooling", [], ("continues", "wrap_gift"), ("SUCCEEDED", "wrap_gift"), id="unchanged"),
+        pytest.param("cooling", RENAMED_AFTER_WAIT, ("continues", "pick_items"), ("SUCCEEDED", "pick_items"), id="renamed-after-wait"),
+        # The other branch has not started (one branch at a time): the waiting branch still goes on first.
+        pytest.param("cooling-in-turn", [], ("continues", "wrap_gift"), ("SUCCEEDED", "wrap_gift"), id="branches-in-turn"),
+        pytest.param("cooling-map", [], ("continues", "wrap_gift"), ("SUCCEEDED", "wrap_gift"), id="map-item"),
     ],
 )  # fmt: skip
 def test_the_branchs_resume_is_rehearsed_to_the_step_the_runner_runs_next(
-    tmp_path: Path, edit: list[tuple[str, str]], rehearsed: tuple[str, str], sdk: tuple[str, str],
+    tmp_path: Path, function: str, edit: list[tuple[str, str]], rehearsed: tuple[str, str], sdk: tuple[str, str],
 ) -> None:
-    from orders.fulfilment_app import cooling_handler
+    from orders.fulfilment_app import FUNCTIONS
 
     marker = tmp_path / "marker.log"
-    with parked(cooling_handler, {"id": "o-cool"}, "cooling-1", "cooling", until="ContextSucceeded") as execution:
+    until = "WaitStarted" if function == "cooling-in-turn" else "ContextSucceeded"  # the last event the first invocation writes
+    with parked(FUNCTIONS[function], {"id": "o-cool"}, "cooling-1", function, until=until) as execution:
         histories = import_documents(tmp_path, {"cooling-1": execution.documents})
         app = edited_fulfilment(tmp_path, edit)
-        result = replay_fulfilment(histories, tmp_path, "--rehearse", marker=marker)["cooling"]
+        result = replay_fulfilment(histories, tmp_path, "--rehearse", marker=marker)[function]
         assert (result["status"], result["run_status"]) == ("passed", "parked"), result
         rehearsal = result["rehearsal"]
         assert (rehearsal["outcome"], rehearsal["commands"][0]["name"]) == rehearsed, result
         assert rehearsal["delivered"] == "wait 'cool' completed"
         assert rehearsal["source"]["line"] == line_of(app, f"return ctx.step({rehearsed[1]}(\"cooled\"))")
         assert not marker.exists(), marker.read_text()  # no step body ran, before or past the wait
-        status, started, _ = execution.resume(module_of(app).cooling_handler)
+        status, started, _ = execution.resume(module_of(app).FUNCTIONS[function])
     assert (status, started[0]) == sdk
 
 

@@ -17,7 +17,9 @@ One neutral history per execution, engine ``aws_durable``, file named after the 
   ``step``; the event's name is the operation's name (its subtype when it has none), its result the
   checkpointed payload with the SDK's typed envelope unwrapped (``values``), its error the ``ErrorType``
   and ``ErrorMessage``; the operation's id, type, subtype, parent and last status are kept under
-  ``aws`` for the replay, which rebuilds the checkpoint operations from them;
+  ``aws`` for the replay, which rebuilds the checkpoint operations from them (a step whose failed attempt
+  scheduled another is ``PENDING``, as its checkpoint is; a chained invoke's result is the invoked function's
+  plain JSON output, not the SDK's envelope);
 * the execution's ``Status``: ``SUCCEEDED`` → completed (its ``Result``), ``FAILED``, ``TIMED_OUT`` and
   ``STOPPED`` → failed (its ``Error``), ``RUNNING``, ``PAUSING`` and ``PAUSED`` → in flight: ``parked``
   with ``waiting`` set when the last operation still pending is a wait or a callback, else ``running``;

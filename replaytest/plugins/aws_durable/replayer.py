@@ -15,8 +15,9 @@ being the operation id the SDK derives) is the engine's verdict. Each operation 
   so a divergence is reported as every engine's is (recorded vs issued, line, in flight or finished) and
   carries the SDK's own message when the SDK refused the operation;
 * stops the replay before an operation the history does not hold (its body, a new step, never runs) and
-  before a step the run was executing when the history ends (the SDK would run its body again, at least
-  once): for an in-flight run that is where it resumes; for a finished one it is an ``extra-command``.
+  before a step the run was executing or waiting to retry when the history ends (the SDK would run its body
+  again, at least once): for an in-flight run that is where it resumes; for a finished one it is an
+  ``extra-command``.
 
 Operations inside a completed child context (``run_in_child_context``, ``wait_for_callback``) are not
 issued again on replay (the SDK returns the context's result), and those in ``map`` / ``parallel`` branches

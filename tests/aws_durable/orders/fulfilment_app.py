@@ -5,7 +5,7 @@ file named by ``ORDERS_MARKER``, so a test can prove a replay ran none."""
 import os
 
 from aws_durable_execution_sdk_python import DurableContext, StepContext, durable_execution, durable_step
-from aws_durable_execution_sdk_python.config import Duration, StepConfig
+from aws_durable_execution_sdk_python.config import Duration, ParallelConfig, StepConfig
 from aws_durable_execution_sdk_python.retries import RetryStrategyConfig, create_retry_strategy
 
 # Attempts of ``book_courier`` per order: its first attempt fails, so the SDK retries it.
@@ -94,6 +94,24 @@ def cooling_handler(event: dict, context: DurableContext) -> dict:
     return {"parts": parts.get_results()}
 
 
+@durable_execution
+def cooling_in_turn_handler(event: dict, context: DurableContext) -> dict:
+    # One branch at a time: the picking branch has not started while the cooling one waits.
+    parts = context.parallel([cooling, picking], name="prepare", config=ParallelConfig(max_concurrency=1))
+    return {"parts": parts.get_results()}
+
+
+def prepare_one(ctx: DurableContext, task: str, index: int, tasks: list) -> str:
+    return cooling(ctx) if task == "cool" else picking(ctx)
+
+
+@durable_execution
+def cooling_map_handler(event: dict, context: DurableContext) -> dict:
+    parts = context.map(["pick", "cool"], prepare_one, name="prepare")
+    return {"parts": parts.get_results()}
+
+
 # The Lambda function's name -> its handler.
 FUNCTIONS = {"parallel": parallel_handler, "invoking": invoking_handler, "retrying": retrying_handler,
-             "cooling": cooling_handler}
+             "cooling": cooling_handler, "cooling-in-turn": cooling_in_turn_handler,
+             "cooling-map": cooling_map_handler}
