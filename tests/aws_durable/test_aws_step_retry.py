@@ -64,3 +64,20 @@ def test_an_execution_parked_between_attempts_resumes_where_the_sdk_retries_the_
         status, started, error = execution.resume(fulfilment_app.retrying_handler)
     assert (status, error) == ("SUCCEEDED", None)
     assert started[:1] == ["book_courier"]
+
+
+def test_a_step_that_failed_every_attempt_is_failed_and_its_error_fed_back(tmp_path: Path) -> None:
+    from orders.fulfilment_app import giving_up_handler
+
+    documents = record(giving_up_handler, {"id": "o-closed"}, "giving-up-1", function_name="giving-up")
+    histories = import_documents(tmp_path, {"giving-up-1": documents})
+    (history,) = [json.loads(path.read_text(encoding="utf-8")) for path in histories.glob("*.json")]
+    step = history["events"][0]
+    assert (step["aws"]["status"], step["error"]["message"]) == ("FAILED", "the depot is closed")  # not PENDING: no attempt left
+    app = edited_fulfilment(tmp_path)
+    marker = tmp_path / "marker.log"
+    result = replay_fulfilment(histories, tmp_path, marker=marker)["giving-up"]
+    assert result["status"] == "passed", result  # the handler caught the step's error and returned as recorded
+    assert not marker.exists(), marker.read_text()
+    verdict = sdk_verdict(module_of(app).giving_up_handler, documents)
+    assert verdict["Status"] == "SUCCEEDED" and json.loads(verdict["Result"])["depot"] == "closed"

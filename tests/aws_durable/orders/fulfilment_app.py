@@ -83,6 +83,20 @@ def retrying_handler(event: dict, context: DurableContext) -> dict:
     return {"booked": booked, "shipped": shipped}
 
 
+@durable_step
+def call_depot(step_context: StepContext, order_id: str) -> str:
+    _mark("call_depot")
+    raise RuntimeError("the depot is closed")
+
+
+@durable_execution
+def giving_up_handler(event: dict, context: DurableContext) -> dict:
+    try:
+        return {"depot": context.step(call_depot(event["id"]), config=RETRY)}
+    except Exception as error:  # the step failed for good: every attempt failed
+        return {"depot": "closed", "error": type(error).__name__}
+
+
 def cooling(ctx: DurableContext) -> str:
     ctx.wait(Duration.from_seconds(5), name="cool")
     return ctx.step(wrap_gift("cooled"))
@@ -113,5 +127,6 @@ def cooling_map_handler(event: dict, context: DurableContext) -> dict:
 
 # The Lambda function's name -> its handler.
 FUNCTIONS = {"parallel": parallel_handler, "invoking": invoking_handler, "retrying": retrying_handler,
+             "giving-up": giving_up_handler,
              "cooling": cooling_handler, "cooling-in-turn": cooling_in_turn_handler,
              "cooling-map": cooling_map_handler}
