@@ -9,7 +9,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -36,14 +38,16 @@ def api_json(document: Any) -> Any:
 
 def record(
     handler: Callable[..., Any], payload: Mapping[str, Any], name: str, *, answer: bytes | None = None,
-    park: bool = False, function_name: str = FUNCTION_NAME,
+    park: bool = False, function_name: str = FUNCTION_NAME, targets: Mapping[str, Callable[..., Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``handler`` on ``payload`` with the local runner to its end (answering its callback with
-    ``answer`` when given), or with ``park`` until it waits on a callback; the saved documents."""
-    from aws_durable_execution_sdk_python_testing.model import GetDurableExecutionResponse
+    ``answer`` when given), or with ``park`` until it waits on a callback; the saved documents. ``targets``
+    are the durable functions a chained invoke may call, by name."""
     from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestRunner
 
     with DurableFunctionTestRunner(handler=handler) as runner:
+        for target, target_handler in (targets or {}).items():
+            runner.register_durable_function(target, target_handler)
         arn = runner.run_async(input=json.dumps(payload), execution_timeout=120, function_name=function_name, execution_name=name)
         status, result, error = "RUNNING", None, None
         if park or answer is not None:
@@ -55,7 +59,16 @@ def record(
             status = outcome.execution_status.value if outcome.execution_status is not None else outcome.status.value
             result, error = outcome.result, outcome.error
         history = runner.get_execution_history(arn, include_execution_data=True)
-    page = api_json(history)
+    return documents(arn, name, payload, api_json(history), status, result, error, function_name)
+
+
+def documents(
+    arn: str, name: str, payload: Mapping[str, Any], page: dict[str, Any], status: str, result: Any, error: Any,
+    function_name: str,
+) -> list[dict[str, Any]]:
+    """The execution's ``GetDurableExecution`` response (the testing SDK's own model of it) and history page."""
+    from aws_durable_execution_sdk_python_testing.model import GetDurableExecutionResponse
+
     started = next(event for event in page["Events"] if event["EventType"] == "ExecutionStarted")
     execution = GetDurableExecutionResponse(
         durable_execution_arn=arn, durable_execution_name=name,
@@ -139,6 +152,9 @@ def sdk_verdict(handler: Callable[..., Any], documents: list[dict[str, Any]]) ->
     from aws_durable_execution_sdk_python_testing.model import GetDurableExecutionHistoryResponse, events_to_operations
 
     execution, page = documents
+    # The saved page holds timestamps as the CLI's ISO text; the converter computes with them as datetimes.
+    page = {**page, "Events": [{**event, "EventTimestamp": datetime.fromisoformat(event["EventTimestamp"])}
+                               if isinstance(event.get("EventTimestamp"), str) else event for event in page["Events"]]}
     operations = events_to_operations(GetDurableExecutionHistoryResponse.from_dict(page).events)
     event = DurableExecutionInvocationInputWithClient(
         durable_execution_arn=execution["DurableExecutionArn"], checkpoint_token="verdict",
@@ -151,3 +167,120 @@ def sdk_verdict(handler: Callable[..., Any], documents: list[dict[str, Any]]) ->
         identity=None, get_remaining_time_in_millis=lambda: 900_000,
     )
     return dict(handler(event, context))
+
+
+class _HeldHandler:
+    """The handler the runner invokes: it calls ``target`` and holds the end of the first invocation (the
+    execution has checkpointed what it waits on) until ``release`` is set."""
+
+    def __init__(self, target: Callable[..., Any]) -> None:
+        self.target = target
+        self.invocations = 0
+        self.parked = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, event: Any, context: Any) -> Any:
+        self.invocations += 1
+        output = self.target(event, context)
+        if self.invocations == 1:
+            self.parked.set()
+            self.release.wait(600)
+        return output
+
+
+@dataclass
+class Parked:
+    """An execution parked by its first invocation on its own local runner, still parked: its saved documents,
+    and ``resume`` to let the runner resume that very execution on other code."""
+
+    arn: str
+    documents: list[dict[str, Any]]
+    runner: Any
+    held: _HeldHandler
+
+    def resume(self, handler: Callable[..., Any]) -> tuple[str, list[str], Any]:
+        """Resume the execution on ``handler`` as Lambda does (a wait fires, a retry comes due): its final
+        status, the names of the operations it started past the parked history (a step retried among
+        them), and its error."""
+        parked_events = len(self.documents[1]["Events"])
+        self.held.target = handler
+        self.held.release.set()
+        outcome = self.runner.wait_for_result(execution_arn=self.arn, timeout=120)
+        events = api_json(self.runner.get_execution_history(self.arn, include_execution_data=True))["Events"]
+        started = [event.get("Name") for event in events[parked_events:]
+                   if str(event["EventType"]).endswith("Started") and event["EventType"] != "ContextStarted"]
+        status = outcome.execution_status.value if outcome.execution_status is not None else outcome.status.value
+        return status, started, outcome.error
+
+
+@contextmanager
+def parked(
+    handler: Callable[..., Any], payload: Mapping[str, Any], name: str, function_name: str, until: str,
+) -> Iterator[Parked]:
+    """Run ``handler`` on ``payload`` until its first invocation ends and its history holds an event of type
+    ``until``; the execution stays parked on its runner while the block runs."""
+    import time
+
+    from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestRunner
+
+    held = _HeldHandler(handler)
+    with DurableFunctionTestRunner(handler=held, poll_interval=0.05) as runner:
+        try:
+            arn = runner.run_async(input=json.dumps(payload), execution_timeout=600, function_name=function_name,
+                                   execution_name=name)
+            assert held.parked.wait(60), f"{name} never parked"
+            for _ in range(600):  # the runner writes the invocation's last events as it takes them in
+                page = api_json(runner.get_execution_history(arn, include_execution_data=True))
+                if any(event["EventType"] == until for event in page["Events"]):
+                    break
+                time.sleep(0.05)
+            else:
+                raise AssertionError(f"{name}: no {until} event in {page['Events']}")
+            yield Parked(arn, documents(arn, name, payload, page, "RUNNING", None, None, function_name), runner, held)
+        finally:
+            held.release.set()  # never leave an invocation held when the test ends
+
+
+FULFILMENT_SOURCE = HERE / "orders" / "fulfilment_app.py"
+
+
+def import_documents(folder: Path, executions: Mapping[str, list[dict[str, Any]]]) -> Path:
+    """``replaytest import aws-durable`` of the executions' saved documents (one file each) into
+    ``folder/histories``."""
+    files = []
+    for name, saved in executions.items():
+        files.append(folder / f"{name}.json")
+        files[-1].write_text(json.dumps(saved), encoding="utf-8")
+    done = run_cli("import", "aws-durable", *map(str, files), "--out", str(folder / "histories"), cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return folder / "histories"
+
+
+def edited_fulfilment(folder: Path, replacements: list[tuple[str, str]] = ()) -> Path:  # type: ignore[assignment]
+    """The fulfilment app with each ``old`` (which must occur once) replaced, written as ``folder/edited_fulfilment.py``."""
+    source = FULFILMENT_SOURCE.read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert source.count(old) == 1, f"{old!r} occurs {source.count(old)} times in the app"
+        source = source.replace(old, new)
+    (folder / "edited_fulfilment.py").write_text(source, encoding="utf-8")
+    return folder / "edited_fulfilment.py"
+
+
+def replay_fulfilment(histories: Path, folder: Path, *options: str, marker: Path | None = None) -> dict[str, dict[str, Any]]:
+    """``replaytest replay --format json`` of ``histories`` against ``folder/edited_fulfilment.py``: each
+    result by its function name (the history's workflow type)."""
+    env = {"ORDERS_MARKER": str(marker)} if marker is not None else {}
+    done = run_cli("replay", "--format", "json", *options, str(histories), "-w", "edited_fulfilment:FUNCTIONS", cwd=folder, env=env)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return {result["workflow"]["type"]: result for result in json.loads(done.stdout)["results"]}
+
+
+def module_of(path: Path) -> Any:
+    """The module at ``path``, loaded afresh (an edited app's handlers, for the SDK's own verdict)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{path.stem}_{abs(hash(path.read_text(encoding='utf-8')))}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

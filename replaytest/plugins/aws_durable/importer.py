@@ -17,7 +17,9 @@ One neutral history per execution, engine ``aws_durable``, file named after the 
   ``step``; the event's name is the operation's name (its subtype when it has none), its result the
   checkpointed payload with the SDK's typed envelope unwrapped (``values``), its error the ``ErrorType``
   and ``ErrorMessage``; the operation's id, type, subtype, parent and last status are kept under
-  ``aws`` for the replay, which rebuilds the checkpoint operations from them;
+  ``aws`` for the replay, which rebuilds the checkpoint operations from them (a step whose failed attempt
+  scheduled another is ``PENDING``, as its checkpoint is; a chained invoke's result is the invoked function's
+  plain JSON output, not the SDK's envelope);
 * the execution's ``Status``: ``SUCCEEDED`` → completed (its ``Result``), ``FAILED``, ``TIMED_OUT`` and
   ``STOPPED`` → failed (its ``Error``), ``RUNNING``, ``PAUSING`` and ``PAUSED`` → in flight: ``parked``
   with ``waiting`` set when the last operation still pending is a wait or a callback, else ``running``;
@@ -227,7 +229,7 @@ def _error(details: Any, where: str) -> tuple[str, str] | None:
 
 def _operations(execution: Execution, where: str) -> tuple[list[_Operation], dict[str, Any]]:
     """The history's operations in first-event order, and the execution's own events' details."""
-    from replaytest.plugins.aws_durable.values import PayloadError, decode_payload
+    from replaytest.plugins.aws_durable.values import PLAIN_JSON_TAG, Decoded, PayloadError, decode_payload, parse_json
 
     operations: dict[str, _Operation] = {}
     execution_details: dict[str, Any] = {}
@@ -281,11 +283,21 @@ def _operations(execution: Execution, where: str) -> tuple[list[_Operation], dic
                     "replay would hand the code part of a value"
                 )
             try:
-                decoded = decode_payload(payload, f"{at}: Result")
+                if operation_type == "CHAINED_INVOKE":
+                    # The invoked function's output as it returned it: plain JSON, never the SDK's envelope.
+                    decoded = Decoded(parse_json(payload, f"{at}: Result"), PLAIN_JSON_TAG)
+                else:
+                    decoded = decode_payload(payload, f"{at}: Result")
             except PayloadError as error:
                 raise ImportRefused(str(error)) from None
             operation.result, operation.result_tag, operation.lossy = decoded.value, decoded.tag, decoded.lossy
         operation.error = _error(details, at) or operation.error
+        retry = details.get("RetryDetails") if isinstance(details, dict) else None
+        delay = retry.get("NextAttemptDelaySeconds") if isinstance(retry, dict) else None
+        if operation_type == "STEP" and outcome == "Failed" and isinstance(delay, (int, float)) and delay > 0:
+            # The attempt failed and the SDK scheduled another: the step's checkpoint is PENDING (the SDK waits
+            # out the delay and runs its body again), not FAILED, until its next event.
+            operation.status = "PENDING"
     return list(operations.values()), execution_details
 
 

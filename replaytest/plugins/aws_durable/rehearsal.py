@@ -15,13 +15,18 @@ runtime guards, and every operation passes ``internals.watching``, where
   invocation before anything of it runs (a step body never runs), and the rehearsal ``continues`` with it;
 * a recorded operation is answered by the SDK from its checkpoint, as on Lambda.
 
+A wait or callback inside a ``map``/``parallel`` branch is resumed the same way: its branch goes on, on the
+SDK's worker thread, to its first operation past the history. The other branches run too, to their own first
+new operation (each stopped there); when more than one branch goes on, which runs next depends on the threads,
+and the resume is not rehearsed. A refusal in any branch is ``breaks``, as the SDK fails the execution.
+
 Otherwise the SDK's invocation output decides: ``PENDING`` waits, ``SUCCEEDED`` completes, ``FAILED`` with the
 SDK's non-determinism error breaks and with another error completes ("the run fails on resume").
 
 Not rehearsed, with a ``resume not rehearsed: …`` note: an execution not waiting on exactly one wait or
-callback outside ``map``/``parallel`` branches, one with a step the history leaves started (its body would
-run again) or a chained invoke in flight (its result cannot be delivered), or where the guards stopped an
-effect of the handler past the resume point.
+callback, one with a step the history leaves started or waiting to be retried (its body would run again) or a
+chained invoke in flight (its result cannot be delivered), one whose resume goes on in several branches at
+once, or where the guards stopped an effect of the handler past the resume point.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from replaytest.replay.guards import NondeterministicCall, guarded, orchestratio
 from replaytest.replay.rehearsal import recorded_signal, remember_signal
 
 NOT_REHEARSED = "resume not rehearsed: "
+# The child contexts of map items and parallel branches: each runs on an SDK worker thread.
+BRANCH_SUBTYPES = frozenset({"MapIteration", "ParallelBranch"})
 
 
 class _Stop(BaseException):
@@ -58,21 +65,23 @@ def remember_callbacks(history: History) -> None:
             remember_signal("aws_durable", history.workflow.type, event.name, history.event_result(event))
 
 
-def pending_wait(history: History, in_batch: Callable[[str | None], bool]) -> tuple[int, str] | str:
+def pending_wait(history: History) -> tuple[int, str] | str:
     """The index of the one wait or callback the execution is parked on and its kind (``WAIT``/``CALLBACK``),
-    or why the resume cannot be rehearsed (``in_batch(parent_id)``: inside a map/parallel branch)."""
+    or why the resume cannot be rehearsed."""
     waits: list[tuple[int, str]] = []
     for index, event in enumerate(history.events):
         aws = _aws(event)
         if aws.get("status") in TERMINAL_OPERATION_STATUSES:
             continue
+        if aws.get("type") == "STEP" and aws.get("status") == "PENDING":
+            return f"step {event.name!r} waits to be retried when the history ends (the SDK would run its body again)"
+        if aws.get("type") == "STEP" and aws.get("status") == "PENDING":
+            return f"step {event.name!r} waits to be retried when the history ends (the SDK would run its body again)"
         if aws.get("type") == "STEP":
             return f"step {event.name!r} was running when the history ends (the SDK would run its body again)"
         if aws.get("type") == "CHAINED_INVOKE":
             return f"the execution waits on the chained invoke {event.name!r}, whose result the rehearsal cannot deliver"
         if aws.get("type") in ("WAIT", "CALLBACK"):
-            if in_batch(aws.get("parent_id")):
-                return f"the execution waits on {event.name!r} inside a map/parallel branch"
             waits.append((index, str(aws["type"])))
     if not waits:
         return "the execution is not parked on a wait or a callback"
@@ -108,14 +117,27 @@ def rehearse(
     the SDK, ``operations`` being its recorded checkpoint operations with the wait or callback completed
     (``delivered`` says how); the ``Rehearsal``, or why there is none. ``caller()`` is the project line
     issuing the operation."""
-    stopped: list[tuple[str, Any, SourcePosition | None]] = []  # ("new", view, line) or ("refused", message, line)
+    # ("new", view, line, branch) or ("refused", message, line, branch); branch: the map/parallel branch context
+    # the operation runs in (None: the handler thread's own contexts)
+    stopped: list[tuple[str, Any, SourcePosition | None, str | None]] = []
     seen: set[str] = set()
+    contexts = {str(_aws(event).get("id")): (_aws(event).get("sub_type"), _aws(event).get("parent_id")) for event in history.events}
     lock = threading.Lock()
+
+    def branch_of(operation_id: str | None) -> str | None:
+        while operation_id:
+            sub_type, parent_id = contexts.get(operation_id, (None, None))
+            if sub_type in BRANCH_SUBTYPES:
+                return operation_id
+            operation_id = parent_id
+        return None
 
     def observe(identity: Any, checkpoint: Any, validate: Callable[[], None]) -> None:
         with lock:
-            if stopped:
-                raise _Stop()
+            contexts.setdefault(identity.operation_id, (identity.sub_type, identity.parent_id))
+            branch = branch_of(identity.operation_id)
+            if stopped and branch is None:
+                raise _Stop()  # the handler's own code goes no further; other branches run to their own stop
             if identity.operation_id in seen:
                 return  # the SDK checks an operation twice (at the replay boundary, then as it runs)
             seen.add(identity.operation_id)
@@ -123,13 +145,13 @@ def rehearse(
             try:
                 validate()
             except internals.NonDeterministic as refusal:
-                stopped.append(("refused", f"NonDeterministicExecutionError: {refusal}", source))
+                stopped.append(("refused", f"NonDeterministicExecutionError: {refusal}", source, branch))
                 raise _Stop() from None
             if internals.checkpoint_status(checkpoint) is None:
                 detail = {"source": _short(source)} if source is not None else {}
                 view = CommandView(internals.KINDS.get(identity.type, "step"),
                                    identity.name or identity.sub_type or identity.type.lower(), detail=detail)
-                stopped.append(("new", view, source))
+                stopped.append(("new", view, source, branch))
                 raise _Stop()
 
     modules = orchestration_modules([function])
@@ -152,10 +174,16 @@ def rehearse(
             return f"{NOT_REHEARSED}the runtime guards stopped {effect.call}() in the handler past the resume point ({effect.source})"
     driver = f"aws-durable-execution-sdk-python {internals.sdk_version()} durable_execution (recorded checkpoints, stub service client)"
     note = _hazard_note(trips)
+    refused = [stop for stop in stopped if stop[0] == "refused"]
+    if refused:  # the SDK fails the execution on a refusal in any branch
+        _, found, source, _ = refused[0]
+        return Rehearsal("breaks", delivered, error=found, source=source, driver=driver, note=note)
     if stopped:
-        what, found, source = stopped[0]
-        if what == "refused":
-            return Rehearsal("breaks", delivered, error=found, source=source, driver=driver, note=note)
+        branches = {branch for _, _, _, branch in stopped}
+        if len(branches) > 1:
+            return (f"{NOT_REHEARSED}the resume goes on in {len(branches)} map/parallel branches at once (worker "
+                    "threads, in no fixed order): no one operation runs next")
+        _, found, source, _ = stopped[0]
         return Rehearsal("continues", delivered, commands=(found,), source=source, driver=driver, note=note)
     status = (output or {}).get("Status")
     if status == "PENDING":

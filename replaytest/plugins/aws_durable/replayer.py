@@ -15,8 +15,9 @@ being the operation id the SDK derives) is the engine's verdict. Each operation 
   so a divergence is reported as every engine's is (recorded vs issued, line, in flight or finished) and
   carries the SDK's own message when the SDK refused the operation;
 * stops the replay before an operation the history does not hold (its body, a new step, never runs) and
-  before a step the run was executing when the history ends (the SDK would run its body again, at least
-  once): for an in-flight run that is where it resumes; for a finished one it is an ``extra-command``.
+  before a step the run was executing or waiting to retry when the history ends (the SDK would run its body
+  again, at least once): for an in-flight run that is where it resumes; for a finished one it is an
+  ``extra-command``.
 
 Operations inside a completed child context (``run_in_child_context``, ``wait_for_callback``) are not
 issued again on replay (the SDK returns the context's result), and those in ``map`` / ``parallel`` branches
@@ -70,6 +71,8 @@ from replaytest.replay.guards import (
     settle_hazards,
 )
 
+# A step recorded in one of these is run again (after its retry delay, for PENDING) when the execution resumes.
+RESUMING_STEP_STATUSES = frozenset({"STARTED", "READY", "PENDING"})
 # Child contexts whose operations run on the SDK's worker threads, in no fixed order.
 BATCH_SUBTYPES = frozenset({"Map", "MapIteration", "Parallel", "ParallelBranch"})
 BATCH_NOTE = (
@@ -118,7 +121,7 @@ def _aws(event: Event, index: int) -> Mapping[str, Any]:
 
 def checkpoint_operations(history: History, execution_id: str) -> list[dict[str, Any]]:
     """The recorded checkpoint operations in the Lambda API's JSON shape, the execution's own first."""
-    from replaytest.plugins.aws_durable.values import PayloadError, encode_payload
+    from replaytest.plugins.aws_durable.values import PLAIN_JSON_TAG, PayloadError, encode_payload
 
     operations: list[dict[str, Any]] = [{
         "Id": execution_id, "Type": "EXECUTION", "Status": "STARTED",
@@ -141,8 +144,11 @@ def checkpoint_operations(history: History, execution_id: str) -> list[dict[str,
         if aws["type"] == "CALLBACK":
             details["CallbackId"] = aws.get("callback_id") or aws["id"]
         if aws["status"] == "SUCCEEDED" and aws["type"] != "WAIT":
+            # A chained invoke's result is the invoked function's output, plain JSON text (the SDK reads it with
+            # its JSON serdes, not the envelope).
+            tag = PLAIN_JSON_TAG if aws["type"] == "CHAINED_INVOKE" else aws.get("tag")
             try:
-                details["Result"] = encode_payload(history.event_result(event), aws.get("tag"))
+                details["Result"] = encode_payload(history.event_result(event), tag)
             except PayloadError as error:
                 raise AwsHistoryError(f"$.events[{index}].result: {error}") from None
         elif event.error is not None:
@@ -249,18 +255,7 @@ class AwsDurableReplayer(NeutralReplayer):
         """Resume the green in-flight execution past its history with the SDK (``rehearsal``): its verdict on
         ``result.rehearsal``, or a note saying why the resume was not rehearsed."""
 
-        def in_batch(parent_id: str | None) -> bool:
-            by_id = {str((e.extra.get("aws") or {}).get("id")): e for e in history.events}
-            while parent_id:
-                recorded = by_id.get(parent_id)
-                if recorded is None:
-                    return False
-                if recorded.extra["aws"].get("sub_type") in BATCH_SUBTYPES:
-                    return True
-                parent_id = recorded.extra["aws"].get("parent_id")
-            return False
-
-        parked = rehearsal.pending_wait(history, in_batch)
+        parked = rehearsal.pending_wait(history)
         if isinstance(parked, str):
             result.notes.append(rehearsal.NOT_REHEARSED + parked)
             return
@@ -337,14 +332,18 @@ class AwsDurableReplayer(NeutralReplayer):
                         verdict.resumes = True
                         raise _Stop() from None
                 if sdk_refusal is not None:
+                    # Outside the compared operations (a map/parallel branch): the recorded operation at that id, if
+                    # any, is what the code no longer issues.
                     message = f"the SDK refuses the operation on replay: NonDeterministicExecutionError: {sdk_refusal}"
-                    verdict.divergence = matcher.divergence("command-mismatch", message, command, None, source=command.source)
+                    at = by_id.get(identity.operation_id)
+                    recorded = _recorded(at) if at is not None else None
+                    verdict.divergence = matcher.divergence("command-mismatch", message, command, recorded, source=command.source)
                     raise _Stop()
                 status = internals.checkpoint_status(checkpoint)
                 if status is None:
                     verdict.stopped_new = command  # no recorded checkpoint: its body must not run
                     raise _Stop()
-                if identity.type == "STEP" and status in ("STARTED", "READY"):
+                if identity.type == "STEP" and status in RESUMING_STEP_STATUSES:
                     verdict.resumes = True  # the SDK would run the step's body again: where the run resumes
                     raise _Stop()
 
