@@ -72,7 +72,7 @@ def trace_aws_durable(workflows: WorkflowSet, case: DoubleRunCase, conditions: R
     function = handlers.get(case.workflow)
     if function is None:
         return Trace(error=f"no current @durable_execution handler named {case.workflow!r}; known: "
-                           f"{', '.join(sorted(handlers)) or 'none (give --workflows)'}")
+                           f"{', '.join(sorted(handlers)) or workflows.none_found('give --workflows')}")
     name = case.workflow
     arn = f"arn:aws:lambda:us-east-1:000000000000:function:{name}/durable-execution/{case.workflow_id or 'double-run'}"
     try:
