@@ -127,3 +127,16 @@ def test_check_fails_on_the_ci_example_with_the_divergences_pytest_reports(tmp_p
     assert report in from_pytest["histories/support_agent-question.json"]
     assert "replayed 3 histories: 0 passed, 3 diverged, 0 stale" in pytest_run.stdout
     assert "replayed 3 histories: 0 passed, 3 diverged, 0 stale" in check.stdout
+
+
+def test_the_langgraph_nested_graphs_paragraph_says_what_replay_does() -> None:
+    # The paragraph once said nested runs were refused after replay had learnt to check them; the verdicts it
+    # names are the ones tests/langgraph/test_langgraph_nested.py asserts on threads recorded on a real saver.
+    paragraph = README.split("- **Nested graphs**", 1)[1].split("\n- ", 1)[0].split("\n#", 1)[0]
+    for verdict in ("`args-mismatch` at the\n  `invoke` line", "`missing-command`", "warns\n  a thread in flight"):
+        assert verdict in paragraph, verdict
+    nested_tests = (ROOT / "tests" / "langgraph" / "test_langgraph_nested.py").read_text(encoding="utf-8")
+    for test in ("test_drafts_swapped_before_the_nested_call_diverge_on_both_threads",
+                 "test_a_nested_run_the_code_no_longer_starts_is_missing",
+                 "test_another_nested_entrypoint_diverges_the_completed_thread_and_warns_the_parked_one"):
+        assert f"def {test}(" in nested_tests, test

@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import time
+import types
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -67,6 +68,17 @@ class WorkflowSet:
 
     objects: Sequence[Any] = field(default_factory=tuple)
     origins: Sequence[str] = field(default_factory=tuple)  # the module:attr each object came from
+
+    def none_found(self, advice: str) -> str:
+        """What a message listing an engine's known workflows says when it found none: ``advice`` (how to name
+        them), or, when the current code was named as a module alone, that this engine needs ``module:attr``:
+        the module was given, so advice to give one would read as if nothing had been."""
+        modules = [origin for obj, origin in zip(self.objects, self.origins) if isinstance(obj, types.ModuleType)]
+        if not modules:
+            return f"none ({advice})"
+        return (f"none: {', '.join(repr(name) for name in modules)} names a module alone, which serves the engines "
+                "that find their workflows in a module (Temporal and Restate among them); name each of this "
+                "engine's workflows as module:attr")
 
 
 @runtime_checkable

@@ -105,6 +105,10 @@ class Trace:
     hazards: list[str] = field(default_factory=list)
     # The effect the runtime guards stopped (kind ``effect``, the call's name, its line): the run ended there.
     stopped: TracedCommand | None = None
+    # For ``broke``, when the tracer knows it: the command the code issued where the engine refused the
+    # replay (its line), and the position in ``commands`` of the one recorded there.
+    refused: TracedCommand | None = None
+    refused_position: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -113,8 +117,10 @@ class Trace:
     def from_json(cls, data: Mapping[str, Any]) -> Trace:
         commands = [TracedCommand(**item) for item in data.get("commands", [])]
         stopped = TracedCommand(**data["stopped"]) if data.get("stopped") else None
+        refused = TracedCommand(**data["refused"]) if data.get("refused") else None
         return cls(commands=commands, ending=data.get("ending", ""), result=data.get("result", ""),
-                   error=data.get("error"), hazards=list(data.get("hazards", [])), stopped=stopped)
+                   error=data.get("error"), hazards=list(data.get("hazards", [])), stopped=stopped,
+                   refused=refused, refused_position=data.get("refused_position"))
 
     def add_guard_trips(self, trips: Sequence[NondeterministicCall]) -> None:
         """What the runtime guards caught during the run: a line each, and the effect that stopped it."""
@@ -261,9 +267,17 @@ def _engine_refused(trace: Trace, which: str) -> Divergence | None:
     found other commands (state that changed between two replays inside one run)."""
     if trace.ending != "broke":
         return None
-    last = trace.commands[-1] if trace.commands else None
     message = (f"{which}: the engine's own replay of the run's earlier steps found other commands ({trace.result}); "
                "the code is not deterministic across replays")
+    position = trace.refused_position
+    if trace.refused is not None and position is not None and 0 < position <= len(trace.commands):
+        # What an earlier invocation of the run issued there against what the code issues now, at its line.
+        return Divergence("command-mismatch", position, message, recorded=trace.commands[position - 1].view(position),
+                          issued=trace.refused.view(position),
+                          recorded_context=_context(trace.commands, position - 1),
+                          issued_context=_context([*trace.commands[:position - 1], trace.refused], position - 1),
+                          source=trace.refused.source() or trace.commands[position - 1].source())
+    last = trace.commands[-1] if trace.commands else None
     return Divergence("command-mismatch", len(trace.commands) or None, message,
                       issued=last.view(len(trace.commands)) if last else None, source=last.source() if last else None)
 

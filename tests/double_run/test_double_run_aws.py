@@ -86,6 +86,13 @@ def test_module_counter_outliving_an_invocation_is_found_by_the_sdk(tmp_path):
     assert divergence["kind"] == "command-mismatch"
     assert "NonDeterministicExecutionError" in divergence["message"]
     assert "'welcome'" in divergence["message"] and "'lookup'" in divergence["message"]
+    # What the first invocation issued at that position against what the next one issued there, at its line
+    # (not the last command the run had issued before the refusal).
+    assert (divergence["position"], divergence["recorded"]["name"], divergence["issued"]["name"]) == (1, "welcome", "lookup")
+    lookup_line = next(number for number, text in enumerate(
+        (HERE / "dr_app" / "aws_workflows.py").read_text().splitlines(), 1) if 'name="lookup"' in text)
+    assert divergence["source"]["line"] == lookup_line
+    assert divergence["source"]["function"] == "by_counter"
 
 
 def test_unknown_handler_is_an_error(tmp_path):
@@ -120,3 +127,19 @@ def test_effect_in_the_handler_is_stopped_at_its_line(tmp_path):
     assert divergence["kind"] == "nondeterministic-call"
     assert divergence["source"]["path"].endswith("aws_workflows.py")
     assert not target.exists()
+
+
+def test_a_refusal_in_the_second_process_crosses_to_the_report_with_both_commands():
+    from replaytest.replay.double_run import FIRST_RUN, OTHER_PROCESS_RUN, DoubleRunCase, Trace, TracedCommand, compare
+
+    commands = [TracedCommand("step", "welcome", None, "app.py", 5, "handler")]
+    first = Trace(commands=[*commands, TracedCommand("step", "lookup", None, "app.py", 6, "handler")],
+                  ending="completed", result='"ok"')
+    broke = Trace(commands=commands, ending="broke", result="NonDeterministicExecutionError: name",
+                  refused=TracedCommand("step", "lookup", None, "app.py", 6, "handler"), refused_position=1)
+    second = Trace.from_json(json.loads(json.dumps(broke.to_json())))  # as the child process hands it back
+    assert second == broke
+    case = DoubleRunCase(engine="aws_durable", workflow="handler", input=None, origin=Path("inputs.json"))
+    divergence = compare(case, first, second, OTHER_PROCESS_RUN).divergence
+    assert OTHER_PROCESS_RUN.describe in divergence.message and FIRST_RUN.describe not in divergence.message
+    assert (divergence.recorded.name, divergence.issued.name, divergence.source.line) == ("welcome", "lookup", 6)

@@ -77,6 +77,17 @@ def test_unknown_workflow_is_an_error(tmp_path):
     assert "no current code for workflow type 'no_such_workflow'" in report["results"][0]["error"]
 
 
+def test_a_module_named_alone_is_said_to_need_module_attr(tmp_path):
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({"format": "replaytest-double-run-inputs", "cases": [case("control")]}))
+    done = subprocess.run([sys.executable, "-m", "replaytest", "double-run", "--inputs", str(inputs), "--format", "json",
+                           "-w", "dr_app.workflows"], cwd=HERE, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr
+    error = json.loads(done.stdout)["results"][0]["error"]
+    assert "'dr_app.workflows' names a module alone" in error and "module:attr" in error
+    assert "give --workflows" not in error
+
+
 def test_unsupported_engine_is_an_error(tmp_path):
     code, report, _ = double_run(tmp_path, {**case("control"), "engine": "restate"})
     assert code == 2

@@ -79,6 +79,16 @@ def test_stale_and_malformed_exit_2(tmp_path: Path) -> None:
     assert code == 2 and "newer replaytest" in out
 
 
+def test_a_module_named_alone_for_journal_workflows_is_said_to_need_module_attr() -> None:
+    # The journal takes each workflow as module:attr; "give --workflows" would read as if none had been given.
+    code, out = run("replay", str(REPO / "fixtures/histories"), "--workflows", "fixtures.journal_app.agent", cwd=REPO)
+    assert code == 2, out
+    assert ("known types: none: 'fixtures.journal_app.agent' names a module alone, which serves the engines that "
+            "find their workflows in a module (Temporal and Restate among them); name each of this engine's "
+            "workflows as module:attr") in out
+    assert "configure replay_workflows" not in out
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     history = record(tmp_path, apps.recorded, {"text": "x"}, name="orders")
     code, out = run("replay", str(history), "-w", "no_such_module_here:thing")

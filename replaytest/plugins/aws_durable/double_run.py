@@ -58,6 +58,7 @@ class _Invocation:
         self.seen: set[str] = set()
         self.new: list[tuple[Any, int]] = []  # (identity, position among every operation found) of new ones
         self.refusal: str | None = None
+        self.refused: tuple[str, TracedCommand] | None = None  # (operation id, what the code issued there)
 
 
 def trace_aws_durable(workflows: WorkflowSet, case: DoubleRunCase, conditions: RunConditions) -> Trace:
@@ -71,7 +72,7 @@ def trace_aws_durable(workflows: WorkflowSet, case: DoubleRunCase, conditions: R
     function = handlers.get(case.workflow)
     if function is None:
         return Trace(error=f"no current @durable_execution handler named {case.workflow!r}; known: "
-                           f"{', '.join(sorted(handlers)) or 'none (give --workflows)'}")
+                           f"{', '.join(sorted(handlers)) or workflows.none_found('give --workflows')}")
     name = case.workflow
     arn = f"arn:aws:lambda:us-east-1:000000000000:function:{name}/durable-execution/{case.workflow_id or 'double-run'}"
     try:
@@ -83,6 +84,7 @@ def trace_aws_durable(workflows: WorkflowSet, case: DoubleRunCase, conditions: R
     operations: dict[str, _Operation] = {}
     modules = orchestration_modules([function])
     trace = Trace()
+    refused: tuple[str, TracedCommand] | None = None
     with conditions.applied():
         for _ in range(MAX_INVOCATIONS):
             invocation = _Invocation()
@@ -95,6 +97,7 @@ def trace_aws_durable(workflows: WorkflowSet, case: DoubleRunCase, conditions: R
                 trace.add_guard_trips(guards[0].trips)
             if invocation.refusal is not None:
                 trace.ending, trace.result = "broke", f"NonDeterministicExecutionError: {invocation.refusal}"
+                refused = invocation.refused
                 break
             if stopped:
                 trace.ending, trace.result = "stopped", "an effect the runtime guards stopped"
@@ -113,7 +116,10 @@ def trace_aws_durable(workflows: WorkflowSet, case: DoubleRunCase, conditions: R
             break
         else:
             trace.ending, trace.result = "stopped", f"still issuing operations after {MAX_INVOCATIONS} invocations"
-    trace.commands = _in_tree_order(internals, operations)
+    order = _in_tree_order(internals, operations)
+    trace.commands = [operations[key].command for key in order]
+    if refused is not None and refused[0] in operations:
+        trace.refused, trace.refused_position = refused[1], order.index(refused[0]) + 1
     return trace
 
 
@@ -136,13 +142,11 @@ def _invoke(
                 validate()
             except internals.NonDeterministic as error:
                 invocation.refusal = str(error)
+                invocation.refused = (identity.operation_id, _command(internals, identity))
                 raise _Stop() from None
             if identity.operation_id not in operations:
-                kind, label = _kind_and_name(internals, identity)
-                source = caller_position()
-                command = TracedCommand(kind, label, None, source.path if source else None,
-                                        source.line if source else None, source.function if source else None)
-                operations[identity.operation_id] = _Operation(command, identity.parent_id, len(operations) + 1)
+                operations[identity.operation_id] = _Operation(_command(internals, identity), identity.parent_id,
+                                                               len(operations) + 1)
             if checkpoint is None and identity.type != "CONTEXT":
                 invocation.new.append((identity, operations[identity.operation_id].found))
                 raise _Stop()  # its body, wait or callback must not run: it gets a stub checkpoint first
@@ -159,6 +163,14 @@ def _invoke(
             return None, False
         except NondeterministicCall:
             return None, True
+
+
+def _command(internals: Any, identity: Any) -> TracedCommand:
+    """The operation as a traced command, at the line of project code that issued it."""
+    kind, label = _kind_and_name(internals, identity)
+    source = caller_position()
+    return TracedCommand(kind, label, None, source.path if source else None, source.line if source else None,
+                         source.function if source else None)
 
 
 def _kind_and_name(internals: Any, identity: Any) -> tuple[str, str]:
@@ -215,8 +227,8 @@ def _ending(trace: Trace, output: dict[str, Any] | None) -> None:
         trace.ending, trace.result = "waits", f"the invocation ended {status or 'without an output'}"
 
 
-def _in_tree_order(internals: Any, operations: dict[str, _Operation]) -> list[TracedCommand]:
-    """Every operation, each context's before its own, siblings by their position in their context."""
+def _in_tree_order(internals: Any, operations: dict[str, _Operation]) -> list[str]:
+    """Every operation's id, each context's before its own, siblings by their position in their context."""
     paths: dict[str, tuple[int, ...]] = {}
 
     def path(operation_id: str) -> tuple[int, ...]:
@@ -227,4 +239,4 @@ def _in_tree_order(internals: Any, operations: dict[str, _Operation]) -> list[Tr
             paths[operation_id] = (*parent, position if position is not None else 100_000 + operation.found)
         return paths[operation_id]
 
-    return [operations[key].command for key in sorted(operations, key=path)]
+    return sorted(operations, key=path)

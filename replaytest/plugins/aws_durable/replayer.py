@@ -221,7 +221,7 @@ class AwsDurableReplayer(NeutralReplayer):
             result.error = (
                 f"no current @durable_execution handler named {history.workflow.type!r} (the Lambda function's name, "
                 "or import --workflow-type); configure the handler under that name or a dict {name: handler}; "
-                f"known: {', '.join(sorted(handlers)) or 'none (configure replay_workflows)'}"
+                f"known: {', '.join(sorted(handlers)) or workflows.none_found('configure replay_workflows')}"
             )
             return result
         result.notes.append(NO_PROMPTS_NOTE)

@@ -199,7 +199,7 @@ class AzureDurableReplayer(NeutralReplayer):
             result.status = "stale"
             result.error = (
                 f"no current Azure Durable orchestrator named {history.workflow.type!r}; "
-                f"known: {', '.join(sorted(orchestrators)) or 'none (configure replay_workflows)'}"
+                f"known: {', '.join(sorted(orchestrators)) or workflows.none_found('configure replay_workflows')}"
             )
             return result
         result.notes.append(NO_PROMPTS_NOTE)

@@ -56,7 +56,7 @@ def trace_journal(workflows: WorkflowSet, case: DoubleRunCase, conditions: RunCo
     if definition is None:
         known = sorted(d.name for d in map(definition_of, workflows.objects) if d is not None)
         return Trace(error=f"no current code for workflow type {case.workflow!r}; known types: "
-                           f"{', '.join(known) or 'none (give --workflows)'}")
+                           f"{', '.join(known) or workflows.none_found('give --workflows')}")
     # Imported here: the journal replayer's module loads the profile and the prompt machinery.
     from replaytest.plugins.journal.replayer import step_bodies
 

@@ -120,7 +120,7 @@ class JournalReplayer(NeutralReplayer):
             result.status = "stale"
             result.error = (
                 f"no current code for workflow type {history.workflow.type!r}; "
-                f"known types: {', '.join(known) or 'none (configure replay_workflows)'}"
+                f"known types: {', '.join(known) or workflows.none_found('configure replay_workflows')}"
             )
             return result
         events = RecordedEvents(history.events, _recorded)
