@@ -94,6 +94,19 @@ def downgrade(data: bytes, text: str) -> Downgraded:
             if chars[index] not in "\r\n":  # line breaks stay, so every later line keeps its number
                 chars[index] = " "
 
+    def blank_over_lines(start: int, end: int) -> bool:
+        # Blanked brackets no longer hold the statement together across the line breaks they spanned: each
+        # line of the range ends in a backslash instead (an explicit line join), where it has a character
+        # to spare before its line break. False when a line has none (an empty line inside the brackets).
+        blank(start, end)
+        for index in range(start, end):
+            if text[index] == "\n":
+                join = index - 1 if text[index - 1] == "\r" else index
+                if join - 1 < start or text[join - 1] in "\r\n":
+                    return False
+                chars[join - 1] = "\\"
+        return True
+
     def keep_expressions(parts: Any) -> None:
         # Each expression part back at its place, its parentheses included (libcst's positions leave them
         # out), followed by a comma where its closing text (``}``, ``!r``, ``:spec``, ``=``) begins: never on
@@ -119,11 +132,8 @@ def downgrade(data: bytes, text: str) -> Downgraded:
     rewritten: set[int] = set()  # the strings inside a concatenation, rewritten (or kept) with it
     for node in _preorder(module):
         if isinstance(node, libcst.TypeParameters):
-            where = positions[node]
-            if where.start.line != where.end.line:
-                # blanking a list that spans lines would leave its line breaks outside brackets
+            if not blank_over_lines(*bounds(node)):
                 return Downgraded(True, None, None)
-            blank(*bounds(node))
             needs = max(needs or PEP_695_701, PEP_696 if any(getattr(p, "default", None) for p in node.params)
                         else PEP_695_701)
         elif isinstance(node, libcst.TypeAlias):

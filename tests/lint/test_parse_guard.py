@@ -201,8 +201,9 @@ def test_a_newer_file_the_project_does_not_declare_is_analysed_with_a_note(make_
 def test_newer_syntax_that_cannot_be_rewritten_is_named_so_not_called_broken(make_project) -> None:
     if sys.version_info >= (3, 12):
         pytest.skip("no syntax newer than this Python is known that libcst parses and lint cannot rewrite")
-    # A type parameter list over several lines: blanking it would leave its line breaks outside brackets.
-    spanning = "def pick[\n    T,\n](items: list[T]) -> T:\n    return items[0]\n"
+    # A type parameter list over several lines with an empty line inside: blanked, that line could not end in
+    # the backslash that joins the others.
+    spanning = "def pick[\n    T,\n\n](items: list[T]) -> T:\n    return items[0]\n"
     project = make_project({"app/__init__.py": "", "app/wf.py": CLOCK_WORKFLOW, "app/newer.py": HEADER + spanning})
     run = _lint(project)
     assert run.returncode == 2, run.describe()
@@ -214,6 +215,28 @@ def test_newer_syntax_that_cannot_be_rewritten_is_named_so_not_called_broken(mak
                                           "the project uses")
     assert diagnostic["line"] == HEADER.count("\n") + 1
     assert ("app/wf.py", CLOCK_WORKFLOW_LINE, "clock") in findings(run.json())  # the rest is still checked
+
+
+def test_a_type_parameter_list_over_several_lines_is_joined_by_backslashes() -> None:
+    import ast
+
+    from replaytest.lint.newer_grammar import downgrade
+
+    # Blanked, the brackets no longer join the lines they spanned; each line of the list ends in a backslash
+    # instead (CRLF line breaks too), so the class statement and every later call keep their lines.
+    for newline in ("\n", "\r\n"):
+        source = newline.join([
+            "class Service[", "    T: Base,  # the record type", "    U,", "](Generic):",
+            "    def run(self) -> float:", "        return time.time()", ""])
+        downgraded = downgrade(source.encode(), source)
+        assert downgraded.valid and downgraded.text is not None and downgraded.needs == (3, 12)
+        assert downgraded.text.count("\n") == source.count("\n")
+        tree = ast.parse(downgraded.text)
+        [service] = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+        assert (service.name, service.lineno, [ast.unparse(base) for base in service.bases]) == (
+            "Service", 1, ["Generic"])
+        calls = [(c.lineno, c.col_offset, ast.unparse(c.func)) for c in ast.walk(tree) if isinstance(c, ast.Call)]
+        assert calls == [(6, 15, "time.time")]
 
 
 def test_the_rewrite_keeps_line_breaks_and_parentheses_inside_the_braces() -> None:

@@ -20,6 +20,8 @@ def _network_calls() -> dict[str, str]:
         "sqlite3.connect", "psycopg.connect", "psycopg.AsyncConnection.connect", "psycopg2.connect",
         "psycopg_pool.ConnectionPool", "pymysql.connect", "MySQLdb.connect", "mysql.connector.connect",
         "asyncpg.connect", "asyncpg.create_pool", "redis.Redis.*",
+        # An embedded database (a file, or MotherDuck's service for an ``md:`` path), as sqlite3's is.
+        "duckdb.connect", "duckdb.connect.*",
         # Connections and pools made elsewhere (at start-up, in ``__init__``) and used here: their
         # methods query the database (``self._pool.acquire()``, ``conn.fetch(...)``).
         "sqlite3.connect.*", "psycopg.connect.*", "psycopg2.connect.*", "psycopg_pool.ConnectionPool.*",
@@ -142,6 +144,23 @@ def pipeline(url: str) -> str:
 """,
             line=6, column=12,
             message='httpx.get() does network I/O outside a recorded step in workflow code; use a @DBOS.step() function',
+        ),
+        Invalid(
+            """
+import duckdb
+from dbos import DBOS
+
+def unique_users(path: str) -> int:
+    conn = duckdb.connect(path)
+    return conn.execute("SELECT count(DISTINCT id) FROM users").fetchone()[0]
+
+@DBOS.workflow()
+def load(path: str) -> int:
+    return unique_users(path)
+""",
+            line=10, column=12,
+            message=('unique_users() reaches duckdb.connect(), which does network I/O outside a recorded step in '
+                     'workflow code; use a @DBOS.step() function (and 1 more: conn.execute() at example.py:6)'),
         ),
         Invalid(
             """
