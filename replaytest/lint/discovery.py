@@ -63,6 +63,21 @@ class WalkProblem:
     problem: str
 
 
+class WalkWatch:
+    """What a walk's outcome depends on in the file system besides the files' contents: each folder it listed
+    and each ``.gitignore``-style file it read or looked for, with the stat each had before (``os.stat_result``;
+    None: not there; for a ``.git`` marker, only its kind). A folder's mtime and ctime change when an entry is
+    added, removed or renamed in it, so the same stats give the same listing; ``unsure`` is set where they
+    would not (a symbolic link, whose target can change kind; a file argument; a folder that could not be
+    listed)."""
+
+    def __init__(self) -> None:
+        self.folders: list[tuple[str, os.stat_result]] = []
+        # As ``GitignoreRules.opened``: a stat, None (absent) or a kind ("dir", "file", "none") per path.
+        self.opened: list[tuple[str, os.stat_result | str | None]] = []
+        self.unsure = False
+
+
 def display_path(path: Path, cwd: Path) -> str:
     """``path`` relative to ``cwd`` with POSIX separators (the whole path on another Windows drive)."""
     return _display(os.path.abspath(path), os.path.abspath(cwd))
@@ -103,6 +118,21 @@ class ModuleNamer:
     def import_roots(self) -> frozenset[Path]:
         """Folders imports are looked up under: the source roots and the folders holding linted packages."""
         return frozenset(Path(directory) for directory in self._import_roots)
+
+    def package_markers(self) -> dict[str, bool]:
+        """Per folder asked so far, whether it holds an ``__init__.py`` (what named the files in and above it)."""
+        return dict(self._has_init)
+
+    def walked_folders(self) -> tuple[list[str], list[str]]:
+        """(import roots, candidate folders) the files named so far added: what ``restore_walked`` sets again
+        when a run takes a walk's files from the file index instead of naming them."""
+        return sorted(self._import_roots), sorted(self._candidate_dirs)
+
+    def restore_walked(self, import_roots: Iterable[str], candidate_dirs: Iterable[str]) -> None:
+        self._import_roots.update(import_roots)
+        self._candidate_dirs.update(candidate_dirs)
+        self._detected.clear()
+        self._project_tops.clear()
 
     def _package_dir(self, directory: str) -> bool:
         known = self._has_init.get(directory)
@@ -372,11 +402,12 @@ def resolve_source_roots(root: Path, patterns: Sequence[str]) -> tuple[list[Path
 def walk(
     arguments: Iterable[Path], *, root: Path, exclude: Sequence[str], cwd: Path, namer: ModuleNamer,
     force_exclude: bool = False, respect_gitignore: bool = False, skipped: list[str] | None = None,
-    virtual: Collection[Path] = (),
+    virtual: Collection[Path] = (), watch: WalkWatch | None = None,
 ) -> tuple[list[SourceFile], list[WalkProblem]]:
     """The files to lint (each once, sorted within each argument) and the arguments that were unusable.
     Python files left out by ``exclude`` or ``.gitignore`` are appended to ``skipped`` (display paths).
-    ``virtual`` are files whose text comes from elsewhere (stdin): they count as existing files."""
+    ``virtual`` are files whose text comes from elsewhere (stdin): they count as existing files. ``watch``
+    receives what the outcome depends on in the file system (see ``WalkWatch``)."""
     files: list[SourceFile] = []
     problems: list[WalkProblem] = []
     seen: set[str] = set()
@@ -404,10 +435,14 @@ def walk(
     for argument in arguments:
         absolute = os.path.abspath(argument)
         if os.path.isdir(absolute):
-            ignore = GitignoreRules.above(absolute, top) if respect_gitignore else None
-            for path in _walk_directory(absolute, top, excluded, unreadable, leave_out, ignore):
+            opened = watch.opened if watch is not None else None
+            ignore = GitignoreRules.above(absolute, top, opened) if respect_gitignore else None
+            for path in _walk_directory(absolute, top, excluded, unreadable, leave_out, ignore, watch):
                 add(path, os.path.dirname(absolute))
-        elif os.path.lexists(absolute) or Path(absolute) in virtual_files:
+            continue
+        if watch is not None:  # a file argument (or none there): the outcome is not only the folders'
+            watch.unsure = True
+        if os.path.lexists(absolute) or Path(absolute) in virtual_files:
             if force_exclude and excluded.excludes(_root_relative(absolute, top)):
                 leave_out(absolute)
                 continue
@@ -437,12 +472,15 @@ def _root_relative(path: str, root: str) -> str:
 def _walk_directory(
     directory: str, root: str, exclude: ExcludeMatcher, onerror: Callable[[OSError], None],
     excluded: Callable[[str], None] = lambda path: None, ignore: GitignoreRules | None = None,
+    watch: WalkWatch | None = None,
 ) -> Iterator[str]:
     """The ``.py`` files under ``directory`` in ``os.walk``'s top-down order (each folder's files sorted,
     then its sub-folders, sorted, depth first), without following symlinked folders; skipped, excluded and
     ignored folders are not entered. ``ignore`` (None: no ``.gitignore`` is read) holds the rules in force
     above ``directory``; each folder's own ``.gitignore`` joins them for what lies under it. One
-    ``os.scandir`` per folder; file types come from the listing."""
+    ``os.scandir`` per folder; file types come from the listing. ``watch`` receives each folder listed with
+    its stat taken before the listing, and whether an entry's type could change without its folder's stat
+    (a symbolic link, an entry whose type could not be read, a folder that could not be listed)."""
     pending: list[tuple[str, GitignoreRules | None]] = [(directory, ignore)]
     while pending:
         current, rules = pending.pop()
@@ -450,12 +488,18 @@ def _walk_directory(
         names: list[str] = []
         has_gitignore = False
         try:
+            if watch is not None:
+                watch.folders.append((current, os.stat(current)))
             with os.scandir(current) as entries:
                 for entry in entries:
                     try:
                         is_folder = entry.is_dir()
+                        if watch is not None and entry.is_symlink():
+                            watch.unsure = True
                     except OSError:
                         is_folder = False
+                        if watch is not None:
+                            watch.unsure = True
                     if is_folder:
                         folders.append((entry.name, entry.is_symlink()))
                     elif entry.name.endswith(".py"):
@@ -463,6 +507,8 @@ def _walk_directory(
                     elif entry.name == ".gitignore":
                         has_gitignore = True
         except OSError as error:
+            if watch is not None:
+                watch.unsure = True
             onerror(error)
             continue
         if rules is not None and has_gitignore:
