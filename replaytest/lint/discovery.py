@@ -111,6 +111,10 @@ class ModuleNamer:
         self._detected: dict[str, list[str]] = {}
         # looks_like_project's verdict per top-level name; cleared with _detected when the folders change.
         self._project_tops: dict[str, bool] = {}
+        # Per top-level name, the candidate folders (not import roots) that offer it, from one pass over their
+        # listings; and the import roots in lookup order. Both cleared with _detected.
+        self._offered_by: dict[str, list[str]] | None = None
+        self._roots_in_order: list[str] | None = None
         # Top-level name -> whether this interpreter imports it from outside the project.
         self._installed: dict[str, bool] = {}
 
@@ -131,8 +135,13 @@ class ModuleNamer:
     def restore_walked(self, import_roots: Iterable[str], candidate_dirs: Iterable[str]) -> None:
         self._import_roots.update(import_roots)
         self._candidate_dirs.update(candidate_dirs)
+        self._folders_changed()
+
+    def _folders_changed(self) -> None:
         self._detected.clear()
         self._project_tops.clear()
+        self._offered_by = None
+        self._roots_in_order = None
 
     def _package_dir(self, directory: str) -> bool:
         known = self._has_init.get(directory)
@@ -164,8 +173,7 @@ class ModuleNamer:
             directory = os.path.dirname(directory)
         if directory not in self._import_roots:
             self._import_roots.add(directory)
-            self._detected.clear()
-            self._project_tops.clear()
+            self._folders_changed()
         self._add_candidates(folder, ceiling)
         package_name = ".".join(parts)
         others: list[str] = []
@@ -189,8 +197,7 @@ class ModuleNamer:
         top = self._root if _relative_parts(directory, self._root) is not None else ceiling
         while directory not in self._candidate_dirs:
             self._candidate_dirs.add(directory)
-            self._detected.clear()
-            self._project_tops.clear()
+            self._folders_changed()
             parent = os.path.dirname(directory)
             if top is None or directory == top or parent == directory:
                 break
@@ -238,7 +245,14 @@ class ModuleNamer:
             return []
         known = self._detected.get(top_name)
         if known is None:
-            found = [d for d in self._candidate_dirs if d not in self._import_roots and top_name in self._listing(d)]
+            if self._offered_by is None:
+                offered_by: dict[str, list[str]] = {}
+                for directory in self._candidate_dirs:
+                    if directory not in self._import_roots:
+                        for name in self._listing(directory):
+                            offered_by.setdefault(name, []).append(directory)
+                self._offered_by = offered_by
+            found = self._offered_by.get(top_name, [])
             known = self._detected[top_name] = sorted(found, key=lambda d: (d.count(os.sep), _path_key(d)))
         return known
 
@@ -252,7 +266,9 @@ class ModuleNamer:
         if not parts or parts[0] in _STDLIB_MODULES:  # a project file named json.py never shadows json
             self._located[module] = None
             return None
-        roots = [*sorted(self._import_roots, key=_path_key), *self._detected_roots(parts[0])]
+        if self._roots_in_order is None:
+            self._roots_in_order = sorted(self._import_roots, key=_path_key)
+        roots = [*self._roots_in_order, *self._detected_roots(parts[0])]
         file_name = os.path.join(*parts[:-1], parts[-1] + ".py")
         package_init = os.path.join(*parts, "__init__.py")
         for root in roots:

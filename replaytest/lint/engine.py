@@ -468,10 +468,9 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
     """One note per project-looking module that orchestration code reaches but no source root holds and no
     installed distribution provides, worded by whether its top-level name is a source root's own."""
     notes = []
-    importers_of: dict[str, dict[int, ModuleSummary]] | None = None
-    for name in namer.unresolved_project_modules(_missing_modules(program)):
-        if importers_of is None:
-            importers_of = _importers_by_name(program)
+    unresolved = namer.unresolved_project_modules(_missing_modules(program))
+    importers_of = _importers_by_name(program, set(unresolved)) if unresolved else {}
+    for name in unresolved:
         importers = sorted(display_path(Path(summary.path), cwd) for summary in importers_of.get(name, {}).values())
         by = f" (imported by {importers[0]})" if importers else ""
         if namer.held_by_source_root(name):
@@ -491,15 +490,16 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
     return notes
 
 
-def _importers_by_name(program: Program) -> dict[str, dict[int, ModuleSummary]]:
-    """Per module name, the summaries that import it or something inside it (an import target equal to the
-    name or below it): every dotted prefix of every target, so each unresolved name is one lookup."""
+def _importers_by_name(program: Program, names: set[str]) -> dict[str, dict[int, ModuleSummary]]:
+    """Per module name of ``names``, the summaries that import it or something inside it (an import target
+    equal to the name or below it): every dotted prefix of every target that is one of ``names``."""
     index: dict[str, dict[int, ModuleSummary]] = {}
     for summary in {id(s): s for s in program.modules.values()}.values():
         for target in set(summary.aliases.values()):
             prefix = target
             while True:
-                index.setdefault(prefix, {})[id(summary)] = summary
+                if prefix in names:
+                    index.setdefault(prefix, {})[id(summary)] = summary
                 cut = prefix.rfind(".")
                 if cut < 0:
                     break
