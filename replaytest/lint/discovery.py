@@ -30,7 +30,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +76,9 @@ class WalkWatch:
         # As ``GitignoreRules.opened``: a stat, None (absent) or a kind ("dir", "file", "none") per path.
         self.opened: list[tuple[str, os.stat_result | str | None]] = []
         self.unsure = False
+        # Per folder listed, (its sub-folders' names, its other entries' names): what the module namer would
+        # list it for again (``ModuleNamer.take_listings``).
+        self.listings: dict[str, tuple[list[str], list[str]]] = {}
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -114,6 +117,8 @@ class ModuleNamer:
         # Per top-level name, the candidate folders (not import roots) that offer it, from one pass over their
         # listings; and the import roots in lookup order. Both cleared with _detected.
         self._offered_by: dict[str, list[str]] | None = None
+        # Listings a walk made, not yet read into _listings and _entries (``take_listings``).
+        self._walked_listings: dict[str, tuple[Iterable[str], Iterable[str]]] = {}
         self._roots_in_order: list[str] | None = None
         # Top-level name -> whether this interpreter imports it from outside the project.
         self._installed: dict[str, bool] = {}
@@ -136,6 +141,29 @@ class ModuleNamer:
         self._import_roots.update(import_roots)
         self._candidate_dirs.update(candidate_dirs)
         self._folders_changed()
+
+    def take_listings(self, listings: Mapping[str, tuple[Iterable[str], Iterable[str]]]) -> None:
+        """Folder listings a walk made (per folder, its sub-folders' names and its other entries' names), so
+        that module lookups do not list those folders again (each is read when a lookup first asks for it)."""
+        self._walked_listings.update(listings)
+
+    def _take_walked(self, directory: str) -> bool:
+        """Fill ``_listings`` and ``_entries`` of ``directory`` from a walk's listing; False when there is none."""
+        listing = self._walked_listings.pop(directory, None)
+        if listing is None:
+            return False
+        folders, files = listing
+        offered: set[str] = set()
+        entries: set[str] = set()
+        for name in (*folders, *files):
+            entries.add(name)
+            if name.endswith(".py"):
+                offered.add(name[:-3])
+                entries.add(name[:-3])
+        offered.update(name for name in folders if not name.endswith(".py") and name not in SKIPPED_DIRECTORIES)
+        self._listings.setdefault(directory, frozenset(offered))
+        self._entries.setdefault(directory, frozenset(entries))
+        return True
 
     def _folders_changed(self) -> None:
         self._detected.clear()
@@ -206,6 +234,8 @@ class ModuleNamer:
     def _listing(self, directory: str) -> frozenset[str]:
         """Top-level module names a folder offers: its ``*.py`` stems and its sub-folders."""
         known = self._listings.get(directory)
+        if known is None and self._take_walked(directory):
+            return self._listings[directory]
         if known is None:
             names: set[str] = set()
             try:
@@ -225,7 +255,7 @@ class ModuleNamer:
         """Whether ``directory`` may hold ``name`` or ``name.py``: one listing per folder (cached), so a
         lookup stats only under the roots that have the module's first part. A folder that cannot be
         listed (execute-only) may still hold it: then the caller stats as before."""
-        if directory not in self._entries:
+        if directory not in self._entries and not self._take_walked(directory):
             names: set[str] | None = set()
             try:
                 with os.scandir(directory) as entries:
@@ -502,6 +532,7 @@ def _walk_directory(
         current, rules = pending.pop()
         folders: list[tuple[str, bool]] = []
         names: list[str] = []
+        others: list[str] = []
         has_gitignore = False
         try:
             if watch is not None:
@@ -520,13 +551,16 @@ def _walk_directory(
                         folders.append((entry.name, entry.is_symlink()))
                     elif entry.name.endswith(".py"):
                         names.append(entry.name)
-                    elif entry.name == ".gitignore":
-                        has_gitignore = True
+                    else:
+                        others.append(entry.name)
+                        has_gitignore = has_gitignore or entry.name == ".gitignore"
         except OSError as error:
             if watch is not None:
                 watch.unsure = True
             onerror(error)
             continue
+        if watch is not None:
+            watch.listings[current] = ([name for name, _ in folders], [*names, *others])
         if rules is not None and has_gitignore:
             rules = rules.below(current)
         kept: list[str] = []

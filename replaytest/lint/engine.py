@@ -372,8 +372,11 @@ def _walk(
             files = [SourceFile(Path(path), display, module, bool(is_package), tuple(others))
                      for path, display, module, is_package, others in record["files"]]
             left_out = [str(display) for display in record["skipped"]]
+            listings = {str(folder): ([str(name) for name in folders], [str(name) for name in others])
+                        for folder, (folders, others) in record["listings"].items()}
             namer.restore_walked([str(folder) for folder in record["import_roots"]],
                                  [str(folder) for folder in record["candidate_dirs"]])
+            namer.take_listings(listings)
             skipped.extend(left_out)
             return files, []
         except (KeyError, TypeError, ValueError):  # a damaged record: walk as without one
@@ -385,11 +388,13 @@ def _walk(
                            skipped=skipped, watch=watch)
     payload = None
     if not watch.unsure and not problems:
+        namer.take_listings(watch.listings)
         import_roots, candidate_dirs = namer.walked_folders()
         payload = {
             "files": [[str(source.path), source.display, source.module, source.is_package, list(source.other_names)]
                       for source in files],
             "skipped": skipped, "import_roots": import_roots, "candidate_dirs": candidate_dirs,
+            "listings": watch.listings,
         }
     # Whether the folders outside the listed ones (above the arguments) hold an ``__init__.py``: it named the
     # files below them. A listed folder's own listing already decides that.
