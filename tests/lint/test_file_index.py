@@ -1,6 +1,8 @@
 """The lint cache's file index (``files.txt``): a warm run reads no file whose stat is unchanged, and after each
 kind of change (an edit that keeps size and mtime, a file added or removed, a helper another module's
-workflow calls, the configuration, replaytest's version) its findings equal those of a run without cache.
+workflow calls, the configuration, replaytest's version) its findings equal those of a run without cache. The
+index's record of the last walk: a warm run lists no folder, and a file added, removed or renamed, a new folder, a
+``.gitignore`` edited or made, an ``__init__.py`` made above the linted folder or an ``exclude`` change is seen.
 
 The runs are in-process (``lint_paths``) so the test can see which files a run read, and with
 ``SETTLE_SECONDS`` turned off: the index trusts a stat only once the file is a few seconds old, and these
@@ -336,3 +338,32 @@ def test_damaged_walk_record_is_a_walk_again(project: Path, monkeypatch: pytest.
     warm = _lint(project)
     assert listed
     assert warm == _lint(project, use_cache=False)
+
+
+def test_namer_fed_the_walks_listings_answers_as_one_that_lists_for_itself(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "tree", {
+        "pyproject.toml": "[tool.replaytest]\n",
+        "services/billing/__init__.py": "",
+        "services/billing/flows.py": "from shared import money\n",
+        "services/shared/money.py": UTILITY,
+        "services/weird.py/inner.py": UTILITY,  # a folder named like a module file
+        "services/build/generated.py": UTILITY,  # a folder the walk skips
+        "tools/run.py": UTILITY,
+        "notes.txt": "not Python",
+    })
+    names = ["shared", "shared.money", "weird", "weird.inner", "build", "build.generated", "billing.flows", "tools",
+             "tools.run", "notes", "missing.module", "services", "services.shared"]
+
+    def answers(namer: discovery.ModuleNamer) -> list[tuple[Any, ...]]:
+        return [(namer.locate(name), namer.looks_like_project(name), namer.held_by_source_root(name),
+                 namer.is_namespace_dir(name)) for name in names]
+
+    fed = discovery.ModuleNamer(root)
+    watch = discovery.WalkWatch()
+    discovery.walk([root], root=root, exclude=(), cwd=root, namer=fed, watch=watch)
+    fed.take_listings(watch.listings)
+    listing = discovery.ModuleNamer(root)
+    discovery.walk([root], root=root, exclude=(), cwd=root, namer=listing)
+    assert watch.listings and not watch.unsure
+    assert answers(fed) == answers(listing)
+    assert any(found[0] is not None for found in answers(fed))  # the lookups do find modules
