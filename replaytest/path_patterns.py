@@ -33,6 +33,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
+    # Files read (or looked for) with their stat before reading, None when absent, or only their kind ("dir",
+    # "none") where that is all that decides: see ``GitignoreRules``.
+    Opened = list[tuple[str, os.stat_result | str | None]]
+
 # A wildcard or an escape: the pattern is no plain path. An empty, "." or ".." part: no plain path either.
 _WILDCARD = re.compile(r"[*?\[\\]")
 _ODD_PART = re.compile(r"(?:^|/)\.{0,2}(?:/|$)")
@@ -299,24 +303,29 @@ class GitignoreRules:
     """The ``.gitignore`` patterns in force in one folder of a walk: ``(folder, patterns)`` pairs, outermost
     first. ``below`` adds a folder's own file; ``ignored`` asks the deepest first, as git does."""
 
-    def __init__(self, levels: tuple[tuple[str, ExcludeMatcher], ...] = ()) -> None:
+    def __init__(self, levels: tuple[tuple[str, ExcludeMatcher], ...] = (), opened: Opened | None = None) -> None:
         self.levels = levels
+        # Every file these rules were read from or looked for, with its stat taken before it was read (None: it
+        # was not there; a kind where only that decides), for a caller that must know when the rules could
+        # change (the lint walk's record).
+        self.opened = opened
 
     def __bool__(self) -> bool:
         return bool(self.levels)
 
     @classmethod
-    def above(cls, folder: str, project_root: str) -> GitignoreRules:
+    def above(cls, folder: str, project_root: str, opened: Opened | None = None) -> GitignoreRules:
         """The rules in force in ``folder`` (absolute) from outside it: ``.git/info/exclude`` and the
         ``.gitignore`` files of the folders from the work tree's top (else the project root, when ``folder``
-        lies in it) down to ``folder``'s parent. ``folder``'s own file is read by the walk (``below``)."""
-        top, git_dir = _work_tree(folder)
+        lies in it) down to ``folder``'s parent. ``folder``'s own file is read by the walk (``below``).
+        ``opened`` receives every file read or looked for (see ``__init__``)."""
+        top, git_dir = _work_tree(folder, opened)
         levels: list[tuple[str, ExcludeMatcher]] = []
         if top is None:
             inside_root = folder == project_root or folder.startswith(project_root.rstrip(os.sep) + os.sep)
             top = project_root if inside_root else folder
         elif git_dir is not None:
-            info = _read_patterns(os.path.join(git_dir, "info", "exclude"))
+            info = _read_patterns(os.path.join(git_dir, "info", "exclude"), opened)
             if info is not None:
                 levels.append((top, info))
         chain: list[str] = []
@@ -328,15 +337,15 @@ class GitignoreRules:
             chain.append(parent)
             current = parent
         for directory in reversed(chain):
-            patterns = _read_patterns(os.path.join(directory, ".gitignore"))
+            patterns = _read_patterns(os.path.join(directory, ".gitignore"), opened)
             if patterns is not None:
                 levels.append((directory, patterns))
-        return cls(tuple(levels))
+        return cls(tuple(levels), opened)
 
     def below(self, folder: str) -> GitignoreRules:
         """These rules with ``folder``'s own ``.gitignore`` (if it has one) added as the deepest."""
-        patterns = _read_patterns(os.path.join(folder, ".gitignore"))
-        return self if patterns is None else GitignoreRules((*self.levels, (folder, patterns)))
+        patterns = _read_patterns(os.path.join(folder, ".gitignore"), self.opened)
+        return self if patterns is None else GitignoreRules((*self.levels, (folder, patterns)), self.opened)
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         for base, patterns in reversed(self.levels):
@@ -347,7 +356,7 @@ class GitignoreRules:
         return False
 
 
-def _work_tree(folder: str) -> tuple[str | None, str | None]:
+def _work_tree(folder: str, opened: Opened | None = None) -> tuple[str | None, str | None]:
     """(the top of the git work tree holding ``folder``, its git folder) or (None, None) outside one. A
     ``.git`` file (a linked work tree, a submodule) names the git folder; a linked work tree's
     ``info/exclude`` is the main repository's (``commondir``)."""
@@ -355,16 +364,21 @@ def _work_tree(folder: str) -> tuple[str | None, str | None]:
     while True:
         marker = os.path.join(current, ".git")
         if os.path.isdir(marker):
+            if opened is not None:  # the git folder's own stat changes with every commit; its kind decides
+                opened.append((marker, "dir"))
             return current, marker
         if os.path.isfile(marker):
-            return current, _linked_git_dir(current, marker)
+            return current, _linked_git_dir(current, marker, opened)
+        if opened is not None:
+            opened.append((marker, "none"))
         parent = os.path.dirname(current)
         if parent == current:
             return None, None
         current = parent
 
 
-def _linked_git_dir(top: str, marker: str) -> str | None:
+def _linked_git_dir(top: str, marker: str, opened: Opened | None = None) -> str | None:
+    _note_opened(marker, opened)
     try:
         with open(marker, encoding="utf-8") as handle:
             line = handle.readline().strip()
@@ -373,6 +387,7 @@ def _linked_git_dir(top: str, marker: str) -> str | None:
     if not line.startswith("gitdir:"):
         return None
     git_dir = os.path.join(top, line[len("gitdir:"):].strip())
+    _note_opened(os.path.join(git_dir, "commondir"), opened)
     try:
         with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
             return os.path.normpath(os.path.join(git_dir, handle.readline().strip()))
@@ -380,9 +395,21 @@ def _linked_git_dir(top: str, marker: str) -> str | None:
         return git_dir
 
 
-def _read_patterns(path: str) -> ExcludeMatcher | None:
+def _note_opened(path: str, opened: Opened | None) -> None:
+    """Add ``path`` and its stat now (None when there is nothing there), before it is read, to ``opened``."""
+    if opened is None:
+        return
+    try:
+        opened.append((path, os.stat(path)))
+    except OSError:
+        opened.append((path, None))
+
+
+def _read_patterns(path: str, opened: Opened | None = None) -> ExcludeMatcher | None:
     """The patterns of a ``.gitignore``-style file, or None when there is none (or it cannot be read: git
-    goes on without it too). Lines git discards (invalid patterns) are left out as git leaves them out."""
+    goes on without it too). Lines git discards (invalid patterns) are left out as git leaves them out.
+    ``opened`` receives the path and its stat (see ``GitignoreRules``)."""
+    _note_opened(path, opened)
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as handle:
             lines = handle.read().splitlines()

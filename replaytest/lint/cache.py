@@ -40,6 +40,7 @@ import stat
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from replaytest import cachedir
 from replaytest.fileio import write_atomic
@@ -212,9 +213,17 @@ class SummaryCache:
 
 # --- what each file's bytes gave, by stat ------------------------------------------------------------
 
+_WALK_PREFIX = "walk "  # the line of files.txt holding the last walk's record (JSON)
 VETTED = "v"  # screened out and accepted by CPython's parser: neither screened nor parsed again
 SCREENED = "s"  # screened in: its summary is looked up by its digest
 COMMENTED = "c"  # mentions replaytest or noqa: read for its suppression comments
+
+
+def _kind(status: os.stat_result | None) -> str:
+    """What is at a path, where only that decides: ``"dir"``, ``"file"`` or ``"none"`` (nothing, or another kind)."""
+    if status is None:
+        return "none"
+    return "dir" if stat.S_ISDIR(status.st_mode) else "file" if stat.S_ISREG(status.st_mode) else "none"
 
 
 def stat_signature(status: os.stat_result) -> tuple[int, int, int, int]:
@@ -230,6 +239,8 @@ class FileIndex:
         self.directory = directory / "lint"
         self.header = header
         self._entries: dict[str, tuple[tuple[int, int, int, int], str, str]] | None = None
+        # The last walk's record (``record_walk``), as JSON text: decoded only when a run asks for it.
+        self._walk: str | None = None
         self._changed = False
 
     def lookup(self, path: str) -> tuple[str, str, os.stat_result] | None:
@@ -264,6 +275,56 @@ class FileIndex:
             entries[path] = entry
             self._changed = True
 
+    def walk(self, key: str) -> dict[str, Any] | None:
+        """The recorded walk under ``key`` when every folder and file it depended on has the stat it had
+        then (a folder's changes when an entry is added, removed or renamed in it); None otherwise."""
+        self._read()
+        if self._walk is None:
+            return None
+        try:
+            record = json.loads(self._walk)
+            if not isinstance(record, dict) or record.get("key") != key:
+                return None
+            for path, signature in record["stats"]:
+                try:
+                    status: os.stat_result | None = os.stat(path)
+                except OSError:
+                    status = None
+                if isinstance(signature, str):
+                    now: list[int] | str | None = _kind(status)
+                else:
+                    now = None if status is None else list(stat_signature(status))
+                if now != signature:
+                    return None
+        except (ValueError, KeyError, TypeError):  # a damaged record is a walk done again
+            return None
+        return record
+
+    def record_walk(self, key: str, watched: list[tuple[str, os.stat_result | str | None]],
+                    payload: dict[str, Any] | None, looked_at_ns: int) -> None:
+        """Keep ``payload`` (what the walk found) under ``key`` with the stats of what it depended on
+        (``watched``: each taken before it was read; None where nothing was there; a kind, ``"dir"``, ``"file"``
+        or ``"none"``, where only that decides), when every stat is ``SETTLE_SECONDS`` old; ``payload`` None,
+        or a recent change, keeps no walk."""
+        text = None
+        if payload is not None:
+            settled = looked_at_ns - SETTLE_SECONDS * 1_000_000_000
+            stats: list[list[Any]] | None = []
+            for path, status in watched:
+                if isinstance(status, str):
+                    stats.append([path, status])  # type: ignore[union-attr]
+                    continue
+                if status is not None and max(status.st_mtime_ns, status.st_ctime_ns) >= settled:
+                    stats = None
+                    break
+                stats.append([path, None if status is None else list(stat_signature(status))])  # type: ignore[union-attr]
+            if stats is not None:
+                text = json.dumps({"key": key, "stats": stats, **payload}, separators=(",", ":"))
+        self._read()
+        if text != self._walk:
+            self._walk = text
+            self._changed = True
+
     def forget_unseen(self, walked: list[str], seen: set[str]) -> None:
         """Drop the files under the folders this run walked (absolute) that it did not lint: removed, renamed
         or excluded since, so the index does not grow with every file a checkout ever had."""
@@ -281,6 +342,8 @@ class FileIndex:
         if not self._changed or self._entries is None:
             return
         lines = [self.header]
+        if self._walk is not None:
+            lines.append(_WALK_PREFIX + self._walk)
         for path, ((size, mtime, ctime, inode), digest, verdicts) in sorted(self._entries.items()):
             lines.append(f"{digest} {verdicts or '-'} {size} {mtime} {ctime} {inode} {path}")
         try:
@@ -304,6 +367,9 @@ class FileIndex:
         if header != self.header:  # another analyzer, configuration or Python: its verdicts do not hold
             return self._entries
         for line in body.split("\n"):
+            if line.startswith(_WALK_PREFIX):
+                self._walk = line[len(_WALK_PREFIX):]
+                continue
             fields = line.split(" ", 6)
             if len(fields) != 7 or len(fields[0]) != 64 or not _KEY_CHARACTERS.issuperset(fields[0]):
                 continue  # a damaged line is a file read again

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.discovery import SourceFile, display_path
-from replaytest.lint.graph_nodes import RerunRegions
 from replaytest.lint.model import (
     ORCHESTRATION,
     PLAIN,
@@ -129,6 +128,8 @@ def graph_node_diagnostics(run: LintRun, program: Program) -> list[tuple[SourceF
     rule = next((r for r in run.context.rules.values() if isinstance(r, RepeatsEffectBeforeInterrupt)), None)
     if rule is None or not any(summary.graph_nodes for summary in program.modules.values()):
         return []
+    from replaytest.lint.graph_nodes import RerunRegions  # only a project with graph nodes needs the walk
+
     by_path = {str(source.path): source for source in run.files}
     diagnostics = []
     for finding in RerunRegions(program, run.context.profile_by_name, rule.repeats).findings():

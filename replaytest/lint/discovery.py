@@ -30,7 +30,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +61,24 @@ class WalkProblem:
 
     display: str
     problem: str
+
+
+class WalkWatch:
+    """What a walk's outcome depends on in the file system besides the files' contents: each folder it listed
+    and each ``.gitignore``-style file it read or looked for, with the stat each had before (``os.stat_result``;
+    None: not there; for a ``.git`` marker, only its kind). A folder's mtime and ctime change when an entry is
+    added, removed or renamed in it, so the same stats give the same listing; ``unsure`` is set where they
+    would not (a symbolic link, whose target can change kind; a file argument; a folder that could not be
+    listed)."""
+
+    def __init__(self) -> None:
+        self.folders: list[tuple[str, os.stat_result]] = []
+        # As ``GitignoreRules.opened``: a stat, None (absent) or a kind ("dir", "file", "none") per path.
+        self.opened: list[tuple[str, os.stat_result | str | None]] = []
+        self.unsure = False
+        # Per folder listed, (its sub-folders' names, its other entries' names): what the module namer would
+        # list it for again (``ModuleNamer.take_listings``).
+        self.listings: dict[str, tuple[list[str], list[str]]] = {}
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -96,6 +114,12 @@ class ModuleNamer:
         self._detected: dict[str, list[str]] = {}
         # looks_like_project's verdict per top-level name; cleared with _detected when the folders change.
         self._project_tops: dict[str, bool] = {}
+        # Per top-level name, the candidate folders (not import roots) that offer it, from one pass over their
+        # listings; and the import roots in lookup order. Both cleared with _detected.
+        self._offered_by: dict[str, list[str]] | None = None
+        # Listings a walk made, not yet read into _listings and _entries (``take_listings``).
+        self._walked_listings: dict[str, tuple[Iterable[str], Iterable[str]]] = {}
+        self._roots_in_order: list[str] | None = None
         # Top-level name -> whether this interpreter imports it from outside the project.
         self._installed: dict[str, bool] = {}
 
@@ -103,6 +127,49 @@ class ModuleNamer:
     def import_roots(self) -> frozenset[Path]:
         """Folders imports are looked up under: the source roots and the folders holding linted packages."""
         return frozenset(Path(directory) for directory in self._import_roots)
+
+    def package_markers(self) -> dict[str, bool]:
+        """Per folder asked so far, whether it holds an ``__init__.py`` (what named the files in and above it)."""
+        return dict(self._has_init)
+
+    def walked_folders(self) -> tuple[list[str], list[str]]:
+        """(import roots, candidate folders) the files named so far added: what ``restore_walked`` sets again
+        when a run takes a walk's files from the file index instead of naming them."""
+        return sorted(self._import_roots), sorted(self._candidate_dirs)
+
+    def restore_walked(self, import_roots: Iterable[str], candidate_dirs: Iterable[str]) -> None:
+        self._import_roots.update(import_roots)
+        self._candidate_dirs.update(candidate_dirs)
+        self._folders_changed()
+
+    def take_listings(self, listings: Mapping[str, tuple[Iterable[str], Iterable[str]]]) -> None:
+        """Folder listings a walk made (per folder, its sub-folders' names and its other entries' names), so
+        that module lookups do not list those folders again (each is read when a lookup first asks for it)."""
+        self._walked_listings.update(listings)
+
+    def _take_walked(self, directory: str) -> bool:
+        """Fill ``_listings`` and ``_entries`` of ``directory`` from a walk's listing; False when there is none."""
+        listing = self._walked_listings.pop(directory, None)
+        if listing is None:
+            return False
+        folders, files = listing
+        offered: set[str] = set()
+        entries: set[str] = set()
+        for name in (*folders, *files):
+            entries.add(name)
+            if name.endswith(".py"):
+                offered.add(name[:-3])
+                entries.add(name[:-3])
+        offered.update(name for name in folders if not name.endswith(".py") and name not in SKIPPED_DIRECTORIES)
+        self._listings.setdefault(directory, frozenset(offered))
+        self._entries.setdefault(directory, frozenset(entries))
+        return True
+
+    def _folders_changed(self) -> None:
+        self._detected.clear()
+        self._project_tops.clear()
+        self._offered_by = None
+        self._roots_in_order = None
 
     def _package_dir(self, directory: str) -> bool:
         known = self._has_init.get(directory)
@@ -134,8 +201,7 @@ class ModuleNamer:
             directory = os.path.dirname(directory)
         if directory not in self._import_roots:
             self._import_roots.add(directory)
-            self._detected.clear()
-            self._project_tops.clear()
+            self._folders_changed()
         self._add_candidates(folder, ceiling)
         package_name = ".".join(parts)
         others: list[str] = []
@@ -159,8 +225,7 @@ class ModuleNamer:
         top = self._root if _relative_parts(directory, self._root) is not None else ceiling
         while directory not in self._candidate_dirs:
             self._candidate_dirs.add(directory)
-            self._detected.clear()
-            self._project_tops.clear()
+            self._folders_changed()
             parent = os.path.dirname(directory)
             if top is None or directory == top or parent == directory:
                 break
@@ -169,6 +234,8 @@ class ModuleNamer:
     def _listing(self, directory: str) -> frozenset[str]:
         """Top-level module names a folder offers: its ``*.py`` stems and its sub-folders."""
         known = self._listings.get(directory)
+        if known is None and self._take_walked(directory):
+            return self._listings[directory]
         if known is None:
             names: set[str] = set()
             try:
@@ -188,7 +255,7 @@ class ModuleNamer:
         """Whether ``directory`` may hold ``name`` or ``name.py``: one listing per folder (cached), so a
         lookup stats only under the roots that have the module's first part. A folder that cannot be
         listed (execute-only) may still hold it: then the caller stats as before."""
-        if directory not in self._entries:
+        if directory not in self._entries and not self._take_walked(directory):
             names: set[str] | None = set()
             try:
                 with os.scandir(directory) as entries:
@@ -208,7 +275,14 @@ class ModuleNamer:
             return []
         known = self._detected.get(top_name)
         if known is None:
-            found = [d for d in self._candidate_dirs if d not in self._import_roots and top_name in self._listing(d)]
+            if self._offered_by is None:
+                offered_by: dict[str, list[str]] = {}
+                for directory in self._candidate_dirs:
+                    if directory not in self._import_roots:
+                        for name in self._listing(directory):
+                            offered_by.setdefault(name, []).append(directory)
+                self._offered_by = offered_by
+            found = self._offered_by.get(top_name, [])
             known = self._detected[top_name] = sorted(found, key=lambda d: (d.count(os.sep), _path_key(d)))
         return known
 
@@ -222,7 +296,9 @@ class ModuleNamer:
         if not parts or parts[0] in _STDLIB_MODULES:  # a project file named json.py never shadows json
             self._located[module] = None
             return None
-        roots = [*sorted(self._import_roots, key=_path_key), *self._detected_roots(parts[0])]
+        if self._roots_in_order is None:
+            self._roots_in_order = sorted(self._import_roots, key=_path_key)
+        roots = [*self._roots_in_order, *self._detected_roots(parts[0])]
         file_name = os.path.join(*parts[:-1], parts[-1] + ".py")
         package_init = os.path.join(*parts, "__init__.py")
         for root in roots:
@@ -372,11 +448,12 @@ def resolve_source_roots(root: Path, patterns: Sequence[str]) -> tuple[list[Path
 def walk(
     arguments: Iterable[Path], *, root: Path, exclude: Sequence[str], cwd: Path, namer: ModuleNamer,
     force_exclude: bool = False, respect_gitignore: bool = False, skipped: list[str] | None = None,
-    virtual: Collection[Path] = (),
+    virtual: Collection[Path] = (), watch: WalkWatch | None = None,
 ) -> tuple[list[SourceFile], list[WalkProblem]]:
     """The files to lint (each once, sorted within each argument) and the arguments that were unusable.
     Python files left out by ``exclude`` or ``.gitignore`` are appended to ``skipped`` (display paths).
-    ``virtual`` are files whose text comes from elsewhere (stdin): they count as existing files."""
+    ``virtual`` are files whose text comes from elsewhere (stdin): they count as existing files. ``watch``
+    receives what the outcome depends on in the file system (see ``WalkWatch``)."""
     files: list[SourceFile] = []
     problems: list[WalkProblem] = []
     seen: set[str] = set()
@@ -404,10 +481,14 @@ def walk(
     for argument in arguments:
         absolute = os.path.abspath(argument)
         if os.path.isdir(absolute):
-            ignore = GitignoreRules.above(absolute, top) if respect_gitignore else None
-            for path in _walk_directory(absolute, top, excluded, unreadable, leave_out, ignore):
+            opened = watch.opened if watch is not None else None
+            ignore = GitignoreRules.above(absolute, top, opened) if respect_gitignore else None
+            for path in _walk_directory(absolute, top, excluded, unreadable, leave_out, ignore, watch):
                 add(path, os.path.dirname(absolute))
-        elif os.path.lexists(absolute) or Path(absolute) in virtual_files:
+            continue
+        if watch is not None:  # a file argument (or none there): the outcome is not only the folders'
+            watch.unsure = True
+        if os.path.lexists(absolute) or Path(absolute) in virtual_files:
             if force_exclude and excluded.excludes(_root_relative(absolute, top)):
                 leave_out(absolute)
                 continue
@@ -437,34 +518,49 @@ def _root_relative(path: str, root: str) -> str:
 def _walk_directory(
     directory: str, root: str, exclude: ExcludeMatcher, onerror: Callable[[OSError], None],
     excluded: Callable[[str], None] = lambda path: None, ignore: GitignoreRules | None = None,
+    watch: WalkWatch | None = None,
 ) -> Iterator[str]:
     """The ``.py`` files under ``directory`` in ``os.walk``'s top-down order (each folder's files sorted,
     then its sub-folders, sorted, depth first), without following symlinked folders; skipped, excluded and
     ignored folders are not entered. ``ignore`` (None: no ``.gitignore`` is read) holds the rules in force
     above ``directory``; each folder's own ``.gitignore`` joins them for what lies under it. One
-    ``os.scandir`` per folder; file types come from the listing."""
+    ``os.scandir`` per folder; file types come from the listing. ``watch`` receives each folder listed with
+    its stat taken before the listing, and whether an entry's type could change without its folder's stat
+    (a symbolic link, an entry whose type could not be read, a folder that could not be listed)."""
     pending: list[tuple[str, GitignoreRules | None]] = [(directory, ignore)]
     while pending:
         current, rules = pending.pop()
         folders: list[tuple[str, bool]] = []
         names: list[str] = []
+        others: list[str] = []
         has_gitignore = False
         try:
+            if watch is not None:
+                watch.folders.append((current, os.stat(current)))
             with os.scandir(current) as entries:
                 for entry in entries:
                     try:
                         is_folder = entry.is_dir()
+                        if watch is not None and entry.is_symlink():
+                            watch.unsure = True
                     except OSError:
                         is_folder = False
+                        if watch is not None:
+                            watch.unsure = True
                     if is_folder:
                         folders.append((entry.name, entry.is_symlink()))
                     elif entry.name.endswith(".py"):
                         names.append(entry.name)
-                    elif entry.name == ".gitignore":
-                        has_gitignore = True
+                    else:
+                        others.append(entry.name)
+                        has_gitignore = has_gitignore or entry.name == ".gitignore"
         except OSError as error:
+            if watch is not None:
+                watch.unsure = True
             onerror(error)
             continue
+        if watch is not None:
+            watch.listings[current] = ([name for name, _ in folders], [*names, *others])
         if rules is not None and has_gitignore:
             rules = rules.below(current)
         kept: list[str] = []

@@ -32,6 +32,7 @@ parse and summary is ``summarise``, the pool and its CPU meter ``pool``, the dia
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -56,7 +57,15 @@ from replaytest.lint.cache import (
     vetted_prefix,
 )
 from replaytest.lint.context import LintContext
-from replaytest.lint.discovery import ModuleNamer, SourceFile, display_path, resolve_source_roots, walk
+from replaytest.lint.discovery import (
+    ModuleNamer,
+    SourceFile,
+    WalkProblem,
+    WalkWatch,
+    display_path,
+    resolve_source_roots,
+    walk,
+)
 from replaytest.lint.filtering import Suppression, parse_suppressions, unknown_selectors
 from replaytest.lint.model import Diagnostic, LintResult, ModuleSummary
 from replaytest.lint.profile import FrameworkProfile
@@ -211,13 +220,11 @@ def lint_paths(
     namer = ModuleNamer(config.root, _source_roots(config))
     skipped: list[str] = []
     from_stdin = {Path(os.path.abspath(cwd / stdin[0])): stdin[1]} if stdin is not None else {}
-    files, problems = walk(paths, root=config.root, exclude=config.exclude, cwd=cwd, namer=namer,
-                           force_exclude=config.force_exclude, respect_gitignore=config.respect_gitignore,
-                           skipped=skipped, virtual=tuple(from_stdin))
-    nothing_left = _nothing_left(paths, files, problems, skipped, cwd)
     # A folder replaytest may not take is a configuration error before anything is read from it.
     cache = SummaryCache(config.cache_folder()) if use_cache else None
     index = FileIndex(config.cache_folder(), file_index_header(context.fingerprint)) if use_cache else None
+    files, problems = _walk(paths, config, cwd, namer, skipped, tuple(from_stdin), index)
+    nothing_left = _nothing_left(paths, files, problems, skipped, cwd)
     run = LintRun(context, cache, namer, files, cwd, stdin=from_stdin, index=index)
     for source in files:
         for name in (source.module, *source.other_names):
@@ -344,10 +351,64 @@ def lint_paths(
     return result
 
 
+def _walk(
+    paths: Sequence[Path], config: Config, cwd: Path, namer: ModuleNamer, skipped: list[str],
+    virtual: tuple[Path, ...], index: FileIndex | None,
+) -> tuple[list[SourceFile], list[WalkProblem]]:
+    """``walk``, or the files of the last walk with the same arguments and settings when the file index holds
+    it and nothing it depended on changed (see ``FileIndex.walk``): no folder listed, no file named again.
+    Kept only for folder arguments whose walk met no symbolic link and no unreadable folder."""
+    if index is None or virtual:
+        return walk(paths, root=config.root, exclude=config.exclude, cwd=cwd, namer=namer,
+                    force_exclude=config.force_exclude, respect_gitignore=config.respect_gitignore,
+                    skipped=skipped, virtual=virtual)
+    key = hashlib.sha256(json.dumps([
+        [os.path.abspath(path) for path in paths], os.fspath(config.root), list(config.exclude),
+        config.force_exclude, config.respect_gitignore, os.path.abspath(cwd), namer.walked_folders(),
+    ]).encode("utf-8", "surrogateescape")).hexdigest()
+    record = index.walk(key)
+    if record is not None:
+        try:
+            files = [SourceFile(Path(path), display, module, bool(is_package), tuple(others))
+                     for path, display, module, is_package, others in record["files"]]
+            left_out = [str(display) for display in record["skipped"]]
+            listings = {str(folder): ([str(name) for name in folders], [str(name) for name in others])
+                        for folder, (folders, others) in record["listings"].items()}
+            namer.restore_walked([str(folder) for folder in record["import_roots"]],
+                                 [str(folder) for folder in record["candidate_dirs"]])
+            namer.take_listings(listings)
+            skipped.extend(left_out)
+            return files, []
+        except (KeyError, TypeError, ValueError):  # a damaged record: walk as without one
+            pass
+    looked_at = time.time_ns()
+    watch = WalkWatch()
+    files, problems = walk(paths, root=config.root, exclude=config.exclude, cwd=cwd, namer=namer,
+                           force_exclude=config.force_exclude, respect_gitignore=config.respect_gitignore,
+                           skipped=skipped, watch=watch)
+    payload = None
+    if not watch.unsure and not problems:
+        namer.take_listings(watch.listings)
+        import_roots, candidate_dirs = namer.walked_folders()
+        payload = {
+            "files": [[str(source.path), source.display, source.module, source.is_package, list(source.other_names)]
+                      for source in files],
+            "skipped": skipped, "import_roots": import_roots, "candidate_dirs": candidate_dirs,
+            "listings": watch.listings,
+        }
+    # Whether the folders outside the listed ones (above the arguments) hold an ``__init__.py``: it named the
+    # files below them. A listed folder's own listing already decides that.
+    listed = {folder for folder, _ in watch.folders}
+    markers = [(os.path.join(folder, "__init__.py"), "file" if held else "none")
+               for folder, held in namer.package_markers().items() if folder not in listed]
+    index.record_walk(key, [*watch.folders, *watch.opened, *markers], payload, looked_at)
+    return files, problems
+
+
 def file_index_header(fingerprint: str) -> str:
     """The first line of ``files.txt``: what the index's verdicts were made under (the analyzer fingerprint
     and the running Python, as for the vetting verdicts); an index under another header is not used."""
-    return f"replaytest-file-index 1 {hashlib.sha256(vetted_prefix(fingerprint)).hexdigest()[:32]}"
+    return f"replaytest-file-index 2 {hashlib.sha256(vetted_prefix(fingerprint)).hexdigest()[:32]}"
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -412,10 +473,9 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
     """One note per project-looking module that orchestration code reaches but no source root holds and no
     installed distribution provides, worded by whether its top-level name is a source root's own."""
     notes = []
-    importers_of: dict[str, dict[int, ModuleSummary]] | None = None
-    for name in namer.unresolved_project_modules(_missing_modules(program)):
-        if importers_of is None:
-            importers_of = _importers_by_name(program)
+    unresolved = namer.unresolved_project_modules(_missing_modules(program))
+    importers_of = _importers_by_name(program, set(unresolved)) if unresolved else {}
+    for name in unresolved:
         importers = sorted(display_path(Path(summary.path), cwd) for summary in importers_of.get(name, {}).values())
         by = f" (imported by {importers[0]})" if importers else ""
         if namer.held_by_source_root(name):
@@ -435,15 +495,16 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
     return notes
 
 
-def _importers_by_name(program: Program) -> dict[str, dict[int, ModuleSummary]]:
-    """Per module name, the summaries that import it or something inside it (an import target equal to the
-    name or below it): every dotted prefix of every target, so each unresolved name is one lookup."""
+def _importers_by_name(program: Program, names: set[str]) -> dict[str, dict[int, ModuleSummary]]:
+    """Per module name of ``names``, the summaries that import it or something inside it (an import target
+    equal to the name or below it): every dotted prefix of every target that is one of ``names``."""
     index: dict[str, dict[int, ModuleSummary]] = {}
     for summary in {id(s): s for s in program.modules.values()}.values():
         for target in set(summary.aliases.values()):
             prefix = target
             while True:
-                index.setdefault(prefix, {})[id(summary)] = summary
+                if prefix in names:
+                    index.setdefault(prefix, {})[id(summary)] = summary
                 cut = prefix.rfind(".")
                 if cut < 0:
                     break

@@ -9,7 +9,6 @@ fingerprint, so changing an option never reuses summaries made under the old val
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -112,6 +111,8 @@ def _unknown_rule(config: Config, code: str, legacy: Mapping[str, str], by_code:
     if code in names:  # the rule's name where its code belongs
         hint = f"; did you mean {names[code]} ({code})?"
     else:
+        import difflib  # only for this error's hint
+
         close = difflib.get_close_matches(code.upper(), list(by_code), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]}?" if close else ""
     raise ConfigError(config.path, "", f"no installed rule has the code {code!r}{hint} (`replaytest rules` lists them)",
