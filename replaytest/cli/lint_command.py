@@ -129,6 +129,9 @@ def lint(
     from replaytest.plugins import PluginError
     from replaytest.replay.progress import wanted
 
+    if verbose and (quiet or silent):  # as ruff's -v, -q and -s: one level of output, not two at once
+        _usage_error(f"-v/--verbose cannot be used with {'--silent' if silent else '-q/--quiet'}: give one of them",
+                     output_format)
     quiet = 2 if silent else quiet
     if show_settings:
         sys.exit(_show_settings(paths, config_path, select, ignore, exclude, force_exclude, respect_gitignore,
