@@ -174,3 +174,21 @@ def test_verbose_with_quiet_is_a_usage_error(tmp_path: Path, quiet: str) -> None
     shown = "--silent" if quiet == "--silent" else "-q/--quiet"
     _one_error_line(_run(tmp_path, "lint", "-v", quiet, "wf.py"),
                     f"-v/--verbose cannot be used with {shown}: give one of them")
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [(None, "error: missing.toml: cannot be read: No such file or directory"),
+     ("[select\n", "error: missing.toml: is not valid TOML: Expected ']'")],
+    ids=["missing", "not-toml"],
+)
+def test_a_config_file_that_cannot_be_read_is_named_without_a_table(
+    tmp_path: Path, content: str | None, expected: str
+) -> None:
+    # --config takes either shape; an unreadable file has no [tool.replaytest] table to name.
+    (tmp_path / "wf.py").write_text("x = 1\n")
+    if content is not None:
+        (tmp_path / "missing.toml").write_text(content)
+    run = _run(tmp_path, "lint", "--config", "missing.toml", "wf.py")
+    _one_error_line(run, expected.removeprefix("error: "))
+    assert run.stderr.startswith(expected), run.stderr
