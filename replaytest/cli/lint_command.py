@@ -187,7 +187,7 @@ def lint(
         from replaytest.lint.reporters.statistics import render_statistics
 
         report = render_statistics(result, rules, output_format)
-    elif output_format in ("sarif", "github"):
+    elif output_format in ("sarif", "github", "junit"):
         # CI formats: paths relative to the repository root, wherever in it the job runs.
         report = REPORTERS[output_format](result, rules, cwd=Path.cwd())  # type: ignore[call-arg]
     else:
