@@ -73,6 +73,10 @@ def one_of(values: tuple[str, ...]) -> str:
     return f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else "".join(values)
 
 
+# The key of a ``ConfigError`` about a configuration file as a whole (unreadable, not TOML).
+FILE_KEY = "(file)"
+
+
 class ConfigError(Exception):
     """A configuration value is missing, misspelt or of the wrong type; the message names file, table and
     key: ``pyproject.toml: [tool.replaytest.rules.RT104] key-names: must be a list of strings``. ``table``
@@ -86,6 +90,8 @@ class ConfigError(Exception):
         where = f"{path}: " if path is not None else ""
         if key.startswith("--"):  # a command-line flag, not a configuration key
             super().__init__(f"{key}: {problem}")
+        elif key == FILE_KEY:  # the file as a whole, whatever its shape: no table to name
+            super().__init__(f"{where}{problem}")
         elif key and not table:  # a top-level key of replaytest.toml
             super().__init__(f"{where}{key}: {problem}")
         elif key:
@@ -334,13 +340,13 @@ def read_toml(path: Path) -> dict[str, Any]:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
     except OSError as error:
-        raise ConfigError(path, "(file)", f"cannot be read: {error.strerror or error}") from None
+        raise ConfigError(path, FILE_KEY, f"cannot be read: {error.strerror or error}") from None
     except UnicodeDecodeError as error:  # tomllib reports bytes that are not UTF-8 this way
-        raise ConfigError(path, "(file)", f"is not UTF-8 (byte {error.start}): {error.reason}") from None
+        raise ConfigError(path, FILE_KEY, f"is not UTF-8 (byte {error.start}): {error.reason}") from None
     except RecursionError:
-        raise ConfigError(path, "(file)", "is nested too deeply to read") from None
+        raise ConfigError(path, FILE_KEY, "is nested too deeply to read") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(path, "(file)", f"is not valid TOML: {error}") from None
+        raise ConfigError(path, FILE_KEY, f"is not valid TOML: {error}") from None
     return document
 
 

@@ -142,3 +142,53 @@ def test_pytest_reports_a_failing_import_as_one_short_usage_error(tmp_path: Path
     [line] = [line for line in run.stderr.splitlines() if reason in line]
     assert line.startswith("ERROR: cannot load the current code to replay the histories against (replay_workflows in ")
     assert "Traceback" not in run.stderr and "failed" not in run.stdout
+
+
+NOT_PYTHON = "not a Python file (lint reads .py and .pyi files, and scripts whose first line is a python shebang)"
+
+
+@pytest.mark.parametrize("whole_project", [False, True], ids=["files", "whole-project"])
+def test_a_named_file_that_is_not_python_is_an_error(tmp_path: Path, whole_project: bool) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n")
+    (tmp_path / "wf.py").write_text("x = 1\n")
+    (tmp_path / "notes.md").write_text("# Notes\n\nNot *Python*.\n")
+    (tmp_path / "settings.yaml").write_text("retries: 3\n")  # parses as Python: it must not pass silently
+    (tmp_path / "deploy").write_text("#!/usr/bin/env python3\nimport os\n")  # a script pre-commit calls Python
+    scope = ("--whole-project",) if whole_project else ()
+    for name in ("notes.md", "settings.yaml"):
+        _one_error_line(_run(tmp_path, "lint", "--no-cache", *scope, name, "wf.py"), f"{name}: {NOT_PYTHON}")
+    run = _run(tmp_path, "lint", "--no-cache", *scope, "deploy", "wf.py")
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_missing_file_named_with_whole_project_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n")
+    (tmp_path / "wf.py").write_text("x = 1\n")
+    _one_error_line(_run(tmp_path, "lint", "--whole-project", "--force-exclude", "gone.py"),
+                    "gone.py: no such file or directory")
+
+
+@pytest.mark.parametrize("quiet", ["-q", "-qq", "--silent"])
+def test_verbose_with_quiet_is_a_usage_error(tmp_path: Path, quiet: str) -> None:
+    (tmp_path / "wf.py").write_text("x = 1\n")
+    shown = "--silent" if quiet == "--silent" else "-q/--quiet"
+    _one_error_line(_run(tmp_path, "lint", "-v", quiet, "wf.py"),
+                    f"-v/--verbose cannot be used with {shown}: give one of them")
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [(None, "error: missing.toml: cannot be read: No such file or directory"),
+     ("[select\n", "error: missing.toml: is not valid TOML: Expected ']'")],
+    ids=["missing", "not-toml"],
+)
+def test_a_config_file_that_cannot_be_read_is_named_without_a_table(
+    tmp_path: Path, content: str | None, expected: str
+) -> None:
+    # --config takes either shape; an unreadable file has no [tool.replaytest] table to name.
+    (tmp_path / "wf.py").write_text("x = 1\n")
+    if content is not None:
+        (tmp_path / "missing.toml").write_text(content)
+    run = _run(tmp_path, "lint", "--config", "missing.toml", "wf.py")
+    _one_error_line(run, expected.removeprefix("error: "))
+    assert run.stderr.startswith(expected), run.stderr

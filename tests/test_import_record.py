@@ -17,7 +17,7 @@ from replaytest.plugins.import_record import RECORD_NAME, command_line
 
 
 def _engine(name: str) -> click.Command:
-    group = cli.commands["import"]
+    group = cli.get_command(click.Context(cli), "import")  # loads the command's module, as the command line does
     assert isinstance(group, click.Group)
     command = group.get_command(click.Context(group), name)
     assert command is not None

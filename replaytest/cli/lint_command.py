@@ -129,6 +129,9 @@ def lint(
     from replaytest.plugins import PluginError
     from replaytest.replay.progress import wanted
 
+    if verbose and (quiet or silent):  # as ruff's -v, -q and -s: one level of output, not two at once
+        _usage_error(f"-v/--verbose cannot be used with {'--silent' if silent else '-q/--quiet'}: give one of them",
+                     output_format)
     quiet = 2 if silent else quiet
     if show_settings:
         sys.exit(_show_settings(paths, config_path, select, ignore, exclude, force_exclude, respect_gitignore,
@@ -184,7 +187,7 @@ def lint(
         from replaytest.lint.reporters.statistics import render_statistics
 
         report = render_statistics(result, rules, output_format)
-    elif output_format in ("sarif", "github"):
+    elif output_format in ("sarif", "github", "junit"):
         # CI formats: paths relative to the repository root, wherever in it the job runs.
         report = REPORTERS[output_format](result, rules, cwd=Path.cwd())  # type: ignore[call-arg]
     else:

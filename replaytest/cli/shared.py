@@ -91,7 +91,7 @@ def cli() -> None:
 
 
 # The output formats of lint, check and impact (the other commands with a --format offer text and json).
-_FORMATS = ("text", "json", "sarif", "github")
+_FORMATS = ("text", "json", "sarif", "github", "junit")
 _CHECK_FORMATS = ("text", "json", "github", "sarif", "junit")
 _IMPACT_FORMATS = ("text", "json", "markdown", "github")
 

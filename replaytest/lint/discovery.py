@@ -492,10 +492,41 @@ def walk(
             if force_exclude and excluded.excludes(_root_relative(absolute, top)):
                 leave_out(absolute)
                 continue
+            if Path(absolute) not in virtual_files and not _reads_as_python(absolute):
+                problems.append(WalkProblem(_display(absolute, here), NOT_PYTHON))
+                continue
             add(absolute, os.path.dirname(absolute))  # explicit files are linted; unreadable ones are reported when read
         else:
             problems.append(WalkProblem(_display(absolute, here), "no such file or directory"))
     return files, problems
+
+
+# A file named on the command line is linted when its name says Python, or its first line is a python shebang
+# (pre-commit's ``types: [python]`` passes such scripts); any other file (``README.md``, ``config.yaml``) is an
+# error, not a syntax error or, for text that happens to parse (``x: 1``), a silent pass.
+_PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
+NOT_PYTHON = "not a Python file (lint reads .py and .pyi files, and scripts whose first line is a python shebang)"
+
+
+def named_file_problem(path: str) -> str | None:
+    """Why the file ``path`` (absolute), named on the command line, cannot be linted, or None: what ``walk``
+    says of it (``--whole-project`` lints the project and reports on the files it names)."""
+    if not os.path.lexists(path):
+        return "no such file or directory"
+    return None if os.path.isdir(path) or _reads_as_python(path) else NOT_PYTHON
+
+
+def _reads_as_python(path: str) -> bool:
+    """Whether the explicitly named ``path`` is one lint reads: a Python name or a python shebang. A file that is
+    not a regular one or cannot be opened counts as one, so that reading it reports why it was not linted."""
+    if path.endswith(_PYTHON_SUFFIXES) or not os.path.isfile(path):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return True
+    return first.startswith(b"#!") and b"python" in first
 
 
 def _display(path: str, cwd: str) -> str:

@@ -518,9 +518,13 @@ def _nothing_left(
     """When ``exclude`` (or ``.gitignore``) leaves no file of the arguments to check: (only files were
     named, the message). Files named one by one that are all excluded (pre-commit staging only excluded
     files) are a note, as in ruff; a directory whose every Python file is excluded is a configuration
-    problem (exit 2), because a run that checks nothing must not read as a pass."""
-    if files or not skipped or problems:
+    problem (exit 2), because a run that checks nothing must not read as a pass. Folders that hold no Python
+    file at all are a note too (ruff warns so): the summary alone would read as a pass of something."""
+    if files or problems:
         return None
+    if not skipped:
+        where = ", ".join(display_path(Path(cwd, p), cwd) for p in paths)
+        return True, f"no Python file found under {where}; nothing was checked"
     explicit_only = not any(Path(cwd, path).is_dir() for path in paths)
     shown = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
     if explicit_only:

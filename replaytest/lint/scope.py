@@ -14,14 +14,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from replaytest.lint.discovery import display_path
+from replaytest.lint.discovery import display_path, named_file_problem
 from replaytest.lint.model import LintResult
 
 
 def reachable_from(result: LintResult, changed: Sequence[Path], cwd: Path) -> LintResult:
-    """``result`` narrowed to the findings in or through ``changed`` (paths as given on the command line)."""
+    """``result`` narrowed to the findings in or through ``changed`` (paths as given on the command line); a
+    named file that does not exist or is not Python is an error, as it is without ``--whole-project``."""
     wanted = {display_path(Path(os.path.abspath(path)), cwd) for path in changed}
+    problems = list(result.problems)
+    for path in changed:
+        problem = named_file_problem(os.path.abspath(path))
+        if problem is not None:
+            problems.append(f"{display_path(Path(os.path.abspath(path)), cwd)}: {problem}")
     kept = [d for d in result.diagnostics if d.path in wanted or any(path in wanted for path in d.trace_paths)]
     failed_files = {d.path for d in kept if d.category == "syntax"}
     internal = sum(1 for d in kept if d.category == "syntax" and d.rule != "RT001")
-    return replace(result, diagnostics=kept, errors=len(failed_files) + len(result.problems), internal_errors=internal)
+    return replace(result, diagnostics=kept, errors=len(failed_files) + len(problems), internal_errors=internal,
+                   problems=problems)

@@ -32,6 +32,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -341,10 +342,12 @@ def _refresh_one(folder: Path, entry: ImportEntry, commands: dict[str, click.Com
             return Outcome(failure=f"{option} holds a secret, which is never stored: set {variable} to give it")
     arguments = _with_given(entry.command, given)
     cwd = Path(entry.cwd) if Path(entry.cwd).is_absolute() else folder.resolve() / entry.cwd
-    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=folder))
+    # Absolute: the import runs from its recorded folder, which need not be the one refresh was started from.
+    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=folder.resolve()))
     try:
         end = arguments.index("--") if "--" in arguments else len(arguments)  # before FILES arguments
-        code = _run_import(command, entry.engine, [*arguments[:end], "--out", str(staging), *arguments[end:]], cwd)
+        code = _run_import(command, entry.engine, [*arguments[:end], "--out", str(staging), *arguments[end:]], cwd,
+                           shown=(str(staging), str(folder)))
         if code != 0:
             return Outcome(failure=f"the import exited {code} (its messages are above)")
         try:
@@ -378,9 +381,29 @@ def _with_given(command: list[str], given: list[str]) -> list[str]:
     return result + given
 
 
-def _run_import(command: click.Command, engine: str, arguments: list[str], cwd: Path) -> int:
+class _Renaming(io.TextIOBase):
+    """A text stream writing to ``stream`` with ``old`` replaced by ``new`` in what is written."""
+
+    def __init__(self, stream: Any, old: str, new: str) -> None:
+        self._stream, self._old, self._new = stream, old, new
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._stream.write(text.replace(self._old, self._new))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+def _run_import(command: click.Command, engine: str, arguments: list[str], cwd: Path, *,
+                shown: tuple[str, str]) -> int:
     """Run the import in this process from ``cwd`` (a secret given to it is never on a command line another
-    process can read); its stdout is kept but for the summary naming the hidden folder, its stderr shown."""
+    process can read); its stdout is kept but for the summary naming the hidden folder, its stderr shown.
+    ``shown`` is (the hidden folder, the history folder): what the import says of a file it wrote names the
+    place the refresh moves it to, not the hidden folder, which is gone when the refresh ends."""
     captured = io.StringIO()
     previous = os.getcwd()
     try:
@@ -389,7 +412,7 @@ def _run_import(command: click.Command, engine: str, arguments: list[str], cwd: 
         click.echo(f"error: cannot run the import from {cwd}: {error.strerror or error}", err=True)
         return 2
     try:
-        with contextlib.redirect_stdout(captured):
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(_Renaming(sys.stderr, *shown)):
             command.main(arguments, prog_name=f"replaytest import {engine}", standalone_mode=False)
         code = 0
     except SystemExit as stop:
@@ -403,7 +426,7 @@ def _run_import(command: click.Command, engine: str, arguments: list[str], cwd: 
         os.chdir(previous)
     for line in captured.getvalue().splitlines():
         if not line.startswith("imported "):
-            click.echo(line)
+            click.echo(line.replace(*shown))
     return code
 
 

@@ -1,7 +1,7 @@
 """``replaytest import refresh`` on a real SqliteSaver: the import records how it was made (relative to the
 folder it ran from), the agent goes on for real (a parked thread resumes, a new thread starts), and the
-refresh, run from elsewhere, imports again: one added, one changed, one unchanged. A saver that cannot be
-read changes nothing."""
+refresh, run from elsewhere with the folder given relative to there, imports again: one added, one changed,
+one unchanged. A saver that cannot be read changes nothing."""
 
 from __future__ import annotations
 
@@ -57,13 +57,17 @@ def test_refresh_imports_the_threads_again_with_the_recorded_command(
     finally:
         conn.close()
 
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)  # the recorded folder, not this one, decides what the relative URL means
-    code, output = _invoke("import", "refresh", str(histories))
+    # Run from elsewhere, with the folder given relative to there: the recorded folder, not this one, decides
+    # what the relative URL means, and the histories land in the folder named (not under the recorded one).
+    monkeypatch.chdir(tmp_path)
+    code, output = _invoke("import", "refresh", "project/histories")
     assert code == 0, output
     assert (f"replaytest import langgraph --checkpointer sqlite:///checkpoints.sqlite --workflows {AGENT_SPEC}: "
             "1 added, 1 changed, 1 unchanged, 0 gone") in output
+    assert not (project / "project").exists()
+    # What the import says of each file names where it is now, not the hidden folder it was written to first.
+    assert "project/histories/order_agent-third.json: order_agent thread 'third' parked" in output
+    assert ".replaytest-refresh-" not in output
     assert load_history(histories / "order_agent-waiting.json").status == "completed"
     assert load_history(histories / "order_agent-third.json").status == "parked"
     assert (histories / "order_agent-approved.json").read_bytes() == approved

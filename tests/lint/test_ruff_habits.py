@@ -1,6 +1,6 @@
 """More of what a ruff user reaches for: ``--extend-select``/``--extend-ignore`` on the command line,
 ``--exit-non-zero-on-fix``, ``lint --diff``, ``fix`` of a file read from stdin, ``-q``/``-qq``/``--silent``,
-``--color`` with ``NO_COLOR``/``FORCE_COLOR``, and ``-v``."""
+``--color`` with ``NO_COLOR``/``FORCE_COLOR``, ``-v``, and ``--output-format junit``."""
 
 from __future__ import annotations
 
@@ -133,3 +133,22 @@ def test_verbose_says_which_configuration_file_was_read(tmp_path: Path) -> None:
     assert f"replaytest: configuration file: {root.resolve() / 'replaytest.toml'}" in run.stderr
     assert "replaytest: 1 file(s) checked" in run.stderr
     assert "configuration file" not in run_replaytest("lint", "--no-cache", "app", cwd=root).stderr
+
+
+def test_output_format_junit_is_one_failing_case_per_file_with_findings(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    root = _project(tmp_path)
+    write_files(root, {"app/clean.py": "x = 1\n"})
+    for flag in ("--output-format", "--format"):
+        run = run_replaytest("lint", "--no-cache", flag, "junit", "app", cwd=root)
+        assert run.returncode == 1, run.stderr
+        suite = ET.fromstring(run.stdout).find("testsuite")
+        assert suite is not None and suite.get("name") == "replaytest lint"
+        [case] = suite.findall("testcase")
+        assert case.get("file") == "app/wf.py"
+        failure = case.find("failure")
+        assert failure is not None and failure.get("type") == "RT101,RT102" and "app/wf.py:11:16: RT101" in (failure.text or "")
+    (root / "app/wf.py").write_text(FIXED, encoding="utf-8")
+    clean = run_replaytest("lint", "--no-cache", "--output-format", "junit", "app", cwd=root)
+    assert clean.returncode == 0 and ET.fromstring(clean.stdout).get("failures") == "0", clean.stdout

@@ -1,6 +1,6 @@
 """Strict selectors and suppressions: an unknown code or category anywhere is exit 2 naming it and its
 place; ``# noqa: RTxxx`` works; unused suppressions are RT003; ``--exit-zero``, ``force-exclude``,
-``.gitignore`` and an ``exclude`` that leaves nothing to check."""
+``.gitignore``, an ``exclude`` that leaves nothing to check and a folder with nothing to check."""
 
 from __future__ import annotations
 
@@ -133,6 +133,15 @@ def test_exclude_that_leaves_nothing_is_exit_2(make_project) -> None:
     project = make_project({"app/wf.py": WORKFLOW}, pyproject='[tool.replaytest]\nexclude = ["*.py"]\n')
     run = _lint(project)
     _exit_2_naming(run, "nothing to check", "app/wf.py")
+
+
+def test_a_folder_without_python_files_says_nothing_was_checked(make_project) -> None:
+    project = make_project({"app/wf.py": WORKFLOW, "docs/notes.md": "# Notes\n"})
+    run = run_replaytest("lint", "--no-cache", "docs", cwd=project)
+    # As ruff warns: exit 0 (nothing is wrong), but a run that checked nothing says so, not only "passed".
+    assert run.returncode == 0, run.describe()
+    assert "replaytest: no Python file found under docs; nothing was checked" in run.stderr, run.describe()
+    assert "nothing was checked" not in run_replaytest("lint", "--no-cache", "app", cwd=project).stderr
 
 
 def test_force_exclude_applies_exclude_to_named_files(make_project) -> None:

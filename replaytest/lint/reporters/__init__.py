@@ -1,6 +1,6 @@
-"""Output formats for lint results: ``text`` (default), ``json``, ``sarif`` (2.1.0) and ``github``; and
-for ``replaytest check``, the CI formats ``github``, ``sarif`` and ``junit`` with external results
-(replayed histories) beside the findings.
+"""Output formats for lint results: ``text`` (default), ``json``, ``sarif`` (2.1.0), ``github`` and ``junit``
+(as ruff's); and for ``replaytest check``, the CI formats ``github``, ``sarif`` and ``junit`` with external
+results (replayed histories) beside the findings.
 
 Each reporter is a function ``(result, rules) -> str`` returning the whole output; each CI reporter also
 takes ``extra`` (``ExternalResult`` items) and ``cwd`` (paths become relative to the git top level).
@@ -46,6 +46,7 @@ REPORTERS: Mapping[str, Reporter] = _Reporters({
     "json": f"{_PACKAGE}.json_report:render_json",
     "sarif": f"{_PACKAGE}.sarif:render_sarif",
     "github": f"{_PACKAGE}.github:render_github",
+    "junit": f"{_PACKAGE}.junit:render_junit",
 })
 
 CI_REPORTERS: Mapping[str, Any] = _Reporters({
