@@ -1,7 +1,8 @@
 """RT206 against the real engine (LangGraph's graph and functional APIs): an ``interrupt()`` inside a ``try`` whose
 handler catches ``Exception`` and goes on does not pause the run: LangGraph finishes the thread with the handler's
-value, and no interrupt is pending to resume. The same code with ``except GraphInterrupt: raise`` first parks the
-thread. Lint reports exactly the swallowing call, in both APIs, and not the re-raising one."""
+value, and no interrupt is pending to resume; so does ``with contextlib.suppress(Exception):``. The same code with
+``except GraphInterrupt: raise`` first parks the thread. Lint reports exactly the swallowing calls, in both APIs,
+and not the re-raising one."""
 
 from __future__ import annotations
 
@@ -54,7 +55,32 @@ IMPORTING = SWALLOWING.replace("from langgraph.func import entrypoint\n",
                                "from langgraph.errors import GraphInterrupt\nfrom langgraph.func import entrypoint\n")
 RERAISING = IMPORTING.replace("    except Exception:\n", "    except GraphInterrupt:\n        raise\n    except Exception:\n").replace(
     "        except BaseException:\n", "        except GraphInterrupt:\n            raise\n        except BaseException:\n")
+SUPPRESSING = '''\
+from contextlib import suppress
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+
+class State(TypedDict):
+    answer: str
+
+
+def review(state: State) -> State:
+    answer = "no answer"
+    with suppress(Exception):
+        answer = interrupt("approve?")
+    return {"answer": answer}
+
+
+builder = StateGraph(State)
+builder.add_node("review", review)
+builder.add_edge(START, "review")
+builder.add_edge("review", END)
+'''
 LINES = SWALLOWING.splitlines()
+SUPPRESSED_CALL = (SUPPRESSING.splitlines().index('        answer = interrupt("approve?")') + 1, len("        answer = ") + 1)
 NODE_CALL = (LINES.index('        answer = interrupt("approve?")') + 1, len("        answer = ") + 1)
 TASK_CALL = (LINES.index("            return interrupt(draft)") + 1, len("            return ") + 1)
 
@@ -87,6 +113,15 @@ def test_langgraph_does_not_pause_where_the_interrupt_is_swallowed(tmp_path: Pat
     assert approve.get_state(config).next == ()
 
 
+def test_langgraph_does_not_pause_where_suppress_swallows_the_interrupt(tmp_path: Path) -> None:
+    (tmp_path / "suppressing.py").write_text(SUPPRESSING)
+    module = _import(tmp_path / "suppressing.py", "graph_suppressing_interrupt")
+    config = {"configurable": {"thread_id": "t-1"}}
+    graph = module.builder.compile(checkpointer=MemorySaver())
+    assert graph.invoke({"answer": ""}, config) == {"answer": "no answer"}
+    assert graph.get_state(config).next == ()
+
+
 def test_langgraph_pauses_where_the_interrupt_is_raised_again(tmp_path: Path) -> None:
     (tmp_path / "reraising.py").write_text(RERAISING)
     module = _import(tmp_path / "reraising.py", "graph_reraising_interrupt")
@@ -105,5 +140,7 @@ def test_lint_reports_the_swallowed_interrupts_only(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n")
     (tmp_path / "swallowing.py").write_text(SWALLOWING)
     (tmp_path / "reraising.py").write_text(RERAISING)
+    (tmp_path / "suppressing.py").write_text(SUPPRESSING)
     found = [(d["path"], d["rule"], d["line"], d["column"]) for d in _lint(tmp_path)]
-    assert found == [("swallowing.py", "RT206", *NODE_CALL), ("swallowing.py", "RT206", *TASK_CALL)]
+    assert found == [("suppressing.py", "RT206", *SUPPRESSED_CALL), ("swallowing.py", "RT206", *NODE_CALL),
+                     ("swallowing.py", "RT206", *TASK_CALL)]

@@ -302,6 +302,9 @@ def test_a_default_run_builds_no_tree_for_code_without_rt206s_pattern(tmp_path: 
 
 # RT206 on the forms of ``try`` it judges; "# swallowed" marks the calls it must report, and nothing else.
 SWALLOWING_FORMS = """
+    import contextlib
+    from contextlib import suppress
+
     import langgraph.types as lt
     from langgraph import errors
     from langgraph.errors import GraphBubbleUp, GraphInterrupt, NodeInterrupt
@@ -355,6 +358,18 @@ SWALLOWING_FORMS = """
         except Exception:
             j = None
 
+        with suppress(Exception):
+            k = interrupt(14)  # swallowed
+        with contextlib.suppress(KeyError), open("answers") as answers:
+            m = interrupt(15)
+        try:
+            with suppress(KeyError):
+                n = interrupt(16)  # swallowed
+            with open("answers"):
+                o = interrupt(17)  # swallowed
+        except Exception:
+            pass
+
     class Desk:
         def ask(self):
             try:
@@ -395,7 +410,7 @@ def test_rt206_reports_exactly_the_swallowed_interrupts(tmp_path: Path) -> None:
     result = lint_paths([tmp_path], config, PLUGINS, use_cache=False, jobs=1,
                         context=build_context(config, PLUGINS, BUILTIN_RULES), cwd=tmp_path)
     marked = [number for number, line in enumerate(text.splitlines(), 1) if line.endswith("# swallowed")]
-    assert len(marked) == (7 if sys.version_info >= (3, 11) else 6)
+    assert len(marked) == (10 if sys.version_info >= (3, 11) else 9)
     assert sorted(d.line for d in result.diagnostics if d.rule == "RT206") == marked
     assert [d.rule for d in result.diagnostics if d.rule != "RT206"] == []
     if sys.version_info >= (3, 11):
@@ -404,6 +419,8 @@ def test_rt206_reports_exactly_the_swallowed_interrupts(tmp_path: Path) -> None:
     # interrupt(9): the inner handler raises, so the outer bare ``except:`` three lines below swallows it.
     nested = next(d for d in result.diagnostics if "`except:`" in d.message)
     assert (nested.line, f"(line {marked[3] + 3})" in nested.message) == (marked[3], True)
+    suppressed = next(d for d in result.diagnostics if d.line == marked[4])
+    assert f"`with suppress(Exception):` (line {marked[4] - 1})" in suppressed.message
 
 
 def test_a_file_libcst_cannot_be_given_is_reported_not_passed(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ Written against libcst's tree with matchers, as a Fixit rule is (``uses_libcst``
 docs point plugin authors to): a visitor keeps the ``try`` bodies around each call, matchers judge the
 handlers, and the ``ast`` pass resolves the callee and the exception names. Its tree is built only for modules
 that mention ``interrupt`` and, on CPython's tree, call a pause function inside the body of a ``try`` that has
-handlers, so a default run over code that does not hold the pattern never imports libcst.
+handlers or of a ``with contextlib.suppress(...)``, so a default run over code that does not hold the pattern never imports libcst.
 """
 
 from __future__ import annotations
@@ -31,14 +31,20 @@ PAUSES = frozenset({"langgraph.types.interrupt"})
 CATCHES_PAUSE = frozenset({
     "langgraph.errors.GraphInterrupt", "langgraph.errors.GraphBubbleUp", "builtins.Exception", "builtins.BaseException",
 })
+# ``with suppress(...):`` swallows what it names as an ``except`` clause that does nothing would.
+SUPPRESS = "contextlib.suppress"
 _TRY_TYPES: tuple[type, ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 
 def _pause_in_a_guarded_body(facts: LibcstFacts) -> bool:
-    """On CPython's tree (no libcst): whether a pause call sits in the body of a ``try`` that has handlers."""
+    """On CPython's tree (no libcst): whether a pause call sits in the body of a ``try`` that has handlers or of
+    a ``with suppress(...)``."""
     for node in ast.walk(facts.ast_tree):
-        guarded: Any = node  # ``ast.Try`` or ``ast.TryStar`` (3.11 and later)
-        if isinstance(node, _TRY_TYPES) and guarded.handlers:
+        guarded: Any = node  # ``ast.Try``, ``ast.TryStar`` (3.11 and later), ``ast.With`` or ``ast.AsyncWith``
+        if isinstance(node, _TRY_TYPES) and guarded.handlers or isinstance(node, (ast.With, ast.AsyncWith)) and any(
+            isinstance(item.context_expr, ast.Call) and facts.ast_qualname(item.context_expr) == SUPPRESS
+            for item in guarded.items
+        ):
             for statement in guarded.body:
                 for inner in ast.walk(statement):
                     if isinstance(inner, ast.Call) and facts.ast_qualname(inner) in PAUSES:
@@ -51,9 +57,9 @@ class SwallowsInterrupt(Rule):
     ## What it does
     Finds LangGraph's `interrupt()` called in the body of a `try` whose first handler that catches
     `GraphInterrupt` — a bare `except:`, `except Exception`, `except BaseException`, `except
-    GraphInterrupt` or `GraphBubbleUp` (also in a tuple, also `except*`) — raises nothing. A handler
-    that raises (a bare `raise`, or any other exception) hands the interrupt on to the next `try` out,
-    which is judged the same way. Calls of `interrupt()` through a helper, and a `try` around a call of
+    GraphInterrupt` or `GraphBubbleUp` (also in a tuple, also `except*`) — raises nothing, or in the
+    body of `with contextlib.suppress(...)` naming one of those. A handler that raises (a bare `raise`,
+    or any other exception) hands the interrupt on to the next `try` out, which is judged the same way. Calls of `interrupt()` through a helper, and a `try` around a call of
     a function that calls `interrupt()`, are not followed.
 
     ## Why is this bad?
@@ -101,8 +107,8 @@ class SwallowsInterrupt(Rule):
         # that parse a module holding a pause call inside a guarded ``try`` body.
         if not PAUSES & facts.callees or not _pause_in_a_guarded_body(facts):
             return  # the tree is never parsed
-        for call, handler in _swallowed_pauses(facts):
-            facts.report_anywhere(self, call, f"{facts.code(call.func)}()", _handler_text(facts, handler))
+        for call, catcher in _swallowed_pauses(facts):
+            facts.report_anywhere(self, call, f"{facts.code(call.func)}()", _handler_text(facts, catcher))
 
     def message(self, effect: Effect, profile: FrameworkProfile | None, via: str | None = None) -> str:
         return (f"{effect.subject} raises GraphInterrupt to pause the graph, and {effect.qualname} catches it "
@@ -211,11 +217,11 @@ def approve(draft: str) -> str:
     )
 
 
-def _swallowed_pauses(facts: LibcstFacts) -> list[tuple[libcst.Call, _Handler]]:
-    """Each pause call of the module with the handler that swallows it (innermost ``try`` first)."""
+def _swallowed_pauses(facts: LibcstFacts) -> list[tuple[libcst.Call, _Handler | libcst.WithItem]]:
+    """Each pause call of the module with the handler (or ``suppress`` item) that swallows it (innermost first)."""
     import libcst
 
-    found: list[tuple[libcst.Call, _Handler]] = []
+    found: list[tuple[libcst.Call, _Handler | libcst.WithItem]] = []
 
     class GuardedBodies(libcst.CSTVisitor):
         """Keeps the ``try`` statements whose body the visit is in; a function, lambda or class body starts
@@ -223,7 +229,7 @@ def _swallowed_pauses(facts: LibcstFacts) -> list[tuple[libcst.Call, _Handler]]:
 
         def __init__(self) -> None:
             super().__init__()
-            self.guards: list[libcst.Try | libcst.TryStar | None] = []
+            self.guards: list[libcst.Try | libcst.TryStar | libcst.With | None] = []
 
         def visit_Try_body(self, node: libcst.Try) -> None:
             self.guards.append(node)
@@ -255,12 +261,24 @@ def _swallowed_pauses(facts: LibcstFacts) -> list[tuple[libcst.Call, _Handler]]:
         def leave_ClassDef(self, original_node: libcst.ClassDef) -> None:
             self.guards.pop()
 
+        def visit_With_body(self, node: libcst.With) -> None:
+            self.guards.append(node)
+
+        def leave_With_body(self, node: libcst.With) -> None:
+            self.guards.pop()
+
         def visit_Call(self, node: libcst.Call) -> None:
             if facts.qualname(node) not in PAUSES:
                 return
             for guard in reversed(self.guards):
                 if guard is None:
                     return
+                if isinstance(guard, libcst.With):
+                    suppressing = next((item for item in guard.items if _suppresses_pause(facts, item)), None)
+                    if suppressing is not None:
+                        found.append((node, suppressing))
+                        return
+                    continue
                 handler = next((h for h in guard.handlers if _catches_pause(facts, h)), None)
                 if handler is not None and not _raises(handler):
                     found.append((node, handler))
@@ -279,7 +297,25 @@ def _catches_pause(facts: LibcstFacts, handler: _Handler) -> bool:
         return True
     caught = handler.type
     names = [element.value for element in caught.elements] if m.matches(caught, m.Tuple()) else [caught]  # type: ignore[attr-defined]
-    return any(m.matches(name, m.Name() | m.Attribute()) and facts.resolve(name) in CATCHES_PAUSE for name in names)
+    return any(_names_a_catcher(facts, name) for name in names)
+
+
+def _names_a_catcher(facts: LibcstFacts, node: libcst.BaseExpression) -> bool:
+    import libcst.matchers as m
+
+    return m.matches(node, m.Name() | m.Attribute()) and facts.resolve(node) in CATCHES_PAUSE
+
+
+def _suppresses_pause(facts: LibcstFacts, item: libcst.WithItem) -> bool:
+    """Whether a ``with`` item is ``suppress(...)`` naming ``GraphInterrupt`` or one of its bases."""
+    import libcst
+    import libcst.matchers as m
+
+    call = item.item
+    if not m.matches(call, m.Call(args=[m.ZeroOrMore(m.Arg(keyword=None, star=""))])):
+        return False
+    assert isinstance(call, libcst.Call)
+    return facts.qualname(call) == SUPPRESS and any(_names_a_catcher(facts, arg.value) for arg in call.args)
 
 
 def _raises(handler: _Handler) -> bool:
@@ -305,8 +341,13 @@ def _raises(handler: _Handler) -> bool:
     return visitor.found
 
 
-def _handler_text(facts: LibcstFacts, handler: _Handler) -> str:
-    """``except Exception:`` (line 14): the handler's clause as written, on one line."""
-    star = "*" if type(handler).__name__ == "ExceptStarHandler" else ""
-    caught = f" {' '.join(facts.code(handler.type).split())}" if handler.type is not None else ""
-    return f"`except{star}{caught}:` (line {facts.position(handler).start.line})"
+def _handler_text(facts: LibcstFacts, catcher: _Handler | libcst.WithItem) -> str:
+    """```except Exception:` (line 14)``: the handler's clause (or the ``with`` item) as written, on one line."""
+    import libcst
+
+    where = f"(line {facts.position(catcher).start.line})"
+    if isinstance(catcher, libcst.WithItem):
+        return f"`with {' '.join(facts.code(catcher.item).split())}:` {where}"
+    star = "*" if isinstance(catcher, libcst.ExceptStarHandler) else ""
+    caught = f" {' '.join(facts.code(catcher.type).split())}" if catcher.type is not None else ""
+    return f"`except{star}{caught}:` {where}"
