@@ -44,6 +44,7 @@ CATEGORIES: tuple[str, ...] = (
     "sleep",
     "global-state",
     "rerun-on-resume",
+    "pause",
     "syntax",
     "suppression",
 )

@@ -80,6 +80,7 @@ RULE_CATEGORY = {
     "RT203": "filesystem",
     "RT204": "environment",
     "RT205": "rerun-on-resume",
+    "RT206": "pause",
     "RT301": "iteration-order",
     "RT302": "concurrency",
     "RT303": "sleep",

@@ -142,24 +142,28 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self._on_subscript_hooks = hooks["on_subscript"]
         self._on_starred_hooks = hooks["on_starred"]
         self._on_return_hooks = hooks["on_return"]
-        # Only when a rule reads libcst's tree: every call the walk saw, by its start (line, UTF-8 byte column),
-        # with the context it was seen in, so that rule can ask about and report at the same call in its tree.
+        # Only when a rule reads libcst's tree (and, from ``collect``, only in a module such a rule selects): every
+        # call the walk saw, by its start (line, UTF-8 byte column), with the context it was seen in, so that rule
+        # can ask about and report at the same call in its tree.
         self.call_sites: dict[tuple[int, int], CallSiteSeen] | None = {} if context.libcst_rules else None
 
     # --- entry point ------------------------------------------------------------------------
 
     def collect(self, tree: ast.Module, source: SourceText) -> ModuleSummary:
         self.source = source
+        # The rules reading libcst's tree that this module's text selects: the walk keeps its call sites only
+        # for them (a module none selects pays nothing for such rules being installed).
+        libcst_rules = self.ctx.libcst_rules_for(source.text) if self.call_sites is not None else ()
+        if not libcst_rules:
+            self.call_sites = None
         self._prescan(tree.body)
         self.used_profiles = self.ctx.profiles_for_imports(self.aliases.values())
         for statement in tree.body:
             self._statement_at(statement, prefix="")
-        if self.call_sites is not None:
-            libcst_rules = self.ctx.libcst_rules_for(source.text)
-            if libcst_rules:
-                from replaytest.lint.libcst_facts import run_libcst_rules
+        if libcst_rules:
+            from replaytest.lint.libcst_facts import run_libcst_rules
 
-                run_libcst_rules(self, tree, libcst_rules)
+            run_libcst_rules(self, tree, libcst_rules)
         return self._finish()
 
     # --- module-level pre-scan: imports, definitions, containers, registrations -------------

@@ -10,6 +10,8 @@ imports libcst. It uses libcst's public API only.
 The tree is libcst's parse of the very text the ``ast`` pass parsed, so a call starts at the same line and
 character column in both: ``LibcstFacts`` finds the call the walk saw there, which gives the callee as the walk
 resolved it (imports, aliases, scopes, ``self`` attributes) and the function and place a finding belongs to.
+``ast_tree`` and ``ast_qualname`` let a rule screen a module on CPython's tree before it reads libcst's (RT206
+parses only modules where a pause call sits inside a ``try`` with handlers).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import ast
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from replaytest.lint.facts import Pending
 from replaytest.lint.model import STEP
 from replaytest.lint.parse_guard import risky_tree
 from replaytest.lint.rule import LibcstTreeUnavailable
@@ -43,6 +46,8 @@ class LibcstFacts:
         self.ast_facts: ModuleFacts = collector
         self._collector = collector
         self._tree = tree
+        # CPython's tree of the same text, as the walk saw it: for a screen cheaper than libcst's parse.
+        self.ast_tree: ast.Module = tree
         self._codes = codes
         self._module: libcst.Module | None = None
         self._positions: object | None = None
@@ -88,6 +93,19 @@ class LibcstFacts:
         seen = self._seen(call)
         return seen.qualname if seen is not None else None
 
+    def ast_qualname(self, call: ast.Call) -> str | None:
+        """The callee of a call of ``ast_tree`` as the pass resolved it, or None when it could not."""
+        sites = self._collector.call_sites
+        seen = sites.get((call.lineno, call.col_offset)) if sites is not None else None
+        return seen.qualname if seen is not None else None
+
+    def resolve(self, node: libcst.BaseExpression) -> str | None:
+        """The qualified name a name or dotted name denotes at module level (``Exception`` ->
+        ``builtins.Exception``, ``errors.GraphInterrupt`` after ``from langgraph import errors`` ->
+        ``langgraph.errors.GraphInterrupt``), as the pass resolves names; None for anything else."""
+        dotted = _dotted(node)
+        return self._collector.resolve(ast.parse(dotted, mode="eval").body) if dotted is not None else None
+
     def in_function(self, call: libcst.Call) -> str | None:
         """The function (qualified within the module, ``Flow.run``) the call is in, or None at module level."""
         seen = self._seen(call)
@@ -103,6 +121,28 @@ class LibcstFacts:
             raise ValueError(f"{rule.code}: {self.code(call)!r} is not a call of this module's tree")
         self._collector.effect_in(seen.function, seen.first_run_only, rule, seen.node, subject, qualname,
                                   args=seen.args)
+
+
+    def report_anywhere(self, rule: Rule, call: libcst.Call, subject: str, detail: str) -> None:
+        """A finding of ``rule`` at ``call`` wherever it is (steps, graph nodes, plain functions and module level
+        included), as ``ModuleFacts.report_key`` reports: ``rule.message`` words it from the effect's ``subject``
+        and ``qualname`` (here ``detail``)."""
+        seen = self._seen(call)
+        if seen is None:
+            raise ValueError(f"{rule.code}: {self.code(call)!r} is not a call of this module's tree")
+        self._collector.findings.append(Pending(seen.node, rule, subject, detail))
+
+
+def _dotted(node: libcst.BaseExpression) -> str | None:
+    """``a.b.c`` for a name or an attribute chain of names, else None."""
+    import libcst
+
+    if isinstance(node, libcst.Name):
+        return node.value
+    if isinstance(node, libcst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base is not None else None
+    return None
 
 
 def run_libcst_rules(collector: ModuleCollector, tree: ast.Module, rules: Sequence[Rule]) -> None:

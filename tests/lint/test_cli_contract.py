@@ -13,7 +13,8 @@ from lintkit import CLOCK_WORKFLOW, CLOCK_WORKFLOW_LINE, findings, line_of, run_
 # so it must not come from the code under test; tests/test_vocabularies.py holds the code to the same list.
 CATEGORIES = {
     "clock", "random", "uuid", "idempotency-key", "step-name", "model-call", "iteration-order", "environment",
-    "network", "filesystem", "concurrency", "sleep", "global-state", "rerun-on-resume", "syntax", "suppression",
+    "network", "filesystem", "concurrency", "sleep", "global-state", "rerun-on-resume", "pause", "syntax",
+    "suppression",
 }
 RULE_CODE = re.compile(r"^[A-Z]+[0-9]+$")
 TEXT_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>[A-Z]+[0-9]+) (?P<message>\S.*)$")

@@ -26,7 +26,6 @@ from test_fixture_projects import assert_findings_match_marks, linted_findings
 from replaytest.config import Config
 from replaytest.lint.engine import build_context, lint_paths
 from replaytest.lint.rules import load_rules
-from replaytest.lint.rules.rt303_sleep import SLEEPS
 from replaytest.plugins import load_plugins
 
 PLUGINS = load_plugins()
@@ -156,27 +155,19 @@ def _lint(root: Path) -> list:
                       cwd=root).diagnostics
 
 
-# Rules that match calls in libcst's tree instead of a ``calls`` table: the names they match.
-MATCHED_CALLS: dict[str, frozenset[str]] = {"RT303": SLEEPS}
-
-
-def _calls(code: str) -> set[str]:
-    return set(RULES[code].calls) | MATCHED_CALLS.get(code, frozenset())
-
-
-TABLE_RULES = sorted(code for code, rule in RULES.items() if _calls(code) or getattr(rule, "reads", None))
+TABLE_RULES = sorted(code for code, rule in RULES.items() if rule.calls or getattr(rule, "reads", None))
 
 
 @pytest.mark.parametrize("code", TABLE_RULES)
 def test_every_listed_name_is_detected(tmp_path: Path, code: str) -> None:
     rule = RULES[code]
-    source, where = _generated(sorted(_calls(code)), sorted(getattr(rule, "reads", {}) or {}),
+    source, where = _generated(sorted(rule.calls), sorted(getattr(rule, "reads", {}) or {}),
                                _FRAMEWORK.get(code, "custom"))
     (tmp_path / "wf.py").write_text(source, encoding="utf-8")
     flagged = {d.line for d in _lint(tmp_path) if d.rule == code}
     missed = sorted(name for line, name in where.items() if line not in flagged)
     assert not missed, f"{code} lists these names but flags no call of them: {missed}"
-    assert len(where) == len(_calls(code)) + len(getattr(rule, "reads", {}) or {})
+    assert len(where) == len(rule.calls) + len(getattr(rule, "reads", {}) or {})
 
 
 def test_the_generated_inputs_cover_every_table_rule() -> None:
@@ -187,7 +178,7 @@ def test_the_generated_inputs_cover_every_table_rule() -> None:
 @pytest.mark.parametrize("code", sorted(NAMES))
 def test_hand_written_names_are_still_listed(code: str) -> None:
     rule = RULES[code]
-    listed = _calls(code) | set(getattr(rule, "reads", {}) or {})
+    listed = set(rule.calls) | set(getattr(rule, "reads", {}) or {})
     dropped = sorted(set(NAMES[code]) - listed)
     assert not dropped, f"{code} no longer lists {dropped}"
 

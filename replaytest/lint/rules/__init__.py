@@ -18,6 +18,7 @@ from replaytest.lint.rules.rt202_network import DoesNetworkIoOutsideStep
 from replaytest.lint.rules.rt203_filesystem import TouchesFilesystemOutsideStep
 from replaytest.lint.rules.rt204_environment import ReadsProcessEnvironment
 from replaytest.lint.rules.rt205_rerun_before_interrupt import RepeatsEffectBeforeInterrupt
+from replaytest.lint.rules.rt206_swallowed_interrupt import SwallowsInterrupt
 from replaytest.lint.rules.rt301_iteration_order import DependsOnUnstableOrder
 from replaytest.lint.rules.rt302_concurrency import StartsUnrecordedConcurrency
 from replaytest.lint.rules.rt303_sleep import SleepsWithoutDurableTimer
@@ -41,6 +42,7 @@ BUILTIN_RULES: tuple[type[Rule], ...] = (
     TouchesFilesystemOutsideStep,
     ReadsProcessEnvironment,
     RepeatsEffectBeforeInterrupt,
+    SwallowsInterrupt,
     DependsOnUnstableOrder,
     StartsUnrecordedConcurrency,
     SleepsWithoutDurableTimer,

@@ -1,59 +1,19 @@
-"""RT303: a blocking or non-durable sleep where the framework has a durable timer.
-
-Written against libcst's tree with matchers, as a Fixit rule is (``uses_libcst``; the example the rule API's
-docs point plugin authors to): the ``ast`` pass resolves each call's callee, the rule matches the calls of a
-sleep function in libcst's tree and reports them where the pass saw them. Its tree is built only for parsed
-files that mention ``sleep`` and call one of the sleep functions outside steps.
-"""
+"""RT303: a blocking or non-durable sleep where the framework has a durable timer."""
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.lint.rule import Invalid, Rule
+from replaytest.lint.rule import CallFact, Invalid, Rule
 
-if TYPE_CHECKING:
-    import libcst
-
-    from replaytest.lint.libcst_facts import LibcstFacts
-
-SLEEPS = frozenset({"time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep", "gevent.sleep"})
 _YIELDING = frozenset({"time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep"})
 
 
-def _spelled(node: libcst.BaseExpression) -> str:
-    """How the source spells a callee, compactly (``asyncio.sleep``, ``clock().sleep``): as findings of
-    every rule spell it (``syntax.dotted_text``)."""
-    import libcst
-
-    if isinstance(node, libcst.Name):
-        return node.value
-    if isinstance(node, libcst.Attribute):
-        return f"{_spelled(node.value)}.{node.attr.value}"
-    if isinstance(node, libcst.Call):
-        return f"{_spelled(node.func)}()"
-    if isinstance(node, libcst.Subscript):
-        return f"{_spelled(node.value)}[...]"
-    return "(...)"
-
-
-def _waits_for_nothing(call: libcst.Call) -> bool:
-    """``sleep(0)``: the first positional argument an int or float literal equal to zero (``0``, ``0.0``,
-    ``0_0``); not ``False``, ``0j`` or ``-0``."""
-    import libcst.matchers as m
-
-    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-    if not positional:
-        return False
-    return m.matches(positional[0].value, m.Integer(value=m.MatchIfTrue(_zero)) | m.Float(value=m.MatchIfTrue(_zero)))
-
-
-def _zero(literal: str) -> bool:
-    """A number literal's text (``0``, ``0x0``, ``00``, ``0_0``, ``0e5``) denoting zero."""
-    return bool(ast.literal_eval(literal) == 0)
+def _is_zero(node: ast.expr) -> bool:
+    """An int or float literal equal to zero (``0``, ``0.0``, ``0_0``); not ``False``, ``0j`` or ``-0``."""
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value == 0
 
 
 class SleepsWithoutDurableTimer(Rule):
@@ -91,30 +51,15 @@ class SleepsWithoutDurableTimer(Rule):
     category = "sleep"
     summary = "Non-durable sleep in orchestration code"
     what = "sleeps without a durable timer"
-    uses_libcst = True
-    libcst_screen = (b"sleep",)
-    libraries = ("trio", "anyio", "gevent")
+    calls = {name: "" for name in ("time.sleep", "asyncio.sleep", "trio.sleep", "anyio.sleep", "gevent.sleep")}
 
-    def on_libcst_module(self, facts: LibcstFacts) -> None:
-        # libcst is imported here, not at the top: this module is loaded by every run, libcst only by runs
-        # that parse a file mentioning a sleep.
-        if not SLEEPS & facts.reportable_callees:
-            return  # no sleep called where it could be reported: the tree is never parsed
-        import libcst
-        import libcst.matchers as m
-
-        for call in m.findall(facts.module, m.Call()):
-            if not isinstance(call, libcst.Call):
-                continue
-            qualname = facts.qualname(call)
-            if qualname not in SLEEPS:
-                continue
-            # ``await asyncio.sleep(0)`` yields to the event loop once (``time.sleep(0)`` to other threads);
-            # it waits for nothing, so it is not a timer, and turning it into a durable sleep would add a
-            # checkpointed operation.
-            if qualname in _YIELDING and _waits_for_nothing(call):
-                continue
-            facts.report(self, call, f"{_spelled(call.func)}()", qualname)
+    def accept_call(self, call: CallFact) -> bool:
+        # ``await asyncio.sleep(0)`` yields to the event loop once (``time.sleep(0)`` to other threads);
+        # it waits for nothing, so it is not a timer, and turning it into a durable sleep would add a
+        # checkpointed operation.
+        if call.qualname in _YIELDING and call.positional:
+            return not _is_zero(call.positional[0])
+        return True
 
     def applies_to(self, effect: Effect, profile: FrameworkProfile) -> bool:
         return bool(profile.durable_sleeps) and effect.qualname not in profile.durable_sleeps
