@@ -74,9 +74,16 @@ def test_the_policy_type_and_the_policy_list_are_one() -> None:
     assert ReplaySettings.__dataclass_fields__["prompts_pending"].type in ("PromptPolicy", PromptPolicy)
 
 
+def _command(name: str) -> click.Command:
+    """The group's command ``name``, loaded as the group loads it (a command's module on first use)."""
+    command = cli.get_command(click.Context(cli), name)
+    assert command is not None, name
+    return command
+
+
 @pytest.mark.parametrize(("command", "flag"), [("replay", "--prompts"), ("replay", "--prompts-pending")])
 def test_command_line_choices_are_the_policies(command: str, flag: str) -> None:
-    params = {opt: param for param in cli.commands[command].params for opt in getattr(param, "opts", ())}
+    params = {opt: param for param in _command(command).params for opt in getattr(param, "opts", ())}
     choice = params[flag].type
     assert isinstance(choice, click.Choice) and tuple(choice.choices) == PROMPT_POLICIES
 
@@ -159,7 +166,7 @@ def test_the_hazard_policy_type_and_list_are_one_and_every_surface_offers_exactl
     assert get_args(HazardPolicy) == HAZARD_POLICIES == ("fail", "warn")  # no "ignore": that would be a silent pass
     assert ReplayOptions.__dataclass_fields__["hazards"].type in ("HazardPolicy", HazardPolicy)
     assert ReplaySettings.__dataclass_fields__["hazards"].type in ("HazardPolicy", HazardPolicy)
-    params = {opt: param for param in cli.commands["replay"].params for opt in getattr(param, "opts", ())}
+    params = {opt: param for param in _command("replay").params for opt in getattr(param, "opts", ())}
     choice = params["--hazards"].type
     assert isinstance(choice, click.Choice) and tuple(choice.choices) == HAZARD_POLICIES
     parser = _RecordingParser()
