@@ -19,8 +19,11 @@ def test_the_base_revision_is_v1_with_every_history(kit_name: str, request: pyte
     kit.switch("audit_after_review")
     assert git(kit.root, "show", f"{kit.base}:{kit.code_file}") + "\n" == kit.v1
     committed = git(kit.root, "ls-tree", "-r", "--name-only", kit.base, "histories").splitlines()
-    assert sorted(committed) == sorted(str(path.relative_to(kit.root)) for path in kit.history_files.values())
-    assert len(committed) == 5
+    histories = [path for path in committed if path.endswith(".json")]
+    assert sorted(histories) == sorted(str(path.relative_to(kit.root)) for path in kit.history_files.values())
+    assert len(histories) == 5
+    # The import's record (how to import the folder again) is committed beside the histories.
+    assert sorted(set(committed) - set(histories)) == ["histories/.replaytest-imports"]
     assert git(kit.root, "status", "--porcelain") == f"M {kit.code_file}"
 
 
