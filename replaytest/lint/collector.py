@@ -47,7 +47,7 @@ from replaytest.lint.syntax import (
     string_value,
     unawaited,
 )
-from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel
+from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel, leaves_block, may_change, single_element_test
 from replaytest.lint.vocabulary import OPEN_CALLS
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
@@ -127,6 +127,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.flags: set[tuple[str, int]] = set()
         # Depth of ``if not context.is_replaying:`` bodies being walked (code that never runs on replay).
         self.first_run_only = 0
+        self.single_element = frozenset()
         # How many ``asyncio.gather(...)`` argument lists enclose the node being walked.
         self.gathering = 0
         hooks = context.hooks
@@ -318,6 +319,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.function = builder
         self.functions.append(builder)
         outer_gathering, self.gathering = self.gathering, 0  # a function defined in gather's arguments runs later
+        # A nested function runs later too, when the sizes known here may no longer hold.
+        outer_single, self.single_element = self.single_element, frozenset()
         try:
             for hook in self._on_function_hooks:
                 hook(self, node)
@@ -325,6 +328,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         finally:
             self.function, self.scopes = outer_function, outer_scopes
             self.gathering = outer_gathering
+            self.single_element = outer_single
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -343,8 +347,19 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                         self.walk(child)
 
     def _walk_body(self, body: list[ast.stmt]) -> None:
-        for statement in body:
-            self.walk(statement)
+        outer_single = self.single_element
+        try:
+            for statement in body:
+                if self.single_element:
+                    self.single_element -= may_change(statement, self.single_element)
+                self.walk(statement)
+                if isinstance(statement, ast.If):
+                    # ``if len(s) != 1: raise ...``: what follows in this block sees one element at most.
+                    bound = single_element_test(statement.test)
+                    if bound is not None and not bound[1] and leaves_block(statement.body):
+                        self.single_element |= {bound[0]}
+        finally:
+            self.single_element = outer_single
 
     def _bind(self, target: ast.AST, binding: Binding) -> None:
         scope = self.scopes[-1] if self.scopes else None
@@ -520,9 +535,19 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     def _on_if(self, node: ast.If) -> None:
         self.walk(node.test)
         body_skipped, else_skipped = self._replay_guard(node.test)
-        self._walk_first_run(node.body, body_skipped)
-        if node.orelse:
-            self._walk_first_run(node.orelse, else_skipped)
+        bound = single_element_test(node.test)
+        outer_single = self.single_element
+        try:
+            if bound is not None and bound[1]:
+                self.single_element = outer_single | {bound[0]}
+            self._walk_first_run(node.body, body_skipped)
+            self.single_element = outer_single
+            if node.orelse:
+                if bound is not None and not bound[1]:
+                    self.single_element = outer_single | {bound[0]}
+                self._walk_first_run(node.orelse, else_skipped)
+        finally:
+            self.single_element = outer_single
 
     def _replay_guard(self, test: ast.AST) -> tuple[bool, bool]:
         """(body, else) of an ``if`` that tests a replaying flag: which of them never runs on replay."""
