@@ -568,6 +568,53 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         finally:
             self.first_run_only -= 1
 
+    def _on_try(self, node: ast.Try) -> None:
+        self._walk_body(node.body)
+        fallback = self._outside_only_fallback(node.body)
+        for handler in node.handlers:
+            if handler.type is not None:
+                self.walk(handler.type)
+            # ``try: now = workflow.now() except Exception: now = datetime.now()``: the handler runs only
+            # outside orchestration code, like code that never runs on replay.
+            self._walk_first_run(handler.body, fallback)
+        self._walk_body(node.orelse)
+        self._walk_body(node.finalbody)
+
+    def _outside_only_fallback(self, body: list[ast.stmt]) -> bool:
+        """Whether a ``try`` body can raise only outside orchestration code: it makes at least one call of a
+        profile's ``outside_only_failures`` (with plain names and constants as arguments, its result bound
+        to names or returned) and otherwise only imports that framework."""
+        failures = self.ctx.outside_only_failures
+        if not failures:
+            return False
+        roots = {root for modules in failures.values() for root in modules}
+        made = False
+        for statement in body:
+            if isinstance(statement, ast.Import):
+                if all(alias.name.partition(".")[0] in roots for alias in statement.names):
+                    continue
+                return False
+            if isinstance(statement, ast.ImportFrom):
+                if not statement.level and (statement.module or "").partition(".")[0] in roots:
+                    continue
+                return False
+            if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets):
+                value: ast.expr | None = statement.value
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                value = statement.value
+            elif isinstance(statement, (ast.Expr, ast.Return)):
+                value = statement.value
+            else:
+                return False
+            if not (
+                isinstance(value, ast.Call) and self.resolve(value.func) in failures
+                and all(isinstance(arg, (ast.Constant, ast.Name)) for arg in value.args)
+                and all(isinstance(keyword.value, (ast.Constant, ast.Name)) and keyword.arg for keyword in value.keywords)
+            ):
+                return False
+            made = True
+        return made
+
     def _on_with(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
             self.walk(item.context_expr)
@@ -904,6 +951,7 @@ _HANDLERS: dict[type, Any] = {
     ast.With: ModuleCollector._on_with,
     ast.AsyncWith: ModuleCollector._on_with,
     ast.If: ModuleCollector._on_if,
+    **{try_type: ModuleCollector._on_try for try_type in _TRY_TYPES},
     ast.ListComp: ModuleCollector._on_comprehension,
     ast.GeneratorExp: ModuleCollector._on_comprehension,
     ast.SetComp: ModuleCollector._on_comprehension,
