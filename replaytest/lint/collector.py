@@ -47,7 +47,15 @@ from replaytest.lint.syntax import (
     string_value,
     unawaited,
 )
-from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel, leaves_block, may_change, single_element_test
+from replaytest.lint.values import (
+    ALWAYS_TRUTHY,
+    SET_PAIR_CALLS,
+    SET_TYPES,
+    ValueModel,
+    leaves_block,
+    may_change,
+    single_element_test,
+)
 from replaytest.lint.vocabulary import OPEN_CALLS
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
@@ -128,6 +136,11 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         # Depth of ``if not context.is_replaying:`` bodies being walked (code that never runs on replay).
         self.first_run_only = 0
         self.single_element = frozenset()
+        # Inside ``param or <value>`` past the parameter: the condition ("?param:-1", as
+        # ``Effect.unless_given``) under which what is walked runs at all (only when ``param`` is falsy).
+        self.unless_truthy = ""
+        self.function_node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        self._rebound: dict[int, frozenset[str]] = {}
         # How many ``asyncio.gather(...)`` argument lists enclose the node being walked.
         self.gathering = 0
         hooks = context.hooks
@@ -321,6 +334,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         outer_gathering, self.gathering = self.gathering, 0  # a function defined in gather's arguments runs later
         # A nested function runs later too, when the sizes known here may no longer hold.
         outer_single, self.single_element = self.single_element, frozenset()
+        outer_node, self.function_node = self.function_node, node
+        outer_unless, self.unless_truthy = self.unless_truthy, ""
         try:
             for hook in self._on_function_hooks:
                 hook(self, node)
@@ -329,6 +344,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self.function, self.scopes = outer_function, outer_scopes
             self.gathering = outer_gathering
             self.single_element = outer_single
+            self.function_node, self.unless_truthy = outer_node, outer_unless
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -615,6 +631,45 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             made = True
         return made
 
+    def _on_bool_op(self, node: ast.BoolOp) -> None:
+        first = node.values[0]
+        self.walk(first)
+        condition = ""
+        if isinstance(node.op, ast.Or) and not self.unless_truthy:
+            condition = self._falsy_parameter(first)
+        outer, self.unless_truthy = self.unless_truthy, condition or self.unless_truthy
+        try:
+            for value in node.values[1:]:
+                self.walk(value)
+        finally:
+            self.unless_truthy = outer
+
+    def _falsy_parameter(self, value: ast.expr) -> str:
+        """``"?name:-1"`` when ``value`` is a parameter of the function being walked that its body never
+        rebinds: what ``name or ...`` evaluates past it runs only when the argument is falsy, so not from a
+        call passing ``name=`` a value that is always truthy (``CallSite.passes``). Else ""."""
+        node = self.function_node
+        if node is None or not isinstance(value, ast.Name):
+            return ""
+        params = node.args
+        if value.id not in {p.arg for p in (*params.posonlyargs, *params.args, *params.kwonlyargs)}:
+            return ""
+        rebound = self._rebound.get(id(node))
+        if rebound is None:
+            rebound = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+            self._rebound[id(node)] = rebound
+        return "" if value.id in rebound else f"?{value.id}:-1"
+
+    def _always_truthy(self, value: ast.expr) -> bool:
+        """Whether an argument is a value that is never falsy: a UUID, date or datetime made by a call or
+        held by a name bound to one (a parameter annotated with that type, not Optional)."""
+        if isinstance(value, ast.Call):
+            return self.resolve(value.func) in ALWAYS_TRUTHY
+        if isinstance(value, ast.Name):
+            binding = self.lookup(value.id)
+            return binding is not None and binding[0] == "inst" and binding[1] in ALWAYS_TRUTHY
+        return False
+
     def _on_with(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
             self.walk(item.context_expr)
@@ -769,9 +824,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                     "#*" if arg.star else arg.keyword if arg.keyword is not None else "" for arg in args
                 )
                 positional = sum(1 for g in given if g == "")
-                given = (f"#{positional}", *sorted({g for g in given if g}))
+                # ``?name``: the keyword argument ``name`` is a value that is never falsy.
+                truthy = {f"?{arg.keyword}" for arg in args
+                          if arg.keyword is not None and not arg.star and self._always_truthy(arg.value)}
+                given = (f"#{positional}", *sorted({g for g in given if g} | truthy))
                 function.calls.append(Pending(node, None, subject, qualname, given=given,
-                                              gathered=self.gathering > 0))
+                                              unless_given=self.unless_truthy, gathered=self.gathering > 0))
                 # A project function handed to project code (``Scheduler(executor=self.execute_task)``) is a
                 # callback it may call: followed as if called here, at the argument.
                 for arg in args:
@@ -880,7 +938,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             return
         if qualname not in self.ctx.fix_names and qualname not in OPEN_CALLS:
             args = ()
-        function.effects.append(Pending(node, rule, subject, qualname, frameworks, args, gathered=gathered_only))
+        unless = self.unless_truthy if function is self.function else ""
+        function.effects.append(Pending(node, rule, subject, qualname, frameworks, args, unless_given=unless,
+                                        gathered=gathered_only))
 
     # --- positions and the summary ----------------------------------------------------------
 
@@ -951,6 +1011,7 @@ _HANDLERS: dict[type, Any] = {
     ast.With: ModuleCollector._on_with,
     ast.AsyncWith: ModuleCollector._on_with,
     ast.If: ModuleCollector._on_if,
+    ast.BoolOp: ModuleCollector._on_bool_op,
     **{try_type: ModuleCollector._on_try for try_type in _TRY_TYPES},
     ast.ListComp: ModuleCollector._on_comprehension,
     ast.GeneratorExp: ModuleCollector._on_comprehension,

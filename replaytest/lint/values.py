@@ -48,6 +48,14 @@ _SET_OPERATORS = (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
 _STR_OPERATORS = (ast.Add, ast.Mod)
 
 
+# Types whose values are never falsy, and calls making one (``x or uuid4()`` never calls ``uuid4`` when ``x``
+# is one of them). ``timedelta`` and numbers are not: a zero one is falsy.
+ALWAYS_TRUTHY = frozenset({
+    "uuid.UUID", "uuid.uuid1", "uuid.uuid3", "uuid.uuid4", "uuid.uuid5", "temporalio.workflow.uuid4",
+    "temporalio.workflow.now", "datetime.datetime", "datetime.date", "datetime.datetime.now",
+    "datetime.datetime.utcnow", "datetime.datetime.fromisoformat", "datetime.datetime.fromtimestamp",
+    "datetime.datetime.strptime", "datetime.date.fromisoformat", "datetime.date.today",
+})
 # Builtins that read a set without changing it: passing a set to one keeps what is known of its size.
 _READS_ONLY = frozenset({"len", "iter", "next", "list", "tuple", "sorted", "set", "frozenset", "min", "max", "sum",
                          "any", "all", "enumerate", "bool", "str", "repr", "isinstance"})
