@@ -47,7 +47,15 @@ from replaytest.lint.syntax import (
     string_value,
     unawaited,
 )
-from replaytest.lint.values import SET_PAIR_CALLS, SET_TYPES, ValueModel
+from replaytest.lint.values import (
+    ALWAYS_TRUTHY,
+    SET_PAIR_CALLS,
+    SET_TYPES,
+    ValueModel,
+    leaves_block,
+    may_change,
+    single_element_test,
+)
 from replaytest.lint.vocabulary import OPEN_CALLS
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
@@ -127,6 +135,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.flags: set[tuple[str, int]] = set()
         # Depth of ``if not context.is_replaying:`` bodies being walked (code that never runs on replay).
         self.first_run_only = 0
+        self.single_element = frozenset()
+        # Inside ``param or <value>`` past the parameter: the condition ("?param:-1", as
+        # ``Effect.unless_given``) under which what is walked runs at all (only when ``param`` is falsy).
+        self.unless_truthy = ""
+        self.function_node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        self._rebound: dict[int, frozenset[str]] = {}
         # How many ``asyncio.gather(...)`` argument lists enclose the node being walked.
         self.gathering = 0
         hooks = context.hooks
@@ -322,6 +336,10 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.function = builder
         self.functions.append(builder)
         outer_gathering, self.gathering = self.gathering, 0  # a function defined in gather's arguments runs later
+        # A nested function runs later too, when the sizes known here may no longer hold.
+        outer_single, self.single_element = self.single_element, frozenset()
+        outer_node, self.function_node = self.function_node, node
+        outer_unless, self.unless_truthy = self.unless_truthy, ""
         try:
             for hook in self._on_function_hooks:
                 hook(self, node)
@@ -329,6 +347,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         finally:
             self.function, self.scopes = outer_function, outer_scopes
             self.gathering = outer_gathering
+            self.single_element = outer_single
+            self.function_node, self.unless_truthy = outer_node, outer_unless
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -347,8 +367,19 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                         self.walk(child)
 
     def _walk_body(self, body: list[ast.stmt]) -> None:
-        for statement in body:
-            self.walk(statement)
+        outer_single = self.single_element
+        try:
+            for statement in body:
+                if self.single_element:
+                    self.single_element -= may_change(statement, self.single_element)
+                self.walk(statement)
+                if isinstance(statement, ast.If):
+                    # ``if len(s) != 1: raise ...``: what follows in this block sees one element at most.
+                    bound = single_element_test(statement.test)
+                    if bound is not None and not bound[1] and leaves_block(statement.body):
+                        self.single_element |= {bound[0]}
+        finally:
+            self.single_element = outer_single
 
     def _bind(self, target: ast.AST, binding: Binding) -> None:
         scope = self.scopes[-1] if self.scopes else None
@@ -524,9 +555,19 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     def _on_if(self, node: ast.If) -> None:
         self.walk(node.test)
         body_skipped, else_skipped = self._replay_guard(node.test)
-        self._walk_first_run(node.body, body_skipped)
-        if node.orelse:
-            self._walk_first_run(node.orelse, else_skipped)
+        bound = single_element_test(node.test)
+        outer_single = self.single_element
+        try:
+            if bound is not None and bound[1]:
+                self.single_element = outer_single | {bound[0]}
+            self._walk_first_run(node.body, body_skipped)
+            self.single_element = outer_single
+            if node.orelse:
+                if bound is not None and not bound[1]:
+                    self.single_element = outer_single | {bound[0]}
+                self._walk_first_run(node.orelse, else_skipped)
+        finally:
+            self.single_element = outer_single
 
     def _replay_guard(self, test: ast.AST) -> tuple[bool, bool]:
         """(body, else) of an ``if`` that tests a replaying flag: which of them never runs on replay."""
@@ -546,6 +587,92 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self._walk_body(body)
         finally:
             self.first_run_only -= 1
+
+    def _on_try(self, node: ast.Try) -> None:
+        self._walk_body(node.body)
+        fallback = self._outside_only_fallback(node.body)
+        for handler in node.handlers:
+            if handler.type is not None:
+                self.walk(handler.type)
+            # ``try: now = workflow.now() except Exception: now = datetime.now()``: the handler runs only
+            # outside orchestration code, like code that never runs on replay.
+            self._walk_first_run(handler.body, fallback)
+        self._walk_body(node.orelse)
+        self._walk_body(node.finalbody)
+
+    def _outside_only_fallback(self, body: list[ast.stmt]) -> bool:
+        """Whether a ``try`` body can raise only outside orchestration code: it makes at least one call of a
+        profile's ``outside_only_failures`` (with plain names and constants as arguments, its result bound
+        to names or returned) and otherwise only imports that framework."""
+        failures = self.ctx.outside_only_failures
+        if not failures:
+            return False
+        roots = {root for modules in failures.values() for root in modules}
+        made = False
+        for statement in body:
+            if isinstance(statement, ast.Import):
+                if all(alias.name.partition(".")[0] in roots for alias in statement.names):
+                    continue
+                return False
+            if isinstance(statement, ast.ImportFrom):
+                if not statement.level and (statement.module or "").partition(".")[0] in roots:
+                    continue
+                return False
+            if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets):
+                value: ast.expr | None = statement.value
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                value = statement.value
+            elif isinstance(statement, (ast.Expr, ast.Return)):
+                value = statement.value
+            else:
+                return False
+            if not (
+                isinstance(value, ast.Call) and self.resolve(value.func) in failures
+                and all(isinstance(arg, (ast.Constant, ast.Name)) for arg in value.args)
+                and all(isinstance(keyword.value, (ast.Constant, ast.Name)) and keyword.arg for keyword in value.keywords)
+            ):
+                return False
+            made = True
+        return made
+
+    def _on_bool_op(self, node: ast.BoolOp) -> None:
+        first = node.values[0]
+        self.walk(first)
+        condition = ""
+        if isinstance(node.op, ast.Or) and not self.unless_truthy:
+            condition = self._falsy_parameter(first)
+        outer, self.unless_truthy = self.unless_truthy, condition or self.unless_truthy
+        try:
+            for value in node.values[1:]:
+                self.walk(value)
+        finally:
+            self.unless_truthy = outer
+
+    def _falsy_parameter(self, value: ast.expr) -> str:
+        """``"?name:-1"`` when ``value`` is a parameter of the function being walked that its body never
+        rebinds: what ``name or ...`` evaluates past it runs only when the argument is falsy, so not from a
+        call passing ``name=`` a value that is always truthy (``CallSite.passes``). Else ""."""
+        node = self.function_node
+        if node is None or not isinstance(value, ast.Name):
+            return ""
+        params = node.args
+        if value.id not in {p.arg for p in (*params.posonlyargs, *params.args, *params.kwonlyargs)}:
+            return ""
+        rebound = self._rebound.get(id(node))
+        if rebound is None:
+            rebound = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+            self._rebound[id(node)] = rebound
+        return "" if value.id in rebound else f"?{value.id}:-1"
+
+    def _always_truthy(self, value: ast.expr) -> bool:
+        """Whether an argument is a value that is never falsy: a UUID, date or datetime made by a call or
+        held by a name bound to one (a parameter annotated with that type, not Optional)."""
+        if isinstance(value, ast.Call):
+            return self.resolve(value.func) in ALWAYS_TRUTHY
+        if isinstance(value, ast.Name):
+            binding = self.lookup(value.id)
+            return binding is not None and binding[0] == "inst" and binding[1] in ALWAYS_TRUTHY
+        return False
 
     def _on_with(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -701,9 +828,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                     "#*" if arg.star else arg.keyword if arg.keyword is not None else "" for arg in args
                 )
                 positional = sum(1 for g in given if g == "")
-                given = (f"#{positional}", *sorted({g for g in given if g}))
+                # ``?name``: the keyword argument ``name`` is a value that is never falsy.
+                truthy = {f"?{arg.keyword}" for arg in args
+                          if arg.keyword is not None and not arg.star and self._always_truthy(arg.value)}
+                given = (f"#{positional}", *sorted({g for g in given if g} | truthy))
                 function.calls.append(Pending(node, None, subject, qualname, given=given,
-                                              gathered=self.gathering > 0))
+                                              unless_given=self.unless_truthy, gathered=self.gathering > 0))
                 # A project function handed to project code (``Scheduler(executor=self.execute_task)``) is a
                 # callback it may call: followed as if called here, at the argument.
                 for arg in args:
@@ -812,7 +942,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             return
         if qualname not in self.ctx.fix_names and qualname not in OPEN_CALLS:
             args = ()
-        function.effects.append(Pending(node, rule, subject, qualname, frameworks, args, gathered=gathered_only))
+        unless = self.unless_truthy if function is self.function else ""
+        function.effects.append(Pending(node, rule, subject, qualname, frameworks, args, unless_given=unless,
+                                        gathered=gathered_only))
 
     # --- positions and the summary ----------------------------------------------------------
 
@@ -883,6 +1015,8 @@ _HANDLERS: dict[type, Any] = {
     ast.With: ModuleCollector._on_with,
     ast.AsyncWith: ModuleCollector._on_with,
     ast.If: ModuleCollector._on_if,
+    ast.BoolOp: ModuleCollector._on_bool_op,
+    **{try_type: ModuleCollector._on_try for try_type in _TRY_TYPES},
     ast.ListComp: ModuleCollector._on_comprehension,
     ast.GeneratorExp: ModuleCollector._on_comprehension,
     ast.SetComp: ModuleCollector._on_comprehension,

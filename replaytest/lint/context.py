@@ -125,6 +125,8 @@ class LintContext:
         self.step_name_keys: dict[str, str] = {}
         self.node_registrations: dict[str, FrameworkProfile] = {}
         self.pause_calls: set[str] = set()
+        # (call, the import roots of its framework) of every profile's ``outside_only_failures``.
+        self.outside_only_failures: dict[str, tuple[str, ...]] = {}
         self.result_calls: set[str] = set()
         self.shared_instance_bases: set[str] = set()
         self.recording_arguments: set[str] = set()
@@ -158,6 +160,8 @@ class LintContext:
             for name in profile.node_registrations:
                 self.node_registrations.setdefault(name, profile)
             self.pause_calls.update(profile.pause_calls)
+            for name in profile.outside_only_failures:
+                self.outside_only_failures.setdefault(name, profile.modules)
             self.step_calls.update(profile.step_calls)
             for name, argument in profile.step_names.items():
                 self.step_names.setdefault(name, argument)

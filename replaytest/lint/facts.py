@@ -98,6 +98,10 @@ class ModuleFacts(Protocol):
     def kind_of(self, node: ast.expr) -> str | None:
         """"set", "listing", "dict" (built from one of those), "str", or None."""
 
+    def holds_one(self, node: ast.expr) -> bool:
+        """Whether a local name holds at most one element here (``if len(s) == 1:``, or after
+        ``if len(s) != 1: raise``, with nothing since that may change it)."""
+
     def returned_function(self, node: ast.expr) -> str | None:
         """For a framework call returning what the function passed to it returns
         (``workflow.execute_activity(fetch_tags, ...)``), that function's qualified name."""

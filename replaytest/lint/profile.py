@@ -145,6 +145,11 @@ class FrameworkProfile:
     context_param_position: int = 0
     # Calls that are never findings in this framework's orchestration code (its deterministic APIs).
     safe_calls: frozenset[str] = frozenset()
+    # Deterministic calls that raise only when made outside orchestration code (Temporal's ``workflow.now()``
+    # outside a workflow): the ``except`` handlers of a ``try`` whose body makes only such calls (and imports
+    # of the framework) are the "works in and out of a workflow" fallback, which never runs in orchestration
+    # code, so nothing there is a finding.
+    outside_only_failures: frozenset[str] = frozenset()
     # Calls that are findings only in this framework (qualified name -> category).
     extra_effects: Mapping[str, str] = field(default_factory=dict)
     # Attributes that are True while the framework replays (``context.is_replaying``): the body of

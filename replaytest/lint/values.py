@@ -48,6 +48,86 @@ _SET_OPERATORS = (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
 _STR_OPERATORS = (ast.Add, ast.Mod)
 
 
+# Types whose values are never falsy, and calls making one (``x or uuid4()`` never calls ``uuid4`` when ``x``
+# is one of them). ``timedelta`` and numbers are not: a zero one is falsy.
+ALWAYS_TRUTHY = frozenset({
+    "uuid.UUID", "uuid.uuid1", "uuid.uuid3", "uuid.uuid4", "uuid.uuid5", "temporalio.workflow.uuid4",
+    "temporalio.workflow.now", "datetime.datetime", "datetime.date", "datetime.datetime.now",
+    "datetime.datetime.utcnow", "datetime.datetime.fromisoformat", "datetime.datetime.fromtimestamp",
+    "datetime.datetime.strptime", "datetime.date.fromisoformat", "datetime.date.today",
+})
+# Builtins that read a set without changing it: passing a set to one keeps what is known of its size.
+_READS_ONLY = frozenset({"len", "iter", "next", "list", "tuple", "sorted", "set", "frozenset", "min", "max", "sum",
+                         "any", "all", "enumerate", "bool", "str", "repr", "isinstance"})
+
+
+def _len_of_name(node: ast.expr) -> str | None:
+    """``s`` when ``node`` is ``len(s)`` of a plain name, else None."""
+    if (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+        and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name)
+    ):
+        return node.args[0].id
+    return None
+
+
+def single_element_test(test: ast.expr) -> tuple[str, bool] | None:
+    """(name, where) for an ``if`` test that bounds the size of a collection: ``len(s) == 1``,
+    ``len(s) <= 1`` or ``len(s) < 2`` (where=True: ``s`` holds at most one element in the body) and
+    ``len(s) != 1``, ``len(s) > 1``, ``len(s) >= 2`` (where=False: at most one in the ``else`` and after a
+    body that always leaves the block). Iterating at most one element has no order to depend on."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    name = _len_of_name(left)
+    if name is None:
+        # ``1 == len(s)``: read as ``len(s) == 1`` with the comparison turned around.
+        name = _len_of_name(right)
+        if name is None:
+            return None
+        flipped = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+        op = flipped.get(type(op), type(op))()
+        left, right = right, left
+    if not (isinstance(right, ast.Constant) and type(right.value) is int):
+        return None
+    bound = right.value
+    if (isinstance(op, (ast.Eq, ast.LtE)) and bound == 1) or (isinstance(op, ast.Lt) and bound == 2):
+        return name, True
+    if (isinstance(op, (ast.NotEq, ast.Gt)) and bound == 1) or (isinstance(op, ast.GtE) and bound == 2):
+        return name, False
+    return None
+
+
+def leaves_block(body: list[ast.stmt]) -> bool:
+    """Whether a block always ends by leaving it (``raise``, ``return``, ``continue``, ``break``)."""
+    return bool(body) and isinstance(body[-1], (ast.Raise, ast.Return, ast.Continue, ast.Break))
+
+
+def _reads_only(func: ast.expr) -> bool:
+    """Whether a callee only reads its arguments: a builtin of ``_READS_ONLY`` or a method of a string
+    literal (``", ".join(s)``)."""
+    if isinstance(func, ast.Name):
+        return func.id in _READS_ONLY
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)
+
+
+def may_change(statement: ast.stmt, names: frozenset[str]) -> frozenset[str]:
+    """Which of ``names`` a statement may rebind or change in place: assigned, deleted, augmented, a
+    method called on it (``s.add(x)``), or passed to anything but a builtin that only reads it."""
+    changed = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load):
+            changed.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names:
+            changed.add(node.value.id)  # ``s.add``, ``s.update``...: any method may change it
+        elif isinstance(node, ast.Call) and not _reads_only(node.func):
+            for arg in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                value = arg.value if isinstance(arg, ast.Starred) else arg
+                if isinstance(value, ast.Name) and value.id in names:
+                    changed.add(value.id)
+    return frozenset(changed)
+
+
 class ValueModel:
     ctx: LintContext
     scopes: list[dict[str, Binding]]
@@ -55,11 +135,18 @@ class ValueModel:
     # id(call node) -> how it differs per attempt ("uuid.uuid4()"), for calls of the taint categories.
     tainted: dict[int, str]
     instance_attributes: dict[str, str]
+    # Local names known to hold at most one element where the walk is (``if len(s) == 1:``, or after
+    # ``if len(s) != 1: raise``), until a statement may change them.
+    single_element: frozenset[str]
 
     if TYPE_CHECKING:  # provided by NameResolver
         def lookup(self, name: str) -> Binding | None: ...
         def resolve(self, node: ast.AST) -> str | None: ...
         def is_project_candidate(self, qualname: str) -> bool: ...
+
+    def holds_one(self, node: ast.AST) -> bool:
+        """Whether an expression is a local name known here to hold at most one element."""
+        return isinstance(node, ast.Name) and node.id in self.single_element
 
     def kind_of(self, node: ast.AST) -> str | None:
         """What kind of value an expression is, for order and hashing questions:

@@ -13,6 +13,10 @@ class ReadsWallClock(Rule):
     ## What it does
     Finds reads of the wall clock or a process timer (`datetime.now()`, `time.time()`, `date.today()`,
     `time.localtime()` without argument, ...) in orchestration code, directly or through a helper.
+    A read in the `except` handler of a `try` whose body only calls the engine's own clock, which fails
+    only outside a workflow (`try: now = workflow.now()` / `except Exception: now = datetime.now()`), is
+    the fallback for callers outside a workflow and never runs in one, so it is not reported; a `try`
+    body doing anything else that may fail is.
 
     ## Why is this bad?
     A durable engine resumes a workflow by re-running its code against the recorded history. The clock
@@ -92,6 +96,24 @@ from temporalio import activity
 async def stamp() -> str:
     return datetime.now().isoformat()
 """,
+        """
+from datetime import datetime
+from temporalio import workflow
+
+def today() -> str:
+    try:
+        from temporalio import workflow as wf
+        now = wf.now()
+    except Exception:
+        now = datetime.now()
+    return now.strftime("%Y-%m-%d")
+
+@workflow.defn
+class Greeting:
+    @workflow.run
+    async def run(self) -> str:
+        return today()
+""",
     )
     INVALID = (
         Invalid(
@@ -158,5 +180,25 @@ def poll() -> float:
 """,
             line=6, column=12,
             message='time.monotonic() reads the wall clock in workflow code; use a @DBOS.step() function that reads the clock',
+        ),
+        Invalid(
+            """
+from datetime import datetime
+from temporalio import workflow
+
+def today(fmt: str) -> str:
+    try:
+        return workflow.now().strftime(fmt)
+    except ValueError:
+        return datetime.now().strftime("%Y-%m-%d")
+
+@workflow.defn
+class Greeting:
+    @workflow.run
+    async def run(self, fmt: str) -> str:
+        return today(fmt)
+""",
+            line=14, column=16,
+            message='today() reaches datetime.now(), which reads the wall clock in workflow code; use workflow.now()',
         ),
     )

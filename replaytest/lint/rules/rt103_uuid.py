@@ -11,7 +11,9 @@ class CreatesFreshUuid(Rule):
     """
     ## What it does
     Finds `uuid.uuid1()`, `uuid.uuid4()`, `uuid.uuid7()` (and ULID / ObjectId generators) in
-    orchestration code. `uuid3`/`uuid5` of stable input are deterministic and not reported.
+    orchestration code. `uuid3`/`uuid5` of stable input are deterministic and not reported, nor is the
+    fallback of `param or uuid.uuid4()` in a helper reached from a call passing `param=` a value that is
+    never falsy (a `workflow.uuid4()`, a parameter annotated `UUID`; also for dates and the clock rule).
 
     ## Why is this bad?
     A fresh id differs on every replay: ids passed to steps, used as keys or compared no longer match
@@ -60,6 +62,22 @@ class Ids:
     async def run(self, order: str) -> str:
         return str(uuid.uuid5(uuid.NAMESPACE_URL, order)) + str(workflow.uuid4())
 """,
+        """
+import uuid
+from temporalio import workflow
+
+def request(name: str, *, request_id: uuid.UUID | None = None) -> dict:
+    return {"name": name, "id": str(request_id or uuid.uuid4())}
+
+def charge(name: str, request_id: uuid.UUID) -> dict:
+    return request(name, request_id=request_id)
+
+@workflow.defn
+class Ids:
+    @workflow.run
+    async def run(self, order: str) -> list:
+        return [request(order, request_id=workflow.uuid4()), charge(order, workflow.uuid4())]
+""",
     )
     INVALID = (
         Invalid(
@@ -87,5 +105,22 @@ def agent(question: str) -> str:
 """,
             line=6, column=12,
             message='fresh() creates a fresh UUID in workflow code; use a @task function that creates the id',
+        ),
+        Invalid(
+            """
+import uuid
+from temporalio import workflow
+
+def request(name: str, *, request_id: uuid.UUID | None = None) -> dict:
+    return {"name": name, "id": str(request_id or uuid.uuid4())}
+
+@workflow.defn
+class Ids:
+    @workflow.run
+    async def run(self, order: str, given: uuid.UUID | None) -> list:
+        return [request(order, request_id=given)]
+""",
+            line=11, column=17,
+            message='request() reaches uuid.uuid4(), which creates a fresh UUID in workflow code; use workflow.uuid4()',
         ),
     )

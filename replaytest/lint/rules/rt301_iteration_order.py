@@ -57,7 +57,8 @@ class DependsOnUnstableOrder(Rule):
     that a project function, an activity or a step returns (`for t in await workflow.execute_activity(
     fetch_tags, ...)`, known from its return value or a `-> set[...]` annotation), and `hash()` of a str
     or bytes. `sorted(...)`, `len`, `min`/`max`, `sum`, `any`/`all` and membership tests are fine, and so is
-    iterating a dict built from ordered data.
+    iterating a dict built from ordered data, or a set known to hold one element at most (under
+    `if len(s) == 1:`, or after `if len(s) != 1: raise ...`, until something may change it).
 
     ## Why is this bad?
     String hashing is salted per process (`PYTHONHASHSEED`), so set order and `hash()` of text change
@@ -93,6 +94,8 @@ class DependsOnUnstableOrder(Rule):
     def _unordered(self, facts: ModuleFacts, node: ast.expr, how: str) -> None:
         """Report ``node`` when its value's order is not reproducible (or may be: what a project function
         returns, decided at resolution)."""
+        if facts.holds_one(node):
+            return  # at most one element (``next(iter(s))`` after ``if len(s) != 1: raise``): no order
         source = facts.kind_of(node)
         if source is None:
             self._returned(facts, node, how)
@@ -211,6 +214,22 @@ from dbos import DBOS
 def totals(prices: dict) -> list:
     return [name for name in prices]
 """,
+        """
+from temporalio import workflow
+
+@workflow.defn
+class Close:
+    @workflow.run
+    async def run(self, scopes: list) -> str:
+        unique = set(scopes)
+        if len(unique) != 1:
+            raise ValueError("exactly one scope")
+        only = next(iter(unique))
+        kinds = {s.kind for s in scopes}
+        if len(kinds) == 1:
+            only += ",".join(kinds)
+        return only
+""",
     )
     INVALID = (
         Invalid(
@@ -263,5 +282,20 @@ class Shard:
 """,
             line=7, column=16,
             message='hash() of a str or bytes is salted per process; use a stable digest (zlib.crc32, hashlib)',
+        ),
+        Invalid(
+            """
+from dbos import DBOS
+
+@DBOS.workflow()
+def close(scopes: list, extra: str) -> str:
+    unique = set(scopes)
+    if len(unique) != 1:
+        raise ValueError("exactly one scope")
+    unique.add(extra)
+    return next(iter(unique))
+""",
+            line=9, column=22,
+            message='unique: iterates a set, whose order changes between runs; use sorted(...)',
         ),
     )

@@ -59,6 +59,11 @@ PROFILE = FrameworkProfile(
         "temporalio.workflow.logger", "temporalio.workflow.info", "temporalio.workflow.patched",
         "temporalio.workflow.deprecate_patch", "asyncio.sleep",
     }),
+    # Each raises ``_NotInWorkflowEventLoopError`` outside a workflow and returns inside one.
+    outside_only_failures=frozenset({
+        "temporalio.workflow.now", "temporalio.workflow.time", "temporalio.workflow.time_ns",
+        "temporalio.workflow.uuid4", "temporalio.workflow.random", "temporalio.workflow.info",
+    }),
     extra_effects={"asyncio.wait": "concurrency", "asyncio.as_completed": "concurrency"},
     durable_sleeps=("asyncio.sleep", "temporalio.workflow.sleep"),
     replacements={
