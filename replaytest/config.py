@@ -608,8 +608,9 @@ class DeclaredPython:
     source: str  # "requires-python '>=3.10'" or "[tool.ruff] target-version 'py310'"
 
 
-_VERSION = re.compile(r"(?:>=|~=|==|>)\s*(\d+)\.(\d+)")
-_RUFF_TARGET = re.compile(r"py(\d)(\d+)")
+# Compiled on first use (``re`` keeps them): only a file that needs a newer grammar asks.
+_VERSION = r"(?:>=|~=|==|>)\s*(\d+)\.(\d+)"
+_RUFF_TARGET = r"py(\d)(\d+)"
 
 
 def declared_python(root: Path) -> DeclaredPython | None:
@@ -625,12 +626,12 @@ def declared_python(root: Path) -> DeclaredPython | None:
     project = document.get("project")
     requires = project.get("requires-python") if isinstance(project, dict) else None
     if isinstance(requires, str):
-        bounds = [(int(major), int(minor)) for major, minor in _VERSION.findall(requires)]
+        bounds = [(int(major), int(minor)) for major, minor in re.findall(_VERSION, requires)]
         if bounds:
             return DeclaredPython(max(bounds), f"requires-python {requires.strip()!r}")
     tool = document.get("tool")
     ruff = tool.get("ruff") if isinstance(tool, dict) else None
     target = ruff.get("target-version") if isinstance(ruff, dict) else None
-    if isinstance(target, str) and (match := _RUFF_TARGET.fullmatch(target.strip())):
+    if isinstance(target, str) and (match := re.fullmatch(_RUFF_TARGET, target.strip())):
         return DeclaredPython((int(match[1]), int(match[2])), f"[tool.ruff] target-version {target.strip()!r}")
     return None
