@@ -52,11 +52,12 @@ def lint_config(
     paths: tuple[Path, ...], config_path: Path | None, select: tuple[str, ...], ignore: tuple[str, ...],
     exclude: tuple[str, ...], *, force_exclude: bool | None = None, respect_gitignore: bool | None = None,
     isolated: bool = False, extend_select: tuple[str, ...] = (), extend_ignore: tuple[str, ...] = (),
-    overrides: dict[str, str] | None = None,
+    overrides: dict[str, str] | None = None, remember: bool = False,
 ) -> Config:
     """The configuration a lint of ``paths`` uses: the file found from the first path (or ``--config``,
     or none with ``--isolated``) with the command line's settings on top. ``overrides`` receives, per
-    setting the command line changed, the flag that did (``--show-settings`` says so)."""
+    setting the command line changed, the flag that did (``--show-settings`` says so). ``remember``: the file's
+    table may come from the record a cached run kept of it (``load_config``)."""
     import dataclasses
 
     from replaytest.config import ConfigError, check_patterns, is_selector, load_config
@@ -66,7 +67,8 @@ def lint_config(
         raise ConfigError(None, "--isolated", "ignores every configuration file; it cannot be given with --config")
     targets = list(paths) or [Path(".")]
     first = targets[0]
-    config = load_config(first if first.exists() else Path.cwd(), explicit=config_path, isolated=isolated)
+    config = load_config(first if first.exists() else Path.cwd(), explicit=config_path, isolated=isolated,
+                         remember=remember)
     for name, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select),
                          ("--extend-ignore", extend_ignore)):
         for entry in split_values(values):
@@ -116,7 +118,7 @@ def run_lint(
     targets = list(paths) or [Path(".")]
     config = lint_config(paths, config_path, select, ignore, exclude, force_exclude=force_exclude,
                          respect_gitignore=respect_gitignore, isolated=isolated, extend_select=extend_select,
-                         extend_ignore=extend_ignore)
+                         extend_ignore=extend_ignore, remember=not no_cache)
     if verbose:
         where = ("none (--isolated)" if isolated else
                  str(config.path) if config.path is not None else "none found (every setting its default)")
