@@ -231,7 +231,12 @@ def run_lean(options: Mapping[str, Any]) -> int:
     """``replaytest lint`` with the options ``lean_arguments`` found; its output and exit code are the click
     command's (``cli/lint_command.py``, ``lint``) for the same arguments."""
     import errno
+    import gc
 
+    # The process ends with the run, and lint makes almost no reference cycles for the collector to find (a cold
+    # run over 785 files left 786 unreachable objects, 0.3 MiB): its passes over every young object were about
+    # 4 ms of a warm one-file run's 0.1 s CPU. Reference counting still frees everything else as it goes.
+    gc.disable()
     try:
         return _lean_lint(options)
     except OSError as error:
