@@ -4,7 +4,9 @@ Discovery walks up from the linted path (or the current directory); in each fold
 ``.replaytest.toml``, ``replaytest.toml`` (their keys at the top level) and a ``pyproject.toml`` with a
 ``[tool.replaytest]`` table is the configuration, and the nearest folder holding one wins. ``--config FILE``
 takes either shape. Everything is validated here, once per process, so the rest of the program receives
-typed values and a bad key fails early with the file and the key named (``ConfigError``).
+typed values and a bad key fails early with the file and the key named (``ConfigError``). A lint run with
+its cache takes the file's table from the record the last one kept (``CONFIG_RECORD``, by the file's bytes)
+instead of parsing the TOML again.
 """
 
 from __future__ import annotations
@@ -17,14 +19,22 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from replaytest import cachedir
+from replaytest.fileio import write_atomic
 
 # The meaning of every path glob setting (git's wildmatch); re-exported here, where it was defined before.
 from replaytest.path_patterns import ExcludeMatcher, exclude_matcher, is_excluded, pattern_problem  # noqa: F401
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+
+def toml_parser() -> Any:
+    """The TOML parser (``tomllib``; ``tomli`` before 3.11), imported when a file is parsed: the import
+    (datetime, string, compiled patterns) cost every lint run about 3.5 ms, and a lint run whose configuration
+    file is remembered (``load_config(remember=True)``) parses none."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
+
 
 # The lint categories, the fixed vocabulary of docs/design.md ("Lint contract"): every diagnostic and every
 # rule has exactly one. Defined in the lowest layer because every side names them: selectors here, rules
@@ -67,6 +77,12 @@ HAZARD_POLICIES: tuple[HazardPolicy, ...] = get_args(HazardPolicy)
 # one is about 130 MB) and far below what exhausts a CI runner.
 DEFAULT_MAX_HISTORY_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024
+
+
+DEFAULT_CACHE_DIR = ".replaytest_cache"
+# A lint run's record of its configuration file's table (``load_config(remember=True)``), in the lint folder of
+# the default cache folder.
+CONFIG_RECORD = "config.txt"
 
 
 def one_of(values: tuple[str, ...]) -> str:
@@ -171,7 +187,7 @@ class Config:
     step_decorators: tuple[str, ...] = ()
     # ``[tool.replaytest.rules.<CODE>]`` tables (and the legacy top-level keys mapped onto them), by code.
     rules: Mapping[str, RuleTable] = field(default_factory=dict)
-    cache_dir: str = ".replaytest_cache"
+    cache_dir: str = DEFAULT_CACHE_DIR
     # Apply ``exclude`` to files named on the command line too (pre-commit names every staged file).
     force_exclude: bool = False
     # Leave out of directory walks what the .gitignore files (and .git/info/exclude) ignore (path_patterns).
@@ -299,22 +315,90 @@ def project_root_without_pyproject(start: Path) -> Path:
     return Path.cwd().resolve()
 
 
-def load_config(start: Path | None = None, explicit: Path | None = None, *, isolated: bool = False) -> Config:
+def load_config(
+    start: Path | None = None, explicit: Path | None = None, *, isolated: bool = False, remember: bool = False,
+) -> Config:
     """Read and validate configuration; ``explicit`` (``--config``) wins over discovery from ``start``.
     ``isolated`` (``--isolated``) reads no file: every setting its default, the project root where the
-    configuration file would have put it."""
+    configuration file would have put it. ``remember`` (a lint run using its cache) takes replaytest's table of
+    the file from the record the last run kept of it (``CONFIG_RECORD``) when the file's bytes are the same,
+    instead of parsing the TOML again, and keeps such a record; the table is validated as a parsed one is."""
     path = explicit if explicit is not None else find_config_file(start or Path.cwd())
     if isolated:
         root = path.parent.resolve() if path is not None else project_root_without_pyproject(start or Path.cwd())
         return Config(root=root)
     if path is None:
         return Config(root=project_root_without_pyproject(start or Path.cwd()))
-    document = read_toml(path)
-    table, top_level = _table_of(document, path, explicit=explicit is not None)
+    if not remember:
+        table, top_level = _table_of(read_toml(path), path, explicit=explicit is not None)
+        return _validated(table, path, top_level)
+    data = _read_bytes(path)
+    record = _ConfigRecord(path, data, explicit=explicit is not None)
+    remembered = record.recall()
+    if remembered is not None:
+        return _validated(remembered[0], path, remembered[1])
+    table, top_level = _table_of(_parse_toml(path, data), path, explicit=explicit is not None)
+    config = _validated(table, path, top_level)
+    if config.cache_dir == DEFAULT_CACHE_DIR:  # the record lives in the default cache folder, the one it names
+        record.keep(table, top_level)
+    return config
+
+
+def _validated(table: Any, path: Path, top_level: bool) -> Config:
     try:
         return config_from_table(table, path)
     except ConfigError as error:
         raise (error.at_top_level() if top_level else error) from None
+
+
+class _ConfigRecord:
+    """``CONFIG_RECORD`` in the lint folder of the default cache folder beside a configuration file: one line,
+    the sha256 of (the record's format, the file's absolute path, whether it was named by ``--config``, its
+    bytes), whether its keys are at the top level, and replaytest's table of it as JSON. Kept only for a file
+    whose table leaves ``cache-dir`` at its default (the folder the record is in) and holds only what JSON
+    gives back unchanged (no TOML dates or times); trusted as the lint cache is (``--no-cache`` reads neither)."""
+
+    def __init__(self, path: Path, data: bytes, *, explicit: bool) -> None:
+        import hashlib
+
+        self.folder = path.parent.resolve() / DEFAULT_CACHE_DIR
+        digest = hashlib.sha256(f"replaytest-config 1\0{path.resolve()}\0{int(explicit)}\0".encode(
+            "utf-8", "surrogateescape"))
+        digest.update(data)
+        self.key = digest.hexdigest()
+
+    def recall(self) -> tuple[Any, bool] | None:
+        """(table, top_level) recorded for exactly these bytes, or None."""
+        import json
+
+        try:
+            cachedir.check(self.folder)  # a folder replaytest may not take is not read
+            with open(self.folder / "lint" / CONFIG_RECORD, "rb") as handle:
+                key, top_level, text = handle.read().split(b" ", 2)
+            if key.decode("ascii") != self.key or top_level not in (b"0", b"1"):
+                return None
+            table = json.loads(text)
+        except (OSError, ValueError, cachedir.CacheDirError):  # none, damaged or another file's: parse
+            return None
+        if not isinstance(table, dict) or table.get("cache-dir", DEFAULT_CACHE_DIR) != DEFAULT_CACHE_DIR:
+            return None
+        return table, top_level == b"1"
+
+    def keep(self, table: Any, top_level: bool) -> None:
+        import json
+
+        try:
+            text = json.dumps(table, separators=(",", ":"), ensure_ascii=True)
+            if json.loads(text) != table:  # a value JSON does not give back as it was
+                return
+        except (TypeError, ValueError, RecursionError):  # TOML dates and times are not JSON
+            return
+        try:
+            cachedir.claim(self.folder)
+            (self.folder / "lint").mkdir(exist_ok=True)
+            write_atomic(str(self.folder / "lint" / CONFIG_RECORD), f"{self.key} {int(top_level)} {text}".encode("ascii"))
+        except (OSError, cachedir.CacheDirError):
+            return  # a read-only checkout reads its configuration each run
 
 
 def _table_of(document: dict[str, Any], path: Path, *, explicit: bool) -> tuple[Any, bool]:
@@ -337,11 +421,22 @@ def _table_of(document: dict[str, Any], path: Path, *, explicit: bool) -> tuple[
 
 def read_toml(path: Path) -> dict[str, Any]:
     """A configuration file parsed, or a ``ConfigError`` naming the file and why it cannot be read."""
+    return _parse_toml(path, _read_bytes(path))
+
+
+def _read_bytes(path: Path) -> bytes:
     try:
         with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+            return handle.read()
     except OSError as error:
         raise ConfigError(path, FILE_KEY, f"cannot be read: {error.strerror or error}") from None
+
+
+def _parse_toml(path: Path, data: bytes) -> dict[str, Any]:
+    """``data`` (the bytes of ``path``) parsed as ``tomllib.load`` parses a file, errors as ``ConfigError``."""
+    tomllib = toml_parser()
+    try:
+        document: dict[str, Any] = tomllib.loads(data.decode())
     except UnicodeDecodeError as error:  # tomllib reports bytes that are not UTF-8 this way
         raise ConfigError(path, FILE_KEY, f"is not UTF-8 (byte {error.start}): {error.reason}") from None
     except RecursionError:
@@ -615,8 +710,9 @@ class DeclaredPython:
     source: str  # "requires-python '>=3.10'" or "[tool.ruff] target-version 'py310'"
 
 
-_VERSION = re.compile(r"(?:>=|~=|==|>)\s*(\d+)\.(\d+)")
-_RUFF_TARGET = re.compile(r"py(\d)(\d+)")
+# Compiled on first use (``re`` keeps them): only a file that needs a newer grammar asks.
+_VERSION = r"(?:>=|~=|==|>)\s*(\d+)\.(\d+)"
+_RUFF_TARGET = r"py(\d)(\d+)"
 
 
 def declared_python(root: Path) -> DeclaredPython | None:
@@ -624,6 +720,7 @@ def declared_python(root: Path) -> DeclaredPython | None:
     requires-python`` (its lower bound), else ruff's ``target-version`` (which ruff takes as that oldest
     version too). None when it declares neither or cannot be read (read only when a file needed a newer
     grammar than the running Python's, so a broken file here is that check's to skip, never the run's)."""
+    tomllib = toml_parser()
     try:
         with open(root / "pyproject.toml", "rb") as handle:
             document = tomllib.load(handle)
@@ -632,12 +729,12 @@ def declared_python(root: Path) -> DeclaredPython | None:
     project = document.get("project")
     requires = project.get("requires-python") if isinstance(project, dict) else None
     if isinstance(requires, str):
-        bounds = [(int(major), int(minor)) for major, minor in _VERSION.findall(requires)]
+        bounds = [(int(major), int(minor)) for major, minor in re.findall(_VERSION, requires)]
         if bounds:
             return DeclaredPython(max(bounds), f"requires-python {requires.strip()!r}")
     tool = document.get("tool")
     ruff = tool.get("ruff") if isinstance(tool, dict) else None
     target = ruff.get("target-version") if isinstance(ruff, dict) else None
-    if isinstance(target, str) and (match := _RUFF_TARGET.fullmatch(target.strip())):
+    if isinstance(target, str) and (match := re.fullmatch(_RUFF_TARGET, target.strip())):
         return DeclaredPython((int(match[1]), int(match[2])), f"[tool.ruff] target-version {target.strip()!r}")
     return None

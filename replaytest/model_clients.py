@@ -27,7 +27,6 @@ import ast
 import inspect
 import os
 import sys
-import textwrap
 import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -171,6 +170,8 @@ def _site(fn: types.FunctionType, depth: int, seen: set[int], known: frozenset[s
 @lru_cache(maxsize=512)
 def _parsed(code: types.CodeType) -> tuple[ast.AST, int, str] | None:
     try:
+        import textwrap  # replay only: lint reads the catalogue above, on every run
+
         lines, first_line = inspect.getsourcelines(code)
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError, IndentationError):

@@ -632,10 +632,10 @@ def _ini_file_keys(path: Path | None) -> list[str]:
         return []
     try:
         if path.suffix == ".toml":
-            from replaytest.config import tomllib
+            from replaytest.config import toml_parser
 
             with open(path, "rb") as handle:
-                tool = tomllib.load(handle).get("tool", {})
+                tool = toml_parser().load(handle).get("tool", {})
             pytest_table = tool.get("pytest", {}) if isinstance(tool, dict) else {}
             if not isinstance(pytest_table, dict):
                 return []

@@ -29,6 +29,9 @@ which no user call can set back). A file is recorded only once its mtime and cti
 older than the moment the run looked at it: a write in the same tick of a coarse file-system clock would
 otherwise leave the stat unchanged. The summaries and verdicts themselves stay keyed by content (the digest),
 so the index only saves reading and hashing, never decides a finding.
+
+``config.txt`` (in the default cache folder's ``lint/``) is the configuration file's table, kept by
+``config.load_config`` (see ``CONFIG_RECORD`` there).
 """
 
 from __future__ import annotations

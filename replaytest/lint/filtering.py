@@ -33,13 +33,14 @@ from pathlib import Path
 from replaytest.lint.model import Diagnostic
 from replaytest.path_patterns import glob_matches
 
-_IGNORE_COMMENT = re.compile(r"#\s*replaytest:\s*ignore\b(?:\[([^\]]*)\])?", re.IGNORECASE)
+# Compiled on first use (``re`` keeps them): a run whose files hold no suppression comment never needs them.
+_IGNORE_COMMENT = r"(?i)#\s*replaytest:\s*ignore\b(?:\[([^\]]*)\])?"
 # The file-level exemption, ruff's file-level "ruff: noqa" comment spelt for replaytest (see the module
 # docstring): on a line of its own anywhere in the file; bare it exempts the whole file, with codes those
 # codes in the whole file.
-_FILE_NOQA_COMMENT = re.compile(r"#\s*replaytest\s*:\s*noqa\b(?:\s*:\s*([^#]*))?", re.IGNORECASE)
-_NOQA_COMMENT = re.compile(r"#\s*noqa\s*:\s*([A-Za-z]+[0-9]+(?:\s*,?\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
-_CODE = re.compile(r"[A-Za-z]+[0-9]+")
+_FILE_NOQA_COMMENT = r"(?i)#\s*replaytest\s*:\s*noqa\b(?:\s*:\s*([^#]*))?"
+_NOQA_COMMENT = r"(?i)#\s*noqa\s*:\s*([A-Za-z]+[0-9]+(?:\s*,?\s*[A-Za-z]+[0-9]+)*)"
+_CODE = r"[A-Za-z]+[0-9]+"
 BASELINE_VERSION = 1
 UNUSED_SUPPRESSION_RULE = "RT003"
 
@@ -162,7 +163,7 @@ def parse_suppressions(text: str, code_prefixes: Iterable[str] = ("RT",)) -> lis
     if not _may_suppress(text, prefixes):
         return found
     for number, column, comment, alone in _comments(text):
-        exemption = _FILE_NOQA_COMMENT.match(comment)
+        exemption = re.match(_FILE_NOQA_COMMENT, comment)
         if exemption is not None:
             selectors = None if exemption.group(1) is None else tuple(
                 s.strip() for s in re.split(r"[,\s]+", exemption.group(1)) if s.strip()
@@ -172,7 +173,7 @@ def parse_suppressions(text: str, code_prefixes: Iterable[str] = ("RT",)) -> lis
             found.append(Suppression(number, column, (), selectors or None, "replaytest: noqa", whole_file=alone,
                                      misplaced=not alone))
             continue
-        match = _IGNORE_COMMENT.search(comment)
+        match = re.search(_IGNORE_COMMENT, comment)
         if match is not None:
             selectors = None if match.group(1) is None else tuple(
                 s.strip() for s in match.group(1).split(",") if s.strip()
@@ -180,10 +181,10 @@ def parse_suppressions(text: str, code_prefixes: Iterable[str] = ("RT",)) -> lis
             targets = (number, number + 1) if alone else (number,)  # alone on its line: covers the line below
             found.append(Suppression(number, column, targets, selectors, "replaytest: ignore"))
             continue
-        noqa = _NOQA_COMMENT.search(comment)
+        noqa = re.search(_NOQA_COMMENT, comment)
         if noqa is not None:
             ours = tuple(
-                code.upper() for code in _CODE.findall(noqa.group(1)) if code.upper().rstrip("0123456789") in prefixes
+                code.upper() for code in re.findall(_CODE, noqa.group(1)) if code.upper().rstrip("0123456789") in prefixes
             )
             if ours:
                 found.append(Suppression(number, column, (number,), ours, "noqa"))
@@ -195,10 +196,10 @@ def _may_suppress(text: str, prefixes: tuple[str, ...]) -> bool:
     tokenizing it: a comment is part of the text and the patterns are unanchored, so a text where no
     match names one of ours has no such comment. ``# noqa: F401`` alone (another tool's) then costs no
     tokenizer (whose first use compiles its patterns: about 10 ms a run)."""
-    if _IGNORE_COMMENT.search(text) or _FILE_NOQA_COMMENT.search(text):
+    if re.search(_IGNORE_COMMENT, text) or re.search(_FILE_NOQA_COMMENT, text):
         return True
     return any(code.upper().rstrip("0123456789") in prefixes
-               for noqa in _NOQA_COMMENT.finditer(text) for code in _CODE.findall(noqa.group(1)))
+               for noqa in re.finditer(_NOQA_COMMENT, text) for code in re.findall(_CODE, noqa.group(1)))
 
 
 def suppressions(text: str) -> dict[int, tuple[str, ...] | None]:

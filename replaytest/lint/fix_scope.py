@@ -25,7 +25,7 @@ from replaytest.lint.model import Fix
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_HEAD = re.compile(r"(?:await\s+)?([A-Za-z_][A-Za-z0-9_]*)")
+_HEAD = r"(?:await\s+)?([A-Za-z_][A-Za-z0-9_]*)"  # compiled on first use (``re`` keeps it)
 
 
 class FixSites:
@@ -64,7 +64,7 @@ class FixSites:
             function = next((s for s in scopes if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
             if isinstance(function, ast.AsyncFunctionDef):
                 return "the replacement is a coroutine in async code here (it would need `await`)"
-        match = _HEAD.match(fix.replacement)
+        match = re.match(_HEAD, fix.replacement)
         if match is None:
             return None
         return self._binding_problem(match.group(1), scopes, fix)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import math
 import os
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -78,6 +77,7 @@ def _pooled(context: LintContext, job_args: list[tuple[str, str, bool, bytes]], 
     The largest files go first, so the last chunk to finish is a small one."""
     global _WORKER_CONTEXT
     import multiprocessing
+    import threading  # only a pool needs it: a serial run never imports it
 
     order = sorted(range(len(job_args)), key=lambda index: -len(job_args[index][3]))
     chunk = max(1, len(job_args) // (workers * 8))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -176,6 +175,8 @@ _DEEP_RECURSION_LIMIT = 200_000
 def _collect_deeply_nested(collector: ModuleCollector, tree: ast.Module, source: SourceText) -> ModuleSummary:
     """Collect a module whose nesting (a long ``a + b + ...`` chain, generated code) exceeds the
     default recursion limit: again, in a thread with a large stack and a high limit."""
+    import threading  # rare: a run that meets no such module never imports it
+
     outcome: list[Any] = []
 
     def work() -> None:

@@ -101,3 +101,34 @@ def test_a_syntax_error_is_the_same_exit_2(project: Path) -> None:
 ])
 def test_other_arguments_are_left_to_click(project: Path, arguments: tuple[str, ...]) -> None:
     assert _run(project, "lean", *arguments)[3], "a run the lean path does not cover skipped click"
+
+
+# What a serial hook run must not load, compile or run: threading (a process pool's and the deep-nesting fallback's),
+# textwrap (replay's model-call lookup) and the control-character patterns (compiled by ``re`` on their first use,
+# and a clean run in the JSON format escapes nothing), nor the cyclic garbage collector.
+IMPORT_PROBE = """
+import re, sys
+sys.argv = ["replaytest", *sys.argv[1:]]
+from replaytest.cli import main
+try:
+    main()
+finally:
+    from replaytest import fileio
+    compiled = {key[1] for key in re._cache}
+    loaded = [name for name in ("threading", "textwrap") if name in sys.modules]
+    loaded += [name for name in ("_CONTROL", "_CONTROL_AND_NEWLINE")  # compiled at import, or during the run
+               if not isinstance(getattr(fileio, name), str) or getattr(fileio, name) in compiled]
+    import gc
+    loaded += [] if not gc.isenabled() else ["the cyclic garbage collector"]  # off for the lean run's short life
+    print("loaded: " + " ".join(loaded), file=sys.stderr)
+"""
+
+
+def test_a_serial_hook_run_loads_and_runs_only_what_it_needs(project: Path) -> None:
+    (project / "app" / "quiet.py").unlink()  # its suppression comment brings libcst's rule, and libcst imports both
+    arguments = ("lint", "--format", "json", "--whole-project", "--force-exclude", "app/labels.py")
+    for _ in range(2):  # cold, then warm
+        done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, *arguments], cwd=project, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 1, done.stderr  # the clock helper reached from the workflow is a finding
+        assert done.stderr.rstrip("\n").split("\n")[-1] == "loaded: ", done.stderr
