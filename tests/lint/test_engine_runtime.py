@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,7 @@ def test_default_run_takes_a_pool_when_the_work_pays_for_it(tmp_path: Path, monk
     monkeypatch.setattr(pool, "process_pool", lambda **kw: pools.append(kw) or real_pool(**kw))
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: [start_method])
     # Forking is only safe with one thread: a thread another test left in this worker process must not decide.
-    monkeypatch.setattr(pool.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
     monkeypatch.setattr(pool, "SECONDS_PER_BYTE", 1e-3)  # as if each small file took a second to parse
     monkeypatch.setattr(pool.CpuMeter, "spare", lambda self: 1.0)
     gc.collect()  # Python 3.12's collector parks immortal objects in the permanent generation (a count of its own)
