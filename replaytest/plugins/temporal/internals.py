@@ -87,6 +87,9 @@ class WorkflowWatcher(Protocol):
         """``workflow.set_signal_handler``/``set_update_handler`` (``kind`` signal or update) set the
         handler of ``name`` (``None``: the dynamic one) at run time, or removed it (``handler`` None)."""
 
+    def tracing_failed(self, error: Exception) -> None:
+        """One of the calls above raised: the trace is incomplete (the replay itself goes on)."""
+
 
 def signal_names(defn: Any) -> list[str | None]:
     """The names of the signal handlers ``defn`` declares, in declaration order (``None``: the dynamic one)."""
@@ -129,24 +132,34 @@ def watch_workflow(instance: Any, watcher: WorkflowWatcher) -> None:
     set_signal_handler = instance.workflow_set_signal_handler
     set_update_handler = instance.workflow_set_update_handler
 
+    def report(call: Callable[..., Any], *args: Any) -> Any:
+        # A watcher that raises must not fail the SDK's own call: raised inside ``activate`` it ends the
+        # activation thread and sdk-core waits for a completion that never comes (the replay stalls until
+        # its timeout); raised inside workflow code it would read as the code's own failure.
+        try:
+            return call(*args)
+        except Exception as error:
+            watcher.tracing_failed(error)
+            return None
+
     def traced_add_command() -> Any:
         command = add_command()
-        watcher.command_added(command)
+        report(watcher.command_added, command)
         return command
 
     def traced_patch(id: str, *, deprecated: bool, **options: Any) -> bool:
         used = patch(id, deprecated=deprecated, **options)
-        watcher.patch_called(id, deprecated, used)
+        report(watcher.patch_called, id, deprecated, used)
         return bool(used)
 
     async def traced_wait_condition(*args: Any, **options: Any) -> None:
-        token = watcher.wait_started()
+        token = report(watcher.wait_started)
         try:
             await wait_condition(*args, **options)
         except Exception:  # its timeout: the wait is over (a cancellation or eviction is no Exception)
-            watcher.wait_ended(token)
+            report(watcher.wait_ended, token)
             raise
-        watcher.wait_ended(token)
+        report(watcher.wait_ended, token)
 
     def traced_activate(*args: Any, **options: Any) -> Any:
         replaying = getattr(args[0], "is_replaying", None) if args else None
@@ -155,15 +168,15 @@ def watch_workflow(instance: Any, watcher: WorkflowWatcher) -> None:
             completion = activate(*args, **options)
             return completion
         finally:
-            watcher.activation_done(None if replaying is None else bool(replaying), _activation_failure(completion))
+            report(watcher.activation_done, None if replaying is None else bool(replaying), _activation_failure(completion))
 
     def traced_set_signal_handler(name: str | None, handler: Callable[..., Any] | None, *args: Any) -> None:
         set_signal_handler(name, handler, *args)
-        watcher.handler_set("signal", name, handler)
+        report(watcher.handler_set, "signal", name, handler)
 
     def traced_set_update_handler(name: str | None, handler: Callable[..., Any] | None, *args: Any) -> None:
         set_update_handler(name, handler, *args)
-        watcher.handler_set("update", name, handler)
+        report(watcher.handler_set, "update", name, handler)
 
     instance.workflow_set_signal_handler = traced_set_signal_handler
     instance.workflow_set_update_handler = traced_set_update_handler

@@ -218,6 +218,12 @@ class TemporalReplayer:
             if _converter_trouble(str(error)):
                 result.error += f"; {converter_hint(group.config.data_converter is not None)}"
             return result
+        if recorder.trace.tracing_errors:
+            # The trace the report is built from is incomplete: no verdict rests on it (never a silent pass).
+            result.status, result.error = "error", (
+                f"replay could not be traced: {recorder.trace.tracing_errors[0]} (a fault in replaytest's tracing "
+                "of the replayed workflow, not in the workflow; please report it)")
+            return result
         issued = list(recorder.commands)
         result.patch_decisions = _patch_decisions(recorder.trace.patch_calls, history)
         if options.rehearse:
@@ -292,6 +298,9 @@ class TemporalReplayer:
         except Exception as error:  # the replay worker broke on the extended history
             self._drop(group)
             result.notes.append(f"resume not rehearsed: the Replayer could not run it ({type(error).__name__}: {error})")
+            return
+        if recorder.trace.tracing_errors:
+            result.notes.append(f"resume not rehearsed: the rehearsal could not be traced ({recorder.trace.tracing_errors[0]})")
             return
         result.rehearsal = rehearsal
         if note:

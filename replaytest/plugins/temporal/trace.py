@@ -104,6 +104,8 @@ class WorkflowTrace:
         self._untagged_patches = 0  # patch calls of the activation under way (the last ones)
         # Activations that failed (the workflow task fails): (their is_replaying, "Type: message").
         self.failed_activations: list[tuple[bool | None, str]] = []
+        # Errors of this trace's own bookkeeping ("Type: message"): the trace, and so the report, is incomplete.
+        self.tracing_errors: list[str] = []
 
     def clear(self) -> None:
         self.commands.clear()
@@ -113,6 +115,7 @@ class WorkflowTrace:
         self._unread.clear()
         self._untagged_patches = 0
         self.failed_activations.clear()
+        self.tracing_errors.clear()
 
     def snapshot(self) -> WorkflowTrace:
         """A copy that later replays (of history prefixes, say) do not add to."""
@@ -120,6 +123,7 @@ class WorkflowTrace:
         copy.commands, copy.patch_calls, copy.waits = list(self.commands), list(self.patch_calls), list(self.waits)
         copy.handlers_set = dict(self.handlers_set)
         copy.failed_activations = list(self.failed_activations)
+        copy.tracing_errors = list(self.tracing_errors)
         return copy
 
     def command_added(self, command: Any) -> None:
@@ -157,6 +161,9 @@ class WorkflowTrace:
 
     def handler_set(self, kind: str, name: str | None, handler: Any) -> None:
         self.handlers_set[(kind, name)] = handler
+
+    def tracing_failed(self, error: Exception) -> None:
+        self.tracing_errors.append(f"{type(error).__name__}: {error}")
 
 
 def _keys_or_service(command: Any) -> str:
