@@ -45,11 +45,23 @@ def test_broken_pyproject(tmp_path: Path, pyproject: bytes, expected: str) -> No
     _one_error_line(_run(tmp_path, "replay", str(HISTORY), "-w", "agent:support_agent"), expected)
 
 
-def test_write_baseline_into_a_missing_folder(tmp_path: Path) -> None:
+def test_write_baseline_into_a_missing_folder_makes_it_as_output_file_does(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n")
     (tmp_path / "a.py").write_text("x = 1\n")
-    _one_error_line(_run(tmp_path, "lint", "--no-cache", "--write-baseline", "missing/b.json", "."),
-                    "cannot write the baseline missing/b.json: No such file or directory")
+    run = _run(tmp_path, "lint", "--no-cache", "--write-baseline", "missing/b.json", ".")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert json.loads((tmp_path / "missing" / "b.json").read_text())["findings"] == []
+    run = _run(tmp_path, "lint", "--no-cache", "-o", "nodir/out.txt", ".")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (tmp_path / "nodir" / "out.txt").is_file()
+
+
+def test_write_baseline_where_a_file_stands_for_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.replaytest]\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "taken").write_text("a file, not a folder\n")
+    _one_error_line(_run(tmp_path, "lint", "--no-cache", "--write-baseline", "taken/b.json", "."),
+                    "cannot write the baseline taken/b.json:")
 
 
 @pytest.mark.parametrize(

@@ -254,6 +254,7 @@ def fingerprint(path: str, rule: str, message: str, trace: Iterable[str], scope:
 def write_baseline(path: Path, diagnostics: Sequence[Diagnostic]) -> None:
     counts = Counter((d.path, d.rule, d.fingerprint) for d in diagnostics if d.category != "syntax")
     entries = [{"path": p, "rule": r, "fingerprint": f, "count": n} for (p, r, f), n in sorted(counts.items())]
+    path.parent.mkdir(parents=True, exist_ok=True)  # as ``--output-file`` does
     path.write_text(json.dumps({"version": BASELINE_VERSION, "findings": entries}, indent=2) + "\n", encoding="utf-8")
 
 
