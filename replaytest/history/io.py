@@ -629,22 +629,21 @@ def _join(path: str, key: Any) -> str:
     return f"{path}.{key}" if _plain(key) else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
 
 
-def _type_name(value: Any) -> str:
+def json_type_name(value: Any) -> str | None:
+    """The JSON type of a decoded JSON value (``null``, ``boolean``, ``integer``, ``number``, ``string``,
+    ``array``, ``object``); None for a value JSON has no type for."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
+    if isinstance(value, bool):  # before int: a bool is an int to isinstance
         return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return f"Python {type(value).__name__}"
+    for kind, name in ((int, "integer"), (float, "number"), (str, "string"), (list, "array"), (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return None
+
+
+def _type_name(value: Any) -> str:
+    return json_type_name(value) or f"Python {type(value).__name__}"
 
 
 def _short(value: Any) -> str:

@@ -63,6 +63,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from replaytest.history.io import json_type_name
 from replaytest.plugins.langgraph import internals as lg
 from replaytest.plugins.langgraph.importer import (
     ENGINE,
@@ -118,22 +119,11 @@ def is_graph_thread(checkpoints: Sequence[CheckpointRow], writes: Sequence[Write
 
 def shape(value: Any) -> str:
     """The shape of a decoded value: its JSON type, or the class a tagged (serialized instance) value names."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
     if isinstance(value, dict):
         tagged = value.get("$type")
-        return tagged if isinstance(tagged, str) and "$value" in value else "object"
-    return type(value).__name__
+        if isinstance(tagged, str) and "$value" in value:
+            return tagged
+    return json_type_name(value) or type(value).__name__
 
 
 def build_graph_history(
