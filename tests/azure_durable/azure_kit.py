@@ -322,6 +322,13 @@ def sdk_replay(app: Any, run: RecordedRun) -> tuple[dict[str, Any], str | None]:
     return _handle(orchestrators[run.name], body)
 
 
+def sdk_handle(app: Any, name: str, body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The SDK's ``Orchestrator.handle`` of ``app``'s orchestration ``name`` on one request ``body`` (its
+    ``history`` a Durable Task list, e.g. the one replay rebuilds): the state and the failure message."""
+    orchestrators, _ = _functions(app)
+    return _handle(orchestrators[name], body)
+
+
 def _http_response(request: dict[str, Any]) -> dict[str, Any]:
     """Make a ``call_http`` request for real (to a server of the test on 127.0.0.1) and answer as the host's
     HTTP activity does: status code, headers and content."""
@@ -476,12 +483,22 @@ def record_approvals(folder: Path) -> Iterator[Imported]:
 def http_status(run: RecordedRun) -> dict[str, Any]:
     """The run as the durable HTTP API reports it with ``showHistory=true&showHistoryOutput=true``: the
     condensed history (no OrchestratorStarted/Completed, no scheduling events: each completion carries the
-    task's ``FunctionName`` and ``ScheduledTime``), payloads as JSON values, ``FunctionName`` for names."""
+    task's ``FunctionName`` and ``ScheduledTime``), payloads as JSON values, ``FunctionName`` for names. An
+    ``EventSent`` (an entity operation's request) stays in place with its ``InstanceId``, ``Name`` and ``Input``
+    text, only ``EventId`` dropped, and an entity call's response (``EventRaised`` under the request id) keeps
+    its ``Input`` text, as the extension's status code leaves both (it converts ``Result`` fields alone)."""
     scheduled = {e["EventId"]: e for e in run.events if e["EventType"] in ("TaskScheduled", "SubOrchestrationInstanceCreated", "TimerCreated")}
+    request_ids = {json.loads(e["Input"])["id"] for e in run.events if e["EventType"] == "EventSent"}
     events: list[dict[str, Any]] = []
     for event in run.events:
         kind = event["EventType"]
         stamp = _iso(event["Timestamp"])
+        if kind == "EventSent":
+            events.append({"EventType": kind, "InstanceId": event["InstanceId"], "Name": event["Name"], "Input": event["Input"], "Timestamp": stamp})
+            continue
+        if kind == "EventRaised" and event["Name"] in request_ids:
+            events.append({"EventType": kind, "Name": event["Name"], "Input": event["Input"], "Timestamp": stamp})
+            continue
         if kind == "ExecutionStarted":
             events.append({"EventType": kind, "FunctionName": event["Name"], "Timestamp": stamp, "Input": json.loads(event["Input"])})
         elif kind in ("TaskCompleted", "SubOrchestrationInstanceCompleted"):

@@ -13,7 +13,10 @@ Two sources, both read only:
   (``--http-json``; one status object or a list of them; an instance listed twice is refused, neither
   status written). That history is condensed: scheduling events,
   event ids, episodes and activity inputs are dropped and tasks still pending are not listed, so the
-  import rebuilds the scheduling order from ``ScheduledTime`` and says what is missing in a note.
+  import rebuilds the scheduling order from ``ScheduledTime`` and says what is missing in a note. An entity
+  operation's ``EventSent`` stays in place with its request message (``Input`` text), so it takes its place in
+  that order by its own ``Timestamp``; the ``EventRaised`` under a call's request id is its response. Without
+  those messages (a status fetched with ``showInput=false``) the instance is refused.
 
 Payloads are JSON text, parsed strictly (``values``; never unpickled). A payload Azure Storage moved to a
 blob (a ``*BlobName`` column beside an empty value) is not fetched: a result the replay would feed back
@@ -304,13 +307,19 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
     started: AzureEvent | None = None
     ending: AzureEvent | None = None
     timed: list[tuple[str, int, int, AzureEvent]] = []  # (time, order at that time, position, event)
-    scheduling: list[tuple[AzureEvent, AzureEvent]] = []
+    scheduling: list[tuple[AzureEvent, AzureEvent | None]] = []  # an EventSent has no completion of its own
+    entity_calls: set[str] = set()  # request ids of the entity calls sent so far (their responses are raised under them)
     previous_time = ""
     for position, raw in enumerate(events):
         where = f"{path}: {at}.historyEvents[{position}]"
         if not isinstance(raw, dict) or not isinstance(raw.get("EventType"), str):
             raise ImportRefused(f"{where}: not a history event (no EventType string)")
         kind = raw["EventType"]
+        if kind.startswith("Entity"):
+            raise ImportRefused(
+                f"{where}: instance {status.get('instanceId')!r}: event type {kind} is not read: replay knows entity "
+                "operations as EventSent (the request) and EventRaised (a call's response) only"
+            )
         time = str(raw.get("Timestamp") or previous_time)
         name = _text(raw, "FunctionName", where) or _text(raw, "Name", where)
         if kind == "ExecutionStarted":
@@ -329,6 +338,16 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
             fired = AzureEvent(kind, where, timestamp=time, fire_at=raw.get("FireAt"))
             scheduling.append((AzureEvent("TimerCreated", where, timestamp=previous_time, fire_at=raw.get("FireAt")), fired))
             timed.append((time, 0, position, fired))
+        elif kind == "EventSent":
+            # Kept in place by the HTTP API (only EventId and IsPlayed dropped): an entity operation's request.
+            sent = _entity_request(raw, where, status, name, time)
+            if isinstance(sent.input, dict) and not sent.input.get("signal") and isinstance(sent.input.get("id"), str):
+                entity_calls.add(sent.input["id"])
+            scheduling.append((sent, None))
+        elif kind == "EventRaised" and name in entity_calls:
+            entity_calls.discard(name)
+            response = _entity_response(raw, where, status)
+            timed.append((time, 0, position, AzureEvent(kind, where, timestamp=time, name=name, input=response)))
         elif kind == "EventRaised":
             timed.append((time, 0, position, AzureEvent(kind, where, timestamp=time, name=name, input=raw.get("Input"))))
         elif kind in ("ExecutionCompleted", "ExecutionFailed", "ExecutionTerminated"):
@@ -338,12 +357,14 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
                                 reason=_text(failure, "ErrorMessage", f"{where}.FailureDetails"))
         previous_time = time
     scheduling.sort(key=lambda pair: pair[0].timestamp or "")  # stable: equal times keep the listed order
-    for event_id, (schedule, completion) in enumerate(scheduling):
+    for event_id, (schedule, finished) in enumerate(scheduling):
         schedule.event_id = event_id
-        if completion.type == "TimerFired":
-            completion.timer_id = event_id
+        if finished is None:
+            pass
+        elif finished.type == "TimerFired":
+            finished.timer_id = event_id
         else:
-            completion.scheduled_id = event_id
+            finished.scheduled_id = event_id
         timed.append((schedule.timestamp or "", 1, event_id, schedule))
     timed.sort(key=lambda item: (item[0], item[1], item[2]))
     out: list[AzureEvent] = []
@@ -358,6 +379,55 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
     if ending is not None:
         out.append(ending)
     return out
+
+
+def _entity_request(raw: dict[str, Any], where: str, status: dict[str, Any], name: str | None, time: str) -> AzureEvent:
+    """An ``EventSent`` of the HTTP API's history as the table import reads it: ``InstanceId`` (the entity's
+    ``@name@key``), ``Name`` and ``Input``, the request message as JSON text. The request is what replay needs
+    (the operation names the step, the request id pairs a call with its response): without it the run is
+    refused, never replayed as if nothing were sent."""
+    from replaytest.plugins.azure_durable.dtfx_history import AzureEvent
+    from replaytest.plugins.azure_durable.values import PayloadError, decode_payload
+
+    instance = status.get("instanceId")
+    target = _text(raw, "InstanceId", where)
+    text = raw.get("Input")
+    if text is None or text == "":
+        raise ImportRefused(
+            f"{where}: instance {instance!r}: the EventSent to {target!r} has no Input: the HTTP API leaves out the "
+            "request message (operation and request id) with showInput=false, and replay needs it; fetch the status "
+            "with showInput=true (the default), or import from the task hub's tables"
+        )
+    if not isinstance(text, str):
+        raise ImportRefused(f"{where}.Input is {_json_type(text)}, not JSON text (the HTTP API keeps a sent message as text)")
+    try:
+        request = decode_payload(text, f"{where}.Input")
+    except PayloadError as error:
+        raise ImportRefused(f"instance {instance!r}: {error}") from None
+    return AzureEvent("EventSent", where, timestamp=time, name=name, instance_id=target, input=request)
+
+
+def _entity_response(raw: dict[str, Any], where: str, status: dict[str, Any]) -> Any:
+    """The response message of an entity call (raised under the call's request id): JSON text, as the HTTP
+    API keeps it, or the JSON object itself. Without it replay has no result to hand the call: refused."""
+    from replaytest.plugins.azure_durable.values import PayloadError, decode_payload
+
+    instance = status.get("instanceId")
+    value = raw.get("Input")
+    if value is None or value == "":
+        raise ImportRefused(
+            f"{where}: instance {instance!r}: the response to entity call {raw.get('Name')!r} has no Input: the HTTP "
+            "API leaves it out with showInput=false, and replay needs it to hand the call its result; fetch the "
+            "status with showInput=true (the default), or import from the task hub's tables"
+        )
+    if isinstance(value, str):
+        try:
+            value = decode_payload(value, f"{where}.Input")
+        except PayloadError as error:
+            raise ImportRefused(f"instance {instance!r}: {error}") from None
+    if not isinstance(value, dict):
+        raise ImportRefused(f"{where}: instance {instance!r}: the response to entity call {raw.get('Name')!r} is {_json_type(value)}, not a response message")
+    return value
 
 
 def _failure_details(raw: dict[str, Any], where: str) -> dict[str, Any]:
