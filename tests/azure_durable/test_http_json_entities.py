@@ -211,3 +211,29 @@ def test_an_entity_event_type_the_import_does_not_read_is_refused(
     done = run_cli("import", "azure-durable", "--http-json", str(changed), "--out", str(tmp_path / "out"), "--no-redact")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "instance 'invoice-6'" in done.stderr and "EntityOperationCalled is not read" in done.stderr
+
+
+def test_timestamps_with_their_trailing_zeros_trimmed_keep_the_scheduling_order(
+    recorded: tuple[Path, Path, dict[str, RecordedRun]], tmp_path: Path
+) -> None:
+    """.NET writes a timestamp's fraction without trailing zeros (``…:01Z``, ``…:01.2Z``, ``…:01.25Z``), which
+    sort out of order as text. The signal was sent at 01.2 and the receipt scheduled at 01.25, after the
+    deposit's response at 01: the ids must still be the SDK's sequence numbers, and the SDK must finish the run."""
+    source, _, runs = recorded
+    statuses = json.loads(source.read_text())
+    events = statuses[0]["historyEvents"]
+    signal = next(event for event in events if event["EventType"] == "EventSent" and event["InstanceId"] == "@account@audit")
+    receipt = next(event for event in events if event.get("FunctionName") == "write_receipt")
+    assert signal["Timestamp"] == receipt["ScheduledTime"] == "2026-03-01T09:00:01Z"
+    signal["Timestamp"], receipt["ScheduledTime"] = "2026-03-01T09:00:01.2Z", "2026-03-01T09:00:01.25Z"
+    changed = tmp_path / "status.json"
+    changed.write_text(json.dumps(statuses[:1]))
+    out = tmp_path / "out"
+    done = run_cli("import", "azure-durable", "--http-json", str(changed), "--out", str(out), "--no-redact")
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = json.loads((out / "invoice-5.json").read_text())
+    assert [(event["name"], event["azure"]["event_id"]) for event in document["events"]] == [
+        ("deposit on @account@acct-5", 0), ("deposit on @account@audit", 1), ("write_receipt", 2), ("withdraw on @account@acct-5", 3),
+    ]
+    state = _sdk_on_rebuilt(_project(tmp_path, []), out / "invoice-5.json")
+    assert (state["isDone"], state["output"]) == (True, runs["invoice-5"].output), state

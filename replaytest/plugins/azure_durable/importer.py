@@ -27,6 +27,7 @@ back) is dropped and the history says so. Files are named after the instance id
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -356,7 +357,7 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
                                 status=_text(raw, "OrchestrationStatus", where),
                                 reason=_text(failure, "ErrorMessage", f"{where}.FailureDetails"))
         previous_time = time
-    scheduling.sort(key=lambda pair: pair[0].timestamp or "")  # stable: equal times keep the listed order
+    scheduling.sort(key=lambda pair: _time_order(pair[0].timestamp))  # stable: equal times keep the listed order
     for event_id, (schedule, finished) in enumerate(scheduling):
         schedule.event_id = event_id
         if finished is None:
@@ -366,7 +367,7 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
         else:
             finished.scheduled_id = event_id
         timed.append((schedule.timestamp or "", 1, event_id, schedule))
-    timed.sort(key=lambda item: (item[0], item[1], item[2]))
+    timed.sort(key=lambda item: (_time_order(item[0]), item[1], item[2]))
     out: list[AzureEvent] = []
     if started is None:
         raise ImportRefused(f"{path}: {at}.historyEvents has no ExecutionStarted event")
@@ -379,6 +380,19 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
     if ending is not None:
         out.append(ending)
     return out
+
+
+_UTC_STAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(?:Z|\+00:00)")
+
+
+def _time_order(text: str | None) -> tuple[str, str]:
+    """A sort key for the API's UTC timestamps. .NET writes the fraction of a second without its trailing
+    zeros (``…:49.443Z``, ``…:51.3939873Z``, ``…:52Z``), so the text alone misorders them (``52.5Z`` before
+    ``52Z``): the fraction is padded. A timestamp of another form sorts by its text."""
+    match = _UTC_STAMP.fullmatch(text or "")
+    if match is None:
+        return (text or "", "")
+    return (match.group(1), (match.group(2) or "").ljust(9, "0"))
 
 
 def _entity_request(raw: dict[str, Any], where: str, status: dict[str, Any], name: str | None, time: str) -> AzureEvent:
