@@ -16,7 +16,8 @@ MUTATING_METHODS = frozenset({
     "appendleft", "extendleft", "popleft", "sort", "reverse",
     # Synchronisation primitives and queues held at module level (``READY.release()``, ``DONE.set()``,
     # ``JOBS.put_nowait(x)``): their state is shared by every run on the worker, like a container's.
-    "acquire", "release", "set", "put", "put_nowait", "get_nowait", "notify", "notify_all",
+    # (``acquire`` is not here: a blocking one is RT302's, which reports waiting on thread primitives.)
+    "release", "set", "put", "put_nowait", "get_nowait", "notify", "notify_all",
 })
 
 ORCHESTRATION = "orchestration"
