@@ -451,7 +451,10 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     def _assign_target(self, target: ast.AST, value: ast.AST | None) -> None:
         if isinstance(target, ast.Subscript):
-            self.walk(target)
+            if value is not None and self._in_read_table(target.value):
+                self._subscript_written(target)  # ``os.environ[k] = v`` writes the mapping, reads nothing
+            else:
+                self.walk(target)
         elif isinstance(target, ast.Attribute):
             self.walk(target.value)
         elif isinstance(target, ast.Name) and self.function is not None and (
@@ -780,7 +783,24 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.walk(node.value)
 
     def _on_subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, ast.Del) and self._in_read_table(node.value):
+            self._subscript_written(node)  # ``del os.environ[k]``
+            return
         self.walk(node.value)
+        self.walk(node.slice)
+        for hook in self._on_subscript_hooks:
+            hook(self, node)
+
+    def _in_read_table(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a mapping a rule reports reading (``os.environ``)."""
+        if self.function is None or not isinstance(node, (ast.Name, ast.Attribute)):
+            return False
+        last = node.id if isinstance(node, ast.Name) else node.attr
+        return last in self.ctx.read_attributes and (self.resolve(node) or "") in self.ctx.reads
+
+    def _subscript_written(self, node: ast.Subscript) -> None:
+        """An item of a read-table mapping set or deleted: a write, which the read rules do not report (a
+        later read of the item is one); the key is still walked."""
         self.walk(node.slice)
         for hook in self._on_subscript_hooks:
             hook(self, node)
