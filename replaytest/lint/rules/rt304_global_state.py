@@ -154,8 +154,10 @@ class WritesModuleState(Rule):
         owner, _, class_name = qualname.rpartition(".")
         if owner == facts.module and class_name in facts.class_names:
             self._write(facts, target, class_name, how, short_text(facts.source, target))
-        elif qualname.startswith(f"{facts.module}.") and facts.class_outlives_run(qualname):
-            # A class defined in a factory or test function: every run the workflow makes shares it.
+        elif function.kind == ORCHESTRATION and qualname.startswith(f"{facts.module}.") and facts.class_outlives_run(
+                qualname):
+            # A workflow method of a class defined in a factory or test function: the class is made once, when
+            # the workflow is registered, so every run shares it (a helper's class may be made per call).
             self._write(facts, target, qualname[len(facts.module) + 1:], how, short_text(facts.source, target))
         elif not qualname.startswith(f"{facts.module}.") and facts.is_project_candidate(qualname):
             operator = "+=" if how == "augmented assignment" else "="
