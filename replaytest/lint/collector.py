@@ -60,6 +60,18 @@ from replaytest.lint.vocabulary import OPEN_CALLS
 
 _CONTAINER_CALLS = frozenset({"builtins.list", "builtins.dict", "builtins.set", "collections.defaultdict",
                               "collections.OrderedDict", "collections.deque", "collections.Counter"})
+# Synchronisation primitives and queues: a module-level one is state shared by every run, like a container.
+# A module may only declare one (``READY: asyncio.Semaphore``) and bind it later, with ``global``, in set-up code.
+_PRIMITIVE_TYPES = frozenset({
+    f"{module}.{name}"
+    for module, names in (
+        ("asyncio", ("Semaphore", "BoundedSemaphore", "Event", "Lock", "Condition", "Queue", "LifoQueue",
+                     "PriorityQueue")),
+        ("threading", ("Semaphore", "BoundedSemaphore", "Event", "Lock", "RLock", "Condition")),
+        ("queue", ("Queue", "LifoQueue", "PriorityQueue", "SimpleQueue")),
+    )
+    for name in names
+})
 
 
 def _option_value(options: ast.expr, key: str) -> ast.expr | None:
@@ -221,13 +233,18 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 self.module_scope[small.target.id] = self.binding_for_value(small.value)
                 if self._is_container(small.value):
                     self.containers.add(small.target.id)
+        elif isinstance(small, ast.AnnAssign) and isinstance(small.target, ast.Name):
+            # Declared only (``READY: asyncio.Semaphore``): bound later through ``global``.
+            if self.resolve(small.annotation) in _PRIMITIVE_TYPES:
+                self.containers.add(small.target.id)
         elif isinstance(small, ast.Expr):
             self.prescan_registration(small.value)
 
     def _is_container(self, value: ast.AST) -> bool:
         if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
             return True
-        return isinstance(value, ast.Call) and self.resolve(value.func) in _CONTAINER_CALLS
+        return isinstance(value, ast.Call) and (
+            self.resolve(value.func) in _CONTAINER_CALLS or self.resolve(value.func) in _PRIMITIVE_TYPES)
 
     # --- what rules may ask and how they report (``ModuleFacts``) ---------------------------
 
@@ -236,6 +253,14 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             if not self.is_local(node.id):
                 return node.id
         return None
+
+    def class_outlives_run(self, class_qualname: str) -> bool:
+        owner, _, name = class_qualname.partition(f"{self.module}.")
+        if owner or name not in self.classes:
+            return False
+        parts = name.split(".")
+        enclosing = {".".join(parts[:end]) for end in range(1, len(parts))}
+        return not any(function.kind == ORCHESTRATION and function.name in enclosing for function in self.functions)
 
     def shares_instances(self, class_qualname: str) -> bool:
         owner, _, name = class_qualname.partition(f"{self.module}.")
@@ -426,7 +451,10 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     def _assign_target(self, target: ast.AST, value: ast.AST | None) -> None:
         if isinstance(target, ast.Subscript):
-            self.walk(target)
+            if value is not None and self._in_read_table(target.value):
+                self._subscript_written(target)  # ``os.environ[k] = v`` writes the mapping, reads nothing
+            else:
+                self.walk(target)
         elif isinstance(target, ast.Attribute):
             self.walk(target.value)
         elif isinstance(target, ast.Name) and self.function is not None and (
@@ -755,7 +783,24 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.walk(node.value)
 
     def _on_subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, ast.Del) and self._in_read_table(node.value):
+            self._subscript_written(node)  # ``del os.environ[k]``
+            return
         self.walk(node.value)
+        self.walk(node.slice)
+        for hook in self._on_subscript_hooks:
+            hook(self, node)
+
+    def _in_read_table(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a mapping a rule reports reading (``os.environ``)."""
+        if self.function is None or not isinstance(node, (ast.Name, ast.Attribute)):
+            return False
+        last = node.id if isinstance(node, ast.Name) else node.attr
+        return last in self.ctx.read_attributes and (self.resolve(node) or "") in self.ctx.reads
+
+    def _subscript_written(self, node: ast.Subscript) -> None:
+        """An item of a read-table mapping set or deleted: a write, which the read rules do not report (a
+        later read of the item is one); the key is still walked."""
         self.walk(node.slice)
         for hook in self._on_subscript_hooks:
             hook(self, node)

@@ -116,6 +116,11 @@ class ModuleFacts(Protocol):
     def module_container(self, node: ast.expr) -> str | None:
         """The module-level container a name denotes in a function (not shadowed by a local), or None."""
 
+    def class_outlives_run(self, class_qualname: str) -> bool:
+        """Whether a class of this module lives longer than one orchestration run: defined at the top level,
+        or inside a function that is not orchestration code (a factory or a test function); a class defined
+        in an orchestration function's body is that run's own."""
+
     def shares_instances(self, class_qualname: str) -> bool:
         """Whether instances of a class of this module outlive one run (a base a profile lists in
         ``shared_instance_bases``): their attributes are state every run shares."""

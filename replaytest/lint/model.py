@@ -14,6 +14,10 @@ from typing import Any
 MUTATING_METHODS = frozenset({
     "append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard", "setdefault", "popitem",
     "appendleft", "extendleft", "popleft", "sort", "reverse",
+    # Synchronisation primitives and queues held at module level (``READY.release()``, ``DONE.set()``,
+    # ``JOBS.put_nowait(x)``): their state is shared by every run on the worker, like a container's.
+    # (``acquire`` is not here: a blocking one is RT302's, which reports waiting on thread primitives.)
+    "release", "set", "put", "put_nowait", "get_nowait", "notify", "notify_all",
 })
 
 ORCHESTRATION = "orchestration"

@@ -9,7 +9,8 @@ class ReadsProcessEnvironment(Rule):
     """
     ## What it does
     Finds reads of `os.environ`, `os.getenv`, the host name, process ids, `platform.*` and the current
-    user in orchestration code.
+    user in orchestration code. Setting or deleting an item (`os.environ["KEY"] = value`,
+    `del os.environ["KEY"]`) reads nothing and is not reported; a later read of it is.
 
     ## Why is this bad?
     The replay runs on another worker, often with other settings; a decision taken on an environment

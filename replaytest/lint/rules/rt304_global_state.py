@@ -57,8 +57,11 @@ class WritesModuleState(Rule):
     ## What it does
     Finds `global` statements and mutations of module-level containers (`CACHE[key] = value`,
     `SEEN.add(x)`, `RESULTS.append(x)`), writes of class attributes (`Stats.runs += 1`,
-    `type(self).runs += 1`, `cls.seen = ...`) in orchestration code, and writes of a `nonlocal` variable
-    in an orchestration function (a workflow defined inside a factory function).
+    `type(self).runs += 1`, `cls.seen = ...`, also on a class defined inside a factory or test function)
+    in orchestration code, calls that change a module-level semaphore, event, lock or queue
+    (`READY.release()`, `DONE.set()`, also one only declared there, `READY: asyncio.Semaphore`, and bound
+    later with `global`), and writes of a `nonlocal` variable in an orchestration function (a workflow
+    defined inside a factory function).
 
     ## Why is this bad?
     Module state outlives one workflow run: it is shared by every workflow on the worker and survives
@@ -151,6 +154,11 @@ class WritesModuleState(Rule):
         owner, _, class_name = qualname.rpartition(".")
         if owner == facts.module and class_name in facts.class_names:
             self._write(facts, target, class_name, how, short_text(facts.source, target))
+        elif function.kind == ORCHESTRATION and qualname.startswith(f"{facts.module}.") and facts.class_outlives_run(
+                qualname):
+            # A workflow method of a class defined in a factory or test function: the class is made once, when
+            # the workflow is registered, so every run shares it (a helper's class may be made per call).
+            self._write(facts, target, qualname[len(facts.module) + 1:], how, short_text(facts.source, target))
         elif not qualname.startswith(f"{facts.module}.") and facts.is_project_candidate(qualname):
             operator = "+=" if how == "augmented assignment" else "="
             facts.defer(target, f"{short_text(facts.source, target)} {operator} ...", f"{qualname}.__setattr__")
