@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from replaytest.records import FrozenRecord
+
 _OPENAI_CLIENTS = ("openai.OpenAI", "openai.AsyncOpenAI", "openai.AzureOpenAI", "openai.AsyncAzureOpenAI")
 _OPENAI_METHODS = (
     "chat.completions.create", "chat.completions.parse", "chat.completions.stream", "beta.chat.completions.parse",
@@ -105,13 +107,16 @@ def _runtime_names() -> frozenset[str]:
     return frozenset(model_calls()) | {f"{_LANGCHAIN_BASE}{w}.{m}" for w in _LANGCHAIN_WRAPPERS for m in LANGCHAIN_METHODS}
 
 
-@dataclass(frozen=True)
-class ModelCallSite:
+@dataclass(init=False, repr=False, eq=False)
+class ModelCallSite(FrozenRecord):
     """Where a function's body calls a model: the file, the line and the call as written."""
 
     path: str
     line: int
     call: str
+
+    def __init__(self, path: str, line: int, call: str) -> None:
+        self.__dict__.update(path=path, line=line, call=call)
 
     def __str__(self) -> str:
         name = self.path.replace("\\", "/").rsplit("/", 1)[-1]

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from replaytest.lint.model import Diagnostic
 from replaytest.path_patterns import glob_matches
+from replaytest.records import Record
 
 # Compiled on first use (``re`` keeps them): a run whose files hold no suppression comment never needs them.
 _IGNORE_COMMENT = r"(?i)#\s*replaytest:\s*ignore\b(?:\[([^\]]*)\])?"
@@ -136,8 +137,8 @@ def _comments(text: str) -> Iterator[tuple[int, int, str, bool]]:
             yield number, line.index("#") + 1, line[line.index("#"):], line.lstrip().startswith("#")
 
 
-@dataclass
-class Suppression:
+@dataclass(init=False, repr=False, eq=False)
+class Suppression(Record):
     """One suppression comment: where it is, which lines it covers, what it names (None: everything)."""
 
     line: int
@@ -148,6 +149,19 @@ class Suppression:
     used: set[str] = field(default_factory=set)  # selectors that suppressed something ("" for a bare one)
     whole_file: bool = False  # a file-level exemption: covers every line
     misplaced: bool = False  # a file-level exemption after code on its line: covers nothing, a warning
+
+    def __init__(
+        self, line: int, column: int, targets: tuple[int, ...], selectors: tuple[str, ...] | None, spelling: str,
+        used: set[str] | None = None, whole_file: bool = False, misplaced: bool = False,
+    ) -> None:
+        self.line = line
+        self.column = column
+        self.targets = targets
+        self.selectors = selectors
+        self.spelling = spelling
+        self.used = set() if used is None else used
+        self.whole_file = whole_file
+        self.misplaced = misplaced
 
     def covers(self, line: int) -> bool:
         return self.whole_file or line in self.targets

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from replaytest.config import Config, ConfigError
+from replaytest.records import FrozenRecord
 
 if TYPE_CHECKING:
     from replaytest.lint.rule import Rule
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
 OptionType = Literal["bool", "int", "str", "list[str]", "list[qualified-name]"]
 
 
-@dataclass(frozen=True)
-class Option:
+@dataclass(init=False, repr=False, eq=False)
+class Option(FrozenRecord):
     """One option of a rule, set as ``name = value`` in ``[tool.replaytest.rules.<CODE>]``. ``default`` is
     what the rule receives when the option is not set; ``doc`` is one line for ``replaytest rules CODE``."""
 
@@ -33,6 +34,9 @@ class Option:
     type: OptionType
     default: Any
     doc: str
+
+    def __init__(self, name: str, type: OptionType, default: Any, doc: str) -> None:
+        self.__dict__.update(name=name, type=type, default=default, doc=doc)
 
 
 def _is_qualified_name(value: str) -> bool:
