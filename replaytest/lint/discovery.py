@@ -31,7 +31,6 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from replaytest.path_patterns import (  # the one meaning of an exclude glob, lint's and replay's
@@ -47,7 +46,6 @@ SKIPPED_DIRECTORIES = frozenset(
 )
 
 
-@dataclass(init=False, repr=False, eq=False)
 class SourceFile(FrozenRecord):
     """A Python file the run checks: its path, how it is displayed and the module name(s) it has."""
 
@@ -64,7 +62,6 @@ class SourceFile(FrozenRecord):
             other_names=other_names)
 
 
-@dataclass(init=False, repr=False, eq=False)
 class WalkProblem(FrozenRecord):
     """A path argument that does not exist, or a directory that cannot be listed."""
 

@@ -13,7 +13,6 @@ counts. Which effects are findings, and their wording, is the rule's (``RT205.re
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from replaytest.lint.model import ORCHESTRATION, STEP, CallSite, Effect, FunctionSummary, GraphNode, ModuleSummary, Span
 from replaytest.lint.profile import FrameworkProfile
@@ -23,7 +22,6 @@ from replaytest.records import FrozenRecord
 _MAX_HELPER_DEPTH = 16
 
 
-@dataclass(init=False, repr=False, eq=False)
 class Pause(FrozenRecord):
     """Where a function pauses: an ``interrupt()`` call, or a call of a helper that pauses."""
 
@@ -38,7 +36,6 @@ class Pause(FrozenRecord):
 Region = tuple[Span, Effect, str | None, tuple[str, ...], tuple[Reached, ...]]
 
 
-@dataclass(init=False, repr=False, eq=False)
 class RerunFinding(FrozenRecord):
     """An effect in a node's re-run region, at ``span`` of the node function (``via``: the helper call
     through which it is reached, with ``chain`` the qualified names down to it)."""

@@ -7,10 +7,9 @@ to and from plain JSON-able structures (``to_json`` / ``summary_from_json``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from replaytest.records import FrozenRecord, Record
+from replaytest.records import FrozenRecord, Record, factory
 
 # Methods that change a list, dict, set or deque in place (writes to module state when on a global).
 MUTATING_METHODS = frozenset({
@@ -23,7 +22,6 @@ STEP = "step"
 PLAIN = "plain"
 
 
-@dataclass(init=False, repr=False, eq=False)
 class Span(FrozenRecord):
     """1-based line and column of the start and end of a source range."""
 
@@ -36,7 +34,6 @@ class Span(FrozenRecord):
         self.__dict__.update(line=line, column=column, end_line=end_line, end_column=end_column)
 
 
-@dataclass(init=False, repr=False, eq=False)
 class Effect(FrozenRecord):
     """A nondeterministic or effectful thing a function does directly, as found by one rule.
 
@@ -68,7 +65,6 @@ class Effect(FrozenRecord):
             frameworks=frameworks, args=args, unless_given=unless_given, unit=unit, gathered_only=gathered_only)
 
 
-@dataclass(init=False, repr=False, eq=False)
 class CallSite(FrozenRecord):
     """A call from a function to something that may be a project function (resolved later)."""
 
@@ -101,7 +97,6 @@ class CallSite(FrozenRecord):
         return 0 <= int(position) < positional
 
 
-@dataclass(init=False, repr=False, eq=False)
 class FunctionSummary(FrozenRecord):
     """One function of a module as the analyzer saw it: its kind, direct effects and calls."""
 
@@ -137,7 +132,6 @@ class FunctionSummary(FrozenRecord):
             query=query)
 
 
-@dataclass(init=False, repr=False, eq=False)
 class GraphNode(FrozenRecord):
     """A function a module adds to a graph as a node (``builder.add_node("review", review)``)."""
 
@@ -150,7 +144,6 @@ class GraphNode(FrozenRecord):
         self.__dict__.update(name=name, target=target, span=span, framework=framework)
 
 
-@dataclass(init=False, repr=False, eq=False)
 class ClassSummary(FrozenRecord):
     """A class of a module: its bases and method names."""
 
@@ -162,21 +155,20 @@ class ClassSummary(FrozenRecord):
         self.__dict__.update(name=name, bases=bases, methods=methods)
 
 
-@dataclass(init=False, repr=False, eq=False)
 class ModuleSummary(FrozenRecord):
     """What one file's bytes tell the whole-program resolution (cached by content)."""
 
     module: str
     path: str
     # Module-level names bound by imports: local name -> qualified name (followed for re-exports).
-    aliases: dict[str, str] = field(default_factory=dict)
+    aliases: dict[str, str] = factory(dict)
     # Module-level names bound to instances: name -> type ("client" -> "openai.AsyncOpenAI"), so a call
     # through an imported instance (``from app.llm import client``) resolves in the importing module.
-    exports: dict[str, str] = field(default_factory=dict)
+    exports: dict[str, str] = factory(dict)
     # Module-level mutable containers (lists, dicts, sets ...), so a mutation from another module is seen.
     containers: tuple[str, ...] = ()
-    functions: dict[str, FunctionSummary] = field(default_factory=dict)
-    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    functions: dict[str, FunctionSummary] = factory(dict)
+    classes: dict[str, ClassSummary] = factory(dict)
     # Findings reported wherever they are, orchestration or not (fresh idempotency keys made in a retried unit).
     findings: tuple[Effect, ...] = ()
     # Why the file could not be analysed (syntax error, bad encoding), as a syntax effect.
@@ -201,7 +193,6 @@ class ModuleSummary(FrozenRecord):
             findings=findings, error=error, step_targets=step_targets, graph_nodes=graph_nodes, grammar=grammar)
 
 
-@dataclass(init=False, repr=False, eq=False)
 class Fix(FrozenRecord):
     """A replacement a finding offers (``safe``: applied by ``fix`` without ``--unsafe-fixes``)."""
 
@@ -219,7 +210,6 @@ class Fix(FrozenRecord):
         return {"safe": self.safe, "replacement": self.replacement}
 
 
-@dataclass(init=False, repr=False, eq=False)
 class Related(FrozenRecord):
     """Another line a finding stands for: a further hazard of its rule behind the same helper call, or another
     call site reaching the same helper line (``also at``; SARIF ``relatedLocations``)."""
@@ -236,7 +226,6 @@ class Related(FrozenRecord):
         return {"path": self.path, "line": self.line, "column": self.column, "message": self.message}
 
 
-@dataclass(init=False, repr=False, eq=False)
 class Diagnostic(FrozenRecord):
     """One finding as reporters print it."""
 
@@ -299,7 +288,6 @@ class Diagnostic(FrozenRecord):
         }
 
 
-@dataclass(init=False, repr=False, eq=False)
 class LintResult(Record):
     """What ``lint_paths`` returns: diagnostics sorted by path, line, column, rule."""
 
@@ -309,15 +297,15 @@ class LintResult(Record):
     errors: int = 0
     internal_errors: int = 0
     # Path arguments that could not be used (missing), as "path: problem" messages.
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = factory(list)
     # Things the user should know that are not findings (a process pool that fell back to serial).
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = factory(list)
     # Comments ignored as ruff ignores them, as "path:line: why" (a file-level exemption after code): shown
     # on stderr as warnings, never an error and never a finding.
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = factory(list)
     # sha256 of each file's bytes as this run read them (display path -> hex), so a fix can tell whether
     # a file changed since (an editor saving it) before rewriting it.
-    source_digests: dict[str, str] = field(default_factory=dict)
+    source_digests: dict[str, str] = factory(dict)
 
     def __init__(
         self, diagnostics: list[Diagnostic], files_checked: int, errors: int = 0, internal_errors: int = 0,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
 OptionType = Literal["bool", "int", "str", "list[str]", "list[qualified-name]"]
 
 
-@dataclass(init=False, repr=False, eq=False)
 class Option(FrozenRecord):
     """One option of a rule, set as ``name = value`` in ``[tool.replaytest.rules.<CODE>]``. ``default`` is
     what the rule receives when the option is not set; ``doc`` is one line for ``replaytest rules CODE``."""

@@ -13,10 +13,9 @@ for ``@wf.main()`` where ``wf = restate.Workflow(...)``), or a method on the fra
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 
 from replaytest.config import Config
-from replaytest.records import FrozenRecord
+from replaytest.records import FrozenRecord, factory, field_names
 
 CUSTOM_PROFILE_NAME = "custom"
 
@@ -32,7 +31,6 @@ AWARE_TZ_ARGUMENTS: tuple[str, ...] = (
 )
 
 
-@dataclass(init=False, repr=False, eq=False)
 class FixTemplate(FrozenRecord):
     """How to rewrite one call into the framework's safe replacement.
 
@@ -93,7 +91,6 @@ def _count_arguments(args: str) -> tuple[int, bool]:
     return len(call.args) + len(call.keywords), bool(call.keywords) or unpacked
 
 
-@dataclass(init=False, repr=False, eq=False)
 class FrameworkProfile(FrozenRecord):
     """What lint knows of one framework: its orchestration markers, step calls, context types and fixes."""
 
@@ -138,10 +135,10 @@ class FrameworkProfile(FrozenRecord):
     # Calls that name a step, activity, task, node or child run by which the engine matches the recorded one
     # (qualified name -> (position of the name argument, -1 for keyword only; its keyword; what it names)):
     # ``"temporalio.workflow.execute_activity": (0, "activity", "activity")`` (RT105).
-    step_names: Mapping[str, tuple[int, str, str]] = field(default_factory=dict)
+    step_names: Mapping[str, tuple[int, str, str]] = factory(dict)
     # For a ``step_names`` call whose name argument is an options mapping (``DBOS.run_step({"name": ...}, fn)``):
     # the key holding the name, in a dict display or a keyword of a call building the mapping (RT105).
-    step_name_keys: Mapping[str, str] = field(default_factory=dict)
+    step_name_keys: Mapping[str, str] = factory(dict)
     # Calls that return what the function passed to them returns (``workflow.execute_activity(fn, ...)``),
     # so iterating their result is iterating what ``fn`` returns; step calls count too.
     result_calls: tuple[str, ...] = ()
@@ -161,7 +158,7 @@ class FrameworkProfile(FrozenRecord):
     # code, so nothing there is a finding.
     outside_only_failures: frozenset[str] = frozenset()
     # Calls that are findings only in this framework (qualified name -> category).
-    extra_effects: Mapping[str, str] = field(default_factory=dict)
+    extra_effects: Mapping[str, str] = factory(dict)
     # Attributes that are True while the framework replays (``context.is_replaying``): the body of
     # ``if not <flag>:`` and the ``else`` of ``if <flag>:`` run only when the code first executes, never on
     # replay (real apps guard logging and telemetry so), so nothing there is a replay finding.
@@ -182,13 +179,13 @@ class FrameworkProfile(FrozenRecord):
     durable_sleeps: tuple[str, ...] = ()
     # Category -> what to use instead, quoted in messages ("use workflow.now()"); the context parameter
     # is spelt as context_param_names[0] and respelt with the function's own parameter name.
-    replacements: Mapping[str, str] = field(default_factory=dict)
+    replacements: Mapping[str, str] = factory(dict)
     # Qualified name of a flagged call -> its direct rewrite.
-    fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] = field(default_factory=dict)
+    fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] = factory(dict)
     # Names that denote the same type as another in this framework: re-exports of a class
     # (``restate.workflow.Workflow`` is ``restate.Workflow``) and factories returning an instance of
     # their class (``dbos.SQLAlchemyDatasource.create`` returns a ``dbos.SQLAlchemyDatasource``).
-    type_aliases: Mapping[str, str] = field(default_factory=dict)
+    type_aliases: Mapping[str, str] = factory(dict)
 
     def __init__(
         self, name: str, screen: tuple[bytes, ...] = (), modules: tuple[str, ...] = (),
@@ -230,11 +227,11 @@ class FrameworkProfile(FrozenRecord):
     def fingerprint(self) -> str:
         """A stable text of everything that can change a lint result, for cache keys."""
         parts = []
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for name in field_names(self):
+            value = getattr(self, name)
             if isinstance(value, (Mapping, frozenset)):
                 value = sorted(value.items()) if isinstance(value, Mapping) else sorted(value)
-            parts.append(f"{f.name}={value!r}")
+            parts.append(f"{name}={value!r}")
         return ";".join(parts)
 
 

@@ -12,7 +12,6 @@ is known.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.model import (
@@ -25,7 +24,7 @@ from replaytest.lint.model import (
     ModuleSummary,
 )
 from replaytest.lint.profile import FrameworkProfile
-from replaytest.records import FrozenRecord
+from replaytest.records import FrozenRecord, replace
 
 _MAX_ALIAS_DEPTH = 8
 # The low-link of a result that depends on no function still being walked.
@@ -34,7 +33,6 @@ _DONE = 1 << 30
 _ITEM_WRITES = {"__setitem__": "{name}[...] = ...", "__delitem__": "del {name}[...]"}
 
 
-@dataclass(init=False, repr=False, eq=False)
 class Reached(FrozenRecord):
     """An effect reached from a function, with the chain of qualified names down to it (the last
     element is the effect's own qualified name)."""

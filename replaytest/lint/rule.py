@@ -44,7 +44,6 @@ Third-party rules subclass ``Rule`` and register under the entry-point group ``r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from replaytest.lint.options import Option, defaults, options_documentation
@@ -77,7 +76,6 @@ DEFAULT_REPLACEMENTS: Mapping[str, str] = {
 }
 
 
-@dataclass(init=False, repr=False, eq=False)
 class CallFact(FrozenRecord):
     """A call as the batched pass sees it: resolved callee and a way to ask about its arguments."""
 
@@ -99,7 +97,6 @@ class CallFact(FrozenRecord):
         return None
 
 
-@dataclass(init=False, repr=False, eq=False)
 class Invalid(FrozenRecord):
     """An INVALID example with the finding it must produce, exactly: the first finding of the rule (by
     position) has this line, 1-based column and message, and this fix (``fix`` is the replacement text,

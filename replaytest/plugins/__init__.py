@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from replaytest.entry_points import entry_points
@@ -36,7 +35,6 @@ class PluginError(Exception):
     """A plugin could not be loaded or is not a FrameworkPlugin."""
 
 
-@dataclass(init=False, repr=False, eq=False)
 class FrameworkPlugin(FrozenRecord):
     """One engine's plugin: its lint profile, its replayer and the commands and readers it adds."""
 
