@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -23,6 +22,7 @@ from replaytest.fileio import write_atomic
 
 # The meaning of every path glob setting (git's wildmatch); re-exported here, where it was defined before.
 from replaytest.path_patterns import ExcludeMatcher, exclude_matcher, is_excluded, pattern_problem  # noqa: F401
+from replaytest.records import FrozenRecord, factory, field_names
 
 
 def toml_parser() -> Any:
@@ -123,8 +123,7 @@ class ConfigError(Exception):
         return ConfigError(self.path, self.key, self.problem, table=table)
 
 
-@dataclass(frozen=True)
-class ReplaySettings:
+class ReplaySettings(FrozenRecord):
     """``[tool.replaytest.replay]``: where histories live and which code replays them."""
 
     paths: tuple[str, ...] = ()
@@ -143,25 +142,41 @@ class ReplaySettings:
     max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES
     max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
 
+    def __init__(
+        self, paths: tuple[str, ...] = (), workflows: tuple[str, ...] = (), prompts_running: PromptPolicy = "fail",
+        prompts_completed: PromptPolicy = "warn", prompts_pending: PromptPolicy = "fail", strict_args: bool = False,
+        exclude: tuple[str, ...] = (), hazards: HazardPolicy = "fail",
+        max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
+    ) -> None:
+        self.__dict__.update(paths=paths, workflows=workflows, prompts_running=prompts_running,
+            prompts_completed=prompts_completed, prompts_pending=prompts_pending, strict_args=strict_args,
+            exclude=exclude, hazards=hazards, max_history_bytes=max_history_bytes, max_blob_bytes=max_blob_bytes)
 
-@dataclass(frozen=True)
-class RedactSettings:
+
+class RedactSettings(FrozenRecord):
     """``[tool.replaytest.redact]``: what ``replaytest redact`` and importers scrub from payloads."""
 
     key_names: tuple[str, ...] = ()
     json_paths: tuple[str, ...] = ()
     replacement: str = "[redacted]"
 
+    def __init__(
+        self, key_names: tuple[str, ...] = (), json_paths: tuple[str, ...] = (), replacement: str = "[redacted]",
+    ) -> None:
+        self.__dict__.update(key_names=key_names, json_paths=json_paths, replacement=replacement)
 
-@dataclass(frozen=True)
-class RuleTable:
+
+class RuleTable(FrozenRecord):
     """One ``[tool.replaytest.rules.<CODE>]`` table as written: option name -> TOML value. Only the linter
     knows which rules are installed and what options they declare, so it checks these (``lint.options``).
     ``legacy`` maps an option set through an older top-level key (``LEGACY_RULE_KEYS``) to that key, so a
     bad value is reported where the user wrote it."""
 
-    values: Mapping[str, Any] = field(default_factory=dict)
-    legacy: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, Any] = factory(dict)
+    legacy: Mapping[str, str] = factory(dict)
+
+    def __init__(self, values: Mapping[str, Any] | None = None, legacy: Mapping[str, str] | None = None) -> None:
+        self.__dict__.update(values={} if values is None else values, legacy={} if legacy is None else legacy)
 
 
 # Top-level keys from before per-rule options, each now the option of one rule: key -> (code, option).
@@ -171,22 +186,21 @@ LEGACY_RULE_KEYS: Mapping[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(FrozenRecord):
     """The validated ``[tool.replaytest]`` table. ``path`` is the pyproject.toml it came from, if any."""
 
     path: Path | None = None
-    root: Path = field(default_factory=Path.cwd)
+    root: Path = factory(Path.cwd)
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    per_file_ignores: Mapping[str, tuple[str, ...]] = factory(dict)
     # Unset (None) means every installed profile is on; ``frameworks = []`` is refused (see config_from_table).
     frameworks: tuple[str, ...] = ()
     orchestration_decorators: tuple[str, ...] = ()
     step_decorators: tuple[str, ...] = ()
     # ``[tool.replaytest.rules.<CODE>]`` tables (and the legacy top-level keys mapped onto them), by code.
-    rules: Mapping[str, RuleTable] = field(default_factory=dict)
+    rules: Mapping[str, RuleTable] = factory(dict)
     cache_dir: str = DEFAULT_CACHE_DIR
     # Apply ``exclude`` to files named on the command line too (pre-commit names every staged file).
     force_exclude: bool = False
@@ -197,11 +211,29 @@ class Config:
     # What ``fix`` may apply, as ruff's ``fixable``/``unfixable``: selectors (codes, prefixes, categories).
     fixable: tuple[str, ...] = ("ALL",)
     unfixable: tuple[str, ...] = ()
-    replay: ReplaySettings = field(default_factory=ReplaySettings)
-    redact: RedactSettings = field(default_factory=RedactSettings)
+    replay: ReplaySettings = factory(ReplaySettings)
+    redact: RedactSettings = factory(RedactSettings)
     # The keys the file set, as written (``replay.paths`` for a nested one): where ``--show-settings`` says
     # a value came from.
     set_keys: frozenset[str] = frozenset()
+
+    def __init__(
+        self, path: Path | None = None, root: Path | None = None, select: tuple[str, ...] = (),
+        ignore: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+        per_file_ignores: Mapping[str, tuple[str, ...]] | None = None, frameworks: tuple[str, ...] = (),
+        orchestration_decorators: tuple[str, ...] = (), step_decorators: tuple[str, ...] = (),
+        rules: Mapping[str, RuleTable] | None = None, cache_dir: str = DEFAULT_CACHE_DIR, force_exclude: bool = False,
+        respect_gitignore: bool = True, src: tuple[str, ...] = (), fixable: tuple[str, ...] = ("ALL",),
+        unfixable: tuple[str, ...] = (), replay: ReplaySettings | None = None, redact: RedactSettings | None = None,
+        set_keys: frozenset[str] = frozenset(),
+    ) -> None:
+        self.__dict__.update(path=path, root=Path.cwd() if root is None else root, select=select, ignore=ignore,
+            exclude=exclude, per_file_ignores={} if per_file_ignores is None else per_file_ignores,
+            frameworks=frameworks, orchestration_decorators=orchestration_decorators, step_decorators=step_decorators,
+            rules={} if rules is None else rules, cache_dir=cache_dir, force_exclude=force_exclude,
+            respect_gitignore=respect_gitignore, src=src, fixable=fixable, unfixable=unfixable,
+            replay=ReplaySettings() if replay is None else replay,
+            redact=RedactSettings() if redact is None else redact, set_keys=set_keys)
 
     def table_name(self, sub: str = "") -> str:
         """How messages name a table of this configuration: ``tool.replaytest.replay`` in a pyproject.toml,
@@ -225,17 +257,17 @@ class Config:
     def fingerprint(self) -> str:
         """A stable text of every value that can change a lint result, for cache keys."""
         parts = []
-        for f in fields(self):
+        for name in field_names(self):
             # Rule options count through the values the rules receive (defaults filled in, an old key and
             # its new spelling alike): the lint context adds those to its fingerprint.
             # ``fixable``/``unfixable`` decide what ``fix`` applies, not what lint finds.
-            if f.name in ("path", "root", "replay", "redact", "cache_dir", "force_exclude", "respect_gitignore",
-                          "rules", "fixable", "unfixable", "set_keys"):
+            if name in ("path", "root", "replay", "redact", "cache_dir", "force_exclude", "respect_gitignore",
+                        "rules", "fixable", "unfixable", "set_keys"):
                 continue
-            value = getattr(self, f.name)
+            value = getattr(self, name)
             if isinstance(value, Mapping):
                 value = sorted((k, tuple(v)) for k, v in value.items())
-            parts.append(f"{f.name}={value!r}")
+            parts.append(f"{name}={value!r}")
         return ";".join(parts)
 
 
@@ -702,12 +734,14 @@ def _redact_settings(path: Path | None, table: Any) -> RedactSettings:
     return RedactSettings(**values)
 
 
-@dataclass(frozen=True)
-class DeclaredPython:
+class DeclaredPython(FrozenRecord):
     """The oldest Python a project says it runs on, and where it says so (for messages)."""
 
     oldest: tuple[int, int]
     source: str  # "requires-python '>=3.10'" or "[tool.ruff] target-version 'py310'"
+
+    def __init__(self, oldest: tuple[int, int], source: str) -> None:
+        self.__dict__.update(oldest=oldest, source=source)
 
 
 # Compiled on first use (``re`` keeps them): only a file that needs a newer grammar asks.

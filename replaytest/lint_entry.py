@@ -58,9 +58,8 @@ def lint_config(
     or none with ``--isolated``) with the command line's settings on top. ``overrides`` receives, per
     setting the command line changed, the flag that did (``--show-settings`` says so). ``remember``: the file's
     table may come from the record a cached run kept of it (``load_config``)."""
-    import dataclasses
-
     from replaytest.config import ConfigError, check_patterns, is_selector, load_config
+    from replaytest.records import replace
 
     check_patterns(None, "--exclude", split_values(exclude))
     if isolated and config_path is not None:
@@ -89,7 +88,7 @@ def lint_config(
         changed["select"] = "/".join(filter(None, (changed["select"], "--extend-select")))
     if overrides is not None:
         overrides.update({key: flag for key, flag in changed.items() if flag})
-    return dataclasses.replace(
+    return replace(
         config,
         select=chosen,
         ignore=config.ignore + split_values(ignore) + split_values(extend_ignore),

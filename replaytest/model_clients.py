@@ -24,14 +24,14 @@ through the module's assignment and its ``from … import``. ``extra_calls`` add
 from __future__ import annotations
 
 import ast
-import inspect
 import os
 import sys
 import types
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from replaytest.records import FrozenRecord
 
 _OPENAI_CLIENTS = ("openai.OpenAI", "openai.AsyncOpenAI", "openai.AzureOpenAI", "openai.AsyncAzureOpenAI")
 _OPENAI_METHODS = (
@@ -105,13 +105,15 @@ def _runtime_names() -> frozenset[str]:
     return frozenset(model_calls()) | {f"{_LANGCHAIN_BASE}{w}.{m}" for w in _LANGCHAIN_WRAPPERS for m in LANGCHAIN_METHODS}
 
 
-@dataclass(frozen=True)
-class ModelCallSite:
+class ModelCallSite(FrozenRecord):
     """Where a function's body calls a model: the file, the line and the call as written."""
 
     path: str
     line: int
     call: str
+
+    def __init__(self, path: str, line: int, call: str) -> None:
+        self.__dict__.update(path=path, line=line, call=call)
 
     def __str__(self) -> str:
         name = self.path.replace("\\", "/").rsplit("/", 1)[-1]
@@ -122,6 +124,8 @@ def model_call_site(fn: Any, *, depth: int = 2, extra_calls: Iterable[str] = ())
     """The first model-client call in ``fn``'s body (or in a project helper it calls, ``depth`` levels
     down), or None: also when the source cannot be read (a builtin, code built at run time). ``extra_calls``:
     qualified names that count as model calls besides the catalogue's."""
+    import inspect  # replay only, as below: lint imports this module for the catalogue on every run
+
     fn = inspect.unwrap(fn) if callable(fn) else fn
     if not isinstance(fn, types.FunctionType):
         return None
@@ -170,7 +174,8 @@ def _site(fn: types.FunctionType, depth: int, seen: set[int], known: frozenset[s
 @lru_cache(maxsize=512)
 def _parsed(code: types.CodeType) -> tuple[ast.AST, int, str] | None:
     try:
-        import textwrap  # replay only: lint reads the catalogue above, on every run
+        import inspect  # replay only: lint reads the catalogue above, on every run
+        import textwrap
 
         lines, first_line = inspect.getsourcelines(code)
         tree = ast.parse(textwrap.dedent("".join(lines)))
@@ -324,6 +329,8 @@ def _parsed_file(path: str, stamp: int) -> ast.Module | None:
 
 def _live(func: ast.expr, namespace: dict[str, Any]) -> Any:
     """The object a plain ``name(...)`` or ``module.name(...)`` call calls, else None."""
+    import inspect
+
     chain: list[str] = []
     while isinstance(func, ast.Attribute):
         chain.append(func.attr)

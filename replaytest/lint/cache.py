@@ -41,13 +41,13 @@ import json
 import os
 import stat
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from replaytest import cachedir
 from replaytest.fileio import write_atomic
 from replaytest.lint.model import ModuleSummary, summary_from_json, summary_to_json
+from replaytest.records import replace
 
 VETTED_FILE = "vetted.txt"
 PACK_FILE = "pack.txt"

@@ -31,7 +31,6 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from replaytest.path_patterns import (  # the one meaning of an exclude glob, lint's and replay's
@@ -39,6 +38,7 @@ from replaytest.path_patterns import (  # the one meaning of an exclude glob, li
     GitignoreRules,
     exclude_matcher,
 )
+from replaytest.records import FrozenRecord
 
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox", "build", "dist",
@@ -46,21 +46,30 @@ SKIPPED_DIRECTORIES = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class SourceFile:
+class SourceFile(FrozenRecord):
+    """A Python file the run checks: its path, how it is displayed and the module name(s) it has."""
+
     path: Path  # absolute
     display: str  # relative to the working directory, POSIX separators
     module: str
     is_package: bool
     other_names: tuple[str, ...] = ()
 
+    def __init__(
+        self, path: Path, display: str, module: str, is_package: bool, other_names: tuple[str, ...] = (),
+    ) -> None:
+        self.__dict__.update(path=path, display=display, module=module, is_package=is_package,
+            other_names=other_names)
 
-@dataclass(frozen=True)
-class WalkProblem:
+
+class WalkProblem(FrozenRecord):
     """A path argument that does not exist, or a directory that cannot be listed."""
 
     display: str
     problem: str
+
+    def __init__(self, display: str, problem: str) -> None:
+        self.__dict__.update(display=display, problem=problem)
 
 
 class WalkWatch:

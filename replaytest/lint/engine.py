@@ -36,7 +36,6 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +71,7 @@ from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.resolve import Program
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules import load_rules
+from replaytest.records import Record, factory
 
 # ``summarise_source`` and ``default_workers`` stay importable from here: the documented API names them here.
 summarise_source = summarise.summarise_source
@@ -98,23 +98,44 @@ def _profiles(items: Sequence[Any]) -> list[FrameworkProfile]:
     return found
 
 
-@dataclass
-class LintRun:
+class LintRun(Record):
+    """The state of one ``lint_paths`` run: files, cache, file index and the summaries loaded so far."""
+
     context: LintContext
     cache: SummaryCache | None
     namer: ModuleNamer
     files: list[SourceFile]
     cwd: Path
-    by_module: dict[str, SourceFile] = field(default_factory=dict)
-    summaries: dict[Path, ModuleSummary] = field(default_factory=dict)
-    read_errors: dict[Path, str] = field(default_factory=dict)
+    by_module: dict[str, SourceFile] = factory(dict)
+    summaries: dict[Path, ModuleSummary] = factory(dict)
+    read_errors: dict[Path, str] = factory(dict)
     # Suppression comments of every file of the run, found when the file is first read.
-    comments: dict[Path, list[Suppression]] = field(default_factory=dict)
+    comments: dict[Path, list[Suppression]] = factory(dict)
     # Files whose text comes from stdin (``lint - --stdin-filename``), by absolute path: never read from disk.
-    stdin: Mapping[Path, bytes] = field(default_factory=dict)
+    stdin: Mapping[Path, bytes] = factory(dict)
     # What earlier runs learnt of each file by its stat (None without the cache): a known file is not read.
     index: FileIndex | None = None
     _fingerprint_digest: str | None = None
+
+    def __init__(
+        self, context: LintContext, cache: SummaryCache | None, namer: ModuleNamer, files: list[SourceFile], cwd: Path,
+        by_module: dict[str, SourceFile] | None = None, summaries: dict[Path, ModuleSummary] | None = None,
+        read_errors: dict[Path, str] | None = None, comments: dict[Path, list[Suppression]] | None = None,
+        stdin: Mapping[Path, bytes] | None = None, index: FileIndex | None = None,
+        _fingerprint_digest: str | None = None,
+    ) -> None:
+        self.context = context
+        self.cache = cache
+        self.namer = namer
+        self.files = files
+        self.cwd = cwd
+        self.by_module = {} if by_module is None else by_module
+        self.summaries = {} if summaries is None else summaries
+        self.read_errors = {} if read_errors is None else read_errors
+        self.comments = {} if comments is None else comments
+        self.stdin = {} if stdin is None else stdin
+        self.index = index
+        self._fingerprint_digest = _fingerprint_digest
 
     def read(self, path: Path) -> bytes | None:
         if path in self.stdin:

@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Protocol
+
+from replaytest.records import Record, factory
 
 if TYPE_CHECKING:
     import ast
@@ -26,8 +27,7 @@ Binding = tuple
 LOCAL: Binding = ("local", None)
 
 
-@dataclasses.dataclass
-class Pending:
+class Pending(Record):
     """An effect or call site waiting for its position."""
 
     node: ast.AST
@@ -43,9 +43,24 @@ class Pending:
     # arguments of ``asyncio.gather`` (``CallSite.gathered``).
     gathered: bool = False
 
+    def __init__(
+        self, node: ast.AST, rule: Rule | None, subject: str, qualname: str, frameworks: tuple[str, ...] = (),
+        args: tuple[Arg, ...] = (), unless_given: str = "", given: tuple[str, ...] = (), unit: str = "",
+        gathered: bool = False,
+    ) -> None:
+        self.node = node
+        self.rule = rule
+        self.subject = subject
+        self.qualname = qualname
+        self.frameworks = frameworks
+        self.args = args
+        self.unless_given = unless_given
+        self.given = given
+        self.unit = unit
+        self.gathered = gathered
 
-@dataclasses.dataclass
-class FunctionBuilder:
+
+class FunctionBuilder(Record):
     """The function being walked: its role, its scope, and what it does, as the walk finds it."""
 
     name: str  # qualified within the module: "OrderWorkflow.run"
@@ -53,9 +68,9 @@ class FunctionBuilder:
     framework: str
     context_param: str
     scope: dict[str, Binding]
-    effects: list[Pending] = dataclasses.field(default_factory=list)
-    calls: list[Pending] = dataclasses.field(default_factory=list)
-    keys: list[Pending] = dataclasses.field(default_factory=list)
+    effects: list[Pending] = factory(list)
+    calls: list[Pending] = factory(list)
+    keys: list[Pending] = factory(list)
     # Re-run on failure as a whole (a retry decorator): set by the rule that knows retry decorators.
     retried: bool = False
     returns: str = ""
@@ -64,17 +79,44 @@ class FunctionBuilder:
     # How many loops that re-run their body on failure enclose the statement being walked, and for
     # each local holding a value that differs per attempt, how many enclosed the place it was made.
     retry_loops: int = 0
-    fresh_levels: dict[str, int] = dataclasses.field(default_factory=dict)
+    fresh_levels: dict[str, int] = factory(dict)
     # Locals bound to a typed value (a call's result) that was also made from a fresh one: how.
-    fresh_sources: dict[str, str] = dataclasses.field(default_factory=dict)
+    fresh_sources: dict[str, str] = factory(dict)
     # Calls that pause the run (``interrupt(...)``) and the loops holding one: on resume a node re-runs
     # everything up to the last of them.
-    pauses: list[ast.AST] = dataclasses.field(default_factory=list)
-    pause_loops: list[ast.AST] = dataclasses.field(default_factory=list)
+    pauses: list[ast.AST] = factory(list)
+    pause_loops: list[ast.AST] = factory(list)
     # Names a ``global`` statement declared: assigning one writes module state.
-    declared_globals: set[str] = dataclasses.field(default_factory=set)
+    declared_globals: set[str] = factory(set)
     # Names a ``nonlocal`` statement declared: assigning one writes the enclosing function's variable.
-    declared_nonlocals: set[str] = dataclasses.field(default_factory=set)
+    declared_nonlocals: set[str] = factory(set)
+
+    def __init__(
+        self, name: str, kind: str, framework: str, context_param: str, scope: dict[str, Binding],
+        effects: list[Pending] | None = None, calls: list[Pending] | None = None, keys: list[Pending] | None = None,
+        retried: bool = False, returns: str = "", query: bool = False, retry_loops: int = 0,
+        fresh_levels: dict[str, int] | None = None, fresh_sources: dict[str, str] | None = None,
+        pauses: list[ast.AST] | None = None, pause_loops: list[ast.AST] | None = None,
+        declared_globals: set[str] | None = None, declared_nonlocals: set[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.kind = kind
+        self.framework = framework
+        self.context_param = context_param
+        self.scope = scope
+        self.effects = [] if effects is None else effects
+        self.calls = [] if calls is None else calls
+        self.keys = [] if keys is None else keys
+        self.retried = retried
+        self.returns = returns
+        self.query = query
+        self.retry_loops = retry_loops
+        self.fresh_levels = {} if fresh_levels is None else fresh_levels
+        self.fresh_sources = {} if fresh_sources is None else fresh_sources
+        self.pauses = [] if pauses is None else pauses
+        self.pause_loops = [] if pause_loops is None else pause_loops
+        self.declared_globals = set() if declared_globals is None else declared_globals
+        self.declared_nonlocals = set() if declared_nonlocals is None else declared_nonlocals
 
 
 class ModuleFacts(Protocol):

@@ -24,14 +24,13 @@ import hashlib
 import io
 import json
 import re
-import tokenize
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from replaytest.lint.model import Diagnostic
 from replaytest.path_patterns import glob_matches
+from replaytest.records import Record, factory
 
 # Compiled on first use (``re`` keeps them): a run whose files hold no suppression comment never needs them.
 _IGNORE_COMMENT = r"(?i)#\s*replaytest:\s*ignore\b(?:\[([^\]]*)\])?"
@@ -122,6 +121,8 @@ def _glob_matches(relative: str, glob: str) -> bool:
 def _comments(text: str) -> Iterator[tuple[int, int, str, bool]]:
     """(line, 1-based column, comment text, comment stands alone on its line) for every real comment;
     text inside string literals is not a comment. Falls back to a line scan when the file does not tokenize."""
+    import tokenize  # only for a file with suppression comments: not imported by a warm run that reads none
+
     lines = text.splitlines()
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -136,8 +137,7 @@ def _comments(text: str) -> Iterator[tuple[int, int, str, bool]]:
             yield number, line.index("#") + 1, line[line.index("#"):], line.lstrip().startswith("#")
 
 
-@dataclass
-class Suppression:
+class Suppression(Record):
     """One suppression comment: where it is, which lines it covers, what it names (None: everything)."""
 
     line: int
@@ -145,9 +145,22 @@ class Suppression:
     targets: tuple[int, ...]
     selectors: tuple[str, ...] | None
     spelling: str  # "replaytest: ignore", "noqa" or "replaytest: noqa" (the whole file)
-    used: set[str] = field(default_factory=set)  # selectors that suppressed something ("" for a bare one)
+    used: set[str] = factory(set)  # selectors that suppressed something ("" for a bare one)
     whole_file: bool = False  # a file-level exemption: covers every line
     misplaced: bool = False  # a file-level exemption after code on its line: covers nothing, a warning
+
+    def __init__(
+        self, line: int, column: int, targets: tuple[int, ...], selectors: tuple[str, ...] | None, spelling: str,
+        used: set[str] | None = None, whole_file: bool = False, misplaced: bool = False,
+    ) -> None:
+        self.line = line
+        self.column = column
+        self.targets = targets
+        self.selectors = selectors
+        self.spelling = spelling
+        self.used = set() if used is None else used
+        self.whole_file = whole_file
+        self.misplaced = misplaced
 
     def covers(self, line: int) -> bool:
         return self.whole_file or line in self.targets

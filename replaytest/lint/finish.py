@@ -4,7 +4,6 @@ one finding per helper hazard reached from several call sites, and line-independ
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from replaytest.config import CATEGORIES, Config
@@ -28,6 +27,7 @@ from replaytest.lint.model import (
 )
 from replaytest.lint.rule import Rule
 from replaytest.lint.rules import INTERNAL_ERROR_RULE
+from replaytest.records import replace
 
 
 def finish(

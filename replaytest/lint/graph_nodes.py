@@ -13,29 +13,30 @@ counts. Which effects are findings, and their wording, is the rule's (``RT205.re
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from replaytest.lint.model import ORCHESTRATION, STEP, CallSite, Effect, FunctionSummary, GraphNode, ModuleSummary, Span
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.resolve import Program, Reached
+from replaytest.records import FrozenRecord
 
 _MAX_HELPER_DEPTH = 16
 
 
-@dataclass(frozen=True)
-class Pause:
+class Pause(FrozenRecord):
     """Where a function pauses: an ``interrupt()`` call, or a call of a helper that pauses."""
 
     span: Span
     text: str  # "interrupt()" or "ask_reviewer(), which calls interrupt()"
+
+    def __init__(self, span: Span, text: str) -> None:
+        self.__dict__.update(span=span, text=text)
 
 
 # (where in the function, the effect, the helper call reaching it, the chain, the others behind that call)
 Region = tuple[Span, Effect, str | None, tuple[str, ...], tuple[Reached, ...]]
 
 
-@dataclass(frozen=True)
-class RerunFinding:
+class RerunFinding(FrozenRecord):
     """An effect in a node's re-run region, at ``span`` of the node function (``via``: the helper call
     through which it is reached, with ``chain`` the qualified names down to it)."""
 
@@ -52,6 +53,14 @@ class RerunFinding:
     # The other effects of the same rule behind the same helper call (chains from the node function, as
     # ``chain``): one finding stands for them all, and names each of their lines.
     others: tuple[Reached, ...] = ()
+
+    def __init__(
+        self, node: GraphNode, registered_in: ModuleSummary, summary: ModuleSummary, function: FunctionSummary,
+        effect: Effect, span: Span, pause: Pause, via: str | None = None, chain: tuple[str, ...] = (),
+        in_loop: bool = False, others: tuple[Reached, ...] = (),
+    ) -> None:
+        self.__dict__.update(node=node, registered_in=registered_in, summary=summary, function=function,
+            effect=effect, span=span, pause=pause, via=via, chain=chain, in_loop=in_loop, others=others)
 
 
 class RerunRegions:

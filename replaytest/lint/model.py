@@ -7,8 +7,9 @@ to and from plain JSON-able structures (``to_json`` / ``summary_from_json``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from replaytest.records import FrozenRecord, Record, factory
 
 # Methods that change a list, dict, set or deque in place (writes to module state when on a global).
 MUTATING_METHODS = frozenset({
@@ -25,8 +26,7 @@ STEP = "step"
 PLAIN = "plain"
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(FrozenRecord):
     """1-based line and column of the start and end of a source range."""
 
     line: int
@@ -34,9 +34,11 @@ class Span:
     end_line: int
     end_column: int
 
+    def __init__(self, line: int, column: int, end_line: int, end_column: int) -> None:
+        self.__dict__.update(line=line, column=column, end_line=end_line, end_column=end_column)
 
-@dataclass(frozen=True)
-class Effect:
+
+class Effect(FrozenRecord):
     """A nondeterministic or effectful thing a function does directly, as found by one rule.
 
     ``frameworks`` limits the effect to those profiles (empty: every profile); ``args`` is the call's
@@ -59,9 +61,15 @@ class Effect:
     # numbers when it is made (DBOS's ``DBOS.patch``), made in a helper; a gathered call site turns it on.
     gathered_only: bool = False
 
+    def __init__(
+        self, rule: str, category: str, subject: str, qualname: str, span: Span, frameworks: tuple[str, ...] = (),
+        args: str = "", unless_given: str = "", unit: str = "", gathered_only: bool = False,
+    ) -> None:
+        self.__dict__.update(rule=rule, category=category, subject=subject, qualname=qualname, span=span,
+            frameworks=frameworks, args=args, unless_given=unless_given, unit=unit, gathered_only=gathered_only)
 
-@dataclass(frozen=True)
-class CallSite:
+
+class CallSite(FrozenRecord):
     """A call from a function to something that may be a project function (resolved later)."""
 
     target: str
@@ -75,6 +83,13 @@ class CallSite:
     # Made in the arguments of a call that runs its coroutines concurrently (``asyncio.gather(a(), b())``).
     gathered: bool = False
 
+    def __init__(
+        self, target: str, span: Span, subject: str, given: tuple[str, ...] = (), unless_given: str = "",
+        gathered: bool = False,
+    ) -> None:
+        self.__dict__.update(target=target, span=span, subject=subject, given=given, unless_given=unless_given,
+            gathered=gathered)
+
     def passes(self, unless_given: str) -> bool:
         """Whether this call passes the field ``name:position`` (so its default factory does not run)."""
         name, _, position = unless_given.rpartition(":")
@@ -86,8 +101,9 @@ class CallSite:
         return 0 <= int(position) < positional
 
 
-@dataclass(frozen=True)
-class FunctionSummary:
+class FunctionSummary(FrozenRecord):
+    """One function of a module as the analyzer saw it: its kind, direct effects and calls."""
+
     name: str  # qualified within the module: "OrderWorkflow.run"
     kind: str = PLAIN
     framework: str = ""
@@ -109,9 +125,18 @@ class FunctionSummary:
     # A handler the framework runs outside the recorded history (``FrameworkProfile.query_decorators``).
     query: bool = False
 
+    def __init__(
+        self, name: str, kind: str = PLAIN, framework: str = "", context_param: str = "",
+        effects: tuple[Effect, ...] = (), calls: tuple[CallSite, ...] = (), keys: tuple[Effect, ...] = (),
+        retried: bool = False, returns: str = "", pauses: tuple[Span, ...] = (), pause_loops: tuple[Span, ...] = (),
+        query: bool = False,
+    ) -> None:
+        self.__dict__.update(name=name, kind=kind, framework=framework, context_param=context_param, effects=effects,
+            calls=calls, keys=keys, retried=retried, returns=returns, pauses=pauses, pause_loops=pause_loops,
+            query=query)
 
-@dataclass(frozen=True)
-class GraphNode:
+
+class GraphNode(FrozenRecord):
     """A function a module adds to a graph as a node (``builder.add_node("review", review)``)."""
 
     name: str  # the node's name as the graph knows it
@@ -119,27 +144,35 @@ class GraphNode:
     span: Span  # the registering call
     framework: str
 
+    def __init__(self, name: str, target: str, span: Span, framework: str) -> None:
+        self.__dict__.update(name=name, target=target, span=span, framework=framework)
 
-@dataclass(frozen=True)
-class ClassSummary:
+
+class ClassSummary(FrozenRecord):
+    """A class of a module: its bases and method names."""
+
     name: str
     bases: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
 
+    def __init__(self, name: str, bases: tuple[str, ...] = (), methods: tuple[str, ...] = ()) -> None:
+        self.__dict__.update(name=name, bases=bases, methods=methods)
 
-@dataclass(frozen=True)
-class ModuleSummary:
+
+class ModuleSummary(FrozenRecord):
+    """What one file's bytes tell the whole-program resolution (cached by content)."""
+
     module: str
     path: str
     # Module-level names bound by imports: local name -> qualified name (followed for re-exports).
-    aliases: dict[str, str] = field(default_factory=dict)
+    aliases: dict[str, str] = factory(dict)
     # Module-level names bound to instances: name -> type ("client" -> "openai.AsyncOpenAI"), so a call
     # through an imported instance (``from app.llm import client``) resolves in the importing module.
-    exports: dict[str, str] = field(default_factory=dict)
+    exports: dict[str, str] = factory(dict)
     # Module-level mutable containers (lists, dicts, sets ...), so a mutation from another module is seen.
     containers: tuple[str, ...] = ()
-    functions: dict[str, FunctionSummary] = field(default_factory=dict)
-    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    functions: dict[str, FunctionSummary] = factory(dict)
+    classes: dict[str, ClassSummary] = factory(dict)
     # Findings reported wherever they are, orchestration or not (fresh idempotency keys made in a retried unit).
     findings: tuple[Effect, ...] = ()
     # Why the file could not be analysed (syntax error, bad encoding), as a syntax effect.
@@ -152,20 +185,36 @@ class ModuleSummary:
     # rewritten (``newer_grammar``); empty when the running Python parsed it.
     grammar: str = ""
 
+    def __init__(
+        self, module: str, path: str, aliases: dict[str, str] | None = None, exports: dict[str, str] | None = None,
+        containers: tuple[str, ...] = (), functions: dict[str, FunctionSummary] | None = None,
+        classes: dict[str, ClassSummary] | None = None, findings: tuple[Effect, ...] = (), error: Effect | None = None,
+        step_targets: tuple[str, ...] = (), graph_nodes: tuple[GraphNode, ...] = (), grammar: str = "",
+    ) -> None:
+        self.__dict__.update(module=module, path=path, aliases={} if aliases is None else aliases,
+            exports={} if exports is None else exports, containers=containers,
+            functions={} if functions is None else functions, classes={} if classes is None else classes,
+            findings=findings, error=error, step_targets=step_targets, graph_nodes=graph_nodes, grammar=grammar)
 
-@dataclass(frozen=True)
-class Fix:
+
+class Fix(FrozenRecord):
+    """A replacement a finding offers (``safe``: applied by ``fix`` without ``--unsafe-fixes``)."""
+
     safe: bool
     replacement: str
     import_from: tuple[str, str] | None = None
     scope: str = "any"  # "async" / "sync": where the replacement is valid (see FixTemplate.scope)
 
+    def __init__(
+        self, safe: bool, replacement: str, import_from: tuple[str, str] | None = None, scope: str = "any",
+    ) -> None:
+        self.__dict__.update(safe=safe, replacement=replacement, import_from=import_from, scope=scope)
+
     def to_json(self) -> dict[str, Any]:
         return {"safe": self.safe, "replacement": self.replacement}
 
 
-@dataclass(frozen=True)
-class Related:
+class Related(FrozenRecord):
     """Another line a finding stands for: a further hazard of its rule behind the same helper call, or another
     call site reaching the same helper line (``also at``; SARIF ``relatedLocations``)."""
 
@@ -174,12 +223,16 @@ class Related:
     column: int
     message: str  # what is there: "time.time()", "call site in app.wf.Flow.run"
 
+    def __init__(self, path: str, line: int, column: int, message: str) -> None:
+        self.__dict__.update(path=path, line=line, column=column, message=message)
+
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "column": self.column, "message": self.message}
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(FrozenRecord):
+    """One finding as reporters print it."""
+
     path: str  # relative to the working directory, POSIX separators
     line: int
     column: int
@@ -207,6 +260,17 @@ class Diagnostic:
     # Every other line this finding stands for (not in the fingerprint: lines move with edits elsewhere).
     related: tuple[Related, ...] = ()
 
+    def __init__(
+        self, path: str, line: int, column: int, end_line: int, end_column: int, rule: str, category: str, message: str,
+        framework: str | None = None, fix: Fix | None = None, trace: tuple[str, ...] = (), severity: str = "error",
+        scope: str = "", trace_paths: tuple[str, ...] = (), fingerprint: str = "",
+        root: tuple[str, int, int] | None = None, message_tail: str = "", related: tuple[Related, ...] = (),
+    ) -> None:
+        self.__dict__.update(path=path, line=line, column=column, end_line=end_line, end_column=end_column, rule=rule,
+            category=category, message=message, framework=framework, fix=fix, trace=trace, severity=severity,
+            scope=scope, trace_paths=trace_paths, fingerprint=fingerprint, root=root, message_tail=message_tail,
+            related=related)
+
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.rule)
 
@@ -228,8 +292,7 @@ class Diagnostic:
         }
 
 
-@dataclass
-class LintResult:
+class LintResult(Record):
     """What ``lint_paths`` returns: diagnostics sorted by path, line, column, rule."""
 
     diagnostics: list[Diagnostic]
@@ -238,15 +301,29 @@ class LintResult:
     errors: int = 0
     internal_errors: int = 0
     # Path arguments that could not be used (missing), as "path: problem" messages.
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = factory(list)
     # Things the user should know that are not findings (a process pool that fell back to serial).
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = factory(list)
     # Comments ignored as ruff ignores them, as "path:line: why" (a file-level exemption after code): shown
     # on stderr as warnings, never an error and never a finding.
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = factory(list)
     # sha256 of each file's bytes as this run read them (display path -> hex), so a fix can tell whether
     # a file changed since (an editor saving it) before rewriting it.
-    source_digests: dict[str, str] = field(default_factory=dict)
+    source_digests: dict[str, str] = factory(dict)
+
+    def __init__(
+        self, diagnostics: list[Diagnostic], files_checked: int, errors: int = 0, internal_errors: int = 0,
+        problems: list[str] | None = None, notes: list[str] | None = None, warnings: list[str] | None = None,
+        source_digests: dict[str, str] | None = None,
+    ) -> None:
+        self.diagnostics = diagnostics
+        self.files_checked = files_checked
+        self.errors = errors
+        self.internal_errors = internal_errors
+        self.problems = [] if problems is None else problems
+        self.notes = [] if notes is None else notes
+        self.warnings = [] if warnings is None else warnings
+        self.source_digests = {} if source_digests is None else source_digests
 
 
 # --- JSON conversion for the cache -------------------------------------------------------------

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from replaytest.config import Config, ConfigError
+from replaytest.records import FrozenRecord
 
 if TYPE_CHECKING:
     from replaytest.lint.rule import Rule
@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 OptionType = Literal["bool", "int", "str", "list[str]", "list[qualified-name]"]
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(FrozenRecord):
     """One option of a rule, set as ``name = value`` in ``[tool.replaytest.rules.<CODE>]``. ``default`` is
     what the rule receives when the option is not set; ``doc`` is one line for ``replaytest rules CODE``."""
 
@@ -33,6 +32,9 @@ class Option:
     type: OptionType
     default: Any
     doc: str
+
+    def __init__(self, name: str, type: OptionType, default: Any, doc: str) -> None:
+        self.__dict__.update(name=name, type=type, default=default, doc=doc)
 
 
 def _is_qualified_name(value: str) -> bool:

@@ -13,9 +13,9 @@ for ``@wf.main()`` where ``wf = restate.Workflow(...)``), or a method on the fra
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 
 from replaytest.config import Config
+from replaytest.records import FrozenRecord, factory, field_names
 
 CUSTOM_PROFILE_NAME = "custom"
 
@@ -31,8 +31,7 @@ AWARE_TZ_ARGUMENTS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class FixTemplate:
+class FixTemplate(FrozenRecord):
     """How to rewrite one call into the framework's safe replacement.
 
     ``replacement`` may use ``{args}`` (the original call's argument text) and ``{ctx}`` (the name of the
@@ -53,6 +52,13 @@ class FixTemplate:
     # "async": only inside an ``async def`` (the replacement awaits); "sync": only outside one (the
     # replacement is a coroutine function there); "any".
     scope: str = "any"
+
+    def __init__(
+        self, replacement: str, safe: bool, import_from: tuple[str, str] | None = None, arguments: str = "any",
+        safe_arguments: tuple[str, ...] = (), scope: str = "any",
+    ) -> None:
+        self.__dict__.update(replacement=replacement, safe=safe, import_from=import_from, arguments=arguments,
+            safe_arguments=safe_arguments, scope=scope)
 
     def fits(self, args: str) -> bool:
         if self.arguments == "any":
@@ -85,8 +91,9 @@ def _count_arguments(args: str) -> tuple[int, bool]:
     return len(call.args) + len(call.keywords), bool(call.keywords) or unpacked
 
 
-@dataclass(frozen=True)
-class FrameworkProfile:
+class FrameworkProfile(FrozenRecord):
+    """What lint knows of one framework: its orchestration markers, step calls, context types and fixes."""
+
     name: str
     # Byte strings whose presence makes a file worth parsing (import names, decorator names).
     screen: tuple[bytes, ...] = ()
@@ -128,10 +135,10 @@ class FrameworkProfile:
     # Calls that name a step, activity, task, node or child run by which the engine matches the recorded one
     # (qualified name -> (position of the name argument, -1 for keyword only; its keyword; what it names)):
     # ``"temporalio.workflow.execute_activity": (0, "activity", "activity")`` (RT105).
-    step_names: Mapping[str, tuple[int, str, str]] = field(default_factory=dict)
+    step_names: Mapping[str, tuple[int, str, str]] = factory(dict)
     # For a ``step_names`` call whose name argument is an options mapping (``DBOS.run_step({"name": ...}, fn)``):
     # the key holding the name, in a dict display or a keyword of a call building the mapping (RT105).
-    step_name_keys: Mapping[str, str] = field(default_factory=dict)
+    step_name_keys: Mapping[str, str] = factory(dict)
     # Calls that return what the function passed to them returns (``workflow.execute_activity(fn, ...)``),
     # so iterating their result is iterating what ``fn`` returns; step calls count too.
     result_calls: tuple[str, ...] = ()
@@ -151,7 +158,7 @@ class FrameworkProfile:
     # code, so nothing there is a finding.
     outside_only_failures: frozenset[str] = frozenset()
     # Calls that are findings only in this framework (qualified name -> category).
-    extra_effects: Mapping[str, str] = field(default_factory=dict)
+    extra_effects: Mapping[str, str] = factory(dict)
     # Attributes that are True while the framework replays (``context.is_replaying``): the body of
     # ``if not <flag>:`` and the ``else`` of ``if <flag>:`` run only when the code first executes, never on
     # replay (real apps guard logging and telemetry so), so nothing there is a replay finding.
@@ -172,22 +179,59 @@ class FrameworkProfile:
     durable_sleeps: tuple[str, ...] = ()
     # Category -> what to use instead, quoted in messages ("use workflow.now()"); the context parameter
     # is spelt as context_param_names[0] and respelt with the function's own parameter name.
-    replacements: Mapping[str, str] = field(default_factory=dict)
+    replacements: Mapping[str, str] = factory(dict)
     # Qualified name of a flagged call -> its direct rewrite.
-    fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] = field(default_factory=dict)
+    fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] = factory(dict)
     # Names that denote the same type as another in this framework: re-exports of a class
     # (``restate.workflow.Workflow`` is ``restate.Workflow``) and factories returning an instance of
     # their class (``dbos.SQLAlchemyDatasource.create`` returns a ``dbos.SQLAlchemyDatasource``).
-    type_aliases: Mapping[str, str] = field(default_factory=dict)
+    type_aliases: Mapping[str, str] = factory(dict)
+
+    def __init__(
+        self, name: str, screen: tuple[bytes, ...] = (), modules: tuple[str, ...] = (),
+        orchestration_decorators: tuple[str, ...] = (), orchestration_class_decorators: tuple[str, ...] = (),
+        handler_decorators: tuple[str, ...] = (), orchestration_methods: tuple[str, ...] = (),
+        orchestration_base_classes: tuple[str, ...] = (), shared_instance_bases: tuple[str, ...] = (),
+        recording_arguments: tuple[str, ...] = (), registration_calls: tuple[str, ...] = (),
+        node_registrations: tuple[str, ...] = (), pause_calls: tuple[str, ...] = (),
+        step_decorators: tuple[str, ...] = (), step_calls: tuple[str, ...] = (),
+        step_names: Mapping[str, tuple[int, str, str]] | None = None, step_name_keys: Mapping[str, str] | None = None,
+        result_calls: tuple[str, ...] = (), context_types: tuple[str, ...] = (),
+        context_param_names: tuple[str, ...] = (), context_class: str = "", context_param_position: int = 0,
+        safe_calls: frozenset[str] = frozenset(), outside_only_failures: frozenset[str] = frozenset(),
+        extra_effects: Mapping[str, str] | None = None, replaying_flags: tuple[str, ...] = (),
+        concurrent_calls: tuple[str, ...] = (), order_sensitive_calls: tuple[str, ...] = (),
+        query_decorators: tuple[str, ...] = (), query_categories: tuple[str, ...] = (), query_words: str = "",
+        durable_sleeps: tuple[str, ...] = (), replacements: Mapping[str, str] | None = None,
+        fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] | None = None,
+        type_aliases: Mapping[str, str] | None = None,
+    ) -> None:
+        self.__dict__.update(name=name, screen=screen, modules=modules,
+            orchestration_decorators=orchestration_decorators,
+            orchestration_class_decorators=orchestration_class_decorators, handler_decorators=handler_decorators,
+            orchestration_methods=orchestration_methods, orchestration_base_classes=orchestration_base_classes,
+            shared_instance_bases=shared_instance_bases, recording_arguments=recording_arguments,
+            registration_calls=registration_calls, node_registrations=node_registrations, pause_calls=pause_calls,
+            step_decorators=step_decorators, step_calls=step_calls,
+            step_names={} if step_names is None else step_names,
+            step_name_keys={} if step_name_keys is None else step_name_keys, result_calls=result_calls,
+            context_types=context_types, context_param_names=context_param_names, context_class=context_class,
+            context_param_position=context_param_position, safe_calls=safe_calls,
+            outside_only_failures=outside_only_failures,
+            extra_effects={} if extra_effects is None else extra_effects, replaying_flags=replaying_flags,
+            concurrent_calls=concurrent_calls, order_sensitive_calls=order_sensitive_calls,
+            query_decorators=query_decorators, query_categories=query_categories, query_words=query_words,
+            durable_sleeps=durable_sleeps, replacements={} if replacements is None else replacements,
+            fixes={} if fixes is None else fixes, type_aliases={} if type_aliases is None else type_aliases)
 
     def fingerprint(self) -> str:
         """A stable text of everything that can change a lint result, for cache keys."""
         parts = []
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for name in field_names(self):
+            value = getattr(self, name)
             if isinstance(value, (Mapping, frozenset)):
                 value = sorted(value.items()) if isinstance(value, Mapping) else sorted(value)
-            parts.append(f"{f.name}={value!r}")
+            parts.append(f"{name}={value!r}")
         return ";".join(parts)
 
 

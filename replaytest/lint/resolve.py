@@ -12,7 +12,6 @@ is known.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 
 from replaytest.lint.context import LintContext
 from replaytest.lint.model import (
@@ -25,6 +24,7 @@ from replaytest.lint.model import (
     ModuleSummary,
 )
 from replaytest.lint.profile import FrameworkProfile
+from replaytest.records import FrozenRecord, replace
 
 _MAX_ALIAS_DEPTH = 8
 # The low-link of a result that depends on no function still being walked.
@@ -33,8 +33,7 @@ _DONE = 1 << 30
 _ITEM_WRITES = {"__setitem__": "{name}[...] = ...", "__delitem__": "del {name}[...]"}
 
 
-@dataclass(frozen=True)
-class Reached:
+class Reached(FrozenRecord):
     """An effect reached from a function, with the chain of qualified names down to it (the last
     element is the effect's own qualified name)."""
 
@@ -43,6 +42,9 @@ class Reached:
     # Reached through a field's default factory of the constructor: dropped where the call passes the
     # field "name:position" (the factory does not run then).
     unless_given: str = ""
+
+    def __init__(self, effect: Effect, chain: tuple[str, ...], unless_given: str = "") -> None:
+        self.__dict__.update(effect=effect, chain=chain, unless_given=unless_given)
 
 
 class Program:

@@ -8,7 +8,6 @@ registration calls (``X = workflow.defn(X)``), method names a profile lists, and
 from __future__ import annotations
 
 import ast
-import dataclasses
 from typing import TYPE_CHECKING
 
 from replaytest.lint.context import LintContext
@@ -16,13 +15,20 @@ from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder
 from replaytest.lint.model import ORCHESTRATION, PLAIN, STEP
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.values import SET_TYPES, STR_TYPES
+from replaytest.records import Record
 
 
-@dataclasses.dataclass
-class ClassInfo:
+class ClassInfo(Record):
+    """A class of the module being walked: whose orchestration class it is, if any."""
+
     name: str  # qualified within the module
     profile: FrameworkProfile | None  # orchestration class of this framework
     interceptor: FrameworkProfile | None  # every method is orchestration
+
+    def __init__(self, name: str, profile: FrameworkProfile | None, interceptor: FrameworkProfile | None) -> None:
+        self.name = name
+        self.profile = profile
+        self.interceptor = interceptor
 
 
 class FrameworkRoles:

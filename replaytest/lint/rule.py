@@ -44,10 +44,10 @@ Third-party rules subclass ``Rule`` and register under the entry-point group ``r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from replaytest.lint.options import Option, defaults, options_documentation
+from replaytest.records import FrozenRecord
 
 if TYPE_CHECKING:
     import ast
@@ -76,13 +76,15 @@ DEFAULT_REPLACEMENTS: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class CallFact:
+class CallFact(FrozenRecord):
     """A call as the batched pass sees it: resolved callee and a way to ask about its arguments."""
 
     qualname: str
     node: ast.Call
     kind_of: Callable[[ast.expr], str | None]
+
+    def __init__(self, qualname: str, node: ast.Call, kind_of: Callable[[ast.expr], str | None]) -> None:
+        self.__dict__.update(qualname=qualname, node=node, kind_of=kind_of)
 
     @property
     def positional(self) -> list[ast.expr]:
@@ -95,8 +97,7 @@ class CallFact:
         return None
 
 
-@dataclass(frozen=True)
-class Invalid:
+class Invalid(FrozenRecord):
     """An INVALID example with the finding it must produce, exactly: the first finding of the rule (by
     position) has this line, 1-based column and message, and this fix (``fix`` is the replacement text,
     None when the finding carries no fix; ``fix_safe`` its safety). The test suite compares all of them."""
@@ -107,6 +108,11 @@ class Invalid:
     message: str
     fix: str | None = None
     fix_safe: bool | None = None
+
+    def __init__(
+        self, code: str, line: int, column: int, message: str, fix: str | None = None, fix_safe: bool | None = None,
+    ) -> None:
+        self.__dict__.update(code=code, line=line, column=column, message=message, fix=fix, fix_safe=fix_safe)
 
 
 class LibcstTreeUnavailable(Exception):

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from replaytest.lint.discovery import display_path, named_file_problem
 from replaytest.lint.model import LintResult
+from replaytest.records import replace
 
 
 def reachable_from(result: LintResult, changed: Sequence[Path], cwd: Path) -> LintResult:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from replaytest.entry_points import entry_points
+from replaytest.records import FrozenRecord
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,8 +35,9 @@ class PluginError(Exception):
     """A plugin could not be loaded or is not a FrameworkPlugin."""
 
 
-@dataclass(frozen=True)
-class FrameworkPlugin:
+class FrameworkPlugin(FrozenRecord):
+    """One engine's plugin: its lint profile, its replayer and the commands and readers it adds."""
+
     name: str
     profile: FrameworkProfile | None = None
     replayer: HistoryReplayer | None = None
@@ -59,6 +60,16 @@ class FrameworkPlugin:
     # history): ``function(path, head) -> replay.double_run.DoubleRunCase | None`` (None: not its format;
     # ``DoubleRunInputError`` naming the place: its format, but no case can be taken); imported on first use.
     double_run_case_reader: str | None = None
+
+    def __init__(
+        self, name: str, profile: FrameworkProfile | None = None, replayer: HistoryReplayer | None = None,
+        import_command: click.Command | str | None = None, import_name: str | None = None,
+        history_redactor: str | None = None, history_reader: str | None = None, double_run_tracer: str | None = None,
+        double_run_case_reader: str | None = None,
+    ) -> None:
+        self.__dict__.update(name=name, profile=profile, replayer=replayer, import_command=import_command,
+            import_name=import_name, history_redactor=history_redactor, history_reader=history_reader,
+            double_run_tracer=double_run_tracer, double_run_case_reader=double_run_case_reader)
 
     @property
     def import_command_name(self) -> str | None:

@@ -38,12 +38,14 @@ ALLOWED: dict[str, set[str]] = {
     "entry_points": set(),
     "model_clients": set(),
     "path_patterns": set(),
+    "records": set(),
 }
 # Reading input files safely (regular files only), taking the cache folder and reading an entry-point group
 # (stdlib-only leaves) are shared by every layer, and so is the catalogue of model-client calls that lint
-# and replay both read, and what a path glob or a .gitignore means (path_patterns: pathspec, no project import).
+# and replay both read, what a path glob or a .gitignore means (path_patterns: pathspec, no project import) and
+# the written-out dataclass methods (records).
 for _allowed in ALLOWED.values():
-    _allowed.update(("fileio", "cachedir", "entry_points", "model_clients", "path_patterns"))
+    _allowed.update(("fileio", "cachedir", "entry_points", "model_clients", "path_patterns", "records"))
 
 
 # The short public modules, one per engine (README "Public names"); the journal runtime and the prompts are

@@ -132,3 +132,38 @@ def test_a_serial_hook_run_loads_and_runs_only_what_it_needs(project: Path) -> N
                               text=True, timeout=120)
         assert done.returncode == 1, done.stderr  # the clock helper reached from the workflow is a finding
         assert done.stderr.rstrip("\n").split("\n")[-1] == "loaded: ", done.stderr
+
+
+# What a hook run after the first (the cache filled) must not import, whether the named file is unchanged or was
+# just edited (parsed again): ``dataclasses`` (with ``inspect``, ``dis`` and ``tokenize`` under it: the classes a
+# lint run builds are records, ``replaytest.records``), nor ``tokenize`` (only a file with suppression comments
+# needs it).
+WARM_PROBE = """
+import sys
+sys.argv = ["replaytest", *sys.argv[1:]]
+from replaytest.cli import main
+try:
+    main()
+finally:
+    print("loaded: " + " ".join(name for name in ("dataclasses", "inspect", "tokenize") if name in sys.modules),
+          file=sys.stderr)
+"""
+
+
+def test_a_warm_hook_run_imports_no_dataclasses_machinery(project: Path) -> None:
+    (project / "app" / "quiet.py").unlink()  # its suppression comment is read with tokenize on every run
+    arguments = ("lint", "--format", "json", "--whole-project", "--force-exclude", "app/labels.py")
+
+    def probe() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", WARM_PROBE, *arguments], cwd=project, capture_output=True,
+                              text=True, timeout=120)
+
+    cold, warm = probe(), probe()
+    with (project / "app" / "labels.py").open("a", encoding="utf-8") as handle:
+        handle.write("# an edit: the file is read and parsed again\n")
+    edited = probe()
+    for run in (cold, warm, edited):
+        assert run.returncode == 1, run.stderr  # the clock helper reached from the workflow is a finding
+    assert cold.stdout == warm.stdout == edited.stdout
+    assert warm.stderr.rstrip("\n").split("\n")[-1] == "loaded: ", warm.stderr
+    assert edited.stderr.rstrip("\n").split("\n")[-1] == "loaded: ", edited.stderr

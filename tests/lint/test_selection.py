@@ -241,11 +241,13 @@ def test_suppression_comments_are_found_beside_strings_that_look_like_them() -> 
 
 
 def test_other_tools_noqa_comments_cost_no_tokenizer(monkeypatch) -> None:
+    import tokenize
+
     import replaytest.lint.filtering as filtering
 
     tokenized: list[str] = []
-    real = filtering.tokenize.generate_tokens
-    monkeypatch.setattr(filtering.tokenize, "generate_tokens", lambda readline: tokenized.append("x") or real(readline))
+    real = tokenize.generate_tokens  # filtering imports tokenize when it first needs it
+    monkeypatch.setattr(tokenize, "generate_tokens", lambda readline: tokenized.append("x") or real(readline))
     assert filtering.parse_suppressions("import logging  # noqa\nimport readline  # noqa: F401, E501\n") == []
     assert tokenized == []
     assert [s.selectors for s in filtering.parse_suppressions("import time  # noqa: F401, RT101\n")] == [("RT101",)]
