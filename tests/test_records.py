@@ -127,3 +127,55 @@ def test_the_classes_a_lint_run_builds_are_records() -> None:
     config = Config(select=("RT1",))
     assert dataclasses.replace(config, ignore=("RT101",)) == Config(select=("RT1",), ignore=("RT101",))
     assert [f.name for f in dataclasses.fields(Span)] == ["line", "column", "end_line", "end_column"]
+
+
+def _records_of_the_package() -> list[type]:
+    import importlib
+    import pkgutil
+
+    import replaytest
+
+    for module in pkgutil.walk_packages(replaytest.__path__, "replaytest."):
+        try:
+            importlib.import_module(module.name)
+        except ImportError:  # an engine's plugin whose library this environment lacks
+            continue
+    found, stack = [], [Record]
+    while stack:
+        for cls in stack.pop().__subclasses__():
+            stack.append(cls)
+            if cls.__module__.startswith("replaytest.") and cls.__module__ != "replaytest.records":
+                found.append(cls)
+    return found
+
+
+def test_every_record_of_the_package_takes_its_fields_in_order_and_keeps_each_one() -> None:
+    """A record's ``__init__`` is written by hand: it must take exactly its fields, in declaration order, with
+    their defaults (None standing for a factory), and store each argument in its own field — what the generated
+    ``__init__`` of the dataclass did. A field added to the class but not to ``__init__`` fails here."""
+    import inspect
+
+    records = _records_of_the_package()
+    assert len(records) >= 30
+    for cls in records:
+        names = field_names(cls)
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        assert [parameter.name for parameter in parameters] == list(names), cls
+        defaults = {f.name: f for f in dataclasses.fields(cls)}
+        for parameter in parameters:
+            declared = defaults[parameter.name]
+            if declared.default_factory is not dataclasses.MISSING:
+                assert parameter.default is None, (cls, parameter.name)
+            elif declared.default is not dataclasses.MISSING:
+                assert parameter.default == declared.default, (cls, parameter.name)
+            else:
+                assert parameter.default is inspect.Parameter.empty, (cls, parameter.name)
+        markers = {name: object() for name in names}
+        made = cls(**markers)
+        assert all(getattr(made, name) is marker for name, marker in markers.items()), cls
+        required = {name: markers[name] for name in names if defaults[name].default is dataclasses.MISSING
+                    and defaults[name].default_factory is dataclasses.MISSING}
+        bare = cls(**required)
+        for name in names:
+            if defaults[name].default_factory is not dataclasses.MISSING:
+                assert getattr(bare, name) == defaults[name].default_factory(), (cls, name)
