@@ -159,7 +159,7 @@ class FreshRunBackend(LiveBackend):
         self.commands: list[CommandView] = []
         self.last_source: Any = None
         self.unrecorded: list[str] = []  # commands the history recorded no result for (answered None)
-        self.waits_on: str = ""
+        self.unpaid: list[str] = []  # signals no recorded run carried a payload for (delivered with none)
 
     def execute(self, command: Command, thunk: Thunk) -> Any:
         self.last_source = command.source
@@ -180,10 +180,10 @@ class FreshRunBackend(LiveBackend):
             self._append(command, due_at=self.journal.clock())
             return None
         if command.kind == "signal":
+            # The payload a recorded signal of that name carried, else none (as a resume rehearsal delivers it).
             found, payload = _signal_payload(self.history, command.name)
             if not found:
-                self.waits_on = f"signal {command.name!r}, which no recorded run of this type carried"
-                raise _Stop(command)
+                self.unpaid.append(command.name)
             self._append(command, result_json=dumps(payload), result=payload)
             return payload
         found, value = _recorded_result(self.history, command.kind, command.name)
@@ -219,14 +219,15 @@ def fresh_run(history: History, definition: WorkflowDef, patch_ids: Iterable[str
         def made(outcome: str, error: str | None = None, note: str = "") -> Rehearsal:
             if backend.unrecorded:
                 notes.append(f"no recorded result for {', '.join(backend.unrecorded)}: answered None")
+            if backend.unpaid:
+                notes.append(f"signal {', '.join(repr(name) for name in backend.unpaid)} delivered with no payload "
+                             "(no recorded run of this type carried one)")
             return Rehearsal(outcome, delivered, tuple(backend.commands), tuple(backend.decisions), error,
                              as_position(backend.last_source), FRESH_DRIVER, "; ".join([*notes, *filter(None, [note])]))
 
         try:
             outcome = run_workflow(definition, run, backend)
         except _Stop:
-            if backend.waits_on:
-                return made("waits", note=f"the new run waits on {backend.waits_on}")
             return made("continues")
         except JournalDivergence as divergence:
             return made("breaks", str(divergence))
