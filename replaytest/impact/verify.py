@@ -234,12 +234,12 @@ def fresh_run_verdicts(
     only when the check answered True and the command right after it came from the guard's new block (its line
     in the ``if`` body of the guarded ``texts``), or, issued from elsewhere (a helper), is a covered group's
     ``issued`` command (when no group names one: any command the old branch did not issue there)."""
-    source, found = next(iter(fresh_runs.items()), (None, None))
-    run = found.get("run") if found else None
     verdicts = []
     for guard in _distinct([guard for _group, guard in choice]):
         if guard.kind != "patch":
             continue  # a kept name has no check: every run, old and new, calls it by the recorded name
+        source, found = _fresh_run_for(fresh_runs, guard.patch_id)
+        run = found.get("run") if found else None
         groups = [group for group, chosen in choice if chosen is guard]
         new = {(group.issued.kind, group.issued.name) for group in groups if group.issued is not None}
         old = {(view.kind, view.name) for group in groups for view in group.recorded if view is not None} - new
@@ -297,6 +297,15 @@ def fresh_run_verdicts(
             verdicts.append(FreshRun(patch_id, "old path", words, f"the check `{patch_id}` answered True in a new run, "
                                      f"but the run then issued {words}, not the new branch's {expected}", source, driver))
     return verdicts
+
+
+def _fresh_run_for(fresh_runs: dict[Path, dict[str, Any]], patch_id: str) -> tuple[Path | None, dict[str, Any] | None]:
+    """The fresh run (by the history whose input started it) that answered ``patch_id``, else the first one made."""
+    for source, found in fresh_runs.items():
+        run = found.get("run")
+        if isinstance(run, dict) and any(decision.get("patch_id") == patch_id for decision in run.get("patch_decisions", [])):
+            return source, found
+    return next(iter(fresh_runs.items()), (None, None))
 
 
 def _verification(

@@ -70,52 +70,77 @@ def _rehearse_in_flight(
             results[index] = replay_file(result.history_path, replayers, workflows, options)
 
 
-# The most histories of one workflow type whose input a fresh run is tried from, until one reaches the checks.
-MAX_FRESH_SOURCES = 4
+# The most histories per patch id of one workflow type whose input a fresh run is tried from.
+MAX_FRESH_SOURCES = 2
 
 
 def fresh_run_sources(results: Sequence[ReplayResult], patch_ids: Sequence[str]) -> list[list[int]]:
-    """Per workflow type, the indexes of the histories a fresh run may start from, best first: of those that
-    replayed (green or diverged), the ones whose replay met one of ``patch_ids`` (their input leads to the
-    guard), finished before in-flight (a finished input led to a whole run), green before diverged."""
-    wanted = set(patch_ids)
-    ranked: dict[tuple[str, str], list[tuple[tuple[int, int, int], int]]] = {}
+    """Per workflow type, the indexes of the histories a fresh run may start from, in the order to try them: for
+    each of ``patch_ids`` in turn, the (at most ``MAX_FRESH_SOURCES``) histories whose replay met that check (their
+    input leads to the guard), then any history; within each, finished before in-flight (a finished input led to
+    a whole run), green before diverged. Only histories that replayed (green or diverged) start one."""
+    ranked: dict[tuple[str, str], list[tuple[tuple[int, int], int]]] = {}
     for index, result in enumerate(results):
-        if result.status not in ("passed", "diverged"):
-            continue
-        reaches = any(decision.patch_id in wanted for decision in result.patch_decisions)
-        score = (0 if reaches else 1, 0 if result.in_flight is False else 1, 0 if result.status == "passed" else 1)
-        ranked.setdefault((result.engine, result.workflow_type), []).append((score, index))
-    return [[index for _score, index in sorted(entries)][:MAX_FRESH_SOURCES] for entries in ranked.values()]
+        if result.status in ("passed", "diverged"):
+            score = (0 if result.in_flight is False else 1, 0 if result.status == "passed" else 1)
+            ranked.setdefault((result.engine, result.workflow_type), []).append((score, index))
+    orders = []
+    for entries in ranked.values():
+        best = [index for _score, index in sorted(entries)]
+        order: list[int] = []
+        for patch_id in dict.fromkeys(patch_ids):
+            reaching = [index for index in best
+                        if any(decision.patch_id == patch_id for decision in results[index].patch_decisions)]
+            order.extend(index for index in reaching[:MAX_FRESH_SOURCES] if index not in order)
+        order.extend(index for index in best[:MAX_FRESH_SOURCES] if index not in order)
+        orders.append(order)
+    return orders
 
 
 def _rehearse_fresh_runs(
     results: list[ReplayResult], replayers: Sequence[HistoryReplayer], workflows: WorkflowSet, options: ReplayOptions,
 ) -> None:
-    """Rehearse one fresh run per workflow type (``ReplayOptions.fresh_run``) from the input of a history
-    ``fresh_run_sources`` offers: the first whose fresh run answers every patch check asked for (else the
-    first tried) is kept on that history's result. An engine with no patch API leaves it None."""
+    """Rehearse fresh runs of each workflow type (``ReplayOptions.fresh_run``) from the inputs
+    ``fresh_run_sources`` offers, until every patch id asked for has been answered by one: each fresh run that
+    answers an id no earlier one did is kept on its history's result (guards on paths no one input takes, a
+    paid and an unpaid branch, get one each); when none answers any, the first tried is kept, to say so. An
+    engine with no patch API leaves them None."""
     starting = replace(options, fresh_start=True, rehearse=False)
-    wanted = set(options.fresh_run)
     for candidates in fresh_run_sources(results, options.fresh_run):
-        kept: tuple[int, ReplayResult] | None = None
+        unanswered = set(options.fresh_run)
+        first: tuple[int, ReplayResult] | None = None
+        kept = False
         for index in candidates:
-            again = replay_file(results[index].history_path, replayers, workflows, starting)
-            if kept is None:
-                kept = (index, again)
-            fresh = again.fresh_run
-            if fresh is not None and wanted <= {decision.patch_id for decision in fresh.patch_decisions}:
-                kept = (index, again)
+            if not unanswered:
                 break
-            if fresh is None and not any(note.startswith(FRESH_RUN_NOTE_PREFIX) for note in again.notes) \
-                    and again.status != "error":
+            reached = {decision.patch_id for decision in results[index].patch_decisions}
+            if kept and not reached & unanswered:
+                continue  # its input never met an unanswered check: a later candidate's may
+            again = replay_file(results[index].history_path, replayers, workflows, starting)
+            fresh = again.fresh_run
+            answered = {decision.patch_id for decision in fresh.patch_decisions} & unanswered if fresh else set()
+            if answered:
+                _keep(results[index], again)
+                unanswered -= answered
+                kept = True
+            elif first is None:
+                first = (index, again)
+            if fresh is None and again.status != "error" and not _fresh_note(again):
                 break  # an engine with no patch API: no other history would do better
-        assert kept is not None
-        index, again = kept
-        results[index].fresh_run = again.fresh_run
-        results[index].notes.extend(note for note in again.notes if note.startswith(FRESH_RUN_NOTE_PREFIX))
-        if again.status == "error" and again.fresh_run is None:
-            results[index].notes.append(f"{FRESH_RUN_NOTE_PREFIX}: the replay could not run ({again.error})")
+        if not kept and first is not None:
+            _keep(results[first[0]], first[1])
+
+
+def _fresh_note(result: ReplayResult) -> list[str]:
+    return [note for note in result.notes if note.startswith(FRESH_RUN_NOTE_PREFIX)]
+
+
+def _keep(result: ReplayResult, again: ReplayResult) -> None:
+    """Put the fresh run ``again`` made from ``result``'s input on ``result``, with its notes."""
+    result.fresh_run = again.fresh_run
+    result.notes.extend(_fresh_note(again))
+    if again.status == "error" and again.fresh_run is None:
+        result.notes.append(f"{FRESH_RUN_NOTE_PREFIX}: the replay could not run ({again.error})")
 
 
 def _read(path: Path, options: ReplayOptions) -> LoadedHistory | None:

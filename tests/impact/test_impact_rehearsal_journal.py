@@ -228,3 +228,21 @@ def test_a_fresh_run_of_each_guarded_version_issues_after_the_check_what_a_new_w
             worker.run_until_idle()
         rows = [(row.kind, row.name) for _seq, row in sorted(journal.events("run-new").items())]
     assert _after_marker(rows) == said
+
+
+def test_guards_on_branches_no_one_run_takes_each_get_a_fresh_run_from_an_input_that_reaches_it(recorded: Path) -> None:
+    """One input cannot reach a guard in the approved branch and one in the rejected branch: a fresh run is
+    made from an approved run's input and another from the rejected run's, each answering its own check."""
+    version = versions.audit_each_branch_guarded
+    ids = ("dispute-audit-credit", "dispute-audit-rejection")
+    assert PLUGIN.replayer is not None
+    results = replay_many(sorted((recorded / "histories").glob("*.json")), [PLUGIN.replayer],
+                          load_workflows((), None, [version]), ReplayOptions(rehearse=True, fresh_run=ids))
+    made = {result.workflow_id: result.fresh_run for result in results if result.fresh_run is not None}
+    assert sorted(made) == ["dispute-approved-1", "dispute-rejected-1"]
+    answered = {run: [(d.patch_id, d.taken) for d in fresh.patch_decisions] for run, fresh in made.items() if fresh}
+    assert answered == {"dispute-approved-1": [("dispute-audit-credit", True)],
+                        "dispute-rejected-1": [("dispute-audit-rejection", True)]}
+    for fresh in made.values():
+        assert fresh is not None
+        assert _after_marker([(view.kind, view.name) for view in fresh.commands]) == ("step", "write audit log")
