@@ -5,6 +5,7 @@ the text report and exit code of replay results."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,10 +55,15 @@ if TYPE_CHECKING:
 @click.option("--rehearse", is_flag=True,
               help="Also resume each in-flight run that replays green with the engine's own code, one step past "
                    "its history (effects stubbed), and report what the engine does (where the engine allows it).")
+@click.option("--fresh-run", "fresh_run", multiple=True, metavar="PATCH_ID",
+              help="Also start a fresh run of each workflow type with the engine's own code, from the input of "
+                   "one of its histories (a finished one first; effects answered with that history's recorded "
+                   "results), until this patch check is answered and the command after it issued (repeatable; "
+                   "Temporal, DBOS and the journal: the engines with a patch API).")
 def replay(
     paths: tuple[Path, ...], workflow_specs: tuple[str, ...], output_format: str, prompts: PromptPolicy | None,
     prompts_pending: PromptPolicy | None, strict_args: bool | None, hazards: HazardPolicy | None, details: bool,
-    quiet: bool, exclude: tuple[str, ...], force_exclude: bool | None, rehearse: bool,
+    quiet: bool, exclude: tuple[str, ...], force_exclude: bool | None, rehearse: bool, fresh_run: tuple[str, ...],
 ) -> None:
     """Replay history files (or folders of them) against the current code; stop each at its first divergence.
 
@@ -74,7 +80,7 @@ def replay(
     try:
         results = _run_replay(paths, workflow_specs, prompts, strict_args, details, prompts_pending=prompts_pending,
                               show_progress=wanted(quiet), hazards=hazards, exclude=exclude,
-                              force_exclude=force_exclude, selected=selected, rehearse=rehearse)
+                              force_exclude=force_exclude, selected=selected, rehearse=rehearse, fresh_run=fresh_run)
     except _ReplaySetupError as error:
         click.echo(f"error: {_safe(str(error))}", err=True)
         sys.exit(EXIT_ERROR)
@@ -93,7 +99,7 @@ def _run_replay(
     hazards: HazardPolicy | None = None,
     exclude: tuple[str, ...] = (), force_exclude: bool | None = None, selected: list[HistorySelection] | None = None,
     loaded: list[WorkflowSet] | None = None, shard: Shard | None = None, sharded: list[ShardSelection] | None = None,
-    rehearse: bool = False, reads: FileReads | None = None,
+    rehearse: bool = False, reads: FileReads | None = None, fresh_run: Sequence[str] = (),
 ) -> list[ReplayResult]:
     """Load configuration, replayers and the current code once, and replay every history file under PATHS
     (default: the project's replay settings, pytest's ini options first; see ``replay.settings``).
@@ -161,6 +167,7 @@ def _run_replay(
         max_history_bytes=plan.max_history_bytes,
         max_blob_bytes=plan.max_blob_bytes,
         rehearse=rehearse,
+        fresh_run=tuple(fresh_run),
         model_calls=plan.model_calls,
     )
     files = list(iter_history_files(targets))

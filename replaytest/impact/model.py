@@ -29,6 +29,25 @@ class GroupKey:
     line: int | None
 
 
+# The path a guard's patch check sends a new run down (``FreshRun.path``); only ``new path`` verifies a guard.
+FRESH_RUN_PATHS: tuple[str, ...] = ("new path", "old path", "does not reach the guard", "not rehearsed")
+
+
+@dataclass(frozen=True)
+class FreshRun:
+    """A guard's patch check in a **new** run of the guarded code, as the engine's own code ran it from the
+    input of ``history`` (every effect answered with that history's recorded results): ``path`` (one of
+    ``FRESH_RUN_PATHS``), ``command`` (the command the run issued right after the check, ``activity 'charge'``;
+    None when it issued none), ``text`` (why, in a sentence) and ``driver`` (the engine's code that ran it)."""
+
+    patch_id: str
+    path: str
+    command: str | None
+    text: str
+    history: Path | None = None
+    driver: str = ""
+
+
 @dataclass
 class Verification:
     """A guard applied to a temporary copy of the code, and every history of its workflow type replayed
@@ -42,10 +61,14 @@ class Verification:
     # Each in-flight history's path under the guard when the engine resumes it (rehearsed on the guarded
     # code): "new path", "old path", "does not reach the guard in its next step", or "not rehearsed".
     resume: list[tuple[Path, str]] = field(default_factory=list)
+    # Each patch guard's check in a new run of the guarded code (rehearsed by the engine): the guard holds
+    # only when every new run takes the new path. Empty for a guard with no patch check (a kept name).
+    fresh_runs: list[FreshRun] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
-        return self.histories > 0 and self.passed == self.histories
+        return (self.histories > 0 and self.passed == self.histories
+                and all(fresh.path == "new path" for fresh in self.fresh_runs))
 
 
 @dataclass

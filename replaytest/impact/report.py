@@ -46,7 +46,7 @@ def verification_text(verification: Verification | None) -> str:
         return "NOT verified: the guarded code was not replayed"
     if verification.verified:
         return (f"verified: {verification.passed} of {verification.histories} histories replay green"
-                f"{_resume_text(verification)}")
+                f"{_fresh_text(verification)}{_resume_text(verification)}")
     if verification.histories == 0:
         return "NOT verified: no history of this workflow type was replayed against it"
     if verification.failing:
@@ -54,7 +54,21 @@ def verification_text(verification: Verification | None) -> str:
         more = len(verification.failing) - 1
         tail = f" (and {more} more {'history' if more == 1 else 'histories'})" if more else ""
         return f"NOT verified: {display_path(path)} still fails: {why}{tail}"
+    off = next((fresh for fresh in verification.fresh_runs if fresh.path != "new path"), None)
+    if off is not None and verification.passed == verification.histories:
+        words = {"old path": "takes the old path", "not rehearsed": "was not rehearsed"}.get(off.path, off.path)
+        return (f"NOT verified: {verification.passed} of {verification.histories} histories replay green, but a new run "
+                f"of the guarded code {words}: {off.text}")
     return f"NOT verified: {verification.passed} of {verification.histories} histories replay green"
+
+
+def _fresh_text(verification: Verification) -> str:
+    """``; a new run takes the new path (activity 'record_audit' next)``: the engine's fresh run of the guarded code."""
+    if not verification.fresh_runs:
+        return ""
+    commands = [fresh.command for fresh in verification.fresh_runs if fresh.command]
+    issued = f" ({', '.join(commands)} next)" if commands else ""
+    return f"; a new run, as the engine rehearsed it, takes the new path{issued}"
 
 
 def _resume_text(verification: Verification) -> str:
@@ -290,6 +304,8 @@ def _guard_text(group: ImpactGroup, run_ids: dict[Path, str] | None = None, deta
         lines.append(f"    guard     {_guard_head(guard)}: {verification_text(guard.verification)}")
         if guard.verification is not None:
             lines.extend(f"    verify    {note}" for note in guard.verification.notes)
+            lines.extend(f"    fresh run {fresh.path}: {fresh.text}" for fresh in guard.verification.fresh_runs
+                         if fresh.patch_id == guard.patch_id)
             if guard.verification.verified:
                 lines.extend(_resume_runs_text(guard.verification, run_ids or {}, details))
         lines.extend(f"      {line}" for line in guard.diff.splitlines())
@@ -397,6 +413,8 @@ def _group_markdown(number: int, group: ImpactGroup, details: bool) -> list[str]
         lines.append(f"| guard | {_md(_guard_head(guard))}: **{_md(verification_text(guard.verification))}** |")
         if guard.verification is not None:
             lines.extend(f"| verify | {_md(note)} |" for note in guard.verification.notes)
+            lines.extend(f"| fresh run | {_md(fresh.path)}: {_md(fresh.text)} |" for fresh in guard.verification.fresh_runs
+                         if fresh.patch_id == guard.patch_id)
     if group.guard_note:
         lines.append(f"| {'no guard' if guard is None else 'note'} | {_md(group.guard_note)} |")
     lines.append("")
@@ -543,6 +561,24 @@ def _guard_data(guard: Guard) -> dict[str, Any]:
         "resume": [] if verification is None else [
             {"history": display_path(path), "path": path_taken} for path, path_taken in verification.resume
         ],
+        "fresh_run": _fresh_run_data(guard),
+    }
+
+
+def _fresh_run_data(guard: Guard) -> dict[str, Any] | None:
+    """The guard's check in the engine's fresh run of the guarded code; None for a guard with no check (a kept
+    name) or one not verified yet."""
+    verification = guard.verification
+    fresh = None if verification is None else next(
+        (fresh for fresh in verification.fresh_runs if fresh.patch_id == guard.patch_id), None)
+    if fresh is None:
+        return None
+    return {
+        "path": fresh.path,
+        "command": fresh.command,
+        "text": fresh.text,
+        "history": None if fresh.history is None else display_path(fresh.history),
+        "driver": fresh.driver,
     }
 
 

@@ -15,25 +15,33 @@ only when that fails is each replayed alone, to say which one does not hold. A h
 no guard in the candidate (no guard found, or another guard when one is replayed alone) is expected to
 break still; when it does it is left out of the count, and a note says so.
 
-New runs take the new path by construction: the guard's ``if`` branch is the current block, unchanged,
-so a run that records the marker (every run started after the deploy) executes the current code.
+New runs take the new path: rehearsed, not argued. The same child replay starts a fresh run of each workflow
+type with a guard (``replay --fresh-run PATCH_ID``), with the engine's own code, from the input of one of its
+histories (a finished one first), every effect answered with that history's recorded results, until the
+guard's patch check is answered and the command after it issued (``ReplayResult.fresh_run``).
+``fresh_run_verdicts`` reads it: the check answered True and the new branch's first command (a group's
+``issued`` command) came next is ``new path``; anything else (the check answered False, the old branch's
+command came next, the run never reached the check, the fresh run could not be made) keeps the guard from
+being verified, and ``Verification.fresh_runs`` says why.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from replaytest.impact.guards import compose_guards
-from replaytest.impact.model import Guard, ImpactGroup, Verification, WorkflowImpact
+from replaytest.impact.model import FreshRun, Guard, ImpactGroup, Verification, WorkflowImpact
 from replaytest.impact.project_copy import ProjectCopy
 from replaytest.impact.termination import run_child, sigterm_as_interrupt
-from replaytest.replay.divergence import ReplayResult
+from replaytest.replay.divergence import FRESH_RUN_NOTE_PREFIX, ReplayResult
 from replaytest.replay.report import display_path
 
 # Command lines stay well below the kernel's limit (a few MB); more histories take more child replays.
@@ -43,11 +51,15 @@ _MAX_ARGUMENT_BYTES = 512 * 1024
 def replay_in_copy(
     copy: ProjectCopy, histories: Sequence[Path], workflow_specs: Sequence[str], workflows_base: Path,
     timeout_s: float | None = None, rehearsals: dict[Path, dict[str, Any]] | None = None,
+    fresh_run: Sequence[str] = (), fresh_runs: dict[Path, dict[str, Any]] | None = None,
 ) -> dict[Path, str | None]:
     """Replay ``histories`` against the copy in child processes, rehearsing each in-flight run's resume on
     the engine (``replay --rehearse``); for each (resolved) history, None when it replayed green and the
     engine accepted its resume, else why not (the divergence message, the engine's refusal, the error, or
-    the child's failure). ``rehearsals`` receives each rehearsal's JSON by history."""
+    the child's failure). ``rehearsals`` receives each rehearsal's JSON by history. With ``fresh_run`` (patch
+    ids) the child also rehearses a fresh run per workflow type up to those checks (``replay --fresh-run``);
+    ``fresh_runs`` receives, by the history whose input started it, the fresh run's JSON (``{"run": …}``,
+    None when the engine made none) and the child's notes on it (``{"notes": […]}``)."""
     base = workflows_base.resolve()
     cwd = copy.inside(base) if base.is_relative_to(copy.root) else copy.path
     cwd.mkdir(parents=True, exist_ok=True)  # a folder the copy took nothing from is not in it
@@ -59,6 +71,8 @@ def replay_in_copy(
         command = [sys.executable, "-m", "replaytest", "replay", "--format", "json", "--quiet", "--rehearse"]
         for spec in workflow_specs:
             command += ["--workflows", spec]
+        for patch_id in fresh_run:
+            command += ["--fresh-run", patch_id]
         command += [str(path) for path in batch]
         try:
             run = run_child(command, cwd=cwd, env=env, timeout_s=timeout_s)
@@ -77,6 +91,10 @@ def replay_in_copy(
             path = (path if path.is_absolute() else cwd / path).resolve()
             seen.add(path)
             outcome[path] = None if entry["status"] == "passed" else _why(entry)
+            fresh = entry.get("fresh_run")
+            fresh_notes = [note for note in entry.get("notes", []) if note.startswith(FRESH_RUN_NOTE_PREFIX)]
+            if fresh_runs is not None and (isinstance(fresh, dict) or fresh_notes):
+                fresh_runs[path] = {"run": fresh if isinstance(fresh, dict) else None, "notes": fresh_notes}
             rehearsal = entry.get("rehearsal")
             if isinstance(rehearsal, dict):
                 if rehearsals is not None:
@@ -139,10 +157,162 @@ def _resume_paths(
     return paths
 
 
+def _patch_view(view: dict[str, Any]) -> str | None:
+    """The patch id of a fresh run's command when it is a patch marker, else None."""
+    detail = view.get("detail") or {}
+    patch_id = detail.get("patch_id")
+    return patch_id if view.get("kind") in ("patch", "marker") and isinstance(patch_id, str) else None
+
+
+def _command_words(view: dict[str, Any]) -> str:
+    """``activity 'charge' (flow.py:12)``: a fresh run's command as a report names it."""
+    source = (view.get("detail") or {}).get("source")
+    name = view.get("name")
+    words = f"{view.get('kind')} {name!r}" if name else str(view.get("kind"))
+    return f"{words} ({source})" if source else words
+
+
+def _matches(view: dict[str, Any], commands: set[tuple[str, str]]) -> bool:
+    """The command is one of ``commands``; a command a divergence names by kind alone (a Temporal timer: '' there,
+    its sequence number in a rehearsal) matches by kind."""
+    kind, name = str(view.get("kind")), str(view.get("name"))
+    return (kind, name) in commands or (kind, "") in commands
+
+
+@dataclass(frozen=True)
+class GuardBranches:
+    """Where a guard's two blocks are in the guarded file: ``new`` the lines of its ``if <check>:`` body (the
+    current code), ``old`` those of its ``else:`` (the code runs recorded before the change ran)."""
+
+    file_name: str
+    new: tuple[tuple[int, int], ...]
+    old: tuple[tuple[int, int], ...]
+
+    def branch_of(self, source: object) -> str | None:
+        """``new``/``old`` for a command issued at ``source`` (``file.py:12``) inside a block, else None."""
+        if not isinstance(source, str) or ":" not in source:
+            return None
+        name, _, line_text = source.rpartition(":")
+        if name != self.file_name or not line_text.isdigit():
+            return None
+        line = int(line_text)
+        if any(first <= line <= last for first, last in self.new):
+            return "new"
+        if any(first <= line <= last for first, last in self.old):
+            return "old"
+        return None
+
+
+def guard_branches(texts: dict[Path, str], patch_id: str) -> GuardBranches | None:
+    """The blocks of the ``if`` statements whose test names ``patch_id`` (a string literal) in the guarded files;
+    None when no file has one. The ``if`` body is the guard's new block whatever its test says, so a test that
+    sends a new run elsewhere (``if not patched(...)``) shows as a new run issuing from the old block."""
+    for path, text in texts.items():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        new: list[tuple[int, int]] = []
+        old: list[tuple[int, int]] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and any(isinstance(part, ast.Constant) and part.value == patch_id
+                                                for part in ast.walk(node.test)):
+                new.append((node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno))
+                if node.orelse:
+                    old.append((node.orelse[0].lineno, node.orelse[-1].end_lineno or node.orelse[-1].lineno))
+        if new:
+            return GuardBranches(path.name, tuple(new), tuple(old))
+    return None
+
+
+def fresh_run_verdicts(
+    choice: Sequence[tuple[ImpactGroup, Guard]], fresh_runs: dict[Path, dict[str, Any]],
+    texts: dict[Path, str] | None = None,
+) -> list[FreshRun]:
+    """For each patch guard of ``choice``: the path its check sends a new run of the guarded code down, as the
+    engine's fresh run (``ReplayResult.fresh_run``, by the history whose input started it) says. ``new path``
+    only when the check answered True and the command right after it came from the guard's new block (its line
+    in the ``if`` body of the guarded ``texts``), or, issued from elsewhere (a helper), is a covered group's
+    ``issued`` command (when no group names one: any command the old branch did not issue there)."""
+    verdicts = []
+    for guard in _distinct([guard for _group, guard in choice]):
+        if guard.kind != "patch":
+            continue  # a kept name has no check: every run, old and new, calls it by the recorded name
+        source, found = _fresh_run_for(fresh_runs, guard.patch_id)
+        run = found.get("run") if found else None
+        groups = [group for group, chosen in choice if chosen is guard]
+        new = {(group.issued.kind, group.issued.name) for group in groups if group.issued is not None}
+        old = {(view.kind, view.name) for group in groups for view in group.recorded if view is not None} - new
+        patch_id = guard.patch_id
+        if run is None:
+            why = "; ".join(found.get("notes", [])) if found else ""
+            verdicts.append(FreshRun(patch_id, "not rehearsed", None, "the engine's fresh run of the guarded code "
+                                     f"could not be made{f' ({why})' if why else ''}", source))
+            continue
+        driver = str(run.get("driver") or "")
+        answers = [decision for decision in run.get("patch_decisions", []) if decision.get("patch_id") == patch_id]
+        if not answers:
+            how = {"completes": "ended", "waits": "waited", "breaks": "broke", "continues": "stopped"}.get(
+                str(run.get("outcome")), str(run.get("outcome")))
+            detail = run.get("error") or run.get("note")
+            verdicts.append(FreshRun(patch_id, "does not reach the guard", None,
+                                     f"a new run {how} before the check `{patch_id}` was evaluated"
+                                     + (f" ({detail})" if detail else ""), source, driver))
+            continue
+        if not answers[0].get("taken"):
+            verdicts.append(FreshRun(patch_id, "old path", None, f"the check `{patch_id}` answered False in a new run",
+                                     source, driver))
+            continue
+        commands = list(run.get("commands", []))
+        marker = next((index for index, view in enumerate(commands) if _patch_view(view) == patch_id), None)
+        after = None if marker is None else next(
+            (view for view in commands[marker + 1:] if _patch_view(view) is None), None)
+        if after is None:
+            path = "new path" if not new else "does not reach the guard"
+            what = ("the new branch issues nothing there" if not new else
+                    f"it issued no command after it ({run.get('outcome')}), where the new branch issues "
+                    + " or ".join(f"{kind} {name!r}" for kind, name in sorted(new)))
+            verdicts.append(FreshRun(patch_id, path, None, f"the check `{patch_id}` answered True in a new run; {what}",
+                                     source, driver))
+            continue
+        words = _command_words(after)
+        branches = guard_branches(texts or {}, patch_id)
+        branch = branches.branch_of((after.get("detail") or {}).get("source")) if branches is not None else None
+        if branch == "new":
+            verdicts.append(FreshRun(patch_id, "new path", words, f"the check `{patch_id}` answered True in a new run, "
+                                     f"which then issued {words}, from the guard's new block", source, driver))
+        elif branch == "old":
+            verdicts.append(FreshRun(patch_id, "old path", words, f"the check `{patch_id}` answered True in a new run, "
+                                     f"but the run then issued {words}, from the guard's old block: the guard sends "
+                                     "new runs down the old path", source, driver))
+        elif _matches(after, new) or (not new and not _matches(after, old)):
+            verdicts.append(FreshRun(patch_id, "new path", words, f"the check `{patch_id}` answered True in a new run, "
+                                     f"which then issued {words}, the new branch's first command", source, driver))
+        elif _matches(after, old):
+            verdicts.append(FreshRun(patch_id, "old path", words, f"the check `{patch_id}` answered True in a new run, "
+                                     f"but the run then issued {words}, the old branch's command: the guard sends new "
+                                     "runs down the old path", source, driver))
+        else:
+            expected = " or ".join(f"{kind} {name!r}" for kind, name in sorted(new))
+            verdicts.append(FreshRun(patch_id, "old path", words, f"the check `{patch_id}` answered True in a new run, "
+                                     f"but the run then issued {words}, not the new branch's {expected}", source, driver))
+    return verdicts
+
+
+def _fresh_run_for(fresh_runs: dict[Path, dict[str, Any]], patch_id: str) -> tuple[Path | None, dict[str, Any] | None]:
+    """The fresh run (by the history whose input started it) that answered ``patch_id``, else the first one made."""
+    for source, found in fresh_runs.items():
+        run = found.get("run")
+        if isinstance(run, dict) and any(decision.get("patch_id") == patch_id for decision in run.get("patch_decisions", [])):
+            return source, found
+    return next(iter(fresh_runs.items()), (None, None))
+
+
 def _verification(
     choice: Sequence[tuple[ImpactGroup, Guard]], impact: WorkflowImpact, histories: Sequence[Path],
     outcome: dict[Path, str | None], unchecked: int = 0, rehearsals: dict[Path, dict[str, Any]] | None = None,
     in_flight: Sequence[Path] = (), copy_notes: Sequence[str] = (),
+    fresh_runs: dict[Path, dict[str, Any]] | None = None, texts: dict[Path, str] | None = None,
 ) -> Verification:
     """Count the replays of ``histories`` with the guards of ``choice`` (group, the guard tried for it)
     applied; histories of groups no guard of the choice covers that still break are left out, with a note.
@@ -173,7 +343,9 @@ def _verification(
                      "checked before (error, stale) and were not replayed against the guard")
     notes.extend(copy_notes)
     resume = _resume_paths(choice, in_flight, rehearsals or {})
-    return Verification(histories=counted, passed=passed, failing=failing, notes=notes, resume=resume)
+    fresh = fresh_run_verdicts(choice, fresh_runs or {}, texts) if fresh_runs is not None else []
+    return Verification(histories=counted, passed=passed, failing=failing, notes=notes, resume=resume,
+                        fresh_runs=fresh)
 
 
 def _levels(impact: WorkflowImpact) -> list[list[tuple[ImpactGroup, Guard]]]:
@@ -237,10 +409,14 @@ def _verify_each(
         held = False
         for level, choice in enumerate(_levels(impact)):
             guards = _distinct([guard for _, guard in choice])
-            copy.write(compose_guards(guards))
+            texts = compose_guards(guards)
+            copy.write(texts)
             rehearsals: dict[Path, dict[str, Any]] = {}
-            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
-            together = _verification(choice, impact, histories, outcome, unchecked, rehearsals, in_flight, copy_notes)
+            fresh_runs: dict[Path, dict[str, Any]] = {}
+            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals,
+                                     _patch_ids(guards), fresh_runs)
+            together = _verification(choice, impact, histories, outcome, unchecked, rehearsals, in_flight, copy_notes,
+                                     fresh_runs, texts)
             if together.verified:
                 if level and first_failure is not None:
                     together.notes.insert(0, _widened_note(first_failure))
@@ -257,12 +433,20 @@ def _verify_each(
             narrowest[0].verification = first_failure  # already replayed alone, at level 0
             continue
         for guard in narrowest:
-            copy.write(compose_guards([guard]))
+            texts = compose_guards([guard])
+            copy.write(texts)
             rehearsals = {}
-            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals)
+            fresh_runs = {}
+            outcome = replay_in_copy(copy, histories, workflow_specs, workflows_base, timeout_s, rehearsals,
+                                     _patch_ids([guard]), fresh_runs)
             alone = [(group, guard) for group in impact.groups if group.guard is guard]
             guard.verification = _verification(alone, impact, histories, outcome, unchecked, rehearsals, in_flight,
-                                                copy_notes)
+                                                copy_notes, fresh_runs, texts)
+
+
+def _patch_ids(guards: Sequence[Guard]) -> list[str]:
+    """The patch checks the child's fresh run is driven to: those of the patch guards (a kept name has none)."""
+    return list(dict.fromkeys(guard.patch_id for guard in guards if guard.kind == "patch"))
 
 
 def _widened_note(narrow: Verification) -> str:

@@ -54,6 +54,11 @@ class ReplayOptions:
     # Resume every in-flight run that replays green with the engine's own code past the end of its history
     # (``ReplayResult.rehearsal``), where the engine's replayer can: what ``impact`` asks for.
     rehearse: bool = False
+    # Patch ids a fresh run of each workflow type is rehearsed up to (``ReplayResult.fresh_run``): one history
+    # per type (a finished one first) lends its input and its recorded results; what ``impact`` verifies.
+    fresh_run: tuple[str, ...] = ()
+    # Set by the batch on the one history per type whose input the fresh run starts from.
+    fresh_start: bool = False
     # Qualified names a project declares as model calls (RT201's ``calls`` option, the setting lint reads):
     # a recorded step that calls one and recorded no prompt version is named in a note, as for the catalogue's.
     model_calls: tuple[str, ...] = ()

@@ -149,6 +149,10 @@ REHEARSAL_OUTCOMES: tuple[str, ...] = (
 )
 
 
+# How a note about a fresh run's rehearsal (``ReplayResult.fresh_run``) begins, when none could be made.
+FRESH_RUN_NOTE_PREFIX = "fresh run not rehearsed"
+
+
 @dataclass(frozen=True)
 class Rehearsal:
     """A resume rehearsal: an in-flight run resumed on the current code by **the engine's own code**, one
@@ -247,6 +251,12 @@ class ReplayResult:
     # An in-flight run resumed by the engine's own code past the end of its history (``ReplayOptions.rehearse``);
     # None when not asked for, not in flight, or the replay did not reach the end of its history.
     rehearsal: Rehearsal | None = None
+    # A fresh run of the current code rehearsed by the engine's own code from this history's recorded input
+    # (``ReplayOptions.fresh_run``): started from nothing, every effect answered with a result this history
+    # recorded for the same activity/step type, driven until the patch checks asked for are answered and the
+    # command after them issued. ``commands`` holds every command of that run in order (patch markers as
+    # ``patch`` views with ``detail.patch_id``). None when not asked for or the engine has no patch API.
+    fresh_run: Rehearsal | None = None
 
     @property
     def in_flight(self) -> bool | None:

@@ -85,6 +85,8 @@ def render_text(result: ReplayResult, details: bool = False) -> str:
         lines.extend(_divergence_lines(hazard, details))
     if result.rehearsal is not None:
         lines.append(f"  resume rehearsed: {_rehearsal_line(result.rehearsal)}")
+    if result.fresh_run is not None:
+        lines.append(f"  fresh run rehearsed: {_rehearsal_line(result.fresh_run)}")
     if result.redacted:
         shown = ", ".join(result.redacted[:8]) + (f", … ({len(result.redacted)} in all)" if len(result.redacted) > 8 else "")
         lines.append(f"  note: this history was redacted; the code may have read pseudonyms at {shown}")
@@ -281,6 +283,7 @@ def result_data(result: ReplayResult) -> dict[str, Any]:
         "patch_decisions": [patch_decision_data(decision) for decision in result.patch_decisions],
         "prompt_changes": [prompt_change_data(change) for change in result.prompt_changes],
         "rehearsal": None if result.rehearsal is None else rehearsal_data(result.rehearsal),
+        "fresh_run": None if result.fresh_run is None else rehearsal_data(result.fresh_run),
     }
 
 

@@ -172,3 +172,19 @@ def timer_after_wait_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
     if ctx.patched("invoice-dispute-timer"):
         ctx.sleep(60, name="cool off")
     return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="2")
+def audit_each_branch_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    """An audit step in each branch of the decision, each under its own guard: no one run reaches both."""
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    if not decision["approve"]:
+        if ctx.patched("dispute-audit-rejection"):
+            ctx.step("write audit log", write_audit_log, claim, decision)
+        return _reject(ctx, claim)
+    if ctx.patched("dispute-audit-credit"):
+        ctx.step("write audit log", write_audit_log, claim, decision)
+    return _decided(ctx, claim, invoice, decision, recommendation)

@@ -14,6 +14,7 @@ import pytest
 import rehearsal_agent as versions
 from impactkit import record_runs
 
+from replaytest.history import load_history
 from replaytest.impact.grouping import build_report
 from replaytest.impact.resume import resume_groups
 from replaytest.journal import Journal, Timing, Worker
@@ -179,3 +180,69 @@ def test_impact_predicts_each_parked_run_as_the_journal_worker_resumes_it(record
         predicted = tuple(_predicted(results, run, changed) for run in PARKED)
         worker = tuple(_worker_outcome(recorded, tmp_path, version, run, changed) for run in PARKED)
         assert (predicted, worker) == (expected, expected), version.__name__
+
+
+# Each guarded version's patch id: the check a fresh run of that version is driven to.
+GUARD_IDS = {
+    versions.check_before_wait_guarded: "dispute-check-fraud",
+    versions.audit_after_wait_guarded: "dispute-write-audit-log",
+    versions.invoice_renamed_guarded: "invoice-dispute-fetch-invoice",
+    versions.lookups_swapped_guarded: "invoice-dispute-load-payments",
+    versions.escalating_guarded: "invoice-dispute-escalate-to-finance",
+    versions.timer_after_wait_guarded: "invoice-dispute-timer",
+}
+
+
+def _after_marker(commands: list[tuple[str, str]]) -> tuple[str, str] | None:
+    marker = next((index for index, command in enumerate(commands) if command[0] in ("patch", "marker")), None)
+    return None if marker is None or marker + 1 >= len(commands) else commands[marker + 1]
+
+
+@pytest.mark.parametrize("change", list(DIFFERENTIAL))
+def test_a_fresh_run_of_each_guarded_version_issues_after_the_check_what_a_new_worker_run_does(
+    recorded: Path, tmp_path: Path, change: str,
+) -> None:
+    """``replay --fresh-run``: a new run of the guarded code from a recorded run's input, by the worker's own
+    backend with every step stubbed; the journal worker then really starts a new run with that input (and the
+    decision that run recorded) and must record the same command right after the guard's marker."""
+    guarded = DIFFERENTIAL[change][1]
+    patch_id = GUARD_IDS[guarded]
+    workflows = load_workflows((), None, [guarded])
+    assert PLUGIN.replayer is not None
+    results = replay_many(sorted((recorded / "histories").glob("*.json")), [PLUGIN.replayer], workflows,
+                          ReplayOptions(rehearse=True, fresh_run=(patch_id,)))
+    [source] = [result for result in results if result.fresh_run is not None]
+    fresh = source.fresh_run
+    assert fresh is not None and source.in_flight is False  # a finished run's input, first
+    assert [(d.patch_id, d.taken) for d in fresh.patch_decisions] == [(patch_id, True)]
+    said = _after_marker([(view.kind, view.name) for view in fresh.commands])
+    assert said is not None
+
+    history = load_history(source.history_path)
+    decision = next(history.event_result(event) for event in history.events if event.kind == "signal")
+    with Journal(tmp_path / "new.sqlite3", clock=lambda: 1_700_000_500.0) as journal:
+        journal.start(guarded, history.input, run_id="run-new", workflow_id="dispute-new")
+        with Worker(journal, [guarded], timing=Timing(sleep=lambda seconds: None)) as worker:
+            worker.run_until_idle()
+            journal.signal("run-new", "decision", decision)
+            worker.run_until_idle()
+        rows = [(row.kind, row.name) for _seq, row in sorted(journal.events("run-new").items())]
+    assert _after_marker(rows) == said
+
+
+def test_guards_on_branches_no_one_run_takes_each_get_a_fresh_run_from_an_input_that_reaches_it(recorded: Path) -> None:
+    """One input cannot reach a guard in the approved branch and one in the rejected branch: a fresh run is
+    made from an approved run's input and another from the rejected run's, each answering its own check."""
+    version = versions.audit_each_branch_guarded
+    ids = ("dispute-audit-credit", "dispute-audit-rejection")
+    assert PLUGIN.replayer is not None
+    results = replay_many(sorted((recorded / "histories").glob("*.json")), [PLUGIN.replayer],
+                          load_workflows((), None, [version]), ReplayOptions(rehearse=True, fresh_run=ids))
+    made = {result.workflow_id: result.fresh_run for result in results if result.fresh_run is not None}
+    assert sorted(made) == ["dispute-approved-1", "dispute-rejected-1"]
+    answered = {run: [(d.patch_id, d.taken) for d in fresh.patch_decisions] for run, fresh in made.items() if fresh}
+    assert answered == {"dispute-approved-1": [("dispute-audit-credit", True)],
+                        "dispute-rejected-1": [("dispute-audit-rejection", True)]}
+    for fresh in made.values():
+        assert fresh is not None
+        assert _after_marker([(view.kind, view.name) for view in fresh.commands]) == ("step", "write audit log")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from replaytest.impact.model import (
+    FreshRun,
     Guard,
     GroupKey,
     ImpactGroup,
@@ -53,6 +54,15 @@ def report_of(*groups: ImpactGroup, patches: list[PatchUse] | None = None, guida
     return ImpactReport([impact])
 
 
+NEW_PATH = FreshRun("invoice_dispute-audit", "new path", "step 'write audit log' (agent.py:12)",
+                    "the check `invoice_dispute-audit` answered True in a new run, which then issued step 'write audit "
+                    "log' (agent.py:12), from the guard's new block", Path("h/c-1.json"), "the journal worker")
+OLD_PATH = FreshRun("invoice_dispute-audit", "old path", "step 'issue credit note' (agent.py:14)",
+                    "the check `invoice_dispute-audit` answered True in a new run, but the run then issued step 'issue "
+                    "credit note' (agent.py:14), from the guard's old block: the guard sends new runs down the old path",
+                    Path("h/c-1.json"), "the journal worker")
+
+
 def test_a_verified_guard_in_every_format() -> None:
     report = report_of(group([run("p-1", "parked")], [run("c-1")], guard(Verification(5, 5))))
     text = render_text(report)
@@ -74,7 +84,37 @@ def test_a_verified_guard_in_every_format() -> None:
         "verified": {"histories": 5, "passed": 5, "ok": True, "failing": []},
         "verification": "verified: 5 of 5 histories replay green",
         "resume": [],
+        "fresh_run": None,
     }
+
+
+def test_a_guard_whose_new_runs_take_the_new_path_says_so_and_names_the_command() -> None:
+    report = report_of(group([run("p-1", "parked")], [run("c-1")], guard(Verification(5, 5, fresh_runs=[NEW_PATH]))))
+    lines = render_text(report).splitlines()
+    assert ("    guard     journal patch 'invoice_dispute-audit' in app/agent.py (invoice_dispute): verified: 5 of 5 "
+            "histories replay green; a new run, as the engine rehearsed it, takes the new path (step 'write audit log' "
+            "(agent.py:12) next)") in lines
+    assert f"    fresh run new path: {NEW_PATH.text}" in lines
+    assert any(line.startswith("| fresh run | new path: the check ") and "write audit log" in line
+               for line in render_markdown(report).splitlines())
+    data = json.loads(json.dumps(impact_data(report)))
+    assert data["workflows"][0]["groups"][0]["guard"]["fresh_run"] == {
+        "path": "new path", "command": "step 'write audit log' (agent.py:12)", "text": NEW_PATH.text,
+        "history": "h/c-1.json", "driver": "the journal worker",
+    }
+    assert data["workflows"][0]["groups"][0]["guard"]["verified"]["ok"] is True
+
+
+def test_a_guard_whose_new_runs_take_the_old_path_is_not_verified_though_every_history_replays_green() -> None:
+    verification = Verification(5, 5, fresh_runs=[OLD_PATH])
+    assert not verification.verified
+    report = report_of(group([run("p-1", "parked")], [run("c-1")], guard(verification)))
+    assert ("    guard     journal patch 'invoice_dispute-audit' in app/agent.py (invoice_dispute): NOT verified: 5 of "
+            f"5 histories replay green, but a new run of the guarded code takes the old path: {OLD_PATH.text}"
+            ) in render_text(report).splitlines()
+    guard_data = json.loads(json.dumps(impact_data(report)))["workflows"][0]["groups"][0]["guard"]
+    assert guard_data["verified"]["ok"] is False
+    assert guard_data["fresh_run"]["path"] == "old path"
 
 
 def test_a_verified_guard_says_which_path_each_in_flight_run_takes_on_resume() -> None:

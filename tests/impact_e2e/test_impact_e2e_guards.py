@@ -5,6 +5,9 @@ guarded code on the real engine takes the new path and records the patch marker.
 
 from __future__ import annotations
 
+import base64
+import json
+
 import impact_dbos_kit
 import impact_temporal_kit
 import pytest
@@ -40,9 +43,10 @@ DBOS_RESUME = {"audit_after_review": "new path", "lookup_first": "old path", "es
 RESUME_TEXT = {"new path": "2 in-flight runs take the new path", "old path": "2 in-flight runs take the old path"}
 
 
-def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str, resume: str) -> str:
-    """The change's one guard: shown verified on every recorded run, with the path the parked runs take on
-    resume, then applied with ``--fix``; its patch id."""
+def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str, resume: str) -> tuple[str, dict]:
+    """The change's one guard: shown verified on every recorded run, with the path a new run takes (the
+    engine's fresh run of the guarded code) and the path the parked runs take on resume, then applied with
+    ``--fix``; its patch id and its ``fresh_run``."""
     kit.switch(change)
     code, _, workflow = impact_json(kit, "--base", kit.base)
     assert code == 1
@@ -51,7 +55,11 @@ def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str, resum
     assert guard is not None, group["guard_note"]
     assert (guard["engine"], guard["path"]) == (kit.engine, kit.code_file)
     assert guard["verified"] == {"histories": 5, "passed": 5, "ok": True, "failing": []}
-    assert guard["verification"] == ("verified: 5 of 5 histories replay green; on resume of the guarded code, as "
+    fresh = guard["fresh_run"]
+    assert fresh is not None and fresh["path"] == "new path", fresh
+    assert fresh["history"].startswith("histories/") and fresh["command"], fresh
+    assert guard["verification"] == ("verified: 5 of 5 histories replay green; a new run, as the engine rehearsed it, "
+                                     f"takes the new path ({fresh['command']} next); on resume of the guarded code, as "
                                      f"the engine rehearsed it: {RESUME_TEXT[resume]}")
     assert sorted(entry["path"] for entry in guard["resume"]) == [resume, resume]
     assert guard["diff"].startswith("---"), guard["diff"]
@@ -68,28 +76,72 @@ def verified_guard_applied(kit: ScenarioKit, change: str, guard_call: str, resum
     assert f'{guard_call}("{patch_id}")' in (kit.root / kit.code_file).read_text()
     code, results = replay_json(kit)
     assert (code, {run: r["status"] for run, r in results.items()}) == (0, dict.fromkeys(kit.run_ids, "passed"))
-    return patch_id
+    return patch_id, fresh
+
+
+def _named(fresh: dict) -> str:
+    """The name in a fresh run's command (``activity 'record_audit' (disputes.py:88)``)."""
+    return str(fresh["command"]).split("'")[1]
+
+
+def _temporal_source(kit: ScenarioKit, fresh: dict) -> tuple[float, str]:
+    """The amount and the review decision of the recorded run whose input impact's fresh run started from."""
+    events = json.loads((kit.root / fresh["history"]).read_text())["events"]
+    [dispute] = [json.loads(base64.b64decode(payload["data"]))
+                 for payload in events[0]["workflowExecutionStartedEventAttributes"]["input"]["payloads"]]
+    [decision] = [json.loads(base64.b64decode(event["workflowExecutionSignaledEventAttributes"]["input"]["payloads"][0]["data"]))
+                  for event in events if "workflowExecutionSignaledEventAttributes" in event]
+    return dispute["amount"], decision
+
+
+def _temporal_after_marker(history: dict, patch_id: str) -> str:
+    """The activity the server scheduled first after the guard's patch marker."""
+    names = []
+    for event in history["events"]:
+        if "activityTaskScheduledEventAttributes" in event:
+            names.append(event["activityTaskScheduledEventAttributes"]["activityType"]["name"])
+        elif impact_temporal_kit.patch_markers({"events": [event]}) == [patch_id]:
+            names.append("<marker>")
+    return names[names.index("<marker>") + 1]
+
+
+def _dbos_source(kit: ScenarioKit, fresh: dict) -> tuple[float, str]:
+    history = json.loads((kit.root / fresh["history"]).read_text())
+    [dispute] = history["input"]["args"]
+    [decision] = [event["result"] for event in history["events"] if event["name"] == "DBOS.recv"]
+    return dispute["amount"], decision
 
 
 @pytest.mark.temporal_server
 @pytest.mark.slow
 @pytest.mark.parametrize("change", list(TEMPORAL_NEW_PATH))
 def test_temporal_guard_verifies_applies_and_marks_new_runs(temporal_kit: ScenarioKit, change: str) -> None:
-    patch_id = verified_guard_applied(temporal_kit, change, "workflow.patched", TEMPORAL_RESUME[change])
+    patch_id, fresh = verified_guard_applied(temporal_kit, change, "workflow.patched", TEMPORAL_RESUME[change])
     amount, activities = TEMPORAL_NEW_PATH[change]
     _, history = impact_temporal_kit.fresh_run(temporal_kit, f"dispute-guarded-{change}", "approve", amount)
     assert impact_temporal_kit.patch_markers(history) == [patch_id]
     assert impact_temporal_kit.scheduled_activities(history) == activities
+    # The server runs a new dispute with the input and decision impact's fresh run started from: the activity it
+    # schedules right after the guard's marker is the command impact's fresh run issued after the check.
+    amount, decision = _temporal_source(temporal_kit, fresh)
+    _, same_input = impact_temporal_kit.fresh_run(temporal_kit, f"dispute-fresh-{change}", decision, amount)
+    assert _temporal_after_marker(same_input, patch_id) == _named(fresh)
 
 
 @pytest.mark.parametrize("change", list(DBOS_NEW_PATH))
 def test_dbos_guard_verifies_applies_and_marks_new_runs(dbos_kit: ScenarioKit, change: str) -> None:
-    patch_id = verified_guard_applied(dbos_kit, change, "DBOS.patch", DBOS_RESUME[change])
+    patch_id, fresh = verified_guard_applied(dbos_kit, change, "DBOS.patch", DBOS_RESUME[change])
     amount, operations = DBOS_NEW_PATH[change]
     _, history_file = impact_dbos_kit.fresh_run(dbos_kit, f"dispute-guarded-{change}", "approve", amount)
     assert impact_dbos_kit.step_names(history_file) == [
         f"patched {patch_id}" if name == "patched" else name for name in operations
     ]
+    # DBOS runs a new dispute with the input and decision impact's fresh run started from: the operation it
+    # records right after the guard's patch marker is the command impact's fresh run issued after the check.
+    amount, decision = _dbos_source(dbos_kit, fresh)
+    _, same_input = impact_dbos_kit.fresh_run(dbos_kit, f"dispute-fresh-{change}", decision, amount)
+    names = impact_dbos_kit.step_names(same_input)
+    assert names[names.index(f"patched {patch_id}") + 1] == _named(fresh)
 
 
 # The threads each LangGraph change leaves needing a version stamp: (in flight, finished).

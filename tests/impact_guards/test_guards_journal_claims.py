@@ -160,6 +160,12 @@ def test_the_guard_for_a_change_verifies_applies_and_keeps_every_run(tmp_path: P
     assert [(event.kind, event.name) for event in fresh.events] == change.fresh_path
     [marker] = [event for event in fresh.events if event.kind == "marker"]
     assert marker.patch_id == change.patch_id
+    # The verification's fresh run, made by the journal worker's own backend, said so before the deploy: the
+    # check answered True and the command after it is the one the worker ran after the marker.
+    after_marker = fresh.events[fresh.events.index(marker) + 1]
+    [said] = guard.verification.fresh_runs
+    assert (said.patch_id, said.path) == (change.patch_id, "new path")
+    assert said.command is not None and said.command.startswith(f"{after_marker.kind} {after_marker.name!r}")
 
 
 def test_a_parked_run_resumed_on_the_guarded_code_takes_the_new_path(tmp_path: Path) -> None:
@@ -273,3 +279,67 @@ def test_guards_that_fail_together_are_replayed_alone_and_only_the_verified_one_
     assert guards_diff(impacts) == paid.diff
     apply_guards(impacts)
     assert repo.module_path.read_text() == paid.guarded_text
+
+
+def _negated(texts: dict[Path, str]) -> dict[Path, str]:
+    """The guarded files with every guard's check negated: ``if not ctx.patched(…)``, the mistake of a guard
+    that sends the runs recorded before the change down the new block and new runs down the old one."""
+    return {path: text.replace("if ctx.patched(", "if not ctx.patched(") for path, text in texts.items()}
+
+
+def test_a_guard_that_sends_new_runs_down_the_old_path_is_not_verified_though_every_history_replays_green(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The parked claims are the only histories kept (the finished ones pruned): they have not reached the
+    budget check, so a negated guard replays them green and the engine accepts their resume. Only the engine's
+    fresh run of the guarded code shows that a claim started after the deploy skips the budget check, which the
+    journal worker confirms by running one."""
+    from replaytest.impact import verify
+
+    repo = make_repo(tmp_path)
+    _version_2(repo, INSERTED_AFTER_WAIT)
+    results = repo.replay_all()
+    impacts = impacts_of(results)
+    attach_guards(impacts, results, root=repo.root, base_rev=None, workflow_specs=[SPEC], workflows_base=repo.root,
+                  verify=False)
+    [group] = impacts[0].groups
+    guard = group.guard
+    assert guard is not None and guard.patch_id == "expense-claim-check-budget"
+    parked = [result for result in results if result.in_flight]
+    assert sorted(result.workflow_id or "" for result in parked) == ["claim-parked-hotel", "claim-parked-taxi"]
+
+    # The guard as written: verified on the parked claims alone, new runs taking the new path.
+    verify.verify_impacts(impacts, parked, root=repo.root, workflow_specs=[SPEC], workflows_base=repo.root)
+    assert guard.verification is not None and guard.verification.verified
+    name = repo.module_path.name
+    budget = _line_of(guard.guarded_text, 'ctx.step("check budget"')
+    assert [(fresh.path, fresh.command) for fresh in guard.verification.fresh_runs] == [
+        ("new path", f"step 'check budget' ({name}:{budget})")]
+
+    # Negated: both parked claims still replay green and resume, but a new claim takes the old path. (No kept
+    # history carries a manager decision, so the fresh run's wait gets none: the claim is rejected.)
+    real = verify.compose_guards
+    monkeypatch.setattr(verify, "compose_guards", lambda guards: _negated(real(guards)))
+    guard.verification = None
+    verify.verify_impacts(impacts, parked, root=repo.root, workflow_specs=[SPEC], workflows_base=repo.root)
+    verification = guard.verification
+    assert verification is not None
+    assert (verification.histories, verification.passed, verification.failing) == (2, 2, [])
+    [fresh] = verification.fresh_runs
+    rejection = _line_of(guard.guarded_text, 'ctx.step("explain rejection"')
+    assert (fresh.path, fresh.command) == ("old path", f"step 'explain rejection' ({name}:{rejection})")
+    assert not verification.verified
+
+    # The journal worker runs a claim on the negated guard: the marker, then the old path's rejection letter.
+    negated = repo.module_path.with_name("claims_negated.py")
+    negated.write_text(_negated({repo.module_path: guard.guarded_text})[repo.module_path], encoding="utf-8")
+    run = run_fresh(negated, tmp_path / "negated.sqlite3", CLAIMS["paid"] | {"id": "C-10"}, {"approved": False})
+    kinds = [(event.kind, event.name) for event in run.events]
+    assert ("step", "check budget") not in kinds
+    assert kinds[kinds.index(("marker", "patched")) + 1] == ("step", "explain rejection")
+
+
+def _line_of(text: str, fragment: str) -> int:
+    [number] = [number for number, line in enumerate(text.splitlines(), 1) if fragment in line]
+    return number
+

@@ -67,6 +67,7 @@ from replaytest.prompts import (
 )
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import (
+    FRESH_RUN_NOTE_PREFIX,
     Divergence,
     PatchDecision,
     Rehearsal,
@@ -533,6 +534,153 @@ class _Operations:
         return rebuild_exception(event.extra.get("exception"), where, self.rebuilder)
 
 
+class _FreshRunStop(BaseException):
+    """A fresh run reached the command after the patch checks it was driven to (or a wait nothing answers)."""
+
+
+class _FreshOperations:
+    """Answers DBOS's checks for a **new** run of the current code (``ReplayOptions.fresh_run``): nothing is
+    recorded, so ``DBOS.patch`` writes its marker and answers True (``deprecate_patch`` False), as DBOS's
+    ``SystemDatabase.patch`` does for a new run; each step, transaction, recv or getEvent is answered with the
+    result the history recorded for the same operation name (its body never runs); once every wanted patch id
+    has been answered, the next operation is recorded and stops the run before it runs."""
+
+    def __init__(self, history: History, rebuilder: Rebuilder, workflow_names: set[str], patch_ids: Sequence[str]) -> None:
+        self.history = history
+        self.rebuilder = rebuilder
+        self.workflow_names = workflow_names
+        self.wanted = set(patch_ids)
+        self.commands: list[Issued] = []
+        self.positions: list[int] = []
+        self.decisions: list[PatchDecision] = []
+        self.unrecorded: list[str] = []
+        self.waits_on = ""
+        self.last_source: SourcePosition | None = None
+
+    def _issue(self, function_id: int, function_name: str) -> Issued:
+        kind = event_kind(function_name, function_name in self.workflow_names)
+        command = Issued(kind, function_name, source=_issuing_line())
+        self.commands.append(command)
+        self.positions.append(function_id)
+        self.last_source = command.source
+        if self.wanted and self.wanted <= {decision.patch_id for decision in self.decisions}:
+            raise _FreshRunStop()
+        return command
+
+    def _same_name(self, function_name: str) -> Event | None:
+        events = [event for event in self.history.events if event.name == function_name]
+        return next((event for event in reversed(events) if event.error is None), events[-1] if events else None)
+
+    def recorded(self, function_id: int, function_name: str) -> tuple[Any, BaseException | None, str | None]:
+        command = self._issue(function_id, function_name)
+        event = self._same_name(function_name)
+        if event is None:
+            if function_name in ("DBOS.recv", "DBOS.getEvent"):
+                self.waits_on = f"{function_name}, which no recorded operation of this run answered"
+                raise _FreshRunStop()
+            if function_name not in _WAITS and function_name != "DBOS.sleep":
+                self.unrecorded.append(f"{command.kind} {function_name!r}")
+            return None, None, None
+        child = event.extra.get("child_workflow_id") if event.kind == "child-workflow" else None
+        try:
+            if event.error is not None:
+                return None, rebuild_exception(event.extra.get("exception"), f"{function_name}", self.rebuilder), child
+            return self.rebuilder.rebuild(self.history.event_result(event)), None, child
+        except CannotReplay:
+            raise
+        except Exception as error:  # a recorded value the current code cannot rebuild
+            raise CannotReplay(f"{function_name}: recorded result: {error}") from None
+
+    def skip(self, function_id: int, function_name: str) -> None:
+        pass  # a new run writes its wait's timeout sleep; nothing to consume
+
+    def patched(self, function_id: int, patch_name: str, deprecated: bool) -> bool:
+        patch_id = patch_name[len(PATCH_PREFIX) :]
+        source = _issuing_line()
+        self.last_source = source
+        decision = PatchDecision(patch_id, not deprecated, function_id, as_position(source), deprecated)
+        self.decisions.append(decision)
+        if not deprecated:
+            self.commands.append(Issued("marker", PATCH_MARKER, patch_id=patch_id, source=source))
+            self.positions.append(function_id)
+        return decision.taken
+
+    def name_at(self, function_id: int) -> str | None:
+        return None  # nothing is recorded for a new run
+
+    def child_result(self, child_workflow_id: str) -> tuple[Any, BaseException | None]:
+        waits = [event for event in self.history.events if event.name == "DBOS.getResult"]
+        event = next((event for event in waits if event.extra.get("child_workflow_id") == child_workflow_id),
+                     waits[-1] if waits else None)
+        self._issue(-1, "DBOS.getResult")
+        if event is None:
+            self.waits_on = "a child workflow whose result no recorded operation of this run holds"
+            raise _FreshRunStop()
+        if event.error is not None:
+            return None, rebuild_exception(event.extra.get("exception"), "DBOS.getResult", self.rebuilder)
+        return self.rebuilder.rebuild(self.history.event_result(event)), None
+
+    def finished(self, output: Any, error: BaseException | None) -> None:
+        pass
+
+    def rehearsal(self, outcome: str, version: str, error: str | None = None, note: str = "") -> Rehearsal:
+        notes = [note] if note else []
+        if self.unrecorded:
+            notes.append(f"no recorded result for {', '.join(self.unrecorded)}: answered None")
+        commands = tuple(command.view(position, with_source=True) for command, position in zip(self.commands, self.positions))
+        new = [command for command in self.commands if command.kind != "marker"]
+        return Rehearsal(
+            outcome=outcome,
+            delivered="a new run with the recorded input; each operation answered with the result this history "
+                      "recorded for the same operation name",
+            commands=commands,
+            patch_decisions=tuple(self.decisions),
+            error=error,
+            source=as_position(new[-1].source if new else self.last_source),
+            driver=f"dbos {version}: its workflow wrappers from function id 0 on replaytest's system-database stand-in "
+                   "(a new run; no effect ran)",
+            note="; ".join(notes),
+        )
+
+
+def _fresh_run(history: History, function: Any, workflows: WorkflowSet, rebuilder: Rebuilder,
+               patch_ids: Sequence[str]) -> Rehearsal:
+    """A new run of ``function`` with the input of ``history``, driven by DBOS's own wrappers on the stand-in
+    (``_FreshOperations``), under the runtime guards."""
+    from replaytest.plugins.dbos import internals
+    from replaytest.plugins.dbos.values import RebuildError
+
+    version = internals.installed_dbos()
+    document = history.input if isinstance(history.input, dict) else {}
+    try:
+        args = rebuilder.rebuild(document.get("args", []))
+        kwargs = rebuilder.rebuild(document.get("kwargs", {}))
+    except RebuildError as error:
+        raise CannotReplay(f"recorded input: {error}") from None
+    target = internals.bound_target(function, document.get("class_name"), document.get("config_name"))
+    original = getattr(function, "__wrapped__", function)
+    modules = orchestration_modules([original, *[o for o in workflows.objects if not isinstance(o, DBOSReplayConfig)]])
+    bodies = plain_functions(internals.step_bodies([module.__dict__ for module in modules]))
+    operations = _FreshOperations(history, rebuilder, set(internals.registered_workflow_names()), patch_ids)
+    with guarded(modules, lambda: 0, bodies) as guard:
+        with internals.replaying(history.workflow.id, operations) as call:
+            try:
+                call(function, *target, *args, **kwargs)
+            except _FreshRunStop:
+                if operations.waits_on:
+                    return operations.rehearsal("waits", version, note=f"the new run waits on {operations.waits_on}")
+                return operations.rehearsal("continues", version)
+            except NondeterministicCall:
+                stopped = guard.stopped
+                where = f" at {stopped.source.path}:{stopped.source.line}" if stopped is not None and stopped.source else ""
+                return operations.rehearsal("breaks", version, f"the new run made an effect the runtime guards stopped{where}")
+            except CannotReplay:
+                raise
+            except Exception as error:  # the workflow's own failure
+                return operations.rehearsal("completes", version, note=f"the new run fails: {type(error).__name__}: {error}")
+    return operations.rehearsal("completes", version)
+
+
 def _remember_waits(history: History) -> None:
     """Offer what this run's recv/getEvent calls returned to the rehearsals of its batch (``replay.rehearsal``):
     a parked run of the same workflow type is resumed with it (typed JSON, rebuilt only when delivered)."""
@@ -652,6 +800,12 @@ class DBOSReplayer(NeutralReplayer):
         from replaytest.plugins.dbos.values import Rebuilder
 
         rebuilder = Rebuilder()
+        if options.fresh_start:
+            try:
+                result.fresh_run = _fresh_run(history, function, workflows, rebuilder, options.fresh_run)
+            except (CannotReplay, internals.UnsupportedOperation) as error:
+                result.notes.append(f"{FRESH_RUN_NOTE_PREFIX}: {error}")
+            return result
         try:
             divergence, prompts = self._run(history, function, workflows, options, result, rebuilder)
         except CannotReplay as error:

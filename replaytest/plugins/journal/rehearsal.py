@@ -139,3 +139,103 @@ def rehearse(history: History, definition: WorkflowDef, objects: Iterable[Any] =
     finally:
         journal.close()
 
+
+
+FRESH_DRIVER = "replaytest journal worker (LiveBackend) on a scratch store, from an empty journal"
+
+
+class FreshRunBackend(LiveBackend):
+    """The worker's ``LiveBackend`` running a new run: nothing is recorded, so a patch check writes its marker
+    and answers as the worker does; each step or model call is answered with the result the history recorded
+    for the same command (its thunk never runs), a timer fires at once, a signal wait gets the payload the
+    history recorded for it. Once every patch id of ``patch_ids`` has been answered, the next command stops
+    the run before its thunk: the command the new run issues after the guard."""
+
+    def __init__(self, journal: Journal, claim: Claim, history: History, patch_ids: Iterable[str]) -> None:
+        super().__init__(journal, claim, _LEASE_S)
+        self.history = history
+        self.wanted = set(patch_ids)
+        self.decisions: list[PatchDecision] = []
+        self.commands: list[CommandView] = []
+        self.last_source: Any = None
+        self.unrecorded: list[str] = []  # commands the history recorded no result for (answered None)
+        self.unpaid: list[str] = []  # signals no recorded run carried a payload for (delivered with none)
+
+    def execute(self, command: Command, thunk: Thunk) -> Any:
+        self.last_source = command.source
+        if command.kind == "marker" and command.name == PATCH_MARKER:
+            taken = bool(super().execute(command, thunk))
+            self.decisions.append(PatchDecision(
+                command.patch_id or "", taken, command.seq, as_position(command.source), command.deprecated,
+            ))
+            self.commands.append(CommandView("patch", "", position=command.seq,
+                                             detail={"patch_id": command.patch_id or ""}))
+            return taken
+        where = as_position(command.source)
+        source = {"source": f"{where.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{where.line}"} if where else {}
+        self.commands.append(CommandView(command.kind, command.name, position=command.seq, detail=source))
+        if self.wanted and self.wanted <= {decision.patch_id for decision in self.decisions}:
+            raise _Stop(command)
+        if command.kind == "timer":
+            self._append(command, due_at=self.journal.clock())
+            return None
+        if command.kind == "signal":
+            # The payload a recorded signal of that name carried, else none (as a resume rehearsal delivers it).
+            found, payload = _signal_payload(self.history, command.name)
+            if not found:
+                self.unpaid.append(command.name)
+            self._append(command, result_json=dumps(payload), result=payload)
+            return payload
+        found, value = _recorded_result(self.history, command.kind, command.name)
+        if not found:
+            self.unrecorded.append(f"{command.kind} {command.name!r}")
+        return super().execute(command, lambda: value)
+
+
+def _recorded_result(history: History, kind: str, name: str) -> tuple[bool, Any]:
+    """The result the history recorded for the last command of this kind and name (a failed one's is None)."""
+    for event in reversed(history.events):
+        if event.kind == kind and event.name == name and event.error is None:
+            return True, history.event_result(event) if event.result is not None or event.result_ref is not None else None
+    return False, None
+
+
+def fresh_run(history: History, definition: WorkflowDef, patch_ids: Iterable[str]) -> Rehearsal:
+    """A new run of ``definition`` from the input of ``history``, by the journal's own worker backend on a scratch
+    store (``FreshRunBackend``), up to the command after the patch checks of ``patch_ids``. Call it under the
+    runtime guards (the workflow code runs); it never runs a step body."""
+    journal = Journal(":memory:", clock=lambda: _LATER)
+    try:
+        run_id = f"fresh-{history.workflow.run_id or history.workflow.id}"
+        journal.start(definition.fn, history.input, run_id=run_id, workflow_id=f"fresh-{history.workflow.id}")
+        claim = journal.claim("fresh-run", _LEASE_S, run_id)
+        assert claim is not None  # a fresh running run is always ready
+        run = RunInfo(workflow_type=definition.name, workflow_id=f"fresh-{history.workflow.id}", run_id=run_id,
+                      input=history.input, code_version=definition.version)
+        backend = FreshRunBackend(journal, claim, history, patch_ids)
+        delivered = "a new run with the recorded input; each step answered with the result this history recorded for it"
+        notes: list[str] = []
+
+        def made(outcome: str, error: str | None = None, note: str = "") -> Rehearsal:
+            if backend.unrecorded:
+                notes.append(f"no recorded result for {', '.join(backend.unrecorded)}: answered None")
+            if backend.unpaid:
+                notes.append(f"signal {', '.join(repr(name) for name in backend.unpaid)} delivered with no payload "
+                             "(no recorded run of this type carried one)")
+            return Rehearsal(outcome, delivered, tuple(backend.commands), tuple(backend.decisions), error,
+                             as_position(backend.last_source), FRESH_DRIVER, "; ".join([*notes, *filter(None, [note])]))
+
+        try:
+            outcome = run_workflow(definition, run, backend)
+        except _Stop:
+            return made("continues")
+        except JournalDivergence as divergence:
+            return made("breaks", str(divergence))
+        except StepFailed as failure:
+            return made("completes", note=f"the new run fails: {failure}")
+        if outcome.status == "parked":
+            return made("waits")
+        note = "" if outcome.status != "failed" or outcome.error is None else f"the new run fails: {outcome.error.message}"
+        return made("completes", note=note)
+    finally:
+        journal.close()

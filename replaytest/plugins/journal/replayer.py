@@ -17,7 +17,7 @@ import ast
 import gc
 import os
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -123,6 +123,10 @@ class JournalReplayer(NeutralReplayer):
                 f"known types: {', '.join(known) or workflows.none_found('configure replay_workflows')}"
             )
             return result
+        if options.fresh_start:
+            result.fresh_run = _fresh_run(history, definition, orchestration_modules([definition.fn, *workflows.objects]),
+                                          options.fresh_run)
+            return result
         events = RecordedEvents(history.events, _recorded)
         waiting = (history.waiting.kind, history.waiting.name) if history.waiting is not None else None
         current = prompt_manifest(definition.fn)
@@ -197,6 +201,21 @@ def _rehearsal(history: History, definition: Any, modules: list[types.ModuleType
             where = f" at {stopped.source.path}:{stopped.source.line}" if stopped is not None and stopped.source else ""
             return Rehearsal("breaks", error=f"the resumed run made an effect the runtime guards stopped{where}",
                              driver=DRIVER)
+
+
+def _fresh_run(history: History, definition: Any, modules: list[types.ModuleType], patch_ids: Sequence[str]) -> Rehearsal:
+    """A new run from the history's input by the journal's own worker backend (``journal.rehearsal.fresh_run``),
+    under the runtime guards: an effect the workflow code makes itself is stopped there too."""
+    from replaytest.plugins.journal.rehearsal import FRESH_DRIVER, fresh_run
+
+    with guarded(modules, lambda: 0, step_bodies(modules)) as guard:
+        try:
+            return fresh_run(history, definition, patch_ids)
+        except NondeterministicCall:
+            stopped = guard.stopped
+            where = f" at {stopped.source.path}:{stopped.source.line}" if stopped is not None and stopped.source else ""
+            return Rehearsal("breaks", error=f"the new run made an effect the runtime guards stopped{where}",
+                             driver=FRESH_DRIVER)
 
 
 # A parked history exported before the journal recorded its pending wait.

@@ -527,3 +527,71 @@ def _patch_notes(calls: Sequence[PatchCall]) -> list[str]:
 def _where(call: PatchCall) -> str:
     assert call.source is not None
     return f"{call.source.path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{call.source.line}"
+
+
+# The most workflow tasks a fresh run is driven through (each is one replay of a prefix of the history).
+MAX_FRESH_TASKS = 64
+FRESH_DRIVER = "temporalio {version} Replayer: the recorded start and a first workflow task, then one task at a time"
+
+
+def fresh_run(
+    history: WorkflowHistory,
+    replay: Callable[[WorkflowHistory], tuple[Any, WorkflowTrace]],
+    decisions: Callable[[Sequence[PatchCall], WorkflowHistory], list[PatchDecision]],
+    patch_ids: Sequence[str],
+) -> tuple[Rehearsal | None, str | None]:
+    """A new run of the current code, as temporalio's own ``Replayer`` runs it, from the input of ``history``:
+    the history cut right after its first ``WorkflowTaskStarted`` (its start events and a first task, which
+    sdk-core runs with ``is_replaying`` False, so ``workflow.patched`` answers True as a new run's worker
+    would); while a patch id of ``patch_ids`` has not been answered yet, the history is cut one workflow task
+    later, so the tasks before run as recorded (every activity answered with the result this history recorded
+    for it) and the next one runs live. It stops once every id was answered in a live task (the commands of
+    that task, the patch marker and the command after it among them), or when the run breaks, ends, or the
+    history has no further task. Returns the rehearsal, or None and why it was not made."""
+    events = list(history.events)
+    task_starts = [index for index, event in enumerate(events) if event.event_type == _E.EVENT_TYPE_WORKFLOW_TASK_STARTED]
+    if not task_starts:
+        return None, "fresh run not rehearsed: the history records no workflow task to start one from"
+    wanted = list(dict.fromkeys(patch_ids))
+    found: dict[str, tuple[int, Rehearsal]] = {}
+    last: Rehearsal | None = None
+    number = 0
+    for number, index in enumerate(task_starts[:MAX_FRESH_TASKS], start=1):
+        prefix = events[: index + 1]
+        last = _run(WorkflowHistory(history.workflow_id, prefix), prefix, [], replay, decisions)
+        if last.outcome == "breaks":
+            break
+        live = {str(view.detail.get("patch_id")) for view in last.commands if view.kind == "patch"}
+        for patch_id in wanted:
+            if patch_id in live and patch_id not in found:
+                found[patch_id] = (number, last)
+        if all(patch_id in found for patch_id in wanted) or last.outcome == "completes":
+            break
+    assert last is not None
+    return _fresh(last, number, found, wanted), None
+
+
+def _fresh(last: Rehearsal, number: int, found: Mapping[str, tuple[int, Rehearsal]], wanted: Sequence[str]) -> Rehearsal:
+    """One rehearsal for the fresh run: the live commands of each task that first answered a wanted patch id,
+    and of the last task run, in task order; the live answers to the wanted ids; why each id answered so."""
+    tasks = sorted({task: rehearsal for task, rehearsal in found.values()}.items())
+    if not tasks or tasks[-1][1] is not last:
+        tasks.append((number, last))
+    commands = [view for _task, rehearsal in tasks for view in rehearsal.commands]
+    patch_decisions = tuple(decision for patch_id, (_task, rehearsal) in found.items()
+                            for decision in rehearsal.patch_decisions if decision.patch_id == patch_id)
+    notes = [f"patch {patch_id!r} first reached in workflow task {task}, which ran live as a new run's worker runs it"
+             for patch_id, (task, _rehearsal) in found.items()]
+    missing = [patch_id for patch_id in wanted if patch_id not in found]
+    if last.outcome == "breaks":
+        notes.append(f"the fresh run broke in workflow task {number}")
+    elif missing:
+        notes.append(f"patch {', '.join(repr(patch_id) for patch_id in missing)} not reached in the {number} "
+                     "workflow task(s) driven from the recorded history")
+    first = next((view for view in commands if view.kind != "patch"), None)
+    source = next((rehearsal.source for _task, rehearsal in tasks if first in rehearsal.commands), last.source)
+    driver = FRESH_DRIVER.format(version=temporalio.__version__)
+    delivered = ("a new run with the recorded input; each activity answered with the result this history recorded "
+                 "for it")
+    return Rehearsal(last.outcome, delivered, tuple(commands), patch_decisions, last.error, source, driver,
+                     "; ".join(notes))

@@ -47,7 +47,7 @@ from replaytest.plugins.temporal.internals import workflow_definition
 from replaytest.plugins.temporal.payloads import corrupt_json_payload
 from replaytest.prompts import prompt_manifest, prompt_objects
 from replaytest.replay.adapter import LoadedHistory, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import IN_FLIGHT_STATUSES, PatchDecision, ReplayResult
+from replaytest.replay.divergence import FRESH_RUN_NOTE_PREFIX, IN_FLIGHT_STATUSES, PatchDecision, ReplayResult
 from replaytest.replay.engine import note_unrecorded_model_calls
 from replaytest.replay.guards import is_project_file
 
@@ -200,6 +200,9 @@ class TemporalReplayer:
         if group.duplicates:
             result.status, result.error = "error", _duplicates_error(group)
             return result
+        if options.fresh_start:
+            self._fresh_run(result, history, group, options.fresh_run)
+            return result
         if not _has_workflow_task(history):
             # The run never reached a worker: no code ran, so nothing can diverge; its first task is its resume.
             if options.rehearse and recorded_status in IN_FLIGHT_STATUSES:
@@ -303,6 +306,28 @@ class TemporalReplayer:
             result.notes.append(f"resume not rehearsed: the rehearsal could not be traced ({recorder.trace.tracing_errors[0]})")
             return
         result.rehearsal = rehearsal
+        if note:
+            result.notes.append(note)
+
+    def _fresh_run(self, result: ReplayResult, history: WorkflowHistory, group: _Group, patch_ids: Sequence[str]) -> None:
+        """Fill ``result.fresh_run`` with a new run of the current code from this history's input, run by
+        temporalio's own Replayer (``temporal.rehearsal.fresh_run``), or say in ``result.notes`` why not."""
+        from replaytest.plugins.temporal.rehearsal import fresh_run
+
+        session = self._session(group)
+        recorder = session.recorder
+
+        def replay(prefix: WorkflowHistory) -> tuple[Any, Any]:
+            recorder.clear()
+            return session.replay(prefix), recorder.trace.snapshot()
+
+        try:
+            rehearsal, note = fresh_run(history, replay, _patch_decisions, patch_ids)
+        except Exception as error:  # the replay worker broke on a cut history
+            self._drop(group)
+            result.notes.append(f"{FRESH_RUN_NOTE_PREFIX}: the Replayer could not run it ({type(error).__name__}: {error})")
+            return
+        result.fresh_run = rehearsal
         if note:
             result.notes.append(note)
 
