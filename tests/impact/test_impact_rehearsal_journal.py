@@ -20,9 +20,9 @@ from replaytest.impact.grouping import build_report
 from replaytest.impact.resume import resume_groups
 from replaytest.journal import Journal, Timing, Worker
 from replaytest.plugins.journal import PLUGIN
-from replaytest.replay.report import display_path
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.batch import replay_many
+from replaytest.replay.report import display_path
 from replaytest.replay.runner import load_workflows
 
 PARKED = ("dispute-parked-1", "dispute-parked-2")

@@ -17,7 +17,18 @@ import time
 from pathlib import Path
 
 import pytest
-from impact_dbos_kit import APP_FILE, APPROVED, CLASSIFY, LOOKUP, RECV, import_runs, recorded_steps, recover, run_recorder, write
+from impact_dbos_kit import (
+    APP_FILE,
+    APPROVED,
+    CLASSIFY,
+    LOOKUP,
+    RECV,
+    import_runs,
+    recorded_steps,
+    recover,
+    run_recorder,
+    write,
+)
 from impact_kit import ScenarioKit, edit_once, impact_json, predicted_resume, predicted_sleep, run_replaytest
 
 RECV_ID = 3  # classify 1, lookup 2, the recv 3 (its timeout sleep 4)
