@@ -320,16 +320,22 @@ class _Validator:
         return int(value)
 
     def waiting(self, value: Any, status: str) -> Waiting | None:
-        """``$.waiting``: ``{"kind": "signal"|"timer", "name": …}``, on parked histories only."""
+        """``$.waiting``: ``{"kind": "signal"|"timer", "name": …}`` (a timer's optionally with ``duration_s``), on
+        parked histories only."""
         if value is None:
             return None
         if status != "parked":
             self.fail("$.waiting", f"only a parked history waits; this one is {status}")
         obj = self.object(value, "$.waiting")
-        self.keys(obj, "$.waiting", ("kind", "name"), ("kind", "name"))
+        self.keys(obj, "$.waiting", ("kind", "name", "duration_s"), ("kind", "name"))
         if obj["kind"] not in WAIT_KINDS:
             self.fail("$.waiting.kind", f"expected one of {', '.join(WAIT_KINDS)}, got {_short(obj['kind'])}")
-        return Waiting(obj["kind"], self.string(obj["name"], "$.waiting.name"))
+        duration = obj.get("duration_s")
+        if duration is not None and obj["kind"] != "timer":
+            self.fail("$.waiting.duration_s", "only a timer has a duration")
+        if duration is not None and (not isinstance(duration, (int, float)) or isinstance(duration, bool) or not math.isfinite(duration) or duration < 0):
+            self.fail("$.waiting.duration_s", f"expected a non-negative number, got {_short(duration)}")
+        return Waiting(obj["kind"], self.string(obj["name"], "$.waiting.name"), duration)
 
     def string_map(self, value: Any, path: str) -> dict[str, str]:
         obj = self.object(value, path)
@@ -506,6 +512,8 @@ def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[st
     out["status"] = history.status
     if history.waiting is not None:
         out["waiting"] = {"kind": history.waiting.kind, "name": history.waiting.name}
+        if history.waiting.duration_s is not None:
+            out["waiting"]["duration_s"] = history.waiting.duration_s
     out["input"] = history.input
     out["events"] = [_event_dict(history, event, blobs) for event in history.events]
     if history.result is not None:

@@ -103,10 +103,13 @@ WAIT_KINDS: tuple[str, ...] = ("signal", "timer")
 class Waiting:
     """The wait a parked run stands at: the command the engine holds as pending at the position after
     the last event (a ``signal`` wait or a ``timer``, by name). A resumed run must reach it before it
-    issues anything new, or the engine finds the wait where the code now does something else."""
+    issues anything new, or the engine finds the wait where the code now does something else.
+    ``duration_s``: for a timer, the duration it was started with (the engine keeps it whatever the code now
+    asks for); None when the engine does not say."""
 
     kind: str
     name: str
+    duration_s: float | None = None
 
 
 @dataclass(frozen=True)

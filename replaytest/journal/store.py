@@ -443,9 +443,11 @@ class Journal:
     def _waiting(self, run_id: str, seq: int) -> Waiting | None:
         """The pending timer or signal wait a parked run stands at, right after its completed events."""
         row = self._db.execute(
-            "SELECT kind, name FROM events WHERE run_id = ? AND seq = ? AND state = 'pending'", (run_id, seq)
+            "SELECT kind, name, duration_s FROM events WHERE run_id = ? AND seq = ? AND state = 'pending'", (run_id, seq)
         ).fetchone()
-        return Waiting(row[0], row[1]) if row is not None and row[0] in ("signal", "timer") else None
+        if row is None or row[0] not in ("signal", "timer"):
+            return None
+        return Waiting(row[0], row[1], row[2] if row[0] == "timer" else None)
 
     def export(self, run_id: str) -> History:
         """The run as a neutral history (any status). Pending timers and signal waits are not events;

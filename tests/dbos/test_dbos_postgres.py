@@ -70,11 +70,13 @@ def test_the_orders_transaction_committed_on_postgres(pickled_on_postgres: Recor
 
 
 def without_wake_times(document: dict) -> dict:
-    """The history without its timers' ``wake_at``: DBOS records the clock time a sleep ends."""
+    """The history without its timers' ``wake_at`` and ``started_at``: DBOS records the clock times a sleep starts
+    and ends."""
     copy = json.loads(json.dumps(document))
     for event in copy["events"]:
         if event["kind"] == "timer":
             assert isinstance(event.pop("wake_at"), float)
+            event.pop("started_at", None)
     return copy
 
 

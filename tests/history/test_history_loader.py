@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from history_samples import VALID
 
-from replaytest.history import HistoryError, history_from_dict, load_history
+from replaytest.history import HistoryError, history_from_dict, history_to_dict, load_history
 
 
 def _mutated(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -179,3 +179,31 @@ def test_prompt_versions_keys_must_be_strings() -> None:
     with pytest.raises(HistoryError) as caught:
         history_from_dict(data)
     assert (caught.value.json_path, caught.value.message) == ("$.prompt_versions", "object key 1 is not a string")
+
+
+def _parked_on(waiting: dict[str, Any]) -> dict[str, Any]:
+    data = _mutated(_set(("status",), "parked"))
+    data.pop("result", None)
+    data["waiting"] = waiting
+    return data
+
+
+def test_a_parked_runs_timer_keeps_the_duration_it_was_started_with() -> None:
+    """The journal exports the pending timer's duration, so a replay can tell a run sleeping on a changed timer."""
+    history = history_from_dict(_parked_on({"kind": "timer", "name": "cool off", "duration_s": 3600}))
+    assert history.waiting is not None and history.waiting.duration_s == 3600
+    assert history_to_dict(history)["waiting"] == {"kind": "timer", "name": "cool off", "duration_s": 3600}
+    assert "duration_s" not in history_to_dict(history_from_dict(_parked_on({"kind": "signal", "name": "approved"})))["waiting"]
+
+
+@pytest.mark.parametrize(("waiting", "message"), [
+    ({"kind": "signal", "name": "approved", "duration_s": 60}, "only a timer has a duration"),
+    ({"kind": "timer", "name": "cool off", "duration_s": -1}, "expected a non-negative number, got -1"),
+])
+def test_a_waiting_duration_only_a_timer_has_and_never_negative(waiting: dict[str, Any], message: str) -> None:
+    data = _parked_on(waiting)
+    with pytest.raises(HistoryError) as caught:
+        history_from_dict(data)
+    assert (caught.value.json_path, caught.value.message) == ("$.waiting.duration_s", message)
+    schema = json.loads(files("replaytest.history").joinpath("schema.json").read_text(encoding="utf-8"))
+    assert not jsonschema.Draft202012Validator(schema).is_valid(data)

@@ -4,7 +4,8 @@ rehearsal: each is what a team would deploy next, run by the real journal worker
 * ``check_before_wait_guarded``: a fraud check inserted before the wait, under ``ctx.patched`` — the parked runs
   passed that point before the deploy, so the journal answers the check False: old path;
 * ``audit_after_wait``: an audit step right after the wait (unguarded);
-* ``audit_after_wait_guarded``: the same under ``ctx.patched`` — first asked on resume: True, new path.
+* ``audit_after_wait_guarded``: the same under ``ctx.patched`` — first asked on resume: True, new path;
+* ``cooling_off`` / ``cooling_off_longer``: a cooling-off timer of an hour after the wait, then of two hours.
 """
 
 from __future__ import annotations
@@ -187,4 +188,24 @@ def audit_each_branch_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]
         return _reject(ctx, claim)
     if ctx.patched("dispute-audit-credit"):
         ctx.step("write audit log", write_audit_log, claim, decision)
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="3")
+def cooling_off(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    ctx.sleep(3600, name="cool off")
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
+@workflow(name="invoice_dispute", version="4")
+def cooling_off_longer(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    ctx.sleep(7200, name="cool off")  # [cool off]
     return _decided(ctx, claim, invoice, decision, recommendation)

@@ -5,6 +5,8 @@ decision the rehearsal delivered. What the worker recorded after the wait must b
 
 from __future__ import annotations
 
+import inspect
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ from typing import Any
 import impact_agent as agent
 import pytest
 import rehearsal_agent as versions
-from impactkit import record_runs
+from impactkit import RUNS, record_runs, tagged_line
 
 from replaytest.history import load_history
 from replaytest.impact.grouping import build_report
@@ -21,6 +23,7 @@ from replaytest.journal import Journal, Timing, Worker
 from replaytest.plugins.journal import PLUGIN
 from replaytest.replay.adapter import ReplayOptions
 from replaytest.replay.batch import replay_many
+from replaytest.replay.report import display_path
 from replaytest.replay.runner import load_workflows
 
 PARKED = ("dispute-parked-1", "dispute-parked-2")
@@ -246,3 +249,60 @@ def test_guards_on_branches_no_one_run_takes_each_get_a_fresh_run_from_an_input_
     for fresh in made.values():
         assert fresh is not None
         assert _after_marker([(view.kind, view.name) for view in fresh.commands]) == ("step", "write audit log")
+
+
+# Recorded with ``cooling_off`` (an hour-long timer after the wait): one run parked at the wait, before the timer,
+# and one approved and sleeping on it; the journal's clock stands at RECORDED_AT.
+COOLING_RUNS = {"cool-before": (RUNS["parked-1"][0], None), "cool-sleeping": (RUNS["parked-2"][0], {"approve": True})}
+RECORDED_AT = 1_700_000_000.0
+
+
+def cooling_worker(folder: Path, tmp_path: Path, now: float) -> dict[str, tuple[str, float]]:
+    """The journal worker running ``cooling_off_longer`` at ``now`` on a copy of the recorded journal, the run
+    parked before the timer given its decision: per run, its status and how long its cooling-off timer lasts
+    (its due time less when it started: the recorded clock for the sleeping run, ``now`` for the other)."""
+    copy = tmp_path / "cooling-copy.sqlite3"
+    shutil.copyfile(folder / "journal.sqlite3", copy)
+    with Journal(copy, clock=lambda: now) as journal:
+        journal.signal("run-cool-before", "decision", DECISION)
+        with Worker(journal, [versions.cooling_off_longer], timing=Timing(sleep=lambda seconds: None)) as worker:
+            worker.run_until_idle()
+        found = {}
+        for run, started in (("cool-before", now), ("cool-sleeping", RECORDED_AT)):
+            [due] = [row.due_at for row in journal.events(f"run-{run}").values() if row.name == "cool off"]
+            found[run] = (journal.status(f"run-{run}"), due - started)
+        return found
+
+
+def test_a_changed_timer_keeps_the_sleeping_runs_due_time_as_the_journal_worker_does(tmp_path: Path) -> None:
+    """The timer now lasts two hours. The journal keeps the due time it recorded when a timer started, so impact
+    names the run already sleeping on it in a note (it keeps the hour) and says the run parked before it issues
+    the timer next (it sleeps the new two hours). The worker, an hour and a bit after the recording, agrees: the
+    sleeping run wakes when its hour was due and finishes; the other, given its decision, sleeps two hours."""
+    folder = tmp_path / "cooling"
+    record_runs(folder, versions.cooling_off, COOLING_RUNS)
+    results = rehearse(folder, versions.cooling_off_longer)
+    report = build_report(list(results.values()))
+    where = f"{display_path(inspect.getsourcefile(versions.cooling_off_longer) or '')}:{tagged_line(versions.cooling_off_longer, 'cool off')}"
+    assert [note for note in report.notes if "already sleeping on it" in note] == [
+        f"timer 'cool off' at {where} now sleeps 7200 s, recorded 3600 s: this run is already sleeping on it and keeps "
+        "the recorded duration (the engine fires it when it was due); runs that reach it later sleep the new one; "
+        "already sleeping on it: dispute-cool-sleeping"]
+    [impact] = report.workflows
+    verdicts = {run.workflow_id: verdict for verdict, runs in resume_groups(impact) for run in runs}
+    predicted = tuple(_predicted_sleep(report.notes, verdicts[f"dispute-{run}"], f"dispute-{run}") for run in ("cool-sleeping", "cool-before"))
+
+    worker = cooling_worker(folder, tmp_path, RECORDED_AT + 3700)
+    assert {run: status for run, (status, _) in worker.items()} == {"cool-before": "parked", "cool-sleeping": "completed"}
+    durations = {3600.0: "recorded", 7200.0: "new"}  # the sleeping run kept its hour, the other sleeps the new two
+    engine = tuple(durations[worker[run][1]] for run in ("cool-sleeping", "cool-before"))
+    assert (predicted, engine) == (("recorded", "new"),) * 2, verdicts
+
+
+def _predicted_sleep(notes: list[str], verdict: Any, workflow_id: str) -> str:
+    """``recorded`` (a note names the run as already sleeping on the changed timer), ``new`` (its rehearsal reaches
+    a timer next: it sleeps the new duration), else ``none``."""
+    for note in notes:
+        if "; already sleeping on it: " in note and workflow_id in note.rsplit("; already sleeping on it: ", 1)[1].split(", "):
+            return "recorded"
+    return "new" if re.search(r"the engine issues timer '[^']+' next", verdict.text) else "none"

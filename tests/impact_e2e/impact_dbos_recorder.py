@@ -9,7 +9,14 @@ would first recover the pending disputes under that code).
 ``python impact_dbos_recorder.py SYSTEM_DB EFFECTS recover RUN_ID=DECISION ...``: DBOS's own recovery of the
 runs left PENDING on SYSTEM_DB (give it a copy of the recorded one) under the code as it is now: ``launch()``
 recovers them, each gets its decision by ``DBOS.send`` and its outcome is awaited; prints one JSON line per
-run, ``{"run": ..., "output": ...}`` or ``{"run": ..., "error_type": ..., "error": ...}``."""
+run, ``{"run": ..., "output": ...}`` or ``{"run": ..., "error_type": ..., "error": ...}``.
+``python impact_dbos_recorder.py SYSTEM_DB EFFECTS cool-off``: for code that sleeps right after the recv, two
+disputes: ``cool-before`` left waiting in recv (before the sleep), ``cool-sleeping`` approved and left
+sleeping (both PENDING, as after a crash).
+``python impact_dbos_recorder.py SYSTEM_DB EFFECTS recover-sleeping RUN[=DECISION] ...``: DBOS's own
+recovery of those runs (each sent its decision, when given one) until each finished or started a sleep
+after the recv; prints one JSON line per run, ``{"run": ..., "status": ...}``, and exits without shutting
+down (a run that sleeps on stays PENDING)."""
 
 from __future__ import annotations
 
@@ -39,6 +46,12 @@ def waits_in_recv(run_id: str) -> bool:
     return any(step["function_name"] == "DBOS.sleep" for step in DBOS.list_workflow_steps(run_id))
 
 
+def sleeps_after_recv(run_id: str, since_ms: int = 0) -> bool:
+    """A sleep after the recv's own timeout sleep (function id 4) started (at or after ``since_ms``)."""
+    return any(step["function_name"] == "DBOS.sleep" and step["function_id"] > 4 and (step.get("started_at_epoch_ms") or 0) >= since_ms
+               for step in DBOS.list_workflow_steps(run_id))
+
+
 def until(ready, what: str, timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not ready():
@@ -64,6 +77,26 @@ elif MODE == "recover":
         except Exception as error:  # the recovered run failed: DBOS's own error, as the workflow recorded it
             outcome = {"run": run_id, "error_type": type(error).__name__, "error": str(error)}
         print(json.dumps(outcome))
+elif MODE == "cool-off":
+    for run_id, dispute, _ in RUNS[3:]:
+        with SetWorkflowID(run_id.replace("dispute-4", "cool-before").replace("dispute-5", "cool-sleeping")):
+            DBOS.start_workflow(app.resolve_dispute, dispute)
+    for run_id in ("cool-before", "cool-sleeping"):
+        until(lambda: waits_in_recv(run_id), f"{run_id} waiting for its review")
+    DBOS.send("cool-sleeping", "approve", topic="review")
+    until(lambda: sleeps_after_recv("cool-sleeping"), "cool-sleeping sleeping after its review")
+elif MODE == "recover-sleeping":
+    launched_ms = int(time.time() * 1000)
+    runs = []
+    for argument in sys.argv[4:]:
+        run_id, _, decision = argument.partition("=")
+        if decision:
+            DBOS.send(run_id, decision, topic="review")
+        runs.append(run_id)
+    for run_id in runs:
+        until(lambda: DBOS.retrieve_workflow(run_id).get_status().status in ("SUCCESS", "ERROR")
+              or sleeps_after_recv(run_id, launched_ms), f"{run_id} finishing or sleeping")
+        print(json.dumps({"run": run_id, "status": DBOS.retrieve_workflow(run_id).get_status().status}))
 else:
     handles = {}
     for run_id, dispute, _ in RUNS:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -161,3 +162,16 @@ def predicted_resume(workflow: Mapping[str, Any], run: str) -> str:
         if run in entry["runs"]:
             return entry["path"] if entry["path"] in ("new", "breaks", "unrehearsed") else "old"
     raise AssertionError(f"impact says nothing of {run}: {workflow}")
+
+
+def predicted_sleep(document: Mapping[str, Any], workflow: Mapping[str, Any], run: str) -> str:
+    """What ``replaytest impact`` says of ``run`` when a timer's duration changed: ``recorded`` (a note names it as
+    already sleeping on the timer: it keeps the recorded duration), ``new`` (its rehearsal reaches the timer
+    next: it sleeps the new duration), else ``none``."""
+    for note in document["summary"]["notes"]:
+        if "; already sleeping on it: " in note and run in note.rsplit("; already sleeping on it: ", 1)[1].split(", "):
+            return "recorded"
+    for entry in workflow.get("resume", []):
+        if run in entry["runs"] and re.search(r"the engine issues timer '[^']+' next", entry["text"]):
+            return "new"
+    return "none"

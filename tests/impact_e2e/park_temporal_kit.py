@@ -160,3 +160,36 @@ def server_outcome(history: dict, changed: tuple[str, str]) -> str:
             if event["startChildWorkflowExecutionInitiatedEventAttributes"]["workflowType"]["name"] == name:
                 return "new"
     return "old"
+
+
+async def _signal_until(address: str, module: Any, run_id: str, queue: str, decision: str, event_type: str) -> str:
+    from temporalio.api.enums.v1 import EventType
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    wanted = EventType.Value(event_type)
+    client = await Client.connect(address)
+    async with Worker(client, task_queue=queue, workflows=module.WORKFLOWS, activities=module.ACTIVITIES):
+        handle = client.get_workflow_handle(run_id)
+        before = len((await handle.fetch_history()).events)
+        await handle.signal("review", decision)
+        for _ in range(600):
+            events = (await handle.fetch_history()).events[before:]
+            if any(event.event_type in (wanted, EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) for event in events):
+                return (await handle.fetch_history()).to_json()
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"no {event_type} after the signal within 60 s")
+
+
+def signal_until(kit: ScenarioKit, run_id: str, queue: str, decision: str, event_type: str) -> dict:
+    """Send the parked run the review ``decision`` with a worker running the code in the working tree, and wait
+    until the server records ``event_type`` (an ``EventType`` name) after the signal, or a failed workflow task:
+    its history (the run goes on, for a timer the server keeps)."""
+    address = str(kit.extra["address"])
+    return json.loads(_in_kit(kit, lambda module: asyncio.run(_signal_until(address, module, run_id, queue, decision, event_type))))
+
+
+def timer_durations(history: dict) -> list[str]:
+    """The duration of every timer the server started for the run, in order (``"3600s"``)."""
+    return [event["timerStartedEventAttributes"]["startToFireTimeout"] for event in history["events"]
+            if event["eventType"] == "EVENT_TYPE_TIMER_STARTED"]

@@ -49,6 +49,11 @@ CHANGES: dict[str, tuple[str, str, tuple[tuple[str, str | None], tuple[str, str 
                           (("new", "book_courier"), ("new", "book_courier"))),
     "branch condition changed": (edit_once(V1, BRANCH, BRANCH.replace("100", "20")), "approval",
                                  (("breaks", None), ("old", "print_label"))),
+    "timer added after the wait": (edit_once(V1, LABEL, '    context.wait(Duration.from_seconds(1), name="settle")\n' + LABEL),
+                                   "settle", (("new", "settle"), ("new", "settle"))),
+    "child context added after the wait": (edit_once(V1, LABEL, '    context.run_in_child_context(lambda child: '
+                                                     'child.step(audit_order(event["id"])), name="audit")\n' + LABEL),
+                                           "audit", (("new", "audit"), ("new", "audit"))),
     "branch on the callback's answer": (edit_once(V1, LABEL, '    if "yes" in approval:\n    ' + AUDIT + LABEL),
                                         "audit_order", (("old", "print_label"), ("new", "audit_order"))),
 }

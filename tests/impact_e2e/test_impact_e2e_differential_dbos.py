@@ -10,9 +10,26 @@ so both resume with the same message."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
 import pytest
-from impact_dbos_kit import APPROVED, CLASSIFY, LOOKUP, RECV, recorded_steps, recover, write
-from impact_kit import ScenarioKit, edit_once, impact_json, predicted_resume, run_replaytest
+from impact_dbos_kit import (
+    APP_FILE,
+    APPROVED,
+    CLASSIFY,
+    LOOKUP,
+    RECV,
+    import_runs,
+    recorded_steps,
+    recover,
+    run_recorder,
+    write,
+)
+from impact_kit import ScenarioKit, edit_once, impact_json, predicted_resume, predicted_sleep, run_replaytest
 
 RECV_ID = 3  # classify 1, lookup 2, the recv 3 (its timeout sleep 4)
 DECISION = "approve"  # what dispute-1, the first finished run, received: the rehearsal delivers it
@@ -87,3 +104,61 @@ def test_impact_predicts_each_parked_run_as_dbos_recovers_it(dbos_kit: ScenarioK
     predicted = {run: predicted_resume(workflow, run) for run in dbos_kit.in_flight}
     assert (predicted, dbos_outcome(dbos_kit, changed)) == (dict.fromkeys(dbos_kit.in_flight, guarded),) * 2, (
         fixed.stdout, workflow)
+
+
+# A cooling-off sleep right after the recv: two seconds (the stand-in for a day, short enough that the run
+# sleeping on it is due by the time DBOS recovers it), then an hour.
+COOL_OFF = "    DBOS.sleep(2)\n"
+COOL_OFF_ID = RECV_ID + 2  # after the recv's own timeout sleep
+
+
+def cool_off_sleeps(system_db: Path, run_id: str) -> list[float]:
+    """How long each of the run's cooling-off sleeps was asked to last: its recorded wake-up time less its start."""
+    with sqlite3.connect(system_db) as db:
+        rows = db.execute(
+            "SELECT output, started_at_epoch_ms FROM operation_outputs WHERE workflow_uuid = ? AND function_id = ?"
+            " AND function_name = 'DBOS.sleep'", (run_id, COOL_OFF_ID),
+        ).fetchall()
+    return [round(json.loads(output) - started / 1000) for output, started in rows]
+
+
+def test_a_changed_sleep_keeps_the_sleeping_runs_wake_up_time_as_dbos_recovery_does(dbos_kit: ScenarioKit, tmp_path: Path) -> None:
+    """Two runs of the two-second code: ``cool-before`` waits in the recv (before the sleep), ``cool-sleeping``
+    was approved and sleeps. The code now sleeps an hour. DBOS keeps the wake-up time it recorded when the
+    sleep started, so impact names ``cool-sleeping`` in a note (it keeps two seconds) and says ``cool-before``
+    issues the sleep next. DBOS's recovery agrees: ``cool-sleeping`` wakes at its recorded time and finishes,
+    ``cool-before``, given its decision, starts an hour-long sleep."""
+    cooling = write(dbos_kit, edit_once(dbos_kit.v1, RECV, RECV + COOL_OFF))
+    system_db = dbos_kit.root / "cooling.sqlite3"
+    run_recorder(dbos_kit.root, system_db, tmp_path / "cooling-effects.log", "cool-off")
+    for recorded in (dbos_kit.root / "histories").glob("*.json"):
+        recorded.unlink()
+    files = import_runs(dbos_kit.root, system_db, "histories")
+    assert sorted(files) == ["cool-before", "cool-sleeping"]
+    assert cool_off_sleeps(system_db, "cool-sleeping") == [2] and cool_off_sleeps(system_db, "cool-before") == []
+    write(dbos_kit, cooling.replace("DBOS.sleep(2)", "DBOS.sleep(3600)"))
+
+    _, document, workflow = impact_json(dbos_kit)
+    line = cooling.splitlines().index(COOL_OFF.rstrip("\n")) + 1
+    assert [note for note in document["summary"]["notes"] if "already sleeping on it" in note] == [
+        f"DBOS.sleep at {APP_FILE}:{line} (function id {COOL_OFF_ID}) now sleeps 3600 s, recorded 2 s: this run is "
+        "already sleeping on it and keeps the recorded duration (the engine fires it when it was due); runs that "
+        "reach it later sleep the new one; already sleeping on it: cool-sleeping"]
+    predicted = (predicted_sleep(document, workflow, "cool-sleeping"), predicted_sleep(document, workflow, "cool-before"))
+
+    # DBOS's recovery on a copy of the system database, once the sleeping run's recorded wake-up time passed.
+    [wake_at] = [event["wake_at"] for event in json.loads(files["cool-sleeping"].read_text())["events"]
+                 if event.get("function_id") == COOL_OFF_ID]
+    time.sleep(max(0.0, wake_at - time.time()))
+    copy = tmp_path / "recovery.sqlite3"
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{system_db}{suffix}").exists():
+            shutil.copyfile(f"{system_db}{suffix}", f"{copy}{suffix}")
+    lines = run_recorder(dbos_kit.root, copy, tmp_path / "recovery-effects.log", "recover-sleeping",
+                         "cool-sleeping", "cool-before=approve")
+    statuses = {outcome["run"]: outcome["status"] for outcome in map(json.loads, lines)}
+    assert statuses == {"cool-sleeping": "SUCCESS", "cool-before": "PENDING"}
+    # The sleeping run kept its two seconds (it woke when they were due), the other sleeps the new hour.
+    durations = {2: "recorded", 3600: "new"}
+    engine = tuple(durations[slept] for [slept] in (cool_off_sleeps(copy, "cool-sleeping"), cool_off_sleeps(copy, "cool-before")))
+    assert (predicted, engine) == (("recorded", "new"),) * 2, workflow["resume"]

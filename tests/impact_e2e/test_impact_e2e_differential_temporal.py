@@ -7,12 +7,13 @@ failed), ``new`` (it scheduled the changed command after the signal) or ``old``.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import impact_temporal_kit as kit_module
 import pytest
-from impact_kit import ScenarioKit, edit_once, impact_json, predicted_resume, run_replaytest
-from park_temporal_kit import park, resume_until_settled, server_outcome
+from impact_kit import ScenarioKit, edit_once, impact_json, predicted_resume, predicted_sleep, run_replaytest
+from park_temporal_kit import park, resume_until_settled, server_outcome, signal_until, timer_durations
 
 pytestmark = [pytest.mark.temporal_server, pytest.mark.slow]
 
@@ -24,6 +25,7 @@ FRAUD = (
     "        )\n"
 )
 TIMER = "        await workflow.sleep(timedelta(seconds=1))\n"
+COOL_OFF = "        await workflow.sleep(timedelta(hours=1))\n"
 CHILD_CLASS = '''@workflow.defn(name="ReviewAudit")
 class ReviewAudit:
     @workflow.run
@@ -94,18 +96,43 @@ def test_impact_predicts_each_parked_run_as_the_server_resumes_it(temporal_kit: 
     assert (prediction, served) == (guarded, guarded), (fixed.stdout, workflow)
 
 
-def test_a_changed_timer_names_the_runs_already_sleeping_on_it(temporal_kit: ScenarioKit) -> None:
-    """A cooling-off timer of an hour before the review wait; the code now sleeps two. The run already sleeping
-    keeps the hour the server started (a replay cannot see it: sdk-core compares no timer duration), and impact
-    says so, naming it."""
-    hour = edit_once(V1, WAIT, "        await workflow.sleep(timedelta(hours=1))\n" + WAIT)
-    sleeping, _queue, path = park(temporal_kit, hour)
-    _add_history(temporal_kit, path)
-    commit = run_replaytest(temporal_kit.root, "replay", "--format", "json", str(path))
-    assert commit.returncode == 0, commit.stdout + commit.stderr  # the hour-long code replays it green
+def test_a_changed_timer_keeps_the_sleeping_runs_duration_as_the_server_does(temporal_kit: ScenarioKit) -> None:
+    """A cooling-off timer of an hour after the review wait; the code now sleeps two. Two runs of the hour-long
+    code, the only histories: one parked at the wait (before the timer), one approved and now sleeping on it. A
+    replay cannot tell the durations apart (sdk-core compares none), so impact names the sleeping run in a note
+    (it keeps the hour) and says the other issues the timer next (runs that reach it later sleep two). The
+    server does just that: resumed on the new code, the run parked before the timer starts a two-hour one; the
+    sleeping run, given a workflow task on the new code, fails nothing and starts no other timer (its hour-long
+    one stands)."""
+    hour = edit_once(V1, WAIT, WAIT + COOL_OFF)
+    before, before_queue, before_path = park(temporal_kit, hour)
+    sleeping, sleeping_queue, _ = park(temporal_kit, hour)
+    asleep = signal_until(temporal_kit, sleeping, sleeping_queue, "approve", "EVENT_TYPE_TIMER_STARTED")
+    assert timer_durations(asleep) == ["3600s"]
+    for recorded in (temporal_kit.root / "histories").glob("*.json"):
+        recorded.unlink()  # v1's runs, without the timer: only the hour-long code's runs are in flight
+    _add_history(temporal_kit, before_path)
+    sleeping_path = temporal_kit.root / "histories" / f"{sleeping}.json"
+    sleeping_path.write_text(json.dumps(asleep), encoding="utf-8")
+    commit = run_replaytest(temporal_kit.root, "replay", "--format", "json", str(sleeping_path), str(before_path))
+    assert commit.returncode == 0, commit.stdout + commit.stderr  # the hour-long code replays both green
     (temporal_kit.root / temporal_kit.code_file).write_text(hour.replace("hours=1", "hours=2"), encoding="utf-8")
-    _, document, _ = impact_json(temporal_kit)
-    timer_line = hour.splitlines().index("        await workflow.sleep(timedelta(hours=1))") + 1
-    assert (f"timer 1 at dispute_agent.py:{timer_line} now sleeps 7200 s, recorded 3600 s: this run is already "
-            "sleeping on it and keeps the recorded duration (the engine fires it when it was due); runs that reach it "
-            f"later sleep the new one; already sleeping on it: {sleeping}") in document["summary"]["notes"]
+
+    _, document, workflow = impact_json(temporal_kit)
+    timer_line = hour.splitlines().index(COOL_OFF.rstrip("\n")) + 1
+    sleeping_notes = [note for note in document["summary"]["notes"] if "already sleeping on it" in note]
+    assert sleeping_notes == [
+        f"timer 1 at dispute_agent.py:{timer_line} now sleeps 7200 s, recorded 3600 s: this run is already sleeping on "
+        "it and keeps the recorded duration (the engine fires it when it was due); runs that reach it later sleep the "
+        f"new one; already sleeping on it: {sleeping}"]
+    predicted = (predicted_sleep(document, workflow, sleeping), predicted_sleep(document, workflow, before))
+
+    # The server: the run parked before the timer sleeps the new duration, the sleeping one keeps its hour.
+    resumed = signal_until(temporal_kit, before, before_queue, "approve", "EVENT_TYPE_TIMER_STARTED")
+    nudged = signal_until(temporal_kit, sleeping, sleeping_queue, "approve", "EVENT_TYPE_WORKFLOW_TASK_COMPLETED")
+    kinds = [event["eventType"] for event in [*nudged["events"], *resumed["events"]]]
+    assert "EVENT_TYPE_WORKFLOW_TASK_FAILED" not in kinds, kinds
+    assert len(nudged["events"]) > len(asleep["events"])  # the new code did run a workflow task for it
+    durations = {"3600s": "recorded", "7200s": "new"}
+    served = tuple(durations[duration] for [duration] in (timer_durations(nudged), timer_durations(resumed)))
+    assert (predicted, served) == (("recorded", "new"),) * 2, workflow["resume"]

@@ -45,6 +45,9 @@ class _StubOperations:
         # A DBOS history's positions are function ids, so a recorded result is found where DBOS finds it.
         return self.case.stub_value(function_id, kind, function_name), None, None
 
+    def sleep(self, function_id: int, seconds: float) -> None:
+        self.recorded(function_id, "DBOS.sleep")
+
     def skip(self, function_id: int, function_name: str) -> None:
         pass  # a recv/getEvent timeout row: DBOS never reads it back
 

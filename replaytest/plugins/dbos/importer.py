@@ -10,7 +10,7 @@ One history per run, ``<workflow_id>.json``: engine ``dbos``, ``code_version`` t
 ``application_version``, status SUCCESS → completed, ERROR → failed, PENDING/ENQUEUED/DELAYED → running,
 CANCELLED/MAX_RECOVERY_ATTEMPTS_EXCEEDED → parked (DBOS can resume them). Each ``operation_outputs`` row
 is one event in function-id order, its id kept in the event's ``function_id`` (ids can skip numbers):
-``DBOS.sleep`` → timer, ``DBOS.recv`` → signal, ``DBOS.patch-P`` → marker ``patched`` with patch id P, a
+``DBOS.sleep`` → timer (its ``wake_at`` and, from DBOS 3.x, ``started_at``, epoch seconds), ``DBOS.recv`` → signal, ``DBOS.patch-P`` → marker ``patched`` with patch id P, a
 row naming a child workflow → child-workflow, anything else (steps, transactions, ``DBOS.getResult``,
 ``DBOS.send``, …) → step. Payloads become typed JSON (``dbos.values``) under one ``DecodeBudget`` per
 run; a pickle the restricted decoder refuses, or a run whose payloads pass the budget, stops that run's
@@ -235,13 +235,17 @@ def select_runs(
     return [Run(*row) for row in db.rows(sql, params)]
 
 
-def operations(db: SystemDatabase, workflow_id: str) -> list[tuple[int, str, str | None, str | None, str | None, str | None]]:
-    """(function_id, function_name, output, error, child_workflow_id, serialization) in id order."""
+def operations(
+    db: SystemDatabase, workflow_id: str
+) -> list[tuple[int, str, str | None, str | None, str | None, str | None, int | None]]:
+    """(function_id, function_name, output, error, child_workflow_id, serialization, started_at_epoch_ms) in id
+    order (the columns a DBOS version lacks are None)."""
     columns = db.columns("operation_outputs")
     child = "child_workflow_id" if "child_workflow_id" in columns else "NULL"
     serialization = "serialization" if "serialization" in columns else "NULL"
+    started = "started_at_epoch_ms" if "started_at_epoch_ms" in columns else "NULL"
     sql = (
-        f"SELECT function_id, function_name, output, error, {child}, {serialization} "
+        f"SELECT function_id, function_name, output, error, {child}, {serialization}, {started} "
         f"FROM {db.table('operation_outputs')} WHERE workflow_uuid = :workflow_id ORDER BY function_id"
     )
     return [tuple(row) for row in db.rows(sql, {"workflow_id": workflow_id})]  # type: ignore[misc]
@@ -380,7 +384,7 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes, budget: Deco
     payloads = _Payloads(run, notes, budget)
     events: list[Event] = []
     prompts = prompt_calls(db, run.workflow_id)
-    for function_id, function_name, output, error, child_id, serialization in operations(db, run.workflow_id):
+    for function_id, function_name, output, error, child_id, serialization, started_ms in operations(db, run.workflow_id):
         kind = event_kind(function_name, child_id is not None)
         extra: dict[str, Any] = {"function_id": function_id}
         if child_id is not None:
@@ -389,6 +393,8 @@ def build_history(db: SystemDatabase, run: Run, notes: ImportNotes, budget: Deco
         result = payloads.value(output, serialization, function_id)
         if kind == "timer" and isinstance(result, (int, float)) and math.isfinite(result):
             extra["wake_at"] = result  # DBOS records when the sleep ends, not how long it was
+            if isinstance(started_ms, (int, float)):
+                extra["started_at"] = started_ms / 1000  # and, since 3.x, when it started: a sleeping run's duration
             result = None
         if failure is not None:
             extra["exception"] = failure[1]

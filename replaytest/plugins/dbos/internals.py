@@ -51,6 +51,9 @@ class OperationSource(Protocol):
     def skip(self, function_id: int, function_name: str) -> None:
         """Consume a row DBOS writes but never reads back on recovery (a recv/get_event timeout)."""
 
+    def sleep(self, function_id: int, seconds: float) -> None:
+        """A ``DBOS.sleep(seconds)`` at ``function_id`` (its recorded wake-up time is all DBOS reads back) — or raise."""
+
     def patched(self, function_id: int, patch_name: str, deprecated: bool) -> bool:
         """DBOS's answer at ``function_id``: True for the patch's marker (consumed) or for nothing recorded
         (``patch`` writes its marker there; ``deprecate_patch`` writes none and answers False), False
@@ -207,7 +210,7 @@ class ReplaySystemDatabase:
 
     def record_sleep(self, workflow_uuid: str, function_id: int, seconds: float, **kwargs: Any) -> float:
         self._own(workflow_uuid)
-        self.source.recorded(function_id, "DBOS.sleep")
+        self.source.sleep(function_id, seconds)
         return 0.0  # a replayed sleep is over at once
 
     def recv(self, workflow_uuid: str, function_id: int, timeout_function_id: int, topic: Any, timeout_seconds: float = 60) -> Any:

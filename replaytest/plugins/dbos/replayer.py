@@ -67,6 +67,7 @@ from replaytest.prompts import (
 )
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import (
+    ALREADY_SLEEPING_NOTE,
     FRESH_RUN_NOTE_PREFIX,
     Divergence,
     PatchDecision,
@@ -99,6 +100,7 @@ from replaytest.replay.guards import (
     settle_hazards,
 )
 from replaytest.replay.rehearsal import recorded_signal, remember_signal
+from replaytest.replay.report import display_path
 
 if TYPE_CHECKING:
     from replaytest.plugins.dbos.values import Rebuilder
@@ -226,6 +228,8 @@ class _Operations:
         # The function id DBOS.patch_async / deprecate_patch_async last probed (``name_at``) and the line
         # that asked: they consume a marker there themselves, without asking ``patched``.
         self.probed: tuple[int, SourcePosition | None] | None = None
+        # Notes on the sleep a pending run is sleeping on, when the code now asks for another duration.
+        self.sleeping_notes: list[str] = []
 
     def _probed_marker(self, function_id: int) -> None:
         """An async patch check found its marker at the probed id and moved past it (DBOS reserves the
@@ -449,6 +453,24 @@ class _Operations:
             return None, self._exception(event), child
         return self._value(event), None, child
 
+    def sleep(self, function_id: int, seconds: float) -> None:
+        """``DBOS.sleep(seconds)``, matched like any operation. DBOS writes the sleep's row, its wake-up time, before
+        it sleeps, and recovery sleeps until that time whatever the code now asks: a pending run whose last
+        recorded operation is this sleep is sleeping on it and keeps the recorded duration. When the code now
+        asks for another one, a note says so (``ALREADY_SLEEPING_NOTE``; ``impact`` names the runs)."""
+        event = self._match(function_id, "DBOS.sleep")
+        if event is None or not self.matcher.resumable or self._next() is not None:
+            return
+        recorded = recorded_sleep_duration(event)
+        if recorded is None or abs(recorded - seconds) < SAME_SLEEP_S:
+            return
+        source = _issuing_line()
+        where = f" at {display_path(source.path)}:{source.line}" if source is not None else ""
+        self.sleeping_notes.append(
+            f"DBOS.sleep{where} (function id {function_id}) now sleeps {seconds:g} s, recorded {round(recorded, 1):g} s: "
+            f"{ALREADY_SLEEPING_NOTE}"
+        )
+
     def skip(self, function_id: int, function_name: str) -> None:
         upcoming = self._next()
         if upcoming is not None and upcoming.seq == function_id and upcoming.name == function_name:
@@ -594,6 +616,9 @@ class _FreshOperations:
     def skip(self, function_id: int, function_name: str) -> None:
         pass  # a new run writes its wait's timeout sleep; nothing to consume
 
+    def sleep(self, function_id: int, seconds: float) -> None:
+        self.recorded(function_id, "DBOS.sleep")  # a new run's sleep: issued, and over at once
+
     def patched(self, function_id: int, patch_name: str, deprecated: bool) -> bool:
         patch_id = patch_name[len(PATCH_PREFIX) :]
         source = _issuing_line()
@@ -679,6 +704,21 @@ def _fresh_run(history: History, function: Any, workflows: WorkflowSet, rebuilde
             except Exception as error:  # the workflow's own failure
                 return operations.rehearsal("completes", version, note=f"the new run fails: {type(error).__name__}: {error}")
     return operations.rehearsal("completes", version)
+
+
+
+# DBOS records when a sleep started (milliseconds, before it reads its row back) and when it ends: durations
+# closer than this are the same sleep.
+SAME_SLEEP_S = 0.5
+
+
+def recorded_sleep_duration(event: Event) -> float | None:
+    """How long a recorded ``DBOS.sleep`` was asked to sleep: its wake-up time less its start (the importer's
+    ``wake_at`` and ``started_at``, epoch seconds); None when DBOS recorded no start (before 3.x)."""
+    wake_at, started_at = event.extra.get("wake_at"), event.extra.get("started_at")
+    if isinstance(wake_at, (int, float)) and isinstance(started_at, (int, float)):
+        return float(wake_at) - float(started_at)
+    return None
 
 
 def _remember_waits(history: History) -> None:
@@ -920,6 +960,7 @@ class DBOSReplayer(NeutralReplayer):
         trips = guard.trips if rehearsal is None else guard.trips[: trips_before[0]]
         stopped = next((trip for trip in trips if trip.stopped), None)
         result.warnings = matcher.warnings
+        result.notes.extend(operations.sleeping_notes)
         result.patch_decisions = matcher.patch_decisions if rehearsal is None else matcher.patch_decisions[: rehearsal.decisions_before]
         if divergence is None and finished and stopped is None and rehearsal is None:
             divergence = _check_end(matcher, history, output, raised)

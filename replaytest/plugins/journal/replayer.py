@@ -30,7 +30,14 @@ from replaytest.model_clients import model_call_site
 from replaytest.plugins.journal import PROFILE
 from replaytest.prompts import prompt_manifest, prompt_objects
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, Rehearsal, ReplayResult, short_value, value_text
+from replaytest.replay.divergence import (
+    ALREADY_SLEEPING_NOTE,
+    Divergence,
+    Rehearsal,
+    ReplayResult,
+    short_value,
+    value_text,
+)
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
     PATCH_MARKER,
@@ -52,6 +59,7 @@ from replaytest.replay.guards import (
     settle_hazards,
 )
 from replaytest.replay.reads import unrecorded
+from replaytest.replay.report import display_path
 
 # What the journal offers instead of each guarded call (the fix named in the report), by lint category.
 _INSTEAD = PROFILE.replacements
@@ -66,6 +74,23 @@ class ReplayBackend:
         # (step, its function) of recorded steps that recorded no prompt version; whether the function
         # calls a model is asked after the replay (the runtime guards stop reading its source during it).
         self.unprompted: list[tuple[str, Any]] = []
+        # Notes on the timer a parked run is sleeping on, when the code now asks for another duration.
+        self.sleeping_notes: list[str] = []
+
+    def _sleeping_on(self, command: Command) -> None:
+        """A timer past the recorded events of a parked run sleeping on it: the worker keeps the due time it
+        recorded when the timer started, whatever the code now asks; another duration is a note
+        (``ALREADY_SLEEPING_NOTE``; ``impact`` names the runs)."""
+        waiting = self.history.waiting
+        if (
+            waiting is None or self.matcher.index < len(self.matcher.events)
+            or (waiting.kind, waiting.name) != ("timer", command.name)
+            or waiting.duration_s is None or command.duration_s is None or command.duration_s == waiting.duration_s
+        ):
+            return
+        where = f" at {display_path(command.source.path)}:{command.source.line}" if command.source is not None else ""
+        self.sleeping_notes.append(f"timer {command.name!r}{where} now sleeps {command.duration_s:g} s, recorded "
+                                   f"{waiting.duration_s:g} s: {ALREADY_SLEEPING_NOTE}")
 
     def execute(self, command: Command, thunk: Thunk) -> Any:
         source = command.source  # a CallSite; the matcher converts it only for a report
@@ -83,6 +108,8 @@ class ReplayBackend:
             source=source,
             prompt_name=command.prompt.name if command.prompt is not None else None,
         )
+        if command.kind == "timer":
+            self._sleeping_on(command)
         recorded = self.matcher.issue(issued)
         event: Event = recorded.payload
         if command.kind == "step" and command.fn is not None and event.prompt is None:
@@ -161,6 +188,7 @@ class JournalReplayer(NeutralReplayer):
         if divergence is None and outcome is not None and guard.stopped is None:
             divergence = _check_end(matcher, history, outcome)
         result.warnings = matcher.warnings
+        result.notes.extend(backend.sleeping_notes)
         result.patch_decisions = matcher.patch_decisions
         divergence = settle_hazards(result, divergence, guard.trips, lambda trip: _hazard(matcher, trip), options.hazards)
         if divergence is not None:
