@@ -552,8 +552,8 @@ def prompt_changes(
     renamed = renamed_prompts(recorded, current) if recorded is not None else {}
     changes = []
     for name in sorted(current):
-        if name in renamed and name not in used:
-            continue  # the same prompt under a new name: nothing changes for the run
+        if name in renamed and used.get(name) is None:
+            continue  # the same prompt under a new name, no recorded call of it under that name: no change
         version = used.get(name)
         called = name in used
         if version is not None:

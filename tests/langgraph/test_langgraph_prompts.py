@@ -73,7 +73,7 @@ def test_a_changed_prompt_not_reached_yet_fails_the_parked_thread_and_warns_the_
     assert parked["status"] == "diverged"
     assert parked["divergence"]["kind"] == "prompt-drift"
     assert parked["divergence"]["message"] == (
-        f"the parked run has not reached these prompts yet: will use reply {sha(new_text)[:19]}, started under "
+        f"the parked thread has not reached these prompts yet: will use reply {sha(new_text)[:19]}, started under "
         f"{sha(REPLY_TEXT)[:19]} (fails by prompts-pending)"
     )
     assert parked["prompt_changes"] == [

@@ -238,6 +238,9 @@ class LangGraphReplayer(NeutralReplayer):
                 result, "LangGraph", history.status, history.prompt_manifest, current, run.called,
                 options, run.matcher.next_position(),
             )
+            if result.divergence is not None:
+                result.divergence = _langgraph_words(result.divergence)
+            result.warnings = [_langgraph_words(warning) for warning in result.warnings]
         result.notes.extend(run.notes)
         if run.nested_runs.children:
             result.notes.append(NESTED_RUNS_NOTE)
@@ -306,23 +309,29 @@ def check_recorded_prompts(
     words."""
     reached: dict[str, str | None] = dict(run.reached)
     reused: dict[str, str] = {}
+    outside: set[str] = set()
     if run.ahead is not None:
         # A pending prompt is named at the line of a task the thread has not run yet.
         current = PromptManifest(current)
         current.sites = {**getattr(run.current, "sites", {}), **run.ahead.sites}
         reused = {name: run.reached[name] for name in run.ahead if name in run.reached}
-        # Prompts neither a recorded call used nor a task the thread has not run yet uses: not pending.
+        # Prompts neither a recorded call used nor a task the thread has not run yet uses: not pending, and
+        # no change for this thread either (it did not call them and will not): left out of the changes the
+        # deploy-impact report lists, where they would read "already called" (a renamed prompt, say).
         for name in {*(history.prompt_manifest or {}), *current}:
-            if name not in run.ahead:
-                reached.setdefault(name, None)
+            if name not in run.ahead and name not in reached:
+                reached[name] = None
+                outside.add(name)
     params = {
         name: (run.last_used[name].get("params") if name in run.last_used else None, prompt.params)
         for name, prompt in run.current_objects.items() if prompt.full_version == current.get(name)
     }
+    before = len(result.prompt_changes)
     check_pending_prompts(
         result, history.status, history.prompt_manifest, current, reached, options,  # type: ignore[arg-type]
         run.matcher.next_position(), reused=reused, params=params,
     )
+    result.prompt_changes[before:] = [change for change in result.prompt_changes[before:] if change.name not in outside]
     if result.divergence is not None:
         result.divergence = _langgraph_words(result.divergence)
     result.warnings = [_langgraph_words(warning) for warning in result.warnings]
@@ -335,6 +344,7 @@ def _langgraph_words(divergence: Divergence) -> Divergence:
     message = divergence.message.replace("step '", "task '").replace(" by a recorded step", " by a recorded task")
     for status in ("parked", "running"):
         message = message.replace(f"this {status} run ", f"this {status} thread ")
+        message = message.replace(f"the {status} run ", f"the {status} thread ")
     return replace(divergence, message=message)
 
 
