@@ -81,6 +81,7 @@ from replaytest.prompts import (
     fetched_ahead_note,
     fetched_prompt_site,
     model_or_params_changed,
+    prompt_objects,
     short_version,
 )
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
@@ -321,18 +322,15 @@ def _site(manifest: dict[str, str], name: str) -> SourcePosition | None:
     return SourcePosition(site[0], site[1], site[2]) if site is not None else None
 
 
-def _current_prompt(compiled: Any, node: str, name: str, version: str) -> Prompt | None:
-    """The current ``Prompt`` object named ``name`` at ``version`` that node ``node``'s code loads (for the
-    parameters a drift message names), when one of its functions loads it by a global name."""
-    for obj in lg.node_code(compiled).get(node, ()):
-        code = getattr(obj, "__code__", None)
-        namespace = getattr(obj, "__globals__", None)
-        if code is None or not isinstance(namespace, dict):
-            continue
-        for loaded in code.co_names:
-            value = namespace.get(loaded)
-            if isinstance(value, Prompt) and value.name == name and value.full_version == version:
-                return value
+def _current_prompt(compiled: Any, node: str | None, name: str, version: str) -> Prompt | None:
+    """The current ``Prompt`` object named ``name`` at ``version`` that node ``node``'s code reaches (any
+    node's for None), found by the manifest walk (globals, module attributes, helpers, closures), for the
+    parameters a drift message names."""
+    code = lg.node_code(compiled)
+    for obj in code.get(node, ()) if node is not None else [obj for objs in code.values() for obj in objs]:
+        prompt = prompt_objects(obj).get(name)
+        if prompt is not None and prompt.full_version == version:
+            return prompt
     return None
 
 
@@ -368,7 +366,10 @@ def _pending_prompts(
             for prompt in uses
         )
         parts.append(f"node {name!r}{subgraph}, which uses prompt{'s' if len(uses) > 1 else ''} {versions}")
-    later = describe_changes(recorded, current, [*called, *at_next])
+    # The start manifest keeps the parameters' digest only: the current prompts name the new values.
+    params = {name: (None, prompt.params) for name in changed
+              if (prompt := _current_prompt(compiled, None, name, current[name])) is not None}
+    later = describe_changes(recorded, current, [*called, *at_next], params=params)
     thread = f"the {history.status} thread"
     if not parts:
         return f"{thread} has not reached these prompts yet: " + "; ".join(later), None
