@@ -7,7 +7,8 @@ run during replay.
 The start manifest keeps a prompt's parameters as a digest only, but the current code declares them: a
 parameter change of REPLY is said as "parameters now temperature 0.9", as on DBOS and the functional API,
 not as a change of two digests whose values "were not recorded". A prompt the thread already used, only
-renamed (same text, model and parameters), is a rename: a note, no drift, no prompt group."""
+renamed (same text, model and parameters), is a rename: a note, no drift, no prompt group. A prompt it already
+used on another model is drift whose report rows name the prompt, as the functional API's do."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ APPS = Path(__file__).resolve().parent / "graph_apps"
 REPLY_LINE = 'REPLY = Prompt("reply", "Write a friendly reply about {ticket}, routed to {route}", model="gpt-4o-mini", params={"temperature": 0.2})'
 REPLY_WARMER = (REPLY_LINE, REPLY_LINE.replace("0.2", "0.9"))
 TRIAGE_RENAMED = ('TRIAGE = Prompt("triage",', 'TRIAGE = Prompt("sorter",')
+TRIAGE_LINE = 'TRIAGE = Prompt("triage", "Sort this ticket into billing, shipping or other: {ticket}", model="gpt-4o-mini"'
+TRIAGE_SWITCHED = (TRIAGE_LINE, TRIAGE_LINE.replace("gpt-4o-mini", "gpt-4.1"))
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +105,11 @@ def test_a_renamed_prompt_the_thread_already_used_is_a_rename_in_replay_and_impa
     code, stdout, stderr = run_cli("impact", str(histories), "--workflows", spec)
     assert "prompt sorter" not in stdout and "added since" not in stdout, stdout
     assert " 0 groups" in stdout, stdout
+
+
+def test_the_rows_of_a_node_drift_name_the_prompt(tmp_path: Path, histories: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = desk_copy(tmp_path, monkeypatch, TRIAGE_SWITCHED)
+    code, stdout, stderr = run_cli("impact", str(histories), "--workflows", spec)
+    assert "    recorded  node 'triage' prompt triage sha256:" in stdout, stdout
+    assert "    code now  node 'triage' prompt triage sha256:" in stdout, stdout
+    assert "(gpt-4.1, params " in stdout.split("code now  node 'triage'")[1].splitlines()[0]

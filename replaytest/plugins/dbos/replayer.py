@@ -63,6 +63,7 @@ from replaytest.prompts import (
     prompt_manifest,
     prompt_objects,
     prompts_in_use,
+    renamed_prompts,
     short_version,
 )
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
@@ -88,6 +89,7 @@ from replaytest.replay.engine import (
     check_manifest_prompts,
     check_pending_prompts,
     note_unrecorded_model_calls,
+    uncompared_prompt_note,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -218,6 +220,9 @@ class _Operations:
         # {prompt: the first recorded call that used it, per the current code} for calls whose event
         # carries no recorded prompt version (a run recorded before per-call versions).
         self.called_unrecorded: dict[str, str] = {}
+        # (step name, the call in words, the recorded prompt) of prompts a recorded step used that the current
+        # code of that step renders no Prompt of (fetched at run time, removed): said in a note, not compared.
+        self.uncompared: list[tuple[str, str, PromptRef]] = []
         # Set when the replay goes on past the end of an in-flight history (``ReplayOptions.rehearse``).
         self.rehearsal: _Rehearsing | None = None
         # The last ``DBOS.patch`` answered True where nothing is recorded (DBOS writes its marker there):
@@ -310,6 +315,10 @@ class _Operations:
         recorded = _recorded_prompts(event) if isinstance(event, Event) else []
         shared = [ref for ref in recorded if ref.name in current]
         changed = [ref for ref in shared if current[ref.name][0] != ref.version]
+        versions = {version for version, _ in current.values()}
+        for ref in recorded:
+            if ref.name not in current and ref.version not in versions:  # the same version renamed: no change
+                self.uncompared.append((command.name, f"step {command.name!r} (function id {upcoming.seq})", ref))
         chosen: PromptRef | None = (changed or shared)[0] if shared else None
         upcoming.prompt_version = chosen.version if chosen is not None else None
         upcoming.prompt_params = chosen.params if chosen is not None else None
@@ -759,6 +768,10 @@ class _Prompts:
     unprompted: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
     # (step, where its body calls Prompt.fetched) of the steps an unfinished run has not recorded yet.
     fetched_ahead: list[tuple[str, tuple[str, int]]] = dataclasses.field(default_factory=list)
+    # (step name, the call in words, its recorded prompt) that the current code could not compare
+    # (``_Operations.uncompared``, filled while the replay runs), and {step name: its body}.
+    uncompared: list[tuple[str, str, PromptRef]] = dataclasses.field(default_factory=list)
+    step_bodies: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 class DBOSReplayer(NeutralReplayer):
@@ -883,6 +896,7 @@ class DBOSReplayer(NeutralReplayer):
             unprompted=_unprompted_model_steps(history, steps, options.model_calls) if reached else [],
             fetched_ahead=[(f"step {body.dbos_function_name!r}", site) for body in pending_steps
                            if (site := fetched_prompt_site(body)) is not None],
+            uncompared=operations.uncompared, step_bodies={body.dbos_function_name: body for body in steps},
         )
         document = history.input if isinstance(history.input, dict) else {}
         try:
@@ -962,6 +976,14 @@ def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, op
     """The prompt checks past the recorded steps (those are the matcher's): prompts no recorded step used
     against the start manifest, and a run with no per-call versions against its manifest only."""
     note_unrecorded_model_calls(result, prompts.unprompted)
+    renamed = set(renamed_prompts(history.prompt_manifest or {}, prompts.current).values())
+    for step, what, ref in prompts.uncompared:
+        if ref.name in renamed:
+            continue  # the rename note says it
+        body = prompts.step_bodies.get(step)
+        note = uncompared_prompt_note(what, "step", ref.name, ref.version, fetched_prompt_site(body) if body else None)
+        if note not in result.notes:
+            result.notes.append(note)
     status = _in_words(history.status)
     if status == "parked":
         result.notes.extend(fetched_ahead_note(step, site, status) for step, site in prompts.fetched_ahead)

@@ -82,11 +82,17 @@ from replaytest.prompts import (
     fetched_prompt_site,
     model_or_params_changed,
     prompt_objects,
+    renamed_prompts,
     short_version,
 )
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition, short_value
-from replaytest.replay.engine import check_manifest_prompts, check_pending_prompts, note_unrecorded_model_calls
+from replaytest.replay.engine import (
+    check_manifest_prompts,
+    check_pending_prompts,
+    note_unrecorded_model_calls,
+    uncompared_prompt_note,
+)
 from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
@@ -228,6 +234,7 @@ def _check_node_calls(
     from_manifest: dict[str, str] = {}  # prompt -> the subgraph node whose use was taken from the manifest
     code = lg.node_code(compiled)
     unprompted_nodes: dict[str, Any] = {}  # node -> where its code calls a model, for a run that recorded no prompt
+    renamed = set(renamed_prompts(history.prompt_manifest or {}, current).values())
     for event in history.events:
         if event.kind != "step" or "prompts" not in event.extra:
             continue
@@ -253,6 +260,14 @@ def _check_node_calls(
             name, old = used["name"], used["version"]
             reached[name] = old
             new = per_node.get(node, {}).get(name, current.get(name))
+            if new is None and old not in per_node.get(node, {}).values() and name not in renamed:
+                # Not renamed (same version, new name): fetched at run time, or no longer rendered by this node.
+                fetched = next(filter(None, (fetched_prompt_site(obj) for obj in code.get(node, ()))), None)
+                what = f"node {node!r}" + (f" (its subgraph's node {used['subgraph_node']!r})"
+                                           if isinstance(used.get("subgraph_node"), str) else "")
+                note = uncompared_prompt_note(what, "node", name, old, fetched)
+                if note not in result.notes:
+                    result.notes.append(note)
             if new is None or new == old or policy == "ignore":
                 continue
             found.append(_node_drift(history, compiled, event, node, used, new, waiting, per_node, current,
@@ -310,8 +325,8 @@ def _node_drift(
     detail = {"source": f"{Path(source.path).name}:{source.line}"} if source is not None else {}
     return Divergence(
         "prompt-drift", event.seq, message,
-        recorded=CommandView("node", node, event.seq, prompt_version=old),
-        issued=CommandView("node", node, prompt_version=new, detail=detail),
+        recorded=CommandView("node", node, event.seq, prompt_version=old, detail={"prompt": name}),
+        issued=CommandView("node", node, prompt_version=new, detail={**detail, "prompt": name}),
         source=source,
     )
 

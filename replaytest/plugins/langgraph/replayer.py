@@ -103,6 +103,7 @@ from replaytest.replay.engine import (
     check_manifest_prompts,
     check_pending_prompts,
     note_unrecorded_model_calls,
+    uncompared_prompt_note,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -230,6 +231,13 @@ class LangGraphReplayer(NeutralReplayer):
         current = run.current
         if run.per_call:
             note_unrecorded_model_calls(result, unprompted_model_tasks(run.task_events, run.task_bodies, options.model_calls))
+            renamed = set(renamed_prompts(history.prompt_manifest or {}, current).values())
+            for task_name, prompt, version in run.uncompared:
+                body = run.task_bodies.get(task_name)
+                note = uncompared_prompt_note(f"task {task_name!r}", "task", prompt, version,
+                                              fetched_prompt_site(body) if body is not None else None)
+                if prompt not in renamed and note not in result.notes:
+                    result.notes.append(note)
             check_recorded_prompts(result, history, run, current, options)
         else:
             if history.prompt_manifest is not None:
@@ -519,6 +527,8 @@ class _Run:
         if self.per_call:
             self.matcher.resume_hint = self._resume_hint
         self.called: dict[str, str] = {}
+        # (task, prompt, version) a recorded call used that the task's current code renders no Prompt of.
+        self.uncompared: list[tuple[str, str, str]] = []
         self.nested_runs = _NestedRuns(self, nested_events)
 
     # --- hooks LangGraph calls ---
@@ -576,6 +586,10 @@ class _Run:
             issued.prompt_name, issued.prompt_version, issued.prompt_params = name, uses[name], params(name)
         manifest = self.history.prompt_manifest
         used = {record["name"]: record["version"] for record in records}
+        for record in records:
+            # Neither by name nor (a rename) by version among what the call's code renders now: not compared.
+            if event.name == issued.name and record["name"] not in uses and record["version"] not in uses.values():
+                self.uncompared.append((issued.name, str(record["name"]), str(record["version"])))
         renamed = set(renamed_prompts(used, uses))
         if manifest is not None:
             renamed |= set(renamed_prompts(manifest, self.current))
