@@ -146,7 +146,7 @@ def test_impact_lists_the_parked_thread_under_the_prompt_it_already_called(
         f"  prompt triage: {sha(TRIAGE_TEXT)[:19]} -> {sha(new_text)[:19]} (compared with the version its recorded "
         f"calls used, used at {tmp_path / package / 'agent.py'}:{_line_using('use_prompt(TRIAGE)', tmp_path / package)}), "
         "1 in-flight run\n"
-        "    already called it, keep that result; a later call uses the new version (1): parked\n"
+        "    already called it, keep that result; any later call of it uses the new version (1): parked\n"
     ) in result.output, result.output
 
 
