@@ -8,7 +8,9 @@ The start manifest keeps a prompt's parameters as a digest only, but the current
 parameter change of REPLY is said as "parameters now temperature 0.9", as on DBOS and the functional API,
 not as a change of two digests whose values "were not recorded". A prompt the thread already used, only
 renamed (same text, model and parameters), is a rename: a note, no drift, no prompt group. A prompt it already
-used on another model is drift whose report rows name the prompt, as the functional API's do."""
+used on another model is drift whose report rows name the prompt, as the functional API's do. A prompt added
+since, rendered now by ``triage`` (which the thread already ran), is drift at that node, not a prompt the
+thread "will use"."""
 
 from __future__ import annotations
 
@@ -57,17 +59,18 @@ _copies = itertools.count()
 
 
 def desk_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *edits: tuple[str, str]) -> str:
-    """A fresh copy of the desk with ``edits`` made to its prompt module; the spec of its graph."""
+    """A fresh copy of the desk with ``edits`` made to its prompt module or its graph module (each edit
+    to the one file holding its text once); the spec of its graph."""
     package = f"pending_words_desk_{next(_copies)}"
     target = tmp_path / package
     target.mkdir(parents=True)
     (target / "__init__.py").write_text("")
-    shutil.copy(APPS / "model_desk.py", target / "model_desk.py")
-    texts = (APPS / "model_desk_texts.py").read_text()
+    files = {name: (APPS / name).read_text() for name in ("model_desk.py", "model_desk_texts.py")}
     for old, new in edits:
-        assert texts.count(old) == 1
-        texts = texts.replace(old, new)
-    (target / "model_desk_texts.py").write_text(texts)
+        [name] = [name for name, text in files.items() if text.count(old) == 1]
+        files[name] = files[name].replace(old, new)
+    for name, text in files.items():
+        (target / name).write_text(text)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(effects, "EFFECTS", tmp_path / "replay-effects.log")
     return f"{package}.model_desk:graph"
@@ -113,3 +116,24 @@ def test_the_rows_of_a_node_drift_name_the_prompt(tmp_path: Path, histories: Pat
     assert "    recorded  node 'triage' prompt triage sha256:" in stdout, stdout
     assert "    code now  node 'triage' prompt triage sha256:" in stdout, stdout
     assert "(gpt-4.1, params " in stdout.split("code now  node 'triage'")[1].splitlines()[0]
+
+
+TONE_IN_TRIAGE = (
+    ('REPLY = Prompt(', 'TONE = Prompt("tone", "Be warm and concise.", model="gpt-4o-mini")\nREPLY = Prompt('),
+    ("from .model_desk_texts import REPLY, TRIAGE", "from .model_desk_texts import REPLY, TONE, TRIAGE"),
+    ('text = TRIAGE.render(ticket=state["ticket"])', 'text = TRIAGE.render(ticket=state["ticket"]) + TONE.render()'),
+)
+
+
+def test_a_prompt_added_to_a_node_the_thread_already_ran_is_drift_at_that_node_not_pending(
+    tmp_path: Path, histories: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = replay(tmp_path, histories, monkeypatch, *TONE_IN_TRIAGE)
+    assert (result["status"], result["divergence"]["kind"]) == ("diverged", "prompt-drift")
+    message = result["divergence"]["message"]
+    assert message.startswith("node 'triage' now also uses prompt tone sha256:"), message
+    assert message.endswith(", which its recorded execution did not use; the parked thread keeps what that node wrote "
+                            "and resumes at node 'review'"), message
+    assert result["divergence"]["source"]["function"] == "triage"
+    assert not [w for w in result["warnings"] if "will use tone" in w["message"]]
+    assert result["prompt_changes"] == []

@@ -235,6 +235,7 @@ def _check_node_calls(
     code = lg.node_code(compiled)
     unprompted_nodes: dict[str, Any] = {}  # node -> where its code calls a model, for a run that recorded no prompt
     renamed = set(renamed_prompts(history.prompt_manifest or {}, current).values())
+    added_at: set[str] = set()  # prompts added since the thread started that a kept node execution renders now
     for event in history.events:
         if event.kind != "step" or "prompts" not in event.extra:
             continue
@@ -256,6 +257,15 @@ def _check_node_calls(
             site = next(filter(None, (model_call_site(obj, extra_calls=options.model_calls) for obj in code.get(node, ()))), None)
             if site is not None:
                 unprompted_nodes[node] = site
+        manifest = history.prompt_manifest
+        used_names = {str(used["name"]) for used in uses}
+        if manifest is not None and node in nodes and not lg.is_subgraph_node(nodes[node]) and policy != "ignore":
+            # A prompt added since the thread started that this node's code renders now: its recorded execution
+            # could not have used it (as LangGraph's functional API and DBOS report a task or step that does).
+            for name, version in sorted(per_node.get(node, {}).items()):
+                if name not in used_names and name not in manifest and version not in manifest.values():
+                    found.append(_node_added(history, event, node, name, version, waiting, per_node))
+                    added_at.add(name)
         for used in uses:
             name, old = used["name"], used["version"]
             reached[name] = old
@@ -285,11 +295,19 @@ def _check_node_calls(
             result.divergence = drift
         else:
             result.warnings.append(replace(drift, severity="warning"))
-    message, position = _pending_prompts(history, compiled, waiting, per_node, current, reached)
+    # Of those, the ones no node the thread has not run (or waits in) renders: it will not use them (unless a
+    # loop runs a node again, which the drift at the node already says), so they are no pending prompt.
+    ran = {event.name for event in history.events if event.kind == "step" and "prompts" in event.extra}
+    later = {name for node, prompts in per_node.items() if node not in ran or node in waiting for name in prompts}
+    done_only = added_at - later
+    skipped: dict[str, str | None] = {**reached, **{name: None for name in done_only}}
+    message, position = _pending_prompts(history, compiled, waiting, per_node, current, skipped)  # type: ignore[arg-type]
+    before = len(result.prompt_changes)
     check_pending_prompts(
-        result, status, history.prompt_manifest, current, reached, options, position, compared="call",
+        result, status, history.prompt_manifest, current, skipped, options, position, compared="call",
         pending_message=message,
     )
+    result.prompt_changes[before:] = [c for c in result.prompt_changes[before:] if c.name not in done_only]
     if from_manifest:
         result.prompt_changes[:] = [
             replace(change, compared="manifest") if change.name in from_manifest else change for change in result.prompt_changes
@@ -327,6 +345,25 @@ def _node_drift(
         "prompt-drift", event.seq, message,
         recorded=CommandView("node", node, event.seq, prompt_version=old, detail={"prompt": name}),
         issued=CommandView("node", node, prompt_version=new, detail={**detail, "prompt": name}),
+        source=source,
+    )
+
+
+def _node_added(
+    history: History, event: Event, node: str, name: str, version: str, waiting: list[str], per_node: dict[str, dict[str, str]],
+) -> Divergence:
+    """The ``prompt-drift`` of a kept node execution whose node now renders prompt ``name``, added since the
+    thread started: the recorded execution did not use it."""
+    keeps = f"the {history.status} thread keeps what that node wrote"
+    if history.status in ("parked", "running") and waiting:
+        keeps += f" and resumes at node{'s' if len(waiting) > 1 else ''} " + ", ".join(repr(n) for n in waiting)
+    message = (f"node {node!r} now also uses prompt {name} {short_version(version)}, which its recorded execution "
+               f"did not use; {keeps}")
+    source = _site(per_node.get(node, {}), name)
+    return Divergence(
+        "prompt-drift", event.seq, message,
+        recorded=CommandView("node", node, event.seq),
+        issued=CommandView("node", node, prompt_version=version, detail={"prompt": name}),
         source=source,
     )
 
