@@ -155,7 +155,7 @@ class PromptGroup:
     started under (``started`` → ``current``). A prompt change breaks no replay, but it changes what a
     parked run does once it resumes. ``not_called``: runs that have not called the prompt yet (their next
     call uses ``current``); ``called``: runs whose recorded calls already used it (they keep those results;
-    a later call of theirs uses ``current``). ``compared``: where the started version came from, ``call``
+    any later call of theirs uses ``current``). ``compared``: where the started version came from, ``call``
     (recorded per call) and/or ``manifest`` (the run's start manifest)."""
 
     prompt: str

@@ -263,7 +263,7 @@ def _prompt_head(group: PromptGroup) -> str:
 def _prompt_runs(group: PromptGroup) -> list[tuple[str, list[ReplayResult]]]:
     return [
         ("not called yet, will use the new version", group.not_called),
-        ("already called it, keep that result; a later call uses the new version", group.called),
+        ("already called it, keep that result; any later call of it uses the new version", group.called),
     ]
 
 

@@ -552,8 +552,8 @@ def prompt_changes(
     renamed = renamed_prompts(recorded, current) if recorded is not None else {}
     changes = []
     for name in sorted(current):
-        if name in renamed and name not in used:
-            continue  # the same prompt under a new name: nothing changes for the run
+        if name in renamed and used.get(name) is None:
+            continue  # the same prompt under a new name, no recorded call of it under that name: no change
         version = used.get(name)
         called = name in used
         if version is not None:
@@ -584,6 +584,29 @@ def note_unrecorded_model_calls(result: ReplayResult, calls: Iterable[tuple[str,
         note = UNRECORDED_MODEL_CALL_NOTE.format(what=what, site=site)
         if note not in result.notes:
             result.notes.append(note)
+
+
+# A prompt a recorded call used that the current code of that call renders no ``Prompt`` of: nothing to compare
+# it with (``uncompared_prompt_note``).
+UNCOMPARED_PROMPT_NOTE = (
+    "{what} used prompt {name} {version} (recorded when it ran), which the current code of that {kind} renders no "
+    "Prompt of: {why}"
+)
+UNCOMPARED_FETCHED = (
+    "its code fetches that prompt at run time (Prompt.fetched at {where}), so replay cannot compare it offline"
+)
+UNCOMPARED_OTHER = "a prompt removed, or built at run time without Prompt.fetched, is not compared"
+
+
+def uncompared_prompt_note(what: str, kind: str, name: str, version: str, fetched: tuple[str, int] | None) -> str:
+    """The note for a recorded call's prompt that replay could not compare: ``what`` is the call in the
+    engine's words (``step 'answer' (function id 3)``), ``kind`` the engine's word for it, ``fetched`` where
+    the call's current code calls ``Prompt.fetched`` (a registry prompt), if it does."""
+    if fetched is not None:
+        why = UNCOMPARED_FETCHED.format(where=f"{fetched[0].replace(chr(92), '/').rsplit('/', 1)[-1]}:{fetched[1]}")
+    else:
+        why = UNCOMPARED_OTHER
+    return UNCOMPARED_PROMPT_NOTE.format(what=what, name=name, version=short_version(version), kind=kind, why=why)
 
 
 # The start manifest stands in for per-call versions on engines that record none (DBOS, LangGraph).

@@ -92,9 +92,15 @@ def deploy(tmp_path_factory: pytest.TempPathFactory) -> Deploy:
     )
 
 
-def replay(root: Path, histories: Path, prompts: str, *options: str) -> dict:
-    """``replaytest replay`` of md-1 in a fresh process, against ``prompts`` as the prompts module."""
+def replay(root: Path, histories: Path, prompts: str, *options: str, app_edits: tuple[tuple[str, str], ...] = ()) -> dict:
+    """``replaytest replay`` of md-1 in a fresh process, against ``prompts`` as the prompts module (and the
+    app with ``app_edits`` made)."""
     project(root, prompts)
+    app = (root / "model_desk/app.py").read_text()
+    for old, new in app_edits:
+        assert app.count(old) == 1, old
+        app = app.replace(old, new)
+    (root / "model_desk/app.py").write_text(app)
     shutil.copytree(histories, root / "histories")
     environment = {**os.environ, "MODEL_DESK_EFFECTS": str(root / "replay-effects.log")}
     run = subprocess.run(
@@ -249,3 +255,30 @@ def test_recording_does_not_change_the_run(tmp_path: Path) -> None:
     assert [row if row[1] != "DBOS.sleep" else row[:2] for row in rows["on"]] == [
         row if row[1] != "DBOS.sleep" else row[:2] for row in rows["off"]
     ]
+
+
+TONE_ADDED = V1 + 'TONE = Prompt("tone", "Be warm and concise.", model="gpt-4o-mini")\n'
+TONE_IN_TRIAGE = (
+    ("from model_desk.prompts import REPLY, TRIAGE", "from model_desk.prompts import REPLY, TONE, TRIAGE"),
+    ('effect(f"triage {TRIAGE.model}")', 'effect(f"triage {TRIAGE.model} {TONE.render()}")'),
+)
+
+
+@pytest.mark.parametrize("policy", ["fail", "warn"])
+def test_a_prompt_added_to_a_step_the_parked_run_already_ran_is_drift_at_that_step_not_pending(
+    tmp_path: Path, deploy: Deploy, policy: str
+) -> None:
+    """TONE, new since md-1 started, is rendered by ``call_model``, which md-1 already ran and will not run
+    again: the recorded call did not use it (drift there, by ``--prompts``), and the parked run will not use
+    it (no "has not reached these prompts yet: will use tone"), as LangGraph reports a task that now renders
+    a prompt added since."""
+    result = replay(tmp_path, deploy.parked, TONE_ADDED, "--prompts", policy, app_edits=TONE_IN_TRIAGE)
+    tone = Prompt("tone", "Be warm and concise.", model="gpt-4o-mini")
+    expected = (f"step 'call_model' at function id 1 now also uses prompt tone {short_version(tone.full_version)}, "
+                "which the recorded call did not use")
+    found = [result["divergence"]] if result["divergence"] else result["warnings"]
+    assert [(d["kind"], d["position"]) for d in found] == [("prompt-drift", 1)], found
+    assert found[0]["message"].replace("step 'call_model' now", "step 'call_model' at function id 1 now").startswith(expected)
+    assert result["status"] == ("diverged" if policy == "fail" else "passed")
+    assert not [d for d in [result["divergence"], *result["warnings"]] if d and "will use tone" in d["message"]]
+    assert result["prompt_changes"] == []

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from replaytest.cli import cli
 from replaytest.prompts import fetched_ahead_note
-from replaytest.replay.engine import UNRECORDED_MODEL_CALL_NOTE
+from replaytest.replay.engine import UNRECORDED_MODEL_CALL_NOTE, uncompared_prompt_note
 
 HERE = Path(__file__).resolve().parent
 RECORDER = HERE / "record_fetch_desk.py"
@@ -102,3 +102,19 @@ def test_a_parked_runs_next_step_that_fetches_its_prompt_is_named_in_a_note(tmp_
     assert fetched_ahead_note("step 'answer'", ("app.py", line), "parked") in result["notes"]
     # The completed run will not run it again: no such note.
     assert not [n for n in replay(tmp_path / "done", histories)["notes"] if "fetched at run time" in n]
+
+
+def test_a_recorded_step_whose_prompt_is_fetched_at_run_time_is_named_as_not_compared(tmp_path: Path, histories: Path) -> None:
+    """fd-1's ``answer`` step recorded the version of the prompt it fetched; the current code fetches it again
+    at run time, so there is no current version to compare with: a note says so instead of a silent pass."""
+    result = replay(tmp_path, histories)
+    assert result["status"] == "passed", result
+    [recorded] = [event["prompt"] for event in json.loads((histories / "fd-1.json").read_text())["events"]
+                  if event["name"] == "answer"]
+    line = line_of('prompt = Prompt.fetched("answer"')
+    expected = uncompared_prompt_note("step 'answer' (function id 2)", "step", "answer", recorded["version"], ("app.py", line))
+    assert expected in result["notes"]
+    assert expected.endswith(f"its code fetches that prompt at run time (Prompt.fetched at app.py:{line}), "
+                             "so replay cannot compare it offline")
+    # TRIAGE, a Prompt of the code, was compared: no such note for it.
+    assert not [note for note in result["notes"] if note.startswith("step 'triage'")]

@@ -181,7 +181,7 @@ def test_a_reworded_prompt_the_parked_runs_already_called_is_a_prompt_group_of_t
     assert (
         f"  prompt recommend: {RECOMMEND.version[:19]} -> {RECOMMEND_V2.version[:19]} (compared with the version its "
         f"recorded calls used, used at tests/impact/impact_agent.py:{line}), 2 in-flight runs\n"
-        "    already called it, keep that result; a later call uses the new version (2): dispute-parked-1, dispute-parked-2\n"
+        "    already called it, keep that result; any later call of it uses the new version (2): dispute-parked-1, dispute-parked-2\n"
     ) in render_text(report)
 
 

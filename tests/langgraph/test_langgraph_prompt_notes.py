@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
 from lg_apps import fetch_agent
 
 from replaytest.cli import cli
 from replaytest.plugins.langgraph.prompts import with_prompts
 from replaytest.prompts import fetched_ahead_note
-from replaytest.replay.engine import UNRECORDED_MODEL_CALL_NOTE
+from replaytest.replay.engine import UNRECORDED_MODEL_CALL_NOTE, uncompared_prompt_note
 
 SPEC = "lg_apps.fetch_agent:fetch_agent"
 SOURCE = Path(fetch_agent.__file__).read_text()
@@ -90,3 +91,27 @@ def test_a_parked_threads_next_task_that_fetches_its_prompt_is_named_in_a_note(t
     assert [n for n in found["notes"] if "fetched at run time" in n] == [
         fetched_ahead_note("task 'answer'", ("fetch_agent.py", line), "parked")
     ]
+
+
+def test_a_recorded_task_whose_prompt_is_fetched_at_run_time_is_named_as_not_compared(tmp_path: Path) -> None:
+    """The reviewed thread ran ``answer``, which recorded the version of the prompt it fetched; the current code
+    fetches it again at run time, so replay has no version to compare it with and says so."""
+    conn = sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False)
+    try:
+        graph = fetch_agent.review_agent.copy(update={"checkpointer": SqliteSaver(conn)})
+        assert "__interrupt__" in graph.invoke("my invoice", with_prompts({"configurable": {"thread_id": "t-3"}}, graph))
+        graph.invoke(Command(resume="approved"), {"configurable": {"thread_id": "t-3"}})
+    finally:
+        conn.close()
+    spec = "lg_apps.fetch_agent:review_agent"
+    result = CliRunner().invoke(cli, ["import", "langgraph", "--checkpointer", f"sqlite:///{tmp_path / 'threads.sqlite'}",
+                                      "--out", str(tmp_path / "histories"), "--workflows", spec])
+    assert result.exit_code == 0, result.output
+    [document] = [json.loads(path.read_text()) for path in (tmp_path / "histories").glob("*.json")]
+    [recorded] = [event["prompt"] for event in document["events"] if event["name"] == "answer"]
+    result = CliRunner().invoke(cli, ["replay", str(tmp_path / "histories"), "--workflows", spec, "--format", "json"])
+    [found] = json.loads(result.output)["results"]
+    assert found["status"] == "passed", found
+    [line] = [n for n, text in enumerate(SOURCE.splitlines(), 1) if 'prompt = Prompt.fetched("answer"' in text]
+    expected = uncompared_prompt_note("task 'answer'", "task", "answer", recorded["version"], ("fetch_agent.py", line))
+    assert [n for n in found["notes"] if "renders no Prompt of" in n] == [expected]

@@ -73,7 +73,7 @@ def test_a_changed_prompt_not_reached_yet_fails_the_parked_thread_and_warns_the_
     assert parked["status"] == "diverged"
     assert parked["divergence"]["kind"] == "prompt-drift"
     assert parked["divergence"]["message"] == (
-        f"the parked run has not reached these prompts yet: will use reply {sha(new_text)[:19]}, started under "
+        f"the parked thread has not reached these prompts yet: will use reply {sha(new_text)[:19]}, started under "
         f"{sha(REPLY_TEXT)[:19]} (fails by prompts-pending)"
     )
     assert parked["prompt_changes"] == [
@@ -146,7 +146,7 @@ def test_impact_lists_the_parked_thread_under_the_prompt_it_already_called(
         f"  prompt triage: {sha(TRIAGE_TEXT)[:19]} -> {sha(new_text)[:19]} (compared with the version its recorded "
         f"calls used, used at {tmp_path / package / 'agent.py'}:{_line_using('use_prompt(TRIAGE)', tmp_path / package)}), "
         "1 in-flight run\n"
-        "    already called it, keep that result; a later call uses the new version (1): parked\n"
+        "    already called it, keep that result; any later call of it uses the new version (1): parked\n"
     ) in result.output, result.output
 
 

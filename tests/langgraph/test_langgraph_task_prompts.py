@@ -171,7 +171,7 @@ def test_a_prompt_a_later_task_uses_is_pending_even_when_an_earlier_task_used_it
     assert [w["message"].split(" now uses")[0] for w in parked["warnings"]] == ["task 'triage'"]
     assert parked["status"] == "diverged"
     message = parked["divergence"]["message"]
-    assert message.startswith("the parked run has not reached these prompts yet: will use tone")
+    assert message.startswith("the parked thread has not reached these prompts yet: will use tone")
     assert "(temperature 0.2 → 0.9)" in message and message.endswith("(fails by prompts-pending)")
     assert " again, used under sha256:" in message and " by a recorded task " in message  # triage used it
     assert "reply" not in message and "triage" not in message
@@ -192,6 +192,20 @@ def test_a_parameter_change_of_a_prompt_read_as_a_module_attribute_is_named(
     message = results["parked"]["divergence"]["message"]
     assert "(parameters now temperature 0.9; the run recorded only their digest " in message, message
     assert "parameters changed" not in message
+
+
+def test_a_renamed_prompt_a_task_already_used_is_no_change_in_replay_or_impact(
+    tmp_path: Path, histories: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TRIAGE under a new name, same text, model and parameters: a rename. The parked thread's triage call
+    used it; the change list the impact report groups must not call it a prompt "added since" that the
+    thread "already called"."""
+    renamed = ('TRIAGE = Prompt("triage",', 'TRIAGE = Prompt("sorter",')
+    parked = run(tmp_path / "replay", histories, monkeypatch, renamed)["parked"]
+    assert (parked["status"], parked["warnings"], parked["prompt_changes"]) == ("passed", [], [])
+    assert any(note.startswith("prompt triage is now named sorter at the same version ") for note in parked["notes"])
+    report = run(tmp_path / "impact", histories, monkeypatch, renamed, command="impact", form="text")
+    assert "prompt sorter" not in report and "added since" not in report, report
 
 
 def test_reports_call_task_calls_tasks(tmp_path: Path, histories: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -39,7 +39,7 @@ def test_postgres_threads_carry_the_manifest_and_fail_the_parked_one_on_a_prompt
     results = replay(tmp_path / "changed", histories, monkeypatch, (REPLY_TEXT, new_text))
     assert {k: r["status"] for k, r in results.items()} == {"done": "passed", "parked": "diverged", "plain": "passed"}
     assert results["parked"]["divergence"]["message"].startswith(
-        f"the parked run has not reached these prompts yet: will use reply {sha(new_text)[:19]}"
+        f"the parked thread has not reached these prompts yet: will use reply {sha(new_text)[:19]}"
     )
     [warning] = results["done"]["warnings"]
     assert warning["message"].startswith("task 'write_reply' now uses prompt version")  # compared per call

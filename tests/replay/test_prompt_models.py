@@ -237,3 +237,16 @@ def test_a_parameter_change_a_parked_run_has_not_reached_names_the_current_param
     digest = split_version(cool.full_version)[2]
     assert digest is not None
     assert f"(parameters now temperature 0.9; the run recorded only their digest {digest[:8]})" in result.divergence.message
+
+
+def test_a_renamed_prompt_a_recorded_call_used_is_not_listed_as_a_change() -> None:
+    """A run whose versions come from its start manifest (or whose engine reports a call's prompts by their
+    current names, with no version) called ``triage``, now named ``sorter`` at the same version: the change
+    list the impact report groups must not call it a prompt added since that the run already called."""
+    from replaytest.replay.engine import prompt_changes
+
+    version = Prompt("triage", TEMPLATE, model="gpt-4o-mini").full_version
+    assert prompt_changes({"triage": version}, {"sorter": version}, {"sorter": None}, "manifest") == []
+    # A recorded call of the new name at another version is still a change.
+    [change] = prompt_changes({"triage": version}, {"sorter": version}, {"sorter": "v0"}, "call")
+    assert (change.name, change.started, change.called) == ("sorter", "v0", True)

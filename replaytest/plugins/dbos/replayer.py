@@ -57,12 +57,14 @@ from replaytest.model_clients import model_call_site
 from replaytest.plugins.dbos import PROFILE
 from replaytest.plugins.dbos.importer import PATCH_PREFIX, event_kind
 from replaytest.prompts import (
+    Prompt,
     also_changed,
     fetched_ahead_note,
     fetched_prompt_site,
     prompt_manifest,
     prompt_objects,
     prompts_in_use,
+    renamed_prompts,
     short_version,
 )
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
@@ -89,6 +91,7 @@ from replaytest.replay.engine import (
     check_manifest_prompts,
     check_pending_prompts,
     note_unrecorded_model_calls,
+    uncompared_prompt_note,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -220,6 +223,11 @@ class _Operations:
         # {prompt: the first recorded call that used it, per the current code} for calls whose event
         # carries no recorded prompt version (a run recorded before per-call versions).
         self.called_unrecorded: dict[str, str] = {}
+        # (step name, the call in words, the recorded prompt) of prompts a recorded step used that the current
+        # code of that step renders no Prompt of (fetched at run time, removed): said in a note, not compared.
+        self.uncompared: list[tuple[str, str, PromptRef]] = []
+        # The run recorded prompt versions per call (a step without a record then used no prompt).
+        self.per_call = bool(recorded_prompt_versions(history))
         # Set when the replay goes on past the end of an in-flight history (``ReplayOptions.rehearse``).
         self.rehearsal: _Rehearsing | None = None
         # The last ``DBOS.patch`` answered True where nothing is recorded (DBOS writes its marker there):
@@ -314,18 +322,31 @@ class _Operations:
         recorded = _recorded_prompts(event) if isinstance(event, Event) else []
         shared = [ref for ref in recorded if ref.name in current]
         changed = [ref for ref in shared if current[ref.name][0] != ref.version]
+        versions = {version for version, _ in current.values()}
+        for ref in recorded:
+            if ref.name not in current and ref.version not in versions:  # the same version renamed: no change
+                self.uncompared.append((command.name, f"step {command.name!r} (function id {upcoming.seq})", ref))
         chosen: PromptRef | None = (changed or shared)[0] if shared else None
         upcoming.prompt_version = chosen.version if chosen is not None else None
         upcoming.prompt_params = chosen.params if chosen is not None else None
         upcoming.prompt_name = chosen.name if chosen is not None else None
+        # A prompt the step renders now that did not exist when the run started (not a rename): the recorded
+        # call could not have used it, and the run keeps that call's result (as LangGraph's ``_prompt_of``).
+        manifest = self.history.prompt_manifest
+        added = [name for name in current if self.per_call and manifest is not None and name not in manifest
+                 and name not in {ref.name for ref in recorded} and current[name][0] not in manifest.values()]
+        added_phrases = tuple(f"now also uses prompt {name} {short_version(current[name][0])}, which the recorded call "
+                              "did not use" for name in added)
         if chosen is not None:
             self.chosen[upcoming.seq] = chosen  # the report's rows show the prompt compared, by name
             command.prompt_name = chosen.name
             command.prompt_version, command.prompt_params = current[chosen.name]
-            command.prompt_also = tuple(_also_changed(ref, *current[ref.name]) for ref in changed[1:])
-        elif not recorded and current:
-            for name in current:
-                self.called_unrecorded.setdefault(name, f"{command.kind} {command.name!r}")
+            command.prompt_also = tuple(_also_changed(ref, *current[ref.name]) for ref in changed[1:]) + added_phrases
+        else:
+            command.prompt_also = added_phrases
+            if not recorded and current:
+                for name in current:
+                    self.called_unrecorded.setdefault(name, f"{command.kind} {command.name!r}")
 
     def _next(self) -> Recorded | None:
         matcher = self.matcher
@@ -799,6 +820,12 @@ class _Prompts:
     unprompted: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
     # (step, where its body calls Prompt.fetched) of the steps an unfinished run has not recorded yet.
     fetched_ahead: list[tuple[str, tuple[str, int]]] = dataclasses.field(default_factory=list)
+    # (step name, the call in words, its recorded prompt) that the current code could not compare
+    # (``_Operations.uncompared``, filled while the replay runs), and {step name: its body}.
+    uncompared: list[tuple[str, str, PromptRef]] = dataclasses.field(default_factory=list)
+    step_bodies: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Prompts added since the run started that only steps it already recorded render (not pending).
+    done_only: set[str] = dataclasses.field(default_factory=set)
 
 
 class DBOSReplayer(NeutralReplayer):
@@ -907,6 +934,11 @@ class DBOSReplayer(NeutralReplayer):
         for body in pending_steps:
             for name, version in step_prompts[body.dbos_function_name].items():
                 ahead.setdefault(name, version)
+        # A prompt added since the run started that only steps the run already recorded render (not a step it
+        # has not run, not the workflow's own code): the run will not use it, and the recorded call that now
+        # renders it says so (``_with_prompt``), so it is no pending prompt.
+        done_only = _added_in_recorded_steps(history, reached, step_prompts, pending_steps, original)
+        ahead = {name: version for name, version in ahead.items() if name not in done_only}
         reused = {name: reached[name] for name in ahead if name in reached}
         params = _prompt_params(history, reached, {**prompt_objects(original), **{
             name: prompt for body in pending_steps for name, prompt in step_objects[body.dbos_function_name].items()}})
@@ -923,6 +955,8 @@ class DBOSReplayer(NeutralReplayer):
             unprompted=_unprompted_model_steps(history, steps, options.model_calls) if reached else [],
             fetched_ahead=[(f"step {body.dbos_function_name!r}", site) for body in pending_steps
                            if (site := fetched_prompt_site(body)) is not None],
+            uncompared=operations.uncompared, step_bodies={body.dbos_function_name: body for body in steps},
+            done_only=done_only,
         )
         document = history.input if isinstance(history.input, dict) else {}
         try:
@@ -1003,6 +1037,14 @@ def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, op
     """The prompt checks past the recorded steps (those are the matcher's): prompts no recorded step used
     against the start manifest, and a run with no per-call versions against its manifest only."""
     note_unrecorded_model_calls(result, prompts.unprompted)
+    renamed = set(renamed_prompts(history.prompt_manifest or {}, prompts.current).values())
+    for step, what, ref in prompts.uncompared:
+        if ref.name in renamed:
+            continue  # the rename note says it
+        body = prompts.step_bodies.get(step)
+        note = uncompared_prompt_note(what, "step", ref.name, ref.version, fetched_prompt_site(body) if body else None)
+        if note not in result.notes:
+            result.notes.append(note)
     status = _in_words(history.status)
     if status == "parked":
         result.notes.extend(fetched_ahead_note(step, site, status) for step, site in prompts.fetched_ahead)
@@ -1026,11 +1068,15 @@ def _check_prompts(result: ReplayResult, history: History, prompts: _Prompts, op
     if prompts.unrecorded:
         result.notes.append(NO_CALL_VERSIONS_NOTE)
     reached: dict[str, str | None] = {name: None for name in prompts.unrecorded}
+    reached.update({name: None for name in prompts.done_only})
     reached.update(prompts.reached)
+    before = len(result.prompt_changes)
     check_pending_prompts(
         result, status, history.prompt_manifest, prompts.current, reached, options, None,  # type: ignore[arg-type]
         reused=prompts.reused, params=prompts.params, where=prompts.where,
     )
+    # Not a change for this run: it did not call them and will not (the recorded call's drift names them).
+    result.prompt_changes[before:] = [c for c in result.prompt_changes[before:] if c.name not in prompts.done_only]
 
 
 def _past_resume(trips: list[NondeterministicCall], raised: BaseException | None) -> str:
@@ -1064,6 +1110,37 @@ def _recorded(event: Event, chosen: dict[int, PromptRef] | None = None) -> Recor
 def _also_changed(ref: PromptRef, version: str, params: Any) -> str:
     """Another changed prompt of a step call, as the drift message names it."""
     return also_changed(ref.name, ref.version, version, ref.params, params)
+
+
+def _added_in_recorded_steps(
+    history: History, reached: dict[str, str], step_prompts: dict[str, dict[str, str]], pending_steps: list[Any],
+    workflow: Any,
+) -> set[str]:
+    """The prompts added since the run started (not in its manifest, at no version the manifest holds: not a
+    rename) that only the current bodies of steps the run already recorded render: no step it has not
+    recorded, no recorded call, and not the workflow's own code (a name it loads, resolved in its globals or
+    as an attribute of a module it loads, bound to a ``Prompt`` of that name). Empty for a run without
+    per-call records or a manifest."""
+    manifest = history.prompt_manifest
+    if manifest is None or not reached:
+        return set()
+    recorded_steps = {event.name for event in history.events if event.kind == "step"}
+    pending = {name for body in pending_steps for name in step_prompts.get(body.dbos_function_name, {})}
+    candidates = {
+        name for step, prompts in step_prompts.items() if step in recorded_steps
+        for name, version in prompts.items()
+        if name not in manifest and version not in manifest.values() and name not in pending and name not in reached
+    }
+    if not candidates:
+        return set()
+    namespace = getattr(workflow, "__globals__", {})
+    loaded = _names_loaded(workflow)
+    in_workflow: set[str] = set()
+    for name in loaded:
+        values = [namespace.get(name)] + [getattr(module, name, None) for module in namespace.values()
+                                          if isinstance(module, types.ModuleType)]
+        in_workflow.update(str(value.name) for value in values if isinstance(value, Prompt))
+    return candidates - in_workflow
 
 
 def _names_loaded(function: Any) -> set[str]:

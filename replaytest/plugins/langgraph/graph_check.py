@@ -81,11 +81,18 @@ from replaytest.prompts import (
     fetched_ahead_note,
     fetched_prompt_site,
     model_or_params_changed,
+    prompt_objects,
+    renamed_prompts,
     short_version,
 )
 from replaytest.replay.adapter import ReplayOptions, WorkflowSet
 from replaytest.replay.divergence import CommandView, Divergence, ReplayResult, SourcePosition, short_value
-from replaytest.replay.engine import check_manifest_prompts, check_pending_prompts, note_unrecorded_model_calls
+from replaytest.replay.engine import (
+    check_manifest_prompts,
+    check_pending_prompts,
+    note_unrecorded_model_calls,
+    uncompared_prompt_note,
+)
 from replaytest.replay.guards import (
     NondeterministicCall,
     guarded,
@@ -227,6 +234,8 @@ def _check_node_calls(
     from_manifest: dict[str, str] = {}  # prompt -> the subgraph node whose use was taken from the manifest
     code = lg.node_code(compiled)
     unprompted_nodes: dict[str, Any] = {}  # node -> where its code calls a model, for a run that recorded no prompt
+    renamed = set(renamed_prompts(history.prompt_manifest or {}, current).values())
+    added_at: set[str] = set()  # prompts added since the thread started that a kept node execution renders now
     for event in history.events:
         if event.kind != "step" or "prompts" not in event.extra:
             continue
@@ -248,10 +257,27 @@ def _check_node_calls(
             site = next(filter(None, (model_call_site(obj, extra_calls=options.model_calls) for obj in code.get(node, ()))), None)
             if site is not None:
                 unprompted_nodes[node] = site
+        manifest = history.prompt_manifest
+        used_names = {str(used["name"]) for used in uses}
+        if manifest is not None and node in nodes and not lg.is_subgraph_node(nodes[node]) and policy != "ignore":
+            # A prompt added since the thread started that this node's code renders now: its recorded execution
+            # could not have used it (as LangGraph's functional API and DBOS report a task or step that does).
+            for name, version in sorted(per_node.get(node, {}).items()):
+                if name not in used_names and name not in manifest and version not in manifest.values():
+                    found.append(_node_added(history, event, node, name, version, waiting, per_node))
+                    added_at.add(name)
         for used in uses:
             name, old = used["name"], used["version"]
             reached[name] = old
             new = per_node.get(node, {}).get(name, current.get(name))
+            if new is None and old not in per_node.get(node, {}).values() and name not in renamed:
+                # Not renamed (same version, new name): fetched at run time, or no longer rendered by this node.
+                fetched = next(filter(None, (fetched_prompt_site(obj) for obj in code.get(node, ()))), None)
+                what = f"node {node!r}" + (f" (its subgraph's node {used['subgraph_node']!r})"
+                                           if isinstance(used.get("subgraph_node"), str) else "")
+                note = uncompared_prompt_note(what, "node", name, old, fetched)
+                if note not in result.notes:
+                    result.notes.append(note)
             if new is None or new == old or policy == "ignore":
                 continue
             found.append(_node_drift(history, compiled, event, node, used, new, waiting, per_node, current,
@@ -269,11 +295,19 @@ def _check_node_calls(
             result.divergence = drift
         else:
             result.warnings.append(replace(drift, severity="warning"))
-    message, position = _pending_prompts(history, compiled, waiting, per_node, current, reached)
+    # Of those, the ones no node the thread has not run (or waits in) renders: it will not use them (unless a
+    # loop runs a node again, which the drift at the node already says), so they are no pending prompt.
+    ran = {event.name for event in history.events if event.kind == "step" and "prompts" in event.extra}
+    later = {name for node, prompts in per_node.items() if node not in ran or node in waiting for name in prompts}
+    done_only = added_at - later
+    skipped: dict[str, str | None] = {**reached, **{name: None for name in done_only}}
+    message, position = _pending_prompts(history, compiled, waiting, per_node, current, skipped)  # type: ignore[arg-type]
+    before = len(result.prompt_changes)
     check_pending_prompts(
-        result, status, history.prompt_manifest, current, reached, options, position, compared="call",
+        result, status, history.prompt_manifest, current, skipped, options, position, compared="call",
         pending_message=message,
     )
+    result.prompt_changes[before:] = [c for c in result.prompt_changes[before:] if c.name not in done_only]
     if from_manifest:
         result.prompt_changes[:] = [
             replace(change, compared="manifest") if change.name in from_manifest else change for change in result.prompt_changes
@@ -309,8 +343,27 @@ def _node_drift(
     detail = {"source": f"{Path(source.path).name}:{source.line}"} if source is not None else {}
     return Divergence(
         "prompt-drift", event.seq, message,
-        recorded=CommandView("node", node, event.seq, prompt_version=old),
-        issued=CommandView("node", node, prompt_version=new, detail=detail),
+        recorded=CommandView("node", node, event.seq, prompt_version=old, detail={"prompt": name}),
+        issued=CommandView("node", node, prompt_version=new, detail={**detail, "prompt": name}),
+        source=source,
+    )
+
+
+def _node_added(
+    history: History, event: Event, node: str, name: str, version: str, waiting: list[str], per_node: dict[str, dict[str, str]],
+) -> Divergence:
+    """The ``prompt-drift`` of a kept node execution whose node now renders prompt ``name``, added since the
+    thread started: the recorded execution did not use it."""
+    keeps = f"the {history.status} thread keeps what that node wrote"
+    if history.status in ("parked", "running") and waiting:
+        keeps += f" and resumes at node{'s' if len(waiting) > 1 else ''} " + ", ".join(repr(n) for n in waiting)
+    message = (f"node {node!r} now also uses prompt {name} {short_version(version)}, which its recorded execution "
+               f"did not use; {keeps}")
+    source = _site(per_node.get(node, {}), name)
+    return Divergence(
+        "prompt-drift", event.seq, message,
+        recorded=CommandView("node", node, event.seq),
+        issued=CommandView("node", node, prompt_version=version, detail={"prompt": name}),
         source=source,
     )
 
@@ -321,18 +374,15 @@ def _site(manifest: dict[str, str], name: str) -> SourcePosition | None:
     return SourcePosition(site[0], site[1], site[2]) if site is not None else None
 
 
-def _current_prompt(compiled: Any, node: str, name: str, version: str) -> Prompt | None:
-    """The current ``Prompt`` object named ``name`` at ``version`` that node ``node``'s code loads (for the
-    parameters a drift message names), when one of its functions loads it by a global name."""
-    for obj in lg.node_code(compiled).get(node, ()):
-        code = getattr(obj, "__code__", None)
-        namespace = getattr(obj, "__globals__", None)
-        if code is None or not isinstance(namespace, dict):
-            continue
-        for loaded in code.co_names:
-            value = namespace.get(loaded)
-            if isinstance(value, Prompt) and value.name == name and value.full_version == version:
-                return value
+def _current_prompt(compiled: Any, node: str | None, name: str, version: str) -> Prompt | None:
+    """The current ``Prompt`` object named ``name`` at ``version`` that node ``node``'s code reaches (any
+    node's for None), found by the manifest walk (globals, module attributes, helpers, closures), for the
+    parameters a drift message names."""
+    code = lg.node_code(compiled)
+    for obj in code.get(node, ()) if node is not None else [obj for objs in code.values() for obj in objs]:
+        prompt = prompt_objects(obj).get(name)
+        if prompt is not None and prompt.full_version == version:
+            return prompt
     return None
 
 
@@ -368,7 +418,10 @@ def _pending_prompts(
             for prompt in uses
         )
         parts.append(f"node {name!r}{subgraph}, which uses prompt{'s' if len(uses) > 1 else ''} {versions}")
-    later = describe_changes(recorded, current, [*called, *at_next])
+    # The start manifest keeps the parameters' digest only: the current prompts name the new values.
+    params = {name: (None, prompt.params) for name in changed
+              if (prompt := _current_prompt(compiled, None, name, current[name])) is not None}
+    later = describe_changes(recorded, current, [*called, *at_next], params=params)
     thread = f"the {history.status} thread"
     if not parts:
         return f"{thread} has not reached these prompts yet: " + "; ".join(later), None

@@ -103,6 +103,7 @@ from replaytest.replay.engine import (
     check_manifest_prompts,
     check_pending_prompts,
     note_unrecorded_model_calls,
+    uncompared_prompt_note,
 )
 from replaytest.replay.guards import (
     NondeterministicCall,
@@ -230,6 +231,13 @@ class LangGraphReplayer(NeutralReplayer):
         current = run.current
         if run.per_call:
             note_unrecorded_model_calls(result, unprompted_model_tasks(run.task_events, run.task_bodies, options.model_calls))
+            renamed = set(renamed_prompts(history.prompt_manifest or {}, current).values())
+            for task_name, prompt, version in run.uncompared:
+                body = run.task_bodies.get(task_name)
+                note = uncompared_prompt_note(f"task {task_name!r}", "task", prompt, version,
+                                              fetched_prompt_site(body) if body is not None else None)
+                if prompt not in renamed and note not in result.notes:
+                    result.notes.append(note)
             check_recorded_prompts(result, history, run, current, options)
         else:
             if history.prompt_manifest is not None:
@@ -238,6 +246,9 @@ class LangGraphReplayer(NeutralReplayer):
                 result, "LangGraph", history.status, history.prompt_manifest, current, run.called,
                 options, run.matcher.next_position(),
             )
+            if result.divergence is not None:
+                result.divergence = _langgraph_words(result.divergence)
+            result.warnings = [_langgraph_words(warning) for warning in result.warnings]
         result.notes.extend(run.notes)
         if run.nested_runs.children:
             result.notes.append(NESTED_RUNS_NOTE)
@@ -306,23 +317,29 @@ def check_recorded_prompts(
     words."""
     reached: dict[str, str | None] = dict(run.reached)
     reused: dict[str, str] = {}
+    outside: set[str] = set()
     if run.ahead is not None:
         # A pending prompt is named at the line of a task the thread has not run yet.
         current = PromptManifest(current)
         current.sites = {**getattr(run.current, "sites", {}), **run.ahead.sites}
         reused = {name: run.reached[name] for name in run.ahead if name in run.reached}
-        # Prompts neither a recorded call used nor a task the thread has not run yet uses: not pending.
+        # Prompts neither a recorded call used nor a task the thread has not run yet uses: not pending, and
+        # no change for this thread either (it did not call them and will not): left out of the changes the
+        # deploy-impact report lists, where they would read "already called" (a renamed prompt, say).
         for name in {*(history.prompt_manifest or {}), *current}:
-            if name not in run.ahead:
-                reached.setdefault(name, None)
+            if name not in run.ahead and name not in reached:
+                reached[name] = None
+                outside.add(name)
     params = {
         name: (run.last_used[name].get("params") if name in run.last_used else None, prompt.params)
         for name, prompt in run.current_objects.items() if prompt.full_version == current.get(name)
     }
+    before = len(result.prompt_changes)
     check_pending_prompts(
         result, history.status, history.prompt_manifest, current, reached, options,  # type: ignore[arg-type]
         run.matcher.next_position(), reused=reused, params=params,
     )
+    result.prompt_changes[before:] = [change for change in result.prompt_changes[before:] if change.name not in outside]
     if result.divergence is not None:
         result.divergence = _langgraph_words(result.divergence)
     result.warnings = [_langgraph_words(warning) for warning in result.warnings]
@@ -335,6 +352,7 @@ def _langgraph_words(divergence: Divergence) -> Divergence:
     message = divergence.message.replace("step '", "task '").replace(" by a recorded step", " by a recorded task")
     for status in ("parked", "running"):
         message = message.replace(f"this {status} run ", f"this {status} thread ")
+        message = message.replace(f"the {status} run ", f"the {status} thread ")
     return replace(divergence, message=message)
 
 
@@ -509,6 +527,8 @@ class _Run:
         if self.per_call:
             self.matcher.resume_hint = self._resume_hint
         self.called: dict[str, str] = {}
+        # (task, prompt, version) a recorded call used that the task's current code renders no Prompt of.
+        self.uncompared: list[tuple[str, str, str]] = []
         self.nested_runs = _NestedRuns(self, nested_events)
 
     # --- hooks LangGraph calls ---
@@ -566,6 +586,10 @@ class _Run:
             issued.prompt_name, issued.prompt_version, issued.prompt_params = name, uses[name], params(name)
         manifest = self.history.prompt_manifest
         used = {record["name"]: record["version"] for record in records}
+        for record in records:
+            # Neither by name nor (a rename) by version among what the call's code renders now: not compared.
+            if event.name == issued.name and record["name"] not in uses and record["version"] not in uses.values():
+                self.uncompared.append((issued.name, str(record["name"]), str(record["version"])))
         renamed = set(renamed_prompts(used, uses))
         if manifest is not None:
             renamed |= set(renamed_prompts(manifest, self.current))
