@@ -130,8 +130,13 @@ def test_the_sdk_finishes_the_rebuilt_history_as_the_run_finished(imported: Impo
         assert (state["isDone"], state.get("output") if finished else None) == (finished, run.output if finished else None), state
 
 
-def _refused(imported: Imported, tmp_path: Path, event_type: str, value: Any, *, drop: bool = False) -> str:
-    statuses = _statuses(imported)
+def _refused(
+    imported: Imported, tmp_path: Path, event_type: str, value: Any, *, drop: bool = False,
+    statuses: list[dict[str, Any]] | None = None,
+) -> str:
+    """Import the statuses with order-big's first ``event_type`` event's ``Input`` set to ``value`` (or dropped):
+    that instance alone is refused, in one line naming it and the event."""
+    statuses = _statuses(imported) if statuses is None else statuses
     big = next(status for status in statuses if status["instanceId"] == "order-big")
     position, event = next((n, e) for n, e in enumerate(big["historyEvents"]) if e["EventType"] == event_type)
     if drop:
@@ -159,3 +164,24 @@ def test_an_input_text_that_is_not_json_refuses_the_instance_naming_the_event(
 def test_an_external_event_without_its_data_is_refused_saying_how_to_fetch_it(imported: Imported, tmp_path: Path) -> None:
     refusal = _refused(imported, tmp_path, "EventRaised", None, drop=True)
     assert "external event 'approval' has no Input" in refusal and "showInput=true" in refusal, refusal
+
+
+def test_an_orchestration_input_left_out_of_the_history_is_the_status_input(imported: Imported, tmp_path: Path) -> None:
+    """Extensions before v2.9.0 removed ``ExecutionStarted``'s ``Input`` and kept the top-level value."""
+    _, text = _import(_statuses(imported), tmp_path / "text")
+    statuses = _statuses(imported)
+    for status in statuses:
+        del status["historyEvents"][0]["Input"]
+    done, older = _import(statuses, tmp_path / "older")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for run in imported.runs:
+        assert (older / f"{run.instance_id}.json").read_text() == (text / f"{run.instance_id}.json").read_text()
+
+
+def test_an_orchestration_input_left_out_everywhere_is_refused(imported: Imported, tmp_path: Path) -> None:
+    """With ``showInput=false`` the history has no ``Input`` and the top-level ``input`` is null."""
+    statuses = _statuses(imported)
+    big = next(status for status in statuses if status["instanceId"] == "order-big")
+    big["input"] = None
+    refusal = _refused(imported, tmp_path, "ExecutionStarted", None, drop=True, statuses=statuses)
+    assert "the orchestration input is left out" in refusal and "showInput=true" in refusal, refusal

@@ -39,8 +39,9 @@ v3.0.0-rc.2):
 So an ``Input`` that is a string is read as the JSON text it is (parsed strictly; text that is not JSON refuses
 the instance, naming it and the event), one that is another JSON value (a file written by other tools) is taken
 as that value, and a ``Result`` is always a value (a string result is the string). An ``ExecutionStarted``
-without ``Input`` takes the top-level ``input``; an external event without ``Input`` refuses the instance (the
-replay would hand the orchestrator nothing where data was raised). The activity inputs on the completions are
+without ``Input`` takes the top-level ``input``, and refuses the instance when that is null too (as with
+``showInput=false``: a null input cannot be told from one left out); an external event without ``Input`` refuses
+the instance (the replay would hand the orchestrator nothing where data was raised). The activity inputs on the completions are
 not read: arguments of the condensed history are not compared.
 
 Payloads are JSON text, parsed strictly (``values``; never unpickled). A payload Azure Storage moved to a
@@ -349,8 +350,7 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
         time = str(raw.get("Timestamp") or previous_time)
         name = _text(raw, "FunctionName", where) or _text(raw, "Name", where)
         if kind == "ExecutionStarted":
-            # The history's Input is the text (v2.9.0 on); older extensions left it out, the top level keeps the value.
-            given = _history_input(raw, where, status, "the orchestration input") if "Input" in raw else status.get("input")
+            given = _orchestration_input(raw, where, status)
             started = AzureEvent(kind, where, timestamp=time, name=name or _text(status, "name", f"{path}: {at}"), input=given)
         elif kind in ("TaskCompleted", "TaskFailed", "SubOrchestrationInstanceCompleted", "SubOrchestrationInstanceFailed"):
             created = "TaskScheduled" if kind.startswith("Task") else "SubOrchestrationInstanceCreated"
@@ -464,6 +464,22 @@ def _history_input(raw: dict[str, Any], where: str, status: dict[str, Any], what
             f"instance {status.get('instanceId')!r}: {raw.get('EventType')} ({what}): {error}; the HTTP API writes a "
             "history event's Input as JSON text"
         ) from None
+
+
+def _orchestration_input(raw: dict[str, Any], where: str, status: dict[str, Any]) -> Any:
+    """The orchestration input: the ``ExecutionStarted``'s ``Input`` text (extension v2.9.0 on, which always
+    writes the key), or else the top-level ``input`` value (older extensions removed it from the history). With
+    ``showInput=false`` both are gone (the top level null): a null input cannot be told from one left out, and
+    replay would hand the orchestrator None, so the run is refused."""
+    if "Input" in raw:
+        return _history_input(raw, where, status, "the orchestration input")
+    if status.get("input") is None:
+        raise ImportRefused(
+            f"{where}: instance {status.get('instanceId')!r}: the orchestration input is left out (ExecutionStarted has "
+            "no Input, the status's input is null): the HTTP API leaves it out with showInput=false, and replay hands it "
+            "to the orchestrator; fetch the status with showInput=true (the default), or import from the task hub's tables"
+        )
+    return status["input"]
 
 
 def _external_event_data(raw: dict[str, Any], where: str, status: dict[str, Any], name: str | None) -> Any:
