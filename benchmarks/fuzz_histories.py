@@ -579,15 +579,16 @@ def _azure_event(kind: str, minute: int, **fields: Any) -> dict[str, Any]:
 
 
 # What the durable HTTP API reports with showHistory=true&showHistoryOutput=true: a completed run with every
-# event kind the import reads, and a failed one.
+# event kind the import reads, and a failed one. As the extension writes them, history Inputs are JSON text and
+# Results JSON values.
 AZURE_STATUSES: list[dict[str, Any]] = [
     {"name": "order_approval", "instanceId": "order-1", "runtimeStatus": "Completed", "input": {"item": "lamp"},
      "output": "shipped", "createdTime": "2026-03-01T09:00:00Z", "lastUpdatedTime": "2026-03-01T09:09:00Z",
      "historyEvents": [
-         _azure_event("ExecutionStarted", 0, FunctionName="order_approval", Input={"item": "lamp"}),
+         _azure_event("ExecutionStarted", 0, FunctionName="order_approval", Input='{"item":"lamp"}'),
          _azure_event("TaskCompleted", 2, FunctionName="check_stock", Result=True, ScheduledTime="2026-03-01T09:01:00Z"),
          _azure_event("TimerFired", 3, FireAt="2026-03-01T09:03:00Z"),
-         _azure_event("EventRaised", 4, Name="approval", Input="approved"),
+         _azure_event("EventRaised", 4, Name="approval", Input='"approved"'),
          _azure_event("SubOrchestrationInstanceCompleted", 6, FunctionName="ship_order", Result="shipped",
                       ScheduledTime="2026-03-01T09:05:00Z"),
          _azure_event("TaskFailed", 8, FunctionName="notify", Reason="smtp down", Details="timeout",
@@ -597,7 +598,7 @@ AZURE_STATUSES: list[dict[str, Any]] = [
     {"name": "order_approval", "instanceId": "order-2", "runtimeStatus": "Failed", "input": {"item": "desk"},
      "output": None, "createdTime": "2026-03-01T09:00:00Z", "lastUpdatedTime": "2026-03-01T09:02:00Z",
      "historyEvents": [
-         _azure_event("ExecutionStarted", 0, FunctionName="order_approval", Input={"item": "desk"}),
+         _azure_event("ExecutionStarted", 0, FunctionName="order_approval", Input='{"item":"desk"}'),
          _azure_event("TaskFailed", 1, FunctionName="check_stock", FailureDetails={"ErrorMessage": "no stock"},
                       ScheduledTime="2026-03-01T09:00:30Z"),
          _azure_event("ExecutionFailed", 2, FailureDetails={"ErrorType": "Exception", "ErrorMessage": "no stock"}),

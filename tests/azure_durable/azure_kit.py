@@ -481,12 +481,14 @@ def record_approvals(folder: Path) -> Iterator[Imported]:
 
 
 def http_status(run: RecordedRun) -> dict[str, Any]:
-    """The run as the durable HTTP API reports it with ``showHistory=true&showHistoryOutput=true``: the
-    condensed history (no OrchestratorStarted/Completed, no scheduling events: each completion carries the
-    task's ``FunctionName`` and ``ScheduledTime``), payloads as JSON values, ``FunctionName`` for names. An
-    ``EventSent`` (an entity operation's request) stays in place with its ``InstanceId``, ``Name`` and ``Input``
-    text, only ``EventId`` dropped, and an entity call's response (``EventRaised`` under the request id) keeps
-    its ``Input`` text, as the extension's status code leaves both (it converts ``Result`` fields alone)."""
+    """The run as the durable HTTP API reports it with ``showHistory=true&showHistoryOutput=true`` (and
+    ``showInput`` at its default, true), as the extension's ``GetDurableOrchestrationStatusAsync`` writes it
+    from v2.9.0 on: the condensed history (no OrchestratorStarted/Completed, no scheduling events: each
+    completion carries the task's ``FunctionName``, ``ScheduledTime`` and ``Input``), ``FunctionName`` for names.
+    ``Result`` fields and the top-level ``input``/``output`` are JSON values (the extension converts those
+    alone); every ``Input`` stays the JSON text the task hub holds: the orchestration's, an external event's,
+    an activity's, an ``EventSent``'s (an entity operation's request, in place, only ``EventId`` dropped) and an
+    entity call's response (the ``EventRaised`` under the request id)."""
     scheduled = {e["EventId"]: e for e in run.events if e["EventType"] in ("TaskScheduled", "SubOrchestrationInstanceCreated", "TimerCreated")}
     request_ids = {json.loads(e["Input"])["id"] for e in run.events if e["EventType"] == "EventSent"}
     events: list[dict[str, Any]] = []
@@ -500,15 +502,15 @@ def http_status(run: RecordedRun) -> dict[str, Any]:
             events.append({"EventType": kind, "Name": event["Name"], "Input": event["Input"], "Timestamp": stamp})
             continue
         if kind == "ExecutionStarted":
-            events.append({"EventType": kind, "FunctionName": event["Name"], "Timestamp": stamp, "Input": json.loads(event["Input"])})
+            events.append({"EventType": kind, "FunctionName": event["Name"], "Timestamp": stamp, "Input": event["Input"]})
         elif kind in ("TaskCompleted", "SubOrchestrationInstanceCompleted"):
             origin = scheduled[event["TaskScheduledId"]]
             events.append({"EventType": kind, "FunctionName": origin["Name"], "Result": json.loads(event["Result"]),
-                           "ScheduledTime": _iso(origin["Timestamp"]), "Timestamp": stamp})
+                           "ScheduledTime": _iso(origin["Timestamp"]), "Input": origin.get("Input"), "Timestamp": stamp})
         elif kind == "TimerFired":
             events.append({"EventType": kind, "FireAt": event["FireAt"], "Timestamp": stamp})
         elif kind == "EventRaised":
-            events.append({"EventType": kind, "Name": event["Name"], "Input": json.loads(event["Input"]), "Timestamp": stamp})
+            events.append({"EventType": kind, "Name": event["Name"], "Input": event["Input"], "Timestamp": stamp})
         elif kind == "ExecutionCompleted":
             events.append({"EventType": kind, "OrchestrationStatus": event["OrchestrationStatus"],
                            "Result": json.loads(event["Result"]), "Timestamp": stamp})

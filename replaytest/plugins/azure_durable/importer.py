@@ -11,12 +11,38 @@ Two sources, both read only:
   only, in RowKey order;
 * a file of the durable HTTP API's instance status with ``showHistory=true&showHistoryOutput=true``
   (``--http-json``; one status object or a list of them; an instance listed twice is refused, neither
-  status written). That history is condensed: scheduling events,
-  event ids, episodes and activity inputs are dropped and tasks still pending are not listed, so the
-  import rebuilds the scheduling order from ``ScheduledTime`` and says what is missing in a note. An entity
+  status written). That history is condensed: scheduling events, event ids and episodes are dropped (an
+  activity's input survives as text on its completion, not read here) and tasks still pending are not
+  listed, so the import rebuilds the scheduling order from ``ScheduledTime`` and says what is missing in a note. An entity
   operation's ``EventSent`` stays in place with its request message (``Input`` text), so it takes its place in
   that order by its own ``Timestamp``; the ``EventRaised`` under a call's request id is its response. Without
   those messages (a status fetched with ``showInput=false``) the instance is refused.
+
+Which fields of that file are JSON text and which are JSON values, as the extension writes them
+(Azure/azure-functions-durable-extension, ``src/WebJobs.Extensions.DurableTask/ContextImplementations/
+DurableClient.cs``: ``GetDurableOrchestrationStatusAsync`` edits the history array the task hub returns, in
+which every payload is a string; ``ConvertOrchestrationStateToStatus`` and ``ParseToJToken`` make the top-level
+fields; ``HttpApiHandler.ConvertFrom`` writes them out; the same code from v2.9.0 (#2267) to v2.13.7 and
+v3.0.0-rc.2):
+
+* ``input``, ``output``, ``customStatus`` (top level): values (``ParseToJToken``: the text parsed, or the raw
+  text when it is not JSON); ``input`` is null with ``showInput=false``;
+* ``Result`` of ``TaskCompleted``, ``SubOrchestrationInstanceCompleted`` and ``ExecutionCompleted``: values
+  (``ConvertOutputToJToken``, with ``showHistoryOutput=true``; left out without it);
+* ``Input`` of ``ExecutionStarted`` and of ``EventRaised`` (an external event or an entity call's response),
+  of ``EventSent``, and the scheduled task's input copied onto its ``TaskCompleted``/``TaskFailed``/
+  ``SubOrchestrationInstance…`` completion (``AddScheduledEventDataAndAggregate``; the ``TaskScheduled`` and
+  ``SubOrchestrationInstanceCreated`` events themselves are removed): text, never converted; every ``Input`` is
+  removed with ``showInput=false``. Before v2.9.0 the code removed the ``Input`` of ``ExecutionStarted``,
+  ``EventRaised``, ``TaskScheduled``, ``SubOrchestrationInstanceCreated`` and ``ExecutionTerminated`` outright.
+
+So an ``Input`` that is a string is read as the JSON text it is (parsed strictly; text that is not JSON refuses
+the instance, naming it and the event), one that is another JSON value (a file written by other tools) is taken
+as that value, and a ``Result`` is always a value (a string result is the string). An ``ExecutionStarted``
+without ``Input`` takes the top-level ``input``, and refuses the instance when that is null too (as with
+``showInput=false``: a null input cannot be told from one left out); an external event without ``Input`` refuses
+the instance (the replay would hand the orchestrator nothing where data was raised). The activity inputs on the completions are
+not read: arguments of the condensed history are not compared.
 
 Payloads are JSON text, parsed strictly (``values``; never unpickled). A payload Azure Storage moved to a
 blob (a ``*BlobName`` column beside an empty value) is not fetched: a result the replay would feed back
@@ -51,8 +77,8 @@ _PAYLOAD_COLUMNS = ("Input", "Result")
 _SENTINEL = "sentinel"
 
 HTTP_NOTE = (
-    "the HTTP API's history is condensed: no event ids, episodes or activity inputs, and no task still "
-    "pending; scheduling order was rebuilt from ScheduledTime and arguments cannot be compared"
+    "the HTTP API's history is condensed: no event ids or episodes, and no task still pending; scheduling "
+    "order was rebuilt from ScheduledTime and activity arguments are not compared"
 )
 
 
@@ -324,8 +350,8 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
         time = str(raw.get("Timestamp") or previous_time)
         name = _text(raw, "FunctionName", where) or _text(raw, "Name", where)
         if kind == "ExecutionStarted":
-            started = AzureEvent(kind, where, timestamp=time, name=name or _text(status, "name", f"{path}: {at}"),
-                                 input=raw.get("Input", status.get("input")))
+            given = _orchestration_input(raw, where, status)
+            started = AzureEvent(kind, where, timestamp=time, name=name or _text(status, "name", f"{path}: {at}"), input=given)
         elif kind in ("TaskCompleted", "TaskFailed", "SubOrchestrationInstanceCompleted", "SubOrchestrationInstanceFailed"):
             created = "TaskScheduled" if kind.startswith("Task") else "SubOrchestrationInstanceCreated"
             failure = _failure_details(raw, where)
@@ -350,7 +376,8 @@ def condensed_events(status: dict[str, Any], path: Path, at: str) -> list[AzureE
             response = _entity_response(raw, where, status)
             timed.append((time, 0, position, AzureEvent(kind, where, timestamp=time, name=name, input=response)))
         elif kind == "EventRaised":
-            timed.append((time, 0, position, AzureEvent(kind, where, timestamp=time, name=name, input=raw.get("Input"))))
+            data = _external_event_data(raw, where, status, name)
+            timed.append((time, 0, position, AzureEvent(kind, where, timestamp=time, name=name, input=data)))
         elif kind in ("ExecutionCompleted", "ExecutionFailed", "ExecutionTerminated"):
             failure = _failure_details(raw, where)
             ending = AzureEvent(kind, where, timestamp=time, result=raw.get("Result", status.get("output")),
@@ -419,6 +446,52 @@ def _entity_request(raw: dict[str, Any], where: str, status: dict[str, Any], nam
     except PayloadError as error:
         raise ImportRefused(f"instance {instance!r}: {error}") from None
     return AzureEvent("EventSent", where, timestamp=time, name=name, instance_id=target, input=request)
+
+
+def _history_input(raw: dict[str, Any], where: str, status: dict[str, Any], what: str) -> Any:
+    """The value of a history event's ``Input``: a string is the JSON text the HTTP API writes there and is
+    parsed (strictly); text that is not JSON refuses the instance (a replay of it as a string could pass on a
+    value that was never sent). Another JSON value (null included) is taken as it is."""
+    from replaytest.plugins.azure_durable.values import PayloadError, decode_payload
+
+    value = raw.get("Input")
+    if not isinstance(value, str):
+        return value
+    try:
+        return decode_payload(value, f"{where}.Input")
+    except PayloadError as error:
+        raise ImportRefused(
+            f"instance {status.get('instanceId')!r}: {raw.get('EventType')} ({what}): {error}; the HTTP API writes a "
+            "history event's Input as JSON text"
+        ) from None
+
+
+def _orchestration_input(raw: dict[str, Any], where: str, status: dict[str, Any]) -> Any:
+    """The orchestration input: the ``ExecutionStarted``'s ``Input`` text (extension v2.9.0 on, which always
+    writes the key), or else the top-level ``input`` value (older extensions removed it from the history). With
+    ``showInput=false`` both are gone (the top level null): a null input cannot be told from one left out, and
+    replay would hand the orchestrator None, so the run is refused."""
+    if "Input" in raw:
+        return _history_input(raw, where, status, "the orchestration input")
+    if status.get("input") is None:
+        raise ImportRefused(
+            f"{where}: instance {status.get('instanceId')!r}: the orchestration input is left out (ExecutionStarted has "
+            "no Input, the status's input is null): the HTTP API leaves it out with showInput=false, and replay hands it "
+            "to the orchestrator; fetch the status with showInput=true (the default), or import from the task hub's tables"
+        )
+    return status["input"]
+
+
+def _external_event_data(raw: dict[str, Any], where: str, status: dict[str, Any], name: str | None) -> Any:
+    """The data of an external event. The HTTP API leaves it out with ``showInput=false`` (and extensions before
+    v2.9.0 always did): replay would hand the orchestrator nothing where data was raised, so the run is refused."""
+    if "Input" not in raw:
+        raise ImportRefused(
+            f"{where}: instance {status.get('instanceId')!r}: the external event {name!r} has no Input: the HTTP API "
+            "leaves out the event's data with showInput=false (and before extension v2.9.0), and replay hands it to "
+            "the orchestrator; fetch the status with showInput=true (the default), or import from the task hub's tables"
+        )
+    return _history_input(raw, where, status, f"external event {name!r}")
 
 
 def _entity_response(raw: dict[str, Any], where: str, status: dict[str, Any]) -> Any:
@@ -529,7 +602,7 @@ def write_runs(
 @click.option("--instance", "instances", multiple=True, help="Import this instance id (repeatable).")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(RUNTIME_STATUS_CHOICES, case_sensitive=False), help="Only instances in this runtime status (repeatable).")
 @click.option("--created-after", metavar="ISO-8601", help="Only instances created at or after this time (UTC), e.g. 2026-01-01T00:00:00Z.")
-@click.option("--http-json", "http_json", type=click.Path(dir_okay=False, path_type=Path), help="Instead of the tables: a file of the HTTP API's status with showHistory=true&showHistoryOutput=true.")
+@click.option("--http-json", "http_json", type=click.Path(dir_okay=False, path_type=Path), help="Instead of the tables: a file of the HTTP API's status with showHistory=true&showHistoryOutput=true (and showInput not false: replay needs the inputs).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the history files.")
 @click.option("--redact-key", "keys", multiple=True, metavar="NAME", help="Key name to scrub in payloads (repeatable; default: [tool.replaytest.redact] or common secret fields).")
 @click.option("--redact-path", "paths", multiple=True, metavar="JSONPATH", help="JSON path to scrub (repeatable).")
