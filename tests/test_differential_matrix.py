@@ -23,6 +23,7 @@ SUITES = {
 CHANGE_KINDS = (
     "step inserted before the wait", "step inserted after the wait", "step renamed", "two steps swapped",
     "branch condition changed", "timer added", "timer changed", "child workflow added",
+    "guard negated (`if not patched(...)`)",
 )
 NAMED = re.compile(r'`("[^"`]+"|\w+)`')
 

@@ -30,6 +30,7 @@ def build_impact(
     from replaytest.gate import workflow_files
     from replaytest.impact.grouping import build_report
     from replaytest.impact.model import UNKNOWN_WORKFLOW_TYPE
+    from replaytest.impact.resume import attach_guard_blocks
     from replaytest.impact.retirement import attach_patches
 
     selected: list[HistorySelection] = []
@@ -38,6 +39,7 @@ def build_impact(
                           exclude=exclude, selected=selected, loaded=loaded, rehearse=True, reads=reads)
     report = build_report(results)
     attach_patches(report.workflows, results, workflow_files(loaded[0]))
+    attach_guard_blocks(report.workflows, workflow_files(loaded[0]))
     # What the patch verdicts could not count is said once, with the report's other notes; calls no
     # workflow type could be told for are such notes only, not a workflow type of their own.
     report.notes.extend(note for item in report.workflows for note in item.notes)

@@ -62,6 +62,7 @@ _TOP_KEYS = (
     "error",
     "redacted",
     "graph",
+    "nested_namespaces",
 )
 _EVENT_KEYS = (
     "seq",
@@ -239,8 +240,10 @@ def history_from_dict(
     if graph is not None:
         v.object(graph, "$.graph")
         v.json_value(graph, "$.graph")
+    nested_namespaces = v.nested_namespaces(data.get("nested_namespaces"))
     return History(
         graph=graph,
+        nested_namespaces=nested_namespaces,
         redacted=redacted,
         waiting=waiting,
         workflow=workflow,
@@ -318,6 +321,23 @@ class _Validator:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             self.fail("$.workflow.protocol_version", f"expected a positive integer, got {value!r}")
         return int(value)
+
+    def nested_namespaces(self, value: Any) -> tuple[tuple[int, str], ...] | None:
+        """``$.nested_namespaces``: ``[{"nested": 0, "namespace": "…"}, …]``, nested run numbers increasing."""
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            self.fail("$.nested_namespaces", f"expected an array, got {_type_name(value)}")
+        found: list[tuple[int, str]] = []
+        for index, item in enumerate(value):
+            where = f"$.nested_namespaces[{index}]"
+            obj = self.object(item, where)
+            self.keys(obj, where, ("nested", "namespace"), ("nested", "namespace"))
+            number = obj["nested"]
+            if not _is_int(number) or number < 0 or (found and number <= found[-1][0]):
+                self.fail(f"{where}.nested", "expected a nested run number (an integer from 0, increasing)")
+            found.append((number, self.string(obj["namespace"], f"{where}.namespace")))
+        return tuple(found)
 
     def waiting(self, value: Any, status: str) -> Waiting | None:
         """``$.waiting``: ``{"kind": "signal"|"timer", "name": …}`` (a timer's optionally with ``duration_s``), on
@@ -524,6 +544,9 @@ def history_to_dict(history: History, blobs: BlobStore | None = None) -> dict[st
         out["redacted"] = list(history.redacted)
     if history.graph is not None:
         out["graph"] = history.graph
+    if history.nested_namespaces is not None:
+        out["nested_namespaces"] = [{"nested": number, "namespace": namespace}
+                                    for number, namespace in history.nested_namespaces]
     return out
 
 

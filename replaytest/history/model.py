@@ -139,6 +139,11 @@ class History:
     # sequence (LangGraph graph threads: super-steps' nodes, parked nodes, state channels; see the LangGraph
     # section of docs/design.md). None for every other history.
     graph: Mapping[str, Any] | None = None
+    # LangGraph functional-API threads only: the graph runs the entrypoint's own code started, as the import
+    # found them in the thread's checkpoint namespaces ((nested run number, namespace), in number order; empty:
+    # the import read the namespaces and found none). None: the import did not read them (a history from
+    # before it did, or a saver replaytest does not read with SQL).
+    nested_namespaces: tuple[tuple[int, str], ...] | None = None
     source: Path | None = field(default=None, compare=False, repr=False)
     blobs: BlobStore | None = field(default=None, compare=False, repr=False)
 

@@ -167,6 +167,39 @@ class PromptGroup:
     source: SourcePosition | None = None  # the line of the current code using the prompt, when known
 
 
+@dataclass(frozen=True)
+class GuardBranches:
+    """Where a guard's two blocks are in the guarded file: ``new`` the lines of its ``if <check>:`` body (the
+    current code), ``old`` those of its ``else:`` (the code runs recorded before the change ran)."""
+
+    file_name: str
+    new: tuple[tuple[int, int], ...]
+    old: tuple[tuple[int, int], ...]
+    # The block a True answer to the check runs: ``new`` for ``if patched(...)``, ``old`` for ``if not
+    # patched(...)``; None when the test is something else (or the guard's ``if`` statements disagree).
+    when_taken: str | None = None
+
+    def selected_by(self, taken: bool) -> str | None:
+        """``new``/``old``: the block the check's answer ``taken`` runs, when the test says (``when_taken``)."""
+        if self.when_taken is None:
+            return None
+        return self.when_taken if taken else ("old" if self.when_taken == "new" else "new")
+
+    def branch_of(self, source: object) -> str | None:
+        """``new``/``old`` for a command issued at ``source`` (``file.py:12``) inside a block, else None."""
+        if not isinstance(source, str) or ":" not in source:
+            return None
+        name, _, line_text = source.rpartition(":")
+        if name != self.file_name or not line_text.isdigit():
+            return None
+        line = int(line_text)
+        if any(first <= line <= last for first, last in self.new):
+            return "new"
+        if any(first <= line <= last for first, last in self.old):
+            return "old"
+        return None
+
+
 @dataclass
 class WorkflowImpact:
     """Everything the report says about one workflow type."""
@@ -184,6 +217,9 @@ class WorkflowImpact:
     # Checks that could not apply to this workflow type, one sentence each, naming the file and line
     # (a patch id that is not a literal, histories that could not be replayed, …).
     notes: list[str] = field(default_factory=list)
+    # The blocks of the current code's version guards, by patch id : the
+    # resume verdicts judge the path by the block the command after the check comes from.
+    guard_blocks: dict[str, GuardBranches] = field(default_factory=dict)
 
 
 @dataclass

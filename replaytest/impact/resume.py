@@ -6,6 +6,10 @@ code rehearsed it (``ReplayResult.rehearsal``), rather than as replaytest's mode
 - ``new``: the engine issues a command the change introduced (a group's issued command, or one the engine
   marks ``detail["added"]``: not in the code the run was recorded with) past the history;
 - ``old``: a patch check the rehearsal answered False (the run keeps the old path), with the engine's reason;
+  a guard's path is judged as a fresh run's is (``impact.verify``): by the block of the current code's guard
+  (``WorkflowImpact.guard_blocks``) the first command past the history comes from, else by the block the
+  engine's answer runs under the guard's test, so a negated check (``if not patched(...)``: a True answer runs
+  the ``else:``) is not read as "answered True, new path";
 - ``breaks``: the engine refused the resume (its own nondeterminism / unexpected-step error);
 - ``further``: the engine resumes cleanly and the change lies further on;
 - ``waits`` / ``completes``: the run waits again, or ends, with no new command;
@@ -15,11 +19,14 @@ code rehearsed it (``ReplayResult.rehearsal``), rather than as replaytest's mode
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from replaytest.impact.grouping import command_text, run_id
 from replaytest.impact.model import WorkflowImpact
-from replaytest.replay.divergence import ReplayResult
+from replaytest.impact.verify import guard_branches
+from replaytest.replay.divergence import Rehearsal, ReplayResult
 
 RESUME_PATHS: tuple[str, ...] = ("new", "old", "breaks", "further", "waits", "completes", "unrehearsed")
 
@@ -54,6 +61,9 @@ def resume_verdict(result: ReplayResult, impact: WorkflowImpact, not_reached: bo
     if added is not None:
         return ResumeVerdict("new", f"take the new path: the engine issues {command_text(added)} next, which the code "
                                     "the run was recorded with did not have")
+    guarded = _guarded_path(rehearsal, impact)
+    if guarded is not None:
+        return guarded
     refused = [decision for decision in rehearsal.patch_decisions if not decision.taken and not decision.deprecated]
     if refused:
         because = rehearsal.note or f"the engine answers patch {refused[-1].patch_id!r} False for them"
@@ -73,6 +83,52 @@ def resume_verdict(result: ReplayResult, impact: WorkflowImpact, not_reached: bo
         return ResumeVerdict("waits", "resume and wait again with no new command")
     tail = f": {rehearsal.note}" if rehearsal.note else ""
     return ResumeVerdict("completes", f"resume and finish{tail}")
+
+
+def _guarded_path(rehearsal: Rehearsal, impact: WorkflowImpact) -> ResumeVerdict | None:
+    """The path of a run whose rehearsal answered a check of a guard in the current code, when the guard's blocks
+    say otherwise than the answer does (``if not patched(...)``): the block the first command past the history
+    comes from, else the block the answer runs under the guard's test. None when they agree with the answer (the
+    verdicts below say it) or cannot tell."""
+    decisions = [decision for decision in rehearsal.patch_decisions
+                 if not decision.deprecated and decision.patch_id in impact.guard_blocks]
+    if not decisions:
+        return None
+    last = decisions[-1]
+    blocks = impact.guard_blocks[last.patch_id]
+    first = next((view for view in rehearsal.commands if view.kind not in ("patch", "marker")), None)
+    source = first.detail.get("source") if first is not None else None
+    if first is not None and not isinstance(source, str) and rehearsal.source is not None:
+        source = f"{Path(rehearsal.source.path.replace(chr(92), '/')).name}:{rehearsal.source.line}"
+    branch = blocks.branch_of(source)
+    if branch is not None:
+        how = f"the engine issues {command_text(first)} next, from the guard's {branch} block"
+    else:
+        branch = blocks.selected_by(last.taken)
+        how = (f"the engine answers patch {last.patch_id!r} {last.taken} for them, which runs the guard's {branch} "
+               "block under its test")
+    if branch is None or branch == ("new" if last.taken else "old"):
+        return None
+    return ResumeVerdict(branch, f"take the {branch} path: {how}")
+
+
+def attach_guard_blocks(impacts: Sequence[WorkflowImpact], files: Iterable[Path]) -> None:
+    """Find, in the current code's ``files``, the blocks of each guard whose check the in-flight runs' rehearsals
+    answered (``WorkflowImpact.guard_blocks``); a file that cannot be read is left out (its guards are judged by
+    the engine's answer alone)."""
+    texts: dict[Path, str] = {}
+    for path in files:
+        try:
+            texts[path] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    for impact in impacts:
+        ids = {decision.patch_id for result in in_flight_green(impact) if result.rehearsal is not None
+               for decision in result.rehearsal.patch_decisions}
+        for patch_id in sorted(ids):
+            blocks = guard_branches(texts, patch_id)
+            if blocks is not None:
+                impact.guard_blocks[patch_id] = blocks
 
 
 def in_flight_green(impact: WorkflowImpact) -> list[ReplayResult]:

@@ -33,12 +33,11 @@ import os
 import subprocess
 import sys
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from replaytest.impact.guards import compose_guards
-from replaytest.impact.model import FreshRun, Guard, ImpactGroup, Verification, WorkflowImpact
+from replaytest.impact.model import FreshRun, Guard, GuardBranches, ImpactGroup, Verification, WorkflowImpact
 from replaytest.impact.project_copy import ProjectCopy
 from replaytest.impact.termination import run_child, sigterm_as_interrupt
 from replaytest.replay.divergence import FRESH_RUN_NOTE_PREFIX, ReplayResult
@@ -136,9 +135,13 @@ def _unique_guards(impact: WorkflowImpact) -> list[Guard]:
 
 def _resume_paths(
     choice: Sequence[tuple[ImpactGroup, Guard]], in_flight: Sequence[Path], rehearsals: dict[Path, dict[str, Any]],
+    texts: dict[Path, str] | None = None,
 ) -> list[tuple[Path, str]]:
-    """The path each in-flight history takes under the guards of ``choice`` when the engine resumes it: the
-    engine's last answer to one of the guards' patch checks in the rehearsal of the guarded code."""
+    """The path each in-flight history takes under the guards of ``choice`` when the engine resumes it, judged
+    as a fresh run is: by the guard block (``guard_branches`` of the guarded ``texts``) holding the line of the
+    first command the rehearsal issued past the history; when that command lies outside the guard (or there is
+    none), by the block the engine's last answer to the check selects under the guard's test (a negated check
+    sends a True answer to the ``else:``); the answer alone only when the test is neither."""
     ids = {guard.patch_id for _group, guard in choice if guard.kind == "patch"}
     if not ids:
         return []  # a kept name has no patch check: every run takes the one path
@@ -148,13 +151,32 @@ def _resume_paths(
         if rehearsal is None:
             paths.append((path, "not rehearsed (replay-only verdict)"))
             continue
-        answers = [decision.get("taken") for decision in rehearsal.get("patch_decisions", [])
-                   if decision.get("patch_id") in ids]
+        answers = [decision for decision in rehearsal.get("patch_decisions", []) if decision.get("patch_id") in ids]
         if not answers:
             paths.append((path, "does not reach the guard in its next step"))
-        else:
-            paths.append((path, "new path" if answers[-1] else "old path"))
+            continue
+        taken = bool(answers[-1].get("taken"))
+        branches = guard_branches(texts or {}, str(answers[-1].get("patch_id")))
+        branch = branches.branch_of(_first_command_source(rehearsal)) if branches is not None else None
+        if branch is None and branches is not None:
+            branch = branches.selected_by(taken)
+        paths.append((path, f"{branch or ('new' if taken else 'old')} path"))
     return paths
+
+
+def _first_command_source(rehearsal: dict[str, Any]) -> str | None:
+    """``flow.py:12``: the line of the first command a rehearsal issued past the history (a patch marker left
+    out): the command's own ``detail["source"]``, else the rehearsal's ``source`` (the first command's line)."""
+    commands = [view for view in rehearsal.get("commands", []) if _patch_view(view) is None and view.get("kind") != "patch"]
+    if not commands:
+        return None
+    source = (commands[0].get("detail") or {}).get("source")
+    if isinstance(source, str):
+        return source
+    where = rehearsal.get("source")
+    if isinstance(where, dict) and where.get("path") and where.get("line") is not None:
+        return f"{str(where['path']).replace(chr(92), '/').rsplit('/', 1)[-1]}:{where['line']}"
+    return None
 
 
 def _patch_view(view: dict[str, Any]) -> str | None:
@@ -179,30 +201,6 @@ def _matches(view: dict[str, Any], commands: set[tuple[str, str]]) -> bool:
     return (kind, name) in commands or (kind, "") in commands
 
 
-@dataclass(frozen=True)
-class GuardBranches:
-    """Where a guard's two blocks are in the guarded file: ``new`` the lines of its ``if <check>:`` body (the
-    current code), ``old`` those of its ``else:`` (the code runs recorded before the change ran)."""
-
-    file_name: str
-    new: tuple[tuple[int, int], ...]
-    old: tuple[tuple[int, int], ...]
-
-    def branch_of(self, source: object) -> str | None:
-        """``new``/``old`` for a command issued at ``source`` (``file.py:12``) inside a block, else None."""
-        if not isinstance(source, str) or ":" not in source:
-            return None
-        name, _, line_text = source.rpartition(":")
-        if name != self.file_name or not line_text.isdigit():
-            return None
-        line = int(line_text)
-        if any(first <= line <= last for first, last in self.new):
-            return "new"
-        if any(first <= line <= last for first, last in self.old):
-            return "old"
-        return None
-
-
 def guard_branches(texts: dict[Path, str], patch_id: str) -> GuardBranches | None:
     """The blocks of the ``if`` statements whose test names ``patch_id`` (a string literal) in the guarded files;
     None when no file has one. The ``if`` body is the guard's new block whatever its test says, so a test that
@@ -214,15 +212,28 @@ def guard_branches(texts: dict[Path, str], patch_id: str) -> GuardBranches | Non
             continue
         new: list[tuple[int, int]] = []
         old: list[tuple[int, int]] = []
+        selected: set[str | None] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.If) and any(isinstance(part, ast.Constant) and part.value == patch_id
                                                 for part in ast.walk(node.test)):
                 new.append((node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno))
                 if node.orelse:
                     old.append((node.orelse[0].lineno, node.orelse[-1].end_lineno or node.orelse[-1].lineno))
+                selected.add(_block_when_taken(node.test))
         if new:
-            return GuardBranches(path.name, tuple(new), tuple(old))
+            return GuardBranches(path.name, tuple(new), tuple(old), selected.pop() if len(selected) == 1 else None)
     return None
+
+
+def _block_when_taken(test: ast.expr) -> str | None:
+    """The block a True answer runs under ``test``: ``new`` for a bare check (``patched(...)``, ``await
+    DBOS.patch_async(...)``), ``old`` for a negated one (``not patched(...)``), None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _block_when_taken(test.operand)
+        return None if inner is None else ("old" if inner == "new" else "new")
+    if isinstance(test, ast.Await):
+        test = test.value
+    return "new" if isinstance(test, ast.Call) else None
 
 
 def fresh_run_verdicts(
@@ -342,7 +353,7 @@ def _verification(
         notes.append(f"{unchecked} {'history' if unchecked == 1 else 'histories'} of this workflow type could not be "
                      "checked before (error, stale) and were not replayed against the guard")
     notes.extend(copy_notes)
-    resume = _resume_paths(choice, in_flight, rehearsals or {})
+    resume = _resume_paths(choice, in_flight, rehearsals or {}, texts)
     fresh = fresh_run_verdicts(choice, fresh_runs or {}, texts) if fresh_runs is not None else []
     return Verification(histories=counted, passed=passed, failing=failing, notes=notes, resume=resume,
                         fresh_runs=fresh)

@@ -68,10 +68,14 @@ MALFORMED = [
     (_set(("prompt_versions", "planner"), 1), "$.prompt_versions.planner", "expected a string, got integer"),
     (_set(("prompt_versions", "my prompt"), None), '$.prompt_versions["my prompt"]', "expected a string, got null"),
     (_set(("code_version",), 3), "$.code_version", "expected a string, got integer"),
-    (_set(("evnets",), []), "$.evnets", "unknown key; expected one of format, format_version, workflow, code_version, prompt_versions, prompt_manifest, status, waiting, input, events, result, error, redacted, graph"),
+    (_set(("evnets",), []), "$.evnets", "unknown key; expected one of format, format_version, workflow, code_version, prompt_versions, prompt_manifest, status, waiting, input, events, result, error, redacted, graph, nested_namespaces"),
     (_set(("graph",), "nodes"), "$.graph", "expected an object, got string"),
     (_set(("error",), "boom"), "$.error", "expected an object, got string"),
     (_set(("waiting",), {"kind": "signal", "name": "approved"}), "$.waiting", "only a parked history waits; this one is completed"),
+    (_set(("nested_namespaces",), {"0": "agent:1"}), "$.nested_namespaces", "expected an array, got object"),
+    (_set(("nested_namespaces",), [{"nested": 1, "namespace": "a:1"}, {"nested": 0, "namespace": "a:2"}]),
+     "$.nested_namespaces[1].nested", "expected a nested run number (an integer from 0, increasing)"),
+    (_set(("nested_namespaces",), [{"nested": 0}]), "$.nested_namespaces[0]", "missing required key 'namespace'"),
     (_set(("format_version",), 2), "$.format_version", "format_version 2 was written by a newer replaytest (this one reads up to 1); upgrade replaytest"),
     (_set(("format_version",), "1"), "$.format_version", "expected an integer, got string"),
     (_set(("format_version",), 0), "$.format_version", "expected 1, got 0"),
@@ -160,7 +164,7 @@ def test_shipped_schema_agrees_with_loader_vocabulary() -> None:
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert tuple(schema["$defs"]["event"]["properties"]["kind"]["enum"]) == EVENT_KINDS
     assert tuple(schema["properties"]["status"]["enum"]) == STATUSES
-    assert set(schema["properties"]) == {"format", "format_version", "workflow", "code_version", "prompt_versions", "prompt_manifest", "status", "waiting", "input", "events", "result", "error", "redacted", "graph"}
+    assert set(schema["properties"]) == {"format", "format_version", "workflow", "code_version", "prompt_versions", "prompt_manifest", "status", "waiting", "input", "events", "result", "error", "redacted", "graph", "nested_namespaces"}
 
 
 def test_schema_accepts_the_valid_history_and_rejects_what_the_loader_rejects() -> None:
@@ -169,8 +173,8 @@ def test_schema_accepts_the_valid_history_and_rejects_what_the_loader_rejects() 
     jsonschema.Draft202012Validator.check_schema(schema)
     validator.validate(VALID)
     for change, json_path, message in MALFORMED:
-        if "events are numbered" in message:
-            continue  # seq == position + 1 is beyond what a schema can say
+        if "events are numbered" in message or "increasing" in message:
+            continue  # seq == position + 1, and numbers in increasing order, are beyond what a schema can say
         assert not validator.is_valid(_mutated(change)), f"schema accepts what the loader rejects at {json_path}: {message}"
 
 
@@ -207,3 +211,15 @@ def test_a_waiting_duration_only_a_timer_has_and_never_negative(waiting: dict[st
     assert (caught.value.json_path, caught.value.message) == ("$.waiting.duration_s", message)
     schema = json.loads(files("replaytest.history").joinpath("schema.json").read_text(encoding="utf-8"))
     assert not jsonschema.Draft202012Validator(schema).is_valid(data)
+
+
+def test_the_nested_runs_an_import_found_round_trip_and_their_absence_is_kept() -> None:
+    """``nested_namespaces``: the nested runs a LangGraph import found (even none); absent: not looked for."""
+    found = [{"nested": 0, "namespace": "agent:1"}, {"nested": 2, "namespace": "agent:1|2"}]
+    data = copy.deepcopy(VALID) | {"nested_namespaces": found}
+    history = history_from_dict(data)
+    assert history.nested_namespaces == ((0, "agent:1"), (2, "agent:1|2"))
+    assert history_to_dict(history)["nested_namespaces"] == found
+    assert history_from_dict(copy.deepcopy(VALID) | {"nested_namespaces": []}).nested_namespaces == ()
+    assert history_from_dict(copy.deepcopy(VALID)).nested_namespaces is None
+    assert "nested_namespaces" not in history_to_dict(history_from_dict(copy.deepcopy(VALID)))

@@ -69,6 +69,18 @@ def audit_after_wait_guarded(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
     return _decided(ctx, claim, invoice, decision, recommendation)
 
 
+# The same guard with its check negated by mistake: a run that reaches it answers True and skips the audit.
+@workflow(name="invoice_dispute", version="2")
+def audit_after_wait_negated(ctx: Any, claim: dict[str, Any]) -> dict[str, Any]:
+    invoice = ctx.step("load invoice", load_invoice, claim)
+    payments = ctx.step("load payments", load_payments, claim)
+    recommendation = _recommend(ctx, claim, payments)
+    decision = ctx.wait_signal("decision")
+    if not ctx.patched("dispute-audit-log-negated"):
+        ctx.step("write audit log", write_audit_log, claim, decision)
+    return _decided(ctx, claim, invoice, decision, recommendation)
+
+
 def escalate(invoice: dict[str, Any]) -> str:
     return f"escalated {invoice['id']}"
 

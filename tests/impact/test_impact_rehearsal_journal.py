@@ -18,7 +18,7 @@ from impactkit import RUNS, record_runs, tagged_line
 
 from replaytest.history import load_history
 from replaytest.impact.grouping import build_report
-from replaytest.impact.resume import resume_groups
+from replaytest.impact.resume import attach_guard_blocks, resume_groups
 from replaytest.journal import Journal, Timing, Worker
 from replaytest.plugins.journal import PLUGIN
 from replaytest.replay.adapter import ReplayOptions
@@ -95,6 +95,27 @@ def test_a_guard_before_the_wait_answers_false_on_resume_as_the_worker_does(reco
     [(verdict, runs)] = [(v, r) for v, r in resume_groups(impact) if {x.workflow_id for x in r} == set(PARKED)]
     assert verdict.path == "old"
     assert verdict.text == "take the old path: the engine answers patch 'dispute-check-fraud' False for them"
+
+
+def test_a_negated_guard_after_the_wait_sends_the_parked_runs_down_the_old_path_as_the_worker_does(
+    recorded: Path, tmp_path: Path,
+) -> None:
+    """``if not ctx.patched(...)``: the worker answers the check True past the parked runs' history, so they skip
+    the audit log. The verdict follows the block the answer runs under the guard's test, not the answer."""
+    results = rehearse(recorded, versions.audit_after_wait_negated)
+    [impact] = build_report(list(results.values())).workflows
+    attach_guard_blocks([impact], [Path(inspect.getfile(versions))])
+    for run in PARKED:
+        rehearsal = results[run].rehearsal
+        assert rehearsal is not None
+        assert [(d.patch_id, d.taken) for d in rehearsal.patch_decisions] == [("dispute-audit-log-negated", True)]
+        assert [(c.kind, c.name) for c in rehearsal.commands] == [("step", "issue credit note")]
+        worker = resumed(recorded, tmp_path, versions.audit_after_wait_negated, run)
+        assert worker[1:3] == [("marker", "patched", "dispute-audit-log-negated"), ("step", "issue credit note", None)]
+    [(verdict, runs)] = resume_groups(impact)
+    assert sorted(x.workflow_id or "" for x in runs) == list(PARKED)
+    assert (verdict.path, verdict.text) == ("old", "take the old path: the engine answers patch 'dispute-audit-log-negated' "
+                                                   "True for them, which runs the guard's old block under its test")
 
 
 def test_a_step_after_the_wait_is_what_the_worker_runs_next(recorded: Path, tmp_path: Path) -> None:

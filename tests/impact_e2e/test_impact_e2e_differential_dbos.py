@@ -162,3 +162,23 @@ def test_a_changed_sleep_keeps_the_sleeping_runs_wake_up_time_as_dbos_recovery_d
     durations = {2: "recorded", 3600: "new"}
     engine = tuple(durations[slept] for [slept] in (cool_off_sleeps(copy, "cool-sleeping"), cool_off_sleeps(copy, "cool-before")))
     assert (predicted, engine) == (("recorded", "new"),) * 2, workflow["resume"]
+
+
+def test_a_negated_guard_sends_the_parked_runs_down_the_old_path_as_dbos_recovery_does(dbos_kit: ScenarioKit) -> None:
+    """The guard impact writes for a step inserted after the recv, negated by hand (``if not DBOS.patch(...)``):
+    DBOS answers the check True past the parked runs' history, so they skip the inserted step. impact judges the
+    path by the block the command after the check comes from (or the block the answer runs under the test), not
+    by the answer: ``old``, as DBOS's recovery does."""
+    code, changed, _unguarded, guarded = _changes(dbos_kit.v1)["step inserted after the recv"]
+    write(dbos_kit, code)
+    fixed = run_replaytest(dbos_kit.root, "impact", "--base", dbos_kit.base, "--fix")
+    assert fixed.returncode in (0, 1), fixed.stdout + fixed.stderr
+    _, _, workflow = impact_json(dbos_kit, "--base", dbos_kit.base)
+    predicted = {run: predicted_resume(workflow, run) for run in dbos_kit.in_flight}
+    assert (predicted, dbos_outcome(dbos_kit, changed)) == (dict.fromkeys(dbos_kit.in_flight, guarded),) * 2, workflow
+    text = (dbos_kit.root / dbos_kit.code_file).read_text(encoding="utf-8")
+    assert text.count("if DBOS.patch(") == 1, text
+    write(dbos_kit, text.replace("if DBOS.patch(", "if not DBOS.patch("))
+    _, _, workflow = impact_json(dbos_kit, "--base", dbos_kit.base)
+    predicted = {run: predicted_resume(workflow, run) for run in dbos_kit.in_flight}
+    assert (predicted, dbos_outcome(dbos_kit, changed)) == (dict.fromkeys(dbos_kit.in_flight, "old"),) * 2, workflow

@@ -136,3 +136,24 @@ def test_a_changed_timer_keeps_the_sleeping_runs_duration_as_the_server_does(tem
     durations = {"3600s": "recorded", "7200s": "new"}
     served = tuple(durations[duration] for [duration] in (timer_durations(nudged), timer_durations(resumed)))
     assert (predicted, served) == (("recorded", "new"),) * 2, workflow["resume"]
+
+
+def test_a_negated_guard_sends_the_parked_run_down_the_old_path_as_the_server_does(temporal_kit: ScenarioKit) -> None:
+    """The guard impact writes for an activity inserted after the wait, negated by hand (``if not
+    workflow.patched(...)``): the SDK answers the check True in the task the review signal starts, so the parked
+    run skips the audit. impact judges the path by the guard block, not by the answer: ``old``, as the server
+    does when it resumes the run on that code."""
+    code, changed, _unguarded, _guarded = CHANGES["step inserted after the wait"]
+    parked, queue, path = park(temporal_kit)
+    _add_history(temporal_kit, path)
+    (temporal_kit.root / temporal_kit.code_file).write_text(code, encoding="utf-8")
+    fixed = run_replaytest(temporal_kit.root, "impact", "--base", temporal_kit.base, "--fix")
+    assert fixed.returncode in (0, 1), fixed.stdout + fixed.stderr
+    guarded = (temporal_kit.root / temporal_kit.code_file).read_text(encoding="utf-8")
+    assert guarded.count("if workflow.patched(") == 1, guarded
+    (temporal_kit.root / temporal_kit.code_file).write_text(
+        guarded.replace("if workflow.patched(", "if not workflow.patched("), encoding="utf-8")
+    _, _, workflow = impact_json(temporal_kit, "--base", temporal_kit.base)
+    prediction = predicted_resume(workflow, parked)
+    served = server_outcome(resume_until_settled(temporal_kit, parked, queue, "approve"), changed)
+    assert (prediction, served) == ("old", "old"), workflow.get("resume")

@@ -5,6 +5,7 @@ a green ``replaytest replay`` of the guarded code, and a fresh run of the guarde
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -315,6 +316,8 @@ def test_a_guard_that_sends_new_runs_down_the_old_path_is_not_verified_though_ev
     budget = _line_of(guard.guarded_text, 'ctx.step("check budget"')
     assert [(fresh.path, fresh.command) for fresh in guard.verification.fresh_runs] == [
         ("new path", f"step 'check budget' ({name}:{budget})")]
+    parked_paths = sorted(result.history_path for result in parked)
+    assert sorted(guard.verification.resume) == [(path, "new path") for path in parked_paths]
 
     # Negated: both parked claims still replay green and resume, but a new claim takes the old path. (No kept
     # history carries a manager decision, so the fresh run's wait gets none: the claim is rejected.)
@@ -329,6 +332,10 @@ def test_a_guard_that_sends_new_runs_down_the_old_path_is_not_verified_though_ev
     rejection = _line_of(guard.guarded_text, 'ctx.step("explain rejection"')
     assert (fresh.path, fresh.command) == ("old path", f"step 'explain rejection' ({name}:{rejection})")
     assert not verification.verified
+    # The parked claims reach the check past their history, where the engine answers it True: under the
+    # negated check that is the else: block, so they resume on the old path (the command after the check, not
+    # the answer, says so).
+    assert sorted(verification.resume) == [(path, "old path") for path in parked_paths]
 
     # The journal worker runs a claim on the negated guard: the marker, then the old path's rejection letter.
     negated = repo.module_path.with_name("claims_negated.py")
@@ -337,6 +344,25 @@ def test_a_guard_that_sends_new_runs_down_the_old_path_is_not_verified_though_ev
     kinds = [(event.kind, event.name) for event in run.events]
     assert ("step", "check budget") not in kinds
     assert kinds[kinds.index(("marker", "patched")) + 1] == ("step", "explain rejection")
+
+    # The journal worker resumes a parked claim on the negated guard (the same signal the rehearsal delivered):
+    # the marker, then the old path, as the resume verdict said.
+    resumed = _resume_parked(negated, tmp_path, "parked-taxi")
+    assert ("step", "check budget") not in resumed
+    assert resumed[resumed.index(("marker", "patched")) + 1] == ("step", "explain rejection")
+
+
+def _resume_parked(module_path: Path, tmp_path: Path, name: str) -> list[tuple[str, str]]:
+    """Resume the recorded parked claim ``name`` (a copy of the recording's journal) on ``module_path``, with the
+    manager's decision signalled without a payload; its events, kind and name."""
+    database = tmp_path / f"resume-{name}.sqlite3"
+    shutil.copyfile(tmp_path / "journal.sqlite3", database)
+    workflow = load_module(module_path).expense_claim
+    with Journal(database, clock=lambda: 1_790_000_000.0) as journal:
+        worker = Worker(journal, [workflow], heartbeat=False)
+        journal.signal(f"run-{name}", "manager decision", None)
+        worker.run_until_idle()
+        return [(event.kind, event.name) for event in journal.export(f"run-{name}").events]
 
 
 def _line_of(text: str, fragment: str) -> int:

@@ -230,3 +230,31 @@ def test_a_nested_run_the_code_no_longer_starts_is_missing(newsroom_db: Path, ef
             "the history recorded graph run #1 ('editor') started from the entrypoint's code, which the code no "
             "longer starts")
     assert not effects.exists()
+
+
+def test_a_nested_graph_the_thread_never_ran_diverges_the_completed_thread_and_langgraph_runs_it_on_resume(
+    newsroom_db: Path, effects: Path
+) -> None:
+    """The code now hands the approved article to the editor a second time. The import recorded the nested runs
+    it found (one), so the completed thread's replay knows graph run #2 never ran: an extra command at the line
+    that invokes it, not an error. The parked thread replays green up to its interrupt; LangGraph resuming it
+    runs the second editor for real."""
+    from lg_apps import newsroom_second_edit
+
+    history = load_history(histories(newsroom_db) / "newsroom-done.json")
+    assert history.nested_namespaces is not None and [number for number, _ns in history.nested_namespaces] == [0]
+    spec = "lg_apps.newsroom_second_edit:newsroom"
+    line = line_of("newsroom_second_edit", 'edit = editor.invoke({"intro": edit["lead"], "body": body})')
+    code, report = replay([histories(newsroom_db) / "newsroom-done.json"], spec)
+    result = result_of(report)
+    found = result["divergence"]
+    assert (code, result["status"], found["kind"], found["source"]["line"]) == (1, "diverged", "extra-command", line)
+    assert found["message"] == (
+        "the code now starts graph 'editor' as graph run #2 from the entrypoint, which this completed thread never "
+        "ran (its import read the thread's checkpoint namespaces and found 1 nested run(s)): the recorded run never "
+        "started it")
+    code, report = replay([histories(newsroom_db) / "newsroom-parked.json"], spec)
+    assert code == 0, report
+    assert not effects.exists()
+    resume_copy(newsroom_db, newsroom_second_edit.newsroom, "print")
+    assert "tighten intro on owls, tightened" in effect_lines(effects)

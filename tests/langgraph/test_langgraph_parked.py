@@ -243,8 +243,12 @@ def test_a_nested_entrypoint_imported_without_its_run_stops_the_replay_at_the_ca
     assert result["status"] == "error"
     invoke_line = line_of("research", "findings = research_agent.invoke(question)")
     assert result["error"].startswith("the entrypoint starts another LangGraph graph ('research_agent') at ")
-    assert f"lg_apps/research.py:{invoke_line} from its own code in a way replay does not support: " in result["error"]
-    assert "the thread was imported without its nested runs" in result["error"]
+    # The code already calls it with invoke(): the message says what is missing, the import's record of the
+    # nested runs, and advises no other call.
+    assert f"lg_apps/research.py:{invoke_line} from its own code: the history holds no graph run #1 " in result["error"]
+    assert "does not say which nested runs its import found" in result["error"]
+    assert "Import the thread again (from its SQLite or Postgres checkpoints) to tell" in result["error"]
+    assert "Call it with invoke()" not in result["error"]
     assert "Replay checked the 0 task call(s) before it and stopped at this call" in result["error"]
     assert not effects.exists()  # search_web's body did not run
 

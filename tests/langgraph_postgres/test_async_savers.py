@@ -37,7 +37,11 @@ def synchronous_histories(tmp_path: Path) -> dict[str, dict]:
         graph.invoke({"item": "desk"}, thread("waiting"))
         written, refused = histories_from_saver(saver, tmp_path / "sync", workflows=[agent.order_agent])
     assert refused == [] and sorted(p.name for p, _ in written) == NAMES
-    return {p.name: without_record_time_ids(json.loads(p.read_text())) for p, _ in written}
+    documents = {p.name: without_record_time_ids(json.loads(p.read_text())) for p, _ in written}
+    # The SQL reader lists the nested runs it looked for (none here); the async savers, read through their API,
+    # do not look for them, and their histories say nothing of them.
+    assert {name: document.pop("nested_namespaces") for name, document in documents.items()} == dict.fromkeys(NAMES, [])
+    return documents
 
 
 def imported(written: list, refused: list) -> dict[str, dict]:

@@ -900,9 +900,15 @@ def iter_threads(
             imported = build_history(thread_id, checkpoints, writes, code, prompt_records=records)
             # Graphs the entrypoint's own code invoked, read where the source can (``langgraph.nested``).
             if hasattr(source, "read_namespace"):
-                from replaytest.plugins.langgraph.nested import attach_nested_runs, nested_runs
+                from replaytest.plugins.langgraph.nested import (
+                    attach_nested_runs,
+                    nested_runs,
+                    record_nested_namespaces,
+                )
 
-                attach_nested_runs(imported, nested_runs(source, imported), code)  # type: ignore[arg-type]
+                runs = nested_runs(source, imported)  # type: ignore[arg-type]
+                attach_nested_runs(imported, runs, code)
+                record_nested_namespaces(imported, runs)
             yield imported
         except ImportRefused as error:
             yield error

@@ -16,6 +16,10 @@ The parent's history gets, for each nested run k (in the order the code started 
 * right after it, one ``step`` event per task call the nested entrypoint made, as the importer writes the
   parent's (``task_id``, ``call_index``), with ``nested`` = k.
 
+The history also lists the nested runs the import found (``nested_namespaces``: each one's number and
+checkpoint namespace; an empty list when it found none), so that replay can tell a graph the code now starts
+that the thread never ran (a divergence) from one the import left out.
+
 The block stands after the last task call of the parent whose result was written before the nested
 run's first write where the store keeps the order of writes (SQLite), else after the parent's task calls
 (Postgres); replay matches nested runs by their number, as LangGraph finds them, not by this position. The
@@ -45,6 +49,8 @@ if TYPE_CHECKING:  # the replayer reads the field names below without loading th
     from replaytest.plugins.langgraph.importer import CheckpointRow, CurrentCode, ImportedThread, WriteRow
 
 CHILD_KIND = "child-workflow"
+# The history's top-level field listing the nested runs the import found (``History.nested_namespaces``).
+NESTED_NAMESPACES_FIELD = "nested_namespaces"
 NESTED_FIELD = "nested"  # the nested run's number (0-based) on its child-workflow event and its task calls
 
 
@@ -175,6 +181,15 @@ def attach_nested_runs(imported: ImportedThread, runs: Sequence[NestedRun], code
     document["events"] = [{"seq": e.pop("seq"), **e} for e in events]
     count = len(runs)
     imported.notes.append(f"{count} graph run(s) started from the entrypoint's code imported from their own namespaces")
+
+
+def record_nested_namespaces(imported: ImportedThread, runs: Sequence[NestedRun]) -> None:
+    """Say in ``imported``'s history which nested runs the import found (``nested_namespaces``, even none), so
+    replay can tell a graph the code now starts that the thread never ran from one the import left out. Not
+    said when the invocation's namespace is unknown (nothing was looked for)."""
+    if imported.entry_ns:
+        imported.document[NESTED_NAMESPACES_FIELD] = [{NESTED_FIELD: run.index, "namespace": run.namespace}
+                                                      for run in sorted(runs, key=lambda r: r.index)]
 
 
 def _position(events: Sequence[dict[str, Any]], run: NestedRun) -> int:

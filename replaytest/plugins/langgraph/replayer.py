@@ -152,6 +152,8 @@ STORE_NOTE = ("the entrypoint has a store (store=...): what it holds is in no ch
 # The entrypoint's own code wrote to LangGraph's store during replay (``lg.replay_store``).
 STORE_WRITES_NOTE = ("the code wrote to LangGraph's store {count} time(s) during replay: the writes were discarded "
                      "(replay never writes to a store) and store values were not compared")
+# How the reasons begin for a graph invoked as replay supports whose recorded run the history does not hold.
+_NESTED_RUN_NOT_IMPORTED = ("the history holds no graph run #", "the import found graph run #")
 NESTED_NOT_REHEARSED_NOTE = "resume not rehearsed: the thread's nested runs are not restored for a rehearsal yet"
 INTERRUPT_IN_TASK_NOTE = (
     "the run is parked at an interrupt inside a task body, which replay never runs: that interrupt's value was not compared"
@@ -199,12 +201,18 @@ class LangGraphReplayer(NeutralReplayer):
             graph, reason, where = run.stopped_at_graph
             at = f" at {_display(where.path)}:{where.line}" if where is not None else ""
             result.status = "error"
+            # A graph invoked as replay supports, whose recorded run the history lacks: the reason says what to do.
+            unimported = reason.startswith(_NESTED_RUN_NOT_IMPORTED)
+            how = "" if unimported else " in a way replay does not support"
+            advice = "" if unimported else (
+                " Call it with invoke()/ainvoke() from the entrypoint, or from inside a @task (whose recorded "
+                "result replay feeds back), to make this history replayable"
+            )
             result.error = (
-                f"the entrypoint starts another LangGraph graph ({graph!r}){at} from its own code in a way replay "
-                f"does not support: {reason}. Replay checked the {run.matcher.index} task call(s) before it and "
-                f"stopped at this call, before the graph ran anything; the rest of the thread is not checked. "
-                f"Call it with invoke()/ainvoke() from the entrypoint, or from inside a @task (whose recorded "
-                f"result replay feeds back), to make this history replayable"
+                f"the entrypoint starts another LangGraph graph ({graph!r}){at} from its own code{how}: "
+                f"{reason}. Replay checked the {run.matcher.index} task call(s) before it and "
+                f"stopped at this call, before the graph ran anything; the rest of the thread is not checked."
+                f"{advice}"
             )
             return result
         if run.stopped_at_store is not None:
@@ -938,14 +946,9 @@ class _NestedRuns:
         index = self.started
         self.started += 1
         event = self.children.get(index)
-        if event is None:
-            raise lg.NestedGraphRun(name, (
-                f"the history holds no graph run #{index + 1} started from the entrypoint's code: either the code "
-                f"now starts one the recorded run did not (LangGraph would run it and its task calls for real) or "
-                f"the thread was imported without its nested runs (before replaytest imported them, or from a "
-                f"saver whose database replaytest does not read with SQL)"
-            ))
         issued = Issued(CHILD_KIND, name, source=source)
+        if event is None:
+            raise self._not_recorded(name, index, issued, source)
         status = event.extra.get("run_status")
         if status != "completed":
             raise lg.NestedGraphRun(name, f"a nested run that is {status} (LangGraph resumes it from its own checkpoints)")
@@ -974,6 +977,46 @@ class _NestedRuns:
             )))
             return event, None, source
         return event, node[1], source
+
+    def _not_recorded(self, name: str, index: int, issued: Issued, source: SourcePosition | None) -> BaseException:
+        """What to raise where the code starts graph run #``index + 1``, which the history holds no run of. When the
+        import said which nested runs it found (``History.nested_namespaces``) and this is none of them, the thread
+        never ran it: LangGraph would run the graph and its task calls for real, a command the recorded run lacks
+        (``extra-command``), or, past the recorded calls of a thread in flight where it resumes, the resume point
+        (``ReachedEnd``: the engine's rehearsal says what it runs next). Otherwise replay cannot tell that from a run
+        the import left out, and stops here."""
+        run = self.run
+        read = run.history.nested_namespaces
+        if read is None:
+            return lg.NestedGraphRun(name, (
+                f"the history holds no graph run #{index + 1} started from the entrypoint's code and does not say "
+                f"which nested runs its import found (imported before replaytest recorded that, or from a saver "
+                f"whose database replaytest does not read with SQL): either the code now starts a graph the "
+                f"recorded run did not, or the import left it out. Import the thread again (from its SQLite or "
+                f"Postgres checkpoints) to tell"
+            ))
+        found = dict(read)
+        if index in found:
+            return lg.NestedGraphRun(name, (
+                f"the import found graph run #{index + 1} (checkpoint namespace {found[index]!r}) but the history "
+                f"holds none of its checkpoints; import the thread again"
+            ))
+        status = run.history.status
+        if run.matcher.index >= len(run.matcher.events) and (
+            status == "running"
+            or (status == "parked" and (run.pending is None or run.interrupts > len(run.resumes)))
+        ):
+            return ReachedEnd()
+        found_text = f"{len(found)} nested run(s)" if found else "none"
+        consequence = ("on resume LangGraph would run it and its task calls for real before the run reaches where it "
+                       "waits" if status in ("running", "parked") else "the recorded run never started it")
+        return DivergenceFound(run.matcher.divergence(
+            "extra-command",
+            f"the code now starts graph {name!r} as graph run #{index + 1} from the entrypoint, which this {status} "
+            f"thread never ran (its import read the thread's checkpoint namespaces and found {found_text}): "
+            f"{consequence}",
+            issued, None, source=source,
+        ))
 
     @staticmethod
     def _bound(graph: Any) -> Any:
