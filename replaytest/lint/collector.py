@@ -859,6 +859,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         node_profile = self.ctx.node_registrations.get(qualname)
         if node_profile is not None:
             self._graph_nodes(node, args, node_profile)
+        tool_registration = self.ctx.tool_registrations.get(qualname)
+        if tool_registration is not None:
+            self._tool_nodes(node, args, *tool_registration)
         subject = f"{dotted_text(func)}()"
         rule = self.ctx.match_call(qualname)
         matched = False
@@ -976,6 +979,21 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 else:
                     node_name = target.rsplit(".", 1)[-1] if not target.endswith(".__call__") else target.split(".")[-2]
                 self.graph_nodes.append((node_name, target, call, profile.name))
+
+    def _tool_nodes(self, call: ast.Call, args: list[Arg], position: int, profile: FrameworkProfile) -> None:
+        """``ToolNode([search, book])``, ``create_react_agent(model, tools)``: each project tool given (in a list
+        literal, or a module-level name bound to one) runs inside the graph node "tools"."""
+        positional = [arg.value for arg in args if arg.keyword is None and not arg.star]
+        keywords = {arg.keyword: arg.value for arg in args if arg.keyword is not None}
+        tools = keywords.get("tools", positional[position] if len(positional) > position else None)
+        if isinstance(tools, ast.Name) and not self.is_local(tools.id):
+            tools = next((value for name, value in reversed(self.module_values) if name == tools.id), None)
+        if not isinstance(tools, (ast.List, ast.Tuple)):
+            return
+        for element in tools.elts:
+            for target in self._node_targets(element, depth=0):
+                if not target.endswith(".__call__"):
+                    self.graph_nodes.append(("tools", target, call, profile.name))
 
     def _node_targets(self, value: ast.AST, depth: int) -> list[str]:
         """The project functions a node argument runs: the function or method itself, what

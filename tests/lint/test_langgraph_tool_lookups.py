@@ -4,7 +4,8 @@ LangGraph is the judge first: a node that runs a looked-up tool and then pauses 
 thread resumes. Then the linter on made-up projects: a lookup is resolved to the project's tools it can name
 (a list, ``{t.name: t for t in tools}``, ``dict(zip(...))``, ``ToolNode(tools)``, a helper picking tools by
 name, across imports) and reported only when one of those tools reaches an effect; a lookup it cannot
-resolve, or whose tools do nothing, is quiet.
+resolve, or whose tools do nothing, is quiet. Last, a tool that pauses: given to ``ToolNode`` or
+``create_react_agent`` it runs inside the node "tools", and LangGraph re-runs it from its top on resume.
 """
 
 from __future__ import annotations
@@ -247,3 +248,113 @@ def test_a_google_api_request_is_network_io_when_executed(tmp_path: Path) -> Non
         '''})
     (finding,) = check_marks(project)
     assert finding.message.startswith("request.execute() does network I/O before interrupt() at line 10")
+
+
+# --- tools that pause: a tool given to ToolNode or create_react_agent runs inside the node "tools" -----------
+
+BOOKING_AGENT = '''
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.prebuilt import create_react_agent
+from langgraph.types import interrupt
+
+HOLDS: list[str] = []
+
+
+@tool
+def book_hotel(name: str) -> str:
+    """Book a hotel."""
+    HOLDS.append(name)  # expect: RT205:5
+    answer = interrupt(f"Book {name}?")
+    return f"booked {name}: {answer}"
+
+
+@tool
+def list_hotels(city: str) -> str:
+    """List hotels (asks nothing)."""
+    HOLDS.append(city)
+    return "Ritz"
+
+
+class Scripted(GenericFakeChatModel):
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+
+TOOLS = [book_hotel, list_hotels]
+
+
+def build(checkpointer):
+    model = Scripted(messages=iter([
+        AIMessage("", tool_calls=[{"name": "book_hotel", "args": {"name": "Ritz"}, "id": "call-1"}]),
+        AIMessage("done"),
+    ]))
+    return create_react_agent(model, TOOLS, checkpointer=checkpointer)
+'''
+
+
+def test_a_tool_of_a_prebuilt_agent_reruns_from_its_top_and_its_effects_before_interrupt_are_reported(
+    tmp_path: Path,
+) -> None:
+    import warnings
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    project = project_with(tmp_path, {"app/__init__.py": "", "app/booking.py": BOOKING_AGENT})
+    module = _import(project / "app" / "booking.py", "booking_agent_under_test")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent is deprecated in favour of langchain's create_agent
+        agent = module.build(InMemorySaver())
+    thread = {"configurable": {"thread_id": "booking-1"}}
+    assert agent.invoke({"messages": [("user", "book the Ritz")]}, thread)["__interrupt__"]
+    assert module.HOLDS == ["Ritz"]
+    agent.invoke(Command(resume="yes"), thread)
+    # The tool ran again from its top when the thread resumed: the hold was placed twice.
+    assert module.HOLDS == ["Ritz", "Ritz"]
+
+    (finding,) = check_marks(project)
+    assert "in graph node 'tools'" in finding.message
+
+
+def test_tools_given_to_a_tool_node_are_checked_as_the_node_they_run_in(tmp_path: Path) -> None:
+    project = project_with(tmp_path, {
+        "app/__init__.py": "",
+        "app/tools.py": '''
+            import requests
+            from langchain_core.tools import tool
+            from langgraph.types import interrupt
+
+
+            @tool
+            def refund(order: str) -> str:
+                """Refund an order after asking."""
+                requests.post("https://shop.example.com/holds", json={"order": order})  # expect: RT205:5
+                return interrupt(f"Refund {order}?")
+
+
+            @tool
+            def cancel(order: str) -> str:
+                """Cancel an order after asking."""
+                requests.post("https://shop.example.com/cancel-holds", json={"order": order})  # expect: RT205:5
+                return interrupt(f"Cancel {order}?")
+
+
+            @tool
+            def status(order: str) -> str:
+                """Say an order's status (never pauses)."""
+                return requests.get(f"https://shop.example.com/orders/{order}").text
+            ''',
+        "app/graph.py": '''
+            from langgraph.graph import MessagesState, StateGraph
+            from langgraph.prebuilt import ToolNode, create_react_agent
+
+            from app.tools import cancel, refund, status
+
+            builder = StateGraph(MessagesState)
+            builder.add_node("tools", ToolNode([refund, status]))
+            agent = create_react_agent("openai:gpt-4o", tools=[cancel])
+            ''',
+    })
+    check_marks(project)

@@ -63,7 +63,8 @@ class RepeatsEffectBeforeInterrupt(Rule):
     ## What it does
     Finds, in a node of a LangGraph graph (a function given to `StateGraph.add_node` or `add_sequence`:
     a function, a method, `functools.partial(fn, ...)`, an instance with `__call__`, or the project
-    functions a lambda calls), the effects and non-deterministic reads that run before the node's last
+    functions a lambda calls; or a tool given in a list to `ToolNode` or `create_react_agent`, which runs
+    inside the node "tools"), the effects and non-deterministic reads that run before the node's last
     `interrupt()`: clock reads, randomness, fresh UUIDs, model calls, network, file writes, threads and
     subprocesses, writes to module state — directly or in a helper the node calls (a helper that itself
     calls `interrupt()` pauses the node there). A tool run through a lookup
