@@ -204,6 +204,9 @@ class RerunRegions:
         tools = self.tool_sets.members(site.target) or ()
         by_rule: dict[str, list[tuple[str, Reached]]] = {}
         for tool in tools:
+            located = self.program.find_function(tool)
+            if located is None or located[1].name.rsplit(".", 1)[-1] != tool.rsplit(".", 1)[-1]:
+                continue  # a class (its ``__init__`` is not what ``.run()`` on it runs) or nothing known
             reached, _ = self.program.call_effects(CallSite(tool, site.span, site.subject), profile)
             for item in reached:
                 if self._counts(item.effect, profile):

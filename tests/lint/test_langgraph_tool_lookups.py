@@ -358,3 +358,33 @@ def test_tools_given_to_a_tool_node_are_checked_as_the_node_they_run_in(tmp_path
             ''',
     })
     check_marks(project)
+
+
+def test_a_lookup_of_classes_is_not_a_tool_lookup(tmp_path: Path) -> None:
+    project = project_with(tmp_path, {"app/graph.py": '''
+        import requests
+        from langgraph.graph import StateGraph
+        from langgraph.types import interrupt
+
+
+        class Exporter:
+            def __init__(self) -> None:
+                requests.post("https://exports.example.com/sessions")
+
+            @staticmethod
+            def run(rows: list) -> int:
+                return len(rows)
+
+
+        EXPORTERS = {"csv": Exporter}
+
+
+        def export(state: dict) -> dict:
+            EXPORTERS[state["format"]].run(state["rows"])
+            return {"answer": interrupt("exported; more?")}
+
+
+        builder = StateGraph(dict)
+        builder.add_node("export", export)
+        '''})
+    assert lint(project) == []
