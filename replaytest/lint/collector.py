@@ -47,6 +47,7 @@ from replaytest.lint.syntax import (
     string_value,
     unawaited,
 )
+from replaytest.lint.tool_lookups import TOOL_RUN_METHODS, keyed_tools, looked_up_in, tool_set_spec
 from replaytest.lint.values import (
     ALWAYS_TRUTHY,
     SET_PAIR_CALLS,
@@ -142,6 +143,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.step_targets: set[str] = set()
         # (node name, target, registering call, framework) of every graph node this module adds.
         self.graph_nodes: list[tuple[str, str, ast.AST, str]] = []
+        # Module-level names and the values bound to them (``tool_lookups.tool_set_spec`` reads them at the end).
+        self.module_values: list[tuple[str, ast.expr]] = []
         self.source = SourceText("")
         self.class_names: set[str] = set()
         self.flags: set[tuple[str, int]] = set()
@@ -222,6 +225,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 self.aliases[name] = qualname
         elif isinstance(small, ast.Assign):
             self.prescan_registration(small.value)
+            if len(small.targets) == 1 and isinstance(small.targets[0], ast.Name):
+                self.module_values.append((small.targets[0].id, small.value))
             binding = self.binding_for_value(small.value)
             for target in small.targets:
                 if isinstance(target, ast.Name):
@@ -439,6 +444,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.walk(node.value)
         for target in node.targets:
             self._assign_target(target, node.value)
+            if isinstance(target, ast.Name) and self.function is not None:
+                source = looked_up_in(self, node.value)
+                if source is not None:
+                    self.function.looked_up[target.id] = source
+                else:
+                    self.function.looked_up.pop(target.id, None)
 
     def _on_ann_assign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -815,6 +826,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             if key is not None:
                 self.walk(key)
             self.walk(value)
+        if self.function is not None:
+            self.function.tool_keys.extend(keyed_tools(self, node))
         for hook in self._on_dict_hooks:
             hook(self, node)
 
@@ -837,6 +850,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self.gathering -= gathers
         for hook in self._on_call_hooks:
             hook(self, node, qualname)
+        if isinstance(func, ast.Attribute) and func.attr in TOOL_RUN_METHODS and self.function is not None:
+            self._tool_lookup(node, func)
         if qualname is None:
             return
         if qualname in self.ctx.pause_calls and self.function is not None:
@@ -844,6 +859,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         node_profile = self.ctx.node_registrations.get(qualname)
         if node_profile is not None:
             self._graph_nodes(node, args, node_profile)
+        tool_registration = self.ctx.tool_registrations.get(qualname)
+        if tool_registration is not None:
+            self._tool_nodes(node, args, *tool_registration)
         subject = f"{dotted_text(func)}()"
         rule = self.ctx.match_call(qualname)
         matched = False
@@ -887,6 +905,16 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                         function.calls.append(Pending(arg.value, None,
                                                       f"{dotted_text(arg.value)} (a callback passed to {subject})",
                                                       target, given=("#0",), gathered=self.gathering > 0))
+
+    def _tool_lookup(self, node: ast.Call, func: ast.Attribute) -> None:
+        """``tools_by_name[name].invoke(args)``, or ``tool.invoke(args)`` of a local holding such a lookup's value."""
+        function = self.function
+        assert function is not None
+        holder = func.value
+        source = (function.looked_up.get(holder.id) if isinstance(holder, ast.Name)
+                  else looked_up_in(self, holder))
+        if source is not None and not (self.first_run_only and function.kind != STEP):
+            function.lookups.append(Pending(node, None, f"{dotted_text(func)}()", source))
 
     def _callback_target(self, value: ast.AST) -> str | None:
         """The project function (or class) an argument names, when it names one defined in the project:
@@ -951,6 +979,21 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 else:
                     node_name = target.rsplit(".", 1)[-1] if not target.endswith(".__call__") else target.split(".")[-2]
                 self.graph_nodes.append((node_name, target, call, profile.name))
+
+    def _tool_nodes(self, call: ast.Call, args: list[Arg], position: int, profile: FrameworkProfile) -> None:
+        """``ToolNode([search, book])``, ``create_react_agent(model, tools)``: each project tool given (in a list
+        literal, or a module-level name bound to one) runs inside the graph node "tools"."""
+        positional = [arg.value for arg in args if arg.keyword is None and not arg.star]
+        keywords = {arg.keyword: arg.value for arg in args if arg.keyword is not None}
+        tools = keywords.get("tools", positional[position] if len(positional) > position else None)
+        if isinstance(tools, ast.Name) and not self.is_local(tools.id):
+            tools = next((value for name, value in reversed(self.module_values) if name == tools.id), None)
+        if not isinstance(tools, (ast.List, ast.Tuple)):
+            return
+        for element in tools.elts:
+            for target in self._node_targets(element, depth=0):
+                if not target.endswith(".__call__"):
+                    self.graph_nodes.append(("tools", target, call, profile.name))
 
     def _node_targets(self, value: ast.AST, depth: int) -> list[str]:
         """The project functions a node argument runs: the function or method itself, what
@@ -1022,6 +1065,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 tuple(effect(p) for p in function.keys), function.retried, function.returns,
                 tuple(node_span(n) for n in function.pauses), tuple(node_span(n) for n in function.pause_loops),
                 function.query,
+                tuple(CallSite(p.qualname, span(p), p.subject) for p in function.lookups),
+                tuple(dict.fromkeys(function.tool_keys)),
             )
         return ModuleSummary(
             module=self.module,
@@ -1035,6 +1080,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             step_targets=tuple(sorted(self.step_targets)),
             graph_nodes=tuple(GraphNode(name, target, node_span(call), framework)
                               for name, target, call, framework in self.graph_nodes),
+            tool_sets={name: spec for name, value in self.module_values
+                       if (spec := tool_set_spec(self, value)) is not None},
         )
 
 

@@ -124,6 +124,8 @@ class LintContext:
         self.step_names: dict[str, tuple[int, str, str]] = {}
         self.step_name_keys: dict[str, str] = {}
         self.node_registrations: dict[str, FrameworkProfile] = {}
+        # Calls running the tools they are given as a graph node: call -> (tools argument's position, profile).
+        self.tool_registrations: dict[str, tuple[int, FrameworkProfile]] = {}
         self.pause_calls: set[str] = set()
         # (call, the import roots of its framework) of every profile's ``outside_only_failures``.
         self.outside_only_failures: dict[str, tuple[str, ...]] = {}
@@ -159,6 +161,8 @@ class LintContext:
                 self.context_types.setdefault(name, profile)
             for name in profile.node_registrations:
                 self.node_registrations.setdefault(name, profile)
+            for name, position in profile.tool_registrations.items():
+                self.tool_registrations.setdefault(name, (position, profile))
             self.pause_calls.update(profile.pause_calls)
             for name in profile.outside_only_failures:
                 self.outside_only_failures.setdefault(name, profile.modules)

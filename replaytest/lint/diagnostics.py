@@ -155,8 +155,10 @@ def graph_node_diagnostics(run: LintRun, program: Program) -> list[tuple[SourceF
             prefix = chain[: len(chain) - len(finding.chain)]
             items = [Reached(finding.effect, chain),
                      *(Reached(other.effect, (*prefix, *other.chain)) for other in finding.others)]
+            # A tool run through a lookup is reported at each call running it (no root to merge them by).
+            root = None if finding.through_lookup else _root_of(program, items[0])
             diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, chain[:-1], run.cwd),
-                                 root=_root_of(program, items[0]), message_tail=_more_hazards(program, items[1:], run.cwd),
+                                 root=root, message_tail=_more_hazards(program, items[1:], run.cwd),
                                  related=_hazard_lines(program, items, run.cwd))
         diagnostics.append((source, diagnostic))
     return diagnostics

@@ -90,6 +90,11 @@ class FunctionBuilder(Record):
     declared_globals: set[str] = factory(set)
     # Names a ``nonlocal`` statement declared: assigning one writes the enclosing function's variable.
     declared_nonlocals: set[str] = factory(set)
+    # Tools run through a lookup (``FunctionSummary.lookups``), the locals holding a looked-up value (local ->
+    # qualified module-level name looked up in) and the string-keyed project functions of its dict literals.
+    lookups: list[Pending] = factory(list)
+    looked_up: dict[str, str] = factory(dict)
+    tool_keys: list[tuple[str, str]] = factory(list)
 
     def __init__(
         self, name: str, kind: str, framework: str, context_param: str, scope: dict[str, Binding],
@@ -98,6 +103,8 @@ class FunctionBuilder(Record):
         fresh_levels: dict[str, int] | None = None, fresh_sources: dict[str, str] | None = None,
         pauses: list[ast.AST] | None = None, pause_loops: list[ast.AST] | None = None,
         declared_globals: set[str] | None = None, declared_nonlocals: set[str] | None = None,
+        lookups: list[Pending] | None = None, looked_up: dict[str, str] | None = None,
+        tool_keys: list[tuple[str, str]] | None = None,
     ) -> None:
         self.name = name
         self.kind = kind
@@ -117,6 +124,9 @@ class FunctionBuilder(Record):
         self.pause_loops = [] if pause_loops is None else pause_loops
         self.declared_globals = set() if declared_globals is None else declared_globals
         self.declared_nonlocals = set() if declared_nonlocals is None else declared_nonlocals
+        self.lookups = [] if lookups is None else lookups
+        self.looked_up = {} if looked_up is None else looked_up
+        self.tool_keys = [] if tool_keys is None else tool_keys
 
 
 class ModuleFacts(Protocol):

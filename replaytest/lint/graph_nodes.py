@@ -7,7 +7,9 @@ Here, on summaries alone, each node's re-run region is found — the code up to 
 or of the last loop holding one, in source order — and the effects that region reaches: its own effects
 and those of the helpers it calls there (walked with ``Program``, so steps stop the walk as everywhere).
 A helper that pauses (directly or deeper) pauses the node at its call; then only that helper's own region
-counts. Which effects are findings, and their wording, is the rule's (``RT205.repeats``).
+counts. A tool run through a lookup (``tools_by_name[name].invoke(args)``) reaches what the tools the lookup
+can name reach (``lint.tool_lookups``); a lookup that cannot be resolved reaches nothing. Which effects are
+findings, and their wording, is the rule's (``RT205.repeats``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from replaytest.lint.model import ORCHESTRATION, STEP, CallSite, Effect, FunctionSummary, GraphNode, ModuleSummary, Span
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.resolve import Program, Reached
+from replaytest.lint.tool_lookups import ToolSets
 from replaytest.records import FrozenRecord
 
 _MAX_HELPER_DEPTH = 16
@@ -32,8 +35,9 @@ class Pause(FrozenRecord):
         self.__dict__.update(span=span, text=text)
 
 
-# (where in the function, the effect, the helper call reaching it, the chain, the others behind that call)
-Region = tuple[Span, Effect, str | None, tuple[str, ...], tuple[Reached, ...]]
+# (where in the function, the effect, the helper call reaching it, the chain, the others behind that call,
+# whether that call runs tools through a lookup)
+Region = tuple[Span, Effect, str | None, tuple[str, ...], tuple[Reached, ...], bool]
 
 
 class RerunFinding(FrozenRecord):
@@ -53,14 +57,18 @@ class RerunFinding(FrozenRecord):
     # The other effects of the same rule behind the same helper call (chains from the node function, as
     # ``chain``): one finding stands for them all, and names each of their lines.
     others: tuple[Reached, ...] = ()
+    # ``via`` runs tools through a lookup (``tools_by_name[name].invoke(args)``): the hazard is running a tool
+    # there, so each such call is a finding of its own (a helper's hazard reached from several calls is one).
+    through_lookup: bool = False
 
     def __init__(
         self, node: GraphNode, registered_in: ModuleSummary, summary: ModuleSummary, function: FunctionSummary,
         effect: Effect, span: Span, pause: Pause, via: str | None = None, chain: tuple[str, ...] = (),
-        in_loop: bool = False, others: tuple[Reached, ...] = (),
+        in_loop: bool = False, others: tuple[Reached, ...] = (), through_lookup: bool = False,
     ) -> None:
         self.__dict__.update(node=node, registered_in=registered_in, summary=summary, function=function,
-            effect=effect, span=span, pause=pause, via=via, chain=chain, in_loop=in_loop, others=others)
+            effect=effect, span=span, pause=pause, via=via, chain=chain, in_loop=in_loop, others=others,
+            through_lookup=through_lookup)
 
 
 class RerunRegions:
@@ -71,6 +79,7 @@ class RerunRegions:
         self.profiles = profiles
         self.repeats = repeats  # whether running an effect again is a finding (the rule decides)
         self._pauses: dict[str, list[Pause]] = {}
+        self.tool_sets = ToolSets(program)
 
     def findings(self) -> list[RerunFinding]:
         """Every node of every summary the program holds, each function once (its first registration)."""
@@ -131,7 +140,7 @@ class RerunRegions:
         last = max(pauses, key=lambda pause: (pause.span.end_line, pause.span.end_column))
         loop_word = f"{self._pause_word()} again in the next turn of the loop"
         findings = []
-        for span, effect, via, chain, others in self._region(summary, function, profile, pauses, 0):
+        for span, effect, via, chain, others, through_lookup in self._region(summary, function, profile, pauses, 0):
             pause, in_loop = last, False
             if not _before(span, (last.span.end_line, last.span.end_column)):
                 # After the last pause, inside a loop holding one: the next turn pauses again.
@@ -140,7 +149,8 @@ class RerunRegions:
                 if loop is not None:
                     pause, in_loop = Pause(loop, loop_word), True
             findings.append(
-                RerunFinding(node, registered_in, summary, function, effect, span, pause, via, chain, in_loop, others))
+                RerunFinding(node, registered_in, summary, function, effect, span, pause, via, chain, in_loop, others,
+                             through_lookup))
         return findings
 
     def _region(
@@ -158,7 +168,7 @@ class RerunRegions:
         found: list[Region] = []
         for effect in function.effects:
             if _before(effect.span, cutoff) and self._counts(effect, profile):
-                found.append((effect.span, effect, None, (name, effect.qualname), ()))
+                found.append((effect.span, effect, None, (name, effect.qualname), (), False))
         for site in function.calls:
             if not _before(site.span, cutoff):
                 continue
@@ -168,7 +178,7 @@ class RerunRegions:
                     continue
                 inner = self._region(*callee, profile, self.pauses(*callee), depth + 1)
                 reached = [Reached(other.effect, other.chain)
-                           for _, effect, _, chain, others in inner for other in (Reached(effect, chain), *others)]
+                           for _, effect, _, chain, others, _ in inner for other in (Reached(effect, chain), *others)]
                 direct = False
             else:
                 reached, direct = self.program.call_effects(site, profile)
@@ -179,10 +189,37 @@ class RerunRegions:
             for items in by_rule.values():
                 item = items[0]
                 if direct:
-                    found.append((site.span, item.effect, None, (name, item.effect.qualname), ()))
+                    found.append((site.span, item.effect, None, (name, item.effect.qualname), (), False))
                 else:
                     others = tuple(Reached(other.effect, (name, *other.chain)) for other in items[1:])
-                    found.append((site.span, item.effect, site.subject, (name, *item.chain), others))
+                    found.append((site.span, item.effect, site.subject, (name, *item.chain), others, False))
+        for site in function.lookups:
+            if _before(site.span, cutoff):
+                found.extend(self._lookup_region(name, site, profile))
+        return found
+
+    def _lookup_region(self, name: str, site: CallSite, profile: FrameworkProfile) -> list[Region]:
+        """What a tool run through a lookup reaches: the effects of the tools the looked-up collection can
+        hold (one entry per rule, naming the first tool reaching it; the others are its "also at")."""
+        tools = self.tool_sets.members(site.target) or ()
+        by_rule: dict[str, list[tuple[str, Reached]]] = {}
+        for tool in tools:
+            located = self.program.find_function(tool)
+            if located is None or located[1].name.rsplit(".", 1)[-1] != tool.rsplit(".", 1)[-1]:
+                continue  # a class (its ``__init__`` is not what ``.run()`` on it runs) or nothing known
+            reached, _ = self.program.call_effects(CallSite(tool, site.span, site.subject), profile)
+            for item in reached:
+                if self._counts(item.effect, profile):
+                    by_rule.setdefault(item.effect.rule, []).append((tool, item))
+        found: list[Region] = []
+        holder = site.target.rsplit(".", 1)[-1]
+        for items in by_rule.values():
+            tool, item = items[0]
+            named = list(dict.fromkeys(t.rsplit(".", 1)[-1] for t, _ in items))
+            tools_named = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+            via = f"{site.subject} (which may run {tools_named} from {holder})"
+            others = tuple(Reached(other.effect, (name, *other.chain)) for _, other in items[1:])
+            found.append((site.span, item.effect, via, (name, *item.chain), others, True))
         return found
 
     def _counts(self, effect: Effect, profile: FrameworkProfile) -> bool:

@@ -124,16 +124,22 @@ class FunctionSummary(FrozenRecord):
     pause_loops: tuple[Span, ...] = ()
     # A handler the framework runs outside the recorded history (``FrameworkProfile.query_decorators``).
     query: bool = False
+    # Tools run through a lookup (``tools_by_name[name].invoke(args)``): ``target`` is the qualified
+    # module-level name looked up in; which tools it may hold is resolved later (``lint.tool_lookups``).
+    lookups: tuple[CallSite, ...] = ()
+    # Project functions this function keys by a string in a dict literal (``{"send": send_tool}``), as
+    # (key, qualified name): a call passing a list of those keys selects the tools they name.
+    tool_keys: tuple[tuple[str, str], ...] = ()
 
     def __init__(
         self, name: str, kind: str = PLAIN, framework: str = "", context_param: str = "",
         effects: tuple[Effect, ...] = (), calls: tuple[CallSite, ...] = (), keys: tuple[Effect, ...] = (),
         retried: bool = False, returns: str = "", pauses: tuple[Span, ...] = (), pause_loops: tuple[Span, ...] = (),
-        query: bool = False,
+        query: bool = False, lookups: tuple[CallSite, ...] = (), tool_keys: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.__dict__.update(name=name, kind=kind, framework=framework, context_param=context_param, effects=effects,
             calls=calls, keys=keys, retried=retried, returns=returns, pauses=pauses, pause_loops=pause_loops,
-            query=query)
+            query=query, lookups=lookups, tool_keys=tool_keys)
 
 
 class GraphNode(FrozenRecord):
@@ -184,17 +190,23 @@ class ModuleSummary(FrozenRecord):
     # The Python whose grammar the file needed ("3.12"), when the running one rejected it and lint read it
     # rewritten (``newer_grammar``); empty when the running Python parsed it.
     grammar: str = ""
+    # Module-level names bound to a collection of tools, and how (``lint.tool_lookups`` reads these):
+    # ["members", [qualified names]], ["of", qualified name of another such name] or
+    # ["call", project function, [string literals passed], [what each argument holds, as these]].
+    tool_sets: dict[str, list[Any]] = factory(dict)
 
     def __init__(
         self, module: str, path: str, aliases: dict[str, str] | None = None, exports: dict[str, str] | None = None,
         containers: tuple[str, ...] = (), functions: dict[str, FunctionSummary] | None = None,
         classes: dict[str, ClassSummary] | None = None, findings: tuple[Effect, ...] = (), error: Effect | None = None,
         step_targets: tuple[str, ...] = (), graph_nodes: tuple[GraphNode, ...] = (), grammar: str = "",
+        tool_sets: dict[str, list[Any]] | None = None,
     ) -> None:
         self.__dict__.update(module=module, path=path, aliases={} if aliases is None else aliases,
             exports={} if exports is None else exports, containers=containers,
             functions={} if functions is None else functions, classes={} if classes is None else classes,
-            findings=findings, error=error, step_targets=step_targets, graph_nodes=graph_nodes, grammar=grammar)
+            findings=findings, error=error, step_targets=step_targets, graph_nodes=graph_nodes, grammar=grammar,
+            tool_sets={} if tool_sets is None else tool_sets)
 
 
 class Fix(FrozenRecord):
@@ -355,7 +367,8 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
              [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given, c.gathered] for c in f.calls],
              [_effect_json(e) for e in f.keys], f.retried, f.returns,
-             [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops], f.query]
+             [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops], f.query,
+             [[c.target, _span_json(c.span), c.subject] for c in f.lookups], [list(k) for k in f.tool_keys]]
             for f in summary.functions.values()
         ],
         "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
@@ -364,13 +377,14 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "step_targets": list(summary.step_targets),
         "graph_nodes": [[n.name, n.target, _span_json(n.span), n.framework] for n in summary.graph_nodes],
         "grammar": summary.grammar,
+        "tool_sets": summary.tool_sets,
     }
 
 
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
     functions = {}
     for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops,
-         query) in data["functions"]:
+         query, lookups, tool_keys) in data["functions"]:
         functions[name] = FunctionSummary(
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
@@ -380,6 +394,8 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
             ),
             tuple(_effect_from(e) for e in keys), retried, returns,
             tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops), query,
+            tuple(CallSite(target, Span(*span), subject) for target, span, subject in lookups),
+            tuple((key, target) for key, target in tool_keys),
         )
     return ModuleSummary(
         module=data["module"],
@@ -395,4 +411,5 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
         graph_nodes=tuple(GraphNode(name, target, Span(*span), framework)
                           for name, target, span, framework in data["graph_nodes"]),
         grammar=data.get("grammar", ""),
+        tool_sets=dict(data.get("tool_sets", {})),
     )

@@ -125,6 +125,10 @@ class FrameworkProfile(FrozenRecord):
     # a paused run resumes. Functions, methods, ``functools.partial(fn, ...)``, instances with ``__call__``
     # and the project functions a lambda calls are followed.
     node_registrations: tuple[str, ...] = ()
+    # Calls that run the tools they are given as a graph node (``ToolNode(tools)``, ``create_react_agent(model,
+    # tools)``): call -> position of the tools argument (also passed as ``tools=``). Each tool listed there
+    # (a list literal, or a module-level name bound to one) runs as a node, re-run from its top on resume.
+    tool_registrations: Mapping[str, int] = factory(dict)
     # Calls that pause a run for outside input (``interrupt(question)``): in a node, everything before the
     # last one (and in a loop holding one) runs again on resume.
     pause_calls: tuple[str, ...] = ()
@@ -193,7 +197,8 @@ class FrameworkProfile(FrozenRecord):
         handler_decorators: tuple[str, ...] = (), orchestration_methods: tuple[str, ...] = (),
         orchestration_base_classes: tuple[str, ...] = (), shared_instance_bases: tuple[str, ...] = (),
         recording_arguments: tuple[str, ...] = (), registration_calls: tuple[str, ...] = (),
-        node_registrations: tuple[str, ...] = (), pause_calls: tuple[str, ...] = (),
+        node_registrations: tuple[str, ...] = (), tool_registrations: Mapping[str, int] | None = None,
+        pause_calls: tuple[str, ...] = (),
         step_decorators: tuple[str, ...] = (), step_calls: tuple[str, ...] = (),
         step_names: Mapping[str, tuple[int, str, str]] | None = None, step_name_keys: Mapping[str, str] | None = None,
         result_calls: tuple[str, ...] = (), context_types: tuple[str, ...] = (),
@@ -211,7 +216,8 @@ class FrameworkProfile(FrozenRecord):
             orchestration_class_decorators=orchestration_class_decorators, handler_decorators=handler_decorators,
             orchestration_methods=orchestration_methods, orchestration_base_classes=orchestration_base_classes,
             shared_instance_bases=shared_instance_bases, recording_arguments=recording_arguments,
-            registration_calls=registration_calls, node_registrations=node_registrations, pause_calls=pause_calls,
+            registration_calls=registration_calls, node_registrations=node_registrations,
+            tool_registrations={} if tool_registrations is None else tool_registrations, pause_calls=pause_calls,
             step_decorators=step_decorators, step_calls=step_calls,
             step_names={} if step_names is None else step_names,
             step_name_keys={} if step_name_keys is None else step_name_keys, result_calls=result_calls,

@@ -6,6 +6,7 @@ from replaytest.lint.rule import CallFact, Invalid, Rule
 
 # Under a network table entry (``stripe.**``) but computed locally: webhook signature verification.
 _OFFLINE_PREFIXES = ("stripe.Webhook.", "stripe.WebhookSignature.", "stripe.webhook.")
+_GOOGLE_SERVICE = "googleapiclient.discovery.build."
 _HTTP_VERBS = ("get", "post", "put", "patch", "delete", "head", "options", "request", "stream")
 
 
@@ -39,6 +40,9 @@ def _network_calls() -> dict[str, str]:
         "grpc.secure_channel", "websockets.connect", "paramiko.SSHClient.*", "kafka.KafkaProducer.*",
         "kafka.KafkaConsumer", "pika.BlockingConnection", "stripe.**", "slack_sdk.WebClient.*",
         "twilio.rest.Client.**", "sendgrid.SendGridAPIClient.*",
+        # Google's API client (Gmail, Calendar, Drive ...): ``build(...)`` makes a service whose request
+        # objects send their request on ``.execute()`` (``service.users().messages().send(...).execute()``).
+        "googleapiclient.discovery.build.**",
     ]
     # Database sessions (SQLAlchemy, SQLModel), usually made by a project helper (``session = get_session()``,
     # ``with get_session() as session``): the methods that talk to the database. A session made by a
@@ -94,6 +98,9 @@ class DoesNetworkIoOutsideStep(Rule):
 
     def accept_call(self, call: CallFact) -> bool:
         # Parts of an SDK that compute locally (a webhook signature check hashes the payload) are not I/O.
+        if call.qualname.startswith(_GOOGLE_SERVICE):
+            # Building a request (``service.users().messages().send(...)``) sends nothing; ``execute()`` does.
+            return call.qualname.endswith(".execute")
         return not call.qualname.startswith(_OFFLINE_PREFIXES)
 
     VALID = (

@@ -63,11 +63,17 @@ class RepeatsEffectBeforeInterrupt(Rule):
     ## What it does
     Finds, in a node of a LangGraph graph (a function given to `StateGraph.add_node` or `add_sequence`:
     a function, a method, `functools.partial(fn, ...)`, an instance with `__call__`, or the project
-    functions a lambda calls), the effects and non-deterministic reads that run before the node's last
+    functions a lambda calls; or a tool given in a list to `ToolNode` or `create_react_agent`, which runs
+    inside the node "tools"), the effects and non-deterministic reads that run before the node's last
     `interrupt()`: clock reads, randomness, fresh UUIDs, model calls, network, file writes, threads and
     subprocesses, writes to module state — directly or in a helper the node calls (a helper that itself
-    calls `interrupt()` pauses the node there). A loop holding an `interrupt()` counts whole (its next
-    turn pauses again). Code after the last `interrupt()` and `@task` calls are not reported; nodes
+    calls `interrupt()` pauses the node there). A tool run through a lookup
+    (`tools_by_name[call["name"]].invoke(args)`) is followed into the project's tools that lookup can
+    name — a list of tools, `{t.name: t for t in tools}`, `dict(zip(names, tools))`, `ToolNode(tools)`,
+    a helper picking tools by name from a dict of them, across imports — and reported, at each such call,
+    when one of them reaches an effect; a lookup whose tools are not known (a parameter, a run-time
+    configuration) is not reported. A loop holding an `interrupt()` counts whole (its next turn pauses
+    again). Code after the last `interrupt()` and `@task` calls are not reported; nodes
     without an `interrupt()` are not reported by any rule (a node runs once per step, and LangGraph
     checkpoints what it returns).
 
@@ -165,6 +171,31 @@ def ask_human(state: Ticket) -> dict:
 builder = StateGraph(Ticket)
 builder.add_node("ask_human", ask_human)
 """,
+        """
+from langchain_core.tools import tool
+from langgraph.graph import StateGraph
+from langgraph.types import interrupt
+
+
+@tool
+def word_count(text: str) -> int:
+    '''Count the words of a text.'''
+    return len(text.split())
+
+
+tools_by_name = {t.name: t for t in [word_count]}
+
+
+def act(state: dict) -> dict:
+    for call in state["calls"]:
+        tools_by_name[call["name"]].invoke(call["args"])
+        interrupt(f"{call['name']} done; next?")
+    return {}
+
+
+builder = StateGraph(dict)
+builder.add_node("act", act)
+""",
     )
     INVALID = (
         Invalid(
@@ -193,5 +224,38 @@ builder.add_node("ask_human", ask_human)
             message="uuid.uuid4() creates a fresh UUID before interrupt() at line 14 in graph node 'ask_human', "
                     "which re-runs from its top on resume, so this runs again; move it after the interrupt() "
                     "or into a @task function (or an earlier node)",
+        ),
+        Invalid(
+            """
+import requests
+from langchain_core.tools import tool
+from langgraph.graph import StateGraph
+from langgraph.types import interrupt
+
+
+@tool
+def refund(order_id: str) -> str:
+    '''Refund an order.'''
+    return requests.post("https://shop.example.com/refunds", json={"order": order_id}).text
+
+
+tools_by_name = {t.name: t for t in [refund]}
+
+
+def act(state: dict) -> dict:
+    for call in state["calls"]:
+        tools_by_name[call["name"]].invoke(call["args"])
+        interrupt(f"{call['name']} done; next?")
+    return {}
+
+
+builder = StateGraph(dict)
+builder.add_node("act", act)
+""",
+            line=18, column=9,
+            message="tools_by_name[...].invoke() (which may run refund from tools_by_name) reaches requests.post(), "
+                    "which does network I/O, before interrupt() at line 19 in graph node 'act', which re-runs from "
+                    "its top on resume, so this runs again; move it after the interrupt() or into a @task function "
+                    "(or an earlier node)",
         ),
     )
