@@ -22,7 +22,7 @@ def operations(status: str, *recorded: tuple[int, str]) -> _Operations:
         if name.startswith(PATCH_PREFIX) else Recorded(seq, "timer" if name == "DBOS.sleep" else "step", name)
         for seq, name in recorded
     ]
-    history = SimpleNamespace(status=status, events=[])
+    history = SimpleNamespace(status=status, events=[], prompt_manifest=None)  # a history recorded without prompts
     return _Operations(history, Matcher(events, status, ReplayOptions()), set(), rebuilder=None)  # type: ignore[arg-type]
 
 
