@@ -3,6 +3,7 @@ and ``replaytest merge-results`` (one report from the reports of ``check --shard
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -197,7 +198,10 @@ def check(
         if no_lint:  # never "All checks passed" for a lint that did not run
             click.echo(_LINT_NOT_RUN)
         else:
-            click.echo(escape_controls(REPORTERS["text"](lint_result, rules), keep_newlines=True), nl=False)
+            lint_text = escape_controls(REPORTERS["text"](lint_result, rules), keep_newlines=True)
+            # The lint's own last line ("All checks passed (…)") speaks of the lint alone; the replay's lines
+            # follow it, so say whose verdict it is (read alone it looked like the whole check's).
+            click.echo(_LINT_VERDICT.sub(r"lint: \1", lint_text), nl=False)
         if replay_configured:
             _echo_replay_text(results, details, quiet=True, skipped=sum(skipped or ()))
             _echo_exclusion_text(selected, details)
@@ -220,6 +224,7 @@ def check(
 
 
 _LINT_NOT_RUN = "lint not run (--no-lint): a job of its own lints"
+_LINT_VERDICT = re.compile(r"^(All checks passed|Found \d+ finding|No findings)", re.MULTILINE)
 
 
 @cli.command("merge-results")
