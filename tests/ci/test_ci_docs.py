@@ -73,7 +73,9 @@ def _replaytest_commands(steps: list[dict[str, Any]] | None = None, shard: int =
 def _parse(arguments: list[str]) -> click.Context:
     """Parse like the real command line does, down to the subcommand, without running anything."""
     name, *rest = arguments
-    context = click.Context(cli, info_name="replaytest")
+    # With the group's own settings, as the command line makes it: a command keeps the help option it first
+    # made, so a context without them would leave "--help" without "-h" in every later help page.
+    context = click.Context(cli, info_name="replaytest", **cli.context_settings)
     command = cli.get_command(context, name)
     assert command is not None, f"unknown command {name!r}"
     return command.make_context(name, rest, parent=context)

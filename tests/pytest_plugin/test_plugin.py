@@ -167,7 +167,8 @@ def test_prompt_drift_warns_by_default_and_fails_with_the_option_or_ini(pytester
     result.assert_outcomes(passed=3, failed=1, warnings=4)
     result.stdout.fnmatch_lines(
         [
-            "*prompt-drift at event #3: the parked run has not reached these prompts yet: will use writer sha256:*,"
+            "*prompt-drift at event #3: the parked run has not reached these prompts yet (it resumes at signal"
+            " 'approved'): will use writer sha256:*,"
             " started under sha256:*",
             "*shop/agent.py:*: ReplayWarning: prompt-drift at event #3 of histories/support_agent-question.json: "
             "model 'write reply' now uses prompt version*",

@@ -203,9 +203,11 @@ class JournalReplayer(NeutralReplayer):
         # The manifest keeps only the parameters' digest; the current code's are named ("parameters now …").
         params = {name: (None, prompt.params) for name, prompt in prompt_objects(definition.fn).items()
                   if prompt.params and prompt.full_version == current.get(name)}
+        # Where the parked run resumes, in the journal's words (its waits and timers are named).
+        where = f" (it resumes at {history.waiting.kind} {history.waiting.name!r})" if history.waiting is not None else ""
         check_pending_prompts(
             result, history.status, history.prompt_manifest, current, reached, options, matcher.next_position(),
-            params=params,
+            params=params, where=where,
         )
         if options.rehearse:
             from replaytest.plugins.journal.rehearsal import remember_signals
