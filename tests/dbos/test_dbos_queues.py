@@ -10,25 +10,11 @@ states what DBOS really does with that code on that run."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from dbos_queue_desk_kit import HERE, Desk, Recording, line_of
 
-from replaytest.cli import cli
-
-HERE = Path(__file__).resolve().parent
-APP = (HERE / "queue_desk/app.py").read_text()
-RECORDER = HERE / "record_queue_desk.py"
-REPLAY_CONFIG = '''from replaytest.plugins.dbos.replayer import DBOSReplayConfig
-
-CONFIG = DBOSReplayConfig(modules=("queue_desk.app",))
-'''
 RUNS = {"article-7": "review_article", "article-8": "review_article_async"}
 # How DBOS finishes each run under the code that recorded it, once the editor says "publish".
 FINISHED = {
@@ -41,84 +27,14 @@ SYNC_INTRO = '    intro = DBOS.enqueue_workflow(REVIEWS, review_section, article
 ASYNC_INTRO = '    intro = await queue.enqueue_async(review_section_async, article_id, "intro")\n'
 SYNC_VERDICT = '    verdict = DBOS.recv("verdict", timeout_seconds=VERDICT_WAIT_S)\n'
 
-
-@dataclass(frozen=True)
-class Recording:
-    system_db: Path
-    histories: Path
+DESK = Desk("queue_desk", HERE / "record_queue_desk.py", "QUEUE_DESK_EFFECTS", RUNS)
+APP = DESK.app
+edited, project, replay, resume = DESK.edited, DESK.project, DESK.replay, DESK.resume
 
 
 @pytest.fixture(scope="module")
 def pending(tmp_path_factory: pytest.TempPathFactory) -> Recording:
-    directory = tmp_path_factory.mktemp("queue-desk")
-    shutil.copytree(HERE / "queue_desk", directory / "queue_desk", ignore=shutil.ignore_patterns("__pycache__"))
-    system_db = directory / "system.sqlite3"
-    run = subprocess.run(
-        [sys.executable, str(RECORDER), str(system_db), str(directory / "effects.log")],
-        capture_output=True, text=True, timeout=180, cwd=directory,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert sorted((directory / "effects.log").read_text().splitlines()) == [
-        "check 7 body", "check 7 intro", "check 8 body", "check 8 intro", "fetch 7", "fetch 8",
-    ]
-    histories = directory / "histories"
-    for name in RUNS.values():
-        result = CliRunner().invoke(
-            cli, ["import", "dbos", "--database-url", f"sqlite:///{system_db}", "--name", name, "--out", str(histories)],
-        )
-        assert result.exit_code == 0, result.output
-    return Recording(system_db, histories)
-
-
-def edited(*changes: tuple[str, str]) -> str:
-    text = APP
-    for old, new in changes:
-        assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in queue_desk/app.py"
-        text = text.replace(old, new)
-    return text
-
-
-def project(root: Path, recording: Recording, app: str) -> Path:
-    shutil.copytree(HERE / "queue_desk", root / "queue_desk", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "queue_desk/app.py").write_text(app)
-    (root / "queue_desk/replay.py").write_text(REPLAY_CONFIG)
-    shutil.copytree(recording.histories, root / "histories")
-    return root
-
-
-def replay(root: Path) -> tuple[int, dict[str, dict]]:
-    """``replaytest replay`` in a fresh process (DBOS keeps one registry per process): the exit code and
-    each run's result by workflow id."""
-    environment = {**os.environ, "QUEUE_DESK_EFFECTS": str(root / "replay-effects.log")}
-    run = subprocess.run(
-        [sys.executable, "-m", "replaytest", "replay", "--format", "json", "-w", "queue_desk.replay:CONFIG", "histories"],
-        capture_output=True, text=True, timeout=180, cwd=root, env=environment,
-    )
-    assert not (root / "replay-effects.log").exists(), "replay ran a step body"
-    results = {result["workflow"]["id"]: result for result in json.loads(run.stdout)["results"]}
-    assert sorted(results) == sorted(RUNS), run.stdout + run.stderr
-    return run.returncode, results
-
-
-def resume(root: Path, recording: Recording) -> tuple[dict, list[str]]:
-    """DBOS recovers both pending runs under the project's code on a copy of the system database (its
-    queue workers running what is enqueued anew), and the editor's verdict is sent: how each run ended,
-    and the step bodies that really ran."""
-    system_db = root / "resumed.sqlite3"
-    shutil.copy(recording.system_db, system_db)
-    run = subprocess.run(
-        [sys.executable, str(RECORDER), str(system_db), str(root / "resume-effects.log"), "--resume"],
-        capture_output=True, text=True, timeout=180, cwd=root,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    effects = root / "resume-effects.log"
-    return json.loads(run.stdout.splitlines()[-1]), sorted(effects.read_text().splitlines()) if effects.exists() else []
-
-
-def line_of(app: str, text: str) -> int:
-    numbers = [number for number, line in enumerate(app.splitlines(), 1) if text in line]
-    assert len(numbers) == 1, f"{text!r} is on lines {numbers}"
-    return numbers[0]
+    return DESK.record(tmp_path_factory, ["check 7 body", "check 7 intro", "check 8 body", "check 8 intro", "fetch 7", "fetch 8"])
 
 
 def test_an_enqueue_is_recorded_as_a_child_workflow_and_each_result_read_as_get_result(pending: Recording) -> None:
