@@ -694,16 +694,9 @@ def _fresh_run(history: History, function: Any, workflows: WorkflowSet, rebuilde
     """A new run of ``function`` with the input of ``history``, driven by DBOS's own wrappers on the stand-in
     (``_FreshOperations``), under the runtime guards."""
     from replaytest.plugins.dbos import internals
-    from replaytest.plugins.dbos.values import RebuildError
 
     version = internals.installed_dbos()
-    document = history.input if isinstance(history.input, dict) else {}
-    try:
-        args = rebuilder.rebuild(document.get("args", []))
-        kwargs = rebuilder.rebuild(document.get("kwargs", {}))
-    except RebuildError as error:
-        raise CannotReplay(f"recorded input: {error}") from None
-    target = internals.bound_target(function, document.get("class_name"), document.get("config_name"))
+    target, args, kwargs = _recorded_call(history, rebuilder, function)
     original = getattr(function, "__wrapped__", function)
     modules = orchestration_modules([original, *[o for o in workflows.objects if not isinstance(o, DBOSReplayConfig)]])
     bodies = plain_functions(internals.step_bodies([module.__dict__ for module in modules]))
@@ -914,7 +907,6 @@ class DBOSReplayer(NeutralReplayer):
         rebuilder: Rebuilder,
     ) -> tuple[Divergence | None, _Prompts]:
         from replaytest.plugins.dbos import internals
-        from replaytest.plugins.dbos.values import RebuildError
 
         events = RecordedEvents(history.events, _recorded)
         original = getattr(function, "__wrapped__", function)
@@ -958,13 +950,7 @@ class DBOSReplayer(NeutralReplayer):
             uncompared=operations.uncompared, step_bodies={body.dbos_function_name: body for body in steps},
             done_only=done_only,
         )
-        document = history.input if isinstance(history.input, dict) else {}
-        try:
-            args = rebuilder.rebuild(document.get("args", []))
-            kwargs = rebuilder.rebuild(document.get("kwargs", {}))
-        except RebuildError as error:
-            raise CannotReplay(f"recorded input: {error}") from None
-        target = internals.bound_target(function, document.get("class_name"), document.get("config_name"))
+        target, args, kwargs = _recorded_call(history, rebuilder, function)
         divergence: Divergence | None = None
         output: Any = None
         raised: BaseException | None = None
@@ -1230,6 +1216,21 @@ def _resume_point(history: History, command: Issued | None) -> str:
     if command is None:
         return f" (at the resume point; {ends})"
     return f" (it resumes at {_resume_words(command, ', ')}; {ends})"
+
+
+def _recorded_call(history: History, rebuilder: Rebuilder, function: Any) -> tuple[Any, Any, Any]:
+    """The workflow function bound as the run recorded it (its class or configured instance) and the arguments
+    it was started with, rebuilt from the history's input."""
+    from replaytest.plugins.dbos import internals
+    from replaytest.plugins.dbos.values import RebuildError
+
+    document = history.input if isinstance(history.input, dict) else {}
+    try:
+        args = rebuilder.rebuild(document.get("args", []))
+        kwargs = rebuilder.rebuild(document.get("kwargs", {}))
+    except RebuildError as error:
+        raise CannotReplay(f"recorded input: {error}") from None
+    return internals.bound_target(function, document.get("class_name"), document.get("config_name")), args, kwargs
 
 
 def _resume_hint(command: Issued | None, ahead: dict[str, str], reused: dict[str, str]) -> str:
