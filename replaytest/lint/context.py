@@ -133,6 +133,8 @@ class LintContext:
         self.shared_instance_bases: set[str] = set()
         self.recording_arguments: set[str] = set()
         self.type_aliases: dict[str, str] = dict(TYPE_ALIASES)
+        # Methods returning the object they are called on: qualified method name -> that object's type.
+        self.builder_methods: dict[str, str] = {}
         self.context_types: dict[str, FrameworkProfile] = {}
         self.extra_effects: dict[str, list[tuple[str, str]]] = {}
         self.concurrent_calls: set[str] = set()
@@ -176,6 +178,8 @@ class LintContext:
             self.shared_instance_bases.update(profile.shared_instance_bases)
             self.recording_arguments.update(profile.recording_arguments)
             self.type_aliases.update(profile.type_aliases)
+            for name in profile.builder_methods:
+                self.builder_methods.setdefault(name, name.rpartition(".")[0])
             for name, category in profile.extra_effects.items():
                 self.extra_effects.setdefault(name, []).append((category, profile.name))
             self.fix_names.update(profile.fixes)

@@ -89,6 +89,9 @@ class NameResolver:
                 literal = string_value(first_arg_value(node))
                 if literal is not None:
                     return f"{base}[{literal}]"
+            if base is not None:
+                # A builder method returns the builder: ``StateGraph(S).add_node(...)`` is still the graph.
+                return self.ctx.builder_methods.get(base, base)
             return base
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             left = self.resolve(node.left)

@@ -190,6 +190,9 @@ class FrameworkProfile(FrozenRecord):
     # (``restate.workflow.Workflow`` is ``restate.Workflow``) and factories returning an instance of
     # their class (``dbos.SQLAlchemyDatasource.create`` returns a ``dbos.SQLAlchemyDatasource``).
     type_aliases: Mapping[str, str] = factory(dict)
+    # Methods that return the object they are called on, so a chain of them is still that object
+    # (``StateGraph(S).add_node("a", a).add_node("b", b)``: each later ``add_node`` is called on the graph).
+    builder_methods: tuple[str, ...] = ()
 
     def __init__(
         self, name: str, screen: tuple[bytes, ...] = (), modules: tuple[str, ...] = (),
@@ -209,7 +212,7 @@ class FrameworkProfile(FrozenRecord):
         query_decorators: tuple[str, ...] = (), query_categories: tuple[str, ...] = (), query_words: str = "",
         durable_sleeps: tuple[str, ...] = (), replacements: Mapping[str, str] | None = None,
         fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] | None = None,
-        type_aliases: Mapping[str, str] | None = None,
+        type_aliases: Mapping[str, str] | None = None, builder_methods: tuple[str, ...] = (),
     ) -> None:
         self.__dict__.update(name=name, screen=screen, modules=modules,
             orchestration_decorators=orchestration_decorators,
@@ -228,7 +231,8 @@ class FrameworkProfile(FrozenRecord):
             concurrent_calls=concurrent_calls, order_sensitive_calls=order_sensitive_calls,
             query_decorators=query_decorators, query_categories=query_categories, query_words=query_words,
             durable_sleeps=durable_sleeps, replacements={} if replacements is None else replacements,
-            fixes={} if fixes is None else fixes, type_aliases={} if type_aliases is None else type_aliases)
+            fixes={} if fixes is None else fixes, type_aliases={} if type_aliases is None else type_aliases,
+            builder_methods=builder_methods)
 
     def fingerprint(self) -> str:
         """A stable text of everything that can change a lint result, for cache keys."""

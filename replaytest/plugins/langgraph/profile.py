@@ -22,6 +22,11 @@ PROFILE = FrameworkProfile(
     pause_calls=("langgraph.types.interrupt",),
     # A node's name is where a checkpoint says the run is (and what resume runs next); a task's name keys its
     # recorded result.
+    # Every graph-building method of the builders returns the builder (``-> Self`` in langgraph 1.x), so a
+    # graph may be built as one chain: ``StateGraph(S).add_node("a", a).add_edge(START, "a")``.
+    builder_methods=tuple(f"{graph}.{method}" for graph in _GRAPHS for method in (
+        "add_node", "add_edge", "add_conditional_edges", "add_sequence", "set_entry_point", "set_finish_point",
+        "set_conditional_entry_point")),
     step_names={**{f"{graph}.add_node": (0, "node", "graph node") for graph in _GRAPHS},
                 "langgraph.func.task": (-1, "name", "task")},
     # ``Command(goto=..., update=..., resume=...)`` and ``Send(node, state)`` only describe what runs next.
