@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, cast
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder, Pending
 from replaytest.lint.field_factories import FieldFactories
+from replaytest.lint.log_flow import LogFlow
 from replaytest.lint.model import (
     ORCHESTRATION,
     STEP,
@@ -156,6 +157,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.unless_truthy = ""
         self.function_node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self._rebound: dict[int, frozenset[str]] = {}
+        # id(function node) -> its def-use facts, built for the first read whose value may only be logged.
+        self._log_flows: dict[int, LogFlow] = {}
         # How many ``asyncio.gather(...)`` argument lists enclose the node being walked.
         self.gathering = 0
         hooks = context.hooks
@@ -865,11 +868,13 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         subject = f"{dotted_text(func)}()"
         rule = self.ctx.match_call(qualname)
         matched = False
-        if rule is not None and rule.accept_call(CallFact(qualname, node, self.kind_of)):
+        fact = CallFact(qualname, node, self.kind_of) if rule is not None else None
+        if rule is not None and fact is not None and rule.accept_call(fact):
             matched = True
             if rule.category in self.ctx.taint_categories:
                 self.tainted[id(node)] = subject
-            self._effect(rule, node, subject, qualname, args=tuple(args))
+            log_only = rule.only_reads(fact) and self._only_logged(node)
+            self._effect(rule, node, subject, qualname, args=tuple(args), log_only=log_only)
         for category, framework in self.ctx.extra_effects.get(qualname, ()):
             extra_rule = self.ctx.by_category.get(category)
             if extra_rule is not None:
@@ -905,6 +910,16 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                         function.calls.append(Pending(arg.value, None,
                                                       f"{dotted_text(arg.value)} (a callback passed to {subject})",
                                                       target, given=("#0",), gathered=self.gathering > 0))
+
+    def _only_logged(self, node: ast.Call) -> bool:
+        """Whether a call's value flows only into log output (``log_flow``), in a function whose effects count."""
+        function, function_node = self.function, self.function_node
+        if function is None or function_node is None or function.kind == STEP or self.first_run_only:
+            return False
+        flow = self._log_flows.get(id(function_node))
+        if flow is None:
+            flow = self._log_flows[id(function_node)] = LogFlow(function_node, self.resolve)
+        return flow.only_logged(node)
 
     def _tool_lookup(self, node: ast.Call, func: ast.Attribute) -> None:
         """``tools_by_name[name].invoke(args)``, or ``tool.invoke(args)`` of a local holding such a lookup's value."""
@@ -1017,13 +1032,15 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     def _effect(
         self, rule: Rule, node: ast.AST, subject: str, qualname: str, *,
         frameworks: tuple[str, ...] = (), args: tuple[Arg, ...] = (), gathered_only: bool = False,
+        log_only: bool = False,
     ) -> None:
         self.effect_in(self.function, self.first_run_only, rule, node, subject, qualname, frameworks=frameworks,
-                       args=args, gathered_only=gathered_only)
+                       args=args, gathered_only=gathered_only, log_only=log_only)
 
     def effect_in(
         self, function: FunctionBuilder | None, first_run_only: int, rule: Rule, node: Any, subject: str,
         qualname: str, *, frameworks: tuple[str, ...] = (), args: tuple[Arg, ...] = (), gathered_only: bool = False,
+        log_only: bool = False,
     ) -> None:
         """An effect in ``function`` (dropped outside functions, in steps and in first-run-only code)."""
         if function is None or function.kind == STEP or first_run_only:
@@ -1032,7 +1049,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             args = ()
         unless = self.unless_truthy if function is self.function else ""
         function.effects.append(Pending(node, rule, subject, qualname, frameworks, args, unless_given=unless,
-                                        gathered=gathered_only))
+                                        gathered=gathered_only, log_only=log_only))
 
     # --- positions and the summary ----------------------------------------------------------
 
@@ -1054,7 +1071,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             assert pending.rule is not None
             args = ", ".join(arg_text(source, arg) for arg in pending.args) if direct else ""
             return Effect(pending.rule.code, pending.rule.category, pending.subject, pending.qualname, span(pending),
-                          pending.frameworks, args, pending.unless_given, pending.unit, pending.gathered)
+                          pending.frameworks, args, pending.unless_given, pending.unit, pending.gathered,
+                          pending.log_only)
 
         functions = {}
         for function in self.functions:

@@ -177,7 +177,7 @@ def _orchestration_diagnostics(
         rule = context.rules[effect.rule]
         fix = _fix_for(effect, function, profile)
         message = _respell_context(rule.message(effect, profile), function, profile)
-        message = _respell_query(message, effect, function, profile)
+        message = _respell_log_only(_respell_query(message, effect, function, profile), effect, profile)
         diagnostics.append(_diagnostic(source, effect.span, rule, message, profile.name, fix, (), entry))
     for site in function.calls:
         reached, direct = program.call_effects(site, profile)
@@ -197,6 +197,7 @@ def _orchestration_diagnostics(
             else:
                 message, trace = rule.message(item.effect, profile, via=site.subject), (entry, *item.chain)
             message = _respell_query(_respell_context(message, function, profile), item.effect, function, profile)
+            message = _respell_log_only(message, item.effect, profile)
             diagnostic = _diagnostic(source, site.span, rule, message, profile.name, None, trace, entry)
             if not direct:
                 diagnostic = replace(diagnostic, trace_paths=_helper_paths(program, item.chain[:-1], run.cwd),
@@ -267,6 +268,14 @@ def _respell_query(message: str, effect: Effect, function: FunctionSummary, prof
     if not function.query or effect.category not in profile.query_categories or not profile.query_words:
         return message
     return message.replace(" in workflow code", f" {profile.query_words}", 1)
+
+
+def _respell_log_only(message: str, effect: Effect, profile: FrameworkProfile) -> str:
+    """A read whose value only fills a log line, in an engine that still rejects the read (Temporal's
+    sandbox): say so (the profile's ``log_only_words``) instead of "in workflow code"."""
+    if not effect.log_only or not profile.log_only_words or " in workflow code" not in message:
+        return message
+    return message.replace(" in workflow code", f" {profile.log_only_words}", 1)
 
 
 def offerable_fixes(

@@ -42,11 +42,13 @@ class Pending(Record):
     # Effects: a hazard only in gathered coroutines (``Effect.gathered_only``); call sites: made in the
     # arguments of ``asyncio.gather`` (``CallSite.gathered``).
     gathered: bool = False
+    # Effects: the value read only fills log output (``Effect.log_only``).
+    log_only: bool = False
 
     def __init__(
         self, node: ast.AST, rule: Rule | None, subject: str, qualname: str, frameworks: tuple[str, ...] = (),
         args: tuple[Arg, ...] = (), unless_given: str = "", given: tuple[str, ...] = (), unit: str = "",
-        gathered: bool = False,
+        gathered: bool = False, log_only: bool = False,
     ) -> None:
         self.node = node
         self.rule = rule
@@ -58,6 +60,7 @@ class Pending(Record):
         self.given = given
         self.unit = unit
         self.gathered = gathered
+        self.log_only = log_only
 
 
 class FunctionBuilder(Record):

@@ -60,13 +60,17 @@ class Effect(FrozenRecord):
     # A hazard only in a coroutine run concurrently with others (``asyncio.gather``): a call the framework
     # numbers when it is made (DBOS's ``DBOS.patch``), made in a helper; a gathered call site turns it on.
     gathered_only: bool = False
+    # The value read only fills log output (``lint.log_flow``): a finding only where the engine rejects the
+    # read itself (a profile's ``log_only_harmless`` says where it does not).
+    log_only: bool = False
 
     def __init__(
         self, rule: str, category: str, subject: str, qualname: str, span: Span, frameworks: tuple[str, ...] = (),
-        args: str = "", unless_given: str = "", unit: str = "", gathered_only: bool = False,
+        args: str = "", unless_given: str = "", unit: str = "", gathered_only: bool = False, log_only: bool = False,
     ) -> None:
         self.__dict__.update(rule=rule, category=category, subject=subject, qualname=qualname, span=span,
-            frameworks=frameworks, args=args, unless_given=unless_given, unit=unit, gathered_only=gathered_only)
+            frameworks=frameworks, args=args, unless_given=unless_given, unit=unit, gathered_only=gathered_only,
+            log_only=log_only)
 
 
 class CallSite(FrozenRecord):
@@ -347,13 +351,14 @@ def _span_json(span: Span) -> list[int]:
 
 def _effect_json(effect: Effect) -> list[Any]:
     return [effect.rule, effect.category, effect.subject, effect.qualname, _span_json(effect.span),
-            list(effect.frameworks), effect.args, effect.unless_given, effect.unit, effect.gathered_only]
+            list(effect.frameworks), effect.args, effect.unless_given, effect.unit, effect.gathered_only,
+            effect.log_only]
 
 
 def _effect_from(data: list[Any]) -> Effect:
-    rule, category, subject, qualname, span, frameworks, args, unless_given, unit, gathered_only = data
+    rule, category, subject, qualname, span, frameworks, args, unless_given, unit, gathered_only, log_only = data
     return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given, unit,
-                  gathered_only)
+                  gathered_only, log_only)
 
 
 def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:

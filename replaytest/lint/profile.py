@@ -19,6 +19,10 @@ from replaytest.records import FrozenRecord, factory, field_names
 
 CUSTOM_PROFILE_NAME = "custom"
 
+# The read categories (``FrameworkProfile.log_only_harmless``) an engine that re-runs workflow code as plain
+# Python lets run: a value only logged changes nothing it records or compares.
+VALUE_READS: tuple[str, ...] = ("clock", "random", "uuid")
+
 
 # Argument texts of ``datetime.now(tz)`` that are a time zone and never None: with them
 # ``<aware UTC now>.astimezone(tz)`` is exactly ``datetime.now(tz)`` (both are ``tz.fromutc`` of the same
@@ -179,6 +183,12 @@ class FrameworkProfile(FrozenRecord):
     query_decorators: tuple[str, ...] = ()
     query_categories: tuple[str, ...] = ()
     query_words: str = ""
+    # Categories of reads (clock, random, uuid) that are no finding when their value only fills log output
+    # (``lint.log_flow``): re-running the code logs another value, and nothing the engine records or compares
+    # depends on it. An engine that rejects the read itself (Temporal's sandbox) lists none; its findings on
+    # such reads are worded with ``log_only_words`` ("in workflow code, only for a log line, ...").
+    log_only_harmless: tuple[str, ...] = ()
+    log_only_words: str = ""
     # Sleeps that are durable timers here; a framework with none has no sleep findings at all.
     durable_sleeps: tuple[str, ...] = ()
     # Category -> what to use instead, quoted in messages ("use workflow.now()"); the context parameter
@@ -210,7 +220,8 @@ class FrameworkProfile(FrozenRecord):
         extra_effects: Mapping[str, str] | None = None, replaying_flags: tuple[str, ...] = (),
         concurrent_calls: tuple[str, ...] = (), order_sensitive_calls: tuple[str, ...] = (),
         query_decorators: tuple[str, ...] = (), query_categories: tuple[str, ...] = (), query_words: str = "",
-        durable_sleeps: tuple[str, ...] = (), replacements: Mapping[str, str] | None = None,
+        log_only_harmless: tuple[str, ...] = (), log_only_words: str = "", durable_sleeps: tuple[str, ...] = (),
+        replacements: Mapping[str, str] | None = None,
         fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] | None = None,
         type_aliases: Mapping[str, str] | None = None, builder_methods: tuple[str, ...] = (),
     ) -> None:
@@ -230,7 +241,8 @@ class FrameworkProfile(FrozenRecord):
             extra_effects={} if extra_effects is None else extra_effects, replaying_flags=replaying_flags,
             concurrent_calls=concurrent_calls, order_sensitive_calls=order_sensitive_calls,
             query_decorators=query_decorators, query_categories=query_categories, query_words=query_words,
-            durable_sleeps=durable_sleeps, replacements={} if replacements is None else replacements,
+            log_only_harmless=log_only_harmless, log_only_words=log_only_words, durable_sleeps=durable_sleeps,
+            replacements={} if replacements is None else replacements,
             fixes={} if fixes is None else fixes, type_aliases={} if type_aliases is None else type_aliases,
             builder_methods=builder_methods)
 

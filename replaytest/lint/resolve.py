@@ -200,6 +200,8 @@ class Program:
             return False
         if effect.qualname in profile.safe_calls:
             return False
+        if effect.log_only and effect.category in profile.log_only_harmless:
+            return False  # the value only fills a log line, and this engine lets the read run
         rule = self.ctx.rules.get(effect.rule)
         return rule is None or rule.applies_to(effect, profile)
 

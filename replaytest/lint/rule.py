@@ -162,6 +162,12 @@ class Rule:
     def accept_call(self, call: CallFact) -> bool:
         return True
 
+    def only_reads(self, call: CallFact) -> bool:
+        """Whether a matched call only reads a value (the clock, a random number, a fresh id) and does nothing
+        else: then a read whose value only fills log output is told apart (``Effect.log_only``), and engines
+        that re-run the code without rejecting the read do not count it (``FrameworkProfile.log_only_harmless``)."""
+        return False
+
     # --- structural hooks: the batched pass calls each only for rules that override it ------------
 
     def on_function(self, facts: ModuleFacts, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:

@@ -18,6 +18,18 @@ class ReadsWallClock(Rule):
     the fallback for callers outside a workflow and never runs in one, so it is not reported; a `try`
     body doing anything else that may fail is.
 
+    A read whose value only fills log output — an argument of a logging call (`logging.info(...)`, a
+    `logging.getLogger(...)` logger's methods, `self.logger` bound to one, `DBOS.logger`, `workflow.logger`,
+    loguru's `logger`, `print`), as an f-string part, a `%`-format or `str.format` argument, directly or
+    through local variables used nowhere else — is reported only where the engine rejects the read itself:
+    on Temporal, whose workflow sandbox fails the workflow task at `datetime.now()` (the message says so).
+    DBOS, LangGraph (functional entrypoints and graph nodes), Restate, Azure Durable Functions, AWS
+    durable functions and the journal re-run the code as plain Python and compare only what they recorded
+    (steps, tasks, journal entries, checkpoints), so a replay or recovery merely logs another time: not
+    reported there. A value that also goes anywhere else (a step's input, a return, a branch, an attribute,
+    another call) is reported as before. replaytest's own replay guard still notes such a read as a value
+    trip (see `hazards`), since it cannot see where the value goes.
+
     ## Why is this bad?
     A durable engine resumes a workflow by re-running its code against the recorded history. The clock
     returns a different value on every replay, so any decision taken on it can differ from the recorded
@@ -67,6 +79,9 @@ class ReadsWallClock(Rule):
     def accept_call(self, call: CallFact) -> bool:
         return not (call.qualname in _NOW_WITHOUT_ARGUMENT and call.node.args)
 
+    def only_reads(self, call: CallFact) -> bool:
+        return True
+
     VALID = (
         """
 from datetime import datetime
@@ -113,6 +128,24 @@ class Greeting:
     @workflow.run
     async def run(self) -> str:
         return today()
+""",
+        """
+import logging
+from datetime import datetime
+from dbos import DBOS
+
+log = logging.getLogger(__name__)
+
+@DBOS.step()
+def publish(table: str) -> None:
+    log.info("published %s", table)
+
+@DBOS.workflow()
+def write_audit_publish(table: str) -> None:
+    started = datetime.now()
+    log.info("run for %s started at %s", table, started)
+    publish(table)
+    DBOS.logger.info(f"All done at {datetime.now()}")
 """,
     )
     INVALID = (
@@ -168,6 +201,42 @@ class Greeting:
 """,
             line=11, column=16,
             message='stamp() reaches dt.datetime.now(), which reads the wall clock in workflow code; use workflow.now()',
+        ),
+        Invalid(
+            """
+from datetime import datetime
+from dbos import DBOS
+
+@DBOS.step()
+def publish(table: str, at: str) -> None:
+    pass
+
+@DBOS.workflow()
+def write_audit_publish(table: str) -> None:
+    started = datetime.now()
+    DBOS.logger.info(f"run started at {started}")
+    publish(table, started.isoformat())
+""",
+            line=10, column=15,
+            message='datetime.now() reads the wall clock in workflow code; use a @DBOS.step() function that reads the clock',
+        ),
+        Invalid(
+            """
+from datetime import datetime
+from temporalio import workflow
+
+@workflow.defn
+class Greeting:
+    @workflow.run
+    async def run(self) -> None:
+        workflow.logger.info(f"started at {datetime.now()}")
+""",
+            line=8, column=44,
+            message=(
+                "datetime.now() reads the wall clock in workflow code, only for a log line, where it does not break "
+                "replay but Temporal's workflow sandbox rejects it at run time; use workflow.now()"
+            ),
+            fix='workflow.now().replace(tzinfo=None)', fix_safe=False,
         ),
         Invalid(
             """

@@ -5,6 +5,7 @@ from __future__ import annotations
 from replaytest.lint.rule import CallFact, Invalid, Rule
 from replaytest.lint.vocabulary import RANDOM_FUNCTIONS
 
+_CHANGES_STATE = frozenset({"shuffle", "seed", "setstate", "set_state"})
 _SEEDABLE = {"random.Random", "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.seed"}
 
 
@@ -12,7 +13,9 @@ class DrawsUnrecordedRandomness(Rule):
     """
     ## What it does
     Finds module-level `random.*` calls, unseeded `random.Random()`, `secrets.*`, `os.urandom` and
-    `numpy.random.*` in orchestration code.
+    `numpy.random.*` in orchestration code. A draw whose value only fills log output is reported only on
+    Temporal, whose sandbox rejects it, as RT101 says for the clock; a shuffle or a seed changes state and
+    is always reported.
 
     ## Why is this bad?
     Each replay draws different numbers, so branches, choices and generated names differ from the
@@ -54,6 +57,10 @@ class DrawsUnrecordedRandomness(Rule):
             return seed is None or (hasattr(seed, "value") and getattr(seed, "value", None) == "None")
         return True
 
+    def only_reads(self, call: CallFact) -> bool:
+        # Shuffling or seeding changes state (the list, the generator) that outlives the call.
+        return call.qualname.rpartition(".")[2] not in _CHANGES_STATE
+
     VALID = (
         """
 import random
@@ -65,6 +72,16 @@ class Pick:
     async def run(self, seed: int) -> int:
         rng = random.Random(seed)
         return rng.randint(1, 6) + workflow.random().randint(1, 6)
+""",
+        """
+import logging
+import random
+from dbos import DBOS
+
+@DBOS.workflow()
+def sample(batch: list[str]) -> int:
+    logging.debug("sampling with jitter %.3f", random.random())
+    return len(batch)
 """,
     )
     INVALID = (
@@ -93,6 +110,21 @@ def name() -> str:
 """,
             line=6, column=12,
             message='token_hex() draws fresh randomness in workflow code; use a @DBOS.step() function that draws the value',
+        ),
+        Invalid(
+            """
+import logging
+import random
+from dbos import DBOS
+
+@DBOS.workflow()
+def sample(batch: list[str]) -> list[str]:
+    jitter = random.random()
+    logging.debug("sampling with jitter %.3f", jitter)
+    return batch if jitter < 0.5 else batch[:1]
+""",
+            line=7, column=14,
+            message='random.random() draws fresh randomness in workflow code; use a @DBOS.step() function that draws the value',
         ),
         Invalid(
             """

@@ -14,6 +14,8 @@ class CreatesFreshUuid(Rule):
     orchestration code. `uuid3`/`uuid5` of stable input are deterministic and not reported, nor is the
     fallback of `param or uuid.uuid4()` in a helper reached from a call passing `param=` a value that is
     never falsy (a `workflow.uuid4()`, a parameter annotated `UUID`; also for dates and the clock rule).
+    An id whose value only fills log output is reported only on Temporal, whose sandbox rejects it, as
+    RT101 says for the clock.
 
     ## Why is this bad?
     A fresh id differs on every replay: ids passed to steps, used as keys or compared no longer match
@@ -51,6 +53,9 @@ class CreatesFreshUuid(Rule):
     def accept_call(self, call: CallFact) -> bool:
         return not (call.qualname in _FRESH_WITHOUT_ARGUMENT and call.node.args)
 
+    def only_reads(self, call: CallFact) -> bool:
+        return True
+
     VALID = (
         """
 import uuid
@@ -77,6 +82,20 @@ class Ids:
     @workflow.run
     async def run(self, order: str) -> list:
         return [request(order, request_id=workflow.uuid4()), charge(order, workflow.uuid4())]
+""",
+        """
+import logging
+import uuid
+from langgraph.func import entrypoint
+
+logger = logging.getLogger(__name__)
+
+@entrypoint()
+def agent(question: str) -> str:
+    trace = uuid.uuid4().hex[:8]
+    logger.info("[%s] question: %s", trace, question)
+    logger.info("[%s] answered", trace)
+    return question.upper()
 """,
     )
     INVALID = (
@@ -105,6 +124,23 @@ def agent(question: str) -> str:
 """,
             line=6, column=12,
             message='fresh() creates a fresh UUID in workflow code; use a @task function that creates the id',
+        ),
+        Invalid(
+            """
+import logging
+import uuid
+from langgraph.func import entrypoint
+
+logger = logging.getLogger(__name__)
+
+@entrypoint()
+def agent(question: str) -> dict:
+    trace = uuid.uuid4().hex[:8]
+    logger.info("[%s] question: %s", trace, question)
+    return {"trace": trace, "answer": question.upper()}
+""",
+            line=9, column=13,
+            message='uuid.uuid4() creates a fresh UUID in workflow code; use a @task function that creates the id',
         ),
         Invalid(
             """

@@ -2,7 +2,7 @@
 orchestration code; ``@durable_step`` functions and the callables handed to ``context.step``, ``map``,
 ``parallel``, ``run_in_child_context`` and ``wait_for_callback`` are steps (their results are checkpointed)."""
 
-from replaytest.lint.profile import FrameworkProfile
+from replaytest.lint.profile import VALUE_READS, FrameworkProfile
 
 _SDK = "aws_durable_execution_sdk_python"
 _CONTEXT = f"{_SDK}.DurableContext"
@@ -47,6 +47,8 @@ PROFILE = FrameworkProfile(
     ),
     # ``if not context.is_replaying():`` guards logging in real handlers: it never runs on replay.
     replaying_flags=(f"{_CONTEXT}.is_replaying",),
+    # A read whose value only fills a log line is harmless: a replay matches the checkpointed operations, not what the handler logs.
+    log_only_harmless=VALUE_READS,
     durable_sleeps=(f"{_CONTEXT}.wait",),
     replacements={
         "clock": f"a value returned by {_STEP}",

@@ -1,6 +1,6 @@
 """The lint profile of Azure Durable Functions (Python): generator orchestrators, activities and entities."""
 
-from replaytest.lint.profile import FixTemplate, FrameworkProfile
+from replaytest.lint.profile import VALUE_READS, FixTemplate, FrameworkProfile
 
 _CONTEXT = "azure.durable_functions.DurableOrchestrationContext"
 _ACTIVITY = "an activity (context.call_activity)"
@@ -36,6 +36,8 @@ PROFILE = FrameworkProfile(
     ),
     # ``if not context.is_replaying:`` guards logging and telemetry in real apps: it never runs on replay.
     replaying_flags=(f"{_CONTEXT}.is_replaying",),
+    # A read whose value only fills a log line is harmless: the orchestrator replays against its history events, not its log output.
+    log_only_harmless=VALUE_READS,
     durable_sleeps=(f"{_CONTEXT}.create_timer",),
     replacements={
         "clock": "context.current_utc_datetime",

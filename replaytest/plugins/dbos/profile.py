@@ -8,7 +8,7 @@ handles is deterministic there. A patch check is the exception: ``DBOS.patch`` a
 operation number only if the patch is in the history, so in gathered coroutines its position depends on
 how they interleave (DBOS raises ``DBOSPatchNondeterminismError``)."""
 
-from replaytest.lint.profile import FixTemplate, FrameworkProfile
+from replaytest.lint.profile import VALUE_READS, FixTemplate, FrameworkProfile
 
 _DBOS = ("dbos", "DBOS")
 _STEP = "a @DBOS.step() function"
@@ -44,6 +44,8 @@ PROFILE = FrameworkProfile(
     order_sensitive_calls=tuple(
         f"dbos.DBOS.{name}" for name in ("patch", "patch_async", "deprecate_patch", "deprecate_patch_async")
     ),
+    # A read whose value only fills a log line is harmless: recovery re-runs the workflow function and checks only its steps' names by function id.
+    log_only_harmless=VALUE_READS,
     durable_sleeps=("dbos.DBOS.sleep", "dbos.DBOS.sleep_async"),
     replacements={
         "clock": f"{_STEP} that reads the clock",

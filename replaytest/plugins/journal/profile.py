@@ -1,7 +1,7 @@
 """The lint profile of the journal engine: how its orchestration code and steps are marked and which calls
 are its safe replacements (see the package docstring for the engine)."""
 
-from replaytest.lint.profile import AWARE_TZ_ARGUMENTS, FixTemplate, FrameworkProfile
+from replaytest.lint.profile import AWARE_TZ_ARGUMENTS, VALUE_READS, FixTemplate, FrameworkProfile
 
 _CONTEXT = "replaytest.journal.Context"
 
@@ -24,6 +24,8 @@ PROFILE = FrameworkProfile(
         for name in ("now", "random", "uuid", "sleep", "wait_signal", "patched", "idempotency_key", "step", "model",
                      "continue_as_new")
     ),
+    # A read whose value only fills a log line is harmless: a resume matches the journal's commands, not what the workflow logs.
+    log_only_harmless=VALUE_READS,
     durable_sleeps=(f"{_CONTEXT}.sleep",),
     replacements={
         "clock": "ctx.now()",

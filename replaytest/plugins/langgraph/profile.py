@@ -1,7 +1,7 @@
 """The lint profile of the langgraph engine: how its orchestration code and steps are marked and which calls
 are its safe replacements (see the package docstring for the engine)."""
 
-from replaytest.lint.profile import FrameworkProfile
+from replaytest.lint.profile import VALUE_READS, FrameworkProfile
 
 _TASK = "a @task function"
 # The graph builders whose ``add_node`` registers a node, as imported from the package or their module.
@@ -34,6 +34,8 @@ PROFILE = FrameworkProfile(
         "langgraph.types.interrupt", "langgraph.config.get_stream_writer", "langgraph.types.Command",
         "langgraph.types.Send", "langgraph.constants.Send",
     }),
+    # A read whose value only fills a log line is harmless: a resume re-runs the entrypoint or node and reads recorded task results and state.
+    log_only_harmless=VALUE_READS,
     replacements={
         "clock": f"{_TASK} that reads the clock",
         "random": f"{_TASK} that draws the value",

@@ -1,7 +1,7 @@
 """The Restate lint profile (Python SDK): service, virtual-object and workflow handlers, ``ctx.run`` steps
 and the context's deterministic replacements."""
 
-from replaytest.lint.profile import FixTemplate, FrameworkProfile
+from replaytest.lint.profile import VALUE_READS, FixTemplate, FrameworkProfile
 
 _CONTEXT = "restate.Context"
 
@@ -28,6 +28,8 @@ PROFILE = FrameworkProfile(
         for name in ("time", "random", "uuid", "sleep", "run", "run_typed", "promise", "get", "set", "clear",
                      "service_call", "object_call", "workflow_call", "generic_call", "awakeable", "request", "key")
     ),
+    # A read whose value only fills a log line is harmless: a replay matches the handler's journal entries, not what it logs.
+    log_only_harmless=VALUE_READS,
     durable_sleeps=(f"{_CONTEXT}.sleep",),
     replacements={
         "clock": "ctx.time()",

@@ -28,6 +28,12 @@ PROFILE = FrameworkProfile(
         "in a query handler, where it does not break replay (queries are not recorded) but Temporal's "
         "workflow sandbox rejects it at run time"
     ),
+    # A clock, random or uuid read whose value only fills a log line breaks no replay either, but the sandbox
+    # rejects the read itself: it stays a finding (no ``log_only_harmless``), worded so.
+    log_only_words=(
+        "in workflow code, only for a log line, where it does not break replay but Temporal's workflow sandbox "
+        "rejects it at run time"
+    ),
     orchestration_base_classes=(
         "temporalio.worker.WorkflowInboundInterceptor", "temporalio.worker.WorkflowOutboundInterceptor",
         "temporalio.worker._interceptor.WorkflowInboundInterceptor",
