@@ -48,7 +48,17 @@ from replaytest.lint.syntax import (
     string_value,
     unawaited,
 )
-from replaytest.lint.tool_lookups import TOOL_RUN_METHODS, keyed_tools, looked_up_in, tool_set_spec
+from replaytest.lint.tool_lookups import (
+    PARAMETER,
+    TOOL_RUN_METHODS,
+    config_origin,
+    config_parameters,
+    is_config_tool,
+    keyed_tools,
+    looked_up_in,
+    passes_config,
+    tool_set_spec,
+)
 from replaytest.lint.values import (
     ALWAYS_TRUTHY,
     SET_PAIR_CALLS,
@@ -354,6 +364,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         scope: dict[str, Binding] = {}
         context_param = self.bind_parameters(node, scope, kind, profile, info)
         builder = FunctionBuilder(name, kind, profile.name if profile else "", context_param, scope)
+        bound_first = info is not None and not any(
+            self.resolve(decorator) == "builtins.staticmethod" for decorator in node.decorator_list)
+        builder.config_values = config_parameters(self, node, bound_first)
         builder.query = kind == ORCHESTRATION and self.is_query_handler(node, info)
         if node.returns is not None:
             # ``-> set[str]``: callers iterating the result iterate a set (activities' results are
@@ -453,11 +466,30 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                     self.function.looked_up[target.id] = source
                 else:
                     self.function.looked_up.pop(target.id, None)
+                self._config_value(target, node.value)
+
+    def _config_value(self, target: ast.AST, value: ast.AST | None) -> None:
+        """Remember (or forget) where a local bound here comes from (``tool_lookups.config_origin``)."""
+        function = self.function
+        if function is None or not isinstance(target, ast.Name):
+            return
+        values = function.config_values
+        if isinstance(value, ast.Name):
+            origin = values.get(value.id)
+        elif isinstance(value, _CONFIG_SHAPES):
+            origin = config_origin(self, values, value)
+        else:
+            origin = None
+        if origin is not None:
+            function.config_values[target.id] = origin
+        else:
+            function.config_values.pop(target.id, None)
 
     def _on_ann_assign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.walk(node.value)
             self._assign_target(node.target, node.value)
+            self._config_value(node.target, node.value)
 
     def _on_aug_assign(self, node: ast.AugAssign) -> None:
         self.walk(node.value)
@@ -569,6 +601,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for hook in self._on_loop_hooks:
             hook(self, node)
         self._bind(node.target, LOCAL)
+        # ``for tool in config["configurable"]["tools"]``: each element comes from where the collection does.
+        self._config_value(node.target, node.iter)
         self._loop_body(node)
 
     def _on_while(self, node: ast.While) -> None:
@@ -693,7 +727,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     def _falsy_parameter(self, value: ast.expr) -> str:
         """``"?name:-1"`` when ``value`` is a parameter of the function being walked that its body never
         rebinds: what ``name or ...`` evaluates past it runs only when the argument is falsy, so not from a
-        call passing ``name=`` a value that is always truthy (``CallSite.passes``). Else ""."""
+        call passing ``name=`` a value that is always truthy (``CallSite.config_args``). Else ""."""
         node = self.function_node
         if node is None or not isinstance(value, ast.Name):
             return ""
@@ -855,6 +889,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             hook(self, node, qualname)
         if isinstance(func, ast.Attribute) and func.attr in TOOL_RUN_METHODS and self.function is not None:
             self._tool_lookup(node, func)
+        if self.function is not None:
+            self._config_tool(node, func)
         if qualname is None:
             return
         if qualname in self.ctx.pause_calls and self.function is not None:
@@ -901,7 +937,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                           if arg.keyword is not None and not arg.star and self._always_truthy(arg.value)}
                 given = (f"#{positional}", *sorted({g for g in given if g} | truthy))
                 function.calls.append(Pending(node, None, subject, qualname, given=given,
-                                              unless_given=self.unless_truthy, gathered=self.gathering > 0))
+                                              unless_given=self.unless_truthy, gathered=self.gathering > 0,
+                                              config_args=self._config_arguments(args)))
                 # A project function handed to project code (``Scheduler(executor=self.execute_task)``) is a
                 # callback it may call: followed as if called here, at the argument.
                 for arg in args:
@@ -930,6 +967,52 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                   else looked_up_in(self, holder))
         if source is not None and not (self.first_run_only and function.kind != STEP):
             function.lookups.append(Pending(node, None, f"{dotted_text(func)}()", source))
+
+    def _config_tool(self, node: ast.Call, func: ast.expr) -> None:
+        """``tool.ainvoke(args)`` or ``tool(args)`` of a tool taken from the run's config, or ``tool.invoke(args)``
+        of a value from a parameter (the config's where a caller passes one from it)."""
+        function = self.function
+        assert function is not None
+        if self.first_run_only and function.kind != STEP:
+            return
+        if isinstance(func, ast.Attribute):
+            if func.attr not in TOOL_RUN_METHODS:
+                return  # a method of something else
+            origin = config_origin(self, function.config_values, func.value)
+            if not (is_config_tool(origin) or (origin is not None and origin.startswith(PARAMETER))):
+                return
+        else:
+            origin = (function.config_values.get(func.id) if isinstance(func, ast.Name)
+                      else config_origin(self, function.config_values, func))
+            if not is_config_tool(origin):
+                return
+        assert origin is not None
+        function.config_tools.append((origin, Pending(node, None, f"{dotted_text(func)}()", "")))
+
+    def _config_arguments(self, args: list[Arg]) -> tuple[tuple[str, str], ...]:
+        """The arguments of a project call carrying a value from the run's config, as (slot, origin)."""
+        function = self.function
+        if function is None:
+            return ()
+        passes = []
+        position = 0
+        for arg in args:
+            if arg.star:
+                continue
+            slot = arg.keyword if arg.keyword is not None else f"#{position}"
+            if arg.keyword is None:
+                position += 1
+            value = arg.value
+            if isinstance(value, ast.Name):
+                origin = function.config_values.get(value.id)
+            elif isinstance(value, _CONFIG_SHAPES):
+                origin = config_origin(self, function.config_values, value)
+            else:
+                continue
+            if passes_config(origin):
+                assert origin is not None
+                passes.append((slot, origin))
+        return tuple(passes)
 
     def _callback_target(self, value: ast.AST) -> str | None:
         """The project function (or class) an argument names, when it names one defined in the project:
@@ -1079,12 +1162,14 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             functions[function.name] = FunctionSummary(
                 function.name, function.kind, function.framework, function.context_param,
                 tuple(effect(p, function.kind == ORCHESTRATION or p.qualname in OPEN_CALLS) for p in function.effects),
-                tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given, p.gathered) for p in function.calls),
+                tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given, p.gathered, p.config_args)
+                      for p in function.calls),
                 tuple(effect(p) for p in function.keys), function.retried, function.returns,
                 tuple(node_span(n) for n in function.pauses), tuple(node_span(n) for n in function.pause_loops),
                 function.query,
                 tuple(CallSite(p.qualname, span(p), p.subject) for p in function.lookups),
                 tuple(dict.fromkeys(function.tool_keys)),
+                tuple((origin, CallSite("", span(p), p.subject)) for origin, p in function.config_tools),
             )
         return ModuleSummary(
             module=self.module,
@@ -1102,6 +1187,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                        if (spec := tool_set_spec(self, value)) is not None},
         )
 
+
+# The expressions ``tool_lookups.config_origin`` may find a value from the config in (besides a name).
+_CONFIG_SHAPES = (ast.Subscript, ast.Call, ast.BoolOp, ast.IfExp, ast.Await)
 
 _TRY_TYPES: tuple[type, ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 

@@ -132,7 +132,7 @@ def graph_node_diagnostics(run: LintRun, program: Program) -> list[tuple[SourceF
 
     by_path = {str(source.path): source for source in run.files}
     diagnostics = []
-    for finding in RerunRegions(program, run.context.profile_by_name, rule.repeats).findings():
+    for finding in RerunRegions(program, run.context.profile_by_name, rule.repeats, rule.code).findings():
         profile = run.context.profile_by_name[finding.node.framework]
         entry = f"{finding.summary.module}.{finding.function.name}"
         source = by_path.get(finding.summary.path)

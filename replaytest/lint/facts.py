@@ -44,11 +44,13 @@ class Pending(Record):
     gathered: bool = False
     # Effects: the value read only fills log output (``Effect.log_only``).
     log_only: bool = False
+    # Call sites: the arguments carrying a value from the run's config (``CallSite.config_args``).
+    config_args: tuple[tuple[str, str], ...] = ()
 
     def __init__(
         self, node: ast.AST, rule: Rule | None, subject: str, qualname: str, frameworks: tuple[str, ...] = (),
         args: tuple[Arg, ...] = (), unless_given: str = "", given: tuple[str, ...] = (), unit: str = "",
-        gathered: bool = False, log_only: bool = False,
+        gathered: bool = False, log_only: bool = False, config_args: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.node = node
         self.rule = rule
@@ -61,6 +63,7 @@ class Pending(Record):
         self.unit = unit
         self.gathered = gathered
         self.log_only = log_only
+        self.config_args = config_args
 
 
 class FunctionBuilder(Record):
@@ -98,6 +101,10 @@ class FunctionBuilder(Record):
     lookups: list[Pending] = factory(list)
     looked_up: dict[str, str] = factory(dict)
     tool_keys: list[tuple[str, str]] = factory(list)
+    # Where the locals (parameters first) come from, as ``tool_lookups.config_origin`` words it, and the tools
+    # run on such values (``FunctionSummary.config_tools``).
+    config_values: dict[str, str] = factory(dict)
+    config_tools: list[tuple[str, Pending]] = factory(list)
 
     def __init__(
         self, name: str, kind: str, framework: str, context_param: str, scope: dict[str, Binding],
@@ -107,7 +114,8 @@ class FunctionBuilder(Record):
         pauses: list[ast.AST] | None = None, pause_loops: list[ast.AST] | None = None,
         declared_globals: set[str] | None = None, declared_nonlocals: set[str] | None = None,
         lookups: list[Pending] | None = None, looked_up: dict[str, str] | None = None,
-        tool_keys: list[tuple[str, str]] | None = None,
+        tool_keys: list[tuple[str, str]] | None = None, config_values: dict[str, str] | None = None,
+        config_tools: list[tuple[str, Pending]] | None = None,
     ) -> None:
         self.name = name
         self.kind = kind
@@ -130,6 +138,8 @@ class FunctionBuilder(Record):
         self.lookups = [] if lookups is None else lookups
         self.looked_up = {} if looked_up is None else looked_up
         self.tool_keys = [] if tool_keys is None else tool_keys
+        self.config_values = {} if config_values is None else config_values
+        self.config_tools = [] if config_tools is None else config_tools
 
 
 class ModuleFacts(Protocol):

@@ -8,7 +8,10 @@ or of the last loop holding one, in source order — and the effects that region
 and those of the helpers it calls there (walked with ``Program``, so steps stop the walk as everywhere).
 A helper that pauses (directly or deeper) pauses the node at its call; then only that helper's own region
 counts. A tool run through a lookup (``tools_by_name[name].invoke(args)``) reaches what the tools the lookup
-can name reach (``lint.tool_lookups``); a lookup that cannot be resolved reaches nothing. Which effects are
+can name reach (``lint.tool_lookups``); a lookup that cannot be resolved reaches nothing. A tool taken from
+the run's config (``config["configurable"]["tools_by_name"][name].ainvoke(args)``), in the node or in a helper
+it calls (given the config, or a value from it, as an argument), cannot be resolved at all: running it is
+the hazard (a tool exists to act), reported as an effect of category ``CONFIG_TOOL``. Which effects are
 findings, and their wording, is the rule's (``RT205.repeats``).
 """
 
@@ -19,10 +22,12 @@ from collections.abc import Callable
 from replaytest.lint.model import ORCHESTRATION, STEP, CallSite, Effect, FunctionSummary, GraphNode, ModuleSummary, Span
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.resolve import Program, Reached
-from replaytest.lint.tool_lookups import ToolSets
+from replaytest.lint.tool_lookups import CONFIG_ITEM, CONFIG_TOOL, PARAMETER, ToolSets, is_config_tool
 from replaytest.records import FrozenRecord
 
 _MAX_HELPER_DEPTH = 16
+# How deep helpers given a value from the config are followed to the tool they run.
+_MAX_CONFIG_DEPTH = 4
 
 
 class Pause(FrozenRecord):
@@ -73,12 +78,15 @@ class RerunFinding(FrozenRecord):
 
 class RerunRegions:
     def __init__(
-        self, program: Program, profiles: dict[str, FrameworkProfile], repeats: Callable[[Effect], bool]
+        self, program: Program, profiles: dict[str, FrameworkProfile], repeats: Callable[[Effect], bool],
+        code: str = "RT205",
     ) -> None:
         self.program = program
         self.profiles = profiles
         self.repeats = repeats  # whether running an effect again is a finding (the rule decides)
+        self.code = code  # the rule's, for the effects made here (running a tool from the config)
         self._pauses: dict[str, list[Pause]] = {}
+        self._config_memo: dict[tuple[str, tuple[tuple[str, str], ...], int], list[tuple[Effect, tuple[str, ...]]]] = {}
         self.tool_sets = ToolSets(program)
 
     def findings(self) -> list[RerunFinding]:
@@ -196,6 +204,62 @@ class RerunRegions:
         for site in function.lookups:
             if _before(site.span, cutoff):
                 found.extend(self._lookup_region(name, site, profile))
+        for origin, site in function.config_tools:
+            if is_config_tool(origin) and _before(site.span, cutoff):
+                effect = self._config_effect(site, origin)
+                found.append((site.span, effect, None, (name, effect.qualname), (), True))
+        for site in function.calls:
+            if _before(site.span, cutoff) and (site.span.line, site.span.column) not in pausing_sites:
+                for effect, chain in self._config_tools_behind(site, 0, set()):
+                    found.append((site.span, effect, site.subject, (name, *chain), (), True))
+        return found
+
+    def _config_effect(self, site: CallSite, origin: str) -> Effect:
+        """Running a tool taken from the config at ``site`` (``origin``: where the tool came from)."""
+        key = origin[len(CONFIG_ITEM):] if origin.startswith(CONFIG_ITEM) else ""
+        return Effect(self.code, CONFIG_TOOL, site.subject, f"config.configurable.{key or '...'}", site.span,
+                      args=key)
+
+    def _config_tools_behind(
+        self, site: CallSite, depth: int, seen: set[str],
+    ) -> list[tuple[Effect, tuple[str, ...]]]:
+        """The tools taken from the config that the helper ``site`` calls runs (or the helpers it calls, given a
+        value from the config), each with the chain of qualified names from the helper down to it."""
+        if depth > _MAX_CONFIG_DEPTH:
+            return []
+        key = (site.target, site.config_args, depth)
+        memo = self._config_memo.get(key)
+        if memo is None:
+            memo = self._config_memo[key] = self._walk_config_tools(site, depth, seen)
+        return memo
+
+    def _walk_config_tools(
+        self, site: CallSite, depth: int, seen: set[str],
+    ) -> list[tuple[Effect, tuple[str, ...]]]:
+        callee = self._helper(site)
+        if callee is None:
+            return []
+        summary, function = callee
+        name = f"{summary.module}.{function.name}"
+        if name in seen:
+            return []
+        seen = seen | {name}
+        fed = dict(site.config_args)  # slot -> origin of the value passed there
+        found: list[tuple[Effect, tuple[str, ...]]] = []
+        for origin, run in function.config_tools:
+            if origin.startswith(PARAMETER):
+                # The tool came from a parameter: the config's when this call passes a value from it there.
+                parameter, _, position = origin[len(PARAMETER):].rpartition(":")
+                given = fed.get(parameter) or (fed.get(f"#{position}") if position != "-1" else None)
+                if given is None:
+                    continue
+                origin = given if is_config_tool(given) else CONFIG_ITEM
+            if is_config_tool(origin):
+                effect = self._config_effect(run, origin)
+                found.append((effect, (name, effect.qualname)))
+        for inner in function.calls:
+            for effect, chain in self._config_tools_behind(inner, depth + 1, seen):
+                found.append((effect, (name, *chain)))
         return found
 
     def _lookup_region(self, name: str, site: CallSite, profile: FrameworkProfile) -> list[Region]:

@@ -86,13 +86,16 @@ class CallSite(FrozenRecord):
     unless_given: str = ""
     # Made in the arguments of a call that runs its coroutines concurrently (``asyncio.gather(a(), b())``).
     gathered: bool = False
+    # The arguments carrying a value from the run's config (``lint.tool_lookups``), as (slot, origin): the
+    # slot "#<position>" or the keyword, the origin as ``config_origin`` words it.
+    config_args: tuple[tuple[str, str], ...] = ()
 
     def __init__(
         self, target: str, span: Span, subject: str, given: tuple[str, ...] = (), unless_given: str = "",
-        gathered: bool = False,
+        gathered: bool = False, config_args: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.__dict__.update(target=target, span=span, subject=subject, given=given, unless_given=unless_given,
-            gathered=gathered)
+            gathered=gathered, config_args=config_args)
 
     def passes(self, unless_given: str) -> bool:
         """Whether this call passes the field ``name:position`` (so its default factory does not run)."""
@@ -134,16 +137,21 @@ class FunctionSummary(FrozenRecord):
     # Project functions this function keys by a string in a dict literal (``{"send": send_tool}``), as
     # (key, qualified name): a call passing a list of those keys selects the tools they name.
     tool_keys: tuple[tuple[str, str], ...] = ()
+    # Tools run on a value from the run's config or from a parameter (``tool.ainvoke(args)``, ``tool(args)``),
+    # as (origin, call site): the origin as ``lint.tool_lookups.config_origin`` words it. Their code cannot be
+    # seen; one from a parameter is the config's where a caller passes a value from the config there.
+    config_tools: tuple[tuple[str, CallSite], ...] = ()
 
     def __init__(
         self, name: str, kind: str = PLAIN, framework: str = "", context_param: str = "",
         effects: tuple[Effect, ...] = (), calls: tuple[CallSite, ...] = (), keys: tuple[Effect, ...] = (),
         retried: bool = False, returns: str = "", pauses: tuple[Span, ...] = (), pause_loops: tuple[Span, ...] = (),
         query: bool = False, lookups: tuple[CallSite, ...] = (), tool_keys: tuple[tuple[str, str], ...] = (),
+        config_tools: tuple[tuple[str, CallSite], ...] = (),
     ) -> None:
         self.__dict__.update(name=name, kind=kind, framework=framework, context_param=context_param, effects=effects,
             calls=calls, keys=keys, retried=retried, returns=returns, pauses=pauses, pause_loops=pause_loops,
-            query=query, lookups=lookups, tool_keys=tool_keys)
+            query=query, lookups=lookups, tool_keys=tool_keys, config_tools=config_tools)
 
 
 class GraphNode(FrozenRecord):
@@ -370,10 +378,12 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "containers": list(summary.containers),
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
-             [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given, c.gathered] for c in f.calls],
+             [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given, c.gathered,
+               [list(p) for p in c.config_args]] for c in f.calls],
              [_effect_json(e) for e in f.keys], f.retried, f.returns,
              [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops], f.query,
-             [[c.target, _span_json(c.span), c.subject] for c in f.lookups], [list(k) for k in f.tool_keys]]
+             [[c.target, _span_json(c.span), c.subject] for c in f.lookups], [list(k) for k in f.tool_keys],
+             [[origin, c.target, _span_json(c.span), c.subject] for origin, c in f.config_tools]]
             for f in summary.functions.values()
         ],
         "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
@@ -389,18 +399,20 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
     functions = {}
     for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops,
-         query, lookups, tool_keys) in data["functions"]:
+         query, lookups, tool_keys, config_tools) in data["functions"]:
         functions[name] = FunctionSummary(
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
             tuple(
-                CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered)
-                for target, span, subject, given, unless_given, gathered in calls
+                CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered,
+                         tuple((slot, origin) for slot, origin in config_args))
+                for target, span, subject, given, unless_given, gathered, config_args in calls
             ),
             tuple(_effect_from(e) for e in keys), retried, returns,
             tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops), query,
             tuple(CallSite(target, Span(*span), subject) for target, span, subject in lookups),
             tuple((key, target) for key, target in tool_keys),
+            tuple((origin, CallSite(target, Span(*span), subject)) for origin, target, span, subject in config_tools),
         )
     return ModuleSummary(
         module=data["module"],

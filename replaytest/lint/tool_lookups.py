@@ -9,6 +9,16 @@ and the string-keyed project functions of its dict literals (``FunctionSummary.t
 resolves, on summaries alone, a looked-up name to the project functions it may hold. A collection that
 cannot be resolved (a parameter, a value built at run time) resolves to nothing: a lookup is reported
 only through tools known to be in it.
+
+One source of tools is followed without being resolved: the run's configuration. LangGraph hands a node
+the ``RunnableConfig`` it was invoked with, and an application may put its tools there
+(``config["configurable"]["tools_by_name"]``, loaded at start-up from an MCP server, say). Their code is
+not the project's to read, and a tool exists to act, so running one is a hazard where running it again
+is one. ``config_origin`` says where a value comes from — the config itself, its "configurable" mapping,
+an item below that (a tool, or a collection of tools), or a parameter of the function — through locals,
+``[...]``, ``.get(...)``, ``x or {}`` and ``a if c else b``; the collector records the tools run on such
+values (``FunctionSummary.config_tools``) and, at calls of project helpers, which arguments carry a value
+from the config (``CallSite.config_args``), so a helper that runs a tool from its parameter is followed.
 """
 
 from __future__ import annotations
@@ -25,6 +35,28 @@ TOOL_RUN_METHODS = frozenset({"invoke", "ainvoke", "run", "arun"})
 _TOOL_HOLDERS = frozenset({"ToolNode"})
 
 _MAX_DEPTH = 8
+
+# The type of the config LangGraph passes a node (and LangChain a runnable), and the calls returning the
+# config of the run in progress.
+CONFIG_TYPES = frozenset({"langchain_core.runnables.RunnableConfig", "langchain_core.runnables.config.RunnableConfig"})
+CONFIG_CALLS = frozenset({
+    "langgraph.config.get_config", "langchain_core.runnables.config.ensure_config",
+    "langchain_core.runnables.ensure_config",
+})
+_CONFIG_TYPE_NAME = "RunnableConfig"
+_CONFIG_CALL_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in CONFIG_CALLS)
+# The parameter name LangGraph fills with the config when a node function declares it.
+CONFIG_PARAMETER = "config"
+# Where a value comes from (``config_origin``): the config itself; its "configurable" mapping; an item below
+# that ("config:" + the key it was taken by, "" when not a literal); a parameter ("param:" + name + ":" +
+# its position among the positional parameters after ``self``, -1 for a keyword-only one).
+CONFIG_ROOT = "root"
+# The category of running a tool taken from the run's config (an effect whose code cannot be seen; its
+# ``args`` holds the key the tool, or its collection, was taken by, "" when not a literal).
+CONFIG_TOOL = "config-tool"
+CONFIGURABLE = "configurable"
+CONFIG_ITEM = "config:"
+PARAMETER = "param:"
 
 
 class _Names(Protocol):
@@ -112,6 +144,83 @@ def tool_set_spec(collector: _Names, value: ast.AST, depth: int = 0) -> list[Any
         held = [spec for argument in arguments if (spec := tool_set_spec(collector, argument, depth + 1))]
         return ["call", callee, strings, held]
     return None
+
+
+def config_parameters(collector: _Names, node: ast.FunctionDef | ast.AsyncFunctionDef, bound_first: bool
+                      ) -> dict[str, str]:
+    """The origin of each parameter: the run's config (named ``config`` or annotated ``RunnableConfig``), or
+    the parameter itself (see ``CONFIG_ROOT`` / ``PARAMETER``)."""
+    params = node.args
+    positional = [*params.posonlyargs, *params.args][1 if bound_first else 0:]
+    origins: dict[str, str] = {}
+    for position, param in [*enumerate(positional), *((-1, param) for param in params.kwonlyargs)]:
+        annotation = param.annotation
+        # ``RunnableConfig``, ``Optional[RunnableConfig]``, ``RunnableConfig | None``.
+        parts = () if annotation is None else (
+            (annotation,) if isinstance(annotation, (ast.Name, ast.Attribute)) else ast.walk(annotation))
+        typed = any(_last_name(part) == _CONFIG_TYPE_NAME and collector.resolve(part) in CONFIG_TYPES
+                    for part in parts)
+        origins[param.arg] = CONFIG_ROOT if typed or param.arg == CONFIG_PARAMETER else f"{PARAMETER}{param.arg}:{position}"
+    return origins
+
+
+def _last_name(node: ast.AST) -> str | None:
+    """The name a ``Name`` or ``Attribute`` ends in."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def config_origin(collector: _Names, values: dict[str, str], value: ast.AST, depth: int = 0) -> str | None:
+    """Where ``value`` comes from (``CONFIG_ROOT``, ``CONFIGURABLE``, ``CONFIG_ITEM`` + key, ``PARAMETER`` +
+    name), given the origins of the function's locals; None when from none of those."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(value, ast.Await):
+        return config_origin(collector, values, value.value, depth + 1)
+    if isinstance(value, ast.Name):
+        return values.get(value.id) if collector.is_local(value.id) else None
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        # ``config.get("configurable") or {}``
+        return next((o for v in value.values if (o := config_origin(collector, values, v, depth + 1))), None)
+    if isinstance(value, ast.IfExp):
+        # ``config.get("configurable", {}) if config else {}``
+        return (config_origin(collector, values, value.body, depth + 1)
+                or config_origin(collector, values, value.orelse, depth + 1))
+    holder: ast.AST | None = None
+    key: ast.AST | None = None
+    if isinstance(value, ast.Subscript):
+        holder, key = value.value, value.slice
+    elif isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and value.args:
+            holder, key = func.value, value.args[0]
+        elif isinstance(func, ast.Attribute) and func.attr == "values" and not value.args:
+            return config_origin(collector, values, func.value, depth + 1)  # ``tools.values()``: its elements
+        elif (not value.args and _last_name(func) in _CONFIG_CALL_NAMES
+              and collector.resolve(func) in CONFIG_CALLS):
+            return CONFIG_ROOT
+    if holder is None:
+        return None
+    origin = config_origin(collector, values, holder, depth + 1)
+    if origin is None:
+        return None
+    literal = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+    if origin == CONFIG_ROOT:
+        return CONFIGURABLE if literal == "configurable" else None  # the callbacks, tags ... are no tools
+    if origin == CONFIGURABLE:
+        return f"{CONFIG_ITEM}{literal or ''}"
+    return origin  # an item of an item, or of a parameter
+
+
+def is_config_tool(origin: str | None) -> bool:
+    """Whether a value of this origin may be a tool taken from the config (an item below "configurable")."""
+    return origin is not None and origin.startswith(CONFIG_ITEM)
+
+
+def passes_config(origin: str | None) -> bool:
+    """Whether a value of this origin, passed to a helper, carries what the config holds."""
+    return origin is not None and (origin in (CONFIG_ROOT, CONFIGURABLE) or origin.startswith(CONFIG_ITEM))
 
 
 class ToolSets:

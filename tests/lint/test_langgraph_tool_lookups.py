@@ -4,7 +4,8 @@ LangGraph is the judge first: a node that runs a looked-up tool and then pauses 
 thread resumes. Then the linter on made-up projects: a lookup is resolved to the project's tools it can name
 (a list, ``{t.name: t for t in tools}``, ``dict(zip(...))``, ``ToolNode(tools)``, a helper picking tools by
 name, across imports) and reported only when one of those tools reaches an effect; a lookup it cannot
-resolve, or whose tools do nothing, is quiet. Last, a tool that pauses: given to ``ToolNode`` or
+resolve, or whose tools do nothing, is quiet — except one of tools taken from the run's config, whose code
+cannot be read (``test_langgraph_config_tools``). Last, a tool that pauses: given to ``ToolNode`` or
 ``create_react_agent`` it runs inside the node "tools", and LangGraph re-runs it from its top on resume.
 """
 
@@ -167,7 +168,7 @@ def test_a_lookup_is_reported_only_through_tools_that_reach_an_effect(tmp_path: 
                     placeholders.get(call["name"]).invoke(call["args"])
                     tool = local_only[call["name"]]
                     tool.invoke(call["args"])
-                    given[call["name"]].invoke(call["args"])
+                    given[call["name"]].invoke(call["args"])  # expect: RT205:9
                     picked = with_reply[call["name"]]
                     picked.invoke(call["args"])  # expect: RT205:9 via app.tools.post_reply
                     state["answers"].append(interrupt(call))
@@ -186,7 +187,7 @@ def test_a_lookup_is_reported_only_through_tools_that_reach_an_effect(tmp_path: 
             ''',
     })
     diagnostics = check_marks(project)
-    assert "(which may run post_reply from with_reply)" in diagnostics[1].message
+    assert "(which may run post_reply from with_reply)" in diagnostics[2].message
     # A cold and a warm (cached summaries) run agree.
     cold = lint(project, use_cache=True)
     warm = lint(project, use_cache=True)

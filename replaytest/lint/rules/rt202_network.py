@@ -43,6 +43,13 @@ def _network_calls() -> dict[str, str]:
         # Google's API client (Gmail, Calendar, Drive ...): ``build(...)`` makes a service whose request
         # objects send their request on ``.execute()`` (``service.users().messages().send(...).execute()``).
         "googleapiclient.discovery.build.**",
+        # fast-flights, a Google Flights scraper: each search fetches www.google.com/travel/flights (through
+        # primp's HTTP client, or a Playwright browser in its fallback modes). 2.x exports ``get_flights`` and
+        # ``get_flights_from_filter`` (``fast_flights.core``); 3.x ``get_flights`` and ``fetch_flights_html``
+        # (``fast_flights.fetcher``).
+        *(f"fast_flights.{name}" for name in (
+            "get_flights", "get_flights_from_filter", "fetch_flights_html", "core.get_flights",
+            "core.get_flights_from_filter", "core.fetch", "fetcher.get_flights", "fetcher.fetch_flights_html")),
     ]
     # Database sessions (SQLAlchemy, SQLModel), usually made by a project helper (``session = get_session()``,
     # ``with get_session() as session``): the methods that talk to the database. A session made by a

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from replaytest.lint.model import Effect
 from replaytest.lint.profile import FrameworkProfile
 from replaytest.lint.rule import DEFAULT_REPLACEMENTS, Invalid, Rule
+from replaytest.lint.tool_lookups import CONFIG_TOOL
 from replaytest.lint.vocabulary import OPEN_CALLS
 
 # What an effect of each category does, as this rule words it. Categories missing here are not reported in
@@ -63,17 +64,20 @@ class RepeatsEffectBeforeInterrupt(Rule):
     ## What it does
     Finds, in a node of a LangGraph graph (a function given to `StateGraph.add_node` or `add_sequence`:
     a function, a method, `functools.partial(fn, ...)`, an instance with `__call__`, or the project
-    functions a lambda calls; or a tool given in a list to `ToolNode` or `create_react_agent`, which runs
-    inside the node "tools"), the effects and non-deterministic reads that run before the node's last
+    functions a lambda calls; or a tool given in a list to `ToolNode`, `create_react_agent` or langchain's
+    `create_agent`, which runs inside the node "tools"), the effects and non-deterministic reads that run
+    before the node's last
     `interrupt()`: clock reads, randomness, fresh UUIDs, model calls, network, file writes, threads and
     subprocesses, writes to module state — directly or in a helper the node calls (a helper that itself
     calls `interrupt()` pauses the node there). A tool run through a lookup
     (`tools_by_name[call["name"]].invoke(args)`) is followed into the project's tools that lookup can
     name — a list of tools, `{t.name: t for t in tools}`, `dict(zip(names, tools))`, `ToolNode(tools)`,
     a helper picking tools by name from a dict of them, across imports — and reported, at each such call,
-    when one of them reaches an effect; a lookup whose tools are not known (a parameter, a run-time
-    configuration) is not reported. A loop holding an `interrupt()` counts whole (its next turn pauses
-    again). Code after the last `interrupt()` and `@task` calls are not reported; nodes
+    when one of them reaches an effect; a lookup whose tools are not known (a collection passed as a
+    parameter) is not reported. A tool taken from the run's config
+    (`config["configurable"]["tools_by_name"][name].ainvoke(args)`, also through locals, `get_config()` and
+    a helper handed the config or a value from it) cannot be read at all, and a tool exists to act: running
+    it is reported. A loop holding an `interrupt()` counts whole (its next turn pauses again). Code after the last `interrupt()` and `@task` calls are not reported; nodes
     without an `interrupt()` are not reported by any rule (a node runs once per step, and LangGraph
     checkpoints what it returns).
 
@@ -121,6 +125,10 @@ class RepeatsEffectBeforeInterrupt(Rule):
             self.category
         ]
         what = REPEATED.get(effect.category, self.what)
+        if effect.category == CONFIG_TOOL:
+            taken = f"{effect.args!r} of config[\"configurable\"]" if effect.args else 'config["configurable"]'
+            what = (f"runs a tool taken from the run's config ({taken}), whose code could not be resolved "
+                    "(a tool exists to act)")
         done = f"{via} reaches {effect.subject}, which {what}," if via is not None else f"{effect.subject} {what}"
         after = "the loop" if in_loop else f"the {pause.split(',', 1)[0]}"
         return (f"{done} before {pause} at {pause_at} in graph node '{node}', which re-runs from its top "
@@ -257,5 +265,28 @@ builder.add_node("act", act)
                     "which does network I/O, before interrupt() at line 19 in graph node 'act', which re-runs from "
                     "its top on resume, so this runs again; move it after the interrupt() or into a @task function "
                     "(or an earlier node)",
+        ),
+        Invalid(
+            """
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import StateGraph
+from langgraph.types import interrupt
+
+
+async def act(state: dict, config: RunnableConfig) -> dict:
+    tools_by_name = config["configurable"]["tools_by_name"]
+    result = await tools_by_name[state["tool"]].ainvoke(state["args"])
+    answer = interrupt({"result": result, "question": "go on?"})
+    return {"answer": answer}
+
+
+builder = StateGraph(dict)
+builder.add_node("act", act)
+""",
+            line=8, column=20,
+            message="tools_by_name[...].ainvoke() runs a tool taken from the run's config ('tools_by_name' of "
+                    "config[\"configurable\"]), whose code could not be resolved (a tool exists to act) before "
+                    "interrupt() at line 9 in graph node 'act', which re-runs from its top on resume, so this runs "
+                    "again; move it after the interrupt() or into a @task function (or an earlier node)",
         ),
     )

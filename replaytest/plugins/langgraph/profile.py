@@ -10,15 +10,20 @@ _GRAPHS = ("langgraph.graph.StateGraph", "langgraph.graph.state.StateGraph", "la
 
 PROFILE = FrameworkProfile(
     name="langgraph",
-    screen=(b"langgraph.func", b"langgraph import func", b"langgraph.graph", b"langgraph.types", b"langgraph.prebuilt"),
+    # ``langchain.agents``: its ``create_agent`` builds a LangGraph graph whose "tools" node runs the tools given.
+    screen=(b"langgraph.func", b"langgraph import func", b"langgraph.graph", b"langgraph.types", b"langgraph.prebuilt",
+            b"langchain.agents"),
     modules=("langgraph",),
     orchestration_decorators=("langgraph.func.entrypoint",),
     step_decorators=("langgraph.func.task",),
     node_registrations=tuple(f"{graph}.{method}" for graph in _GRAPHS for method in ("add_node", "add_sequence")),
-    # The prebuilt tool node and the agent built around one run each tool they are given inside the node.
+    # The prebuilt tool node and the agents built around one run each tool they are given inside the node:
+    # LangGraph's ``create_react_agent`` and its successor, langchain's ``create_agent`` (langchain 1.x,
+    # ``create_agent(model, tools=None, *, ...)``), whose graph runs its tools in a ``ToolNode`` named "tools".
     tool_registrations={"langgraph.prebuilt.ToolNode": 0, "langgraph.prebuilt.tool_node.ToolNode": 0,
                         "langgraph.prebuilt.create_react_agent": 1,
-                        "langgraph.prebuilt.chat_agent_executor.create_react_agent": 1},
+                        "langgraph.prebuilt.chat_agent_executor.create_react_agent": 1,
+                        "langchain.agents.create_agent": 1, "langchain.agents.factory.create_agent": 1},
     pause_calls=("langgraph.types.interrupt",),
     # A node's name is where a checkpoint says the run is (and what resume runs next); a task's name keys its
     # recorded result.
