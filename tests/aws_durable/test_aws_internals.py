@@ -100,3 +100,33 @@ def test_a_replay_polls_the_checkpoint_threads_stop_faster_and_restores_it() -> 
     assert output["Status"] == "SUCCEEDED"
     assert seen == [internals._REPLAY_STOP_POLL_SECONDS]
     assert state._STOP_SIGNAL_POLL_SECONDS == before
+
+
+def test_a_waits_identity_carries_the_seconds_the_code_asks_for_and_the_wait_is_restored() -> None:
+    """A wait already started is answered from its checkpoint, so its seconds reach no checkpoint call: the watch
+    hands them to the identity check (None for every other operation, and outside a ``context.wait`` call)."""
+    from aws_durable_execution_sdk_python.config import Duration
+    from aws_durable_execution_sdk_python.identifier import OperationIdNamespace
+
+    @durable_execution
+    def cooling(event: dict, context: DurableContext) -> int:
+        context.wait(Duration.from_minutes(2), name="cool_off")
+        return context.step(double(1), name="one")
+
+    original = DurableContext.wait
+    wait_id = OperationIdNamespace().create_id_for_step(1)
+    recorded = [_recorded(1)[0], {"Id": wait_id, "Type": "WAIT", "SubType": "Wait", "Name": "cool_off", "Status": "STARTED",
+                                  "WaitDetails": {}}]
+    seen: set[tuple[str, str | None, int | None, str | None]] = set()
+
+    def observe(identity: internals.Identity, checkpoint: Any, validate: Any) -> None:
+        validate()
+        seen.add((identity.type, identity.name, identity.wait_seconds, internals.checkpoint_status(checkpoint)))
+
+    with internals.watching(observe):
+        output = internals.invoke(cooling.__wrapped__, "arn/exec", recorded, "cooling", None)  # type: ignore[attr-defined]
+        recorded[1]["Status"] = "SUCCEEDED"
+        finished = internals.invoke(cooling.__wrapped__, "arn/exec", recorded, "cooling", None)  # type: ignore[attr-defined]
+    assert DurableContext.wait is original
+    assert (output["Status"], finished["Status"]) == ("PENDING", "SUCCEEDED")
+    assert seen == {("WAIT", "cool_off", 120, "STARTED"), ("WAIT", "cool_off", 120, "SUCCEEDED"), ("STEP", "one", None, None)}

@@ -14,6 +14,10 @@ range in pyproject stays bounded to the versions tested:
   id the SDK derives from the position) and its recorded checkpoint through it before anything runs, and
   it raises the SDK's ``NonDeterministicExecutionError`` on a mismatch. Replay wraps it, for the whole
   process while a replay runs, to see each operation in order, where it was issued, and the SDK's verdict;
+* ``DurableContext.wait(duration, name)`` checks its wait's identity (above) inside the call: replay wraps it
+  too while it watches, to hand that check the seconds the code asks for. The SDK sends them to the service
+  only when it starts a wait no checkpoint holds; a wait already started is answered from its checkpoint, so
+  the new seconds of a changed wait reach no checkpoint call;
 * ``state._STOP_SIGNAL_POLL_SECONDS``: how often the SDK's checkpoint thread looks for the end of an
   invocation (0.1 s). Every invocation ends by waiting for that thread, which a replay's stub client keeps
   idle, so the wait was 0.1 s of every replay's ~0.105 s; a replay polls every 2 ms instead;
@@ -76,6 +80,7 @@ class Identity:
     sub_type: str | None
     name: str | None
     parent_id: str | None
+    wait_seconds: int | None = None  # a WAIT's: the seconds the code now asks for (``DurableContext.wait``)
 
 
 class NonDeterministic(Exception):
@@ -84,20 +89,34 @@ class NonDeterministic(Exception):
 
 # (observer, owner thread) while a replay watches; one replay at a time per process.
 _watch_lock = threading.Lock()
+# The seconds of the ``DurableContext.wait`` call under way on this thread (branches run on worker threads).
+_wait_call = threading.local()
 
 
 @contextmanager
 def watching(observe: Callable[[Identity, Any, Callable[[], None]], None]) -> Iterator[None]:
     """While the block runs, every identity check of the SDK calls ``observe(identity, checkpoint,
     validate)`` instead: ``checkpoint`` is the recorded operation (None when none is recorded at that id)
-    and ``validate()`` runs the SDK's own check, raising ``NonDeterministic`` with its message."""
+    and ``validate()`` runs the SDK's own check, raising ``NonDeterministic`` with its message. A wait's
+    identity carries the seconds the code asks for."""
+    from aws_durable_execution_sdk_python import DurableContext
     from aws_durable_execution_sdk_python.exceptions import NonDeterministicExecutionError
     from aws_durable_execution_sdk_python.identifier import OperationIdentifier
 
     original = OperationIdentifier.validate_checkpoint
+    original_wait = DurableContext.wait
+
+    def wait(self: Any, duration: Any, *args: Any, **kwargs: Any) -> Any:
+        outer = getattr(_wait_call, "seconds", None)
+        _wait_call.seconds = duration.to_seconds()
+        try:
+            return original_wait(self, duration, *args, **kwargs)
+        finally:
+            _wait_call.seconds = outer
 
     def validate_checkpoint(self: Any, checkpoint: Any) -> None:
-        identity = Identity(self.operation_id, self.operation_type.value, self.sub_type, self.name, self.parent_id)
+        seconds = getattr(_wait_call, "seconds", None) if self.operation_type.value == "WAIT" else None
+        identity = Identity(self.operation_id, self.operation_type.value, self.sub_type, self.name, self.parent_id, seconds)
 
         def validate() -> None:
             try:
@@ -109,10 +128,12 @@ def watching(observe: Callable[[Identity, Any, Callable[[], None]], None]) -> It
 
     with _watch_lock:
         OperationIdentifier.validate_checkpoint = validate_checkpoint  # type: ignore[method-assign]
+        DurableContext.wait = wait  # type: ignore[method-assign]
         try:
             yield
         finally:
             OperationIdentifier.validate_checkpoint = original  # type: ignore[method-assign]
+            DurableContext.wait = original_wait  # type: ignore[method-assign]
 
 
 def operation_position(operation_id: str, parent_id: str | None, limit: int = 10_000) -> int | None:

@@ -26,6 +26,12 @@ recorded ones not counted by the matcher. The handler runs under the runtime gua
 thread (a clock, random or uuid read is a hazard and the replay goes on; a socket, process or file write
 is stopped); branch threads run unguarded, which a note says.
 
+A wait the in-flight execution already started (its checkpoint ``STARTED``) whose duration the code now asks
+for differently keeps the recorded one: the SDK sends the service a wait's start, with its seconds, only when no
+checkpoint holds the wait, and the service ends a started wait when it scheduled it. A note says so, naming the
+wait, its line and both durations (``ALREADY_SLEEPING_NOTE``; ``impact`` names the executions); the recorded
+duration is the ``WaitStarted`` event's ``Duration`` the import keeps (``duration_s``; without it, nothing is said).
+
 The end: the SDK's invocation output. ``SUCCEEDED``: every compared recorded operation must have been
 issued, and a completed run's result must be the recorded one. ``FAILED``: the SDK's own
 ``NonDeterministicExecutionError`` (raised where the hook does not see it) is a divergence, another error
@@ -52,7 +58,14 @@ from replaytest.plugins.aws_durable import rehearsal
 from replaytest.plugins.aws_durable.importer import ENGINE, TERMINAL_OPERATION_STATUSES
 from replaytest.plugins.aws_durable.profile import PROFILE
 from replaytest.replay.adapter import NeutralReplayer, ReplayOptions, WorkflowSet
-from replaytest.replay.divergence import Divergence, ReplayResult, SourcePosition, short_value, value_text
+from replaytest.replay.divergence import (
+    ALREADY_SLEEPING_NOTE,
+    Divergence,
+    ReplayResult,
+    SourcePosition,
+    short_value,
+    value_text,
+)
 from replaytest.replay.engine import (
     NO_PROMPTS_NOTE,
     DivergenceFound,
@@ -70,9 +83,12 @@ from replaytest.replay.guards import (
     orchestration_modules,
     settle_hazards,
 )
+from replaytest.replay.report import display_path
 
 # A step recorded in one of these is run again (after its retry delay, for PENDING) when the execution resumes.
 RESUMING_STEP_STATUSES = frozenset({"STARTED", "READY", "PENDING"})
+# A wait whose asked duration is this close to the recorded one is the same wait (the API gives whole seconds).
+SAME_WAIT_S = 0.5
 # Child contexts whose operations run on the SDK's worker threads, in no fixed order.
 BATCH_SUBTYPES = frozenset({"Map", "MapIteration", "Parallel", "ParallelBranch"})
 BATCH_NOTE = (
@@ -110,6 +126,7 @@ class _Verdict:
     stopped_new: Issued | None = None  # a new operation outside the compared ones
     batch_seen: bool = False
     matcher: Matcher | None = None
+    sleeping_notes: list[str] = dataclasses.field(default_factory=list)  # started waits the code changed
 
 
 def _aws(event: Event, index: int) -> Mapping[str, Any]:
@@ -236,6 +253,7 @@ class AwsDurableReplayer(NeutralReplayer):
         if options.rehearse:
             rehearsal.remember_callbacks(history)
         divergence, verdict, trips = self._run(history, function, operations, options, internals)
+        result.notes.extend(verdict.sleeping_notes)
         if verdict.batch_seen:
             result.notes.append(BATCH_NOTE)
         matcher = verdict.matcher
@@ -339,6 +357,9 @@ class AwsDurableReplayer(NeutralReplayer):
                     recorded = _recorded(at) if at is not None else None
                     verdict.divergence = matcher.divergence("command-mismatch", message, command, recorded, source=command.source)
                     raise _Stop()
+                note = _changed_started_wait(history, by_id.get(identity.operation_id), identity, command.source)
+                if note is not None:
+                    verdict.sleeping_notes.append(note)
                 status = internals.checkpoint_status(checkpoint)
                 if status is None:
                     verdict.stopped_new = command  # no recorded checkpoint: its body must not run
@@ -429,6 +450,21 @@ class AwsDurableReplayer(NeutralReplayer):
             recorded = f"{history.error.type}: {history.error.message}" if history.error else "an error"
             return matcher.divergence("result-mismatch", f"the handler now returns where the history failed with {recorded}", source=where)
         return None
+
+
+def _changed_started_wait(history: History, recorded: Event | None, identity: Any, source: SourcePosition | None) -> str | None:
+    """The note for a wait the in-flight execution already started (``recorded``, its checkpoint ``STARTED``) that
+    the code now asks to last another duration (``identity.wait_seconds``); None otherwise."""
+    if history.status not in ("running", "parked") or recorded is None or identity.wait_seconds is None:
+        return None
+    aws = recorded.extra.get("aws") or {}
+    if aws.get("type") != "WAIT" or aws.get("status") != "STARTED" or recorded.duration_s is None:
+        return None
+    if abs(identity.wait_seconds - recorded.duration_s) < SAME_WAIT_S:
+        return None
+    where = f" at {display_path(source.path)}:{source.line}" if source is not None else ""
+    return (f"wait {recorded.name!r}{where} now sleeps {identity.wait_seconds:g} s, recorded {recorded.duration_s:g} s: "
+            f"{ALREADY_SLEEPING_NOTE}")
 
 
 def _ended(history: History) -> str:
