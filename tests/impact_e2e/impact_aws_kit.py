@@ -3,16 +3,20 @@
 (``DurableFunctionTestRunner``, the real SDK, offline): two executions that finished (a small order through
 its durable wait, a big one through its approval callback) and two parked — ``order-cool`` on the small
 order's wait, ``order-approval`` on the big order's callback — saved as the Lambda API's JSON and imported
-with ``replaytest import aws-durable``.
+with ``replaytest import aws-durable``. (``scenario`` takes other code and parked executions too: the changed
+wait's test parks one execution on a callback before the wait and one, its callback answered, on the wait.)
 
 A parked execution stays parked in this process while ``replaytest impact`` judges it: the runner invokes
 a ``SwitchableHandler``, which holds the first invocation's end (the execution has checkpointed its wait or
 callback) until the test resumes it with other code. Then the runner itself resumes the very execution
 impact judged — the wait fires, or the callback gets the answer the finished big order received — on the
-changed handler, as Lambda resumes an execution on the code it is invoked with."""
+changed handler, as Lambda resumes an execution on the code it is invoked with. The switch hands the SDK a
+service client that records every checkpoint update the handler sends (what the SDK tells the service: a
+wait's start with its seconds), so a test can see what the SDK asked of the service, not only the history."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import types
@@ -61,20 +65,55 @@ def _api_json(document: Any) -> Any:
     return json.loads(json.dumps(document.to_dict(), default=_json_default))
 
 
-class SwitchableHandler:
-    """The handler the runner invokes: it calls ``target``, and holds the end of the first invocation (the
-    execution has checkpointed what it waits on) until ``release`` is set."""
+@dataclass(frozen=True)
+class SentUpdate:
+    """One checkpoint update the SDK sent the service: in which invocation, for which operation."""
 
-    def __init__(self, target: Callable[..., Any]) -> None:
+    invocation: int
+    operation_type: str  # WAIT, STEP, CALLBACK, CONTEXT, EXECUTION
+    action: str  # START, SUCCEED, FAIL, ...
+    name: str | None
+    wait_seconds: int | None  # a WAIT start's WaitOptions.WaitSeconds
+
+
+class _RecordingClient:
+    """The runner's in-memory service client, every checkpoint update recorded on its way to it."""
+
+    def __init__(self, client: Any, invocation: int, sent: list[SentUpdate]) -> None:
+        self._client, self._invocation, self._sent = client, invocation, sent
+
+    def checkpoint(self, durable_execution_arn: str, checkpoint_token: str, updates: list[Any], client_token: str | None) -> Any:
+        for update in updates:
+            options = getattr(update, "wait_options", None)
+            self._sent.append(SentUpdate(self._invocation, update.operation_type.value, update.action.value, update.name,
+                                         getattr(options, "wait_seconds", None)))
+        return self._client.checkpoint(durable_execution_arn=durable_execution_arn, checkpoint_token=checkpoint_token,
+                                       updates=updates, client_token=client_token)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+class SwitchableHandler:
+    """The handler the runner invokes: it calls ``target``, and holds the end of invocation ``hold_at`` (the
+    execution has checkpointed what it waits on) until ``release`` is set. ``sent``: every checkpoint update of
+    every invocation, as the SDK sent it to the runner's service client."""
+
+    def __init__(self, target: Callable[..., Any], hold_at: int = 1) -> None:
         self.target = target
+        self.hold_at = hold_at
         self.invocations = 0
         self.parked = threading.Event()
         self.release = threading.Event()
+        self.sent: list[SentUpdate] = []
 
     def __call__(self, event: Any, context: Any) -> Any:
         self.invocations += 1
+        invocation = self.invocations
+        if hasattr(event, "service_client"):  # the SDK's own way to inject a service client (a frozen dataclass)
+            event = dataclasses.replace(event, service_client=_RecordingClient(event.service_client, invocation, self.sent))
         output = self.target(event, context)
-        if self.invocations == 1:
+        if invocation == self.hold_at:
             self.parked.set()
             self.release.wait(600)
         return output
@@ -92,6 +131,7 @@ class Execution:
     switch: SwitchableHandler
     events_parked: int = 0
     ids_parked: frozenset[str] = field(default_factory=frozenset)
+    events: list[dict[str, Any]] = field(default_factory=list)  # the history's events once it resumed
 
     def resume(self, source: str) -> tuple[str, str | None]:
         """Resume the parked execution on the handler of ``source`` (its wait fires, its callback gets
@@ -100,29 +140,38 @@ class Execution:
         recorded ones, or None)``."""
         self.switch.target = handler_of(source, "changed")
         self.switch.release.set()
-        waits_on_callback = any(event["EventType"] == "CallbackStarted" for event in self.documents[1]["Events"])
-        if waits_on_callback:
+        if _pending_callbacks(self.documents[1]["Events"]):
             self.runner.send_callback_success(self.runner.wait_for_callback(self.arn, timeout=60), ANSWER)
         outcome = self.runner.wait_for_result(execution_arn=self.arn, timeout=120)
         error = outcome.error
         if error is not None and str(error.type or "").endswith("NonDeterministicExecutionError"):
             return "breaks", None
         events = _api_json(self.runner.get_execution_history(self.arn, include_execution_data=True))["Events"]
+        self.events = events
         started = [event.get("Name") for event in events[self.events_parked:]
                    if event.get("Id") not in self.ids_parked and str(event["EventType"]).endswith("Started")]
         return "resumed", started[0] if started else None
 
 
-def _start(stack: ExitStack, name: str, payload: Mapping[str, Any], source: str) -> Execution:
-    """Run ``payload`` on the handler of ``source`` until its first invocation ends (parked on its wait or
-    callback); the runner stays open on ``stack``."""
+def _pending_callbacks(events: list[dict[str, Any]]) -> set[str]:
+    """The ids of the callbacks a history started and never ended."""
+    started = {event["Id"] for event in events if event["EventType"] == "CallbackStarted"}
+    return started - {event["Id"] for event in events if str(event["EventType"]).startswith("Callback") and event["EventType"] != "CallbackStarted"}
+
+
+def _start(stack: ExitStack, name: str, payload: Mapping[str, Any], source: str, answer_first: bool = False) -> Execution:
+    """Run ``payload`` on the handler of ``source`` until it parks on its wait or callback (with
+    ``answer_first``: its first callback answered ``ANSWER``, until it parks on what comes next); the runner
+    stays open on ``stack``."""
     from aws_durable_execution_sdk_python_testing.runner import DurableFunctionTestRunner
 
-    switch = SwitchableHandler(handler_of(source, "v1"))
+    switch = SwitchableHandler(handler_of(source, "v1"), hold_at=2 if answer_first else 1)
     runner = stack.enter_context(DurableFunctionTestRunner(handler=switch, poll_interval=0.05))
     stack.callback(switch.release.set)  # never leave an invocation held when the test ends
     arn = runner.run_async(input=json.dumps(payload), execution_timeout=600, function_name=FUNCTION_NAME,
                            execution_name=name)
+    if answer_first:
+        runner.send_callback_success(runner.wait_for_callback(arn, timeout=60), ANSWER)
     assert switch.parked.wait(60), f"{name} never parked"
     page = _api_json(runner.get_execution_history(arn, include_execution_data=True))
     ids = frozenset(event["Id"] for event in page["Events"] if event.get("Id"))
@@ -173,13 +222,19 @@ class AwsScenario:
 
 
 @contextmanager
-def scenario(root: Path, finished: Mapping[str, list[dict[str, Any]]]) -> Iterator[AwsScenario]:
-    """The orders project in ``root`` with ``finished`` and two fresh executions parked on v1, imported."""
+def scenario(
+    root: Path, finished: Mapping[str, list[dict[str, Any]]], source: str = V1,
+    parked_payloads: Mapping[str, Mapping[str, Any]] = PARKED, answered_first: frozenset[str] = frozenset(),
+) -> Iterator[AwsScenario]:
+    """The orders project in ``root`` (``source`` committed as its code) with ``finished`` and fresh executions
+    of ``parked_payloads`` parked on ``source`` (those in ``answered_first`` past their first callback),
+    imported."""
     root.mkdir(parents=True)
-    (root / f"{MODULE}.py").write_text(V1, encoding="utf-8")
+    (root / f"{MODULE}.py").write_text(source, encoding="utf-8")
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     with ExitStack() as stack:
-        parked = {name: _start(stack, name, payload, V1) for name, payload in PARKED.items()}
+        parked = {name: _start(stack, name, payload, source, name in answered_first)
+                  for name, payload in parked_payloads.items()}
         api = root / "api"
         api.mkdir()
         every = {**finished, **{name: execution.documents for name, execution in parked.items()}}

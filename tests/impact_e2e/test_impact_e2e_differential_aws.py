@@ -5,7 +5,8 @@ executions on the changed handler (the wait fires; the callback gets the answer 
 the one the rehearsal delivered). Each side is (path, the operation run next): ``breaks`` when the SDK fails the
 execution with its ``NonDeterministicExecutionError`` (impact: a divergence group holds it, or the SDK refused
 its rehearsed resume); ``new`` when the first operation past the recorded ones is the change's, else ``old``.
-The SDK has no patch API: no guarded variant."""
+The SDK has no patch API: no guarded variant. A changed wait (its duration) is held to the SDK on its own, by
+the checkpoint updates the SDK sends the runner's service as it resumes each execution."""
 
 from __future__ import annotations
 
@@ -22,14 +23,17 @@ if sys.version_info < (3, 11):  # pragma: no cover - the AWS durable SDK require
     pytest.skip("the AWS durable SDK needs Python 3.11", allow_module_level=True)
 pytest.importorskip("aws_durable_execution_sdk_python_testing")
 
-from impact_aws_kit import V1, record_finished, scenario  # noqa: E402
-from impact_kit import edit_once, predicted_resume, run_replaytest  # noqa: E402
+from impact_aws_kit import SMALL, V1, Execution, record_finished, scenario  # noqa: E402
+from impact_kit import edit_once, predicted_resume, predicted_sleep, run_replaytest  # noqa: E402
 
 PRICE = '    price = context.step(price_order(stock))\n'
 BRANCH = '    if price["total"] > 100:\n'
 LABEL = '    label = context.step(print_label(event["id"]))\n'
 COURIER = '    tracking = context.step(book_courier(event["id"]))\n'
 AUDIT = '    context.step(audit_order(event["id"]))\n'
+COOL_OFF = '        context.wait(Duration.from_seconds(2), name="cool_off")\n'
+# v1 with a callback before the small order's wait: an execution can be parked before the wait or on it.
+COOLING = edit_once(V1, COOL_OFF, '        context.wait_for_callback(ask_approver, name="go_ahead")\n' + COOL_OFF)
 
 
 def _renamed(source: str) -> str:
@@ -124,3 +128,48 @@ def test_the_unchanged_handler_resumes_each_parked_execution_on_its_next_step(or
         (entry,) = [entry for entry in workflow["resume"] if run in entry["runs"]]
         assert (entry["path"], _next(workflow, run)) == ("further", "print_label"), workflow
         assert orders.parked[name].resume(V1) == ("resumed", "print_label")
+
+
+def _sdk_wait(execution: Execution, name: str) -> str:
+    """How long the SDK had the service wait on ``name`` once ``execution`` resumed on the changed code:
+    ``recorded`` (the changed code sent no start for it and the service kept the two seconds it scheduled when
+    the wait started), ``new`` (the changed code started it with 3600 seconds, and the service scheduled those),
+    else what was seen."""
+    sent = [update.wait_seconds for update in execution.switch.sent
+            if update.invocation > execution.switch.hold_at and (update.operation_type, update.action, update.name) == ("WAIT", "START", name)]
+    scheduled = [event["WaitStartedDetails"]["Duration"] for event in execution.events
+                 if event["EventType"] == "WaitStarted" and event.get("Name") == name]
+    return {((), (2,)): "recorded", ((3600,), (3600,)): "new"}.get((tuple(sent), tuple(scheduled)), f"sent {sent}, scheduled {scheduled}")
+
+
+def test_a_changed_wait_keeps_the_waiting_executions_end_as_the_sdk_does(tmp_path: Path) -> None:
+    """Two small orders on the code whose callback ``go_ahead`` comes before the two-second wait
+    ``cool_off``: ``cool-before`` is parked on the callback, ``cool-sleeping`` (answered) on the wait. The code now
+    waits an hour. The SDK sends the service a wait's start, with its seconds, only when no checkpoint holds the
+    wait; one already started is answered from its checkpoint, and the service ends it when it scheduled it. So
+    impact names ``cool-sleeping`` in a note (it keeps two seconds) and says ``cool-before`` issues the wait
+    next. The runner, resuming both on the changed handler, agrees: the changed code sends no start for
+    ``cool-sleeping``'s wait, which ends as scheduled, and starts ``cool-before``'s with 3600 seconds."""
+    longer = COOLING.replace("Duration.from_seconds(2)", "Duration.from_seconds(3600)")
+    names = ("cool-sleeping", "cool-before")
+    with scenario(tmp_path / "cooling", {}, COOLING, dict.fromkeys(names, SMALL), frozenset({"cool-sleeping"})) as cooling:
+        cooling.write(longer)
+        done = run_replaytest(cooling.root, "impact", "--output-format", "json")
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+        document = json.loads(done.stdout)
+        [workflow] = document["workflows"]
+        line = longer.splitlines().index(COOL_OFF.rstrip("\n").replace("(2)", "(3600)")) + 1
+        assert [note for note in document["summary"]["notes"] if "already sleeping on it" in note] == [
+            f"wait 'cool_off' at orders_app.py:{line} now sleeps 3600 s, recorded 2 s: this run is already sleeping on "
+            "it and keeps the recorded duration (the engine fires it when it was due); runs that reach it later sleep "
+            f"the new one; already sleeping on it: {cooling.run_ids['cool-sleeping']}"]
+        predicted = tuple((predicted_sleep(document, workflow, cooling.run_ids[name]), _next(workflow, cooling.run_ids[name]))
+                          for name in names)
+
+        engine = []
+        for name in names:
+            execution = cooling.parked[name]
+            outcome, first = execution.resume(longer)
+            assert outcome == "resumed", name
+            engine.append((_sdk_wait(execution, "cool_off"), first))
+        assert (predicted, tuple(engine)) == ((("recorded", "print_label"), ("new", "cool_off")),) * 2, workflow
