@@ -108,6 +108,35 @@ class CallSite(FrozenRecord):
         return 0 <= int(position) < positional
 
 
+class _Deferred:
+    """The default of a ``FunctionSummary`` field that a summary read from the cache decodes when first read.
+
+    A whole-project run reads every module's summary but follows the calls of few functions (sdk-python: 156
+    summaries, about 2,000 functions and 10,000 call sites; building their records was most of a warm one-file
+    run's decoding). ``summary_from_json`` therefore leaves the bulky fields (``DEFERRED_FIELDS``) of each
+    function as the cache's JSON lists under ``PACKED`` in its ``__dict__``; the first read of any of them
+    finds no value there, comes here, and decodes them all. A function built by ``__init__`` holds every field,
+    so this is never consulted for it; read on the class, the field is its default, as for a plain default."""
+
+    __slots__ = ("default", "name")
+
+    def __init__(self, default: Any) -> None:
+        self.default = default
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self.default
+        packed = instance.__dict__.pop(PACKED, None)
+        if packed is None:  # not a field this instance was given: as for any missing attribute
+            raise AttributeError(f"{type(instance).__name__!r} object has no attribute {self.name!r}")
+        instance.__dict__.update(_decode_deferred(*packed))
+        return instance.__dict__[self.name]
+
+
 class FunctionSummary(FrozenRecord):
     """One function of a module as the analyzer saw it: its kind, direct effects and calls."""
 
@@ -115,8 +144,8 @@ class FunctionSummary(FrozenRecord):
     kind: str = PLAIN
     framework: str = ""
     context_param: str = ""
-    effects: tuple[Effect, ...] = ()
-    calls: tuple[CallSite, ...] = ()
+    effects: tuple[Effect, ...] = _Deferred(())  # type: ignore[assignment]
+    calls: tuple[CallSite, ...] = _Deferred(())  # type: ignore[assignment]
     # Fresh idempotency keys made here, findings only when the function runs inside a retried unit
     # (called from a step or a retry-decorated function); keys made in a unit itself are module findings.
     keys: tuple[Effect, ...] = ()
@@ -127,20 +156,20 @@ class FunctionSummary(FrozenRecord):
     returns: str = ""
     # Where the function pauses the run (``interrupt(...)`` calls) and the loops holding such a call: a
     # graph node re-runs from its top on resume, up to the end of the last of these.
-    pauses: tuple[Span, ...] = ()
-    pause_loops: tuple[Span, ...] = ()
+    pauses: tuple[Span, ...] = _Deferred(())  # type: ignore[assignment]
+    pause_loops: tuple[Span, ...] = _Deferred(())  # type: ignore[assignment]
     # A handler the framework runs outside the recorded history (``FrameworkProfile.query_decorators``).
     query: bool = False
     # Tools run through a lookup (``tools_by_name[name].invoke(args)``): ``target`` is the qualified
     # module-level name looked up in; which tools it may hold is resolved later (``lint.tool_lookups``).
-    lookups: tuple[CallSite, ...] = ()
+    lookups: tuple[CallSite, ...] = _Deferred(())  # type: ignore[assignment]
     # Project functions this function keys by a string in a dict literal (``{"send": send_tool}``), as
     # (key, qualified name): a call passing a list of those keys selects the tools they name.
-    tool_keys: tuple[tuple[str, str], ...] = ()
+    tool_keys: tuple[tuple[str, str], ...] = _Deferred(())  # type: ignore[assignment]
     # Tools run on a value from the run's config or from a parameter (``tool.ainvoke(args)``, ``tool(args)``),
     # as (origin, call site): the origin as ``lint.tool_lookups.config_origin`` words it. Their code cannot be
     # seen; one from a parameter is the config's where a caller passes a value from the config there.
-    config_tools: tuple[tuple[str, CallSite], ...] = ()
+    config_tools: tuple[tuple[str, CallSite], ...] = _Deferred(())  # type: ignore[assignment]
 
     def __init__(
         self, name: str, kind: str = PLAIN, framework: str = "", context_param: str = "",
@@ -396,24 +425,44 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
     }
 
 
+# Where a function read from the cache keeps its still-encoded fields (``_Deferred``), and which they are.
+PACKED = "_packed"
+DEFERRED_FIELDS = ("effects", "calls", "pauses", "pause_loops", "lookups", "tool_keys", "config_tools")
+
+
+def _decode_deferred(effects: list[Any], calls: list[Any], pauses: list[Any], pause_loops: list[Any],
+                     lookups: list[Any], tool_keys: list[Any], config_tools: list[Any]) -> dict[str, Any]:
+    return {
+        "effects": tuple(_effect_from(e) for e in effects),
+        "calls": tuple(
+            CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered,
+                     tuple((slot, origin) for slot, origin in config_args))
+            for target, span, subject, given, unless_given, gathered, config_args in calls
+        ),
+        "pauses": tuple(Span(*p) for p in pauses),
+        "pause_loops": tuple(Span(*p) for p in pause_loops),
+        "lookups": tuple(CallSite(target, Span(*span), subject) for target, span, subject in lookups),
+        "tool_keys": tuple((key, target) for key, target in tool_keys),
+        "config_tools": tuple((origin, CallSite(target, Span(*span), subject))
+                              for origin, target, span, subject in config_tools),
+    }
+
+
+def _packed_function(name: str, kind: str, framework: str, context_param: str, effects: list[Any], calls: list[Any],
+                     keys: list[Any], retried: bool, returns: str, pauses: list[Any], pause_loops: list[Any],
+                     query: bool, lookups: list[Any], tool_keys: list[Any], config_tools: list[Any]) -> FunctionSummary:
+    """A ``FunctionSummary`` from its cache entry whose bulky fields are decoded when first read."""
+    function = FunctionSummary.__new__(FunctionSummary)
+    function.__dict__.update(
+        name=name, kind=kind, framework=framework, context_param=context_param,
+        keys=tuple(_effect_from(e) for e in keys) if keys else (), retried=retried, returns=returns, query=query,
+    )
+    function.__dict__[PACKED] = (effects, calls, pauses, pause_loops, lookups, tool_keys, config_tools)
+    return function
+
+
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
-    functions = {}
-    for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops,
-         query, lookups, tool_keys, config_tools) in data["functions"]:
-        functions[name] = FunctionSummary(
-            name, kind, framework, context_param,
-            tuple(_effect_from(e) for e in effects),
-            tuple(
-                CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered,
-                         tuple((slot, origin) for slot, origin in config_args))
-                for target, span, subject, given, unless_given, gathered, config_args in calls
-            ),
-            tuple(_effect_from(e) for e in keys), retried, returns,
-            tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops), query,
-            tuple(CallSite(target, Span(*span), subject) for target, span, subject in lookups),
-            tuple((key, target) for key, target in tool_keys),
-            tuple((origin, CallSite(target, Span(*span), subject)) for origin, target, span, subject in config_tools),
-        )
+    functions = {fields[0]: _packed_function(*fields) for fields in data["functions"]}
     return ModuleSummary(
         module=data["module"],
         path=data["path"],
