@@ -41,7 +41,7 @@ from typing import Any
 
 from replaytest.config import CATEGORIES, Config, ConfigError, declared_python
 from replaytest.fileio import NotRegularFileError, read_regular
-from replaytest.lint import diagnostics, pool, summarise
+from replaytest.lint import diagnostics, pool, scope, summarise
 from replaytest.lint import finish as finishing
 from replaytest.lint.cache import (
     COMMENTED,
@@ -229,11 +229,14 @@ def lint_paths(
     cwd: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     stdin: tuple[Path, bytes] | None = None,
+    reachable_from: Sequence[Path] | None = None,
 ) -> LintResult:
     """Lint files and directories; see the module docstring. ``profiles`` are framework profiles or
     plugins carrying one; ``jobs`` None picks serial or a pool by the amount to parse, N forces N workers.
     ``stdin`` is (the path a file would have, its text) for one file read from stdin: linted as if it were
-    at that path (module name, exclude, per-file-ignores), whether or not a file is there."""
+    at that path (module name, exclude, per-file-ignores), whether or not a file is there.
+    ``reachable_from`` (files, as given on the command line): the result narrowed to the findings in or
+    through them (``scope.reachable_from``, what ``--whole-project`` reports), whose fixes alone are checked."""
     meter = pool.CpuMeter() if jobs is None else None
     cwd = cwd or Path.cwd()
     context = context or build_context(config, profiles)
@@ -358,7 +361,9 @@ def lint_paths(
         index.save()
     notes.extend(_unresolved_notes(program, namer, cwd))
     notes.extend(_newer_grammar_notes(files, run.summaries, config))
-    raw = diagnostics.offerable_fixes(raw, from_stdin)
+    wanted = scope.wanted_paths(reachable_from, cwd) if reachable_from is not None else None
+    raw = diagnostics.offerable_fixes(raw, from_stdin, None if wanted is None else
+                                      (lambda diagnostic: scope.concerns(diagnostic, wanted)))
     result = finishing.finish(raw, files, problems, config, cwd, context, run.comments)
     result.source_digests = digests
     if nothing_left is not None:
@@ -369,6 +374,8 @@ def lint_paths(
             result.problems.append(message)
             result.errors += 1
     result.notes = notes
+    if reachable_from is not None:
+        result = scope.reachable_from(result, reachable_from, cwd)
     return result
 
 

@@ -1,0 +1,166 @@
+"""A warm pre-commit run reports exactly what a cold and a ``--no-cache`` run report, after every kind of edit.
+
+What a warm hook run skips must not change its answer: summaries read from the cache decode their functions'
+bulky fields only when resolution reads them (``model._Deferred``), and a run narrowed to the changed files
+(``lint_paths(..., reachable_from=...)``) checks the fixes of those findings only. For each edit (a hazard added
+to a helper another file's workflow calls, a comment-only edit, the hazard removed, a file with an offered fix
+edited, the configuration changed, a file added, a file deleted) the hook's entry (``--whole-project
+--force-exclude FILE``) writes the same stdout and stderr and exits the same whether the cache is warm from the
+state before the edit, fresh, or off. Runs are in-process (the lean entry, as the console script runs it), with
+the file index's ``SETTLE_SECONDS`` turned off so that unchanged files really come from the index."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from lintkit import CLOCK_WORKFLOW, write_files
+
+from replaytest.lint import cache as cache_module
+from replaytest.lint import fix_scope
+from replaytest.lint.model import (
+    DEFERRED_FIELDS,
+    PACKED,
+    CallSite,
+    Effect,
+    FunctionSummary,
+    ModuleSummary,
+    Span,
+    summary_from_json,
+    summary_to_json,
+)
+from replaytest.lint_entry import run_lean
+
+HELPER = "def label(name):\n    return name.upper()\n"
+HELPER_WITH_CLOCK = "import time\n\n\ndef label(name):\n    return f'{name}{time.time()}'\n"
+WORKFLOW = '''\
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from app.labels import label
+
+
+@workflow.defn
+class Labelled:
+    @workflow.run
+    async def run(self, name: str) -> str:
+        return label(name)
+'''
+# The clock read's fix (``workflow.now()``) would reach the local ``workflow`` here: not offered.
+SHADOWED = CLOCK_WORKFLOW.replace('        return f"{name} at', '        workflow = name\n        return f"{workflow} at')
+
+
+def _hook(project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+          *arguments: str) -> tuple[int, str, str]:
+    """The pre-commit hook's lint, as the console script runs it: (exit code, stdout, stderr)."""
+    monkeypatch.chdir(project)
+    options = {"whole_project": True, "force_exclude": True, "no_cache": "--no-cache" in arguments,
+               "exit_zero": False, "output_format": "json",
+               "paths": tuple(Path(argument) for argument in arguments if not argument.startswith("-"))}
+    capsys.readouterr()
+    code = run_lean(options)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(cache_module, "SETTLE_SECONDS", -3600)  # trust the stat of files written just now
+    return write_files(tmp_path / "proj", {
+        "pyproject.toml": "[tool.replaytest]\n",
+        "app/__init__.py": "",
+        "app/labels.py": HELPER,
+        "app/wf.py": WORKFLOW,
+        "app/clock.py": CLOCK_WORKFLOW,
+        "app/shadow.py": SHADOWED,
+    })
+
+
+def _edits(project: Path) -> list[tuple[str, object]]:
+    app = project / "app"
+    return [
+        ("nothing edited", lambda: None),
+        ("a hazard added to a helper another file imports", lambda: (app / "labels.py").write_text(HELPER_WITH_CLOCK)),
+        ("a comment-only edit", lambda: (app / "labels.py").write_text(HELPER_WITH_CLOCK + "# reviewed\n")),
+        ("the hazard removed", lambda: (app / "labels.py").write_text(HELPER)),
+        ("a file with an offered fix edited", lambda: (app / "clock.py").write_text(CLOCK_WORKFLOW + "# touched\n")),
+        ("the configuration changed",
+         lambda: (project / "pyproject.toml").write_text('[tool.replaytest]\nexclude = ["app/shadow.py"]\n')),
+        ("a file added", lambda: (app / "second.py").write_text(WORKFLOW.replace("Labelled", "Second"))),
+        ("a hazard added with the new file reaching it", lambda: (app / "labels.py").write_text(HELPER_WITH_CLOCK)),
+        ("a file deleted", lambda: (app / "second.py").unlink()),
+    ]
+
+
+@pytest.mark.parametrize("changed", [("app/labels.py",), ("app/shadow.py", "app/clock.py"), ("app/wf.py",)])
+def test_warm_hook_run_equals_cold_and_no_cache_after_every_kind_of_edit(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], changed: tuple[str, ...],
+) -> None:
+    cache = project / ".replaytest_cache"
+    _hook(project, monkeypatch, capsys, *changed)  # the cache warm before the first edit
+    reported = set()
+    for what, edit in _edits(project):
+        edit()  # type: ignore[operator]
+        warm = _hook(project, monkeypatch, capsys, *changed)
+        off = _hook(project, monkeypatch, capsys, "--no-cache", *changed)
+        shutil.rmtree(cache)
+        cold = _hook(project, monkeypatch, capsys, *changed)
+        assert warm == off == cold, f"after {what}: the warm run differs"
+        reported.add((warm[0], warm[1]))
+        assert warm[0] in (0, 1), warm
+    # The edits changed what was reported (else the comparison would prove little).
+    assert len(reported) >= 2
+
+
+def test_a_narrowed_run_checks_the_fixes_of_the_reported_findings_only(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    parsed: list[int] = []
+    original = fix_scope.FixSites.__init__
+
+    def recording(self: fix_scope.FixSites, source: str | bytes) -> None:
+        parsed.append(len(source))
+        original(self, source)
+
+    monkeypatch.setattr(fix_scope.FixSites, "__init__", recording)
+    whole = _hook(project, monkeypatch, capsys, "--no-cache", ".")
+    assert len(parsed) == 2  # clock.py and shadow.py hold a fix when every finding is reported
+    findings = {(d["path"], d["fix"] is not None) for d in json.loads(whole[1])["diagnostics"]}
+    assert findings == {("app/clock.py", True), ("app/shadow.py", False)}
+    for changed, expected in (("app/shadow.py", ("app/shadow.py", False)), ("app/clock.py", ("app/clock.py", True))):
+        parsed.clear()
+        narrowed = _hook(project, monkeypatch, capsys, "--no-cache", changed)
+        assert parsed == [len((project / changed).read_bytes())], "a file outside the reported findings was parsed"
+        assert {(d["path"], d["fix"] is not None) for d in json.loads(narrowed[1])["diagnostics"]} == {expected}
+
+
+def _summary() -> ModuleSummary:
+    span = Span(3, 5, 3, 20)
+    effect = Effect("RT101", "clock", "datetime.now()", "datetime.datetime.now", span, ("temporal",), "x")
+    function = FunctionSummary(
+        "Flow.run", "orchestration", "temporal", "ctx", (effect,),
+        (CallSite("app.labels.label", span, "label(name)", ("name",), "a:0", True, (("0", "config"),)),),
+        (effect,), True, "app.Model", (span,), (Span(2, 1, 9, 1),), True,
+        (CallSite("app.tools.TOOLS", span, "TOOLS[name]"),), (("send", "app.tools.send"),),
+        (("the run's config", CallSite("tool", span, "tool.invoke(x)")),),
+    )
+    return ModuleSummary("app.wf", "/p/app/wf.py", functions={"Flow.run": function, "Flow.helper": FunctionSummary("Flow.helper")})
+
+
+def test_a_summary_read_from_the_cache_decodes_a_functions_fields_when_first_read() -> None:
+    written = _summary()
+    read = summary_from_json(json.loads(json.dumps(summary_to_json(written))))
+    function = read.functions["Flow.run"]
+    assert PACKED in function.__dict__ and not set(DEFERRED_FIELDS) & set(function.__dict__)
+    assert function.calls == written.functions["Flow.run"].calls  # the first read decodes every deferred field
+    assert PACKED not in function.__dict__ and set(DEFERRED_FIELDS) <= set(function.__dict__)
+    assert PACKED in read.functions["Flow.helper"].__dict__  # a function nothing read stays encoded
+    assert read == written and repr(read) == repr(written) and hash(read.functions["Flow.helper"]) == hash(
+        written.functions["Flow.helper"])
+    assert summary_to_json(read) == summary_to_json(written)
+    for field in DEFERRED_FIELDS:  # whichever field is read first, it is the function's own
+        fresh = summary_from_json(json.loads(json.dumps(summary_to_json(written)))).functions["Flow.run"]
+        assert getattr(fresh, field) == getattr(written.functions["Flow.run"], field) != (), field
+    assert FunctionSummary.calls == () and FunctionSummary("f").effects == ()
