@@ -18,7 +18,8 @@ only a verdict computed again.
 instead of one per module (259 opens of a real project's 785 files were a sixth of a warm one-file run). The
 entry files stay the source of truth: a key the pack lacks is read from its file, and a pack line is checked
 exactly as an entry file is. A run that used other entries than the pack holds rewrites it at its end,
-atomically; runs racing to write it only cost the loser's pack.
+atomically; runs racing to write it only cost the loser's pack. Reading an entry builds its summary's records
+except each function's bulky fields, which stay the entry's JSON lists until first read (``model._Deferred``).
 
 ``files.txt``: what a run learnt of each file from its bytes, by ``stat`` (``FileIndex``): the sha256 of the
 bytes and the verdicts made from them (vetted, screened in, has suppression comments), under a header holding

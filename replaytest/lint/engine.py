@@ -235,7 +235,7 @@ def lint_paths(
     plugins carrying one; ``jobs`` None picks serial or a pool by the amount to parse, N forces N workers.
     ``stdin`` is (the path a file would have, its text) for one file read from stdin: linted as if it were
     at that path (module name, exclude, per-file-ignores), whether or not a file is there.
-    ``reachable_from`` (files, as given on the command line): the result narrowed to the findings in or
+    ``reachable_from`` (files, relative to ``cwd`` or absolute): the result narrowed to the findings in or
     through them (``scope.reachable_from``, what ``--whole-project`` reports), whose fixes alone are checked."""
     meter = pool.CpuMeter() if jobs is None else None
     cwd = cwd or Path.cwd()
@@ -361,7 +361,8 @@ def lint_paths(
         index.save()
     notes.extend(_unresolved_notes(program, namer, cwd))
     notes.extend(_newer_grammar_notes(files, run.summaries, config))
-    wanted = scope.wanted_paths(reachable_from, cwd) if reachable_from is not None else None
+    changed = None if reachable_from is None else [cwd / path for path in reachable_from]
+    wanted = None if changed is None else scope.wanted_paths(changed, cwd)
     raw = diagnostics.offerable_fixes(raw, from_stdin, None if wanted is None else
                                       (lambda diagnostic: scope.concerns(diagnostic, wanted)))
     result = finishing.finish(raw, files, problems, config, cwd, context, run.comments)
@@ -374,8 +375,8 @@ def lint_paths(
             result.problems.append(message)
             result.errors += 1
     result.notes = notes
-    if reachable_from is not None:
-        result = scope.reachable_from(result, reachable_from, cwd)
+    if changed is not None:
+        result = scope.reachable_from(result, changed, cwd)
     return result
 
 
