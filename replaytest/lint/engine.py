@@ -526,10 +526,12 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
 
 def _importers_by_name(program: Program, names: set[str]) -> dict[str, dict[int, ModuleSummary]]:
     """Per module name of ``names``, the summaries that import it or something inside it (an import target
-    equal to the name or below it): every dotted prefix of every target that is one of ``names``."""
+    equal to the name or below it): every dotted prefix of every target that is one of ``names``. A target whose
+    first part is no name's first part has no such prefix, and is skipped unsplit (most of a project's imports)."""
     index: dict[str, dict[int, ModuleSummary]] = {}
+    tops = {name.partition(".")[0] for name in names}
     for summary in {id(s): s for s in program.modules.values()}.values():
-        for target in set(summary.aliases.values()):
+        for target in {target for target in summary.aliases.values() if target.partition(".")[0] in tops}:
             prefix = target
             while True:
                 if prefix in names:
