@@ -7,7 +7,8 @@ to a helper another file's workflow calls, a comment-only edit, the hazard remov
 edited, the configuration changed, a file added, a file deleted) the hook's entry (``--whole-project
 --force-exclude FILE``) writes the same stdout and stderr and exits the same whether the cache is warm from the
 state before the edit, fresh, or off. Runs are in-process (the lean entry, as the console script runs it), with
-the file index's ``SETTLE_SECONDS`` turned off so that unchanged files really come from the index."""
+the file index's ``SETTLE_SECONDS`` turned off so that unchanged files really come from the index. And the vetting
+verdicts (``vetted.txt``), searched rather than parsed by a warm run, answer as the parsed list does."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from lintkit import CLOCK_WORKFLOW, write_files
 
+from replaytest import cachedir
 from replaytest.lint import cache as cache_module
 from replaytest.lint import fix_scope
 from replaytest.lint.model import (
@@ -164,3 +166,27 @@ def test_a_summary_read_from_the_cache_decodes_a_functions_fields_when_first_rea
         fresh = summary_from_json(json.loads(json.dumps(summary_to_json(written)))).functions["Flow.run"]
         assert getattr(fresh, field) == getattr(written.functions["Flow.run"], field) != (), field
     assert FunctionSummary.calls == () and FunctionSummary("f").effects == ()
+
+
+def test_a_vetting_verdict_is_a_line_of_the_file_that_is_exactly_its_key(tmp_path: Path) -> None:
+    """The verdicts file is searched, not parsed, by a run that saves none: the same answers as the parsed list."""
+    keys = [f"{index:032x}" for index in range(50_000)]
+    cachedir.claim(tmp_path / "cache")  # a cache folder replaytest made, which it writes to
+    folder = tmp_path / "cache" / "lint"
+    folder.mkdir()
+    damaged = ["0" * 31, "f" * 33, "x" + "a" * 31, "b" * 32 + " trailing", "C" * 32, "d" * 32]
+    (folder / cache_module.VETTED_FILE).write_text("\n".join([*keys, *damaged]) + "\n", encoding="ascii")
+    searched = cache_module.SummaryCache(tmp_path / "cache")
+    parsed = set(cache_module.SummaryCache(tmp_path / "cache")._read_vetted())
+    probes = [keys[0], keys[25_000], keys[-1], f"{50_000:032x}", "0" * 31, "f" * 32, "a" * 31, "c" * 32, "d" * 32, ""]
+    assert [searched.is_vetted(key) for key in probes] == [key in parsed for key in probes]
+    assert searched.is_vetted("d" * 32)
+    # A line holding more than the key is no verdict (the parsed list takes its first word): stricter, so at
+    # worst a file is vetted again.
+    assert "b" * 32 in parsed and not searched.is_vetted("b" * 32)
+    # Saving a new verdict keeps the earlier ones, which are then answered from the parsed list.
+    searched.add_vetted("e" * 32)
+    searched.save_vetted()
+    assert searched.is_vetted("e" * 32) and searched.is_vetted(keys[25_000])
+    again = cache_module.SummaryCache(tmp_path / "cache")
+    assert again.is_vetted("e" * 32) and again.is_vetted(keys[0]) and not again.is_vetted("b" * 32)
