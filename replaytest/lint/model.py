@@ -2,11 +2,15 @@
 
 A ``ModuleSummary`` depends only on one file's bytes, its module name, the configuration and the rule
 set, so it can be cached and the whole-program resolution can run on summaries alone. Summaries convert
-to and from plain JSON-able structures (``to_json`` / ``summary_from_json``).
+to and from plain JSON-able structures (``to_json`` / ``summary_from_json``), and to and from the cache entry's
+form, which keeps each function's bulky fields as JSON text of their own (``summary_to_entry`` /
+``summary_from_entry``).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from replaytest.records import FrozenRecord, Record, factory
@@ -112,11 +116,12 @@ class _Deferred:
     """The default of a ``FunctionSummary`` field that a summary read from the cache decodes when first read.
 
     A whole-project run reads every module's summary but follows the calls of few functions (sdk-python: 156
-    summaries, about 2,000 functions and 10,000 call sites; building their records was most of a warm one-file
-    run's decoding). ``summary_from_json`` therefore leaves the bulky fields (``DEFERRED_FIELDS``) of each
-    function as the cache's JSON lists under ``PACKED`` in its ``__dict__``; the first read of any of them
-    finds no value there, comes here, and decodes them all. A function built by ``__init__`` holds every field,
-    so this is never consulted for it; read on the class, the field is its default, as for a plain default."""
+    summaries, 4,321 functions and about 10,000 call sites, of which a warm one-file run reads the fields of 1,228
+    functions; parsing and building the rest was most of its decoding). ``summary_from_entry`` therefore leaves the
+    bulky fields (``DEFERRED_FIELDS``) of each function as the entry's JSON text of them under ``PACKED`` in its
+    ``__dict__`` (``summary_from_json``: as their JSON lists); the first read of any of them finds no value there,
+    comes here, and decodes them all. A function built by ``__init__`` holds every field, so this is never
+    consulted for it; read on the class, the field is its default, as for a plain default."""
 
     __slots__ = ("default", "name")
 
@@ -133,6 +138,8 @@ class _Deferred:
         packed = instance.__dict__.pop(PACKED, None)
         if packed is None:  # not a field this instance was given: as for any missing attribute
             raise AttributeError(f"{type(instance).__name__!r} object has no attribute {self.name!r}")
+        if isinstance(packed, bytes):  # a cache entry's JSON text of them (``summary_from_entry``)
+            packed = json.loads(packed)
         instance.__dict__.update(_decode_deferred(*packed))
         return instance.__dict__[self.name]
 
@@ -463,6 +470,43 @@ def _packed_function(name: str, kind: str, framework: str, context_param: str, e
 
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
     functions = {fields[0]: _packed_function(*fields) for fields in data["functions"]}
+    return _module_from_json(data, functions)
+
+
+def summary_to_entry(summary: ModuleSummary) -> tuple[dict[str, Any], list[str]]:
+    """The summary as a cache entry holds it: ``summary_to_json`` whose functions keep their eagerly decoded
+    fields only, and per function the JSON text of its deferred fields (``DEFERRED_FIELDS``), parsed only
+    when one of them is first read (``summary_from_entry``)."""
+    data = summary_to_json(summary)
+    heads, bodies = [], []
+    for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops, query,
+         lookups, tool_keys, config_tools) in data["functions"]:
+        heads.append([name, kind, framework, context_param, keys, retried, returns, query])
+        bodies.append(json.dumps([effects, calls, pauses, pause_loops, lookups, tool_keys, config_tools],
+                                 separators=(",", ":")))
+    data["functions"] = heads
+    return data, bodies
+
+
+def summary_from_entry(data: dict[str, Any], bodies: Sequence[bytes]) -> ModuleSummary:
+    """The summary ``summary_to_entry`` wrote: ``data`` parsed, ``bodies`` the functions' deferred JSON texts,
+    in order (another count is a damaged entry: ``ValueError``)."""
+    heads = data["functions"]
+    if len(heads) != len(bodies):
+        raise ValueError("the entry's functions and their deferred fields do not match")
+    functions = {}
+    for (name, kind, framework, context_param, keys, retried, returns, query), body in zip(heads, bodies):
+        function = FunctionSummary.__new__(FunctionSummary)
+        function.__dict__.update(
+            name=name, kind=kind, framework=framework, context_param=context_param,
+            keys=tuple(_effect_from(e) for e in keys) if keys else (), retried=retried, returns=returns, query=query,
+        )
+        function.__dict__[PACKED] = body
+        functions[name] = function
+    return _module_from_json(data, functions)
+
+
+def _module_from_json(data: dict[str, Any], functions: dict[str, FunctionSummary]) -> ModuleSummary:
     return ModuleSummary(
         module=data["module"],
         path=data["path"],

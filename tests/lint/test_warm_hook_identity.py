@@ -30,7 +30,9 @@ from replaytest.lint.model import (
     FunctionSummary,
     ModuleSummary,
     Span,
+    summary_from_entry,
     summary_from_json,
+    summary_to_entry,
     summary_to_json,
 )
 from replaytest.lint_entry import run_lean
@@ -190,3 +192,32 @@ def test_a_vetting_verdict_is_a_line_of_the_file_that_is_exactly_its_key(tmp_pat
     assert searched.is_vetted("e" * 32) and searched.is_vetted(keys[25_000])
     again = cache_module.SummaryCache(tmp_path / "cache")
     assert again.is_vetted("e" * 32) and again.is_vetted(keys[0]) and not again.is_vetted("b" * 32)
+
+
+def test_a_cache_entry_keeps_each_functions_deferred_fields_as_its_own_json() -> None:
+    written = _summary()
+    data, bodies = summary_to_entry(written)
+    read = summary_from_entry(json.loads(json.dumps(data)), [body.encode() for body in bodies])
+    assert [json.loads(body) for body in bodies][0][1][0][0] == "app.labels.label"  # Flow.run's call, as JSON
+    assert all(isinstance(function.__dict__[PACKED], bytes) for function in read.functions.values())
+    assert read == written and summary_to_json(read) == summary_to_json(written)
+    with pytest.raises(ValueError):
+        summary_from_entry(json.loads(json.dumps(data)), [bodies[0].encode()])
+
+
+def test_a_warm_run_misses_an_entry_whose_deferred_fields_were_altered(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    (project / "app" / "labels.py").write_text(HELPER_WITH_CLOCK)
+    reference = _hook(project, monkeypatch, capsys, "--no-cache", "app/labels.py")
+    assert json.loads(reference[1])["diagnostics"], "the helper's clock read is reported at the workflow"
+    _hook(project, monkeypatch, capsys, "app/labels.py")
+    pack = project / ".replaytest_cache" / "lint" / "pack.txt"
+    lines = pack.read_bytes().split(b"\n")
+    altered = []
+    for line in lines:  # the call to the helper renamed inside the deferred JSON only: still valid JSON
+        head, tab, rest = line.partition(b"\t")
+        altered.append(head + tab + rest.replace(b'"app.labels.label"', b'"app.labels.lab3l"'))
+    assert altered != lines
+    pack.write_bytes(b"\n".join(altered))
+    assert _hook(project, monkeypatch, capsys, "app/labels.py") == reference
