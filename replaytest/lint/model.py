@@ -473,6 +473,10 @@ def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
     return _module_from_json(data, functions)
 
 
+# One encoder for every function's text: ``json.dumps`` with options builds an encoder per call.
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def summary_to_entry(summary: ModuleSummary) -> tuple[dict[str, Any], list[str]]:
     """The summary as a cache entry holds it: ``summary_to_json`` whose functions keep their eagerly decoded
     fields only, and per function the JSON text of its deferred fields (``DEFERRED_FIELDS``), parsed only
@@ -482,8 +486,7 @@ def summary_to_entry(summary: ModuleSummary) -> tuple[dict[str, Any], list[str]]
     for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops, query,
          lookups, tool_keys, config_tools) in data["functions"]:
         heads.append([name, kind, framework, context_param, keys, retried, returns, query])
-        bodies.append(json.dumps([effects, calls, pauses, pause_loops, lookups, tool_keys, config_tools],
-                                 separators=(",", ":")))
+        bodies.append(_COMPACT.encode([effects, calls, pauses, pause_loops, lookups, tool_keys, config_tools]))
     data["functions"] = heads
     return data, bodies
 
