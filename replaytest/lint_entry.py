@@ -127,12 +127,13 @@ def run_lint(
         _echo_click(f"replaytest: cache: {cache}", err=True)
     if loaded is not None:
         loaded.append(config)
+    narrow_to = None
     if whole_project:  # lint everything; report what PATHS contain or what reaches into them
-        from replaytest.lint.scope import reachable_from
-
         changed = [p for p in targets if not p.is_dir()]
         if changed or not paths:
             targets = [config.root]
+        if paths and changed:
+            narrow_to = changed
     profiles = [plugin.profile for plugin in load_plugins(config.frameworks) if plugin.profile is not None]
     context = build_context(config, profiles)
     for name, values in (("--select", select), ("--ignore", ignore), ("--extend-select", extend_select),
@@ -145,12 +146,10 @@ def run_lint(
 
         with Progress("linting", show_progress) as progress:
             result = lint_paths(targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context,
-                                progress=progress.update, stdin=stdin)
+                                progress=progress.update, stdin=stdin, reachable_from=narrow_to)
     else:
         result = lint_paths(targets, config, profiles, use_cache=not no_cache, jobs=jobs, context=context,
-                            stdin=stdin)
-    if whole_project and paths and changed:
-        result = reachable_from(result, changed, Path.cwd())
+                            stdin=stdin, reachable_from=narrow_to)
     if verbose:
         _echo_click(f"replaytest: {result.files_checked} file(s) checked, {len(context.rules)} rule(s) selected",
                     err=True)

@@ -5,7 +5,7 @@ effects that re-run before a graph node's ``interrupt()``; and which offered fix
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -280,16 +280,19 @@ def _respell_log_only(message: str, effect: Effect, profile: FrameworkProfile) -
 
 def offerable_fixes(
     raw: list[tuple[SourceFile, Diagnostic]], stdin: Mapping[Path, bytes],
+    reported: Callable[[Diagnostic], bool] | None = None,
 ) -> list[tuple[SourceFile, Diagnostic]]:
     """Drop the fixes whose replacement would not mean the same at its call (``fix_scope``): an ``await``
     outside an ``async def``, a replacement name shadowed there. Only files with a fix are parsed (by ast);
-    a file read from stdin is judged by that text, not by a file at its path."""
+    a file read from stdin is judged by that text, not by a file at its path. With ``reported``, only the
+    findings it accepts are checked: the caller reports no other (a pre-commit run of the whole project
+    reports those in or through the changed files, and need not parse every other file holding a fix)."""
     from replaytest.lint.fix_scope import FixSites
 
     sites: dict[Path, FixSites | None] = {}
     kept = []
     for source, diagnostic in raw:
-        if diagnostic.fix is not None:
+        if diagnostic.fix is not None and (reported is None or reported(diagnostic)):
             if source.path not in sites:
                 try:
                     text = stdin[source.path] if source.path in stdin else source.path.read_bytes()

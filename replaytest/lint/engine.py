@@ -41,7 +41,7 @@ from typing import Any
 
 from replaytest.config import CATEGORIES, Config, ConfigError, declared_python
 from replaytest.fileio import NotRegularFileError, read_regular
-from replaytest.lint import diagnostics, pool, summarise
+from replaytest.lint import diagnostics, pool, scope, summarise
 from replaytest.lint import finish as finishing
 from replaytest.lint.cache import (
     COMMENTED,
@@ -229,11 +229,14 @@ def lint_paths(
     cwd: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     stdin: tuple[Path, bytes] | None = None,
+    reachable_from: Sequence[Path] | None = None,
 ) -> LintResult:
     """Lint files and directories; see the module docstring. ``profiles`` are framework profiles or
     plugins carrying one; ``jobs`` None picks serial or a pool by the amount to parse, N forces N workers.
     ``stdin`` is (the path a file would have, its text) for one file read from stdin: linted as if it were
-    at that path (module name, exclude, per-file-ignores), whether or not a file is there."""
+    at that path (module name, exclude, per-file-ignores), whether or not a file is there.
+    ``reachable_from`` (files, relative to ``cwd`` or absolute): the result narrowed to the findings in or
+    through them (``scope.reachable_from``, what ``--whole-project`` reports), whose fixes alone are checked."""
     meter = pool.CpuMeter() if jobs is None else None
     cwd = cwd or Path.cwd()
     context = context or build_context(config, profiles)
@@ -358,7 +361,10 @@ def lint_paths(
         index.save()
     notes.extend(_unresolved_notes(program, namer, cwd))
     notes.extend(_newer_grammar_notes(files, run.summaries, config))
-    raw = diagnostics.offerable_fixes(raw, from_stdin)
+    changed = None if reachable_from is None else [cwd / path for path in reachable_from]
+    wanted = None if changed is None else scope.wanted_paths(changed, cwd)
+    raw = diagnostics.offerable_fixes(raw, from_stdin, None if wanted is None else
+                                      (lambda diagnostic: scope.concerns(diagnostic, wanted)))
     result = finishing.finish(raw, files, problems, config, cwd, context, run.comments)
     result.source_digests = digests
     if nothing_left is not None:
@@ -369,6 +375,8 @@ def lint_paths(
             result.problems.append(message)
             result.errors += 1
     result.notes = notes
+    if changed is not None:
+        result = scope.reachable_from(result, changed, cwd)
     return result
 
 
@@ -518,10 +526,12 @@ def _unresolved_notes(program: Program, namer: ModuleNamer, cwd: Path) -> list[s
 
 def _importers_by_name(program: Program, names: set[str]) -> dict[str, dict[int, ModuleSummary]]:
     """Per module name of ``names``, the summaries that import it or something inside it (an import target
-    equal to the name or below it): every dotted prefix of every target that is one of ``names``."""
+    equal to the name or below it): every dotted prefix of every target that is one of ``names``. A target whose
+    first part is no name's first part has no such prefix, and is skipped unsplit (most of a project's imports)."""
     index: dict[str, dict[int, ModuleSummary]] = {}
+    tops = {name.partition(".")[0] for name in names}
     for summary in {id(s): s for s in program.modules.values()}.values():
-        for target in set(summary.aliases.values()):
+        for target in {target for target in summary.aliases.values() if target.partition(".")[0] in tops}:
             prefix = target
             while True:
                 if prefix in names:

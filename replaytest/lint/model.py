@@ -2,11 +2,15 @@
 
 A ``ModuleSummary`` depends only on one file's bytes, its module name, the configuration and the rule
 set, so it can be cached and the whole-program resolution can run on summaries alone. Summaries convert
-to and from plain JSON-able structures (``to_json`` / ``summary_from_json``).
+to and from plain JSON-able structures (``to_json`` / ``summary_from_json``), and to and from the cache entry's
+form, which keeps each function's bulky fields as JSON text of their own (``summary_to_entry`` /
+``summary_from_entry``).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from replaytest.records import FrozenRecord, Record, factory
@@ -108,6 +112,38 @@ class CallSite(FrozenRecord):
         return 0 <= int(position) < positional
 
 
+class _Deferred:
+    """The default of a ``FunctionSummary`` field that a summary read from the cache decodes when first read.
+
+    A whole-project run reads every module's summary but follows the calls of few functions (sdk-python: 156
+    summaries, 4,321 functions and about 10,000 call sites, of which a warm one-file run reads the fields of 1,228
+    functions; parsing and building the rest was most of its decoding). ``summary_from_entry`` therefore leaves the
+    bulky fields (``DEFERRED_FIELDS``) of each function as the entry's JSON text of them under ``PACKED`` in its
+    ``__dict__`` (``summary_from_json``: as their JSON lists); the first read of any of them finds no value there,
+    comes here, and decodes them all. A function built by ``__init__`` holds every field, so this is never
+    consulted for it; read on the class, the field is its default, as for a plain default."""
+
+    __slots__ = ("default", "name")
+
+    def __init__(self, default: Any) -> None:
+        self.default = default
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self.default
+        packed = instance.__dict__.pop(PACKED, None)
+        if packed is None:  # not a field this instance was given: as for any missing attribute
+            raise AttributeError(f"{type(instance).__name__!r} object has no attribute {self.name!r}")
+        if isinstance(packed, bytes):  # a cache entry's JSON text of them (``summary_from_entry``)
+            packed = json.loads(packed)
+        instance.__dict__.update(_decode_deferred(*packed))
+        return instance.__dict__[self.name]
+
+
 class FunctionSummary(FrozenRecord):
     """One function of a module as the analyzer saw it: its kind, direct effects and calls."""
 
@@ -115,8 +151,8 @@ class FunctionSummary(FrozenRecord):
     kind: str = PLAIN
     framework: str = ""
     context_param: str = ""
-    effects: tuple[Effect, ...] = ()
-    calls: tuple[CallSite, ...] = ()
+    effects: tuple[Effect, ...] = _Deferred(())  # type: ignore[assignment]
+    calls: tuple[CallSite, ...] = _Deferred(())  # type: ignore[assignment]
     # Fresh idempotency keys made here, findings only when the function runs inside a retried unit
     # (called from a step or a retry-decorated function); keys made in a unit itself are module findings.
     keys: tuple[Effect, ...] = ()
@@ -127,20 +163,20 @@ class FunctionSummary(FrozenRecord):
     returns: str = ""
     # Where the function pauses the run (``interrupt(...)`` calls) and the loops holding such a call: a
     # graph node re-runs from its top on resume, up to the end of the last of these.
-    pauses: tuple[Span, ...] = ()
-    pause_loops: tuple[Span, ...] = ()
+    pauses: tuple[Span, ...] = _Deferred(())  # type: ignore[assignment]
+    pause_loops: tuple[Span, ...] = _Deferred(())  # type: ignore[assignment]
     # A handler the framework runs outside the recorded history (``FrameworkProfile.query_decorators``).
     query: bool = False
     # Tools run through a lookup (``tools_by_name[name].invoke(args)``): ``target`` is the qualified
     # module-level name looked up in; which tools it may hold is resolved later (``lint.tool_lookups``).
-    lookups: tuple[CallSite, ...] = ()
+    lookups: tuple[CallSite, ...] = _Deferred(())  # type: ignore[assignment]
     # Project functions this function keys by a string in a dict literal (``{"send": send_tool}``), as
     # (key, qualified name): a call passing a list of those keys selects the tools they name.
-    tool_keys: tuple[tuple[str, str], ...] = ()
+    tool_keys: tuple[tuple[str, str], ...] = _Deferred(())  # type: ignore[assignment]
     # Tools run on a value from the run's config or from a parameter (``tool.ainvoke(args)``, ``tool(args)``),
     # as (origin, call site): the origin as ``lint.tool_lookups.config_origin`` words it. Their code cannot be
     # seen; one from a parameter is the config's where a caller passes a value from the config there.
-    config_tools: tuple[tuple[str, CallSite], ...] = ()
+    config_tools: tuple[tuple[str, CallSite], ...] = _Deferred(())  # type: ignore[assignment]
 
     def __init__(
         self, name: str, kind: str = PLAIN, framework: str = "", context_param: str = "",
@@ -396,24 +432,84 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
     }
 
 
+# Where a function read from the cache keeps its still-encoded fields (``_Deferred``), and which they are.
+PACKED = "_packed"
+DEFERRED_FIELDS = ("effects", "calls", "pauses", "pause_loops", "lookups", "tool_keys", "config_tools")
+
+
+def _decode_deferred(effects: list[Any], calls: list[Any], pauses: list[Any], pause_loops: list[Any],
+                     lookups: list[Any], tool_keys: list[Any], config_tools: list[Any]) -> dict[str, Any]:
+    return {
+        "effects": tuple(_effect_from(e) for e in effects),
+        "calls": tuple(
+            CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered,
+                     tuple((slot, origin) for slot, origin in config_args))
+            for target, span, subject, given, unless_given, gathered, config_args in calls
+        ),
+        "pauses": tuple(Span(*p) for p in pauses),
+        "pause_loops": tuple(Span(*p) for p in pause_loops),
+        "lookups": tuple(CallSite(target, Span(*span), subject) for target, span, subject in lookups),
+        "tool_keys": tuple((key, target) for key, target in tool_keys),
+        "config_tools": tuple((origin, CallSite(target, Span(*span), subject))
+                              for origin, target, span, subject in config_tools),
+    }
+
+
+def _packed_function(name: str, kind: str, framework: str, context_param: str, effects: list[Any], calls: list[Any],
+                     keys: list[Any], retried: bool, returns: str, pauses: list[Any], pause_loops: list[Any],
+                     query: bool, lookups: list[Any], tool_keys: list[Any], config_tools: list[Any]) -> FunctionSummary:
+    """A ``FunctionSummary`` from its cache entry whose bulky fields are decoded when first read."""
+    function = FunctionSummary.__new__(FunctionSummary)
+    function.__dict__.update(
+        name=name, kind=kind, framework=framework, context_param=context_param,
+        keys=tuple(_effect_from(e) for e in keys) if keys else (), retried=retried, returns=returns, query=query,
+    )
+    function.__dict__[PACKED] = (effects, calls, pauses, pause_loops, lookups, tool_keys, config_tools)
+    return function
+
+
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
+    functions = {fields[0]: _packed_function(*fields) for fields in data["functions"]}
+    return _module_from_json(data, functions)
+
+
+# One encoder for every function's text: ``json.dumps`` with options builds an encoder per call.
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
+def summary_to_entry(summary: ModuleSummary) -> tuple[dict[str, Any], list[str]]:
+    """The summary as a cache entry holds it: ``summary_to_json`` whose functions keep their eagerly decoded
+    fields only, and per function the JSON text of its deferred fields (``DEFERRED_FIELDS``), parsed only
+    when one of them is first read (``summary_from_entry``)."""
+    data = summary_to_json(summary)
+    heads, bodies = [], []
+    for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops, query,
+         lookups, tool_keys, config_tools) in data["functions"]:
+        heads.append([name, kind, framework, context_param, keys, retried, returns, query])
+        bodies.append(_COMPACT.encode([effects, calls, pauses, pause_loops, lookups, tool_keys, config_tools]))
+    data["functions"] = heads
+    return data, bodies
+
+
+def summary_from_entry(data: dict[str, Any], bodies: Sequence[bytes]) -> ModuleSummary:
+    """The summary ``summary_to_entry`` wrote: ``data`` parsed, ``bodies`` the functions' deferred JSON texts,
+    in order (another count is a damaged entry: ``ValueError``)."""
+    heads = data["functions"]
+    if len(heads) != len(bodies):
+        raise ValueError("the entry's functions and their deferred fields do not match")
     functions = {}
-    for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops,
-         query, lookups, tool_keys, config_tools) in data["functions"]:
-        functions[name] = FunctionSummary(
-            name, kind, framework, context_param,
-            tuple(_effect_from(e) for e in effects),
-            tuple(
-                CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered,
-                         tuple((slot, origin) for slot, origin in config_args))
-                for target, span, subject, given, unless_given, gathered, config_args in calls
-            ),
-            tuple(_effect_from(e) for e in keys), retried, returns,
-            tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops), query,
-            tuple(CallSite(target, Span(*span), subject) for target, span, subject in lookups),
-            tuple((key, target) for key, target in tool_keys),
-            tuple((origin, CallSite(target, Span(*span), subject)) for origin, target, span, subject in config_tools),
+    for (name, kind, framework, context_param, keys, retried, returns, query), body in zip(heads, bodies):
+        function = FunctionSummary.__new__(FunctionSummary)
+        function.__dict__.update(
+            name=name, kind=kind, framework=framework, context_param=context_param,
+            keys=tuple(_effect_from(e) for e in keys) if keys else (), retried=retried, returns=returns, query=query,
         )
+        function.__dict__[PACKED] = body
+        functions[name] = function
+    return _module_from_json(data, functions)
+
+
+def _module_from_json(data: dict[str, Any], functions: dict[str, FunctionSummary]) -> ModuleSummary:
     return ModuleSummary(
         module=data["module"],
         path=data["path"],
