@@ -42,11 +42,16 @@ class Pending(Record):
     # Effects: a hazard only in gathered coroutines (``Effect.gathered_only``); call sites: made in the
     # arguments of ``asyncio.gather`` (``CallSite.gathered``).
     gathered: bool = False
+    # Guards on the function's parameters, argument values and where the value goes (``Effect.when``,
+    # ``CallSite.values``, ``Effect.flows``).
+    when: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    flows: tuple[str, ...] = ()
 
     def __init__(
         self, node: ast.AST, rule: Rule | None, subject: str, qualname: str, frameworks: tuple[str, ...] = (),
         args: tuple[Arg, ...] = (), unless_given: str = "", given: tuple[str, ...] = (), unit: str = "",
-        gathered: bool = False,
+        gathered: bool = False, when: tuple[str, ...] = (), values: tuple[str, ...] = (), flows: tuple[str, ...] = (),
     ) -> None:
         self.node = node
         self.rule = rule
@@ -58,6 +63,9 @@ class Pending(Record):
         self.given = given
         self.unit = unit
         self.gathered = gathered
+        self.when = when
+        self.values = values
+        self.flows = flows
 
 
 class FunctionBuilder(Record):
@@ -95,6 +103,15 @@ class FunctionBuilder(Record):
     lookups: list[Pending] = factory(list)
     looked_up: dict[str, str] = factory(dict)
     tool_keys: list[tuple[str, str]] = factory(list)
+    # Parameters a guard or a passed-on argument names (dropped at the end if the body rebinds one) and
+    # parameters handed to a child scope (``lint.value_flows``); ``child_params`` as ``FunctionSummary.child_params``.
+    param_uses: set[str] = factory(set)
+    # Names the body binds (assigned, deleted, loop or ``with`` targets, imports, nested definitions), and whether
+    # it defines a nested function, lambda or class (whose defaults and closures the walk does not follow).
+    stored: set[str] = factory(set)
+    nested: bool = False
+    child_candidates: dict[str, str] = factory(dict)
+    child_params: list[str] = factory(list)
 
     def __init__(
         self, name: str, kind: str, framework: str, context_param: str, scope: dict[str, Binding],
@@ -104,7 +121,9 @@ class FunctionBuilder(Record):
         pauses: list[ast.AST] | None = None, pause_loops: list[ast.AST] | None = None,
         declared_globals: set[str] | None = None, declared_nonlocals: set[str] | None = None,
         lookups: list[Pending] | None = None, looked_up: dict[str, str] | None = None,
-        tool_keys: list[tuple[str, str]] | None = None,
+        tool_keys: list[tuple[str, str]] | None = None, param_uses: set[str] | None = None,
+        stored: set[str] | None = None, nested: bool = False, child_candidates: dict[str, str] | None = None,
+        child_params: list[str] | None = None,
     ) -> None:
         self.name = name
         self.kind = kind
@@ -127,6 +146,11 @@ class FunctionBuilder(Record):
         self.lookups = [] if lookups is None else lookups
         self.looked_up = {} if looked_up is None else looked_up
         self.tool_keys = [] if tool_keys is None else tool_keys
+        self.param_uses = set() if param_uses is None else param_uses
+        self.stored = set() if stored is None else stored
+        self.nested = nested
+        self.child_candidates = {} if child_candidates is None else child_candidates
+        self.child_params = [] if child_params is None else child_params
 
 
 class ModuleFacts(Protocol):

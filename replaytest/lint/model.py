@@ -60,13 +60,21 @@ class Effect(FrozenRecord):
     # A hazard only in a coroutine run concurrently with others (``asyncio.gather``): a call the framework
     # numbers when it is made (DBOS's ``DBOS.patch``), made in a helper; a gathered call site turns it on.
     gathered_only: bool = False
+    # Conditions on the function's own parameters under which the effect runs at all (``lint.guards``):
+    # "+force:-1:f" (only when ``force`` is truthy), "-dry:0:t" (only when ``dry`` is falsy).
+    when: tuple[str, ...] = ()
+    # Where a fresh value goes, when it goes only to places named here (``lint.value_flows``): "return",
+    # "child:<framework>" (the id of a child run), "param:<function>:<keyword or #position>"; empty: anywhere.
+    flows: tuple[str, ...] = ()
 
     def __init__(
         self, rule: str, category: str, subject: str, qualname: str, span: Span, frameworks: tuple[str, ...] = (),
         args: str = "", unless_given: str = "", unit: str = "", gathered_only: bool = False,
+        when: tuple[str, ...] = (), flows: tuple[str, ...] = (),
     ) -> None:
         self.__dict__.update(rule=rule, category=category, subject=subject, qualname=qualname, span=span,
-            frameworks=frameworks, args=args, unless_given=unless_given, unit=unit, gathered_only=gathered_only)
+            frameworks=frameworks, args=args, unless_given=unless_given, unit=unit, gathered_only=gathered_only,
+            when=when, flows=flows)
 
 
 class CallSite(FrozenRecord):
@@ -82,13 +90,20 @@ class CallSite(FrozenRecord):
     unless_given: str = ""
     # Made in the arguments of a call that runs its coroutines concurrently (``asyncio.gather(a(), b())``).
     gathered: bool = False
+    # The calling function's conditions on its own parameters under which the call is made (``Effect.when``).
+    when: tuple[str, ...] = ()
+    # What some arguments are (``lint.guards``): "force=f" / "#0=t" (a falsy / truthy literal), "force=@force:-1:f"
+    # (the caller's own parameter, spelt as in a condition, passed on).
+    values: tuple[str, ...] = ()
+    # Where the call's result goes, when only to places ``Effect.flows`` names ("return": returned as is).
+    flows: tuple[str, ...] = ()
 
     def __init__(
         self, target: str, span: Span, subject: str, given: tuple[str, ...] = (), unless_given: str = "",
-        gathered: bool = False,
+        gathered: bool = False, when: tuple[str, ...] = (), values: tuple[str, ...] = (), flows: tuple[str, ...] = (),
     ) -> None:
         self.__dict__.update(target=target, span=span, subject=subject, given=given, unless_given=unless_given,
-            gathered=gathered)
+            gathered=gathered, when=when, values=values, flows=flows)
 
     def passes(self, unless_given: str) -> bool:
         """Whether this call passes the field ``name:position`` (so its default factory does not run)."""
@@ -130,16 +145,20 @@ class FunctionSummary(FrozenRecord):
     # Project functions this function keys by a string in a dict literal (``{"send": send_tool}``), as
     # (key, qualified name): a call passing a list of those keys selects the tools they name.
     tool_keys: tuple[tuple[str, str], ...] = ()
+    # Parameters whose only use is to name a child run started in a framework's id scope (``with
+    # SetWorkflowID(key): DBOS.start_workflow(...)``), as "name:position:framework" (``lint.value_flows``).
+    child_params: tuple[str, ...] = ()
 
     def __init__(
         self, name: str, kind: str = PLAIN, framework: str = "", context_param: str = "",
         effects: tuple[Effect, ...] = (), calls: tuple[CallSite, ...] = (), keys: tuple[Effect, ...] = (),
         retried: bool = False, returns: str = "", pauses: tuple[Span, ...] = (), pause_loops: tuple[Span, ...] = (),
         query: bool = False, lookups: tuple[CallSite, ...] = (), tool_keys: tuple[tuple[str, str], ...] = (),
+        child_params: tuple[str, ...] = (),
     ) -> None:
         self.__dict__.update(name=name, kind=kind, framework=framework, context_param=context_param, effects=effects,
             calls=calls, keys=keys, retried=retried, returns=returns, pauses=pauses, pause_loops=pause_loops,
-            query=query, lookups=lookups, tool_keys=tool_keys)
+            query=query, lookups=lookups, tool_keys=tool_keys, child_params=child_params)
 
 
 class GraphNode(FrozenRecord):
@@ -347,13 +366,14 @@ def _span_json(span: Span) -> list[int]:
 
 def _effect_json(effect: Effect) -> list[Any]:
     return [effect.rule, effect.category, effect.subject, effect.qualname, _span_json(effect.span),
-            list(effect.frameworks), effect.args, effect.unless_given, effect.unit, effect.gathered_only]
+            list(effect.frameworks), effect.args, effect.unless_given, effect.unit, effect.gathered_only,
+            list(effect.when), list(effect.flows)]
 
 
 def _effect_from(data: list[Any]) -> Effect:
-    rule, category, subject, qualname, span, frameworks, args, unless_given, unit, gathered_only = data
+    rule, category, subject, qualname, span, frameworks, args, unless_given, unit, gathered_only, when, flows = data
     return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given, unit,
-                  gathered_only)
+                  gathered_only, tuple(when), tuple(flows))
 
 
 def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
@@ -365,10 +385,12 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "containers": list(summary.containers),
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
-             [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given, c.gathered] for c in f.calls],
+             [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given, c.gathered, list(c.when),
+               list(c.values), list(c.flows)] for c in f.calls],
              [_effect_json(e) for e in f.keys], f.retried, f.returns,
              [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops], f.query,
-             [[c.target, _span_json(c.span), c.subject] for c in f.lookups], [list(k) for k in f.tool_keys]]
+             [[c.target, _span_json(c.span), c.subject] for c in f.lookups], [list(k) for k in f.tool_keys],
+             list(f.child_params)]
             for f in summary.functions.values()
         ],
         "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
@@ -384,18 +406,19 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
 def summary_from_json(data: dict[str, Any]) -> ModuleSummary:
     functions = {}
     for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops,
-         query, lookups, tool_keys) in data["functions"]:
+         query, lookups, tool_keys, child_params) in data["functions"]:
         functions[name] = FunctionSummary(
             name, kind, framework, context_param,
             tuple(_effect_from(e) for e in effects),
             tuple(
-                CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered)
-                for target, span, subject, given, unless_given, gathered in calls
+                CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered, tuple(when), tuple(values),
+                         tuple(flows))
+                for target, span, subject, given, unless_given, gathered, when, values, flows in calls
             ),
             tuple(_effect_from(e) for e in keys), retried, returns,
             tuple(Span(*p) for p in pauses), tuple(Span(*p) for p in pause_loops), query,
             tuple(CallSite(target, Span(*span), subject) for target, span, subject in lookups),
-            tuple((key, target) for key, target in tool_keys),
+            tuple((key, target) for key, target in tool_keys), tuple(child_params),
         )
     return ModuleSummary(
         module=data["module"],

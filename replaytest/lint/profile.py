@@ -190,6 +190,12 @@ class FrameworkProfile(FrozenRecord):
     # (``restate.workflow.Workflow`` is ``restate.Workflow``) and factories returning an instance of
     # their class (``dbos.SQLAlchemyDatasource.create`` returns a ``dbos.SQLAlchemyDatasource``).
     type_aliases: Mapping[str, str] = factory(dict)
+    # Context managers whose argument becomes the id of the child run started inside them, and the calls that
+    # start one (``with SetWorkflowID(key): DBOS.start_workflow(child)``), for a framework that records a child
+    # under the parent's operation and on recovery returns the recorded one whatever id is given: a fresh value
+    # whose only use is that argument is not a finding (``lint.value_flows``).
+    child_id_scopes: tuple[str, ...] = ()
+    child_starts: tuple[str, ...] = ()
 
     def __init__(
         self, name: str, screen: tuple[bytes, ...] = (), modules: tuple[str, ...] = (),
@@ -209,7 +215,8 @@ class FrameworkProfile(FrozenRecord):
         query_decorators: tuple[str, ...] = (), query_categories: tuple[str, ...] = (), query_words: str = "",
         durable_sleeps: tuple[str, ...] = (), replacements: Mapping[str, str] | None = None,
         fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] | None = None,
-        type_aliases: Mapping[str, str] | None = None,
+        type_aliases: Mapping[str, str] | None = None, child_id_scopes: tuple[str, ...] = (),
+        child_starts: tuple[str, ...] = (),
     ) -> None:
         self.__dict__.update(name=name, screen=screen, modules=modules,
             orchestration_decorators=orchestration_decorators,
@@ -228,7 +235,8 @@ class FrameworkProfile(FrozenRecord):
             concurrent_calls=concurrent_calls, order_sensitive_calls=order_sensitive_calls,
             query_decorators=query_decorators, query_categories=query_categories, query_words=query_words,
             durable_sleeps=durable_sleeps, replacements={} if replacements is None else replacements,
-            fixes={} if fixes is None else fixes, type_aliases={} if type_aliases is None else type_aliases)
+            fixes={} if fixes is None else fixes, type_aliases={} if type_aliases is None else type_aliases,
+            child_id_scopes=child_id_scopes, child_starts=child_starts)
 
     def fingerprint(self) -> str:
         """A stable text of everything that can change a lint result, for cache keys."""
