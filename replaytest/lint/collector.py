@@ -52,8 +52,10 @@ from replaytest.lint.tool_lookups import TOOL_RUN_METHODS, keyed_tools, looked_u
 from replaytest.lint.value_flows import (
     FRESH_CATEGORIES,
     NameUses,
+    Sink,
     TrackedLocal,
     acceptable,
+    flow_of,
     is_none_test,
     leaves,
     starts_child_only,
@@ -171,7 +173,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self._method_nodes: set[int] = set()
         # Where the value of a call or name being walked goes, by node (``lint.value_flows``): marked on the
         # way down by the return, assignment, call or child scope that takes the value.
-        self.sinks: dict[int, str] = {}
+        self.sinks: dict[int, Sink] = {}
         # Locals holding a fresh value, followed load by load; loops and lambdas enclosing the walk in this function;
         # names a nested function declares ``nonlocal`` (it may rebind an enclosing function's parameter).
         self._tracked: dict[str, TrackedLocal] = {}
@@ -423,6 +425,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self._specs[id(node)] = specs
         return specs
 
+    def _test_guards(self, test: ast.expr) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``lint.guards.test_guards`` for the walked function; most tests are not about a parameter at all."""
+        if self.function_node is None or type(test) not in _GUARD_TESTS:
+            return (), ()
+        return test_guards(test, self._param_specs())
+
     def _used_params(self, guards: tuple[str, ...]) -> tuple[str, ...]:
         if guards and self.function is not None:
             self.function.param_uses.update(guard_parameter(guard) for guard in guards)
@@ -440,6 +448,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                     if pending.values:
                         pending.values = tuple(v for v in pending.values
                                                if not ("=@" in v and v.partition("=@")[2].split(":", 1)[0] in rebound))
+        if not self._tracked and not builder.child_candidates:
+            return
         tracked = {name: record for name, record in self._tracked.items() if record.function is builder}
         for name in tracked:
             del self._tracked[name]
@@ -454,7 +464,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             flows = record.uses
             if name in verify:
                 assert uses is not None
-                found = [sinks.get(id(load)) for load, _ in uses.loads[name]]
+                found = [flow_of(sinks.get(id(load))) for load, _ in uses.loads[name]]
                 if uses.stores[name] != 1 or name in uses.nested or not found or not all(acceptable(f) for f in found):
                     continue
                 flows = {f for f in found if f is not None}
@@ -465,7 +475,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         specs = self._param_specs()
         for name, framework in builder.child_candidates.items():
             if uses.stores[name] or name in uses.nested or name not in specs or not all(
-                    (sinks.get(id(load)) or "").startswith("child:") or is_none_test(load, parent)
+                    (flow_of(sinks.get(id(load))) or "").startswith("child:") or is_none_test(load, parent)
                     for load, parent in uses.loads[name]):
                 continue
             _, position, _ = specs[name].rsplit(":", 2)
@@ -502,21 +512,25 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self._rebound[id(node)] = rebound
         return rebound
 
-    def _mark(self, value: ast.expr, sink: str) -> None:
+    def _mark(self, value: ast.expr, sink: Sink) -> None:
         """Where the value of ``value`` goes (``lint.value_flows``), for the calls and names it is made of."""
-        sinks = self.sinks
-        for leaf in leaves(value):
-            sinks[id(leaf)] = sink
+        kind = type(value)
+        if kind is ast.Name or (kind is ast.Call and not (type(value.func) is ast.Name and value.func.id == "str")):  # type: ignore[attr-defined]
+            self.sinks[id(value)] = sink
+        elif kind in _CARRIERS or kind is ast.Call:
+            sinks = self.sinks
+            for leaf in leaves(value):
+                sinks[id(leaf)] = sink
 
     def _flows(self, node: ast.AST, pending: Pending) -> tuple[str, ...]:
         """Where a call's value goes, as ``Effect.flows``; a local's uses are known at the function's end."""
         sink = self.sinks.get(id(node))
         if sink is None:
             return ()
-        if sink.startswith("local:"):
+        if type(sink) is tuple and sink[0] == "local":
             function = self.function
             if function is not None and not self._lambda_depth:
-                name = sink[6:]
+                name = sink[1]
                 record = self._tracked.get(name)
                 if record is None:
                     record = self._tracked[name] = TrackedLocal(function, verify=self._loop_depth > 0)
@@ -524,7 +538,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                     record.poisoned = True  # the same name in a nested function: not followed
                 record.pendings.append(pending)
             return ()
-        return (sink,)
+        flow = flow_of(sink)
+        return (flow,) if flow is not None else ()
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -556,8 +571,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                     if bound is not None and not bound[1] and leaves_body:
                         self.single_element |= {bound[0]}
                     # ``if not force: return base``: what follows in this block runs only when ``force`` is truthy.
-                    if self.function_node is not None and leaves_body != leaves_block(statement.orelse):
-                        body_guards, else_guards = test_guards(statement.test, self._param_specs())
+                    if type(statement.test) in _GUARD_TESTS and leaves_body != leaves_block(statement.orelse):
+                        body_guards, else_guards = self._test_guards(statement.test)
                         self.guards += self._used_params(else_guards if leaves_body else body_guards)
         finally:
             self.single_element, self.guards = outer_single, outer_guards
@@ -565,7 +580,11 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     def _bind(self, target: ast.AST, binding: Binding) -> None:
         scope = self.scopes[-1] if self.scopes else None
         if isinstance(target, ast.Name):
-            self._stored(target.id)
+            function = self.function
+            if function is not None:
+                function.stored.add(target.id)
+                if self._tracked:
+                    self._stored(target.id)
             if scope is not None:
                 scope[target.id] = binding
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -601,8 +620,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     def _on_assign(self, node: ast.Assign) -> None:
         targets = node.targets
-        if self.function is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
-            self._mark(node.value, f"local:{targets[0].id}")
+        if (self.function is not None and len(targets) == 1 and type(targets[0]) is ast.Name
+                and type(node.value) in _VALUE_KINDS):
+            self._mark(node.value, ("local", targets[0].id))  # type: ignore[attr-defined]
         self.walk(node.value)
         for target in node.targets:
             self._assign_target(target, node.value)
@@ -615,8 +635,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     def _on_ann_assign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
-            if self.function is not None and isinstance(node.target, ast.Name):
-                self._mark(node.value, f"local:{node.target.id}")
+            if self.function is not None and type(node.target) is ast.Name and type(node.value) in _VALUE_KINDS:
+                self._mark(node.value, ("local", node.target.id))  # type: ignore[attr-defined]
             self.walk(node.value)
             self._assign_target(node.target, node.value)
 
@@ -771,12 +791,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         body_skipped, else_skipped = self._replay_guard(node.test)
         bound = single_element_test(node.test)
         outer_single, outer_guards = self.single_element, self.guards
-        body_guards, else_guards = (
-            test_guards(node.test, self._param_specs()) if self.function_node is not None else ((), ()))
+        body_guards, else_guards = self._test_guards(node.test)
         try:
             if bound is not None and bound[1]:
                 self.single_element = outer_single | {bound[0]}
-            self.guards = outer_guards + self._used_params(body_guards)
+            if body_guards:
+                self.guards = outer_guards + self._used_params(body_guards)
             self._walk_first_run(node.body, body_skipped)
             self.single_element = outer_single
             if node.orelse:
@@ -790,8 +810,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
     def _on_if_exp(self, node: ast.IfExp) -> None:
         self.walk(node.test)
         outer_guards = self.guards
-        body_guards, else_guards = (
-            test_guards(node.test, self._param_specs()) if self.function_node is not None else ((), ()))
+        body_guards, else_guards = self._test_guards(node.test)
         try:
             self.guards = outer_guards + self._used_params(body_guards)
             self.walk(node.body)
@@ -880,8 +899,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             previous = first
             for value in node.values[1:]:
                 # ``force and x()`` runs x only when ``force`` is truthy; ``force or x()`` only when it is falsy.
-                if self.function_node is not None and isinstance(previous, (ast.Name, ast.UnaryOp)):
-                    body_guards, else_guards = test_guards(previous, self._param_specs())
+                if isinstance(previous, (ast.Name, ast.UnaryOp)):
+                    body_guards, else_guards = self._test_guards(previous)
                     self.guards += self._used_params(body_guards if isinstance(node.op, ast.And) else else_guards)
                 self.walk(value)
                 previous = value
@@ -1016,7 +1035,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 if record.function is not self.function or self._lambda_depth or not acceptable(sink):
                     record.poisoned = True
                 else:
-                    record.uses.add(sink)  # type: ignore[arg-type]
+                    record.uses.add(flow_of(sink))  # type: ignore[arg-type]
         if node.id in self.ctx.read_attributes and self.function is not None:
             qualname = self.resolve(node)
             rule = self.ctx.reads.get(qualname or "")
@@ -1082,11 +1101,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         args = call_args(node)
         project = qualname is not None and self.function is not None and self.is_project_candidate(qualname)
         if project:
+            assert qualname is not None
             # Where each argument's value goes: into this project function's parameter (``lint.value_flows``).
             for index, arg in enumerate(args):
                 if arg.star:
                     break
-                self._mark(arg.value, f"param:{qualname}:{arg.keyword if arg.keyword is not None else f'#{index}'}")
+                self._mark(arg.value, ("param", qualname, arg.keyword if arg.keyword is not None else f"#{index}"))
         if self.call_sites is not None:
             self.call_sites[(node.lineno, node.col_offset)] = CallSiteSeen(
                 node, self.function, qualname, tuple(args), self.first_run_only)
@@ -1142,7 +1162,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                           if arg.keyword is not None and not arg.star and self._always_truthy(arg.value)}
                 given = (f"#{positional}", *sorted({g for g in given if g} | truthy))
                 site = Pending(node, None, subject, qualname, given=given, unless_given=self.unless_truthy,
-                               gathered=self.gathering > 0, when=self.guards, values=self._argument_values(args))
+                               gathered=self.gathering > 0, when=self.guards, values=self._argument_values(args, truthy))
                 site.flows = self._flows(node, site)
                 function.calls.append(site)
                 # A project function handed to project code (``Scheduler(executor=self.execute_task)``) is a
@@ -1154,19 +1174,24 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                                                       f"{dotted_text(arg.value)} (a callback passed to {subject})",
                                                       target, given=("#0", "#*"), gathered=self.gathering > 0))
 
-    def _argument_values(self, args: list[Arg]) -> tuple[str, ...]:
-        """What the arguments of a project call tell guards (``CallSite.values``): literals and passed-on parameters."""
+    def _argument_values(self, args: list[Arg], truthy: set[str]) -> tuple[str, ...]:
+        """What the arguments of a project call tell guards (``CallSite.values``): literals, keyword arguments never
+        falsy (``truthy``, as ``?name``) and passed-on parameters."""
         specs: dict[str, str] | None = None
         values = []
         for index, arg in enumerate(args):
             if arg.star:
                 break
             value = arg.value
-            if not isinstance(value, (ast.Constant, ast.Name, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call)):
+            kind = type(value)
+            if kind is ast.Constant:
+                told = "" if value.value is Ellipsis else "t" if value.value else "f"  # type: ignore[attr-defined]
+            elif kind in _ARGUMENT_KINDS:
+                if specs is None:
+                    specs = self._param_specs()
+                told = argument_value(value, specs, arg.keyword is not None and f"?{arg.keyword}" in truthy)
+            else:
                 continue
-            if specs is None:
-                specs = self._param_specs()
-            told = argument_value(value, specs, self._always_truthy(value))
             if told:
                 if told[0] == "@" and self.function is not None:
                     self.function.param_uses.add(told[1:].split(":", 1)[0])
@@ -1358,6 +1383,13 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                        if (spec := tool_set_spec(self, value)) is not None},
         )
 
+
+# Tests that may be about a parameter's truthiness (``lint.guards``); the expressions ``_mark`` follows.
+_GUARD_TESTS = frozenset({ast.Name, ast.UnaryOp, ast.BoolOp})
+# Values a fresh value or a project call's result can be made of (``_mark``): calls and the carriers.
+_VALUE_KINDS = frozenset({ast.Call, ast.JoinedStr, ast.BinOp, ast.Attribute, ast.Subscript, ast.Await})
+_ARGUMENT_KINDS = frozenset({ast.Name, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call})
+_CARRIERS = frozenset({ast.JoinedStr, ast.BinOp, ast.Attribute, ast.Subscript, ast.Await})
 
 _TRY_TYPES: tuple[type, ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 

@@ -95,13 +95,11 @@ def argument_value(value: ast.expr, specs: dict[str, str], always_truthy: bool) 
     truth = literal_truth(value)
     if truth:
         return truth
-    if always_truthy:
-        return "t"
     if isinstance(value, ast.Name):
         spec = specs.get(value.id)
         if spec:
             return f"@{spec}"
-    return ""
+    return "t" if always_truthy else ""
 
 
 def _passed(site: CallSite, name: str, position: int) -> str | None:

@@ -1,4 +1,4 @@
-"""Where a fresh value goes: a UUID (random draw, clock read) whose only use is to name a child run.
+"""Where a fresh value goes: a UUID (or a random draw) whose only use is to name a child run.
 
 DBOS records a child workflow started from a workflow (``with SetWorkflowID(key): DBOS.start_workflow(...)``,
 ``DBOS.enqueue_workflow``, ``queue.enqueue``) under the parent's operation number with the child's id, and on
@@ -25,8 +25,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-# Values that differ per attempt, made by a call: the categories whose effects record where their value goes.
-FRESH_CATEGORIES = frozenset({"uuid", "random", "clock"})
+# Fresh ids made by a call (a UUID, a random draw): the categories whose effects record where their value goes
+# (clock reads are used as ids too rarely to pay for following every `start = time.time()`).
+FRESH_CATEGORIES = frozenset({"uuid", "random"})
 RETURN = "return"
 _CARRIER_ATTRIBUTES = frozenset({"hex", "int", "urn"})
 
@@ -73,8 +74,23 @@ def starts_child_only(body: list[ast.stmt], starts: frozenset[str], resolve: Cal
     return isinstance(value, ast.Call) and resolve(value.func) in starts
 
 
-def acceptable(sink: str | None) -> bool:
-    return sink is not None and (sink == RETURN or sink.startswith(("child:", "param:")))
+# Where the walk saw a value go (``ModuleCollector.sinks``): "return", "child:<framework>", or, built without a
+# string per argument, ("param", function, keyword or #position) and ("local", name).
+Sink = str | tuple[str, ...]
+
+
+def flow_of(sink: Sink | None) -> str | None:
+    """A sink as a place in ``Effect.flows``; None for a local (followed separately) or no sink."""
+    if sink is None:
+        return None
+    if type(sink) is tuple:
+        return f"param:{sink[1]}:{sink[2]}" if sink[0] == "param" else None
+    return sink  # type: ignore[return-value]
+
+
+def acceptable(sink: Sink | None) -> bool:
+    """Whether a local's load sends its value only to a place a child's id may go (returned, a parameter, a scope)."""
+    return flow_of(sink) is not None
 
 
 class TrackedLocal:
