@@ -399,7 +399,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         outer_guards, self.guards = self.guards, ()
         outer_loops, self._loop_depth = self._loop_depth, 0
         outer_lambdas, self._lambda_depth = self._lambda_depth, 0
-        if info is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list):
+        if info is not None:
             self._method_nodes.add(id(node))
         try:
             for hook in self._on_function_hooks:
@@ -421,7 +421,9 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             return {}  # in a lambda a name may be the lambda's own parameter
         specs = self._specs.get(id(node))
         if specs is None:
-            specs = parameter_specs(node, id(node) in self._method_nodes)
+            is_method = id(node) in self._method_nodes and not any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+            specs = parameter_specs(node, is_method)
             self._specs[id(node)] = specs
         return specs
 
@@ -1100,13 +1102,15 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.gathering += gathers
         args = call_args(node)
         project = qualname is not None and self.function is not None and self.is_project_candidate(qualname)
-        if project:
+        if project and args:
             assert qualname is not None
             # Where each argument's value goes: into this project function's parameter (``lint.value_flows``).
             for index, arg in enumerate(args):
                 if arg.star:
                     break
-                self._mark(arg.value, ("param", qualname, arg.keyword if arg.keyword is not None else f"#{index}"))
+                kind = type(arg.value)
+                if kind is ast.Name or kind in _VALUE_KINDS:
+                    self._mark(arg.value, ("param", qualname, arg.keyword if arg.keyword is not None else f"#{index}"))
         if self.call_sites is not None:
             self.call_sites[(node.lineno, node.col_offset)] = CallSiteSeen(
                 node, self.function, qualname, tuple(args), self.first_run_only)
@@ -1162,7 +1166,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                           if arg.keyword is not None and not arg.star and self._always_truthy(arg.value)}
                 given = (f"#{positional}", *sorted({g for g in given if g} | truthy))
                 site = Pending(node, None, subject, qualname, given=given, unless_given=self.unless_truthy,
-                               gathered=self.gathering > 0, when=self.guards, values=self._argument_values(args, truthy))
+                               gathered=self.gathering > 0, when=self.guards,
+                               values=self._argument_values(args, truthy) if args else ())
                 site.flows = self._flows(node, site)
                 function.calls.append(site)
                 # A project function handed to project code (``Scheduler(executor=self.execute_task)``) is a
