@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, cast
 from replaytest.lint.context import LintContext
 from replaytest.lint.facts import LOCAL, Binding, FunctionBuilder, Pending
 from replaytest.lint.field_factories import FieldFactories
+from replaytest.lint.guards import argument_value, guard_parameter, parameter_specs, test_guards
 from replaytest.lint.log_flow import LogFlow
 from replaytest.lint.model import (
     ORCHESTRATION,
@@ -58,6 +59,17 @@ from replaytest.lint.tool_lookups import (
     looked_up_in,
     passes_config,
     tool_set_spec,
+)
+from replaytest.lint.value_flows import (
+    FRESH_CATEGORIES,
+    NameUses,
+    Sink,
+    TrackedLocal,
+    acceptable,
+    flow_of,
+    is_none_test,
+    leaves,
+    starts_child_only,
 )
 from replaytest.lint.values import (
     ALWAYS_TRUTHY,
@@ -165,6 +177,20 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         # Inside ``param or <value>`` past the parameter: the condition ("?param:-1", as
         # ``Effect.unless_given``) under which what is walked runs at all (only when ``param`` is falsy).
         self.unless_truthy = ""
+        # The conditions on the walked function's parameters under which what is walked runs (``lint.guards``),
+        # and each function's parameter specs (by node), made when first needed.
+        self.guards: tuple[str, ...] = ()
+        self._specs: dict[int, dict[str, str]] = {}
+        self._method_nodes: set[int] = set()
+        # Where the value of a call or name being walked goes, by node (``lint.value_flows``): marked on the
+        # way down by the return, assignment, call or child scope that takes the value.
+        self.sinks: dict[int, Sink] = {}
+        # Locals holding a fresh value, followed load by load; loops and lambdas enclosing the walk in this function;
+        # names a nested function declares ``nonlocal`` (it may rebind an enclosing function's parameter).
+        self._tracked: dict[str, TrackedLocal] = {}
+        self._loop_depth = 0
+        self._lambda_depth = 0
+        self._nonlocal_names: set[str] = set()
         self.function_node: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self._rebound: dict[int, frozenset[str]] = {}
         # id(function node) -> its def-use facts, built for the first read whose value may only be logged.
@@ -386,15 +412,152 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         outer_single, self.single_element = self.single_element, frozenset()
         outer_node, self.function_node = self.function_node, node
         outer_unless, self.unless_truthy = self.unless_truthy, ""
+        outer_guards, self.guards = self.guards, ()
+        outer_loops, self._loop_depth = self._loop_depth, 0
+        outer_lambdas, self._lambda_depth = self._lambda_depth, 0
+        if info is not None:
+            self._method_nodes.add(id(node))
         try:
             for hook in self._on_function_hooks:
                 hook(self, node)
             self._walk_body(node.body)
+            self._function_done(builder, node)
         finally:
             self.function, self.scopes = outer_function, outer_scopes
             self.gathering = outer_gathering
             self.single_element = outer_single
             self.function_node, self.unless_truthy = outer_node, outer_unless
+            self.guards = outer_guards
+            self._loop_depth, self._lambda_depth = outer_loops, outer_lambdas
+
+    def _param_specs(self) -> dict[str, str]:
+        """The walked function's parameter specs (``lint.guards``), made once per function."""
+        node = self.function_node
+        if node is None or self._lambda_depth:
+            return {}  # in a lambda a name may be the lambda's own parameter
+        specs = self._specs.get(id(node))
+        if specs is None:
+            is_method = id(node) in self._method_nodes and not any(
+                isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+            specs = parameter_specs(node, is_method)
+            self._specs[id(node)] = specs
+        return specs
+
+    def _test_guards(self, test: ast.expr) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``lint.guards.test_guards`` for the walked function; most tests are not about a parameter at all."""
+        if self.function_node is None or type(test) not in _GUARD_TESTS:
+            return (), ()
+        return test_guards(test, self._param_specs())
+
+    def _used_params(self, guards: tuple[str, ...]) -> tuple[str, ...]:
+        if guards and self.function is not None:
+            self.function.param_uses.update(guard_parameter(guard) for guard in guards)
+        return guards
+
+    def _function_done(self, builder: FunctionBuilder, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """What needs the whole body: parameters the body rebinds lose their guards and passed-on values, and
+        where the fresh values held by locals and the parameters handed to child scopes go."""
+        if builder.param_uses:
+            rebound = (builder.stored | self._nonlocal_names) & builder.param_uses
+            if rebound:
+                for pending in (*builder.effects, *builder.calls):
+                    if pending.when:
+                        pending.when = tuple(g for g in pending.when if guard_parameter(g) not in rebound)
+                    if pending.values:
+                        pending.values = tuple(v for v in pending.values
+                                               if not ("=@" in v and v.partition("=@")[2].split(":", 1)[0] in rebound))
+        if not self._tracked and not builder.child_candidates:
+            return
+        tracked = {name: record for name, record in self._tracked.items() if record.function is builder}
+        for name in tracked:
+            del self._tracked[name]
+        candidates = {name: record for name, record in tracked.items()
+                      if not record.poisoned and record.stores == 1 and record.uses}
+        verify = {name for name, record in candidates.items() if record.verify or builder.nested}
+        if not candidates and not builder.child_candidates:
+            return
+        uses = NameUses(node.body, {*verify, *builder.child_candidates}) if verify or builder.child_candidates else None
+        sinks = self.sinks
+        for name, record in candidates.items():
+            flows = record.uses
+            if name in verify:
+                assert uses is not None
+                found = [flow_of(sinks.get(id(load))) for load, _ in uses.loads[name]]
+                if uses.stores[name] != 1 or name in uses.nested or not found or not all(acceptable(f) for f in found):
+                    continue
+                flows = {f for f in found if f is not None}
+            for pending in record.pendings:
+                pending.flows = tuple(sorted(flows))
+        if uses is None:
+            return
+        specs = self._param_specs()
+        for name, framework in builder.child_candidates.items():
+            if uses.stores[name] or name in uses.nested or name not in specs or not all(
+                    (flow_of(sinks.get(id(load))) or "").startswith("child:") or is_none_test(load, parent)
+                    for load, parent in uses.loads[name]):
+                continue
+            _, position, _ = specs[name].rsplit(":", 2)
+            builder.child_params.append(f"{name}:{position}:{framework}")
+
+    def _stored(self, name: str) -> None:
+        """``name`` is bound in the walked function (a parameter may no longer hold its argument)."""
+        function = self.function
+        if function is not None:
+            function.stored.add(name)
+        if self._tracked:
+            record = self._tracked.get(name)
+            if record is not None:
+                record.stores += 1
+
+    def _rebound_names(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+        """Names the body binds anywhere (assigned, deleted, a loop or ``with`` target, the parameter of a nested
+        function or lambda, an ``except ... as`` or import name): a parameter among them may not hold the argument."""
+        rebound = self._rebound.get(id(node))
+        if rebound is None:
+            names = set()
+            for statement in node.body:
+                for n in ast.walk(statement):
+                    if isinstance(n, ast.Name):
+                        if not isinstance(n.ctx, ast.Load):
+                            names.add(n.id)
+                    elif isinstance(n, ast.arg):
+                        names.add(n.arg)
+                    elif isinstance(n, ast.ExceptHandler) and n.name:
+                        names.add(n.name)
+                    elif isinstance(n, ast.alias):
+                        names.add((n.asname or n.name).partition(".")[0])
+            rebound = frozenset(names)
+            self._rebound[id(node)] = rebound
+        return rebound
+
+    def _mark(self, value: ast.expr, sink: Sink) -> None:
+        """Where the value of ``value`` goes (``lint.value_flows``), for the calls and names it is made of."""
+        kind = type(value)
+        if kind is ast.Name or (kind is ast.Call and not (type(value.func) is ast.Name and value.func.id == "str")):  # type: ignore[attr-defined]
+            self.sinks[id(value)] = sink
+        elif kind in _CARRIERS or kind is ast.Call:
+            sinks = self.sinks
+            for leaf in leaves(value):
+                sinks[id(leaf)] = sink
+
+    def _flows(self, node: ast.AST, pending: Pending) -> tuple[str, ...]:
+        """Where a call's value goes, as ``Effect.flows``; a local's uses are known at the function's end."""
+        sink = self.sinks.get(id(node))
+        if sink is None:
+            return ()
+        if type(sink) is tuple and sink[0] == "local":
+            function = self.function
+            if function is not None and not self._lambda_depth:
+                name = sink[1]
+                record = self._tracked.get(name)
+                if record is None:
+                    record = self._tracked[name] = TrackedLocal(function, verify=self._loop_depth > 0)
+                elif record.function is not function:
+                    record.poisoned = True  # the same name in a nested function: not followed
+                record.pendings.append(pending)
+            return ()
+        flow = flow_of(sink)
+        return (flow,) if flow is not None else ()
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -413,7 +576,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                         self.walk(child)
 
     def _walk_body(self, body: list[ast.stmt]) -> None:
-        outer_single = self.single_element
+        outer_single, outer_guards = self.single_element, self.guards
         try:
             for statement in body:
                 if self.single_element:
@@ -422,14 +585,24 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 if isinstance(statement, ast.If):
                     # ``if len(s) != 1: raise ...``: what follows in this block sees one element at most.
                     bound = single_element_test(statement.test)
-                    if bound is not None and not bound[1] and leaves_block(statement.body):
+                    leaves_body = leaves_block(statement.body)
+                    if bound is not None and not bound[1] and leaves_body:
                         self.single_element |= {bound[0]}
+                    # ``if not force: return base``: what follows in this block runs only when ``force`` is truthy.
+                    if type(statement.test) in _GUARD_TESTS and leaves_body != leaves_block(statement.orelse):
+                        body_guards, else_guards = self._test_guards(statement.test)
+                        self.guards += self._used_params(else_guards if leaves_body else body_guards)
         finally:
-            self.single_element = outer_single
+            self.single_element, self.guards = outer_single, outer_guards
 
     def _bind(self, target: ast.AST, binding: Binding) -> None:
         scope = self.scopes[-1] if self.scopes else None
         if isinstance(target, ast.Name):
+            function = self.function
+            if function is not None:
+                function.stored.add(target.id)
+                if self._tracked:
+                    self._stored(target.id)
             if scope is not None:
                 scope[target.id] = binding
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -439,12 +612,18 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             self._bind(target.value, LOCAL)
 
     def _on_function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if self.function is not None:
+            self._stored(node.name)
+            self.function.nested = True
         if self.function is None:
             self._function(node, "", None)
         else:
             self._function(node, f"{self.function.name}.", None)
 
     def _on_class_def(self, node: ast.ClassDef) -> None:
+        if self.function is not None:
+            self._stored(node.name)
+            self.function.nested = True
         prefix = f"{self.function.name}." if self.function is not None else ""
         saved = self.function, self.scopes
         self._class(node, prefix)
@@ -455,8 +634,13 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             return  # module level: the pre-scan bound these
         for name, qualname in self.import_bindings(node):
             self.scopes[-1][name] = ("q", qualname)
+            self._stored(name)
 
     def _on_assign(self, node: ast.Assign) -> None:
+        targets = node.targets
+        if (self.function is not None and len(targets) == 1 and type(targets[0]) is ast.Name
+                and type(node.value) in _VALUE_KINDS):
+            self._mark(node.value, ("local", targets[0].id))  # type: ignore[attr-defined]
         self.walk(node.value)
         for target in node.targets:
             self._assign_target(target, node.value)
@@ -487,12 +671,16 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
     def _on_ann_assign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
+            if self.function is not None and type(node.target) is ast.Name and type(node.value) in _VALUE_KINDS:
+                self._mark(node.value, ("local", node.target.id))  # type: ignore[attr-defined]
             self.walk(node.value)
             self._assign_target(node.target, node.value)
             self._config_value(node.target, node.value)
 
     def _on_aug_assign(self, node: ast.AugAssign) -> None:
         self.walk(node.value)
+        if isinstance(node.target, ast.Name):
+            self._stored(node.target.id)
         self._assign_target(node.target, None)
 
     def _assign_target(self, target: ast.AST, value: ast.AST | None) -> None:
@@ -551,12 +739,16 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for target in node.targets:
             self.walk(target)
         for target in targets:
+            if isinstance(target, ast.Name):
+                self._stored(target.id)
             for hook in self._on_del_hooks:
                 hook(self, target)
 
     def _on_return(self, node: ast.Return) -> None:
         if node.value is None:
             return
+        if self.function is not None:
+            self._mark(node.value, "return")
         self.walk(node.value)
         function = self.function
         if function is not None and not function.returns and self.kind_of(node.value) == "set":
@@ -595,6 +787,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         if self.function is None:
             return
         self.function.declared_nonlocals.update(node.names)
+        self._nonlocal_names.update(node.names)
 
     def _on_for(self, node: ast.For | ast.AsyncFor) -> None:
         self.walk(node.iter)
@@ -615,14 +808,18 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         function = self.function
         retry = function is not None and any(hook(self, node) for hook in self._reruns_body_hooks)
         pauses_before = len(function.pauses) if function is not None else 0
-        if not retry or function is None:
-            self._walk_body(node.body)
-        else:
-            function.retry_loops += 1
-            try:
+        self._loop_depth += 1
+        try:
+            if not retry or function is None:
                 self._walk_body(node.body)
-            finally:
-                function.retry_loops -= 1
+            else:
+                function.retry_loops += 1
+                try:
+                    self._walk_body(node.body)
+                finally:
+                    function.retry_loops -= 1
+        finally:
+            self._loop_depth -= 1
         if function is not None and len(function.pauses) > pauses_before:
             # A later turn of the loop pauses again: the code after the pause ran before that one.
             function.pause_loops.append(node)
@@ -632,18 +829,34 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         self.walk(node.test)
         body_skipped, else_skipped = self._replay_guard(node.test)
         bound = single_element_test(node.test)
-        outer_single = self.single_element
+        outer_single, outer_guards = self.single_element, self.guards
+        body_guards, else_guards = self._test_guards(node.test)
         try:
             if bound is not None and bound[1]:
                 self.single_element = outer_single | {bound[0]}
+            if body_guards:
+                self.guards = outer_guards + self._used_params(body_guards)
             self._walk_first_run(node.body, body_skipped)
             self.single_element = outer_single
             if node.orelse:
                 if bound is not None and not bound[1]:
                     self.single_element = outer_single | {bound[0]}
+                self.guards = outer_guards + self._used_params(else_guards)
                 self._walk_first_run(node.orelse, else_skipped)
         finally:
-            self.single_element = outer_single
+            self.single_element, self.guards = outer_single, outer_guards
+
+    def _on_if_exp(self, node: ast.IfExp) -> None:
+        self.walk(node.test)
+        outer_guards = self.guards
+        body_guards, else_guards = self._test_guards(node.test)
+        try:
+            self.guards = outer_guards + self._used_params(body_guards)
+            self.walk(node.body)
+            self.guards = outer_guards + self._used_params(else_guards)
+            self.walk(node.orelse)
+        finally:
+            self.guards = outer_guards
 
     def _replay_guard(self, test: ast.AST) -> tuple[bool, bool]:
         """(body, else) of an ``if`` that tests a replaying flag: which of them never runs on replay."""
@@ -670,6 +883,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for handler in node.handlers:
             if handler.type is not None:
                 self.walk(handler.type)
+            if handler.name:
+                self._stored(handler.name)
             # ``try: now = workflow.now() except Exception: now = datetime.now()``: the handler runs only
             # outside orchestration code, like code that never runs on replay.
             self._walk_first_run(handler.body, fallback)
@@ -718,11 +933,18 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         if isinstance(node.op, ast.Or) and not self.unless_truthy:
             condition = self._falsy_parameter(first)
         outer, self.unless_truthy = self.unless_truthy, condition or self.unless_truthy
+        outer_guards = self.guards
         try:
+            previous = first
             for value in node.values[1:]:
+                # ``force and x()`` runs x only when ``force`` is truthy; ``force or x()`` only when it is falsy.
+                if isinstance(previous, (ast.Name, ast.UnaryOp)):
+                    body_guards, else_guards = self._test_guards(previous)
+                    self.guards += self._used_params(body_guards if isinstance(node.op, ast.And) else else_guards)
                 self.walk(value)
+                previous = value
         finally:
-            self.unless_truthy = outer
+            self.unless_truthy, self.guards = outer, outer_guards
 
     def _falsy_parameter(self, value: ast.expr) -> str:
         """``"?name:-1"`` when ``value`` is a parameter of the function being walked that its body never
@@ -734,11 +956,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         params = node.args
         if value.id not in {p.arg for p in (*params.posonlyargs, *params.args, *params.kwonlyargs)}:
             return ""
-        rebound = self._rebound.get(id(node))
-        if rebound is None:
-            rebound = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
-            self._rebound[id(node)] = rebound
-        return "" if value.id in rebound else f"?{value.id}:-1"
+        return "" if value.id in self._rebound_names(node) else f"?{value.id}:-1"
 
     def _always_truthy(self, value: ast.expr) -> bool:
         """Whether an argument is a value that is never falsy: a UUID, date or datetime made by a call or
@@ -750,8 +968,22 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             return binding is not None and binding[0] == "inst" and binding[1] in ALWAYS_TRUTHY
         return False
 
+    def _on_named_expr(self, node: ast.NamedExpr) -> None:
+        self.walk(node.value)
+        self._stored(node.target.id)
+
+    def _on_capture(self, node: ast.AST) -> None:
+        """A ``match`` pattern binding a name (``case Point(x=force)``, ``case [*rest]``, ``case {**rest}``)."""
+        for name in (getattr(node, "name", None), getattr(node, "rest", None)):
+            if isinstance(name, str):
+                self._stored(name)
+        for child in ast.iter_child_nodes(node):
+            self.walk(child)
+
     def _on_with(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
+            if self.function is not None and self.ctx.child_id_scopes:
+                self._child_scope(item.context_expr, node.body)
             self.walk(item.context_expr)
             if isinstance(node, ast.With):
                 self._entered(item.context_expr)
@@ -759,6 +991,22 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 qualname = self.resolve(item.context_expr)
                 self._bind(item.optional_vars, ("inst", qualname) if qualname else LOCAL)
         self._walk_body(node.body)
+
+    def _child_scope(self, manager: ast.expr, body: list[ast.stmt]) -> None:
+        """``with SetWorkflowID(key): DBOS.start_workflow(...)``: ``key`` only names the child (``lint.value_flows``)."""
+        if not isinstance(manager, ast.Call) or not (manager.args or manager.keywords):
+            return
+        scope = self.ctx.child_id_scopes.get(self.resolve(manager.func) or "")
+        if scope is None:
+            return
+        framework, starts = scope
+        if not starts_child_only(body, starts, self.resolve):
+            return
+        key = manager.args[0] if manager.args else manager.keywords[0].value
+        self._mark(key, f"child:{framework}")
+        function = self.function
+        if function is not None and isinstance(key, ast.Name) and key.id in self._param_specs():
+            function.child_candidates[key.id] = framework
 
     def _entered(self, manager: ast.AST) -> None:
         """``with lock:`` calls ``lock.__enter__()``: an effect when the rule tables name it for the manager's
@@ -809,12 +1057,24 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             scope[param.arg] = LOCAL
         saved = self.scopes
         self.scopes = [*saved, scope]
+        if self.function is not None:
+            self.function.nested = True
+        self._lambda_depth += 1
         try:
             self.walk(node.body)
         finally:
             self.scopes = saved
+            self._lambda_depth -= 1
 
     def _on_name(self, node: ast.Name) -> None:
+        if self._tracked:
+            record = self._tracked.get(node.id)
+            if record is not None:
+                sink = self.sinks.get(id(node))
+                if record.function is not self.function or self._lambda_depth or not acceptable(sink):
+                    record.poisoned = True
+                else:
+                    record.uses.add(flow_of(sink))  # type: ignore[arg-type]
         if node.id in self.ctx.read_attributes and self.function is not None:
             qualname = self.resolve(node)
             rule = self.ctx.reads.get(qualname or "")
@@ -878,6 +1138,16 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         gathers = qualname is not None and qualname in self.ctx.concurrent_calls
         self.gathering += gathers
         args = call_args(node)
+        project = qualname is not None and self.function is not None and self.is_project_candidate(qualname)
+        if project and args:
+            assert qualname is not None
+            # Where each argument's value goes: into this project function's parameter (``lint.value_flows``).
+            for index, arg in enumerate(args):
+                if arg.star:
+                    break
+                kind = type(arg.value)
+                if kind is ast.Name or kind in _VALUE_KINDS:
+                    self._mark(arg.value, ("param", qualname, arg.keyword if arg.keyword is not None else f"#{index}"))
         if self.call_sites is not None:
             self.call_sites[(node.lineno, node.col_offset)] = CallSiteSeen(
                 node, self.function, qualname, tuple(args), self.first_run_only)
@@ -922,7 +1192,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             matched = True
             self._effect(concurrency_rule, node, subject, qualname, frameworks=tuple(sensitive),
                          gathered_only=not self.gathering)
-        if not matched and self.is_project_candidate(qualname):
+        if not matched and project:
             function = self.function
             # Steps' calls too: a helper a step calls is part of the retried unit (idempotency keys). A
             # helper called under ``if not context.is_replaying:`` never runs on replay, like a direct call
@@ -936,9 +1206,11 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 truthy = {f"?{arg.keyword}" for arg in args
                           if arg.keyword is not None and not arg.star and self._always_truthy(arg.value)}
                 given = (f"#{positional}", *sorted({g for g in given if g} | truthy))
-                function.calls.append(Pending(node, None, subject, qualname, given=given,
-                                              unless_given=self.unless_truthy, gathered=self.gathering > 0,
-                                              config_args=self._config_arguments(args)))
+                site = Pending(node, None, subject, qualname, given=given, unless_given=self.unless_truthy,
+                               gathered=self.gathering > 0, config_args=self._config_arguments(args), when=self.guards,
+                               values=self._argument_values(args, truthy) if args else ())
+                site.flows = self._flows(node, site)
+                function.calls.append(site)
                 # A project function handed to project code (``Scheduler(executor=self.execute_task)``) is a
                 # callback it may call: followed as if called here, at the argument.
                 for arg in args:
@@ -946,7 +1218,31 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                     if target is not None:
                         function.calls.append(Pending(arg.value, None,
                                                       f"{dotted_text(arg.value)} (a callback passed to {subject})",
-                                                      target, given=("#0",), gathered=self.gathering > 0))
+                                                      target, given=("#0", "#*"), gathered=self.gathering > 0))
+
+    def _argument_values(self, args: list[Arg], truthy: set[str]) -> tuple[str, ...]:
+        """What the arguments of a project call tell guards (``CallSite.values``): literals, keyword arguments never
+        falsy (``truthy``, as ``?name``) and passed-on parameters."""
+        specs: dict[str, str] | None = None
+        values = []
+        for index, arg in enumerate(args):
+            if arg.star:
+                break
+            value = arg.value
+            kind = type(value)
+            if kind is ast.Constant:
+                told = "" if value.value is Ellipsis else "t" if value.value else "f"  # type: ignore[attr-defined]
+            elif kind in _ARGUMENT_KINDS:
+                if specs is None:
+                    specs = self._param_specs()
+                told = argument_value(value, specs, arg.keyword is not None and f"?{arg.keyword}" in truthy)
+            else:
+                continue
+            if told:
+                if told[0] == "@" and self.function is not None:
+                    self.function.param_uses.add(told[1:].split(":", 1)[0])
+                values.append(f"{arg.keyword if arg.keyword is not None else f'#{index}'}={told}")
+        return tuple(values)
 
     def _only_logged(self, node: ast.Call) -> bool:
         """Whether a call's value flows only into log output (``log_flow``), in a function whose effects count."""
@@ -1038,6 +1334,8 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
         for arg in args:
             value = arg.value
             if step_call and isinstance(value, ast.Lambda):
+                if self.function is not None:
+                    self.function.nested = True  # its body is not walked: a local it reads is not followed
                 # Its body runs as a recorded step: the project functions it calls are steps too
                 # (``ctx.run("post", lambda: post_order(order))``), so they are part of the retried unit.
                 for inner in calls_in(value.body):
@@ -1130,9 +1428,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             return
         if qualname not in self.ctx.fix_names and qualname not in OPEN_CALLS:
             args = ()
-        unless = self.unless_truthy if function is self.function else ""
-        function.effects.append(Pending(node, rule, subject, qualname, frameworks, args, unless_given=unless,
-                                        gathered=gathered_only, log_only=log_only))
+        own = function is self.function
+        pending = Pending(node, rule, subject, qualname, frameworks, args, unless_given=self.unless_truthy if own else "",
+                          gathered=gathered_only, log_only=log_only, when=self.guards if own else ())
+        if own and rule.category in FRESH_CATEGORIES:
+            pending.flows = self._flows(node, pending)
+        function.effects.append(pending)
 
     # --- positions and the summary ----------------------------------------------------------
 
@@ -1155,14 +1456,15 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
             args = ", ".join(arg_text(source, arg) for arg in pending.args) if direct else ""
             return Effect(pending.rule.code, pending.rule.category, pending.subject, pending.qualname, span(pending),
                           pending.frameworks, args, pending.unless_given, pending.unit, pending.gathered,
-                          pending.log_only)
+                          pending.log_only, pending.when, pending.flows)
 
         functions = {}
         for function in self.functions:
             functions[function.name] = FunctionSummary(
                 function.name, function.kind, function.framework, function.context_param,
                 tuple(effect(p, function.kind == ORCHESTRATION or p.qualname in OPEN_CALLS) for p in function.effects),
-                tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given, p.gathered, p.config_args)
+                tuple(CallSite(p.qualname, span(p), p.subject, p.given, p.unless_given, p.gathered,
+                               config_args=p.config_args, when=p.when, values=p.values, flows=p.flows)
                       for p in function.calls),
                 tuple(effect(p) for p in function.keys), function.retried, function.returns,
                 tuple(node_span(n) for n in function.pauses), tuple(node_span(n) for n in function.pause_loops),
@@ -1170,6 +1472,7 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
                 tuple(CallSite(p.qualname, span(p), p.subject) for p in function.lookups),
                 tuple(dict.fromkeys(function.tool_keys)),
                 tuple((origin, CallSite("", span(p), p.subject)) for origin, p in function.config_tools),
+                tuple(function.child_params),
             )
         return ModuleSummary(
             module=self.module,
@@ -1190,6 +1493,12 @@ class ModuleCollector(NameResolver, ValueModel, FrameworkRoles, FieldFactories):
 
 # The expressions ``tool_lookups.config_origin`` may find a value from the config in (besides a name).
 _CONFIG_SHAPES = (ast.Subscript, ast.Call, ast.BoolOp, ast.IfExp, ast.Await)
+# Tests that may be about a parameter's truthiness (``lint.guards``); the expressions ``_mark`` follows.
+_GUARD_TESTS = frozenset({ast.Name, ast.UnaryOp, ast.BoolOp})
+# Values a fresh value or a project call's result can be made of (``_mark``): calls and the carriers.
+_VALUE_KINDS = frozenset({ast.Call, ast.JoinedStr, ast.BinOp, ast.Attribute, ast.Subscript, ast.Await})
+_ARGUMENT_KINDS = frozenset({ast.Name, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Call})
+_CARRIERS = frozenset({ast.JoinedStr, ast.BinOp, ast.Attribute, ast.Subscript, ast.Await})
 
 _TRY_TYPES: tuple[type, ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
@@ -1214,6 +1523,10 @@ _HANDLERS: dict[type, Any] = {
     ast.AsyncWith: ModuleCollector._on_with,
     ast.If: ModuleCollector._on_if,
     ast.BoolOp: ModuleCollector._on_bool_op,
+    ast.IfExp: ModuleCollector._on_if_exp,
+    ast.NamedExpr: ModuleCollector._on_named_expr,
+    **{getattr(ast, name): ModuleCollector._on_capture for name in ("MatchAs", "MatchStar", "MatchMapping")
+       if hasattr(ast, name)},
     **{try_type: ModuleCollector._on_try for try_type in _TRY_TYPES},
     ast.ListComp: ModuleCollector._on_comprehension,
     ast.GeneratorExp: ModuleCollector._on_comprehension,

@@ -140,6 +140,8 @@ class LintContext:
         self.concurrent_calls: set[str] = set()
         self.order_sensitive_calls: dict[str, list[str]] = {}
         self.fix_names: set[str] = set()
+        # Context managers naming the next child run -> (framework, the calls that start one there).
+        self.child_id_scopes: dict[str, tuple[str, frozenset[str]]] = {}
         # Rules that look at every file (idempotency keys) say which bytes make a file worth parsing.
         screen: set[bytes] = {token.lower() for rule in self.rules.values() for token in rule.screen}
         external = set(_EXTERNAL_ROOTS) | self.table_roots | set(getattr(sys, "stdlib_module_names", ()))
@@ -183,6 +185,8 @@ class LintContext:
             for name, category in profile.extra_effects.items():
                 self.extra_effects.setdefault(name, []).append((category, profile.name))
             self.fix_names.update(profile.fixes)
+            for name in profile.child_id_scopes:
+                self.child_id_scopes.setdefault(name, (profile.name, frozenset(profile.child_starts)))
             self.concurrent_calls.update(profile.concurrent_calls)
             for name in profile.order_sensitive_calls:
                 self.order_sensitive_calls.setdefault(name, []).append(profile.name)

@@ -187,7 +187,7 @@ def _orchestration_diagnostics(
             if item.effect.gathered_only:
                 if not site.gathered:
                     continue
-                item = Reached(replace(item.effect, gathered_only=False), item.chain, item.unless_given)
+                item = replace(item, effect=replace(item.effect, gathered_only=False))
             by_rule.setdefault(item.effect.rule, []).append(item)
         for items in by_rule.values():
             item = items[0]

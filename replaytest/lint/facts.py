@@ -46,11 +46,17 @@ class Pending(Record):
     log_only: bool = False
     # Call sites: the arguments carrying a value from the run's config (``CallSite.config_args``).
     config_args: tuple[tuple[str, str], ...] = ()
+    # Guards on the function's parameters, argument values and where the value goes (``Effect.when``,
+    # ``CallSite.values``, ``Effect.flows``).
+    when: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    flows: tuple[str, ...] = ()
 
     def __init__(
         self, node: ast.AST, rule: Rule | None, subject: str, qualname: str, frameworks: tuple[str, ...] = (),
         args: tuple[Arg, ...] = (), unless_given: str = "", given: tuple[str, ...] = (), unit: str = "",
         gathered: bool = False, log_only: bool = False, config_args: tuple[tuple[str, str], ...] = (),
+        when: tuple[str, ...] = (), values: tuple[str, ...] = (), flows: tuple[str, ...] = (),
     ) -> None:
         self.node = node
         self.rule = rule
@@ -64,6 +70,9 @@ class Pending(Record):
         self.gathered = gathered
         self.log_only = log_only
         self.config_args = config_args
+        self.when = when
+        self.values = values
+        self.flows = flows
 
 
 class FunctionBuilder(Record):
@@ -105,6 +114,15 @@ class FunctionBuilder(Record):
     # run on such values (``FunctionSummary.config_tools``).
     config_values: dict[str, str] = factory(dict)
     config_tools: list[tuple[str, Pending]] = factory(list)
+    # Parameters a guard or a passed-on argument names (dropped at the end if the body rebinds one) and
+    # parameters handed to a child scope (``lint.value_flows``); ``child_params`` as ``FunctionSummary.child_params``.
+    param_uses: set[str] = factory(set)
+    # Names the body binds (assigned, deleted, loop or ``with`` targets, imports, nested definitions), and whether
+    # it defines a nested function, lambda or class (whose defaults and closures the walk does not follow).
+    stored: set[str] = factory(set)
+    nested: bool = False
+    child_candidates: dict[str, str] = factory(dict)
+    child_params: list[str] = factory(list)
 
     def __init__(
         self, name: str, kind: str, framework: str, context_param: str, scope: dict[str, Binding],
@@ -115,7 +133,9 @@ class FunctionBuilder(Record):
         declared_globals: set[str] | None = None, declared_nonlocals: set[str] | None = None,
         lookups: list[Pending] | None = None, looked_up: dict[str, str] | None = None,
         tool_keys: list[tuple[str, str]] | None = None, config_values: dict[str, str] | None = None,
-        config_tools: list[tuple[str, Pending]] | None = None,
+        config_tools: list[tuple[str, Pending]] | None = None, param_uses: set[str] | None = None,
+        stored: set[str] | None = None, nested: bool = False, child_candidates: dict[str, str] | None = None,
+        child_params: list[str] | None = None,
     ) -> None:
         self.name = name
         self.kind = kind
@@ -140,6 +160,11 @@ class FunctionBuilder(Record):
         self.tool_keys = [] if tool_keys is None else tool_keys
         self.config_values = {} if config_values is None else config_values
         self.config_tools = [] if config_tools is None else config_tools
+        self.param_uses = set() if param_uses is None else param_uses
+        self.stored = set() if stored is None else stored
+        self.nested = nested
+        self.child_candidates = {} if child_candidates is None else child_candidates
+        self.child_params = [] if child_params is None else child_params
 
 
 class ModuleFacts(Protocol):

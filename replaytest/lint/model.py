@@ -67,14 +67,21 @@ class Effect(FrozenRecord):
     # The value read only fills log output (``lint.log_flow``): a finding only where the engine rejects the
     # read itself (a profile's ``log_only_harmless`` says where it does not).
     log_only: bool = False
+    # Conditions on the function's own parameters under which the effect runs at all (``lint.guards``):
+    # "+force:-1:f" (only when ``force`` is truthy), "-dry:0:t" (only when ``dry`` is falsy).
+    when: tuple[str, ...] = ()
+    # Where a fresh value goes, when it goes only to places named here (``lint.value_flows``): "return",
+    # "child:<framework>" (the id of a child run), "param:<function>:<keyword or #position>"; empty: anywhere.
+    flows: tuple[str, ...] = ()
 
     def __init__(
         self, rule: str, category: str, subject: str, qualname: str, span: Span, frameworks: tuple[str, ...] = (),
         args: str = "", unless_given: str = "", unit: str = "", gathered_only: bool = False, log_only: bool = False,
+        when: tuple[str, ...] = (), flows: tuple[str, ...] = (),
     ) -> None:
         self.__dict__.update(rule=rule, category=category, subject=subject, qualname=qualname, span=span,
             frameworks=frameworks, args=args, unless_given=unless_given, unit=unit, gathered_only=gathered_only,
-            log_only=log_only)
+            log_only=log_only, when=when, flows=flows)
 
 
 class CallSite(FrozenRecord):
@@ -93,13 +100,21 @@ class CallSite(FrozenRecord):
     # The arguments carrying a value from the run's config (``lint.tool_lookups``), as (slot, origin): the
     # slot "#<position>" or the keyword, the origin as ``config_origin`` words it.
     config_args: tuple[tuple[str, str], ...] = ()
+    # The calling function's conditions on its own parameters under which the call is made (``Effect.when``).
+    when: tuple[str, ...] = ()
+    # What some arguments are (``lint.guards``): "force=f" / "#0=t" (a falsy / truthy literal), "force=@force:-1:f"
+    # (the caller's own parameter, spelt as in a condition, passed on).
+    values: tuple[str, ...] = ()
+    # Where the call's result goes, when only to places ``Effect.flows`` names ("return": returned as is).
+    flows: tuple[str, ...] = ()
 
     def __init__(
         self, target: str, span: Span, subject: str, given: tuple[str, ...] = (), unless_given: str = "",
-        gathered: bool = False, config_args: tuple[tuple[str, str], ...] = (),
+        gathered: bool = False, config_args: tuple[tuple[str, str], ...] = (), when: tuple[str, ...] = (),
+        values: tuple[str, ...] = (), flows: tuple[str, ...] = (),
     ) -> None:
         self.__dict__.update(target=target, span=span, subject=subject, given=given, unless_given=unless_given,
-            gathered=gathered, config_args=config_args)
+            gathered=gathered, config_args=config_args, when=when, values=values, flows=flows)
 
     def passes(self, unless_given: str) -> bool:
         """Whether this call passes the field ``name:position`` (so its default factory does not run)."""
@@ -177,17 +192,20 @@ class FunctionSummary(FrozenRecord):
     # as (origin, call site): the origin as ``lint.tool_lookups.config_origin`` words it. Their code cannot be
     # seen; one from a parameter is the config's where a caller passes a value from the config there.
     config_tools: tuple[tuple[str, CallSite], ...] = _Deferred(())  # type: ignore[assignment]
+    # Parameters whose only use is to name a child run started in a framework's id scope (``with
+    # SetWorkflowID(key): DBOS.start_workflow(...)``), as "name:position:framework" (``lint.value_flows``).
+    child_params: tuple[str, ...] = ()
 
     def __init__(
         self, name: str, kind: str = PLAIN, framework: str = "", context_param: str = "",
         effects: tuple[Effect, ...] = (), calls: tuple[CallSite, ...] = (), keys: tuple[Effect, ...] = (),
         retried: bool = False, returns: str = "", pauses: tuple[Span, ...] = (), pause_loops: tuple[Span, ...] = (),
         query: bool = False, lookups: tuple[CallSite, ...] = (), tool_keys: tuple[tuple[str, str], ...] = (),
-        config_tools: tuple[tuple[str, CallSite], ...] = (),
+        config_tools: tuple[tuple[str, CallSite], ...] = (), child_params: tuple[str, ...] = (),
     ) -> None:
         self.__dict__.update(name=name, kind=kind, framework=framework, context_param=context_param, effects=effects,
             calls=calls, keys=keys, retried=retried, returns=returns, pauses=pauses, pause_loops=pause_loops,
-            query=query, lookups=lookups, tool_keys=tool_keys, config_tools=config_tools)
+            query=query, lookups=lookups, tool_keys=tool_keys, config_tools=config_tools, child_params=child_params)
 
 
 class GraphNode(FrozenRecord):
@@ -396,13 +414,14 @@ def _span_json(span: Span) -> list[int]:
 def _effect_json(effect: Effect) -> list[Any]:
     return [effect.rule, effect.category, effect.subject, effect.qualname, _span_json(effect.span),
             list(effect.frameworks), effect.args, effect.unless_given, effect.unit, effect.gathered_only,
-            effect.log_only]
+            effect.log_only, list(effect.when), list(effect.flows)]
 
 
 def _effect_from(data: list[Any]) -> Effect:
-    rule, category, subject, qualname, span, frameworks, args, unless_given, unit, gathered_only, log_only = data
+    (rule, category, subject, qualname, span, frameworks, args, unless_given, unit, gathered_only, log_only, when,
+     flows) = data
     return Effect(rule, category, subject, qualname, Span(*span), tuple(frameworks), args, unless_given, unit,
-                  gathered_only, log_only)
+                  gathered_only, log_only, tuple(when), tuple(flows))
 
 
 def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
@@ -415,11 +434,12 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, Any]:
         "functions": [
             [f.name, f.kind, f.framework, f.context_param, [_effect_json(e) for e in f.effects],
              [[c.target, _span_json(c.span), c.subject, list(c.given), c.unless_given, c.gathered,
-               [list(p) for p in c.config_args]] for c in f.calls],
+               [list(p) for p in c.config_args], list(c.when), list(c.values), list(c.flows)] for c in f.calls],
              [_effect_json(e) for e in f.keys], f.retried, f.returns,
              [_span_json(p) for p in f.pauses], [_span_json(p) for p in f.pause_loops], f.query,
              [[c.target, _span_json(c.span), c.subject] for c in f.lookups], [list(k) for k in f.tool_keys],
-             [[origin, c.target, _span_json(c.span), c.subject] for origin, c in f.config_tools]]
+             [[origin, c.target, _span_json(c.span), c.subject] for origin, c in f.config_tools],
+             list(f.child_params)]
             for f in summary.functions.values()
         ],
         "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes.values()],
@@ -443,8 +463,8 @@ def _decode_deferred(effects: list[Any], calls: list[Any], pauses: list[Any], pa
         "effects": tuple(_effect_from(e) for e in effects),
         "calls": tuple(
             CallSite(target, Span(*span), subject, tuple(given), unless_given, gathered,
-                     tuple((slot, origin) for slot, origin in config_args))
-            for target, span, subject, given, unless_given, gathered, config_args in calls
+                     tuple((slot, origin) for slot, origin in config_args), tuple(when), tuple(values), tuple(flows))
+            for target, span, subject, given, unless_given, gathered, config_args, when, values, flows in calls
         ),
         "pauses": tuple(Span(*p) for p in pauses),
         "pause_loops": tuple(Span(*p) for p in pause_loops),
@@ -457,12 +477,14 @@ def _decode_deferred(effects: list[Any], calls: list[Any], pauses: list[Any], pa
 
 def _packed_function(name: str, kind: str, framework: str, context_param: str, effects: list[Any], calls: list[Any],
                      keys: list[Any], retried: bool, returns: str, pauses: list[Any], pause_loops: list[Any],
-                     query: bool, lookups: list[Any], tool_keys: list[Any], config_tools: list[Any]) -> FunctionSummary:
+                     query: bool, lookups: list[Any], tool_keys: list[Any], config_tools: list[Any],
+                     child_params: list[str]) -> FunctionSummary:
     """A ``FunctionSummary`` from its cache entry whose bulky fields are decoded when first read."""
     function = FunctionSummary.__new__(FunctionSummary)
     function.__dict__.update(
         name=name, kind=kind, framework=framework, context_param=context_param,
         keys=tuple(_effect_from(e) for e in keys) if keys else (), retried=retried, returns=returns, query=query,
+        child_params=tuple(child_params),
     )
     function.__dict__[PACKED] = (effects, calls, pauses, pause_loops, lookups, tool_keys, config_tools)
     return function
@@ -484,8 +506,8 @@ def summary_to_entry(summary: ModuleSummary) -> tuple[dict[str, Any], list[str]]
     data = summary_to_json(summary)
     heads, bodies = [], []
     for (name, kind, framework, context_param, effects, calls, keys, retried, returns, pauses, pause_loops, query,
-         lookups, tool_keys, config_tools) in data["functions"]:
-        heads.append([name, kind, framework, context_param, keys, retried, returns, query])
+         lookups, tool_keys, config_tools, child_params) in data["functions"]:
+        heads.append([name, kind, framework, context_param, keys, retried, returns, query, child_params])
         bodies.append(_COMPACT.encode([effects, calls, pauses, pause_loops, lookups, tool_keys, config_tools]))
     data["functions"] = heads
     return data, bodies
@@ -498,11 +520,12 @@ def summary_from_entry(data: dict[str, Any], bodies: Sequence[bytes]) -> ModuleS
     if len(heads) != len(bodies):
         raise ValueError("the entry's functions and their deferred fields do not match")
     functions = {}
-    for (name, kind, framework, context_param, keys, retried, returns, query), body in zip(heads, bodies):
+    for (name, kind, framework, context_param, keys, retried, returns, query, child_params), body in zip(heads, bodies):
         function = FunctionSummary.__new__(FunctionSummary)
         function.__dict__.update(
             name=name, kind=kind, framework=framework, context_param=context_param,
             keys=tuple(_effect_from(e) for e in keys) if keys else (), retried=retried, returns=returns, query=query,
+            child_params=tuple(child_params),
         )
         function.__dict__[PACKED] = body
         functions[name] = function

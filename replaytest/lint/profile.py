@@ -203,6 +203,12 @@ class FrameworkProfile(FrozenRecord):
     # Methods that return the object they are called on, so a chain of them is still that object
     # (``StateGraph(S).add_node("a", a).add_node("b", b)``: each later ``add_node`` is called on the graph).
     builder_methods: tuple[str, ...] = ()
+    # Context managers whose argument becomes the id of the child run started inside them, and the calls that
+    # start one (``with SetWorkflowID(key): DBOS.start_workflow(child)``), for a framework that records a child
+    # under the parent's operation and on recovery returns the recorded one whatever id is given: a fresh value
+    # whose only use is that argument is not a finding (``lint.value_flows``).
+    child_id_scopes: tuple[str, ...] = ()
+    child_starts: tuple[str, ...] = ()
 
     def __init__(
         self, name: str, screen: tuple[bytes, ...] = (), modules: tuple[str, ...] = (),
@@ -224,6 +230,7 @@ class FrameworkProfile(FrozenRecord):
         replacements: Mapping[str, str] | None = None,
         fixes: Mapping[str, FixTemplate | tuple[FixTemplate, ...]] | None = None,
         type_aliases: Mapping[str, str] | None = None, builder_methods: tuple[str, ...] = (),
+        child_id_scopes: tuple[str, ...] = (), child_starts: tuple[str, ...] = (),
     ) -> None:
         self.__dict__.update(name=name, screen=screen, modules=modules,
             orchestration_decorators=orchestration_decorators,
@@ -244,7 +251,7 @@ class FrameworkProfile(FrozenRecord):
             log_only_harmless=log_only_harmless, log_only_words=log_only_words, durable_sleeps=durable_sleeps,
             replacements={} if replacements is None else replacements,
             fixes={} if fixes is None else fixes, type_aliases={} if type_aliases is None else type_aliases,
-            builder_methods=builder_methods)
+            builder_methods=builder_methods, child_id_scopes=child_id_scopes, child_starts=child_starts)
 
     def fingerprint(self) -> str:
         """A stable text of everything that can change a lint result, for cache keys."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from replaytest.lint.context import LintContext
+from replaytest.lint.guards import apply_guards, common_guards
 from replaytest.lint.model import (
     MUTATING_METHODS,
     ORCHESTRATION,
@@ -24,6 +25,7 @@ from replaytest.lint.model import (
     ModuleSummary,
 )
 from replaytest.lint.profile import FrameworkProfile
+from replaytest.lint.value_flows import RETURN
 from replaytest.records import FrozenRecord, replace
 
 _MAX_ALIAS_DEPTH = 8
@@ -42,9 +44,16 @@ class Reached(FrozenRecord):
     # Reached through a field's default factory of the constructor: dropped where the call passes the
     # field "name:position" (the factory does not run then).
     unless_given: str = ""
+    # Conditions on the parameters of ``chain[0]`` under which it reaches the effect (``lint.guards``), and where
+    # the effect's fresh value goes from there (``Effect.flows``; empty: anywhere).
+    when: tuple[str, ...] = ()
+    flows: tuple[str, ...] = ()
 
-    def __init__(self, effect: Effect, chain: tuple[str, ...], unless_given: str = "") -> None:
-        self.__dict__.update(effect=effect, chain=chain, unless_given=unless_given)
+    def __init__(
+        self, effect: Effect, chain: tuple[str, ...], unless_given: str = "", when: tuple[str, ...] = (),
+        flows: tuple[str, ...] = (),
+    ) -> None:
+        self.__dict__.update(effect=effect, chain=chain, unless_given=unless_given, when=when, flows=flows)
 
 
 class Program:
@@ -202,8 +211,49 @@ class Program:
             return False
         if effect.log_only and effect.category in profile.log_only_harmless:
             return False  # the value only fills a log line, and this engine lets the read run
+        if effect.flows and self.names_child_only(effect.flows, profile):
+            return False
         rule = self.ctx.rules.get(effect.rule)
         return rule is None or rule.applies_to(effect, profile)
+
+    def names_child_only(self, flows: tuple[str, ...], profile: FrameworkProfile) -> bool:
+        """Whether every place a fresh value goes names a child run of this framework (``lint.value_flows``):
+        a child scope's argument, or a project function's parameter used only so."""
+        if not flows:
+            return False
+        child = f"child:{profile.name}"
+        for flow in flows:
+            if flow == child:
+                continue
+            if not flow.startswith("param:"):
+                return False
+            target, _, argument = flow[6:].rpartition(":")
+            found = self.find_function(target)
+            if found is None or not any(
+                    entry.endswith(f":{profile.name}") and argument in (entry.split(":", 1)[0], f"#{entry.split(':')[1]}")
+                    for entry in found[1].child_params):
+                return False
+        return True
+
+    def _through(self, site: CallSite, reached: list[Reached], profile: FrameworkProfile) -> list[Reached]:
+        """What a call site reaches of what its callee reaches: guards the call cannot satisfy dropped and the
+        rest in the caller's terms (``lint.guards``); where a returned fresh value goes replaced by where the
+        call's result goes, and values that then only name a child run dropped (``lint.value_flows``)."""
+        out = []
+        for item in reached:
+            when = apply_guards(item.when, site)
+            if when is None:
+                continue
+            flows = item.flows
+            if flows and RETURN in flows:
+                flows = () if not site.flows else tuple(dict.fromkeys(
+                    part for flow in flows for part in (site.flows if flow == RETURN else (flow,))))
+                if flows and self.names_child_only(flows, profile):
+                    continue
+            if when != item.when or flows != item.flows:
+                item = Reached(item.effect, item.chain, item.unless_given, when, flows)
+            out.append(item)
+        return out
 
     def call_effects(self, site: CallSite, profile: FrameworkProfile) -> tuple[list[Reached], bool]:
         """What a call site reaches: (reached effects, whether the call itself is the effect)."""
@@ -226,7 +276,7 @@ class Program:
             if function.kind in (STEP, ORCHESTRATION):
                 return [], False, _DONE
             reached, low = self._reach(summary, function, profile)
-            return _without_given_fields(reached, site), False, low
+            return self._through(site, _without_given_fields(reached, site), profile), False, low
         mutation = self.container_mutation(site)
         if mutation is not None:
             return ([Reached(mutation, (mutation.qualname,))] if self.applies(mutation, profile) else []), True, _DONE
@@ -245,7 +295,7 @@ class Program:
             if function.kind in (STEP, ORCHESTRATION):
                 return [], False, _DONE
             reached, low = self._reach(summary, function, profile)
-            return reached, False, low
+            return self._through(site, reached, profile), False, low
         rule = self.ctx.match_call(typed)
         if rule is None:
             return [], False, _DONE
@@ -278,13 +328,15 @@ class Program:
             reached: list[Reached] = []
             # One item per hazard line (the same call at two lines of a helper is two lines to fix), each
             # reached once whichever path leads to it.
-            seen: set[tuple[str, str, bool, str, int, int]] = set()
+            # A hazard reached again by another path stays reachable when either path reaches it: the paths'
+            # common guards and, for where its value goes, both places (anywhere when either is).
+            seen: dict[tuple[str, str, bool, str, int, int], int] = {}
             for effect in function.effects:
                 identity = (effect.rule, effect.qualname, effect.gathered_only, name, effect.span.line,
                             effect.span.column)
                 if self.applies(effect, profile) and identity not in seen:
-                    seen.add(identity)
-                    reached.append(Reached(effect, (name, effect.qualname)))
+                    seen[identity] = len(reached)
+                    reached.append(Reached(effect, (name, effect.qualname), when=effect.when, flows=effect.flows))
             for site in function.calls:
                 below, _, below_low = self._call(site, profile)
                 low = min(low, below_low)
@@ -295,10 +347,16 @@ class Program:
                     holder = item.chain[-2] if len(item.chain) >= 2 else name
                     identity = (effect.rule, effect.qualname, effect.gathered_only, holder, effect.span.line,
                                 effect.span.column)
-                    if identity in seen:
+                    index = seen.get(identity)
+                    if index is not None:
+                        first = reached[index]
+                        if first.when or first.flows:
+                            flows = () if not first.flows or not item.flows else tuple(
+                                dict.fromkeys((*first.flows, *item.flows)))
+                            reached[index] = replace(first, when=common_guards(first.when, item.when), flows=flows)
                         continue
-                    seen.add(identity)
-                    reached.append(Reached(effect, (name, *item.chain), site.unless_given))
+                    seen[identity] = len(reached)
+                    reached.append(Reached(effect, (name, *item.chain), site.unless_given, item.when, item.flows))
         finally:
             del self._active[key]
         if low >= depth:

@@ -13,7 +13,11 @@ class CreatesFreshUuid(Rule):
     Finds `uuid.uuid1()`, `uuid.uuid4()`, `uuid.uuid7()` (and ULID / ObjectId generators) in
     orchestration code. `uuid3`/`uuid5` of stable input are deterministic and not reported, nor is the
     fallback of `param or uuid.uuid4()` in a helper reached from a call passing `param=` a value that is
-    never falsy (a `workflow.uuid4()`, a parameter annotated `UUID`; also for dates and the clock rule).
+    never falsy (a `workflow.uuid4()`, a parameter annotated `UUID`; also for dates and the clock rule), nor a
+    UUID a helper makes only under a condition on its parameters that the call cannot satisfy (`if not force:
+    return base` and a call leaving `force=False` out; every rule). In DBOS, a fresh id whose only use is to name
+    a child workflow (`with SetWorkflowID(key): DBOS.start_workflow(...)` / `enqueue_workflow` / `queue.enqueue`)
+    is not reported: recovery returns the recorded child whatever id the rerun makes.
     An id whose value only fills log output is reported only on Temporal, whose sandbox rejects it, as
     RT101 says for the clock.
 
@@ -97,6 +101,39 @@ def agent(question: str) -> str:
     logger.info("[%s] answered", trace)
     return question.upper()
 """,
+        """
+import uuid
+from temporalio import workflow
+
+def dedup_key(base: str, *, force: bool = False) -> str:
+    if not force:
+        return base
+    return f"{base}:force:{uuid.uuid4()}"
+
+def order_key(order: str, *, force=False) -> str:
+    return dedup_key(f"order:{order}", force=force)
+
+@workflow.defn
+class Ids:
+    @workflow.run
+    async def run(self, order: str) -> list:
+        return [dedup_key(order), dedup_key(order, force=False), order_key(order)]
+""",
+        """
+import uuid
+from dbos import DBOS, SetWorkflowID
+
+@DBOS.workflow()
+def review(name: str) -> str:
+    return name
+
+@DBOS.workflow()
+def desk(name: str) -> str:
+    child_id = f"{name}-{uuid.uuid4()}"
+    with SetWorkflowID(child_id):
+        handle = DBOS.start_workflow(review, name)
+    return handle.get_result()
+""",
     )
     INVALID = (
         Invalid(
@@ -158,5 +195,46 @@ class Ids:
 """,
             line=11, column=17,
             message='request() reaches uuid.uuid4(), which creates a fresh UUID in workflow code; use workflow.uuid4()',
+        ),
+        Invalid(
+            """
+import uuid
+from temporalio import workflow
+
+def dedup_key(base: str, *, force: bool = False) -> str:
+    if not force:
+        return base
+    return f"{base}:force:{uuid.uuid4()}"
+
+def order_key(order: str, *, force=False) -> str:
+    return dedup_key(f"order:{order}", force=force)
+
+@workflow.defn
+class Ids:
+    @workflow.run
+    async def run(self, order: str) -> str:
+        return order_key(order, force=True)
+""",
+            line=16, column=16,
+            message='order_key() reaches uuid.uuid4(), which creates a fresh UUID in workflow code; use workflow.uuid4()',
+        ),
+        Invalid(
+            """
+import uuid
+from dbos import DBOS, SetWorkflowID
+
+@DBOS.workflow()
+def review(name: str) -> str:
+    return name
+
+@DBOS.workflow()
+def desk(name: str) -> list:
+    child_id = f"{name}-{uuid.uuid4()}"
+    with SetWorkflowID(child_id):
+        handle = DBOS.start_workflow(review, name)
+    return [child_id, handle.get_result()]
+""",
+            line=10, column=26,
+            message='uuid.uuid4() creates a fresh UUID in workflow code; use a @DBOS.step() function that creates the id (or DBOS.workflow_id)',
         ),
     )

@@ -58,9 +58,19 @@ PROFILE = FrameworkProfile(
         "environment": f"workflow input or {_STEP}",
         "concurrency": "DBOS.start_workflow() or steps awaited one after another",
     },
+    # A child started inside ``SetWorkflowID(key)`` from a workflow is recorded under the parent's operation number
+    # with its id; recovery returns the recorded child whatever key is given (tests/dbos prove each form).
+    child_id_scopes=("dbos.SetWorkflowID",),
+    child_starts=(
+        "dbos.DBOS.start_workflow", "dbos.DBOS.start_workflow_async", "dbos.DBOS.enqueue_workflow",
+        "dbos.DBOS.enqueue_workflow_async", "dbos.Queue.enqueue", "dbos.Queue.enqueue_async",
+    ),
     type_aliases={
         "dbos.SQLAlchemyDatasource.create": "dbos.SQLAlchemyDatasource",
         "dbos.AsyncSQLAlchemyDatasource.create": "dbos.AsyncSQLAlchemyDatasource",
+        # A queue is declared and looked up through DBOS (``queue = DBOS.retrieve_queue(name)``).
+        "dbos.DBOS.register_queue": "dbos.Queue", "dbos.DBOS.register_queue_async": "dbos.Queue",
+        "dbos.DBOS.retrieve_queue": "dbos.Queue", "dbos.DBOS.retrieve_queue_async": "dbos.Queue",
     },
     fixes={
         # One argument only: asyncio.sleep(delay, result) returns result, DBOS.sleep_async has no result.
